@@ -1,0 +1,120 @@
+"""functorch_lite: PyTorch's API on JAX.
+
+``import functorch_lite as torch`` gives tensors, dtypes, devices and ops with PyTorch's
+semantics, running on jax arrays (CPU, GPU or TPU). Importing it enables JAX's x64 mode
+(PyTorch needs int64/float64); every facade op still produces PyTorch's dtypes.
+"""
+from __future__ import annotations
+
+from . import _config  # noqa: F401  (x64 on, first)
+from . import dtypes as _dtypes
+from .dtypes import (  # noqa: F401
+    dtype, float32, float64, float16, bfloat16, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz,
+    float8_e8m0fnu, int8, uint8, int16, int32, int64, uint16, uint32, uint64, int4, uint4, bool, complex64,
+    complex128, complex32, float, double, half, short, int, long, cfloat, cdouble, chalf, finfo, iinfo,
+    get_default_dtype, set_default_dtype,
+)
+from ._device import device, get_default_device, set_default_device, DeviceUnavailableError  # noqa: F401
+from ._tensor.tensor import Tensor, Size  # noqa: F401
+from ._promotion import promote_types, result_type, can_cast  # noqa: F401
+from .random import manual_seed, seed, initial_seed, Generator, default_generator, get_rng_state, set_rng_state  # noqa: F401,E501
+from .autograd.grad_mode import (  # noqa: F401
+    no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+)
+
+from .ops import _registry, _dispatch
+from .ops import elementwise as _elementwise  # noqa: F401  (registers ops)
+from .ops import movement as _movement
+from .ops import linalg as _linalg
+from .ops import reduction as _reduction  # noqa: F401
+from .ops import indexing as _indexing
+from .ops import conversion as _conversion
+from .ops import creation as _creation
+from .ops import operators as _operators_placeholder  # noqa: F401
+
+_ns = globals()
+_registry.install(Tensor, _ns, {"_dispatch": _dispatch.dispatch, "_inplace": _dispatch.inplace,
+                                "_write_out": _dispatch.write_out})
+from .ops import operators as _operators  # noqa: E402
+
+for _mod in (_movement, _conversion, _operators, _indexing, _reduction):
+    for _k, _v in getattr(_mod, "METHODS", {}).items():
+        setattr(Tensor, _k, _v)
+for _mod in (_movement, _creation, _linalg, _indexing, _reduction):
+    _ns.update(getattr(_mod, "FUNCTIONS", {}))
+del _mod, _k, _v, _ns
+
+from . import autograd  # noqa: E402,F401
+from . import cuda, backends  # noqa: E402,F401
+from .autograd.engine import backward as _backward  # noqa: E402
+
+
+def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """``loss.backward()``: accumulate gradients into the leaves' ``.grad``."""
+    _backward(self, gradient, retain_graph, create_graph, inputs)
+
+
+Tensor.backward = _tensor_backward
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input) -> bool:
+    return input.is_floating_point()
+
+
+def is_complex(input) -> bool:
+    return input.is_complex()
+
+
+def numel(input) -> int:
+    return input.numel()
+
+
+class layout:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"torch.{self.name}"
+
+
+strided = layout("strided")
+
+
+def broadcast_shapes(*shapes):
+    """``torch.broadcast_shapes`` with PyTorch's error (BC-07)."""
+    out = []
+    for i, s in enumerate(shapes):
+        s = (s,) if isinstance(s, int) else tuple(s)
+        nd = max(len(out), len(s))
+        a = [1] * (nd - len(out)) + list(out)
+        b = [1] * (nd - len(s)) + list(s)
+        for j in range(nd):
+            if a[j] != b[j] and a[j] != 1 and b[j] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {b[j]} at {j - nd}! Mismatching "
+                                   f"argument at index {i} had {tuple(s)}; but expected shape should be broadcastable "
+                                   f"to {list(out)}")
+            a[j] = b[j] if a[j] == 1 else a[j]
+        out = a
+    return Size(out)
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    o = _config.PRINT_OPTIONS
+    if profile == "default":
+        o.update(precision=4, threshold=1000, edgeitems=3, linewidth=80)
+    elif profile == "short":
+        o.update(precision=2, threshold=1000, edgeitems=2, linewidth=80)
+    elif profile == "full":
+        o.update(precision=4, threshold=float("inf"), edgeitems=3, linewidth=80)
+    for k, v in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
+                 ("linewidth", linewidth)):
+        if v is not None:
+            o[k] = v
+    o["sci_mode"] = sci_mode
+
+
+__version__ = "0.1.0"

@@ -1,0 +1,325 @@
+"""PyTorch's result-type rules: the only place a result dtype is decided (spec §3).
+
+Operands fall in three priority classes: dimensioned tensors, zero-dim tensors, Python scalars
+(``bool`` -> bool, ``int`` -> int64, ``float`` -> default dtype, ``complex`` -> default complex).
+Each class is promoted with the pairwise lattice (``promote_types``), then the classes are
+combined so that a lower class only changes the result when it is of a higher *category*
+(bool < int < float < complex). Results are cached on the (class, dtype) signature.
+"""
+from __future__ import annotations
+
+import builtins
+
+import jax.numpy as jnp
+import numpy as np
+
+from . import dtypes as D
+
+_bool, _int, _float, _complex = builtins.bool, builtins.int, builtins.float, builtins.complex
+
+
+def promote_types(a: D.dtype, b: D.dtype) -> D.dtype:
+    """``torch.promote_types``: the pairwise lattice (PRO-01)."""
+    if a is b:
+        return a
+    return _PAIR.get((a, b)) or _pair_slow(a, b)
+
+
+_PAIR: dict = {}
+
+
+def _pair_slow(a, b):
+    if a in D.FLOAT8 or b in D.FLOAT8:
+        raise RuntimeError(f"Promotion for Float8 Types is not supported, attempted to promote {a.short} and {b.short}")
+    if (a in D.UNSIGNED_WIDE or b in D.UNSIGNED_WIDE) and a is not b:
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+                           f"{a.short} and {b.short}")
+    if D.complex32 in (a, b):
+        other = b if a is D.complex32 else a
+        r = D.complex32 if other.category <= D.FLOAT and other in (D.bool, D.uint8, D.int8, D.int16, D.int32,
+                                                                    D.int64, D.float16) else \
+            promote_types(D.complex64, other)
+    else:
+        r = D.from_numpy_dtype(jnp.promote_types(a.jnp, b.jnp))
+    _PAIR[(a, b)] = r
+    return r
+
+
+def _combine(higher, lower):
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.is_complex:
+        return higher
+    if lower.is_complex:
+        return higher.to_complex() if higher.is_floating_point else lower
+    if higher.is_floating_point:
+        return higher
+    if higher is D.bool or lower.is_floating_point:
+        return promote_types(higher, lower)
+    return higher
+
+
+def scalar_dtype(x) -> D.dtype:
+    """dtype of a Python/NumPy scalar as a 'wrapped number' (PRO-03)."""
+    if isinstance(x, _bool) or isinstance(x, np.bool_):
+        return D.bool
+    if isinstance(x, (_int, np.integer)):
+        return D.int64
+    if isinstance(x, (_float, np.floating)):
+        return D.get_default_dtype()
+    if isinstance(x, (_complex, np.complexfloating)):
+        return D.get_default_dtype().to_complex()
+    raise TypeError(f"unsupported scalar type {type(x).__name__}")
+
+
+_RT_CACHE: dict = {}
+
+
+def result_type_sig(sig: tuple) -> D.dtype:
+    """Result dtype from a signature ``((class, dtype), ...)`` with class 0=dim, 1=zero-dim, 2=scalar."""
+    r = _RT_CACHE.get(sig)
+    if r is None:
+        acc = [None, None, None]
+        for cls, dt in sig:
+            acc[cls] = dt if acc[cls] is None else promote_types(acc[cls], dt)
+        r = _combine(acc[0], _combine(acc[1], acc[2]))
+        _RT_CACHE[sig] = r
+    return r
+
+
+def signature(operands) -> tuple:
+    from ._tensor.tensor import Tensor
+    out = []
+    for x in operands:
+        if isinstance(x, Tensor):
+            out.append((0 if x._shape else 1, x.dtype))
+        elif x is not None:
+            out.append((2, scalar_dtype(x)))
+    return tuple(out)
+
+
+def result_type(*operands) -> D.dtype:
+    """``torch.result_type(a, b)``: tensors and Python scalars."""
+    return result_type_sig(signature(operands))
+
+
+def can_cast(from_: D.dtype, to: D.dtype) -> bool:
+    """``torch.can_cast``: no lowering of category (complex->float, float->int, non-bool->bool)."""
+    if from_.category > to.category:
+        return False
+    return not (to is D.bool and from_ is not D.bool)
+
+
+def default_float_of(dt: D.dtype) -> D.dtype:
+    """int/bool -> the default float; floating and complex unchanged (true division, exp, sqrt...)."""
+    return D.get_default_dtype() if dt.category <= D.INT else dt
+
+
+# ---- per-op dtype rules ------------------------------------------------------------------------
+# An op's ``promote`` field names one of these. A rule sees the op, the call signature (one entry
+# per tensor-like argument: ``(ndim, dtype)`` for a tensor, the Python type for a scalar, ``None``
+# for an absent optional tensor) and the static arguments, and returns
+# ``(casts, outs)``: the dtype each argument is cast to before the jax function runs (``None``:
+# leave as is) and the facade dtype of each output. Rules run once per (signature, static args):
+# dispatch caches them with the jitted kernel.
+
+_PY_SCALAR = {_bool: D.bool, _int: D.int64}
+
+
+def _entries(sig):
+    out = []
+    for s in sig:
+        if s is None:
+            continue
+        if type(s) is tuple:
+            out.append((0 if s[0] else 1, s[1]))
+        else:
+            out.append((2, _scalar_type_dtype(s)))
+    return tuple(out)
+
+
+def _scalar_type_dtype(tp):
+    if issubclass(tp, (_bool, np.bool_)):
+        return D.bool
+    if issubclass(tp, (_int, np.integer)):
+        return D.int64
+    if issubclass(tp, (_float, np.floating)):
+        return D.get_default_dtype()
+    if issubclass(tp, (_complex, np.complexfloating)):
+        return D.get_default_dtype().to_complex()
+    raise TypeError(f"unsupported operand type {tp.__name__}")
+
+
+def _first_tensor_dtype(sig):
+    for s in sig:
+        if type(s) is tuple:
+            return s[1]
+    return None
+
+
+def _no_kernel(op, dt):
+    raise NotImplementedError(f'"{op.kernel}" not implemented for \'{dt.short}\'')
+
+
+def _common(op, sig):
+    r = result_type_sig(_entries(sig))
+    if r in D.FLOAT8 or r in D.UNSIGNED_WIDE or r in (D.int4, D.uint4):
+        _no_kernel(op, r)
+    if r is D.complex32:
+        raise RuntimeError("functorch_lite does not support torch.complex32 (ComplexHalf) results: JAX has no such "
+                           "dtype; cast the float16 operand to float32 first")
+    return r
+
+
+def _all(sig, dt):
+    return tuple(None if s is None else dt for s in sig)
+
+
+def rule_same(op, sig, sargs):
+    """Output has the input's dtype; nothing is cast (neg, abs, clone, views, movement)."""
+    dt = _first_tensor_dtype(sig)
+    if op.check_dtype is not None:
+        op.check_dtype(op, dt)
+    return (None,) * len(sig), (dt,) * op.nout
+
+
+def rule_elementwise(op, sig, sargs):
+    r = _common(op, sig)
+    if op.check_dtype is not None:
+        op.check_dtype(op, r)
+    return _all(sig, r), (r,) * op.nout
+
+
+def rule_float(op, sig, sargs):
+    """Integer/bool inputs compute in the default float (true division, exp, sqrt, sigmoid...)."""
+    r = default_float_of(_common(op, sig))
+    return _all(sig, r), (r,) * op.nout
+
+
+def rule_float_only(op, sig, sargs):
+    """Floating/complex inputs only (softmax of Long raises, PyTorch's message)."""
+    r = _common(op, sig)
+    dt_arg = op.sarg(sargs, "dtype")
+    if dt_arg is not None:
+        r = D.as_dtype(dt_arg)
+    elif r.category < D.FLOAT:
+        _no_kernel(op, r)
+    return _all(sig, r), (r,) * op.nout
+
+
+def rule_compare(op, sig, sargs):
+    r = _common(op, sig)
+    return _all(sig, r), (D.bool,) * op.nout
+
+
+def rule_logical(op, sig, sargs):
+    return (None,) * len(sig), (D.bool,) * op.nout
+
+
+def rule_bitwise(op, sig, sargs):
+    r = _common(op, sig)
+    if r.category > D.INT:
+        _no_kernel(op, r)
+    return _all(sig, r), (r,) * op.nout
+
+
+def rule_sum(op, sig, sargs):
+    """Reductions that accumulate integers in int64 (sum, prod, cumsum, cumprod; PRO-13)."""
+    dt = _first_tensor_dtype(sig)
+    dt_arg = op.sarg(sargs, "dtype")
+    if dt_arg is not None:
+        r = D.as_dtype(dt_arg)
+    else:
+        r = D.int64 if dt.category <= D.INT else dt
+    if r in D.FLOAT8:
+        _no_kernel(op, r)
+    return (r,) + (None,) * (len(sig) - 1), (r,) * op.nout
+
+
+def rule_mean(op, sig, sargs):
+    """mean/var/std: floating or complex only (PRO-12)."""
+    dt = _first_tensor_dtype(sig)
+    dt_arg = op.sarg(sargs, "dtype")
+    r = D.as_dtype(dt_arg) if dt_arg is not None else dt
+    if r.category < D.FLOAT:
+        raise RuntimeError(f"{op.name}(): could not infer output dtype. Input dtype must be either a floating point "
+                           f"or complex dtype. Got: {r.short}")
+    if r in D.FLOAT8:
+        _no_kernel(op, r)
+    outs = (r,) * op.nout
+    if op.name in ("var", "std", "var_mean", "std_mean") and r.is_complex:
+        outs = (r.to_real(),) + outs[1:]
+    return (r,) + (None,) * (len(sig) - 1), outs
+
+
+def rule_matmul(op, sig, sargs):
+    """matmul-family: no promotion; both operands must have one dtype (PRO-33/34)."""
+    dts = [s[1] for s in sig if type(s) is tuple]
+    for d in dts[1:]:
+        if d is not dts[0]:
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cname(dts[0])} != {_cname(d)}")
+    r = dts[0]
+    if r in D.FLOAT8 or r is D.bool:
+        _no_kernel(op, r)
+    return (None,) * len(sig), (r,) * op.nout
+
+
+def rule_index(op, sig, sargs):
+    """First argument keeps its dtype; the others are indices (int64/int32) or masks."""
+    dt = _first_tensor_dtype(sig)
+    return (None,) * len(sig), (dt,) + (D.int64,) * (op.nout - 1)
+
+
+def rule_value_index(op, sig, sargs):
+    """(values, int64 indices) results: max/min with dim, topk, sort, mode..."""
+    dt = _first_tensor_dtype(sig)
+    if op.check_dtype is not None:
+        op.check_dtype(op, dt)
+    return (None,) * len(sig), (dt, D.int64)
+
+
+def rule_int64(op, sig, sargs):
+    """Index-returning ops: argmax, argmin, argsort, nonzero..."""
+    return (None,) * len(sig), (D.int64,) * op.nout
+
+
+def rule_first_promote(op, sig, sargs):
+    """Ops whose output follows the first tensor, with other tensor-like args cast to it (lerp,
+    masked_fill value, clamp bounds on the input's dtype...)."""
+    dt = _first_tensor_dtype(sig)
+    casts = tuple(None if s is None else dt for s in sig)
+    return casts, (dt,) * op.nout
+
+
+def rule_where(op, sig, sargs):
+    """where(cond, x, y): cond is a mask, x/y promote (PRO-32)."""
+    r = _common(op, sig[1:])
+    return (None, r, r), (r,)
+
+
+def rule_cat(op, sig, sargs):
+    """cat/stack over a list: all inputs promote (BC-11)."""
+    r = _common(op, sig)
+    return _all(sig, r), (r,)
+
+
+def rule_pow(op, sig, sargs):
+    r = _common(op, sig)
+    return _all(sig, r), (r,)
+
+
+RULES = {
+    "same": rule_same, "elementwise": rule_elementwise, "float": rule_float, "float_only": rule_float_only,
+    "compare": rule_compare, "logical": rule_logical, "bitwise": rule_bitwise, "sum": rule_sum,
+    "mean": rule_mean, "matmul": rule_matmul, "index": rule_index, "value_index": rule_value_index,
+    "int64": rule_int64, "first": rule_first_promote, "where": rule_where, "cat": rule_cat, "pow": rule_pow,
+}
+
+
+def _cname(d):
+    return {"Float": "float", "Double": "double", "Half": "c10::Half", "BFloat16": "c10::BFloat16",
+            "Long": "long int", "Int": "int", "Short": "short int", "Char": "signed char",
+            "Byte": "unsigned char", "Bool": "bool", "ComplexFloat": "c10::complex<float>",
+            "ComplexDouble": "c10::complex<double>"}.get(d.short, d.short)

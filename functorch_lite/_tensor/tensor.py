@@ -1,0 +1,555 @@
+"""The Tensor header: (storage, shape, dtype, view spec, autograd metadata).
+
+Ops are not written here: Tensor methods for every op are generated from the op table
+(``ops/_registry.py``). This file holds the header itself, the view machinery (materialise a
+view, write through it) and the Python protocol methods that are not ops.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import dtypes as D
+from .. import _config
+from .._device import device as _device_cls
+from . import views as V
+from .storage import Storage
+from ..autograd.grad_mode import _state as _gm_state
+
+
+class Size(tuple):
+    """``torch.Size``: a tuple of ints with PyTorch's repr."""
+
+    def __repr__(self):
+        return f"torch.Size({list(self)})"
+
+    def numel(self) -> int:
+        return math.prod(self)
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+
+_VIEW_JIT: dict = {}
+
+
+def _view_fn(chain):
+    """One jitted function per view chain ((op, static args), ...): base array -> view array."""
+    fn = _VIEW_JIT.get(chain)
+    if fn is None:
+        steps = [(op.impl_for(sargs)) for op, sargs in chain]
+
+        def run(a):
+            for f in steps:
+                a = f(a)
+            return a
+        fn = _VIEW_JIT[chain] = jax.jit(run)
+    return fn
+
+
+def _scatter_impl(base, idx, vals):
+    flat = base.reshape(-1).at[idx.reshape(-1)].set(vals.reshape(-1), indices_are_sorted=False,
+                                                    unique_indices=True)
+    return flat.reshape(base.shape)
+
+
+_scatter = jax.jit(_scatter_impl)
+
+
+class Tensor:
+    """A PyTorch-style tensor backed by an immutable jax.Array (see design.md §3)."""
+
+    __slots__ = ("_storage", "_shape", "dtype", "_chain", "_strides", "_offset", "_cache", "_base",
+                 "_requires_grad", "_grad", "grad_fn", "_retains_grad", "_hooks", "_post_hooks", "_out_nr",
+                 "_idx", "_acc", "__weakref__", "__dict__")
+
+    # ---- construction (internal) -----------------------------------------------------------
+    @classmethod
+    def _from_array(cls, array, dtype, device, requires_grad=False):
+        t = object.__new__(cls)
+        t._storage = Storage(array, device, _gm_state.inference)
+        t._shape = tuple(array.shape)
+        t.dtype = dtype
+        t._chain = None
+        t._strides = None
+        t._offset = 0
+        t._cache = None
+        t._base = None
+        t._requires_grad = requires_grad
+        t._grad = None
+        t.grad_fn = None
+        t._retains_grad = False
+        t._hooks = None
+        t._post_hooks = None
+        t._out_nr = 0
+        t._idx = None
+        t._acc = None
+        return t
+
+    def _view_of(self, shape, strides, offset, step, dtype=None):
+        """A new tensor sharing this one's storage: ``step`` = (op, static args) appended to the chain."""
+        t = object.__new__(Tensor)
+        t._storage = self._storage
+        t._shape = tuple(shape)
+        t.dtype = self.dtype if dtype is None else dtype
+        t._chain = (step,) if self._chain is None else self._chain + (step,)
+        t._strides = tuple(strides)
+        t._offset = offset
+        t._cache = None
+        t._base = self if self._base is None else self._base
+        t._requires_grad = False
+        t._grad = None
+        t.grad_fn = None
+        t._retains_grad = False
+        t._hooks = None
+        t._post_hooks = None
+        t._out_nr = 0
+        t._idx = None
+        t._acc = None
+        return t
+
+    def _alias(self):
+        """Same storage and view spec, fresh autograd metadata (detach(), .data)."""
+        t = object.__new__(Tensor)
+        t._storage = self._storage
+        t._shape = self._shape
+        t.dtype = self.dtype
+        t._chain = self._chain
+        t._strides = self._strides
+        t._offset = self._offset
+        t._cache = self._cache
+        t._base = None
+        t._requires_grad = False
+        t._grad = None
+        t.grad_fn = None
+        t._retains_grad = False
+        t._hooks = None
+        t._post_hooks = None
+        t._out_nr = 0
+        t._idx = self._idx
+        t._acc = None
+        return t
+
+    # ---- values --------------------------------------------------------------------------------
+    @property
+    def _array(self):
+        """The tensor's values as a jax array (a base tensor's is its storage's array)."""
+        if self._chain is None:
+            return self._storage.array
+        base = self._storage.array
+        c = self._cache
+        if c is not None and c[0] is base:
+            return c[1]
+        arr = _view_fn(self._chain)(base)
+        self._cache = (base, arr)
+        return arr
+
+    def _write(self, arr):
+        """Replace this tensor's values (same shape; cast to self.dtype by the caller) in its storage."""
+        s = self._storage
+        if self._chain is None:
+            s.array = arr
+        else:
+            if V.has_internal_overlap(self._shape, self._strides):
+                raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
+                                   "a single memory location. Please clone() the tensor before performing the "
+                                   "operation.")
+            base = s.array
+            val = arr
+            if arr.dtype != base.dtype:
+                if arr.dtype.itemsize != base.dtype.itemsize:
+                    raise RuntimeError("writing through a view that reinterprets the dtype with a different "
+                                       "element size is not supported")
+                arr = jax.lax.bitcast_convert_type(arr, base.dtype)
+            idx = self._idx
+            if idx is None:
+                idx = V.index_map(self._shape, self._strides, self._offset)
+                if not isinstance(base, jax.core.Tracer):
+                    idx = jax.device_put(idx, next(iter(base.devices())))
+                self._idx = idx
+            s.array = _scatter(base, idx, arr)
+            self._cache = (s.array, val)
+        s.version += 1
+
+    # ---- metadata --------------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._shape)
+        return self._shape[_wrap_dim(dim, len(self._shape))]
+
+    def dim(self) -> int:
+        return len(self._shape)
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    def numel(self) -> int:
+        return math.prod(self._shape)
+
+    nelement = numel
+
+    def stride(self, dim=None):
+        st = self._strides if self._strides is not None else V.contiguous_strides(self._shape)
+        if dim is None:
+            return st
+        return st[_wrap_dim(dim, len(self._shape))]
+
+    def storage_offset(self) -> int:
+        return self._offset
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return self._strides is None or V.is_contiguous(self._shape, self._strides)
+
+    def data_ptr(self) -> int:
+        # a stable fake address per storage (4096-aligned), plus the byte offset, as PyTorch's differ
+        return self._storage.uid * (1 << 32) + self._offset * self.dtype.itemsize
+
+    def untyped_storage(self):
+        return _UntypedStorage(self._storage)
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self.dtype.itemsize
+
+    @property
+    def device(self) -> _device_cls:
+        return self._storage.device
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._storage.device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._storage.device.type == "cpu"
+
+    @property
+    def is_meta(self) -> bool:
+        return False
+
+    def get_device(self) -> int:
+        d = self._storage.device
+        return -1 if d.type == "cpu" else (d.index or 0)
+
+    @property
+    def _version(self) -> int:
+        if self._storage.inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
+        return self._storage.version
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+    def is_signed(self) -> bool:
+        return self.dtype.is_signed
+
+    def is_inference(self) -> bool:
+        return self._storage.inference
+
+    @property
+    def layout(self):
+        from .. import strided
+        return strided
+
+    def __hash__(self):
+        return id(self)
+
+    # ---- autograd metadata (the engine lives in functorch_lite.autograd) --------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        self._set_requires_grad(flag, "only Tensors of floating point and complex dtype can require gradients")
+
+    def requires_grad_(self, requires_grad=True):
+        self._set_requires_grad(requires_grad, "only Tensors of floating point dtype can require gradients")
+        return self
+
+    def _set_requires_grad(self, flag, msg):
+        flag = builtins.bool(flag)
+        if self.grad_fn is not None and not flag:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
+                               "computed variable in a subgraph that doesn't require differentiation use "
+                               "var_no_grad = var.detach().")
+        if flag and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError(msg)
+        if self.grad_fn is None:
+            self._requires_grad = flag
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(_NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value._shape != self._shape:
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value._shape)}' to a tensor of "
+                                   f"size '{list(self._shape)}'. Please ensure that the gradient and the tensor are "
+                                   "the same size")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(f"attempting to assign a gradient with dtype '{_c_type_name(value.dtype)}' to a "
+                                   f"tensor with grad_dtype '{self.dtype.short}'. The gradient must match the "
+                                   "tensor's grad_dtype (defaults to the tensor's dtype).")
+            if value.device != self.device:
+                raise RuntimeError(f"attempting to assign a gradient located on device with index "
+                                   f"'{value.get_device()}' to a tensor located on device with index "
+                                   f"'{self.get_device()}'. Please ensure that the gradient and the tensor are on "
+                                   "the same device")
+        self._grad = value
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def detach(self):
+        """A tensor sharing storage and version counter, cut from the graph (VIEW-47/48)."""
+        return self._alias()
+
+    def detach_(self):
+        if self._base is not None and self.grad_fn is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
+                               "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+                               "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+                               "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+                               "function in torch/optim/optimizer.py as the solution.")
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self):
+        return self._alias()
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError("data must be a Tensor")
+        self._storage = value._storage
+        self._shape = value._shape
+        self.dtype = value.dtype
+        self._chain = value._chain
+        self._strides = value._strides
+        self._offset = value._offset
+        self._cache = value._cache
+        self._idx = value._idx
+
+    # ---- Python / NumPy bridge (spec §10) ---------------------------------------------------------
+    def _host(self) -> np.ndarray:
+        """Values as a read-only numpy array (zero-copy from a CPU jax buffer where JAX allows)."""
+        arr = self._array
+        if isinstance(arr, jax.core.Tracer):
+            from ..ops._dispatch import data_dependent_error
+            raise data_dependent_error("reading tensor values")
+        return np.asarray(arr)
+
+    def item(self):
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        return self._host().reshape(()).item() if self.dtype.category != D.FLOAT or self.dtype in (
+            D.float32, D.float64, D.float16) else builtins.float(self._host().astype(np.float64).reshape(()))
+
+    def tolist(self):
+        h = self._host()
+        if self.dtype in (D.bfloat16,) or self.dtype in D.FLOAT8:
+            h = h.astype(np.float64)
+        return h.tolist()
+
+    def numpy(self, *, force=False):
+        """A read-only NumPy view of the values (see README: JAX arrays are immutable)."""
+        if not force:
+            if self._requires_grad and _grad_enabled():
+                raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                                   "instead.")
+            if self.dtype is D.bfloat16 or self.dtype in D.FLOAT8 or self.dtype in (D.int4, D.uint4):
+                raise TypeError(f"Got unsupported ScalarType {self.dtype.short}")
+            if self._storage.device.type != "cpu":
+                raise TypeError(f"can't convert {self._storage.device.type}:{self.get_device()} device type tensor "
+                                "to numpy. Use Tensor.cpu() to copy the tensor to host memory first.")
+        h = self._host()
+        if force and (self.dtype is D.bfloat16 or self.dtype in D.FLOAT8):
+            return h
+        return h
+
+    def __array__(self, dtype=None, copy=None):
+        h = self.numpy()
+        if dtype is not None:
+            h = h.astype(dtype)
+        return np.array(h, copy=True) if copy else h
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self):
+        n = self.numel()
+        if n != 1:
+            if n == 0:
+                raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return builtins.bool(self._host().reshape(()))
+
+    def _scalar_for_python(self):
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        if self._requires_grad:
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                          "Consider using tensor.detach() first.", UserWarning, stacklevel=3)
+        return self._host().reshape(())
+
+    def __float__(self):
+        return builtins.float(self._scalar_for_python())
+
+    def __int__(self):
+        return builtins.int(self._scalar_for_python())
+
+    def __complex__(self):
+        return builtins.complex(self._scalar_for_python())
+
+    def __index__(self):
+        if self.dtype.category > D.INT or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return builtins.int(self._host().reshape(()))
+
+    def __format__(self, spec):
+        if not self._shape:
+            return self.item().__format__(spec)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return repr(self)
+
+    def __repr__(self):
+        from .printing import format_tensor
+        arr = self._array
+        if isinstance(arr, jax.core.Tracer):
+            return f"tensor(<traced {self.dtype!r} {list(self._shape)}>)"
+        h = np.asarray(arr)
+        if self.dtype is D.bfloat16 or self.dtype in D.FLOAT8:
+            h = h.astype(np.float32)
+        suffixes = []
+        if self.grad_fn is not None:
+            suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self._requires_grad:
+            suffixes.append("requires_grad=True")
+        dev = self._storage.device
+        o = _config.PRINT_OPTIONS
+        return format_tensor(h, self.dtype.name, default_dtype_name=D.get_default_dtype().name,
+                             device_str=None if dev.type == "cpu" and dev.index is None else str(dev),
+                             suffixes=suffixes, precision=o["precision"], threshold=o["threshold"],
+                             edgeitems=o["edgeitems"], linewidth=o["linewidth"], sci_mode=o["sci_mode"])
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, proto):
+        from .. import tensor as _tensor_fn
+        return (_rebuild, (np.asarray(self.detach().cpu()._array), self.dtype.name, self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        r = self.detach().clone()
+        r._requires_grad = self._requires_grad
+        memo[id(self)] = r
+        return r
+
+    # ---- conversions that are not ops ----------------------------------------------------------
+    def type(self, dtype=None, non_blocking=False):
+        if dtype is None:
+            if self.dtype.legacy is None:
+                raise RuntimeError(f"no legacy tensor type name for {self.dtype!r}")
+            prefix = "torch." if self._storage.device.type == "cpu" else f"torch.{self._storage.device.type}."
+            return prefix + self.dtype.legacy
+        if isinstance(dtype, str):
+            for d in D.ALL:
+                if d.legacy and dtype.endswith(d.legacy):
+                    dtype = d
+                    break
+        return self.to(dtype)
+
+
+def _rebuild(arr, dtype_name, requires_grad):
+    from ..ops.creation import tensor as _t
+    t = _t(arr, dtype=D._NAME[dtype_name])
+    t._requires_grad = requires_grad
+    return t
+
+
+class _UntypedStorage:
+    def __init__(self, s):
+        self._s = s
+
+    def data_ptr(self):
+        return self._s.uid * (1 << 32)
+
+    def nbytes(self):
+        return self._s.nbytes()
+
+    def size(self):
+        return self._s.nbytes()
+
+
+def _c_type_name(d):
+    from .._promotion import _cname
+    return _cname(d)
+
+
+def _wrap_dim(dim, ndim):
+    lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
+    if not (lo <= dim <= hi):
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+    return dim % ndim if ndim else 0
+
+
+_NONLEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
+    "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf Tensor, "
+    "use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you access "
+    "the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
+
+
+def _grad_enabled():
+    from ..autograd.grad_mode import is_grad_enabled
+    return is_grad_enabled()
+

@@ -1,0 +1,231 @@
+"""Autograd graph: Nodes (grad_fn objects with PyTorch's class names) and how dispatch records them.
+
+A Node holds the jax pullback of its op (returned by the cached jitted vjp-forward, so no eager
+``jax.vjp`` runs per op), edges to the nodes of its differentiable inputs, the versions of the
+tensors PyTorch would save (to raise PyTorch's in-place error at backward), and output metadata.
+"""
+from __future__ import annotations
+
+import itertools
+import weakref
+
+import jax
+import numpy as np
+
+from .. import dtypes as D
+from . import grad_mode as _gm
+
+_seq = itertools.count()
+_CLASSES: dict = {}
+
+
+class Node:
+    """Base of every grad_fn class (``AddBackward0``...)."""
+
+    __slots__ = ("_pullback", "next_functions", "_edges", "_saved", "_out_meta", "_freed", "_seq", "_inputs",
+                 "_entry", "_diff_idx", "_pre_hooks", "_hooks", "metadata", "_outputs", "__weakref__")
+
+    def __init__(self):
+        self._seq = next(_seq)
+        self._pre_hooks = None
+        self._hooks = None
+        self._freed = False
+        self._saved = ()
+        self.metadata = {}
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+    def register_hook(self, fn):
+        if self._hooks is None:
+            self._hooks = {}
+        return _Handle(self._hooks, fn)
+
+    def register_prehook(self, fn):
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        return _Handle(self._pre_hooks, fn)
+
+    def apply(self, cts):
+        """cotangents of the outputs (list, None = zero) -> cotangents of the differentiable inputs."""
+        if self._freed:
+            raise RuntimeError(_FREED_MSG)
+        meta = self._out_meta
+        full = []
+        for ct, (shape, dt) in zip(cts, meta):
+            if ct is None:
+                ct = _zeros(shape, dt)
+            full.append(ct)
+        arg = full[0] if len(full) == 1 else tuple(full)
+        return _apply_pullback(self._pullback, arg)
+
+
+def node_class(name):
+    cls = _CLASSES.get(name)
+    if cls is None:
+        cls = _CLASSES[name] = type(name, (Node,), {"__slots__": ()})
+    return cls
+
+
+class AccumulateGrad(Node):
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__()
+        self.variable = variable
+        self.next_functions = ()
+        self._edges = ()
+
+
+class _Handle:
+    """``torch.utils.hooks.RemovableHandle``."""
+    _ids = itertools.count()
+
+    def __init__(self, store, fn):
+        self.id = next(self._ids)
+        self._store = weakref.ref(store) if not isinstance(store, dict) else store
+        store[self.id] = fn
+
+    def remove(self):
+        self._store.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+RemovableHandle = _Handle
+
+_FREED_MSG = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
+              "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+              "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+              "if you need to access saved tensors after calling backward.")
+
+_INFERENCE_MSG = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode "
+                  "in computation tracked by autograd. To work around this, you can make a clone to get a normal "
+                  "tensor and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
+
+
+@jax.jit
+def _apply_pullback(pullback, ct):
+    return pullback(ct)
+
+
+_ZEROS: dict = {}
+
+
+def _zeros(shape, dt):
+    if dt.category < D.FLOAT:
+        return np.zeros(shape, dtype=jax.dtypes.float0)
+    return jax.numpy.zeros(shape, dt.jnp)
+
+
+def edge_of(t):
+    """(node, output index) that receives the gradient of tensor ``t`` (requires_grad assumed)."""
+    fn = t.grad_fn
+    if fn is not None:
+        return fn, t._out_nr
+    acc = t._acc
+    if acc is None or acc.variable is not t:
+        acc = t._acc = AccumulateGrad(t)
+    return acc, 0
+
+
+def record(op, outs, targs, diff_idx, pullback, entry=None, sargs=()):
+    """Attach a new Node to the differentiable outputs of one op call."""
+    from .._tensor.tensor import Tensor
+    name = op.grad_fn
+    if callable(name):
+        name = name(targs, sargs)
+    elif type(name) is tuple:  # (name when a view, name when a copy)
+        name = name[0 if op.view is not None and outs._base is not None else 1]
+    node = node_class(name or f"{op.name.capitalize()}Backward0")()
+    node._pullback = pullback
+    node._entry = entry
+    node._diff_idx = diff_idx
+    node._inputs = targs
+    nf = []
+    for a in targs:
+        if isinstance(a, Tensor):
+            if a._storage.inference and not _gm._state.inference:
+                raise RuntimeError(_INFERENCE_MSG)
+            nf.append((edge_of(a) if a._requires_grad else (None, 0)))
+    node.next_functions = tuple(nf)
+    node._edges = tuple(edge_of(targs[i]) for i in diff_idx)
+    outs_t = outs if isinstance(outs, tuple) else (outs,)
+    node._out_meta = tuple((o._shape, o.dtype) for o in outs_t)
+    saves = op.saves
+    saved = []
+    if saves:
+        for s in saves:
+            if s == "all":
+                saved.extend(a for a in targs if isinstance(a, Tensor))
+            elif s == "result":
+                saved.extend(outs_t[:1])
+            else:
+                a = targs[s]
+                if isinstance(a, Tensor):
+                    saved.append(a)
+        node._saved = tuple((weakref.ref(t), t._storage, t._storage.version, t._shape, t.dtype, t.grad_fn, t._out_nr)
+                            for t in saved)
+    for i, o in enumerate(outs_t):
+        if o.dtype.category >= D.FLOAT:
+            o.grad_fn = node
+            o._requires_grad = True
+            o._out_nr = i
+    return node
+
+
+def check_saved(node):
+    """PyTorch's error when a tensor saved for backward was modified in place (spec §7.1)."""
+    for ref, storage, version, shape, dt, producer, out_nr in node._saved:
+        if storage.version != version:
+            t = ref()
+            fn = t.grad_fn if t is not None else producer
+            legacy = f"torch.{dt.legacy}" if dt.legacy else str(dt)
+            which = ""
+            if fn is not None:
+                nm = fn.name()
+                which = f", which is output {out_nr} of {nm[:nm.rfind('Backward')] if 'Backward' in nm else nm}"
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an inplace operation: "
+                f"[{legacy} [{', '.join(map(str, shape))}]]{which}, is at version {storage.version}; expected "
+                f"version {version} instead. Hint: enable anomaly detection to find the operation that failed to "
+                "compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+
+
+def check_inplace(t):
+    """Errors raised before an in-place op runs (spec §7.2, MODE-18)."""
+    if t._storage.inference and not _gm._state.inference:
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+                           "clone to get a normal tensor before doing inplace update.See "
+                           "https://github.com/pytorch/rfcs/pull/17 for more details.")
+    if not _gm._state.enabled:
+        return
+    if t._requires_grad and t.grad_fn is None:
+        if t._base is not None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    b = t._base
+    if b is not None and b._requires_grad and b.grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def rebase(self, r):
+    """After ``self.op_(...)`` produced ``r``: ``self`` takes over ``r``'s place in the graph."""
+    if r.grad_fn is None:
+        return
+    node = r.grad_fn
+    if self._base is None:
+        self.grad_fn = node
+        self._requires_grad = True
+        self._out_nr = r._out_nr
+        return
+    # In-place through a view of a tensor in the graph: the base's history becomes CopySlices.
+    from .copy_slices import copy_slices
+    copy_slices(self, node, r._out_nr)

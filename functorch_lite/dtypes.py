@@ -1,0 +1,231 @@
+"""PyTorch dtype objects and their jax.numpy counterparts (spec §2, DTY-01/02).
+
+Each dtype is a singleton; aliases (``float``, ``long``, ``half``...) are the same objects.
+Casts that differ between PyTorch and JAX (float -> int wrap-around, NaN/inf -> INT64_MIN,
+float8_e4m3fn saturation) live in :func:`cast_array`, the only place arrays change dtype.
+"""
+from __future__ import annotations
+
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+
+from . import _config  # noqa: F401  (x64 on before any dtype is built)
+
+# categories: 0 bool, 1 integer, 2 floating, 3 complex
+BOOL, INT, FLOAT, COMPLEX = 0, 1, 2, 3
+
+
+class dtype:
+    """A PyTorch dtype: ``torch.float32`` etc. Compare with ``is`` or ``==``."""
+
+    __slots__ = ("name", "jnp", "np", "itemsize", "is_floating_point", "is_complex", "is_signed",
+                 "category", "legacy", "short", "_torch_name", "__weakref__")
+
+    def __init__(self, name, jdt, itemsize, category, is_signed, legacy, short):
+        self.name = name
+        self.jnp = np.dtype(jdt)
+        self.np = self.jnp
+        self.itemsize = itemsize
+        self.category = category
+        self.is_floating_point = category == FLOAT
+        self.is_complex = category == COMPLEX
+        self.is_signed = is_signed
+        self.legacy = legacy  # 'torch.FloatTensor' style name for Tensor.type()
+        self.short = short    # c10 ScalarType name used in PyTorch messages ('Float', 'Long')
+
+    def __repr__(self):
+        return "torch." + self.name
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+    def to_real(self):
+        return {complex64: float32, complex128: float64}.get(self, self)
+
+    def to_complex(self):
+        return {float16: complex32, bfloat16: complex64, float32: complex64, float64: complex128}.get(self, self)
+
+
+def _by_name(name):
+    return _NAME[name]
+
+
+float32 = dtype("float32", jnp.float32, 4, FLOAT, True, "FloatTensor", "Float")
+float64 = dtype("float64", jnp.float64, 8, FLOAT, True, "DoubleTensor", "Double")
+float16 = dtype("float16", jnp.float16, 2, FLOAT, True, "HalfTensor", "Half")
+bfloat16 = dtype("bfloat16", jnp.bfloat16, 2, FLOAT, True, "BFloat16Tensor", "BFloat16")
+float8_e4m3fn = dtype("float8_e4m3fn", jnp.float8_e4m3fn, 1, FLOAT, True, None, "Float8_e4m3fn")
+float8_e5m2 = dtype("float8_e5m2", jnp.float8_e5m2, 1, FLOAT, True, None, "Float8_e5m2")
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", jnp.float8_e4m3fnuz, 1, FLOAT, True, None, "Float8_e4m3fnuz")
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", jnp.float8_e5m2fnuz, 1, FLOAT, True, None, "Float8_e5m2fnuz")
+float8_e8m0fnu = dtype("float8_e8m0fnu", ml_dtypes.float8_e8m0fnu, 1, FLOAT, False, None, "Float8_e8m0fnu")
+int8 = dtype("int8", jnp.int8, 1, INT, True, "CharTensor", "Char")
+uint8 = dtype("uint8", jnp.uint8, 1, INT, False, "ByteTensor", "Byte")
+int16 = dtype("int16", jnp.int16, 2, INT, True, "ShortTensor", "Short")
+int32 = dtype("int32", jnp.int32, 4, INT, True, "IntTensor", "Int")
+int64 = dtype("int64", jnp.int64, 8, INT, True, "LongTensor", "Long")
+uint16 = dtype("uint16", jnp.uint16, 2, INT, False, None, "UInt16")
+uint32 = dtype("uint32", jnp.uint32, 4, INT, False, None, "UInt32")
+uint64 = dtype("uint64", jnp.uint64, 8, INT, False, None, "UInt64")
+int4 = dtype("int4", ml_dtypes.int4, 1, INT, True, None, "Int4")
+uint4 = dtype("uint4", ml_dtypes.uint4, 1, INT, False, None, "UInt4")
+bool = dtype("bool", jnp.bool_, 1, BOOL, False, "BoolTensor", "Bool")  # noqa: A001
+complex64 = dtype("complex64", jnp.complex64, 8, COMPLEX, True, "ComplexFloatTensor", "ComplexFloat")
+complex128 = dtype("complex128", jnp.complex128, 16, COMPLEX, True, "ComplexDoubleTensor", "ComplexDouble")
+# torch.complex32 has no jax counterpart: it is only ever a promotion *result* (f16 + 1j); ops that
+# would produce it raise a clear error (see _promotion.check_supported).
+complex32 = dtype("complex32", jnp.complex64, 4, COMPLEX, True, None, "ComplexHalf")
+
+# aliases (same objects, DTY-30)
+float = float32  # noqa: A001
+double = float64
+half = float16
+short = int16
+int = int32  # noqa: A001
+long = int64
+cfloat = complex64
+cdouble = complex128
+chalf = complex32
+
+ALL = (float32, float64, float16, bfloat16, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz,
+       float8_e8m0fnu, int8, uint8, int16, int32, int64, uint16, uint32, uint64, int4, uint4, bool,
+       complex64, complex128, complex32)
+_NAME = {d.name: d for d in ALL}
+# numpy / jax dtype -> facade dtype (complex32 is never stored, so it is not a target here)
+_FROM_NP = {d.jnp: d for d in ALL if d is not complex32}
+FLOAT8 = frozenset({float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu})
+UNSIGNED_WIDE = frozenset({uint16, uint32, uint64})
+
+
+def from_numpy_dtype(npdt) -> dtype:
+    """Facade dtype of a numpy/jax dtype; TypeError for ones PyTorch has no tensor type for."""
+    try:
+        return _FROM_NP[np.dtype(npdt)]
+    except (KeyError, TypeError):
+        raise TypeError(
+            f"can't convert np.ndarray of type {np.dtype(npdt).type.__module__}.{np.dtype(npdt).type.__name__}. "
+            "The only supported types are: float64, float32, float16, complex64, complex128, int64, int32, "
+            "int16, int8, uint64, uint32, uint16, uint8, and bool.") from None
+
+
+def as_dtype(d) -> dtype:
+    """Accept a facade dtype, a numpy/jax dtype or Python's float/int/bool/complex types."""
+    if isinstance(d, dtype):
+        return d
+    import builtins
+    if d is builtins.float:
+        return _get_default()
+    if d is builtins.int:
+        return int64
+    if d is builtins.bool:
+        return bool
+    if d is builtins.complex:
+        return _get_default().to_complex()
+    if isinstance(d, str):
+        name = d[6:] if d.startswith("torch.") else d
+        if name in _NAME:
+            return _NAME[name]
+        alias = globals().get(name)
+        if isinstance(alias, dtype):
+            return alias
+        raise TypeError(f"invalid dtype string: {d!r}")
+    return from_numpy_dtype(d)
+
+
+# ---- default dtype (CRE-63..65) -------------------------------------------------------------
+_DEFAULT = [float32]
+
+
+def _get_default() -> dtype:
+    return _DEFAULT[0]
+
+
+def get_default_dtype() -> dtype:
+    """``torch.get_default_dtype()``: the dtype of Python floats (float32 unless changed)."""
+    return _DEFAULT[0]
+
+
+def set_default_dtype(d) -> None:
+    """``torch.set_default_dtype``: only floating types are allowed (CRE-65)."""
+    d = as_dtype(d)
+    if d not in (float32, float64, float16, bfloat16):
+        raise TypeError("only floating-point types are supported as the default type")
+    _DEFAULT[0] = d
+
+
+# ---- finfo / iinfo (DTY-14/15) -------------------------------------------------------------
+class finfo:
+    """``torch.finfo(dtype)``: bits, eps, max, min, tiny, smallest_normal, resolution."""
+
+    def __init__(self, type=None):  # noqa: A002
+        d = _get_default() if type is None else as_dtype(type)
+        if not (d.is_floating_point or d.is_complex):
+            raise TypeError(f"torch.finfo() requires a floating point input type. Use torch.iinfo to handle '{d!r}'")
+        fi = ml_dtypes.finfo(d.to_real().jnp)
+        self.dtype = d.to_real().name
+        self.bits = int(fi.bits)
+        self.eps = builtins_float(fi.eps)
+        self.max = builtins_float(fi.max)
+        self.min = builtins_float(fi.min)
+        self.tiny = builtins_float(fi.tiny)
+        self.smallest_normal = self.tiny
+        self.resolution = builtins_float(fi.resolution)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """``torch.iinfo(dtype)``: bits, min, max."""
+
+    def __init__(self, type):  # noqa: A002
+        d = as_dtype(type)
+        if d.category not in (INT, BOOL):
+            raise TypeError(f"torch.iinfo() requires an integer input type. Use torch.finfo to handle '{d!r}'")
+        ii = ml_dtypes.iinfo(d.jnp) if d is not bool else None
+        self.dtype = d.name
+        self.bits = d.itemsize * 8 if d is not bool else 8
+        self.min = builtins_int(ii.min) if ii else 0
+        self.max = builtins_int(ii.max) if ii else 1
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+
+
+import builtins as _b  # noqa: E402
+
+builtins_float = _b.float
+builtins_int = _b.int
+
+_INT64_MIN = np.iinfo(np.int64).min
+
+
+def cast_array(arr, src: dtype, dst: dtype):
+    """Cast a jax array from ``src`` to ``dst`` the way PyTorch's CPU kernels do (spec §2.2).
+
+    Works on concrete arrays and tracers alike (it is pure jnp).
+    """
+    if src is dst:
+        return arr
+    if dst is complex32:
+        raise RuntimeError("functorch_lite does not support torch.complex32 (ComplexHalf): JAX has no such dtype")
+    if src.category >= FLOAT and dst.category == INT:
+        # PyTorch: truncate toward zero, then wrap modulo 2^bits (through int64); NaN/inf -> INT64_MIN.
+        if src.is_complex:
+            arr = jnp.real(arr)
+        t = jnp.trunc(arr.astype(jnp.float64))
+        ok = jnp.isfinite(t) & (t >= -9.223372036854775808e18) & (t < 9.223372036854775808e18)
+        i64 = jnp.where(ok, jnp.where(ok, t, 0).astype(jnp.int64), _INT64_MIN)
+        return i64.astype(dst.jnp)
+    if dst is float8_e4m3fn and src.category >= FLOAT:
+        # PyTorch saturates finite values to +-448 (DTY-07); JAX gives NaN.
+        if src.is_complex:
+            arr = jnp.real(arr)
+        arr = jnp.where(jnp.isfinite(arr), jnp.clip(arr, -448.0, 448.0), arr)
+    elif dst.category == FLOAT and src.is_complex:
+        arr = jnp.real(arr)
+    return arr.astype(dst.jnp)

@@ -1,0 +1,293 @@
+"""The one call path of every op (design.md §1).
+
+``dispatch(op, tensor_args, static_args)``:
+ 1. unwrap tensors to jax arrays (a non-view tensor's array is its storage's array);
+ 2. look up the cached entry for (static args, call signature): the dtype rule's casts and output
+    dtypes (decided by ``_promotion``) and the jitted kernel — built once, then a dict hit;
+ 3. check devices (PyTorch's message) and broadcast shapes (PyTorch's message);
+ 4. run the jitted kernel — or, when an input requires grad and grad mode is on, the cached
+    jitted vjp-forward, which also returns the pullback;
+ 5. wrap the result(s) in new Tensors (dtype and device from the facade, never from JAX);
+ 6. record the autograd Node.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .. import _config
+from .. import dtypes as D
+from .._tensor.tensor import Tensor
+from ..autograd import grad_mode as _gm
+from ..autograd import graph as _graph
+from .. import _promotion
+
+_from_array = Tensor._from_array
+_state = _gm._state
+
+
+class Entry:
+    """Everything dispatch needs for one (op, static args, signature): built once."""
+    __slots__ = ("fn", "outs", "body", "vjps", "diff_ok", "nargs")
+
+    def __init__(self, fn, outs, body, diff_ok, nargs):
+        self.fn = fn
+        self.outs = outs
+        self.body = body
+        self.vjps = {}
+        self.diff_ok = diff_ok
+        self.nargs = nargs
+
+    def vjp_fn(self, diff_idx):
+        f = self.vjps.get(diff_idx)
+        if f is None:
+            body = self.body
+            n = self.nargs
+
+            def fwd(*arrays):
+                def g(*d):
+                    merged = list(arrays)
+                    for i, v in zip(diff_idx, d):
+                        merged[i] = v
+                    return body(*merged)
+                return jax.vjp(g, *[arrays[i] for i in diff_idx])
+            f = self.vjps[diff_idx] = jax.jit(fwd)
+            del n
+        return f
+
+
+def _build(op, sargs, sig):
+    casts, outs = op.rule(op, sig, sargs)
+    impl = op.impl_for(sargs)
+    src_dts = [None if s is None else (s[1] if type(s) is tuple else None) for s in sig]
+    nout = op.nout
+
+    def body(*arrays):
+        if op.tensors == "list":
+            arrays = (tuple(_cast(a, src_dts[i], casts[i]) for i, a in enumerate(arrays)),)
+        else:
+            arrays = tuple(_cast(a, src_dts[i], casts[i]) for i, a in enumerate(arrays))
+        res = impl(*arrays)
+        if nout == 1:
+            return _fix_out(res, outs[0])
+        return tuple(_fix_out(r, o) for r, o in zip(res, outs))
+
+    fn = body if op.eager else jax.jit(body)
+    diff_ok = op.differentiable and any(o.category >= D.FLOAT for o in outs)
+    return Entry(fn, outs, body, diff_ok, len(sig))
+
+
+def _cast(a, src, dst):
+    if dst is None or a is None:
+        return a
+    if src is None:  # a Python scalar: traced as a weak-typed array
+        a = jnp.asarray(a)
+        src = D.from_numpy_dtype(a.dtype)
+    return D.cast_array(a, src, dst)
+
+
+def _fix_out(r, dt):
+    if r.dtype != dt.jnp:
+        return D.cast_array(r, D.from_numpy_dtype(r.dtype), dt)
+    return r
+
+
+def dispatch(op, targs, sargs):
+    if op.prep is not None:
+        sargs = op.prep(targs, sargs)
+    if op.view is not None:
+        meta = op.view(targs[0], sargs)
+        if meta is not None:
+            return _dispatch_view(op, targs[0], sargs, meta)
+    if op.tensors == "list":
+        targs = tuple(targs[0])
+    arrays = []
+    sig = []
+    tensors = []
+    for a in targs:
+        if isinstance(a, Tensor):
+            arrays.append(a._storage.array if a._chain is None else a._array)
+            sig.append((len(a._shape), a.dtype))
+            tensors.append(a)
+        elif a is None:
+            arrays.append(None)
+            sig.append(None)
+        else:
+            if isinstance(a, (list, tuple)):
+                raise TypeError(f"{op.name}(): argument '{op.tensor_names[min(len(arrays), len(op.tensor_names) - 1)]}' "
+                                f"must be Tensor, not {type(a).__name__}")
+            arrays.append(a)
+            sig.append(type(a))
+    key = (sargs, tuple(sig))
+    try:
+        entry = op.cache.get(key)
+    except TypeError:
+        raise TypeError(f"{op.name}(): unhashable argument in {sargs!r}") from None
+    if entry is None:
+        entry = op.cache[key] = _build(op, sargs, key[1])
+        if len(op.cache) > _config.JIT_CACHE_SIZE:
+            op.cache.pop(next(iter(op.cache)))
+    if not tensors:
+        raise TypeError(f"{op.name}(): expected at least one Tensor argument")
+    dev = tensors[0]._storage.device
+    if len(tensors) > 1:
+        for t in tensors:
+            if t._storage.device is not dev:
+                dev, arrays = _device_mismatch(op, targs, arrays)
+                break
+        if op.broadcast:
+            s0 = tensors[0]._shape
+            for t in tensors:
+                if t._shape != s0:
+                    broadcast_shapes(*[t._shape for t in tensors])
+                    break
+    if op.check is not None:
+        op.check(targs, sargs)
+    if entry.diff_ok and _state.enabled:
+        diff_idx = tuple(i for i, a in enumerate(targs) if isinstance(a, Tensor) and a._requires_grad)
+        if diff_idx:
+            res, pullback = entry.vjp_fn(diff_idx)(*arrays)
+            outs = _wrap(op, res, entry.outs, dev)
+            _graph.record(op, outs, targs, diff_idx, pullback, entry, sargs)
+            return outs
+    return _wrap(op, entry.fn(*arrays), entry.outs, dev)
+
+
+def _dispatch_view(op, t, sargs, meta):
+    """A view op: the output shares ``t``'s storage; its values come from replaying the view chain."""
+    shape, strides, offset = meta[:3]
+    dtype = meta[3] if len(meta) > 3 else None
+    out = t._view_of(shape, strides, offset, (op, sargs), dtype)
+    if t._requires_grad and _state.enabled:
+        key = (sargs, ((len(t._shape), t.dtype),))
+        entry = op.cache.get(key)
+        if entry is None:
+            entry = op.cache[key] = _build(op, sargs, key[1])
+        res, pullback = entry.vjp_fn((0,))(t._array)
+        out._cache = (t._storage.array, res)
+        _graph.record(op, out, (t,), (0,), pullback, entry, sargs)
+    return out
+
+
+def _wrap(op, res, outs, dev):
+    if op.nout == 1:
+        return _from_array(res, outs[0], dev)
+    ts = tuple(_from_array(r, o, dev) for r, o in zip(res, outs))
+    rt = op.result_type
+    return ts if rt is None else rt(*ts)
+
+
+def _device_mismatch(op, targs, arrays):
+    """PyTorch's device rules: a CPU 0-dim tensor may join an accelerator elementwise op; else raise."""
+    ts = [(i, a) for i, a in enumerate(targs) if isinstance(a, Tensor)]
+    if op.device_check == "iter":
+        common = next((a.device for _, a in ts if a.device.type != "cpu"), ts[0][1].device)
+        arrays = list(arrays)
+        for i, a in ts:
+            if a.device == common:
+                continue
+            if a.device.type == "cpu" and not a._shape and common.type != "cpu":
+                from .. import _device as _dev
+                arrays[i] = jax.device_put(arrays[i], _dev.to_jax(common))
+                continue
+            raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{_dstr(common)} and {_dstr(a.device)}!")
+        return common, arrays
+    common = ts[0][1].device
+    names = op.device_check if isinstance(op.device_check, tuple) else op.tensor_names
+    for i, a in ts:
+        if a.device != common:
+            argname = names[i] if i < len(names) else f"arg{i}"
+            prefix = {"cuda": "wrapper_CUDA_", "cpu": "wrapper_CPU_"}.get(common.type, "wrapper_")
+            raise RuntimeError(f"Expected all tensors to be on the same device, but got {argname} is on "
+                               f"{_dstr(a.device)}, different from other tensors on {_dstr(common)} (when checking "
+                               f"argument in method {prefix}{op.name})")
+    return common, arrays
+
+
+def _dstr(d):
+    if d.type != "cpu" and d.index is None:
+        return f"{d.type}:0"
+    return str(d)
+
+
+_BC_CACHE: dict = {}
+
+
+def broadcast_shapes(*shapes):
+    """Broadcast shape with PyTorch's error for elementwise ops (BC-01..06)."""
+    r = _BC_CACHE.get(shapes)
+    if r is not None:
+        return r
+    out = tuple(shapes[0])
+    for s in shapes[1:]:
+        nd = max(len(out), len(s))
+        a = (1,) * (nd - len(out)) + tuple(out)
+        b = (1,) * (nd - len(s)) + tuple(s)
+        res = []
+        for j, (x, y) in enumerate(zip(a, b)):
+            if x != y and x != 1 and y != 1:
+                raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                                   f"non-singleton dimension {j}")
+            res.append(y if x == 1 else x)
+        out = tuple(res)
+    if len(_BC_CACHE) < 4096:
+        _BC_CACHE[shapes] = out
+    return out
+
+
+def inplace(op, targs, sargs):
+    """``self.<op>_(...)``: compute ``op`` then write the result into ``self`` (its dtype kept)."""
+    self = targs[0]
+    _graph.check_inplace(self)
+    r = dispatch(op, targs, sargs)
+    if r.dtype is not self.dtype:
+        if not _promotion.can_cast(r.dtype, self.dtype):
+            raise RuntimeError(f"result type {r.dtype.short} can't be cast to the desired output type "
+                               f"{self.dtype.short}")
+    if r._shape != self._shape:
+        raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
+                           f"{list(r._shape)}")
+    arr = r._storage.array
+    if r.dtype is not self.dtype:
+        arr = _cast_jit(r.dtype, self.dtype)(arr)
+    self._write(arr)
+    _graph.rebase(self, r)
+    return self
+
+
+_CAST_JIT: dict = {}
+
+
+def _cast_jit(src, dst):
+    f = _CAST_JIT.get((src, dst))
+    if f is None:
+        f = _CAST_JIT[(src, dst)] = jax.jit(lambda a: D.cast_array(a, src, dst))
+    return f
+
+
+def write_out(out, r):
+    """``out=`` forms: PyTorch resizes and casts into ``out``."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+    if isinstance(r, tuple):
+        raise RuntimeError("out= is not supported for ops with several outputs here")
+    if not _promotion.can_cast(r.dtype, out.dtype):
+        raise RuntimeError(f"result type {r.dtype.short} can't be cast to the desired output type {out.dtype.short}")
+    arr = r._array if r.dtype is out.dtype else _cast_jit(r.dtype, out.dtype)(r._array)
+    if out._shape != r._shape:
+        if out._chain is not None:
+            raise RuntimeError("out= into a view of a different shape is not supported")
+        out._shape = r._shape
+        out._strides = None
+    out._write(arr)
+    return out
+
+
+class DataDependentError(RuntimeError):
+    """Raised when a traced (compiled) region reads tensor values on the host."""
+
+
+def data_dependent_error(what):
+    return DataDependentError(f"functorch_lite.compile: {what} inside a compiled region needs concrete values "
+                              "(a graph break). Move it outside the compiled function.")

@@ -1,0 +1,197 @@
+"""The op table: ``@defop`` declares each op once.
+
+An op is a jax function over arrays plus metadata: its torch name(s), which leading parameters are
+tensors, its dtype rule (a row of ``_promotion.RULES``), its grad_fn name, whether it is a view,
+whether it has an in-place ``op_`` form, its autocast policy. The Tensor methods, the
+``functorch_lite.*`` functions and the in-place variants are generated from this table
+(:func:`install`), so no op is written twice.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Callable
+
+from .. import _promotion
+
+OPS: dict = {}
+
+
+class OpDef:
+    __slots__ = ("name", "impl", "promote", "rule", "grad_fn", "tensors", "tensor_names", "static_names",
+                 "method", "function", "inplace", "view", "autocast", "prep", "check", "check_dtype",
+                 "differentiable", "nout", "eager", "kernel", "cache", "out", "result_type", "params",
+                 "static_scalars", "device_check", "saves", "broadcast", "__weakref__")
+
+    def __init__(self, impl, name, *, promote, grad_fn, tensors, method, function, inplace, view, autocast,
+                 prep, check, check_dtype, differentiable, nout, eager, kernel, out, result_type,
+                 static_scalars, device_check, saves, broadcast):
+        self.name = name
+        self.broadcast = broadcast if broadcast is not None else (
+            promote in ("elementwise", "float", "compare", "logical", "bitwise", "first", "where", "pow"))
+        self.impl = impl
+        self.promote = promote
+        self.rule = _promotion.RULES[promote] if isinstance(promote, str) else promote
+        self.grad_fn = grad_fn
+        self.tensors = tensors
+        self.method = method
+        self.function = function
+        self.inplace = inplace
+        self.view = view
+        self.autocast = autocast
+        self.prep = prep
+        self.check = check
+        self.check_dtype = check_dtype
+        self.differentiable = differentiable
+        self.nout = nout
+        self.eager = eager
+        self.kernel = kernel or f"{name}_stub"
+        self.cache = {}
+        self.out = out
+        self.result_type = result_type  # 'tuple' | a namedtuple class | None
+        self.static_scalars = static_scalars
+        self.device_check = device_check
+        self.saves = saves
+        params = list(inspect.signature(impl).parameters.values())
+        self.params = params
+        if tensors == "list":
+            self.tensor_names = (params[0].name,)
+            rest = params[1:]
+        else:
+            self.tensor_names = tuple(p.name for p in params[:tensors])
+            rest = params[tensors:]
+        self.static_names = tuple(p.name for p in rest)
+
+    def sarg(self, sargs, name):
+        """Value of static argument ``name`` in a static-args tuple (None if the op has none)."""
+        try:
+            return sargs[self.static_names.index(name)]
+        except ValueError:
+            return None
+
+    def impl_for(self, sargs) -> Callable:
+        """The jax function with its static arguments bound: arrays -> array(s)."""
+        impl = self.impl
+        kw = {}
+        pos = []
+        for p, v in zip(self.params[len(self.tensor_names):], sargs):
+            if p.kind is p.VAR_POSITIONAL:
+                pos.append(v)  # varargs arrive normalised as one tuple (see the op's prep)
+            elif p.kind is p.KEYWORD_ONLY:
+                kw[p.name] = v
+            else:
+                pos.append(v)
+        if not pos and not kw:
+            return impl
+        return lambda *arrays: impl(*arrays, *pos, **kw)
+
+    def __repr__(self):
+        return f"<op {self.name}>"
+
+
+def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, function=True, inplace=False,
+          view=None, autocast=None, prep=None, check=None, check_dtype=None, differentiable=True, nout=1,
+          eager=False, kernel=None, out=None, result_type=None, aliases=(), static_scalars=False,
+          device_check="iter", saves=("all",), broadcast=None):
+    """Declare an op. ``tensors``: how many leading parameters are tensor-like (or ``"list"``).
+
+    ``method``/``function``: generate ``Tensor.<name>`` / ``functorch_lite.<name>`` (True) or not;
+    a string gives another name. ``inplace``: also generate ``<name>_``. ``view``: a function
+    ``(tensor, static args) -> (shape, strides, offset)`` making the op a view of its input.
+    ``prep``: ``(tensors, static args) -> static args`` normalises and validates arguments.
+    ``check``: per-call validation on the tensors (shapes, values). ``saves``: which inputs the
+    backward needs (for PyTorch's in-place version checks). ``broadcast``: the tensor arguments
+    broadcast together (checked with PyTorch's message); defaults to True for elementwise rules.
+    """
+    def deco(fn):
+        n = name or fn.__name__
+        op = OpDef(fn, n, promote=promote, grad_fn=grad_fn, tensors=tensors, method=method, function=function,
+                   inplace=inplace, view=view, autocast=autocast, prep=prep, check=check,
+                   check_dtype=check_dtype, differentiable=differentiable, nout=nout, eager=eager, kernel=kernel,
+                   out=out if out is not None else (view is None and nout == 1),
+                   result_type=result_type, static_scalars=static_scalars, device_check=device_check,
+                   saves=saves, broadcast=broadcast)
+        if n in OPS:
+            raise ValueError(f"op {n} defined twice")
+        OPS[n] = op
+        op_aliases = tuple(aliases)
+        _ALIASES[n] = op_aliases
+        return fn
+    return deco
+
+
+_ALIASES: dict = {}
+
+
+def _signature_src(op: OpDef, *, with_out: bool, first="input"):
+    parts = []
+    defaults = {}
+    seen_kwonly = False
+    for i, p in enumerate(op.params):
+        pname = p.name
+        if p.kind is p.VAR_POSITIONAL:
+            parts.append("*" + pname)
+            seen_kwonly = True
+            continue
+        if p.kind is p.KEYWORD_ONLY and not seen_kwonly:
+            parts.append("*")
+            seen_kwonly = True
+        if p.default is not p.empty:
+            defaults["_d_" + pname] = p.default
+            parts.append(f"{pname}=_d_{pname}")
+        else:
+            parts.append(pname)
+    if with_out:
+        if not seen_kwonly:
+            parts.append("*")
+        parts.append("out=None")
+    return ", ".join(parts), defaults
+
+
+def _make(op: OpDef, fname: str, kind: str, ns: dict):
+    """Generate one Python function for ``op``: kind 'call' | 'inplace'."""
+    with_out = kind == "call" and op.out
+    sig, defaults = _signature_src(op, with_out=with_out)
+    tn = ", ".join(op.tensor_names)
+    sn = ", ".join(op.static_names)
+    targs = f"({tn},)" if op.tensor_names else "()"
+    sargs = f"({sn},)" if op.static_names else "()"
+    if kind == "inplace":
+        body = f"return _inplace(_op, {targs}, {sargs})"
+    elif with_out:
+        body = (f"r = _dispatch(_op, {targs}, {sargs})\n"
+                f"    return r if out is None else _write_out(out, r)")
+    else:
+        body = f"return _dispatch(_op, {targs}, {sargs})"
+    src = f"def {fname}({sig}):\n    {body}\n"
+    g = dict(ns)
+    g.update(defaults)
+    g["_op"] = op
+    exec(compile(src, f"<functorch_lite op {op.name}>", "exec"), g)
+    fn = g[fname]
+    fn.__doc__ = op.impl.__doc__
+    fn.__qualname__ = fname
+    fn.__module__ = "functorch_lite"
+    return fn
+
+
+def install(tensor_cls, namespace: dict, dispatch_ns: dict):
+    """Generate Tensor methods and module functions for every op in the table."""
+    for op in OPS.values():
+        call = _make(op, op.name, "call", dispatch_ns)
+        names = (op.name,) + _ALIASES[op.name]
+        if op.function:
+            fnames = names if op.function is True else (op.function,)
+            for n in fnames:
+                namespace[n] = call
+        if op.method:
+            mnames = names if op.method is True else ((op.method,) if isinstance(op.method, str) else op.method)
+            for n in mnames:
+                if n not in tensor_cls.__dict__:
+                    setattr(tensor_cls, n, call)
+        if op.inplace:
+            ip = _make(op, op.name + "_", "inplace", dispatch_ns)
+            for n in names:
+                if n + "_" not in tensor_cls.__dict__:
+                    setattr(tensor_cls, n + "_", ip)
+            if op.function:
+                namespace.setdefault(op.name + "_", ip)

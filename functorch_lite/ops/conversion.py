@@ -1,0 +1,161 @@
+"""dtype and device conversion: ``to``, ``float()``..., ``cuda()``/``cpu()``, ``copy_``, ``fill_``.
+
+Casts go through ``dtypes.cast_array`` (PyTorch's wrap-around / saturation rules); device moves
+are explicit ``jax.device_put`` calls — the facade never lets JAX move an array implicitly.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .. import dtypes as D
+from .. import _device as _dev
+from .._tensor.tensor import Tensor
+from ..autograd import graph as _graph
+from ..autograd import grad_mode as _gm
+from ._registry import defop
+
+
+def _to_rule(op, sig, sargs):
+    return (None,), (sargs[0],)
+
+
+@defop("_to_copy", promote=_to_rule, grad_fn="ToCopyBackward0", method=False, function=False, saves=())
+def _to_copy(input, dtype):
+    """Cast with PyTorch's rules (float -> int wraps, NaN -> INT64_MIN, float8 saturates)."""
+    return D.cast_array(input, D.from_numpy_dtype(input.dtype), dtype)
+
+
+def _copy_rule(op, sig, sargs):
+    dt = sig[0][1]
+    return (None, dt), (dt,)
+
+
+@defop("copy", promote=_copy_rule, grad_fn="CopyBackwards", tensors=2, inplace=True, method=False,
+       function=False, saves=())
+def _copy(input, src):
+    """``self.copy_(src)``: src broadcast to self's shape, cast to self's dtype (any cast allowed)."""
+    return jnp.broadcast_to(src, input.shape)
+
+
+@defop("fill", promote=_copy_rule, grad_fn="FillBackward0", tensors=2, inplace=True, method=False, saves=())
+def _fill(input, value):
+    return jnp.broadcast_to(value, input.shape)
+
+
+@defop("zero", grad_fn="ZeroBackward0", inplace=True, method=False, function=False, saves=())
+def _zero(input):
+    return jnp.zeros_like(input)
+
+
+class _DeviceCopy(_graph.Node):
+    """ToCopyBackward0 of a device move: the gradient moves back to the source device."""
+    __slots__ = ("_src",)
+
+    def apply_custom(self, cts):
+        ct = cts[0]
+        if ct is None:
+            return [None]
+        return [jax.device_put(ct, self._src)]
+
+
+_DeviceCopy.__name__ = "ToCopyBackward0"
+
+
+def _move(t, dev):
+    out = Tensor._from_array(jax.device_put(t._array, _dev.to_jax(dev)), t.dtype, dev)
+    if t._requires_grad and _gm._state.enabled:
+        node = _DeviceCopy()
+        node._src = _dev.to_jax(t.device)
+        node._out_meta = ((out._shape, out.dtype),)
+        node._edges = (_graph.edge_of(t),)
+        node.next_functions = node._edges
+        out.grad_fn = node
+        out._requires_grad = True
+    return out
+
+
+def _parse_to(args, kwargs):
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() received an invalid combination of arguments - got unexpected {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, D.dtype):
+            dtype = a
+        elif isinstance(a, (str, _dev.device, int)) and not isinstance(a, bool):
+            device = a
+        elif isinstance(a, bool):
+            pass
+        else:
+            dtype = D.as_dtype(a)
+    return dtype, device, copy
+
+
+def to(self, *args, **kwargs):
+    """``x.to(dtype)``, ``x.to(device)``, ``x.to(device, dtype)``, ``x.to(other)``; returns self when nothing
+    changes (DTY-16, DEV-15)."""
+    dtype, device, copy = _parse_to(args, dict(kwargs))
+    out = self
+    if device is not None:
+        dev = _dev.canonical(device)
+        if dev != self.device:
+            out = _move(out, dev)
+    if dtype is not None:
+        dt = D.as_dtype(dtype)
+        if dt is not out.dtype:
+            from ._dispatch import dispatch
+            from ._registry import OPS
+            out = dispatch(OPS["_to_copy"], (out,), (dt,))
+    if copy and out is self:
+        out = self.clone()
+    return out
+
+
+def _caster(dt):
+    def method(self, memory_format=None):
+        return to(self, dt)
+    method.__name__ = dt.name
+    method.__doc__ = f"``self.to(torch.{dt.name})``"
+    return method
+
+
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    d = "cuda" if device is None else (f"cuda:{device}" if isinstance(device, int) else device)
+    return to(self, d)
+
+
+def cpu(self, memory_format=None):
+    return to(self, "cpu")
+
+
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    from .creation import tensor
+    return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+def _new(fn_name):
+    def method(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+        from . import creation
+        fn = getattr(creation, fn_name)
+        return fn(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad, **kw)
+    method.__name__ = "new_" + fn_name
+    return method
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    from .creation import full
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+METHODS = {"to": to, "cuda": cuda, "cpu": cpu, "new_tensor": new_tensor, "new_zeros": _new("zeros"),
+           "new_ones": _new("ones"), "new_empty": _new("empty"), "new_full": new_full,
+           "float": _caster(D.float32), "double": _caster(D.float64), "half": _caster(D.float16),
+           "bfloat16": _caster(D.bfloat16), "long": _caster(D.int64), "int": _caster(D.int32),
+           "short": _caster(D.int16), "char": _caster(D.int8), "byte": _caster(D.uint8), "bool": _caster(D.bool),
+           "cfloat": _caster(D.complex64), "cdouble": _caster(D.complex128)}

@@ -1,0 +1,202 @@
+"""Matrix products (spec §9.4, §9.5): no dtype promotion (PRO-33), PyTorch's shape errors."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from .. import dtypes as D
+from ._registry import defop
+
+
+def _mm_check(targs, sargs):
+    a, b = targs[0], targs[1]
+    if len(a._shape) != 2:
+        raise RuntimeError("self must be a matrix")
+    if len(b._shape) != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    if a._shape[1] != b._shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a._shape[0]}x{a._shape[1]} and "
+                           f"{b._shape[0]}x{b._shape[1]})")
+
+
+def _matmul_check(targs, sargs):
+    a, b = targs
+    sa, sb = a._shape, b._shape
+    if not sa or not sb:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {len(sa)}D and {len(sb)}D")
+    if len(sa) == 1 and len(sb) == 1:
+        if sa[0] != sb[0]:
+            raise RuntimeError(f"inconsistent tensor size, expected tensor [{sa[0]}] and src [{sb[0]}] to have the "
+                               f"same number of elements, but got {sa[0]} and {sb[0]} elements respectively")
+        return
+    k_a = sa[-1]
+    k_b = sb[0] if len(sb) == 1 else sb[-2]
+    if k_a != k_b:
+        if len(sa) <= 2 and len(sb) <= 2:
+            ra = sa[0] if len(sa) == 2 else 1
+            cb = sb[1] if len(sb) == 2 else 1
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({ra}x{k_a} and {k_b}x{cb})")
+        if len(sa) == 3 and len(sb) == 3 and sa[0] == sb[0]:
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{sb[0]}, {k_a}] but "
+                               f"got: [{sb[0]}, {k_b}].")
+        ra = 1
+        for s in sa[:-1]:
+            ra *= s
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({ra}x{k_a} and {k_b}x{sb[-1]})")
+    if len(sa) > 2 or len(sb) > 2:
+        from ._dispatch import broadcast_shapes
+        broadcast_shapes(sa[:-2] if len(sa) > 2 else (), sb[:-2] if len(sb) > 2 else ())
+
+
+def _matmul_name(targs, sargs):
+    a, b = targs
+    na, nb = len(a._shape), len(b._shape)
+    if na == 2 and nb == 2:
+        return "MmBackward0"
+    if na == 2 and nb == 1:
+        return "MvBackward0"
+    if na == 1 and nb == 1:
+        return "DotBackward0"
+    if na == 1 and nb == 2:
+        return "SqueezeBackward4"
+    return "UnsafeViewBackward0"
+
+
+@defop(promote="matmul", grad_fn=_matmul_name, tensors=2, check=_matmul_check, device_check=("self", "mat2"),
+       kernel="dot", autocast="lower")
+def matmul(input, other):
+    """``a @ b`` with PyTorch's broadcasting and errors; operands must share a dtype."""
+    return jnp.matmul(input, other)
+
+
+@defop(promote="matmul", grad_fn="MmBackward0", tensors=2, check=_mm_check, device_check=("self", "mat2"),
+       kernel="addmm_impl_cpu_", autocast="lower")
+def mm(input, mat2):
+    return jnp.matmul(input, mat2)
+
+
+def _bmm_check(targs, sargs):
+    a, b = targs
+    if len(a._shape) != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if len(b._shape) != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if b._shape[0] != a._shape[0] or b._shape[1] != a._shape[2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{a._shape[0]}, "
+                           f"{a._shape[2]}] but got: [{b._shape[0]}, {b._shape[1]}].")
+
+
+@defop(promote="matmul", grad_fn="BmmBackward0", tensors=2, check=_bmm_check, device_check=("self", "mat2"),
+       kernel="bmm", autocast="lower")
+def bmm(input, mat2):
+    return jnp.matmul(input, mat2)
+
+
+def _mv_check(targs, sargs):
+    a, v = targs
+    if len(a._shape) != 2 or len(v._shape) != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {len(a._shape)}, {len(v._shape)}")
+    if a._shape[1] != v._shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({a._shape[0]}), mat ({a._shape[0]}x{a._shape[1]}), vec "
+                           f"({v._shape[0]})")
+
+
+@defop(promote="matmul", grad_fn="MvBackward0", tensors=2, check=_mv_check, device_check=("self", "vec"),
+       kernel="addmv_impl_cpu", autocast="lower")
+def mv(input, vec):
+    return jnp.matmul(input, vec)
+
+
+def _dot_check(targs, sargs):
+    a, b = targs
+    if len(a._shape) != 1 or len(b._shape) != 1:
+        raise RuntimeError(f"1D tensors expected, but got {len(a._shape)}D and {len(b._shape)}D tensors")
+    if a._shape[0] != b._shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a._shape[0]}] and src [{b._shape[0]}] to have "
+                           f"the same number of elements, but got {a._shape[0]} and {b._shape[0]} elements "
+                           "respectively")
+
+
+@defop(promote="matmul", grad_fn="DotBackward0", tensors=2, check=_dot_check, device_check=("self", "tensor"),
+       autocast="lower", aliases=("inner",))
+def dot(input, tensor):
+    return jnp.dot(input, tensor)
+
+
+@defop(promote="matmul", grad_fn="MulBackward0", tensors=2, autocast="lower", aliases=("ger",))
+def outer(input, vec2):
+    return jnp.outer(input, vec2)
+
+
+def _addmm_rule(op, sig, sargs):
+    from .._promotion import rule_matmul
+    rule_matmul(op, sig[1:], sargs)
+    dt = sig[1][1]
+    return (dt, None, None), (dt,)
+
+
+@defop(promote=_addmm_rule, grad_fn="AddmmBackward0", tensors=3, autocast="lower",
+       device_check=("self", "mat1", "mat2"))
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    r = jnp.matmul(mat1, mat2)
+    if alpha != 1:
+        r = r * jnp.asarray(alpha, r.dtype)
+    return r + (input if beta == 1 else input * jnp.asarray(beta, r.dtype))
+
+
+@defop(promote=_addmm_rule, grad_fn="BaddbmmBackward0", tensors=3, autocast="lower")
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    r = jnp.matmul(batch1, batch2)
+    if alpha != 1:
+        r = r * jnp.asarray(alpha, r.dtype)
+    return r + (input if beta == 1 else input * jnp.asarray(beta, r.dtype))
+
+
+def _einsum_prep(targs, sargs):
+    eq = sargs[0]
+    ops = targs[0]
+    letters = eq.replace(" ", "")
+    lhs = letters.split("->")[0].split(",")
+    if len(lhs) != len(ops):
+        raise RuntimeError(f"einsum(): more operands were provided than specified in the equation"
+                           if len(ops) > len(lhs) else
+                           "einsum(): fewer operands were provided than specified in the equation")
+    seen = {}
+    for k, (sub, t) in enumerate(zip(lhs, ops)):
+        if "..." in sub:
+            continue
+        if len(sub) != len(t._shape):
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(sub)}) does not match the "
+                               f"number of dimensions ({len(t._shape)}) for operand {k} and no ellipsis was given")
+        for ch, n in zip(sub, t._shape):
+            if ch in seen and seen[ch] != n and n != 1 and seen[ch] != 1:
+                raise RuntimeError(f"einsum(): subscript {ch} has size {n} for operand {k} which does not broadcast "
+                                   f"with previously seen size {seen[ch]}")
+            seen.setdefault(ch, n)
+    dts = {t.dtype for t in ops}
+    if len(dts) > 1:
+        a, b = ops[0].dtype, next(t.dtype for t in ops if t.dtype is not ops[0].dtype)
+        raise RuntimeError(f"expected scalar type {a.short} but found {b.short}")
+    return (letters,)
+
+
+def _einsum_rule(op, sig, sargs):
+    dt = sig[0][1]
+    return (None,) * len(sig), (dt,)
+
+
+@defop("_einsum", promote=_einsum_rule, grad_fn="ViewBackward0", tensors="list", method=False, function=False,
+       prep=_einsum_prep, autocast="lower", device_check="cat")
+def _einsum(operands, equation):
+    return jnp.einsum(equation, *operands)
+
+
+def einsum(equation, *operands):
+    """``torch.einsum('bi,bj->bij', a, b)`` or ``einsum(eq, [a, b])``; no dtype promotion (EIN-06)."""
+    from ._dispatch import dispatch
+    from ._registry import OPS
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    return dispatch(OPS["_einsum"], (operands,), (equation,))
+
+
+FUNCTIONS = {"einsum": einsum}

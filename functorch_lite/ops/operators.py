@@ -1,0 +1,122 @@
+"""Python operators on Tensor, each mapped to one op of the table (no arithmetic written here)."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._tensor.tensor import Tensor
+from ._registry import OPS
+from ._dispatch import dispatch, inplace
+
+_SCALARS = (numbers.Number, np.generic)
+
+
+def _ok(other):
+    return isinstance(other, (Tensor,) + _SCALARS)
+
+
+def _binary(name, reflected=False):
+    op = OPS[name]
+    statics = tuple(p.default for p in op.params[2:])
+
+    if reflected:
+        def fn(self, other):
+            if not _ok(other):
+                return NotImplemented
+            return dispatch(op, (other, self), statics)
+    else:
+        def fn(self, other):
+            if not _ok(other):
+                return NotImplemented
+            return dispatch(op, (self, other), statics)
+    return fn
+
+
+def _ibinary(name):
+    op = OPS[name]
+    statics = tuple(p.default for p in op.params[2:])
+
+    def fn(self, other):
+        if not _ok(other):
+            return NotImplemented
+        return inplace(op, (self, other), statics)
+    return fn
+
+
+def _rsub(self, other):
+    if not _ok(other):
+        return NotImplemented
+    return dispatch(OPS["rsub"], (self, other), (1,))
+
+
+def _rtruediv(self, other):
+    """``2 / x`` is ``x.reciprocal() * 2`` in PyTorch (grad_fn MulBackward0)."""
+    if not _ok(other):
+        return NotImplemented
+    return dispatch(OPS["mul"], (dispatch(OPS["reciprocal"], (self,), ()), other), ())
+
+
+def _unary(name):
+    op = OPS[name]
+    statics = tuple(p.default for p in op.params[1:])
+    return lambda self: dispatch(op, (self,), statics)
+
+
+def _div(self, other):
+    if not _ok(other):
+        return NotImplemented
+    return dispatch(OPS["div"], (self, other), (None,))
+
+
+def _idiv(self, other):
+    if not _ok(other):
+        return NotImplemented
+    return inplace(OPS["div"], (self, other), (None,))
+
+
+def _matmul(self, other):
+    if not isinstance(other, Tensor):
+        return NotImplemented
+    return dispatch(OPS["matmul"], (self, other), ())
+
+
+def _rmatmul(self, other):
+    if not isinstance(other, Tensor):
+        return NotImplemented
+    return dispatch(OPS["matmul"], (other, self), ())
+
+
+def _imatmul(self, other):
+    r = _matmul(self, other)
+    if r is NotImplemented:
+        return r
+    return OPS_copy_(self, r)
+
+
+def OPS_copy_(self, r):
+    return inplace(OPS["copy"], (self, r), ())
+
+
+def _invert(self):
+    return dispatch(OPS["bitwise_not"], (self,), ())
+
+
+METHODS = {
+    "__add__": _binary("add"), "__radd__": _binary("add", True), "__iadd__": _ibinary("add"),
+    "__sub__": _binary("sub"), "__rsub__": _rsub, "__isub__": _ibinary("sub"),
+    "__mul__": _binary("mul"), "__rmul__": _binary("mul", True), "__imul__": _ibinary("mul"),
+    "__truediv__": _div, "__rtruediv__": _rtruediv, "__itruediv__": _idiv,
+    "__floordiv__": _binary("floor_divide"), "__rfloordiv__": _binary("floor_divide", True),
+    "__ifloordiv__": _ibinary("floor_divide"),
+    "__mod__": _binary("remainder"), "__rmod__": _binary("remainder", True), "__imod__": _ibinary("remainder"),
+    "__pow__": _binary("pow"), "__rpow__": _binary("pow", True), "__ipow__": _ibinary("pow"),
+    "__matmul__": _matmul, "__rmatmul__": _rmatmul, "__imatmul__": _imatmul,
+    "__and__": _binary("bitwise_and"), "__rand__": _binary("bitwise_and", True), "__iand__": _ibinary("bitwise_and"),
+    "__or__": _binary("bitwise_or"), "__ror__": _binary("bitwise_or", True), "__ior__": _ibinary("bitwise_or"),
+    "__xor__": _binary("bitwise_xor"), "__rxor__": _binary("bitwise_xor", True), "__ixor__": _ibinary("bitwise_xor"),
+    "__lshift__": _binary("bitwise_left_shift"), "__rshift__": _binary("bitwise_right_shift"),
+    "__eq__": _binary("eq"), "__ne__": _binary("ne"), "__lt__": _binary("lt"), "__le__": _binary("le"),
+    "__gt__": _binary("gt"), "__ge__": _binary("ge"),
+    "__neg__": _unary("neg"), "__abs__": _unary("abs"), "__invert__": _invert, "__pos__": _unary("positive"),
+}

@@ -46,15 +46,11 @@ del _mod, _k, _v, _ns
 
 from . import autograd  # noqa: E402,F401
 from . import cuda, backends  # noqa: E402,F401
-from .autograd.engine import backward as _backward  # noqa: E402
+from .autograd import tensor_hooks as _tensor_hooks  # noqa: E402
 
-
-def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-    """``loss.backward()``: accumulate gradients into the leaves' ``.grad``."""
-    _backward(self, gradient, retain_graph, create_graph, inputs)
-
-
-Tensor.backward = _tensor_backward
+for _k, _v in _tensor_hooks.METHODS.items():
+    setattr(Tensor, _k, _v)
+del _k, _v
 
 
 def is_tensor(obj) -> bool:

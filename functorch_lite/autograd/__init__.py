@@ -1,6 +1,9 @@
-"""``functorch_lite.autograd``: backward, grad, grad modes, graph nodes."""
+"""``functorch_lite.autograd``: backward, grad, grad modes, graph nodes, Function, gradcheck."""
 from .engine import backward, grad  # noqa: F401
 from .grad_mode import (  # noqa: F401
     no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled,
 )
 from .graph import Node  # noqa: F401
+from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
+from .gradcheck import gradcheck, GradcheckError  # noqa: F401
+from . import graph  # noqa: F401

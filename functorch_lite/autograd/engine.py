@@ -84,6 +84,10 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, i
             if node._pre_hooks:
                 for h in list(node._pre_hooks.values()):
                     cts = h(cts)
+            retain = node.metadata.get("_retain") if node.metadata else None
+            if retain:
+                for h in retain:
+                    cts = h(cts)
             if capture is not None:
                 for nr, ct in enumerate(cts):
                     ks = capture.get((nid, nr))

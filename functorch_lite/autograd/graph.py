@@ -221,6 +221,10 @@ def rebase(self, r):
     if r.grad_fn is None:
         return
     node = r.grad_fn
+    if node._saved:
+        # the op's own write is not a modification of what it saved (its residuals are immutable)
+        st = self._storage
+        node._saved = tuple(e if e[1] is not st else e[:2] + (st.version,) + e[3:] for e in node._saved)
     if self._base is None:
         self.grad_fn = node
         self._requires_grad = True

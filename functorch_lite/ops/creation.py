@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import dtypes as D
 from .. import _device as _dev
-from .. import random as _random
+from .. import random as _rng
 from .._tensor.tensor import Tensor
 from .movement import _shape_arg
 
@@ -315,7 +315,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
 
 # ---- random --------------------------------------------------------------------------------------------
 def _gen(generator):
-    return generator if generator is not None else _random.default_generator
+    return generator if generator is not None else _rng.default_generator
 
 
 _RAND: dict = {}

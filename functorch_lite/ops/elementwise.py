@@ -6,6 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import dtypes as D
+from . import grad_overrides as _go
 from ._registry import defop
 
 
@@ -372,9 +373,10 @@ def square(input):
 
 @defop(grad_fn="ReluBackward0", inplace=True, saves=("result",))
 def relu(input):
+    """max(x, 0); gradient 0 at 0 as PyTorch (grad_overrides.relu)."""
     if input.dtype == jnp.bool_:
         return input
-    return jnp.maximum(input, jnp.zeros((), input.dtype))
+    return _go.relu(input)
 
 
 @defop(promote="float_only", grad_fn="GeluBackward0", kernel="GeluKernelImpl", method=True)
@@ -445,21 +447,21 @@ def _clamp_rule(op, sig, sargs):
        aliases=("clip",))
 def clamp(input, min=None, max=None):  # noqa: A002
     """``clamp(x, min, max)``: PyTorch's gradient passes where min <= x <= max (bounds included)."""
+    if min is not None and max is not None:
+        return _go.clamp(input, min, max)
     if min is not None:
-        input = jnp.maximum(input, min)
-    if max is not None:
-        input = jnp.minimum(input, max)
-    return input
+        return _go.clamp_min(input, min)
+    return _go.clamp_max(input, max)
 
 
 @defop(promote="elementwise", grad_fn="ClampMinBackward0", tensors=2, inplace=True)
 def clamp_min(input, min):  # noqa: A002
-    return jnp.maximum(input, min)
+    return _go.clamp_min(input, min)
 
 
 @defop(promote="elementwise", grad_fn="ClampMaxBackward0", tensors=2, inplace=True)
 def clamp_max(input, max):  # noqa: A002
-    return jnp.minimum(input, max)
+    return _go.clamp_max(input, max)
 
 
 def _where_check(targs, sargs):

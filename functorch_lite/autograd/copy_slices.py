@@ -1,0 +1,73 @@
+"""In-place writes through a view of a tensor in the graph (spec §7, INP-16..20).
+
+After ``view.op_(...)`` the base's history becomes a ``CopySlices`` node: the gradient of the base
+splits into the part outside the view (to the base's old history) and the part inside it (to the
+in-place op's node). The view itself gets an ``AsStridedBackward0`` node that scatters its gradient
+into the base. Both use the view's flat index map (views.py), so any view (transposed, strided,
+diagonal) works.
+"""
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+
+from .graph import Node, edge_of
+
+
+@jax.jit
+def _split(g, idx):
+    flat = g.reshape(-1)
+    return flat.at[idx.reshape(-1)].set(0).reshape(g.shape), flat[idx]
+
+
+@functools.partial(jax.jit, static_argnums=(2, 3))
+def _scatter_into(g_view, idx, shape, dtype):
+    return jnp.zeros(shape, dtype).reshape(-1).at[idx.reshape(-1)].add(g_view.reshape(-1)).reshape(shape)
+
+
+class CopySlices(Node):
+    __slots__ = ("_idx", "_has_base")
+
+    def apply_custom(self, cts):
+        g = cts[0]
+        if g is None:
+            return [None] * len(self._edges)
+        rest, inside = _split(g, self._idx)
+        return [rest, inside] if self._has_base else [inside]
+
+
+class AsStridedBackward0(Node):
+    __slots__ = ("_idx", "_shape", "_dtype")
+
+    def apply_custom(self, cts):
+        g = cts[0]
+        if g is None:
+            return [None]
+        return [_scatter_into(g, self._idx, self._shape, self._dtype)]
+
+
+def copy_slices(view, node, out_nr):
+    """Rebase ``view``'s base onto a CopySlices node after an in-place op recorded as ``node``."""
+    base = view._base
+    cs = CopySlices()
+    cs._idx = view._idx
+    cs._has_base = base._requires_grad
+    edges = ((edge_of(base),) if base._requires_grad else ()) + ((node, out_nr),)
+    cs._edges = edges
+    cs.next_functions = edges
+    cs._out_meta = ((base._shape, base.dtype),)
+    base.grad_fn = cs
+    base._requires_grad = True
+    base._out_nr = 0
+    vn = AsStridedBackward0()
+    vn._idx = view._idx
+    vn._shape = base._shape
+    vn._dtype = base.dtype.jnp
+    vn._edges = ((cs, 0),)
+    vn.next_functions = vn._edges
+    vn._out_meta = ((view._shape, view.dtype),)
+    view.grad_fn = vn
+    view._requires_grad = True
+    view._out_nr = 0

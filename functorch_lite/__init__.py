@@ -33,8 +33,7 @@ from .ops import creation as _creation
 from .ops import operators as _operators_placeholder  # noqa: F401
 
 _ns = globals()
-_registry.install(Tensor, _ns, {"_dispatch": _dispatch.dispatch, "_inplace": _dispatch.inplace,
-                                "_write_out": _dispatch.write_out})
+_registry.install(Tensor, _ns)
 from .ops import operators as _operators  # noqa: E402
 
 for _mod in (_movement, _conversion, _operators, _indexing, _reduction):

@@ -160,19 +160,19 @@ def record(op, outs, targs, diff_idx, pullback, entry=None, sargs=()):
     outs_t = outs if isinstance(outs, tuple) else (outs,)
     node._out_meta = tuple((o._shape, o.dtype) for o in outs_t)
     saves = op.saves
-    saved = []
     if saves:
+        saved = []
         for s in saves:
             if s == "all":
-                saved.extend(a for a in targs if isinstance(a, Tensor))
+                saved.extend((a, False) for a in targs if isinstance(a, Tensor))
             elif s == "result":
-                saved.extend(outs_t[:1])
-            else:
-                a = targs[s]
-                if isinstance(a, Tensor):
-                    saved.append(a)
-        node._saved = tuple((weakref.ref(t), t._storage, t._storage.version, t._shape, t.dtype, t.grad_fn, t._out_nr)
-                            for t in saved)
+                saved.append((outs_t[0], True))
+            elif isinstance(targs[s], Tensor):
+                saved.append((targs[s], False))
+        # a saved output is reported as "output i of <this node>"; a saved input by its producer then
+        node._saved = tuple((weakref.ref(t), t._storage, t._storage.version, t._shape, t.dtype,
+                             node if is_out else t.grad_fn, is_out, 0 if is_out else t._out_nr)
+                            for t, is_out in saved)
     for i, o in enumerate(outs_t):
         if o.dtype.category >= D.FLOAT:
             o.grad_fn = node
@@ -183,18 +183,18 @@ def record(op, outs, targs, diff_idx, pullback, entry=None, sargs=()):
 
 def check_saved(node):
     """PyTorch's error when a tensor saved for backward was modified in place (spec §7.1)."""
-    for ref, storage, version, shape, dt, producer, out_nr in node._saved:
+    for ref, storage, version, shape, dt, producer, is_out, out_nr in node._saved:
         if storage.version != version:
             t = ref()
-            fn = t.grad_fn if t is not None else producer
+            fn = producer if is_out or t is None else t.grad_fn
             legacy = f"torch.{dt.legacy}" if dt.legacy else str(dt)
             which = ""
             if fn is not None:
                 nm = fn.name()
-                which = f", which is output {out_nr} of {nm[:nm.rfind('Backward')] if 'Backward' in nm else nm}"
+                which = f", which is output {out_nr} of {nm[:nm.rfind('Backward')] if 'Backward' in nm else nm},"
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace operation: "
-                f"[{legacy} [{', '.join(map(str, shape))}]]{which}, is at version {storage.version}; expected "
+                f"[{legacy} [{', '.join(map(str, shape))}]]{which} is at version {storage.version}; expected "
                 f"version {version} instead. Hint: enable anomaly detection to find the operation that failed to "
                 "compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
 

@@ -20,7 +20,7 @@ class OpDef:
     __slots__ = ("name", "impl", "promote", "rule", "grad_fn", "tensors", "tensor_names", "static_names",
                  "method", "function", "inplace", "view", "autocast", "prep", "check", "check_dtype",
                  "differentiable", "nout", "eager", "kernel", "cache", "out", "result_type", "params",
-                 "static_scalars", "device_check", "saves", "broadcast", "__weakref__")
+                 "static_scalars", "device_check", "saves", "broadcast", "fn", "fn_inplace", "__weakref__")
 
     def __init__(self, impl, name, *, promote, grad_fn, tensors, method, function, inplace, view, autocast,
                  prep, check, check_dtype, differentiable, nout, eager, kernel, out, result_type,
@@ -113,9 +113,12 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
         if n in OPS:
             raise ValueError(f"op {n} defined twice")
         OPS[n] = op
-        op_aliases = tuple(aliases)
-        _ALIASES[n] = op_aliases
-        return fn
+        _ALIASES[n] = tuple(aliases)
+        from . import _dispatch
+        ns = {"_dispatch": _dispatch.dispatch, "_inplace": _dispatch.inplace, "_write_out": _dispatch.write_out}
+        op.fn = _make(op, n, "call", ns)
+        op.fn_inplace = _make(op, n + "_", "inplace", ns) if inplace else None
+        return op.fn  # the module-level name is the public, dispatching function
     return deco
 
 
@@ -174,10 +177,10 @@ def _make(op: OpDef, fname: str, kind: str, ns: dict):
     return fn
 
 
-def install(tensor_cls, namespace: dict, dispatch_ns: dict):
-    """Generate Tensor methods and module functions for every op in the table."""
+def install(tensor_cls, namespace: dict):
+    """Attach every op's generated function as Tensor method(s) and module function(s)."""
     for op in OPS.values():
-        call = _make(op, op.name, "call", dispatch_ns)
+        call = op.fn
         names = (op.name,) + _ALIASES[op.name]
         if op.function:
             fnames = names if op.function is True else (op.function,)
@@ -189,7 +192,7 @@ def install(tensor_cls, namespace: dict, dispatch_ns: dict):
                 if n not in tensor_cls.__dict__:
                     setattr(tensor_cls, n, call)
         if op.inplace:
-            ip = _make(op, op.name + "_", "inplace", dispatch_ns)
+            ip = op.fn_inplace
             for n in names:
                 if n + "_" not in tensor_cls.__dict__:
                     setattr(tensor_cls, n + "_", ip)

@@ -191,7 +191,7 @@ def _full_jit(shape, dt, jdev):
         def make(v):
             v = jnp.asarray(v)
             return jnp.broadcast_to(D.cast_array(v, D.from_numpy_dtype(v.dtype), dt), shape)
-        f = jax.jit(make, device=jdev)
+        f = jax.jit(make, out_shardings=jax.sharding.SingleDeviceSharding(jdev))
         if len(_FULL) > 512:
             _FULL.clear()
         _FULL[key] = f
@@ -336,7 +336,7 @@ def _rand_jit(kind, shape, dt, jdev):
                 x = jax.random.randint(k, shape, a, b, jnp.int64)
                 return D.cast_array(x, D.int64, dt)
             raise ValueError(kind)
-        f = _RAND[key] = jax.jit(draw, device=jdev)
+        f = _RAND[key] = jax.jit(draw, out_shardings=jax.sharding.SingleDeviceSharding(jdev))
     return f
 
 

@@ -285,7 +285,10 @@ def neg(input):
 
 @defop(grad_fn="AbsBackward0", inplace=True, aliases=("absolute",))
 def abs(input):  # noqa: A001
-    return input if input.dtype == jnp.bool_ else jnp.abs(input)
+    """|x|; gradient sign(x) (0 at 0) as PyTorch (grad_overrides.abs)."""
+    if input.dtype == jnp.bool_ or jnp.issubdtype(input.dtype, jnp.unsignedinteger):
+        return input
+    return _go.abs(input) if jnp.issubdtype(input.dtype, jnp.floating) else jnp.abs(input)
 
 
 @defop(grad_fn="SgnBackward0", inplace=True)

@@ -2,6 +2,7 @@
 ``jax.custom_jvp`` rules (transposed automatically by ``jax.vjp``). Each has a parity test
 (tests/parity/test_grad_overrides.py).
 
+- abs at 0: PyTorch gives 0 (sign(0)); JAX gives 1.
 - relu at 0: PyTorch gives 0 (JAX's ``maximum(x, 0)`` splits a tie: 0.5).
 - clamp at a bound: PyTorch passes the gradient where ``min <= x <= max`` (bounds included); JAX's
   ``clip`` splits ties. Tensor bounds get the gradient where the bound is active (x < min, x > max).
@@ -22,6 +23,17 @@ def relu(x):
 def _relu_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
     return relu(x), jnp.where(x > 0, t, jnp.zeros((), t.dtype))
+
+
+@jax.custom_jvp
+def abs(x):  # noqa: A001
+    return jnp.abs(x)
+
+
+@abs.defjvp
+def _abs_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return abs(x), t * jnp.sign(x)
 
 
 @jax.custom_jvp

@@ -1,43 +1,702 @@
-"""Reductions (spec §9.1-9.3): sum, mean, ... (more are added by the reductions work)."""
+"""Reductions (spec §9.1-9.3, PRO-12/13): sum, mean, prod, max/min, amax/amin, argmax/argmin,
+var/std (+ _mean), norm, logsumexp, cumsum/cumprod, all/any, softmax/log_softmax, topk, sort,
+argsort, median, count_nonzero, aminmax.
+
+Each op is one ``@defop``; its ``prep`` hook normalises ``dim`` (int, negative, tuple/list, the
+``axis=`` alias) and raises PyTorch's errors before anything runs. Half-precision inputs accumulate
+in float32 inside the jax body (as PyTorch's CPU kernels do); dispatch casts the result back.
+``max``/``min``/``median`` are Python routers (METHODS/FUNCTIONS) over a full-reduction op and a
+``dim`` op returning a ``torch.return_types`` named tuple, like PyTorch's overloads.
+
+Example::
+
+    >>> x = torch.tensor([[3., 1., 4.], [1., 5., 9.]])
+    >>> x.max(dim=1).indices
+    tensor([2, 2])
+"""
 from __future__ import annotations
 
+import builtins
+import math
+import operator
+import sys
+import types
+import warnings
+
+import jax
 import jax.numpy as jnp
 
-from .._tensor.tensor import _wrap_dim
-from ._registry import defop
+from .. import _promotion as P
+from .. import dtypes as D
+from .._tensor.tensor import Tensor, _wrap_dim
+from . import _dispatch
+from ._registry import OPS, defop
+
+_HALF = (jnp.float16, jnp.bfloat16)
 
 
-def _dim_prep(targs, sargs):
-    """Normalise ``dim`` (None, int, tuple/list; ``()`` reduces all, RED-02) with PyTorch's errors."""
-    dim = sargs[0]
-    nd = len(targs[0]._shape)
+# ---- torch.return_types ------------------------------------------------------------------------
+def _structseq(name: str, fields=("values", "indices")) -> type:
+    """A tuple subclass printing like PyTorch's ``torch.return_types.<name>`` (RED-20)."""
+    def __new__(cls, *values):
+        if len(values) == 1 and isinstance(values[0], (tuple, list)):
+            values = tuple(values[0])
+        return tuple.__new__(cls, values)
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        return f"torch.return_types.{name}(\n{body})"
+
+    def __reduce__(self):
+        return (type(self), (tuple(self),))
+
+    ns = {"__slots__": (), "__new__": __new__, "__repr__": __repr__, "__reduce__": __reduce__,
+          "__module__": "functorch_lite.return_types", "n_fields": len(fields),
+          "n_sequence_fields": len(fields), "n_unnamed_fields": 0}
+    for i, f in enumerate(fields):
+        ns[f] = property(operator.itemgetter(i))
+    return type(name, (tuple,), ns)
+
+
+return_types = types.ModuleType("functorch_lite.return_types", "Named results of (values, indices) ops.")
+for _n, _f in (("max", None), ("min", None), ("topk", None), ("sort", None), ("median", None),
+               ("aminmax", ("min", "max"))):
+    setattr(return_types, _n, _structseq(_n, _f or ("values", "indices")))
+sys.modules.setdefault("functorch_lite.return_types", return_types)
+
+
+# ---- argument helpers ----------------------------------------------------------------------------
+def _acc(x):
+    """Accumulate float16/bfloat16 in float32 (PyTorch's CPU accumulate type)."""
+    return x.astype(jnp.float32) if x.dtype in _HALF else x
+
+
+def _ax(dim, axis):
+    """``axis=`` is PyTorch's keyword alias of ``dim``."""
+    return dim if axis is None else axis
+
+
+def _dims(dim, nd, empty_all=True):
+    """None | int | tuple/list -> None (all) or a tuple of wrapped dims (RED-02/04/06).
+
+    ``()`` reduces all dims (sum, mean, amax, var, norm...) or none (``empty_all=False``: all/any).
+    On a 0-d tensor any valid dim reduces 'everything', i.e. nothing: returns ``()``.
+    """
     if dim is None:
-        return sargs
+        return None
     if isinstance(dim, (tuple, list)):
-        if len(dim) == 0:
-            return (None,) + tuple(sargs[1:])
-        ds = tuple(_wrap_dim(d, nd) for d in dim)
+        if not dim:
+            return tuple(range(nd)) if empty_all else ()
+        ds = tuple(_wrap_dim(operator.index(d), nd) for d in dim)
         for d in ds:
             if ds.count(d) > 1:
                 raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-        return (ds,) + tuple(sargs[1:])
-    return (_wrap_dim(dim, nd),) + tuple(sargs[1:])
+    else:
+        ds = (_wrap_dim(operator.index(dim), nd),)
+    return ds if nd else ()
 
 
+def _dim_prep(targs, sargs):
+    """``(dim, keepdim, *rest, axis)`` -> normalised dims (sum, mean, amax, logsumexp...)."""
+    dim = _ax(sargs[0], sargs[-1])
+    return (_dims(dim, len(targs[0]._shape)),) + tuple(sargs[1:-1]) + (None,)
+
+
+def _one_dim(name, dim, nd):
+    """A single int dim (PyTorch's ``int dim`` overloads); tuples raise its TypeError."""
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
+    return _wrap_dim(operator.index(dim), nd)
+
+
+def _missing_dim(name):
+    return TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+
+
+def _nonempty(name, t, dims, all_exc=RuntimeError, all_tail=" Specify the reduction dim with the 'dim' argument."):
+    """max/amax/argmax/median over an empty reduction raise (RED-34); ``dims=None``: no dim given."""
+    shape = t._shape
+    if dims is None:
+        if math.prod(shape) == 0:
+            raise all_exc(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.{all_tail}")
+        return
+    for d in dims:
+        if shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _invalid_combo(name, got, overloads):
+    lines = "".join(f" * {o}\n" for o in overloads)
+    return TypeError(f"{name}() received an invalid combination of arguments - got {got}, but expected one of:\n"
+                     f"{lines}")
+
+
+def _real_float(dt):
+    return dt.to_real() if dt.is_complex else dt
+
+
+# ---- sum / mean / prod ---------------------------------------------------------------------------
 def _sum_name(targs, sargs):
     return "SumBackward0" if sargs[0] is None else "SumBackward1"
 
 
 @defop(promote="sum", grad_fn=_sum_name, prep=_dim_prep, saves=())
-def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
-    """Integer and bool sums accumulate in int64 (PRO-13)."""
-    return jnp.sum(input, axis=dim, keepdims=keepdim)
+def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):  # noqa: A001
+    """Integer and bool sums accumulate in int64 (PRO-13); ``dim=()`` reduces all (RED-02)."""
+    return jnp.sum(_acc(input), axis=dim, keepdims=keepdim)
 
 
 def _mean_name(targs, sargs):
     return "MeanBackward0" if sargs[0] is None else "MeanBackward1"
 
 
-@defop(promote="mean", grad_fn=_mean_name, prep=_dim_prep, saves=())
-def mean(input, dim=None, keepdim=False, *, dtype=None):
-    return jnp.mean(input, axis=dim, keepdims=keepdim)
+def _mean_rule(op, sig, sargs):
+    """PRO-12, with PyTorch's separate wording for a non-floating ``dtype=``."""
+    dt_arg = op.sarg(sargs, "dtype")
+    if dt_arg is not None and D.as_dtype(dt_arg).category < D.FLOAT:
+        raise RuntimeError(f"{op.name}(): could not infer output dtype. Optional dtype must be either a floating "
+                           f"point or complex dtype. Got: {D.as_dtype(dt_arg).short}")
+    return P.rule_mean(op, sig, sargs)
+
+
+@defop(promote=_mean_rule, grad_fn=_mean_name, prep=_dim_prep, saves=())
+def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
+    """Floating/complex only (PRO-12); the mean of nothing is nan (RED-10)."""
+    return jnp.mean(_acc(input), axis=dim, keepdims=keepdim)
+
+
+def _prod_prep(targs, sargs):
+    dim, keepdim, dtype, axis = sargs
+    dim = _ax(dim, axis)
+    if isinstance(dim, (tuple, list)):
+        raise _invalid_combo("prod", f"(dim={type(dim).__name__}, )", (
+            "(*, torch.dtype dtype = None)", "(int dim, bool keepdim = False, *, torch.dtype dtype = None)"))
+    nd = len(targs[0]._shape)
+    return (None if dim is None else (_wrap_dim(operator.index(dim), nd) if nd else ()), keepdim, dtype, None)
+
+
+@defop(promote="sum", grad_fn=lambda t, s: "ProdBackward0" if s[0] is None else "ProdBackward1", prep=_prod_prep)
+def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None):
+    """Product; one int ``dim`` only; integers accumulate in int64 (PRO-13)."""
+    return jnp.prod(_acc(input), axis=dim, keepdims=keepdim)
+
+
+# ---- max / min / amax / amin / argmax / argmin / aminmax --------------------------------------------------
+def _all_prep(name):
+    def prep(targs, sargs):
+        _nonempty(name, targs[0], None)
+        return sargs
+    return prep
+
+
+def _sel_prep(name):
+    def prep(targs, sargs):
+        dim, keepdim = sargs
+        d = _one_dim(name, dim, len(targs[0]._shape))
+        _nonempty(name, targs[0], (d,))
+        return (d, keepdim)
+    return prep
+
+
+def _select(x, dim, keepdim, argfn):
+    """(values, int64 indices) along ``dim``; values gathered at the index, so the gradient goes there."""
+    if x.ndim == 0:
+        return x, jnp.zeros((), jnp.int64)
+    idx = argfn(x, axis=dim, keepdims=True)
+    v = jnp.take_along_axis(x, idx, axis=dim)
+    if not keepdim:
+        v, idx = jnp.squeeze(v, dim), jnp.squeeze(idx, dim)
+    return v, idx
+
+
+@defop("max", grad_fn="MaxBackward1", prep=_all_prep("max"), method=False, function=False)
+def _max_all(input):
+    """``x.max()``: NaN propagates (RED-31); ties share the gradient evenly, as PyTorch's."""
+    return jnp.max(input)
+
+
+@defop("min", grad_fn="MinBackward1", prep=_all_prep("min"), method=False, function=False)
+def _min_all(input):
+    return jnp.min(input)
+
+
+@defop("max_dim", promote="value_index", grad_fn="MaxBackward0", prep=_sel_prep("max"), nout=2,
+       result_type=return_types.max, method=False, function=False, saves=())
+def _max_dim(input, dim, keepdim=False):
+    """``x.max(dim)``: first index on ties (RED-30), NaN wins (RED-31)."""
+    return _select(input, dim, keepdim, jnp.argmax)
+
+
+@defop("min_dim", promote="value_index", grad_fn="MinBackward0", prep=_sel_prep("min"), nout=2,
+       result_type=return_types.min, method=False, function=False, saves=())
+def _min_dim(input, dim, keepdim=False):
+    return _select(input, dim, keepdim, jnp.argmin)
+
+
+def _amax_prep(name):
+    def prep(targs, sargs):
+        dim, keepdim, axis = sargs
+        dim = _ax(dim, axis)
+        dims = _dims(dim, len(targs[0]._shape))
+        _nonempty(name, targs[0], None if dim is None or dim in ((), []) else dims)
+        return (dims, keepdim, None)
+    return prep
+
+
+@defop(grad_fn="AmaxBackward0", prep=_amax_prep("amax"))
+def amax(input, dim=(), keepdim=False, *, axis=None):
+    """Max over ``dim`` (int or tuple; ``()`` = all, RED-36)."""
+    return jnp.max(input, axis=dim, keepdims=keepdim)
+
+
+@defop(grad_fn="AminBackward0", prep=_amax_prep("amin"))
+def amin(input, dim=(), keepdim=False, *, axis=None):
+    return jnp.min(input, axis=dim, keepdims=keepdim)
+
+
+def _arg_prep(name):
+    def prep(targs, sargs):
+        dim, keepdim, axis = sargs
+        t = targs[0]
+        if t.dtype is D.bool:
+            raise RuntimeError(f"{name}(): does not support bool input")
+        dim = _ax(dim, axis)
+        if dim is None:
+            _nonempty(name, t, None, IndexError, "")
+            return (None, keepdim, None)
+        d = _one_dim(name, dim, len(t._shape))
+        _nonempty(name, t, (d,))
+        return (d, keepdim, None)
+    return prep
+
+
+def _arg(x, dim, keepdim, fn):
+    if x.ndim == 0:
+        return jnp.zeros((), jnp.int64)
+    return fn(x, axis=dim, keepdims=keepdim)
+
+
+@defop(promote="int64", prep=_arg_prep("argmax"), differentiable=False)
+def argmax(input, dim=None, keepdim=False, *, axis=None):
+    """Flat index when ``dim`` is None (RED-32); first occurrence on ties; int64."""
+    return _arg(input, dim, keepdim, jnp.argmax)
+
+
+@defop(promote="int64", prep=_arg_prep("argmin"), differentiable=False)
+def argmin(input, dim=None, keepdim=False, *, axis=None):
+    return _arg(input, dim, keepdim, jnp.argmin)
+
+
+def _aminmax_prep(targs, sargs):
+    dim, keepdim = sargs
+    t = targs[0]
+    d = None if dim is None else _one_dim("aminmax", dim, len(t._shape))
+    if (t.numel() == 0 and d is None) or (d is not None and t._shape and t._shape[d] == 0):
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                           "identity.")
+    return (d if t._shape or d is None else None, keepdim)
+
+
+@defop(grad_fn="AminmaxBackward0", prep=_aminmax_prep, nout=2, result_type=return_types.aminmax)
+def aminmax(input, *, dim=None, keepdim=False):
+    """``(min, max)`` as ``torch.return_types.aminmax``."""
+    return jnp.min(input, axis=dim, keepdims=keepdim), jnp.max(input, axis=dim, keepdims=keepdim)
+
+
+# ---- var / std -----------------------------------------------------------------------------------
+def _var_rule(op, sig, sargs):
+    dt = sig[0][1]
+    if dt.category < D.FLOAT:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    return (None,), (dt.to_real(), dt)[:op.nout]
+
+
+def _var_prep(name):
+    def prep(targs, sargs):
+        dim, unbiased, keepdim, correction, axis = sargs
+        dim = _ax(dim, axis)
+        if isinstance(dim, bool):  # var(input, unbiased) overload
+            dim, unbiased = None, dim
+        if unbiased is not None and correction is not None:
+            raise TypeError(f"{name}() received an invalid combination of arguments - got (correction="
+                            f"{type(correction).__name__}, unbiased=bool), but expected one of:\n")
+        c = correction if correction is not None else (0 if unbiased is False else 1)
+        t = targs[0]
+        dims = _dims(dim, len(t._shape))
+        n = t.numel() if dims is None else math.prod(t._shape[d] for d in dims)
+        if n - c <= 0:
+            warnings.warn(f"{name.split('_')[0]}(): degrees of freedom is <= 0. Correction should be strictly less "
+                          "than the reduction factor (input numel divided by output numel).", UserWarning,
+                          stacklevel=3)
+        return (dims, None, keepdim, c, None)
+    return prep
+
+
+def _moments(x, dim, keepdim, correction):
+    """(variance, mean) with Bessel-style ``correction`` (divisor ``max(N - correction, 0)``)."""
+    x = _acc(x)
+    m = jnp.mean(x, axis=dim, keepdims=True)
+    d = x - m
+    sq = jnp.real(d * jnp.conj(d)) if jnp.iscomplexobj(d) else d * d
+    n = x.size if dim is None else math.prod(x.shape[i] for i in dim)
+    var = jnp.sum(sq, axis=dim, keepdims=keepdim) / jnp.asarray(builtins.max(n - correction, 0), sq.dtype)
+    if not keepdim:
+        m = m.reshape(var.shape)
+    return var, m
+
+
+@defop(promote=_var_rule, grad_fn="VarBackward0", prep=_var_prep("var"))
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
+    """``correction=1`` by default; ``unbiased=`` is the legacy spelling."""
+    return _moments(input, dim, keepdim, correction)[0]
+
+
+@defop(promote=_var_rule, grad_fn="StdBackward0", prep=_var_prep("std"))
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
+    return jnp.sqrt(_moments(input, dim, keepdim, correction)[0])
+
+
+@defop(promote=_var_rule, grad_fn="VarMeanBackward0", prep=_var_prep("var_mean"), nout=2, method=False)
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
+    """``(var, mean)`` as a plain tuple (function only, like PyTorch)."""
+    return _moments(input, dim, keepdim, correction)
+
+
+@defop(promote=_var_rule, grad_fn="StdMeanBackward0", prep=_var_prep("std_mean"), nout=2, method=False)
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
+    v, m = _moments(input, dim, keepdim, correction)
+    return jnp.sqrt(v), m
+
+
+# ---- norm / logsumexp ----------------------------------------------------------------------------------
+def _norm_rule(op, sig, sargs):
+    dt = sig[0][1]
+    if dt.category < D.FLOAT:
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {dt.short}")
+    dt_arg = op.sarg(sargs, "dtype")
+    r = D.as_dtype(dt_arg) if dt_arg is not None else dt
+    return (r,), (_real_float(r),)
+
+
+def _norm_prep(targs, sargs):
+    p, dim, keepdim, dtype = sargs
+    nd = len(targs[0]._shape)
+    if isinstance(p, str):
+        if p not in ("fro", "nuc"):
+            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+        if p == "fro" and (dim is None or not isinstance(dim, (tuple, list)) or len(dim) <= 2):
+            p = 2.0
+        else:
+            ds = list(range(nd)) if dim is None else (list(dim) if isinstance(dim, (tuple, list)) else [dim])
+            if len(ds) != 2:
+                raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, ds))}")
+            return ("nuc", tuple(sorted(_dims(ds, nd))), keepdim, dtype)
+    return (builtins.float(p), _dims(dim, nd), keepdim, dtype)
+
+
+def _safe_root(s, p):
+    """``s ** (1/p)`` with a zero (not nan) gradient at ``s == 0``, as PyTorch's norm backward."""
+    zero = s == 0
+    safe = jnp.where(zero, jnp.ones_like(s), s)
+    return jnp.where(zero, jnp.zeros_like(s), jnp.sqrt(safe) if p == 2 else safe ** (1.0 / p))
+
+
+@defop(promote=_norm_rule, grad_fn=lambda t, s: "SumBackward1" if s[0] == "nuc" else "LinalgVectorNormBackward0",
+       prep=_norm_prep)
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """Vector p-norm over ``dim`` (2 / 'fro' default, inf, -inf, 0, any p); 'nuc' for two dims."""
+    x = _acc(input)
+    if p == "nuc":
+        s = jnp.linalg.svd(jnp.moveaxis(x, dim, (-2, -1)), compute_uv=False).sum(-1)
+        for d in dim if keepdim else ():
+            s = jnp.expand_dims(s, d)
+        return s
+    a = jnp.abs(x)
+    if p == math.inf:
+        return jnp.max(a, axis=dim, keepdims=keepdim)
+    if p == -math.inf:
+        return jnp.min(a, axis=dim, keepdims=keepdim)
+    if p == 0:
+        return jnp.sum((a != 0).astype(a.dtype), axis=dim, keepdims=keepdim)
+    if p == 1:
+        return jnp.sum(a, axis=dim, keepdims=keepdim)
+    return _safe_root(jnp.sum(a * a if p == 2 else a ** p, axis=dim, keepdims=keepdim), p)
+
+
+def _lse_prep(targs, sargs):
+    dim, keepdim, axis = sargs
+    if dim is None and axis is None:
+        raise _missing_dim("logsumexp")
+    return _dim_prep(targs, sargs)
+
+
+@defop(promote="float", grad_fn="LogsumexpBackward0", prep=_lse_prep)
+def logsumexp(input, dim=None, keepdim=False, *, axis=None):
+    """Stable ``log(sum(exp(x)))`` over ``dim`` (required); integers compute in the default float."""
+    return jax.nn.logsumexp(_acc(input), axis=dim, keepdims=keepdim)
+
+
+# ---- cumulative ------------------------------------------------------------------------------
+def _cum_prep(name):
+    def prep(targs, sargs):
+        dim, dtype, axis = sargs
+        dim = _ax(dim, axis)
+        if dim is None:
+            raise _missing_dim(name)
+        return (_one_dim(name, dim, len(targs[0]._shape)), dtype, None)
+    return prep
+
+
+@defop(promote="sum", grad_fn="CumsumBackward0", prep=_cum_prep("cumsum"), inplace=True, saves=())
+def cumsum(input, dim=None, *, dtype=None, axis=None):
+    """Running sum along ``dim``; integers and bool accumulate in int64 (PRO-13)."""
+    return input if input.ndim == 0 else jnp.cumsum(_acc(input), axis=dim)
+
+
+@defop(promote="sum", grad_fn="CumprodBackward0", prep=_cum_prep("cumprod"), inplace=True)
+def cumprod(input, dim=None, *, dtype=None, axis=None):
+    return input if input.ndim == 0 else jnp.cumprod(_acc(input), axis=dim)
+
+
+# ---- all / any / count_nonzero -----------------------------------------------------------------------------
+def _logical_rule(op, sig, sargs):
+    """bool results, except uint8 in -> uint8 out (PyTorch's legacy behaviour)."""
+    return (None,), (D.uint8 if sig[0][1] is D.uint8 else D.bool,)
+
+
+def _logical_prep(targs, sargs):
+    dim, keepdim, axis = sargs
+    return (_dims(_ax(dim, axis), len(targs[0]._shape), empty_all=False), keepdim, None)
+
+
+def _truth(x):
+    return x if x.dtype == jnp.bool_ else x != 0
+
+
+@defop(promote=_logical_rule, prep=_logical_prep, differentiable=False)
+def all(input, dim=None, keepdim=False, *, axis=None):  # noqa: A001
+    """True where every element along ``dim`` is non-zero (NaN counts as true)."""
+    return jnp.all(_truth(input), axis=dim, keepdims=keepdim)
+
+
+@defop(promote=_logical_rule, prep=_logical_prep, differentiable=False)
+def any(input, dim=None, keepdim=False, *, axis=None):  # noqa: A001
+    return jnp.any(_truth(input), axis=dim, keepdims=keepdim)
+
+
+def _count_prep(targs, sargs):
+    dim, axis = sargs
+    return (_dims(_ax(dim, axis), len(targs[0]._shape)), None)
+
+
+@defop(promote="int64", prep=_count_prep, differentiable=False)
+def count_nonzero(input, dim=None, *, axis=None):
+    """Number of non-zero elements over ``dim`` (int or tuple), int64."""
+    return jnp.sum(_truth(input), axis=dim, dtype=jnp.int64)
+
+
+# ---- softmax / log_softmax -----------------------------------------------------------------------------
+def _softmax_rule(op, sig, sargs):
+    """Floating inputs only unless ``dtype=`` is given (RED-15/16), with the kernel's name."""
+    nd, dt = sig[0]
+    dt_arg = op.sarg(sargs, "dtype")
+    if dt_arg is not None:
+        r = D.as_dtype(dt_arg)
+        return (r,), (r,)
+    if dt.category < D.FLOAT:
+        last = "_lastdim" if nd == 0 or op.sarg(sargs, "dim") == nd - 1 else ""
+        raise NotImplementedError(f'"{op.name}{last}_kernel_impl" not implemented for \'{dt.short}\'')
+    return (None,), (dt,)
+
+
+def _softmax_prep(name):
+    def prep(targs, sargs):
+        dim, dtype, axis = sargs
+        dim = _ax(dim, axis)
+        if dim is None:
+            raise _missing_dim(name)
+        return (_one_dim(name, dim, len(targs[0]._shape)), dtype, None)
+    return prep
+
+
+def _along(fn, x, dim):
+    x = _acc(x)
+    return fn(x.reshape(1), axis=0).reshape(()) if x.ndim == 0 else fn(x, axis=dim)
+
+
+@defop(promote=_softmax_rule, grad_fn="SoftmaxBackward0", prep=_softmax_prep("softmax"), saves=("result",))
+def softmax(input, dim=None, dtype=None, *, axis=None):
+    """Numerically stable softmax along ``dim`` (required, RED-13; RED-17)."""
+    return _along(jax.nn.softmax, input, dim)
+
+
+@defop(promote=_softmax_rule, grad_fn="LogSoftmaxBackward0", prep=_softmax_prep("log_softmax"),
+       saves=("result",))
+def log_softmax(input, dim=None, dtype=None, *, axis=None):
+    return _along(jax.nn.log_softmax, input, dim)
+
+
+# ---- topk / sort / argsort / median ---------------------------------------------------------------------
+def _topk_prep(targs, sargs):
+    k, dim, largest, sorted_, axis = sargs
+    t = targs[0]
+    nd = len(t._shape)
+    d = _one_dim("topk", _ax(dim, axis), nd)
+    if t.dtype is D.bool:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    k = operator.index(k)
+    if not 0 <= k <= (t._shape[d] if nd else 1):
+        raise RuntimeError("selected index k out of range")
+    return (k, d, largest, sorted_, None)
+
+
+def _gather_sorted(x, dim, descending, k=None):
+    """Stable sort along ``dim`` (NaN largest, -0 == 0, ties in original order) -> (values, indices)."""
+    if x.ndim == 0:
+        return x, jnp.zeros((), jnp.int64)
+    idx = jnp.argsort(x, axis=dim, stable=True, descending=descending)
+    if k is not None:
+        idx = jax.lax.slice_in_dim(idx, 0, k, axis=dim)
+    return jnp.take_along_axis(x, idx, axis=dim), idx
+
+
+@defop(promote="value_index", grad_fn="TopkBackward0", prep=_topk_prep, nout=2, result_type=return_types.topk,
+       saves=())
+def topk(input, k, dim=-1, largest=True, sorted=True, *, axis=None):  # noqa: A002
+    """The ``k`` largest (or smallest) along ``dim``; always returned sorted; ties keep index order."""
+    return _gather_sorted(input, dim, largest, k)
+
+
+def _sort_prep(name):
+    def prep(targs, sargs):
+        dim, descending, stable, axis = sargs
+        dim = _ax(dim, axis)
+        if isinstance(dim, (tuple, list)):
+            raise _invalid_combo(name, f"({type(dim).__name__})", (
+                "(*, bool stable, int dim = -1, bool descending = False)", "(int dim = -1, bool descending = False)"))
+        return (_wrap_dim(operator.index(dim), len(targs[0]._shape)), descending, stable, None)
+    return prep
+
+
+@defop(promote="value_index", grad_fn="SortBackward0", prep=_sort_prep("sort"), nout=2,
+       result_type=return_types.sort, saves=())
+def sort(input, dim=-1, descending=False, *, stable=False, axis=None):
+    """Sort along ``dim``; always stable (PyTorch's CPU sort is too); NaN sorts as the largest."""
+    return _gather_sorted(input, dim, descending)
+
+
+@defop(promote="int64", prep=_sort_prep("argsort"), differentiable=False)
+def argsort(input, dim=-1, descending=False, *, stable=False, axis=None):
+    return _gather_sorted(input, dim, descending)[1]
+
+
+def _no_bool_median(t):
+    if t.dtype is D.bool:
+        raise NotImplementedError("\"median_cpu\" not implemented for 'Bool'")
+
+
+def _median_all_prep(targs, sargs):
+    _no_bool_median(targs[0])
+    return sargs
+
+
+def _median_dim_prep(targs, sargs):
+    t = targs[0]
+    _no_bool_median(t)
+    dim, keepdim = sargs
+    d = _one_dim("median", dim, len(t._shape))
+    _nonempty("median", t, (d,))
+    return (d, keepdim)
+
+
+@defop("median", grad_fn="MedianBackward0", prep=_median_all_prep, method=False, function=False)
+def _median_all(input):
+    """Lower median of all elements; nan if any is nan; ties share the gradient evenly."""
+    flat = input.reshape(-1)
+    n = flat.size
+    floating = jnp.issubdtype(flat.dtype, jnp.inexact)
+    if n == 0:
+        return jnp.full((), jnp.nan if floating else 0, flat.dtype)
+    m = jnp.sort(flat)[(n - 1) // 2]
+    if not floating:
+        return m
+    m = jax.lax.stop_gradient(jnp.where(jnp.any(jnp.isnan(flat)), jnp.full((), jnp.nan, flat.dtype), m))
+    eq = flat == m
+    return m + jnp.sum(jnp.where(eq, flat - m, jnp.zeros_like(flat))) / jnp.sum(eq).astype(flat.dtype)
+
+
+@defop("median_dim", promote="value_index", grad_fn="MedianBackward1", prep=_median_dim_prep, nout=2,
+       result_type=return_types.median, method=False, function=False, saves=())
+def _median_dim(input, dim, keepdim=False):
+    """Lower median along ``dim`` and its index; a row with nan gives nan at its first nan."""
+    if input.ndim == 0:
+        return input, jnp.zeros((), jnp.int64)
+    n = input.shape[dim]
+    si = jnp.argsort(input, axis=dim, stable=True)
+    shape = input.shape[:dim] + (1,) + input.shape[dim + 1:]
+    pos = jnp.full(shape, (n - 1) // 2, jnp.int64)
+    if jnp.issubdtype(input.dtype, jnp.inexact):
+        nans = jnp.sum(jnp.isnan(input), axis=dim, keepdims=True, dtype=jnp.int64)
+        pos = jnp.where(nans > 0, n - nans, pos)
+    idx = jnp.take_along_axis(si, pos, axis=dim)
+    v = jnp.take_along_axis(input, idx, axis=dim)
+    return (v, idx) if keepdim else (jnp.squeeze(v, dim), jnp.squeeze(idx, dim))
+
+
+# ---- Python routers: max / min / median ---------------------------------------------------------------
+def _call(name, targs, sargs, out=None):
+    r = _dispatch.dispatch(OPS[name], targs, sargs)
+    if out is None:
+        return r
+    if isinstance(r, tuple):
+        for o, v in zip(out, r):
+            _dispatch.write_out(o, v)
+        return type(r)(tuple(out))
+    return _dispatch.write_out(out, r)
+
+
+_MINMAX_FN = ("(Tensor input, *, Tensor out = None)", "(Tensor input, Tensor other, *, Tensor out = None)",
+              "(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)")
+_MINMAX_METHOD = ("()\n      didn't match because some of the keywords were incorrect: dim",
+                  "(Tensor other)\n      didn't match because some of the keywords were incorrect: dim",
+                  "(int dim, bool keepdim = False)")
+
+
+def _minmax(name: str, method: bool):
+    pair = {"max": "maximum", "min": "minimum"}[name]
+    builtin = getattr(builtins, name)
+
+    def fn(input, dim=None, keepdim=False, *, other=None, axis=None, out=None):
+        if not isinstance(input, Tensor):  # builtins shadowed in the package namespace stay usable
+            return builtin(input, *(a for a in (dim,) if a is not None))
+        dim = _ax(dim, axis)
+        if isinstance(dim, Tensor):
+            dim, other = None, dim
+        if other is not None:
+            return _call(pair, (input, other), (), out)
+        if dim is None:
+            return _call(name, (input,), (), out)
+        if isinstance(dim, (tuple, list, builtins.float)):
+            tn = type(dim).__name__
+            if method:
+                raise _invalid_combo(name, f"(dim={tn}, )", _MINMAX_METHOD)
+            raise _invalid_combo(name, f"(Tensor, dim={tn})", _MINMAX_FN)
+        return _call(name + "_dim", (input,), (dim, keepdim), out)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"``{name}(input)`` -> tensor; ``{name}(input, dim, keepdim=False)`` -> "
+                  f"``torch.return_types.{name}(values, indices)``; ``{name}(input, other)`` -> {pair}.")
+    return fn
+
+
+def median(input: Tensor, dim=None, keepdim: bool = False, *, axis=None, out=None):
+    """``median(input)`` -> lower median; ``median(input, dim)`` -> ``torch.return_types.median``."""
+    dim = _ax(dim, axis)
+    if dim is None:
+        return _call("median", (input,), (), out)
+    return _call("median_dim", (input,), (dim, keepdim), out)
+
+
+METHODS = {"max": _minmax("max", True), "min": _minmax("min", True), "median": median}
+FUNCTIONS = {"max": _minmax("max", False), "min": _minmax("min", False), "median": median,
+             "return_types": return_types}

@@ -1,14 +1,21 @@
-"""The backward engine: iterative, dependency-counted, gradients released as consumed (design §3)."""
+"""The backward engine (design §3): iterative, dependency-counted, nothing recursive.
+
+Two ways to run the same graph:
+- whole-graph: when every node was recorded by dispatch and no hook or create_graph is involved,
+  the graph's structure (which cached entries, which edges) keys ONE jitted program that runs all
+  the nodes' vjps and the leaf accumulations in a single XLA call. A training loop hits the same
+  structure every step, so backward costs one dispatch (the "recorded tape as one jitted vjp").
+- node by node: otherwise each node runs its entry's cached jitted backward kernel (or its custom
+  rule), with tensor hooks, retain_grad and create_graph applied between nodes.
+"""
 from __future__ import annotations
 
 import heapq
 
 import jax
-import jax.numpy as jnp
 
-from .. import dtypes as D
 from . import grad_mode as _gm
-from .graph import AccumulateGrad, _FREED_MSG, check_saved
+from .graph import AccumulateGrad, _FREED_MSG, check_saved, edge_of
 
 
 def _tensor_cls():
@@ -19,68 +26,77 @@ def _tensor_cls():
 _add = jax.jit(lambda a, b: a + b)
 
 
-def _acc(buf, i, ct):
-    cur = buf[i]
-    if cur is None:
-        buf[i] = ct
-    elif ct is not None:
-        buf[i] = _add(cur, ct) if not isinstance(cur, _tensor_cls()) else cur + ct
-    return buf
+def _is_float0(ct):
+    return ct is not None and getattr(ct, "dtype", None) == jax.dtypes.float0
+
+
+def _topo(start_nodes):
+    """Reachable nodes, their dependency counts, and a deterministic topological order."""
+    deps, nodes = {}, {}
+    stack = []
+    for n in start_nodes:
+        if id(n) not in nodes:
+            nodes[id(n)] = n
+            stack.append(n)
+    while stack:
+        n = stack.pop()
+        for nxt, _ in n._edges:
+            k = id(nxt)
+            deps[k] = deps.get(k, 0) + 1
+            if k not in nodes:
+                nodes[k] = nxt
+                stack.append(nxt)
+    remaining = dict(deps)
+    ready = [(-n._seq, k) for k, n in nodes.items() if remaining.get(k, 0) == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, k = heapq.heappop(ready)
+        n = nodes[k]
+        order.append(n)
+        for nxt, _ in n._edges:
+            kk = id(nxt)
+            remaining[kk] -= 1
+            if remaining[kk] == 0:
+                heapq.heappush(ready, (-nxt._seq, kk))
+    return order
 
 
 def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, inputs=None, accumulate=True):
-    """Propagate ``root_grads`` (arrays or Tensors) from ``roots``; accumulate into leaves' ``.grad`` or
-    return the gradients of ``inputs`` (``autograd.grad``)."""
-    from .graph import edge_of
-    Tensor = _tensor_cls()
-    # map root tensors to (node, output index)
-    start = []
-    for t, g in zip(roots, root_grads):
-        if not t._requires_grad:
-            continue
-        start.append((edge_of(t), g))
-    capture = None
+    """Propagate ``root_grads`` from ``roots``; accumulate into leaves' ``.grad`` (``accumulate``) and/or
+    return the gradients reaching ``inputs`` (``autograd.grad``)."""
+    start = [(edge_of(t), g) for t, g in zip(roots, root_grads) if t._requires_grad]
+    targets = None
     if inputs is not None:
-        capture = {}
-        for k, t in enumerate(inputs):
-            node, nr = edge_of(t)
-            capture.setdefault((id(node), nr), []).append(k)
-    # dependency counts over the reachable graph
-    deps = {}
-    nodes = {}
-    stack = [n for (n, _), _ in start]
-    for n in stack:
-        nodes[id(n)] = n
-    seen = set()
-    while stack:
-        n = stack.pop()
-        if id(n) in seen:
-            continue
-        seen.add(id(n))
-        for nxt, _ in n._edges:
-            deps[id(nxt)] = deps.get(id(nxt), 0) + 1
-            if id(nxt) not in nodes:
-                nodes[id(nxt)] = nxt
-                stack.append(nxt)
+        targets = [edge_of(t) for t in inputs]
+    order = _topo([n for (n, _), _ in start])
+    for n in order:
+        if n._freed:
+            raise RuntimeError(_FREED_MSG)
+        check_saved(n)
+    if not create_graph and _compilable(order):
+        results = _run_compiled(order, start, targets, accumulate and inputs is None)
+    else:
+        results = _run_nodes(order, start, targets, create_graph, accumulate and inputs is None)
+    if not retain_graph:
+        for n in order:
+            if n._saved:
+                n._freed = True
+                n._arrays = None
+    return results
+
+
+# ---- node by node -------------------------------------------------------------------------------
+def _run_nodes(order, start, targets, create_graph, accumulate):
     buffers = {}
     for (n, nr), g in start:
-        buf = buffers.get(id(n))
-        if buf is None:
-            buf = buffers[id(n)] = [None] * max(1, len(getattr(n, "_out_meta", ((),))))
-        _acc(buf, nr, g)
-    ready = []
-    for (n, _), _ in start:
-        if deps.get(id(n), 0) == 0 and all(id(n) != r[1] for r in ready):
-            heapq.heappush(ready, (-n._seq, id(n)))
-    results = [None] * (len(inputs) if inputs is not None else 0)
+        _acc(buffers, n, nr, g.array() if isinstance(g, _Ones) else g)
+    results = [None] * (len(targets) if targets is not None else 0)
     prev_mode = _gm._state.enabled
     _gm._state.enabled = create_graph
     try:
-        while ready:
-            _, nid = heapq.heappop(ready)
-            node = nodes[nid]
-            cts = buffers.pop(nid, None) or [None]
-            # tensor hooks / retain_grad on non-leaf outputs run as pre-hooks of their node
+        for node in order:
+            cts = buffers.pop(id(node), None) or [None] * len(getattr(node, "_out_meta", ((),)))
             if node._pre_hooks:
                 for h in list(node._pre_hooks.values()):
                     cts = h(cts)
@@ -88,36 +104,32 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, i
             if retain:
                 for h in retain:
                     cts = h(cts)
-            if capture is not None:
-                for nr, ct in enumerate(cts):
-                    ks = capture.get((nid, nr))
-                    if ks:
-                        for k in ks:
-                            results[k] = ct
+            if targets is not None:
+                for k, (tn, tnr) in enumerate(targets):
+                    if tn is node and cts[tnr] is not None:
+                        results[k] = cts[tnr]
             if isinstance(node, AccumulateGrad):
-                if inputs is None and accumulate:
+                if accumulate:
                     _accumulate(node.variable, cts[0], create_graph)
                 continue
-            if node._freed:
-                raise RuntimeError(_FREED_MSG)
-            check_saved(node)
             in_cts = _apply(node, cts, create_graph)
-            if not retain_graph and node._saved:
-                node._freed = True
-                node._pullback = None
             for (nxt, nr), ct in zip(node._edges, in_cts):
-                nid2 = id(nxt)
-                buf = buffers.get(nid2)
-                if buf is None:
-                    buf = buffers[nid2] = [None] * max(1, len(getattr(nxt, "_out_meta", ((),))))
-                if ct is not None and not (hasattr(ct, "dtype") and ct.dtype == jax.dtypes.float0):
-                    _acc(buf, nr, ct)
-                deps[nid2] -= 1
-                if deps[nid2] == 0:
-                    heapq.heappush(ready, (-nxt._seq, nid2))
+                if ct is not None and not _is_float0(ct):
+                    _acc(buffers, nxt, nr, ct)
     finally:
         _gm._state.enabled = prev_mode
     return results
+
+
+def _acc(buffers, node, nr, ct):
+    buf = buffers.get(id(node))
+    if buf is None:
+        buf = buffers[id(node)] = [None] * max(1, len(getattr(node, "_out_meta", ((),))))
+    cur = buf[nr]
+    if cur is None:
+        buf[nr] = ct
+    elif ct is not None:
+        buf[nr] = cur + ct if isinstance(cur, _tensor_cls()) else _add(cur, ct)
 
 
 def _apply(node, cts, create_graph):
@@ -126,7 +138,7 @@ def _apply(node, cts, create_graph):
         from .higher_order import apply_differentiable
         return apply_differentiable(node, cts)
     arrs = [c._array if isinstance(c, Tensor) else c for c in cts]
-    if hasattr(node, "apply_custom"):
+    if node._entry is None:
         return node.apply_custom(arrs)
     return node.apply(arrs)
 
@@ -155,6 +167,107 @@ def _accumulate(t, ct, create_graph):
             h(t)
 
 
+# ---- whole graph as one jitted program ------------------------------------------------------------
+_PROGRAMS: dict = {}
+
+
+def _compilable(order):
+    for n in order:
+        if isinstance(n, AccumulateGrad):
+            continue
+        if n._entry is None or n._pre_hooks or (n.metadata and n.metadata.get("_retain")):
+            return False
+    return True
+
+
+def _run_compiled(order, start, targets, accumulate):
+    Tensor = _tensor_cls()
+    index = {id(n): i for i, n in enumerate(order)}
+    spec = []
+    node_arrays = []
+    leaves = []
+    for n in order:
+        if isinstance(n, AccumulateGrad):
+            leaves.append(n)
+            spec.append(None)
+            node_arrays.append(None)
+            continue
+        spec.append((n._entry, n._diff_idx, len(n._out_meta),
+                     tuple((index[id(nx)], nr) for nx, nr in n._edges)))
+        node_arrays.append(n._arrays)
+    root_spec = tuple((index[id(n)], nr, g.key() if isinstance(g, _Ones) else None) for (n, nr), g in start)
+    root_cts = tuple(None if isinstance(g, _Ones) else (g._array if isinstance(g, Tensor) else g) for _, g in start)
+    target_spec = tuple((index.get(id(n), -1), nr) for n, nr in targets) if targets is not None else ()
+    # leaves without hooks accumulate inside the program; hooked leaves get their raw gradient back
+    leaf_prev = []
+    for lf in leaves:
+        t = lf.variable
+        plain = accumulate and not t._hooks and t._grad is not None and t._grad.dtype is t.dtype
+        leaf_prev.append(t._grad._array if plain else None)
+    key = (tuple(None if s is None else (id(s[0]),) + s[1:] for s in spec), root_spec, target_spec, accumulate)
+    prog = _PROGRAMS.get(key)
+    if prog is None:
+        prog = _build_program(spec, root_spec, target_spec, accumulate)
+        if len(_PROGRAMS) > 256:
+            _PROGRAMS.clear()
+        _PROGRAMS[key] = prog
+    leaf_out, captured = prog[1](tuple(node_arrays), root_cts, tuple(leaf_prev))
+    if accumulate:
+        for lf, prev, g in zip(leaves, leaf_prev, leaf_out):
+            if g is None:
+                continue
+            t = lf.variable
+            if prev is not None:
+                t._grad._write(g)
+                if t._post_hooks:
+                    for h in list(t._post_hooks.values()):
+                        h(t)
+            else:
+                _accumulate(t, g, False)
+    return list(captured)
+
+
+def _build_program(spec, root_spec, target_spec, accumulate):
+    entries = [s and s[0] for s in spec]  # keep the entries alive with the program
+    appliers = [None if s is None else s[0].vjp_apply(s[1]) for s in spec]
+
+    def program(node_arrays, root_cts, leaf_prev):
+        bufs = {}
+
+        def add(i, nr, ct):
+            k = (i, nr)
+            cur = bufs.get(k)
+            bufs[k] = ct if cur is None else cur + ct
+        for (i, nr, ones), ct in zip(root_spec, root_cts):
+            add(i, nr, jax.numpy.ones(ones[0], ones[1]) if ones is not None else ct)
+        captured = [None] * len(target_spec)
+        leaf_out = []
+        li = 0
+        for i, s in enumerate(spec):
+            for k, (ti, tnr) in enumerate(target_spec):
+                if ti == i:
+                    captured[k] = bufs.get((i, tnr))
+            if s is None:  # a leaf
+                g = bufs.get((i, 0))
+                prev = leaf_prev[li]
+                if g is not None and prev is not None:
+                    g = prev + g
+                leaf_out.append(g)
+                li += 1
+                continue
+            _, diff_idx, nout, edges = s
+            cts = tuple(bufs.pop((i, k), None) for k in range(nout))
+            if all(c is None for c in cts):
+                continue
+            in_cts = appliers[i](node_arrays[i], cts)
+            for (j, nr), ct in zip(edges, in_cts):
+                if ct is not None and ct.dtype != jax.dtypes.float0:
+                    add(j, nr, ct)
+        return tuple(leaf_out), tuple(captured)
+    return entries, jax.jit(program)
+
+
+# ---- public API -----------------------------------------------------------------------------------
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """``torch.autograd.backward`` / ``Tensor.backward``."""
     Tensor = _tensor_cls()
@@ -176,21 +289,25 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         res = run_backward(roots, grads, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
         for t, g in zip(inputs, res):
-            if g is not None:
-                if not isinstance(g, Tensor):
-                    g = Tensor._from_array(g, t.dtype, t._storage.device)
-                if t.grad_fn is None or t._retains_grad:
-                    _accumulate_plain(t, g)
+            if g is not None and (t.grad_fn is None or t._retains_grad):
+                _accumulate(t, g, create_graph)
         return None
     run_backward(roots, grads, retain_graph=retain_graph, create_graph=create_graph)
     return None
 
 
-def _accumulate_plain(t, g):
-    if t._grad is None:
-        t._grad = g.detach()
-    else:
-        t._grad._write(_add(t._grad._array, g._array))
+class _Ones:
+    """The implicit gradient of a scalar root (``loss.backward()``)."""
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
+
+    def key(self):
+        return (self.shape, str(self.dtype))
+
+    def array(self):
+        return jax.numpy.ones(self.shape, self.dtype)
 
 
 def _roots_and_grads(tensors, grad_tensors, create_graph):
@@ -204,9 +321,13 @@ def _roots_and_grads(tensors, grad_tensors, create_graph):
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if not (t.dtype.is_floating_point or t.dtype.is_complex):
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {t.dtype}")
-            g = jnp.ones(t._shape, t.dtype.jnp)
             if create_graph:
-                g = Tensor._from_array(g, t.dtype, t._storage.device)
+                from ..ops.creation import ones
+                g = ones(t._shape, dtype=t.dtype, device=t.device)
+            else:
+                roots.append(t)
+                grads.append(_Ones(t._shape, t.dtype.jnp))  # made inside the backward program
+                continue
         else:
             if not isinstance(g, Tensor):
                 raise TypeError(f"gradient must be a Tensor, got {type(g).__name__}")
@@ -215,10 +336,8 @@ def _roots_and_grads(tensors, grad_tensors, create_graph):
                                    f"and output[{i}] has a shape of torch.Size({list(t._shape)}).")
             if g.dtype is not t.dtype:
                 g = g.to(t.dtype)
-            if not create_graph:
-                g = g._array
         roots.append(t)
-        grads.append(g)
+        grads.append(g if create_graph else g._array)
     return roots, grads
 
 
@@ -231,8 +350,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                            "functorch_lite.func.vmap over autograd.grad instead")
     if isinstance(outputs, Tensor):
         outputs = (outputs,)
-    single = isinstance(inputs, Tensor)
-    inputs = (inputs,) if single else tuple(inputs)
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     elif isinstance(grad_outputs, Tensor):
@@ -251,7 +369,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for k, (t, g) in enumerate(zip(inputs, res)):
         if g is None:
             if materialize_grads:
-                from .. import zeros_like
+                from ..ops.creation import zeros_like
                 out.append(zeros_like(t))
                 continue
             if not allow_unused:

@@ -22,8 +22,8 @@ _CLASSES: dict = {}
 class Node:
     """Base of every grad_fn class (``AddBackward0``...)."""
 
-    __slots__ = ("_pullback", "next_functions", "_edges", "_saved", "_out_meta", "_freed", "_seq", "_inputs",
-                 "_entry", "_diff_idx", "_pre_hooks", "_hooks", "metadata", "_outputs", "__weakref__")
+    __slots__ = ("_arrays", "next_functions", "_edges", "_saved", "_out_meta", "_freed", "_seq", "_inputs",
+                 "_entry", "_diff_idx", "_pre_hooks", "_hooks", "metadata", "__weakref__")
 
     def __init__(self):
         self._seq = next(_seq)
@@ -31,6 +31,7 @@ class Node:
         self._hooks = None
         self._freed = False
         self._saved = ()
+        self._entry = None
         self.metadata = {}
 
     def name(self) -> str:
@@ -50,17 +51,11 @@ class Node:
         return _Handle(self._pre_hooks, fn)
 
     def apply(self, cts):
-        """cotangents of the outputs (list, None = zero) -> cotangents of the differentiable inputs."""
+        """Cotangents of the outputs (None = zero) -> cotangents of the differentiable inputs, with the
+        entry's cached jitted backward kernel."""
         if self._freed:
             raise RuntimeError(_FREED_MSG)
-        meta = self._out_meta
-        full = []
-        for ct, (shape, dt) in zip(cts, meta):
-            if ct is None:
-                ct = _zeros(shape, dt)
-            full.append(ct)
-        arg = full[0] if len(full) == 1 else tuple(full)
-        return _apply_pullback(self._pullback, arg)
+        return self._entry.bwd_fn(self._diff_idx)(self._arrays, tuple(cts))
 
 
 def node_class(name):
@@ -111,20 +106,6 @@ _INFERENCE_MSG = ("Inference tensors cannot be saved for backward. Please do not
                   "tensor and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
 
 
-@jax.jit
-def _apply_pullback(pullback, ct):
-    return pullback(ct)
-
-
-_ZEROS: dict = {}
-
-
-def _zeros(shape, dt):
-    if dt.category < D.FLOAT:
-        return np.zeros(shape, dtype=jax.dtypes.float0)
-    return jax.numpy.zeros(shape, dt.jnp)
-
-
 def edge_of(t):
     """(node, output index) that receives the gradient of tensor ``t`` (requires_grad assumed)."""
     fn = t.grad_fn
@@ -136,7 +117,7 @@ def edge_of(t):
     return acc, 0
 
 
-def record(op, outs, targs, diff_idx, pullback, entry=None, sargs=()):
+def record(op, outs, targs, diff_idx, arrays, entry=None, sargs=()):
     """Attach a new Node to the differentiable outputs of one op call."""
     from .._tensor.tensor import Tensor
     name = op.grad_fn
@@ -145,7 +126,7 @@ def record(op, outs, targs, diff_idx, pullback, entry=None, sargs=()):
     elif type(name) is tuple:  # (name when a view, name when a copy)
         name = name[0 if op.view is not None and outs._base is not None else 1]
     node = node_class(name or f"{op.name.capitalize()}Backward0")()
-    node._pullback = pullback
+    node._arrays = arrays
     node._entry = entry
     node._diff_idx = diff_idx
     node._inputs = targs

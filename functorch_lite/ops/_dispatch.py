@@ -5,10 +5,11 @@
  2. look up the cached entry for (static args, call signature): the dtype rule's casts and output
     dtypes (decided by ``_promotion``) and the jitted kernel — built once, then a dict hit;
  3. check devices (PyTorch's message) and broadcast shapes (PyTorch's message);
- 4. run the jitted kernel — or, when an input requires grad and grad mode is on, the cached
-    jitted vjp-forward, which also returns the pullback;
+ 4. run the jitted kernel;
  5. wrap the result(s) in new Tensors (dtype and device from the facade, never from JAX);
- 6. record the autograd Node.
+ 6. when an input requires grad and grad mode is on, record the autograd Node: the entry and the
+    input arrays. No ``jax.vjp`` runs in the forward: backward runs the entry's cached jitted
+    vjp (node by node), or the whole recorded graph as one cached jitted program (engine.py).
 """
 from __future__ import annotations
 
@@ -28,32 +29,48 @@ _state = _gm._state
 
 class Entry:
     """Everything dispatch needs for one (op, static args, signature): built once."""
-    __slots__ = ("fn", "outs", "body", "vjps", "diff_ok", "nargs")
+    __slots__ = ("fn", "outs", "body", "bwds", "diff_ok", "nargs")
 
     def __init__(self, fn, outs, body, diff_ok, nargs):
-        self.fn = fn
-        self.outs = outs
-        self.body = body
-        self.vjps = {}
+        self.fn = fn          # jitted forward: arrays -> array(s)
+        self.outs = outs      # facade dtypes of the outputs
+        self.body = body      # the same forward, unjitted (traced into vjps and whole-graph backwards)
+        self.bwds = {}
         self.diff_ok = diff_ok
         self.nargs = nargs
 
-    def vjp_fn(self, diff_idx):
-        f = self.vjps.get(diff_idx)
-        if f is None:
-            body = self.body
-            n = self.nargs
+    def vjp_apply(self, diff_idx):
+        """Pure function (input arrays, output cotangents) -> cotangents of inputs ``diff_idx``.
 
-            def fwd(*arrays):
-                def g(*d):
-                    merged = list(arrays)
-                    for i, v in zip(diff_idx, d):
-                        merged[i] = v
-                    return body(*merged)
-                return jax.vjp(g, *[arrays[i] for i in diff_idx])
-            f = self.vjps[diff_idx] = jax.jit(fwd)
-            del n
+        Missing (None) output cotangents are zeros. The forward is re-traced inside, and XLA keeps
+        only what the pullback needs (a matmul's vjp needs its inputs, not its output)."""
+        body = self.body
+
+        def apply(arrays, cts):
+            def g(*d):
+                merged = list(arrays)
+                for i, v in zip(diff_idx, d):
+                    merged[i] = v
+                return body(*merged)
+            out, pb = jax.vjp(g, *[arrays[i] for i in diff_idx])
+            outs = out if isinstance(out, tuple) else (out,)
+            full = tuple(_zero_ct(o) if c is None else c for c, o in zip(cts, outs))
+            return pb(full[0] if len(full) == 1 else full)
+        return apply
+
+    def bwd_fn(self, diff_idx):
+        """The cached jitted backward kernel of this entry (used node by node)."""
+        f = self.bwds.get(diff_idx)
+        if f is None:
+            f = self.bwds[diff_idx] = jax.jit(self.vjp_apply(diff_idx))
         return f
+
+
+def _zero_ct(o):
+    if jnp.issubdtype(o.dtype, jnp.inexact):
+        return jnp.zeros(o.shape, o.dtype)
+    import numpy as np
+    return np.zeros(o.shape, jax.dtypes.float0)
 
 
 def _build(op, sargs, sig):
@@ -146,9 +163,8 @@ def dispatch(op, targs, sargs):
     if entry.diff_ok and _state.enabled:
         diff_idx = tuple(i for i, a in enumerate(targs) if isinstance(a, Tensor) and a._requires_grad)
         if diff_idx:
-            res, pullback = entry.vjp_fn(diff_idx)(*arrays)
-            outs = _wrap(op, res, entry.outs, dev)
-            _graph.record(op, outs, targs, diff_idx, pullback, entry, sargs)
+            outs = _wrap(op, entry.fn(*arrays), entry.outs, dev)
+            _graph.record(op, outs, targs, diff_idx, tuple(arrays), entry, sargs)
             return outs
     return _wrap(op, entry.fn(*arrays), entry.outs, dev)
 
@@ -163,9 +179,7 @@ def _dispatch_view(op, t, sargs, meta):
         entry = op.cache.get(key)
         if entry is None:
             entry = op.cache[key] = _build(op, sargs, key[1])
-        res, pullback = entry.vjp_fn((0,))(t._array)
-        out._cache = (t._storage.array, res)
-        _graph.record(op, out, (t,), (0,), pullback, entry, sargs)
+        _graph.record(op, out, (t,), (0,), (t._array,), entry, sargs)
     return out
 
 

@@ -1,5 +1,902 @@
-"""Indexing: ``__getitem__`` / ``__setitem__`` (basic indexing as views; advanced as gathers)."""
+"""Indexing (spec §5 VIEW-24..36, §9.8 IDX-01..05): ``x[idx]``, ``x[idx] = v`` and the gather/scatter family.
+
+Basic indexing (ints, slices, ``None``, ``...``, 0-d integer tensors) is a chain of the view ops
+``select`` / ``slice`` / ``unsqueeze`` walked exactly like PyTorch's ``applySlicing``, so the result
+shares storage. Advanced indexing (integer / bool tensors and lists) is ONE op, ``index``
+(IndexBackward0), over a stacked ``(k, *B)`` integer index tensor: boolean masks are turned into
+integer indices on the host first (``nonzero``), so the jitted op never sees data-dependent shapes,
+and integer indices are bounds-checked on host values when not traced (JAX would clamp, IDX-05).
+``x[idx] = v`` copies into the view (``copy_``) or runs ``index_put`` in place.
+
+Example::
+
+    >>> y = torch.arange(12).view(3, 4)
+    >>> y[1:, ::2]                    # a view: y[1:, ::2]._base is y._base
+    tensor([[ 4,  6],
+            [ 8, 10]])
+    >>> y[y > 9] = 0                  # one in-place index_put, _version + 1
+"""
 from __future__ import annotations
 
-METHODS = {}
-FUNCTIONS = {}
+import numbers
+import operator
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _device as _dev
+from .. import dtypes as D
+from .._tensor.tensor import Tensor, _wrap_dim
+from ._dispatch import broadcast_shapes, data_dependent_error, dispatch, inplace, write_out
+from ._registry import OPS, defop
+
+_Tracer = jax.core.Tracer
+_INT_INDEX = (D.int64, D.int32)
+
+
+# ---- shared helpers -------------------------------------------------------------------------------
+def _host_tensor(arr: np.ndarray, dt, device) -> Tensor:
+    return Tensor._from_array(jax.device_put(arr, _dev.to_jax(device)), dt, device)
+
+
+def _first_oob(t: Tensor, size: int, negative: bool):
+    """First index value (row-major) outside the valid range, or None (skipped when traced)."""
+    arr = t._array
+    if isinstance(arr, _Tracer) or 0 in t._shape:
+        return None
+    h = np.asarray(arr)
+    bad = (h >= size) | (h < (-size if negative else 0))
+    if not bad.any():
+        return None
+    return int(h.reshape(-1)[np.argmax(bad.reshape(-1))])
+
+
+def _bounds(pos: int, size_of, negative: bool, make):
+    """A ``check`` hook: the index tensor at ``targs[pos]`` against ``size_of(targs, sargs)``."""
+    def check(targs, sargs):
+        size = size_of(targs, sargs)
+        v = _first_oob(targs[pos], size, negative)
+        if v is not None:
+            raise make(v, targs, sargs, size)
+    return check
+
+
+def _dim_size(targs, sargs):
+    t = targs[0]
+    return t._shape[sargs[0]] if t._shape else 1
+
+
+def _oob(exc, prefix=""):
+    return lambda v, targs, sargs, size: exc(f"{prefix}index {v} is out of bounds for dimension {sargs[0]} with "
+                                             f"size {size}")
+
+
+def _rule_cast(*positions):
+    """Output keeps the input's dtype; the tensor-like args at ``positions`` are cast to it."""
+    def rule(op, sig, sargs):
+        dt = sig[0][1]
+        return tuple(dt if i in positions and s is not None else None for i, s in enumerate(sig)), (dt,)
+    return rule
+
+
+def _view(t: Tensor, name: str, sargs: tuple) -> Tensor:
+    return dispatch(OPS[name], (t,), sargs)
+
+
+def _out(r, out):
+    return r if out is None else write_out(out, r)
+
+
+def _strip_ones(v):
+    """Drop leading size-1 dims of a value being assigned (PyTorch's slicePrefix1sSize)."""
+    if not isinstance(v, Tensor) or not v._shape or v._shape[0] != 1:
+        return v
+    s = v._shape
+    i = next((k for k, n in enumerate(s) if n != 1), len(s))
+    return _view(v, "reshape", (s[i:],))
+
+
+def _along(dim):
+    return (slice(None),) * dim
+
+
+# ---- the advanced-indexing ops -------------------------------------------------------------------
+def _adv_index(ndim, indices, dims):
+    idx = [slice(None)] * ndim
+    for j, d in enumerate(dims):
+        idx[d] = indices[j]
+    return tuple(idx)
+
+
+def _adv_shape(shape, bshape, dims):
+    """Result shape: advanced dims in place when adjacent, else in front (NumPy/PyTorch rule)."""
+    k = len(dims)
+    if dims == tuple(range(dims[0], dims[0] + k)):
+        return shape[:dims[0]] + bshape + shape[dims[-1] + 1:]
+    return bshape + tuple(s for d, s in enumerate(shape) if d not in dims)
+
+
+def _check_adv(shape, indices, dims):
+    arr = indices._array
+    if isinstance(arr, _Tracer) or 0 in indices._shape:
+        return
+    h = np.moveaxis(np.asarray(arr), 0, -1).reshape(-1)  # element-major, then index j (PyTorch's order)
+    sizes = np.tile(np.array([shape[d] for d in dims]), h.size // len(dims))
+    bad = (h >= sizes) | (h < -sizes)
+    if bad.any():
+        p = int(np.argmax(bad))
+        j = p % len(dims)
+        raise IndexError(f"index {h[p]} is out of bounds for dimension {j} with size {shape[dims[j]]}")
+
+
+@defop("index", promote="index", grad_fn="IndexBackward0", tensors=2, method=False, function=False, saves=(1,),
+       check=lambda targs, sargs: _check_adv(targs[0]._shape, targs[1], sargs[0]))
+def _index(input, indices, dims):
+    """``input[...]`` with integer ``indices`` (k, *B) applied to dims ``dims``."""
+    return input[_adv_index(input.ndim, indices, dims)]
+
+
+def _index_put_check(targs, sargs):
+    x, v, indices = targs
+    _check_adv(x._shape, indices, sargs[0])
+    target = _adv_shape(x._shape, indices._shape[1:], sargs[0])
+    vs = v._shape if isinstance(v, Tensor) else ()
+    if len(vs) > len(target) or any(a != 1 and a != b for a, b in zip(reversed(vs), reversed(target))):
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(vs)} cannot be broadcast to indexing result "
+                           f"of shape {list(target)}")
+
+
+@defop("index_put", promote=_rule_cast(1), grad_fn="IndexPutBackward0", tensors=3, method=False, function=False,
+       check=_index_put_check, saves=(2,))
+def _index_put(input, values, indices, dims, accumulate):
+    """``input[indices] = values`` (``accumulate``: ``+=``, duplicates summed)."""
+    at = input.at[_adv_index(input.ndim, indices, dims)]
+    return at.add(values) if accumulate else at.set(values)
+
+
+# ---- the walk (PyTorch's applySlicing) ------------------------------------------------------------------
+_INVALID = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
+            "(got {})")
+_SEQ_WARN = ("Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in pytorch "
+             "2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor index, "
+             "x[torch.tensor(seq)], which will result either in an error or a different result")
+_MASKS = (D.bool, D.uint8)
+
+
+def _tp_name(o) -> str:
+    t = type(o)
+    return f"numpy.{t.__name__}" if t.__module__.startswith("numpy") else t.__name__
+
+
+def _select(t: Tensor, dim: int, v, real_dim: int) -> Tensor:
+    v = operator.index(v)
+    if not t._shape:
+        if v == 0:
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
+                             "C++ to convert a 0-dim tensor to a number")
+        raise IndexError(f"index {v} is out of bounds for dimension {real_dim} with size 0")
+    size = t._shape[dim]
+    if v < -size or v >= size:
+        raise IndexError(f"index {v} is out of bounds for dimension {real_dim} with size {size}")
+    return dispatch(OPS["select"], (t,), (dim, v))
+
+
+def _slice(t: Tensor, dim: int, s: slice, always: bool) -> Tensor:
+    if not t._shape:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    step = 1 if s.step is None else operator.index(s.step)
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
+    if step < 0:
+        raise ValueError("step must be greater than zero")
+    n = t._shape[dim]
+    if (not always and step == 1 and (s.start is None or operator.index(s.start) == 0)
+            and (s.stop is None or operator.index(s.stop) >= n)):
+        return t  # PyTorch skips full slices inside a tuple
+    start, stop, _ = s.indices(n)
+    return dispatch(OPS["slice"], (t,), (dim, start, max(start, stop), step))
+
+
+def _to_tuple(index) -> tuple:
+    if isinstance(index, tuple):
+        return index
+    if isinstance(index, list) and len(index) < 32 and any(
+            isinstance(o, (Tensor, list, tuple, slice, np.ndarray)) or o is None or o is Ellipsis for o in index):
+        warnings.warn(_SEQ_WARN, UserWarning, stacklevel=3)
+        return tuple(index)
+    return (index,)
+
+
+def _seq_tensor(o, device) -> Tensor:
+    """A list / ndarray index as a tensor: bool stays a mask, anything else becomes int64 (floats truncate)."""
+    if isinstance(o, str):
+        raise TypeError("new(): invalid data type 'str'")
+    a = np.asarray(o)
+    if isinstance(o, np.ndarray):
+        return _host_tensor(a, D.from_numpy_dtype(a.dtype), device)
+    if a.dtype != np.bool_:
+        a = a.astype(np.int64)
+    return _host_tensor(a, D.bool if a.dtype == np.bool_ else D.int64, device)
+
+
+def _count(idx) -> int:
+    n = 0
+    for o in idx:
+        if isinstance(o, Tensor):
+            n += o.ndim if o.dtype in _MASKS else 1
+        elif not (o is None or o is Ellipsis or o is True or o is False or isinstance(o, np.bool_)):
+            n += 1
+    return n
+
+
+def _walk(self: Tensor, idx: tuple):
+    """Apply the basic part of ``idx`` as views; return (view, [(dim, index tensor or host array)])."""
+    nd = len(self._shape)
+    spec = _count(idx)
+    if spec > nd:
+        raise IndexError(f"too many indices for tensor of dimension {nd}")
+    res, dim, adv = self, 0, []
+    for i, o in enumerate(idx):
+        if type(o) is int:
+            res = _select(res, dim, o, i)
+        elif isinstance(o, slice):
+            res = _slice(res, dim, o, False)
+            dim += 1
+        elif o is None:
+            res = _view(res, "unsqueeze", (dim,))
+            dim += 1
+        elif o is Ellipsis:
+            dim += nd - spec
+        elif o is True or o is False or isinstance(o, np.bool_):
+            res = _view(res, "unsqueeze", (dim,))
+            adv.append((dim, np.zeros(1 if o else 0, np.int64)))
+            dim += 1
+        else:
+            t = o if isinstance(o, Tensor) else (
+                _seq_tensor(o, self.device) if isinstance(o, (list, tuple, np.ndarray, str)) else None)
+            if t is None:
+                try:
+                    v = operator.index(o)
+                except TypeError:
+                    raise IndexError(_INVALID.format(_tp_name(o))) from None
+                res = _select(res, dim, v, i)
+            elif t._shape or t.dtype.category > D.INT:
+                adv.append((dim, t))
+                dim += t.ndim if t.dtype in _MASKS else 1
+            elif t.dtype in _MASKS:  # 0-d bool: unsqueeze + [0] or []
+                res = _view(res, "unsqueeze", (dim,))
+                adv.append((dim, np.zeros(1 if t._host() else 0, np.int64)))
+                dim += 1
+            elif isinstance(t._array, _Tracer):  # 0-d int under compile: an advanced index
+                adv.append((dim, t))
+                dim += 1
+            else:
+                res = _select(res, dim, int(t._host()), i)
+    return res, adv
+
+
+def _prepare(res: Tensor, adv: list):
+    """Index entries -> (dims, stacked (k, *B) index tensor), with PyTorch's checks and messages."""
+    for _, t in adv:
+        if isinstance(t, Tensor) and t.dtype not in _INT_INDEX and t.dtype not in _MASKS:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    entries = []
+    for d, t in adv:
+        if isinstance(t, Tensor) and t.dtype in _MASKS:
+            if t.dtype is D.uint8:
+                warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
+                              "instead.", UserWarning, stacklevel=3)
+            for j, n in enumerate(t._shape):
+                if d + j >= len(res._shape) or n != res._shape[d + j]:
+                    raise IndexError(f"The shape of the mask {list(t._shape)} at index {j} does not match the shape of "
+                                     f"the indexed tensor {list(res._shape)} at index {d + j}")
+            entries.extend((d + j, col) for j, col in enumerate(np.nonzero(t._host())))
+        else:
+            entries.append((d, t))
+    shapes = [tuple(t.shape) for _, t in entries]
+    try:
+        b = tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                         + ", ".join(str(list(s)) for s in shapes)) from None
+    dims = tuple(d for d, _ in entries)
+    ts = [t for _, t in entries]
+    if not any(isinstance(t, Tensor) for t in ts):
+        arr = np.stack([np.broadcast_to(t, b) for t in ts]).astype(np.int64)
+        return dims, _host_tensor(arr, D.int64, res.device)
+    if len(ts) == 1:
+        return dims, _view(ts[0], "unsqueeze", (0,))
+    ts = [t if isinstance(t, Tensor) else _host_tensor(t.astype(np.int64), D.int64, res.device) for t in ts]
+    ts = [t if t._shape == b else _view(t, "expand", (b,)) for t in ts]
+    return dims, dispatch(OPS["stack"], (ts,), (0,))
+
+
+@defop("alias", grad_fn="AliasBackward0", view=lambda t, s: (t._shape, t.stride(), t._offset), method=False,
+       function=False, saves=())
+def _alias(input):
+    """``x[...]``: a view of the whole tensor."""
+    return input
+
+
+def getitem(self: Tensor, index) -> Tensor:
+    """``x[index]``: views for basic indexing (VIEW-24..32), a copy for advanced indexing (VIEW-30/31)."""
+    tp = type(index)
+    if tp is int:
+        return _select(self, 0, index, 0)
+    if tp is slice:
+        return _slice(self, 0, index, True)
+    if index is None:
+        return _view(self, "unsqueeze", (0,))
+    if index is Ellipsis:
+        return _view(self, "alias", ())
+    res, adv = _walk(self, _to_tuple(index))
+    if not adv:
+        return _view(self, "alias", ()) if res is self else res
+    dims, indices = _prepare(res, adv)
+    return dispatch(OPS["index"], (res, indices), (dims,))
+
+
+def _put(dst: Tensor, dims, indices, values, accumulate: bool, in_place: bool):
+    if isinstance(values, Tensor) and values.dtype is not dst.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got {dst.dtype.short} for "
+                           f"the destination and {values.dtype.short} for the source.")
+    args = (dst, _strip_ones(values), indices)
+    return (inplace if in_place else dispatch)(OPS["index_put"], args, (dims, bool(accumulate)))
+
+
+def setitem(self: Tensor, index, value) -> None:
+    """``x[index] = value``: ``copy_`` into the view, or one in-place ``index_put``; ``_version`` + 1 (INP-01)."""
+    if not isinstance(value, (Tensor, numbers.Number, np.generic)):
+        raise TypeError(f"can't assign a {type(value).__name__} to a torch.{self.dtype.legacy}")
+    tp = type(index)
+    adv = None
+    if tp is int:
+        dst = _select(self, 0, index, 0)
+    elif tp is slice:
+        dst = _slice(self, 0, index, True)
+    elif index is Ellipsis:
+        dst = self
+    else:
+        dst, adv = _walk(self, _to_tuple(index))
+    if adv:
+        dims, indices = _prepare(dst, adv)
+        _put(dst, dims, indices, value, False, True)
+        return
+    if isinstance(value, Tensor) and value._shape and value._shape != dst._shape:
+        value = _strip_ones(value)
+        if value._shape != dst._shape:
+            value = _view(value, "expand", (dst._shape,))
+    inplace(OPS["copy"], (dst, value), ())
+
+
+def _positional(self: Tensor, indices) -> list:
+    if len(indices) > len(self._shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(self._shape)} (got {len(indices)})")
+    out, d = [], 0
+    for t in indices:
+        if t is not None:
+            out.append((d, t))
+        d += t.ndim if isinstance(t, Tensor) and t.dtype in _MASKS else 1
+    return out
+
+
+def _index_put_api(self, indices, values, accumulate, in_place):
+    if not isinstance(values, Tensor):
+        raise TypeError(f"index_put{'_' if in_place else ''}(): argument 'values' (position 2) must be Tensor, not "
+                        f"{type(values).__name__}")
+    adv = _positional(self, tuple(indices))
+    if not adv:
+        return self.copy_(values) if in_place else values.expand(self._shape).clone()
+    dims, idx = _prepare(self, adv)
+    return _put(self, dims, idx, values, accumulate, in_place)
+
+
+def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    """``x.index_put_((i, j), v, accumulate=False)``: in-place ``x[i, j] = v`` (``+=`` with accumulate)."""
+    return _index_put_api(self, indices, values, accumulate, True)
+
+
+def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    """Out-of-place ``index_put_`` (IndexPutBackward0)."""
+    return _index_put_api(input, indices, values, accumulate, False)
+
+
+# ---- gather / scatter --------------------------------------------------------------------------------
+def _need(name, t, allowed, exc=RuntimeError, msg=None):
+    if t.dtype not in allowed:
+        raise exc(msg or f"{name}(): Expected dtype int32/int64 for index")
+
+
+def _gather_prep(targs, sargs):
+    x, index = targs
+    d = _wrap_dim(sargs[0], len(x._shape))
+    _need("gather", index, _INT_INDEX)
+    if index.numel() == 0:
+        return (d, False)
+    if max(index.ndim, 1) != max(x.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    for k, (a, b) in enumerate(zip(index._shape, x._shape)):
+        if k != d and a > b:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index._shape)} to be no "
+                               f"larger than self {list(x._shape)} apart from dimension {d}")
+    return (d, False)
+
+
+@defop("gather", promote="index", grad_fn="GatherBackward0", tensors=2, method=False, function=False, saves=(1,),
+       prep=_gather_prep, check=_bounds(1, _dim_size, False, _oob(RuntimeError)))
+def _gather(input, index, dim, sparse_grad):
+    """``out[i][j] = input[i][index[i][j]]`` along ``dim``."""
+    if index.size == 0:
+        return jnp.zeros(index.shape, input.dtype)
+    if input.ndim == 0:
+        return input.reshape(1)[index.reshape(-1)].reshape(index.shape)
+    src = input[tuple(slice(None) if k == dim else slice(0, n) for k, n in enumerate(index.shape))]
+    return jnp.take_along_axis(src, index, axis=dim)
+
+
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False, out=None) -> Tensor:
+    """``torch.gather(x, 1, idx)``: picks ``x[i][idx[i][j]]`` (GatherBackward0)."""
+    return _out(dispatch(OPS["gather"], (input, index), (dim, sparse_grad)), out)
+
+
+def _scatter_prep(targs, sargs):
+    x, index, src = targs
+    d = _wrap_dim(sargs[0], len(x._shape))
+    _need("scatter", index, _INT_INDEX)
+    is_t = isinstance(src, Tensor)
+    if is_t and src.dtype is not x.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    if index.numel() == 0:
+        return (d,) + sargs[1:]
+    nd = max(x.ndim, 1)
+    if max(index.ndim, 1) != nd:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    if is_t and max(src.ndim, 1) != nd:
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    for k, a in enumerate(index._shape):
+        if (k != d and a > x._shape[k]) or (is_t and a > src._shape[k]):
+            tail = f" and to be no larger size than src {list(src._shape)}" if is_t else ""
+            raise RuntimeError(f"Expected index {list(index._shape)} to be no larger than self {list(x._shape)} apart "
+                               f"from dimension {d}{tail}")
+    return (d,) + sargs[1:]
+
+
+def _scatter_idx(index, dim):
+    return tuple(index if k == dim else jax.lax.broadcasted_iota(index.dtype, index.shape, k)
+                 for k in range(index.ndim))
+
+
+def _crop(src, shape):
+    return src if jnp.ndim(src) == 0 else src[tuple(slice(0, n) for n in shape)]
+
+
+def _scatter_nd(fn):
+    """Run a scatter body on 0-d inputs as 1-d; skip it for an empty index."""
+    def body(input, index, src, dim, *rest):
+        if index.size == 0:
+            return input
+        if input.ndim == 0:
+            s = src if jnp.ndim(src) == 0 else src.reshape(1)
+            return fn(input.reshape(1), index.reshape(1), s, 0, *rest).reshape(())
+        return fn(input, index, src, dim, *rest)
+    body.__doc__ = fn.__doc__
+    body.__signature__ = __import__("inspect").signature(fn)
+    return body
+
+
+_scatter_check = _bounds(1, _dim_size, False, _oob(RuntimeError))
+
+
+def _scatter_only_prep(targs, sargs):
+    if sargs[1] not in (None, "add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    return _scatter_prep(targs, sargs)
+
+
+@defop("scatter", promote=_rule_cast(2), tensors=3, method=False, function=False, saves=(1,),
+       grad_fn=lambda targs, sargs: "ScatterBackward0" if isinstance(targs[2], Tensor) else "ScatterBackward1",
+       prep=_scatter_only_prep, check=_scatter_check)
+@_scatter_nd
+def _scatter(input, index, src, dim, reduce):
+    """Write ``src`` (or a scalar) into ``input`` at ``index`` along ``dim`` (reduce: 'add' / 'multiply')."""
+    at = input.at[_scatter_idx(index, dim)]
+    v = _crop(src, index.shape)
+    return at.set(v) if reduce is None else (at.add(v) if reduce == "add" else at.multiply(v))
+
+
+@defop("scatter_add", promote=_rule_cast(2), grad_fn="ScatterAddBackward0", tensors=3, method=False, function=False,
+       saves=(1,), prep=_scatter_prep, check=_scatter_check)
+@_scatter_nd
+def _scatter_add(input, index, src, dim):
+    """Sum ``src`` into ``input`` at ``index`` along ``dim``."""
+    return input.at[_scatter_idx(index, dim)].add(_crop(src, index.shape))
+
+
+_REDUCES = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _scatter_reduce_prep(targs, sargs):
+    if sargs[1] not in _REDUCES:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {sargs[1]}")
+    return _scatter_prep(targs, sargs)
+
+
+def _identity(reduce, dt):
+    if reduce in ("sum", "mean", "prod"):
+        return (jnp.ones if reduce == "prod" else jnp.zeros)((), dt)
+    if jnp.issubdtype(dt, jnp.inexact):
+        v = -jnp.inf if reduce == "amax" else jnp.inf
+    elif dt == jnp.bool_:
+        v = reduce == "amin"
+    else:
+        v = jnp.iinfo(dt).min if reduce == "amax" else jnp.iinfo(dt).max
+    return jnp.asarray(v, dt)
+
+
+@defop("scatter_reduce", promote=_rule_cast(2), grad_fn="ScatterReduceBackward0", tensors=3, method=False,
+       function=False, saves=("all", "result"), prep=_scatter_reduce_prep, check=_scatter_check)
+@_scatter_nd
+def _scatter_reduce(input, index, src, dim, reduce, include_self):
+    """Reduce ``src`` into ``input`` at ``index``: sum / prod / mean / amax / amin (``include_self``)."""
+    idx = _scatter_idx(index, dim)
+    v = _crop(src, index.shape)
+    base = input if include_self else input.at[idx].set(_identity(reduce, input.dtype))
+    at = base.at[idx]
+    if reduce == "prod":
+        return at.multiply(v)
+    if reduce == "amax":
+        return at.max(v)
+    if reduce == "amin":
+        return at.min(v)
+    total = at.add(v)
+    if reduce == "sum":
+        return total
+    cnt = (jnp.ones if include_self else jnp.zeros)(input.shape, input.dtype).at[idx].add(jnp.ones(v.shape, v.dtype))
+    safe = jnp.where(cnt == 0, jnp.ones((), cnt.dtype), cnt)
+    mean = total / safe if jnp.issubdtype(input.dtype, jnp.inexact) else jnp.floor_divide(total, safe)
+    return jnp.where(cnt == 0, input, mean)
+
+
+def _scatter_args(src, value):
+    if src is None and value is None:
+        raise TypeError("scatter() missing required argument 'src' or 'value'")
+    return src if src is not None else value
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src=None, value=None, *, reduce=None, out=None) -> Tensor:
+    """``torch.scatter(x, dim, index, src)``: ``out[i][index[i][j]] = src[i][j]`` (a scalar ``value`` works too)."""
+    return _out(dispatch(OPS["scatter"], (input, index, _scatter_args(src, value)), (dim, reduce)), out)
+
+
+def scatter_(self: Tensor, dim: int, index: Tensor, src=None, value=None, *, reduce=None) -> Tensor:
+    """In-place ``scatter``."""
+    return inplace(OPS["scatter"], (self, index, _scatter_args(src, value)), (dim, reduce))
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor, *, out=None) -> Tensor:
+    """``out[i][index[i][j]] += src[i][j]`` (ScatterAddBackward0)."""
+    return _out(dispatch(OPS["scatter_add"], (input, index, src), (dim,)), out)
+
+
+def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """In-place ``scatter_add``."""
+    return inplace(OPS["scatter_add"], (self, index, src), (dim,))
+
+
+def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True,
+                   out=None) -> Tensor:
+    """``torch.scatter_reduce(x, 0, idx, src, 'amax', include_self=False)``."""
+    return _out(dispatch(OPS["scatter_reduce"], (input, index, src), (dim, reduce, bool(include_self))), out)
+
+
+def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                    include_self: bool = True) -> Tensor:
+    """In-place ``scatter_reduce``."""
+    return inplace(OPS["scatter_reduce"], (self, index, src), (dim, reduce, bool(include_self)))
+
+
+# ---- index_select / index_add / index_fill / index_copy / take ------------------------------------------
+def _index_select_prep(targs, sargs):
+    x, index = targs
+    d = _wrap_dim(sargs[0], len(x._shape))
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    _need("index_select", index, _INT_INDEX, msg="index_select(): Expected dtype int32 or int64 for index")
+    return (d,)
+
+
+@defop("index_select", promote="index", grad_fn="IndexSelectBackward0", tensors=2, method=False, function=False,
+       saves=(1,), prep=_index_select_prep,
+       check=_bounds(1, _dim_size, False, lambda v, t, s, n: IndexError("index out of range in self")))
+def _index_select(input, index, dim):
+    """Whole slices of ``input`` along ``dim`` at the 1-d ``index``."""
+    if input.ndim == 0:
+        return input.reshape(1)[index.reshape(-1)].reshape(index.shape)
+    return jnp.take(input, index.reshape(-1), axis=dim)
+
+
+def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
+    """``x.index_select(0, idx)`` (IndexSelectBackward0); ``idx`` int32/int64, 0-d or 1-d."""
+    return _out(dispatch(OPS["index_select"], (input, index), (dim,)), out)
+
+
+def _src_dim(src, d):
+    return src._shape[d] if src._shape else 1
+
+
+def _index_add_prep(targs, sargs):
+    x, index, src = targs
+    d = _wrap_dim(sargs[0], len(x._shape))
+    _need("", index, _INT_INDEX, msg=f"index_add_(): Expected dtype int32/int64 for index but got: {index.dtype.short}")
+    if index.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
+                         f"{index.dtype.short} and size: {list(index._shape)}")
+    if src.dtype is not x.dtype:
+        raise RuntimeError(f"index_add_(): self ({x.dtype.short}) and source ({src.dtype.short}) must have the same "
+                           "scalar type")
+    n, m = index.numel(), _src_dim(src, d)
+    if n != m:
+        raise RuntimeError(f"index_add_(): Number of indices ({n}) should be equal to source.size(dim): ({m}), for "
+                           f"dim: {d}")
+    if src.ndim != x.ndim or any(a != b for k, (a, b) in enumerate(zip(src._shape, x._shape)) if k != d):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+                           f"self.shape = {list(x._shape)} source.shape = {list(src._shape)}")
+    return (d,) + sargs[1:]
+
+
+def _along_nd(fn):
+    """Run an index_* body on a 0-d input as 1-d."""
+    def body(input, index, src, dim, *rest):
+        if input.ndim == 0:
+            s = src if jnp.ndim(src) == 0 else src.reshape(1)
+            return fn(input.reshape(1), index, s, 0, *rest).reshape(())
+        return fn(input, index, src, dim, *rest)
+    body.__doc__ = fn.__doc__
+    body.__signature__ = __import__("inspect").signature(fn)
+    return body
+
+
+@defop("index_add", promote=_rule_cast(2), grad_fn="IndexAddBackward0", tensors=3, method=False, function=False,
+       saves=(1,), prep=_index_add_prep, check=_bounds(1, _dim_size, False, _oob(RuntimeError)))
+@_along_nd
+def _index_add(input, index, source, dim, alpha):
+    """``input.index_add(dim, index, source, alpha=alpha)``: duplicates accumulate."""
+    v = source if alpha == 1 else source * jnp.asarray(alpha, source.dtype)
+    return input.at[_along(dim) + (index.reshape(-1),)].add(v)
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1, out=None) -> Tensor:
+    """``x.index_add(0, idx, src)``: ``x[idx[i]] += alpha * src[i]`` along ``dim`` (IndexAddBackward0)."""
+    return _out(dispatch(OPS["index_add"], (input, index, source), (dim, alpha)), out)
+
+
+def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    """In-place ``index_add``."""
+    return inplace(OPS["index_add"], (self, index, source), (dim, alpha))
+
+
+def _index_fill_prep(targs, sargs):
+    x, index, value = targs
+    d = _wrap_dim(sargs[0], len(x._shape))
+    _need("", index, (D.int64,), IndexError, "index_fill_(): Expected dtype int64 for index.")
+    if index.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.ndim} "
+                           "dimension(s).")
+    return (d,)
+
+
+@defop("index_fill", promote=_rule_cast(2), tensors=3, method=False, function=False, saves=(1,),
+       grad_fn=lambda targs, sargs: "IndexFillBackward1" if isinstance(targs[2], Tensor) else "IndexFillBackward0",
+       prep=_index_fill_prep, check=_bounds(1, _dim_size, True, _oob(IndexError)))
+@_along_nd
+def _index_fill(input, index, value, dim):
+    """Fill whole slices of ``input`` along ``dim`` at ``index`` with a scalar."""
+    return input.at[_along(dim) + (index.reshape(-1),)].set(value)
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    """``x.index_fill(1, idx, -1.)`` (value: a number or a 0-d tensor)."""
+    return dispatch(OPS["index_fill"], (input, index, value), (dim,))
+
+
+def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    """In-place ``index_fill``."""
+    return inplace(OPS["index_fill"], (self, index, value), (dim,))
+
+
+def _index_copy_prep(targs, sargs):
+    x, index, src = targs
+    d = _wrap_dim(sargs[0], len(x._shape))
+    if index.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
+    _need("", index, (D.int64,), msg=f"index_copy_(): Expected a long tensor for index, but got {index.dtype.short}")
+    if src.dtype is not x.dtype:
+        raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but got (self) "
+                           f"{x.dtype.short} and (source) {src.dtype.short}")
+    n, m = index.numel(), _src_dim(src, d)
+    if n != m:
+        raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to source.size(dim) ({m})")
+    xs = [s for k, s in enumerate(x._shape) if k != d]
+    ss = [s for k, s in enumerate(src._shape) if k != d]
+    if xs != ss:
+        raise RuntimeError("index_copy_(): Source/destination tensor must have same slice shapes. Destination slice "
+                           f"shape: {' '.join(map(str, xs))} at dimension {d} and source slice shape: "
+                           f"{' '.join(map(str, ss))} at dimension 0.")
+    return (d,)
+
+
+@defop("index_copy", promote=_rule_cast(2), grad_fn="IndexCopyBackward0", tensors=3, method=False, function=False,
+       saves=(1,), prep=_index_copy_prep, check=_bounds(1, _dim_size, False, _oob(IndexError, "index_copy_(): ")))
+@_along_nd
+def _index_copy(input, index, source, dim):
+    """Copy slices of ``source`` into ``input`` along ``dim`` at ``index``."""
+    return input.at[_along(dim) + (index.reshape(-1),)].set(source)
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *, out=None) -> Tensor:
+    """``x.index_copy(0, idx, src)``: ``x[idx[i]] = src[i]`` along ``dim`` (IndexCopyBackward0)."""
+    return _out(dispatch(OPS["index_copy"], (input, index, source), (dim,)), out)
+
+
+def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """In-place ``index_copy``."""
+    return inplace(OPS["index_copy"], (self, index, source), (dim,))
+
+
+def _take_prep(targs, sargs):
+    _need("", targs[1], (D.int64,), msg=f"take(): Expected a long tensor for index, but got {targs[1].dtype.short}")
+    return sargs
+
+
+@defop(promote="index", grad_fn="TakeBackward0", tensors=2, saves=(1,), prep=_take_prep,
+       check=_bounds(1, lambda targs, sargs: targs[0].numel(), True, lambda v, t, s, n: IndexError(
+           f"out of range: tried to access index {v} on a tensor of {n} elements.")))
+def take(input, index):
+    """``torch.take(x, idx)``: ``x.flatten()[idx]`` in ``idx``'s shape (negative indices count from the end)."""
+    return input.reshape(-1)[index]
+
+
+def _take_along_prep(targs, sargs):
+    x, idx = targs
+    if idx.dtype is not D.int64:
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {idx.dtype.short}")
+    if sargs[0] is None:
+        return sargs
+    d = _wrap_dim(sargs[0], len(x._shape))
+    if x.ndim != idx.ndim:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, but "
+                           f"got {x.ndim} dimensions for input, and {idx.ndim} dimensions for indices")
+    broadcast_shapes(x._shape[:d] + idx._shape[d:d + 1] + x._shape[d + 1:], idx._shape)
+    return (d,)
+
+
+@defop(promote="index", grad_fn="GatherBackward0", tensors=2, saves=(1,), prep=_take_along_prep,
+       check=_bounds(1, lambda targs, sargs: targs[0].numel() if sargs[0] is None else _dim_size(targs, sargs),
+                     False, lambda v, t, s, n: RuntimeError(f"index {v} is out of bounds for dimension "
+                                                            f"{0 if s[0] is None else s[0]} with size {n}")))
+def take_along_dim(input, indices, dim=None):
+    """``torch.take_along_dim(x, idx, dim)``: gather with broadcasting (``dim=None``: on the flattened input)."""
+    if dim is None:
+        return jnp.take(input.reshape(-1), indices.reshape(-1))
+    b = np.broadcast_shapes(input.shape[:dim] + indices.shape[dim:dim + 1] + input.shape[dim + 1:], indices.shape)
+    xs = b[:dim] + input.shape[dim:dim + 1] + b[dim + 1:]
+    return jnp.take_along_axis(jnp.broadcast_to(input, xs), jnp.broadcast_to(indices, b), axis=dim)
+
+
+# ---- data-dependent: masked_select / masked_scatter / nonzero / where(cond) --------------------------------
+@defop("masked_select", promote="index", grad_fn="MaskedSelectBackward0", tensors=2, method=False, function=False,
+       saves=())
+def _masked_select(input, flat, shape):
+    """The elements of ``input`` (broadcast to ``shape``) at flat positions ``flat`` (host-computed)."""
+    return jnp.broadcast_to(input, shape).reshape(-1)[flat]
+
+
+def _check_mask(mask, name):
+    if not isinstance(mask, Tensor) or mask.dtype is not D.bool:
+        raise RuntimeError(f"{name}: expected BoolTensor for mask")
+
+
+def masked_select(input: Tensor, mask: Tensor, *, out=None) -> Tensor:
+    """``x[mask]`` with broadcasting: a 1-d copy (its length depends on the mask's values)."""
+    _check_mask(mask, "masked_select")
+    shape = broadcast_shapes(input._shape, mask._shape)
+    flat = np.flatnonzero(np.broadcast_to(mask._host(), shape))
+    return _out(dispatch(OPS["masked_select"], (input, _host_tensor(flat, D.int64, input.device)), (shape,)), out)
+
+
+@defop("masked_scatter", promote=_rule_cast(1), grad_fn="MaskedScatterBackward0", tensors=3, method=False,
+       function=False, saves=())
+def _masked_scatter(input, source, flat, shape):
+    """``input`` (broadcast to ``shape``) with the flat positions ``flat`` taken from ``source`` in order."""
+    n = flat.shape[0]
+    base = jnp.broadcast_to(input, shape).reshape(-1)
+    return base.at[flat].set(source.reshape(-1)[:n]).reshape(shape)
+
+
+def _masked_scatter_impl(self, mask, source, in_place):
+    if mask.dtype is not D.bool:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype.short}")
+    if source.dtype is not self.dtype:
+        raise RuntimeError("masked_scatter: expected self and source to have same dtypes but got"
+                           f"{self.dtype.short} and {source.dtype.short}")
+    shape = self._shape if in_place else broadcast_shapes(self._shape, mask._shape)
+    m = np.broadcast_to(_view(mask, "expand", (shape,))._host() if in_place else mask._host(), shape)
+    flat = np.flatnonzero(m)
+    if flat.size > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    args = (self, source, _host_tensor(flat, D.int64, self.device))
+    return (inplace if in_place else dispatch)(OPS["masked_scatter"], args, (shape,))
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """Copy ``source``'s leading elements into ``input`` where ``mask`` is True (row-major)."""
+    return _masked_scatter_impl(input, mask, source, False)
+
+
+def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """In-place ``masked_scatter``."""
+    return _masked_scatter_impl(self, mask, source, True)
+
+
+def _nonzero_check(targs, sargs):
+    if isinstance(targs[0]._array, _Tracer):
+        raise data_dependent_error("torch.nonzero (output shape depends on values)")
+
+
+@defop("nonzero", promote="int64", tensors=1, method=False, function=False, eager=True, differentiable=False,
+       check=_nonzero_check)
+def _nonzero(input):
+    """(n, ndim) int64 coordinates of the non-zero elements (eager: n depends on the values)."""
+    if input.ndim == 0:
+        return jnp.zeros((int(input != 0), 0), jnp.int64)
+    return jnp.stack(jnp.nonzero(input), axis=1)
+
+
+def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
+    """``torch.nonzero(x)``: int64 (n, ndim); ``as_tuple=True``: one 1-d tensor per dim (0-d acts as 1-d)."""
+    if not as_tuple:
+        return _out(dispatch(OPS["nonzero"], (input,), ()), out)
+    src = input if input._shape else _view(input, "unsqueeze", (0,))
+    r = dispatch(OPS["nonzero"], (src,), ())
+    return tuple(_view(r, "select", (1, j)) for j in range(src.ndim))
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """``torch.argwhere(x)`` = ``torch.nonzero(x)``."""
+    return dispatch(OPS["nonzero"], (input,), ())
+
+
+def where(condition: Tensor, input=None, other=None, *, out=None):
+    """``torch.where(cond, x, y)`` (the ``where`` op) or ``torch.where(cond)`` = ``nonzero(cond, as_tuple=True)``."""
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    if input is None or other is None:
+        raise TypeError("where() received an invalid combination of arguments - expected (Tensor condition) or "
+                        "(Tensor condition, Tensor input, Tensor other)")
+    return _out(dispatch(OPS["where"], (condition, input, other), ()), out)
+
+
+def _where_method(self: Tensor, condition: Tensor, other) -> Tensor:
+    """``x.where(cond, y)`` = ``torch.where(cond, x, y)``."""
+    return dispatch(OPS["where"], (condition, self, other), ())
+
+
+METHODS = {
+    "__getitem__": getitem, "__setitem__": setitem, "index_put_": index_put_, "index_put": index_put,
+    "gather": gather, "scatter": scatter, "scatter_": scatter_, "scatter_add": scatter_add,
+    "scatter_add_": scatter_add_, "scatter_reduce": scatter_reduce, "scatter_reduce_": scatter_reduce_,
+    "index_select": index_select, "index_add": index_add, "index_add_": index_add_, "index_fill": index_fill,
+    "index_fill_": index_fill_, "index_copy": index_copy, "index_copy_": index_copy_,
+    "masked_select": masked_select, "masked_scatter": masked_scatter, "masked_scatter_": masked_scatter_,
+    "nonzero": nonzero, "argwhere": argwhere, "where": _where_method,
+}
+FUNCTIONS = {
+    "index_put": index_put, "gather": gather, "scatter": scatter, "scatter_add": scatter_add,
+    "scatter_reduce": scatter_reduce, "index_select": index_select, "index_add": index_add,
+    "index_fill": index_fill, "index_copy": index_copy, "masked_select": masked_select,
+    "masked_scatter": masked_scatter, "nonzero": nonzero, "argwhere": argwhere, "where": where,
+}

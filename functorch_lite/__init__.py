@@ -6,6 +6,8 @@ semantics, running on jax arrays (CPU, GPU or TPU). Importing it enables JAX's x
 """
 from __future__ import annotations
 
+import math as _math
+
 from . import _config  # noqa: F401  (x64 on, first)
 from . import dtypes as _dtypes
 from .dtypes import (  # noqa: F401
@@ -30,11 +32,10 @@ from .ops import reduction as _reduction  # noqa: F401
 from .ops import indexing as _indexing
 from .ops import conversion as _conversion
 from .ops import creation as _creation
-from .ops import operators as _operators_placeholder  # noqa: F401
+from .ops import operators as _operators
 
 _ns = globals()
 _registry.install(Tensor, _ns)
-from .ops import operators as _operators  # noqa: E402
 
 for _mod in (_movement, _conversion, _operators, _indexing, _reduction):
     for _k, _v in getattr(_mod, "METHODS", {}).items():
@@ -79,24 +80,6 @@ class layout:
 strided = layout("strided")
 
 
-def broadcast_shapes(*shapes):
-    """``torch.broadcast_shapes`` with PyTorch's error (BC-07)."""
-    out = []
-    for i, s in enumerate(shapes):
-        s = (s,) if isinstance(s, int) else tuple(s)
-        nd = max(len(out), len(s))
-        a = [1] * (nd - len(out)) + list(out)
-        b = [1] * (nd - len(s)) + list(s)
-        for j in range(nd):
-            if a[j] != b[j] and a[j] != 1 and b[j] != 1:
-                raise RuntimeError(f"Attempting to broadcast a dimension of length {b[j]} at {j - nd}! Mismatching "
-                                   f"argument at index {i} had {tuple(s)}; but expected shape should be broadcastable "
-                                   f"to {list(out)}")
-            a[j] = b[j] if a[j] == 1 else a[j]
-        out = a
-    return Size(out)
-
-
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
     o = _config.PRINT_OPTIONS
     if profile == "default":
@@ -104,7 +87,7 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     elif profile == "short":
         o.update(precision=2, threshold=1000, edgeitems=2, linewidth=80)
     elif profile == "full":
-        o.update(precision=4, threshold=float("inf"), edgeitems=3, linewidth=80)
+        o.update(precision=4, threshold=_math.inf, edgeitems=3, linewidth=80)
     for k, v in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
                  ("linewidth", linewidth)):
         if v is not None:

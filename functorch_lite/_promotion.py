@@ -214,7 +214,9 @@ def rule_float_only(op, sig, sargs):
 
 
 def rule_compare(op, sig, sargs):
-    r = _common(op, sig)
+    r = result_type_sig(_entries(sig))
+    if r in D.UNSIGNED_WIDE or r is D.complex32:
+        _no_kernel(op, r)
     return _all(sig, r), (D.bool,) * op.nout
 
 
@@ -259,14 +261,29 @@ def rule_mean(op, sig, sargs):
 
 
 def rule_matmul(op, sig, sargs):
-    """matmul-family: no promotion; both operands must have one dtype (PRO-33/34)."""
-    dts = [s[1] for s in sig if type(s) is tuple]
+    """matmul-family: no promotion; both operands must have one dtype (PRO-33/34), with the message of
+    the kernel PyTorch lowers to (dot for 1-d @ 1-d, addmv for 2-d @ 1-d, bmm for batched)."""
+    ts = [s for s in sig if type(s) is tuple]
+    dts = [s[1] for s in ts]
     for d in dts[1:]:
         if d is not dts[0]:
-            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cname(dts[0])} != {_cname(d)}")
+            nds = tuple(s[0] for s in ts[:2])
+            if nds == (1, 1):
+                msg = f"dot : expected both vectors to have same dtype, but found {dts[0].short} and {d.short}"
+            elif nds == (2, 1):
+                msg = (f"addmv input tensors must have the same dtype, but got {d.short}, {dts[0].short}, and "
+                       f"{d.short}")
+            elif max(nds) > 2:
+                msg = f"expected scalar type {dts[0].short} but found {d.short}"
+            else:
+                msg = f"expected m1 and m2 to have the same dtype, but got: {_cname(dts[0])} != {_cname(d)}"
+            raise RuntimeError(msg)
     r = dts[0]
     if r in D.FLOAT8 or r is D.bool:
-        _no_kernel(op, r)
+        nds = tuple(s[0] for s in ts[:2])
+        kernel = {(1, 1): "dot", (2, 1): "addmv_impl_cpu"}.get(nds, "bmm" if max(nds) > 2 else "addmm_impl_cpu_")
+        if r is D.bool or kernel != "addmm_impl_cpu_":  # PyTorch has a CPU float8 mm (2-d), nothing else
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{r.short}\'')
     return (None,) * len(sig), (r,) * op.nout
 
 

@@ -6,6 +6,8 @@ float8_e4m3fn saturation) live in :func:`cast_array`, the only place arrays chan
 """
 from __future__ import annotations
 
+import math as _math
+
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
@@ -31,7 +33,7 @@ class dtype:
         self.is_floating_point = category == FLOAT
         self.is_complex = category == COMPLEX
         self.is_signed = is_signed
-        self.legacy = legacy  # 'torch.FloatTensor' style name for Tensor.type()
+        self.legacy = legacy or short + "Tensor"  # 'FloatTensor' style name for Tensor.type()
         self.short = short    # c10 ScalarType name used in PyTorch messages ('Float', 'Long')
 
     def __repr__(self):
@@ -158,21 +160,24 @@ def set_default_dtype(d) -> None:
 
 # ---- finfo / iinfo (DTY-14/15) -------------------------------------------------------------
 class finfo:
-    """``torch.finfo(dtype)``: bits, eps, max, min, tiny, smallest_normal, resolution."""
+    """``torch.finfo(dtype)``: bits, eps, max, min, tiny, smallest_normal, resolution (DTY-14)."""
 
     def __init__(self, type=None):  # noqa: A002
         d = _get_default() if type is None else as_dtype(type)
         if not (d.is_floating_point or d.is_complex):
-            raise TypeError(f"torch.finfo() requires a floating point input type. Use torch.iinfo to handle '{d!r}'")
-        fi = ml_dtypes.finfo(d.to_real().jnp)
-        self.dtype = d.to_real().name
-        self.bits = int(fi.bits)
-        self.eps = builtins_float(fi.eps)
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            "'torch.finfo'")
+        r = d.to_real()
+        fi = ml_dtypes.finfo(r.jnp)
+        self.dtype = r.name
+        self.bits = builtins_int(fi.bits)
+        # PyTorch reports eps 0.125 for float8_e5m2fnuz (c10's numeric_limits), not 2**-2
+        self.eps = 0.125 if r is float8_e5m2fnuz else builtins_float(fi.eps)
         self.max = builtins_float(fi.max)
         self.min = builtins_float(fi.min)
         self.tiny = builtins_float(fi.tiny)
         self.smallest_normal = self.tiny
-        self.resolution = builtins_float(fi.resolution)
+        self.resolution = 10.0 ** -_math.floor(-_math.log10(self.eps))
 
     def __repr__(self):
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
@@ -180,20 +185,22 @@ class finfo:
 
 
 class iinfo:
-    """``torch.iinfo(dtype)``: bits, min, max."""
+    """``torch.iinfo(dtype)``: bits, min, max (DTY-15)."""
 
     def __init__(self, type):  # noqa: A002
         d = as_dtype(type)
-        if d.category not in (INT, BOOL):
-            raise TypeError(f"torch.iinfo() requires an integer input type. Use torch.finfo to handle '{d!r}'")
-        ii = ml_dtypes.iinfo(d.jnp) if d is not bool else None
+        if d is bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if d.category != INT or d in (int4, uint4):
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
+        ii = ml_dtypes.iinfo(d.jnp)
         self.dtype = d.name
-        self.bits = d.itemsize * 8 if d is not bool else 8
-        self.min = builtins_int(ii.min) if ii else 0
-        self.max = builtins_int(ii.max) if ii else 1
+        self.bits = d.itemsize * 8
+        self.min = builtins_int(ii.min)
+        self.max = builtins_int(ii.max)
 
     def __repr__(self):
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
 
 
 import builtins as _b  # noqa: E402
@@ -204,28 +211,37 @@ builtins_int = _b.int
 _INT64_MIN = np.iinfo(np.int64).min
 
 
+_INT32_MIN = np.iinfo(np.int32).min
+
+
 def cast_array(arr, src: dtype, dst: dtype):
     """Cast a jax array from ``src`` to ``dst`` the way PyTorch's CPU kernels do (spec §2.2).
 
-    Works on concrete arrays and tracers alike (it is pure jnp).
+    float -> integer: truncate toward zero into int64 (for int64 targets) or int32 (for narrower
+    ones), NaN/inf/out-of-range giving that type's minimum, then wrap modulo 2^bits (DTY-19..23).
+    -> float8_e4m3fn: saturate to +-448 (DTY-07). Pure jnp: works on tracers too.
     """
     if src is dst:
         return arr
     if dst is complex32:
         raise RuntimeError("functorch_lite does not support torch.complex32 (ComplexHalf): JAX has no such dtype")
     if src.category >= FLOAT and dst.category == INT:
-        # PyTorch: truncate toward zero, then wrap modulo 2^bits (through int64); NaN/inf -> INT64_MIN.
         if src.is_complex:
             arr = jnp.real(arr)
         t = jnp.trunc(arr.astype(jnp.float64))
-        ok = jnp.isfinite(t) & (t >= -9.223372036854775808e18) & (t < 9.223372036854775808e18)
-        i64 = jnp.where(ok, jnp.where(ok, t, 0).astype(jnp.int64), _INT64_MIN)
-        return i64.astype(dst.jnp)
-    if dst is float8_e4m3fn and src.category >= FLOAT:
-        # PyTorch saturates finite values to +-448 (DTY-07); JAX gives NaN.
+        if dst is int64 or dst is uint64:
+            lo, hi, mid, inter = -9.223372036854775808e18, 9.223372036854775808e18, _INT64_MIN, jnp.int64
+        else:
+            lo, hi, mid, inter = -2147483648.0, 2147483648.0, _INT32_MIN, jnp.int32
+        ok = jnp.isfinite(t) & (t >= lo) & (t < hi)
+        i = jnp.where(ok, jnp.where(ok, t, 0).astype(inter), jnp.asarray(mid, inter))
+        return i.astype(dst.jnp)
+    if dst is float8_e4m3fn and src is not bool:
+        # PyTorch saturates to +-448, infinities included (DTY-07); JAX gives NaN.
         if src.is_complex:
             arr = jnp.real(arr)
-        arr = jnp.where(jnp.isfinite(arr), jnp.clip(arr, -448.0, 448.0), arr)
-    elif dst.category == FLOAT and src.is_complex:
+        f = arr.astype(jnp.float32) if src.category != FLOAT else arr
+        return jnp.where(jnp.isnan(f), f, jnp.clip(f, -448.0, 448.0)).astype(dst.jnp)
+    if dst.category == FLOAT and src.is_complex:
         arr = jnp.real(arr)
     return arr.astype(dst.jnp)

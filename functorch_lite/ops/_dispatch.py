@@ -135,7 +135,7 @@ def dispatch(op, targs, sargs):
                                 f"must be Tensor, not {type(a).__name__}")
             arrays.append(a)
             sig.append(type(a))
-    key = (sargs, tuple(sig))
+    key = (sargs, tuple(sig), D._DEFAULT[0])  # rules that produce floats depend on the default dtype
     try:
         entry = op.cache.get(key)
     except TypeError:

@@ -51,15 +51,12 @@ def _div_prep(targs, sargs):
 
 
 def _pow_check(targs, sargs):
+    """An integer tensor to a negative Python int raises (PRO-10); a negative exponent *tensor* does not."""
     from .._tensor.tensor import Tensor
     a, b = targs
     if isinstance(a, Tensor) and a.dtype.category <= D.INT:
         if isinstance(b, (int, np.integer)) and not isinstance(b, bool) and b < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-        if isinstance(b, Tensor) and b.dtype.category <= D.INT:
-            arr = b._array
-            if not isinstance(arr, jax.core.Tracer) and bool(np.any(np.asarray(arr) < 0)):
-                raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
 def _pow_name(targs, sargs):
@@ -142,6 +139,13 @@ def fmod(input, other):
 
 @defop(promote="pow", grad_fn=_pow_name, tensors=2, inplace=True, check=_pow_check)
 def pow(input, exponent):  # noqa: A001
+    """``x ** y``; integer ** negative integer follows C integer division (1, +-1 for -1, else 0)."""
+    if jnp.issubdtype(input.dtype, jnp.integer) and jnp.issubdtype(exponent.dtype, jnp.integer):
+        pos = jnp.power(input, jnp.maximum(exponent, jnp.zeros((), exponent.dtype)))
+        one = jnp.ones((), input.dtype)
+        neg = jnp.where(input == one, one, jnp.where(input == -one, jnp.where(exponent % 2 == 0, one, -one),
+                                                     jnp.zeros((), input.dtype)))
+        return jnp.where(exponent < 0, neg, pos)
     return jnp.power(input, exponent)
 
 

@@ -65,13 +65,20 @@ def _matmul_name(targs, sargs):
        kernel="dot", autocast="lower")
 def matmul(input, other):
     """``a @ b`` with PyTorch's broadcasting and errors; operands must share a dtype."""
-    return jnp.matmul(input, other)
+    return _mm(input, other)
+
+
+def _mm(a, b):
+    if jnp.dtype(a.dtype).itemsize == 1 and jnp.issubdtype(a.dtype, jnp.floating):  # float8: upcast, cast back
+        r = jnp.matmul(a.astype(jnp.float32), b.astype(jnp.float32))
+        return D.cast_array(r, D.float32, D.from_numpy_dtype(a.dtype))
+    return jnp.matmul(a, b)
 
 
 @defop(promote="matmul", grad_fn="MmBackward0", tensors=2, check=_mm_check, device_check=("self", "mat2"),
        kernel="addmm_impl_cpu_", autocast="lower")
 def mm(input, mat2):
-    return jnp.matmul(input, mat2)
+    return _mm(input, mat2)
 
 
 def _bmm_check(targs, sargs):

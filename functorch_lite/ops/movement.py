@@ -649,9 +649,27 @@ def numel(input):
     return input.numel()
 
 
+def broadcast_shapes(*shapes):
+    """``torch.broadcast_shapes`` with PyTorch's error (BC-07)."""
+    out = []
+    for i, s in enumerate(shapes):
+        s = (s,) if isinstance(s, int) else tuple(s)
+        nd = max(len(out), len(s))
+        a = [1] * (nd - len(out)) + list(out)
+        b = [1] * (nd - len(s)) + list(s)
+        for j in range(nd):
+            if a[j] != b[j] and a[j] != 1 and b[j] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {b[j]} at {j - nd}! Mismatching "
+                                   f"argument at index {i} had {tuple(s)}; but expected shape should be broadcastable "
+                                   f"to {list(out)}")
+            a[j] = b[j] if a[j] == 1 else a[j]
+        out = a
+    return Size(out)
+
+
 METHODS = {"contiguous": contiguous, "flatten": flatten, "ravel": ravel, "view_as": view_as,
            "reshape_as": reshape_as, "expand_as": expand_as, "unbind": unbind, "split": split, "chunk": chunk,
            "tensor_split": tensor_split, "T": property(T), "mT": property(mT)}
 FUNCTIONS = {"flatten": flatten, "ravel": ravel, "unbind": unbind, "split": split, "chunk": chunk,
              "tensor_split": tensor_split, "hstack": hstack, "vstack": vstack,
-             "broadcast_tensors": broadcast_tensors, "numel": numel}
+             "broadcast_tensors": broadcast_tensors, "numel": numel, "broadcast_shapes": broadcast_shapes}

@@ -47,10 +47,7 @@ def _structseq(name: str, fields=("values", "indices")) -> type:
         body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
         return f"torch.return_types.{name}(\n{body})"
 
-    def __reduce__(self):
-        return (type(self), (tuple(self),))
-
-    ns = {"__slots__": (), "__new__": __new__, "__repr__": __repr__, "__reduce__": __reduce__,
+    ns = {"__slots__": (), "__new__": __new__, "__repr__": __repr__, "__reduce__": lambda r: (type(r), (tuple(r),)),
           "__module__": "functorch_lite.return_types", "n_fields": len(fields),
           "n_sequence_fields": len(fields), "n_unnamed_fields": 0}
     for i, f in enumerate(fields):
@@ -109,10 +106,6 @@ def _one_dim(name, dim, nd):
     return _wrap_dim(operator.index(dim), nd)
 
 
-def _missing_dim(name):
-    return TypeError(f'{name}() missing 1 required positional arguments: "dim"')
-
-
 def _nonempty(name, t, dims, all_exc=RuntimeError, all_tail=" Specify the reduction dim with the 'dim' argument."):
     """max/amax/argmax/median over an empty reduction raise (RED-34); ``dims=None``: no dim given."""
     shape = t._shape
@@ -121,7 +114,7 @@ def _nonempty(name, t, dims, all_exc=RuntimeError, all_tail=" Specify the reduct
             raise all_exc(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.{all_tail}")
         return
     for d in dims:
-        if shape[d] == 0:
+        if shape and shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
@@ -129,10 +122,6 @@ def _invalid_combo(name, got, overloads):
     lines = "".join(f" * {o}\n" for o in overloads)
     return TypeError(f"{name}() received an invalid combination of arguments - got {got}, but expected one of:\n"
                      f"{lines}")
-
-
-def _real_float(dt):
-    return dt.to_real() if dt.is_complex else dt
 
 
 # ---- sum / mean / prod ---------------------------------------------------------------------------
@@ -182,19 +171,19 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None):
 
 
 # ---- max / min / amax / amin / argmax / argmin / aminmax --------------------------------------------------
-def _all_prep(name):
+def _sel_prep(name, empty_ok=False, bool_error=None):
+    """max/min/median, full (no static args) or with one int ``dim``: RED-34 errors, bool kernels."""
     def prep(targs, sargs):
-        _nonempty(name, targs[0], None)
-        return sargs
-    return prep
-
-
-def _sel_prep(name):
-    def prep(targs, sargs):
-        dim, keepdim = sargs
-        d = _one_dim(name, dim, len(targs[0]._shape))
-        _nonempty(name, targs[0], (d,))
-        return (d, keepdim)
+        t = targs[0]
+        if bool_error is not None and t.dtype is D.bool:
+            raise bool_error[0](bool_error[1])
+        if not sargs:
+            if not empty_ok:
+                _nonempty(name, t, None)
+            return sargs
+        d = _one_dim(name, sargs[0], len(t._shape))
+        _nonempty(name, t, (d,))
+        return (d,) + tuple(sargs[1:])
     return prep
 
 
@@ -209,13 +198,13 @@ def _select(x, dim, keepdim, argfn):
     return v, idx
 
 
-@defop("max", grad_fn="MaxBackward1", prep=_all_prep("max"), method=False, function=False)
+@defop("max", grad_fn="MaxBackward1", prep=_sel_prep("max"), method=False, function=False)
 def _max_all(input):
     """``x.max()``: NaN propagates (RED-31); ties share the gradient evenly, as PyTorch's."""
     return jnp.max(input)
 
 
-@defop("min", grad_fn="MinBackward1", prep=_all_prep("min"), method=False, function=False)
+@defop("min", grad_fn="MinBackward1", prep=_sel_prep("min"), method=False, function=False)
 def _min_all(input):
     return jnp.min(input)
 
@@ -271,9 +260,7 @@ def _arg_prep(name):
 
 
 def _arg(x, dim, keepdim, fn):
-    if x.ndim == 0:
-        return jnp.zeros((), jnp.int64)
-    return fn(x, axis=dim, keepdims=keepdim)
+    return jnp.zeros((), jnp.int64) if x.ndim == 0 else fn(x, axis=dim, keepdims=keepdim)
 
 
 @defop(promote="int64", prep=_arg_prep("argmax"), differentiable=False)
@@ -307,7 +294,8 @@ def aminmax(input, *, dim=None, keepdim=False):
 def _var_rule(op, sig, sargs):
     dt = sig[0][1]
     if dt.category < D.FLOAT:
-        raise RuntimeError("std and var only support floating point and complex dtypes")
+        who = op.name if op.nout == 2 else "std and var"
+        raise RuntimeError(f"{who} only support floating point and complex dtypes")
     return (None,), (dt.to_real(), dt)[:op.nout]
 
 
@@ -318,14 +306,13 @@ def _var_prep(name):
         if isinstance(dim, bool):  # var(input, unbiased) overload
             dim, unbiased = None, dim
         if unbiased is not None and correction is not None:
-            raise TypeError(f"{name}() received an invalid combination of arguments - got (correction="
-                            f"{type(correction).__name__}, unbiased=bool), but expected one of:\n")
+            raise TypeError(f"{name}(): pass either unbiased= or correction=, not both")
         c = correction if correction is not None else (0 if unbiased is False else 1)
         t = targs[0]
         dims = _dims(dim, len(t._shape))
         n = t.numel() if dims is None else math.prod(t._shape[d] for d in dims)
         if n - c <= 0:
-            warnings.warn(f"{name.split('_')[0]}(): degrees of freedom is <= 0. Correction should be strictly less "
+            warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
                           "than the reduction factor (input numel divided by output numel).", UserWarning,
                           stacklevel=3)
         return (dims, None, keepdim, c, None)
@@ -375,7 +362,7 @@ def _norm_rule(op, sig, sargs):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {dt.short}")
     dt_arg = op.sarg(sargs, "dtype")
     r = D.as_dtype(dt_arg) if dt_arg is not None else dt
-    return (r,), (_real_float(r),)
+    return (r,), (r.to_real(),)
 
 
 def _norm_prep(targs, sargs):
@@ -390,6 +377,9 @@ def _norm_prep(targs, sargs):
             ds = list(range(nd)) if dim is None else (list(dim) if isinstance(dim, (tuple, list)) else [dim])
             if len(ds) != 2:
                 raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, ds))}")
+            if targs[0].dtype in (D.float16, D.bfloat16):
+                raise RuntimeError("linalg.matrix_norm: Low precision dtypes not supported. Got "
+                                   f"{targs[0].dtype.short}")
             return ("nuc", tuple(sorted(_dims(ds, nd))), keepdim, dtype)
     return (builtins.float(p), _dims(dim, nd), keepdim, dtype)
 
@@ -426,7 +416,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 def _lse_prep(targs, sargs):
     dim, keepdim, axis = sargs
     if dim is None and axis is None:
-        raise _missing_dim("logsumexp")
+        raise TypeError('logsumexp() missing 1 required positional arguments: "dim"')
     return _dim_prep(targs, sargs)
 
 
@@ -437,23 +427,24 @@ def logsumexp(input, dim=None, keepdim=False, *, axis=None):
 
 
 # ---- cumulative ------------------------------------------------------------------------------
-def _cum_prep(name):
+def _req_dim_prep(name):
+    """``(dim, dtype, axis)`` with ``dim`` required (RED-13's message) and a single int."""
     def prep(targs, sargs):
         dim, dtype, axis = sargs
         dim = _ax(dim, axis)
         if dim is None:
-            raise _missing_dim(name)
+            raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
         return (_one_dim(name, dim, len(targs[0]._shape)), dtype, None)
     return prep
 
 
-@defop(promote="sum", grad_fn="CumsumBackward0", prep=_cum_prep("cumsum"), inplace=True, saves=())
+@defop(promote="sum", grad_fn="CumsumBackward0", prep=_req_dim_prep("cumsum"), inplace=True, saves=())
 def cumsum(input, dim=None, *, dtype=None, axis=None):
     """Running sum along ``dim``; integers and bool accumulate in int64 (PRO-13)."""
     return input if input.ndim == 0 else jnp.cumsum(_acc(input), axis=dim)
 
 
-@defop(promote="sum", grad_fn="CumprodBackward0", prep=_cum_prep("cumprod"), inplace=True)
+@defop(promote="sum", grad_fn="CumprodBackward0", prep=_req_dim_prep("cumprod"), inplace=True)
 def cumprod(input, dim=None, *, dtype=None, axis=None):
     return input if input.ndim == 0 else jnp.cumprod(_acc(input), axis=dim)
 
@@ -509,28 +500,18 @@ def _softmax_rule(op, sig, sargs):
     return (None,), (dt,)
 
 
-def _softmax_prep(name):
-    def prep(targs, sargs):
-        dim, dtype, axis = sargs
-        dim = _ax(dim, axis)
-        if dim is None:
-            raise _missing_dim(name)
-        return (_one_dim(name, dim, len(targs[0]._shape)), dtype, None)
-    return prep
-
-
 def _along(fn, x, dim):
     x = _acc(x)
     return fn(x.reshape(1), axis=0).reshape(()) if x.ndim == 0 else fn(x, axis=dim)
 
 
-@defop(promote=_softmax_rule, grad_fn="SoftmaxBackward0", prep=_softmax_prep("softmax"), saves=("result",))
+@defop(promote=_softmax_rule, grad_fn="SoftmaxBackward0", prep=_req_dim_prep("softmax"), saves=("result",))
 def softmax(input, dim=None, dtype=None, *, axis=None):
     """Numerically stable softmax along ``dim`` (required, RED-13; RED-17)."""
     return _along(jax.nn.softmax, input, dim)
 
 
-@defop(promote=_softmax_rule, grad_fn="LogSoftmaxBackward0", prep=_softmax_prep("log_softmax"),
+@defop(promote=_softmax_rule, grad_fn="LogSoftmaxBackward0", prep=_req_dim_prep("log_softmax"),
        saves=("result",))
 def log_softmax(input, dim=None, dtype=None, *, axis=None):
     return _along(jax.nn.log_softmax, input, dim)
@@ -590,26 +571,11 @@ def argsort(input, dim=-1, descending=False, *, stable=False, axis=None):
     return _gather_sorted(input, dim, descending)[1]
 
 
-def _no_bool_median(t):
-    if t.dtype is D.bool:
-        raise NotImplementedError("\"median_cpu\" not implemented for 'Bool'")
+_MEDIAN_BOOL = (NotImplementedError, "\"median_cpu\" not implemented for 'Bool'")
 
 
-def _median_all_prep(targs, sargs):
-    _no_bool_median(targs[0])
-    return sargs
-
-
-def _median_dim_prep(targs, sargs):
-    t = targs[0]
-    _no_bool_median(t)
-    dim, keepdim = sargs
-    d = _one_dim("median", dim, len(t._shape))
-    _nonempty("median", t, (d,))
-    return (d, keepdim)
-
-
-@defop("median", grad_fn="MedianBackward0", prep=_median_all_prep, method=False, function=False)
+@defop("median", grad_fn="MedianBackward0", prep=_sel_prep("median", True, _MEDIAN_BOOL), method=False,
+       function=False)
 def _median_all(input):
     """Lower median of all elements; nan if any is nan; ties share the gradient evenly."""
     flat = input.reshape(-1)
@@ -625,8 +591,8 @@ def _median_all(input):
     return m + jnp.sum(jnp.where(eq, flat - m, jnp.zeros_like(flat))) / jnp.sum(eq).astype(flat.dtype)
 
 
-@defop("median_dim", promote="value_index", grad_fn="MedianBackward1", prep=_median_dim_prep, nout=2,
-       result_type=return_types.median, method=False, function=False, saves=())
+@defop("median_dim", promote="value_index", grad_fn="MedianBackward1", nout=2, result_type=return_types.median,
+       prep=_sel_prep("median", bool_error=_MEDIAN_BOOL), method=False, function=False, saves=())
 def _median_dim(input, dim, keepdim=False):
     """Lower median along ``dim`` and its index; a row with nan gives nan at its first nan."""
     if input.ndim == 0:

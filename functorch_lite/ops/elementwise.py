@@ -478,7 +478,7 @@ def _where_check(targs, sargs):
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {c.dtype.short}")
 
 
-@defop(promote="where", grad_fn="WhereBackward0", tensors=3, check=_where_check, method=True)
+@defop(promote="where", grad_fn="WhereBackward0", tensors=3, check=_where_check, method=False)
 def where(condition, input, other):
     return jnp.where(condition, input, other)
 

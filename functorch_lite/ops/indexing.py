@@ -89,6 +89,34 @@ def _out(r, out):
     return r if out is None else write_out(out, r)
 
 
+_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory "
+            "location. Please clone() the tensor before performing the operation.")
+
+
+def _dense(t: Tensor) -> bool:
+    """PyTorch's is_non_overlapping_and_dense."""
+    dims = sorted((d for d, n in enumerate(t._shape) if n >= 2), key=lambda d: t.stride()[d])
+    need = 1
+    for d in dims:
+        if t.stride()[d] != need:
+            return False
+        need *= t._shape[d]
+    return True
+
+
+def _no_overlap(dst: Tensor, src, partial_only: bool = False) -> None:
+    """PyTorch's assert_no_overlap / assert_no_partial_overlap between a written tensor and a source."""
+    if not isinstance(src, Tensor) or src._storage is not dst._storage or not dst.numel() or not src.numel():
+        return
+    if src is not dst and not (_dense(dst) and _dense(src)):
+        return  # PyTorch: too hard to tell, allowed
+    a0, b0 = dst._offset, src._offset
+    a1, b1 = a0 + dst.numel(), b0 + src.numel()
+    full = src is dst or ((a0, a1) == (b0, b1) and dst.stride() == src.stride())
+    if (full and not partial_only) or (not full and a0 < b1 and b0 < a1):
+        raise RuntimeError(_OVERLAP)
+
+
 def _strip_ones(v):
     """Drop leading size-1 dims of a value being assigned (PyTorch's slicePrefix1sSize)."""
     if not isinstance(v, Tensor) or not v._shape or v._shape[0] != 1:
@@ -96,10 +124,6 @@ def _strip_ones(v):
     s = v._shape
     i = next((k for k, n in enumerate(s) if n != 1), len(s))
     return _view(v, "reshape", (s[i:],))
-
-
-def _along(dim):
-    return (slice(None),) * dim
 
 
 # ---- the advanced-indexing ops -------------------------------------------------------------------
@@ -119,10 +143,14 @@ def _adv_shape(shape, bshape, dims):
 
 
 def _check_adv(shape, indices, dims):
-    arr = indices._array
-    if isinstance(arr, _Tracer) or 0 in indices._shape:
+    """Bounds of a stacked (k, *B) index (a tensor, or host values) in PyTorch's order and message (IDX-05)."""
+    if isinstance(indices, Tensor):
+        if indices.__dict__.get("_inbounds") or isinstance(indices._array, _Tracer):
+            return
+        indices = np.asarray(indices._array)
+    if indices.size == 0:
         return
-    h = np.moveaxis(np.asarray(arr), 0, -1).reshape(-1)  # element-major, then index j (PyTorch's order)
+    h = np.moveaxis(indices, 0, -1).reshape(-1)  # element-major, then index j
     sizes = np.tile(np.array([shape[d] for d in dims]), h.size // len(dims))
     bad = (h >= sizes) | (h < -sizes)
     if bad.any():
@@ -209,16 +237,16 @@ def _to_tuple(index) -> tuple:
     return (index,)
 
 
-def _seq_tensor(o, device) -> Tensor:
-    """A list / ndarray index as a tensor: bool stays a mask, anything else becomes int64 (floats truncate)."""
+def _seq_array(o) -> np.ndarray:
+    """A list / ndarray index as host values: bool stays a mask, other lists become int64 (floats truncate)."""
     if isinstance(o, str):
         raise TypeError("new(): invalid data type 'str'")
     a = np.asarray(o)
-    if isinstance(o, np.ndarray):
-        return _host_tensor(a, D.from_numpy_dtype(a.dtype), device)
-    if a.dtype != np.bool_:
-        a = a.astype(np.int64)
-    return _host_tensor(a, D.bool if a.dtype == np.bool_ else D.int64, device)
+    return a if isinstance(o, np.ndarray) or a.dtype == np.bool_ else a.astype(np.int64)
+
+
+def _dtype(t):
+    return t.dtype if isinstance(t, Tensor) else D.from_numpy_dtype(t.dtype)
 
 
 def _count(idx) -> int:
@@ -255,44 +283,50 @@ def _walk(self: Tensor, idx: tuple):
             dim += 1
         else:
             t = o if isinstance(o, Tensor) else (
-                _seq_tensor(o, self.device) if isinstance(o, (list, tuple, np.ndarray, str)) else None)
+                _seq_array(o) if isinstance(o, (list, tuple, np.ndarray, str)) else None)
             if t is None:
                 try:
                     v = operator.index(o)
                 except TypeError:
                     raise IndexError(_INVALID.format(_tp_name(o))) from None
                 res = _select(res, dim, v, i)
-            elif t._shape or t.dtype.category > D.INT:
+                continue
+            dt = _dtype(t)
+            if t.shape or dt.category > D.INT:
                 adv.append((dim, t))
-                dim += t.ndim if t.dtype in _MASKS else 1
-            elif t.dtype in _MASKS:  # 0-d bool: unsqueeze + [0] or []
+                dim += t.ndim if dt in _MASKS else 1
+            elif dt in _MASKS:  # 0-d bool: unsqueeze + [0] or []
                 res = _view(res, "unsqueeze", (dim,))
-                adv.append((dim, np.zeros(1 if t._host() else 0, np.int64)))
+                adv.append((dim, np.zeros(1 if _host(t) else 0, np.int64)))
                 dim += 1
-            elif isinstance(t._array, _Tracer):  # 0-d int under compile: an advanced index
+            elif isinstance(t, Tensor) and isinstance(t._array, _Tracer):  # 0-d int under compile: advanced
                 adv.append((dim, t))
                 dim += 1
             else:
-                res = _select(res, dim, int(t._host()), i)
+                res = _select(res, dim, int(_host(t)), i)
     return res, adv
+
+
+def _host(t):
+    return t._host() if isinstance(t, Tensor) else t
 
 
 def _prepare(res: Tensor, adv: list):
     """Index entries -> (dims, stacked (k, *B) index tensor), with PyTorch's checks and messages."""
     for _, t in adv:
-        if isinstance(t, Tensor) and t.dtype not in _INT_INDEX and t.dtype not in _MASKS:
+        if _dtype(t) not in _INT_INDEX and _dtype(t) not in _MASKS:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     entries = []
     for d, t in adv:
-        if isinstance(t, Tensor) and t.dtype in _MASKS:
-            if t.dtype is D.uint8:
+        if _dtype(t) in _MASKS:
+            if _dtype(t) is D.uint8:
                 warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
                               "instead.", UserWarning, stacklevel=3)
-            for j, n in enumerate(t._shape):
+            for j, n in enumerate(t.shape):
                 if d + j >= len(res._shape) or n != res._shape[d + j]:
-                    raise IndexError(f"The shape of the mask {list(t._shape)} at index {j} does not match the shape of "
+                    raise IndexError(f"The shape of the mask {list(t.shape)} at index {j} does not match the shape of "
                                      f"the indexed tensor {list(res._shape)} at index {d + j}")
-            entries.extend((d + j, col) for j, col in enumerate(np.nonzero(t._host())))
+            entries.extend((d + j, col) for j, col in enumerate(np.nonzero(_host(t))))
         else:
             entries.append((d, t))
     shapes = [tuple(t.shape) for _, t in entries]
@@ -303,9 +337,12 @@ def _prepare(res: Tensor, adv: list):
                          + ", ".join(str(list(s)) for s in shapes)) from None
     dims = tuple(d for d, _ in entries)
     ts = [t for _, t in entries]
-    if not any(isinstance(t, Tensor) for t in ts):
+    if not any(isinstance(t, Tensor) for t in ts):  # all on the host: check here, once
         arr = np.stack([np.broadcast_to(t, b) for t in ts]).astype(np.int64)
-        return dims, _host_tensor(arr, D.int64, res.device)
+        _check_adv(res._shape, arr, dims)
+        idx = _host_tensor(arr, D.int64, res.device)
+        idx._inbounds = True
+        return dims, idx
     if len(ts) == 1:
         return dims, _view(ts[0], "unsqueeze", (0,))
     ts = [t if isinstance(t, Tensor) else _host_tensor(t.astype(np.int64), D.int64, res.device) for t in ts]
@@ -343,6 +380,8 @@ def _put(dst: Tensor, dims, indices, values, accumulate: bool, in_place: bool):
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got {dst.dtype.short} for "
                            f"the destination and {values.dtype.short} for the source.")
     args = (dst, _strip_ones(values), indices)
+    if in_place:
+        _no_overlap(dst, args[1])
     return (inplace if in_place else dispatch)(OPS["index_put"], args, (dims, bool(accumulate)))
 
 
@@ -368,6 +407,8 @@ def setitem(self: Tensor, index, value) -> None:
         value = _strip_ones(value)
         if value._shape != dst._shape:
             value = _view(value, "expand", (dst._shape,))
+    if isinstance(value, Tensor) and value._shape:
+        _no_overlap(dst, value, partial_only=True)
     inplace(OPS["copy"], (dst, value), ())
 
 
@@ -375,44 +416,57 @@ def _positional(self: Tensor, indices) -> list:
     if len(indices) > len(self._shape):
         raise IndexError(f"too many indices for tensor of dimension {len(self._shape)} (got {len(indices)})")
     out, d = [], 0
-    for t in indices:
-        if t is not None:
-            out.append((d, t))
-        d += t.ndim if isinstance(t, Tensor) and t.dtype in _MASKS else 1
+    for i, t in enumerate(indices):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 1, but got {type(t).__name__}")
+        out.append((d, t))
+        d += t.ndim if t.dtype in _MASKS else 1
     return out
 
 
-def _index_put_api(self, indices, values, accumulate, in_place):
+def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False, *, _in_place: bool = False) -> Tensor:
+    """``torch.index_put(x, (i, j), v)``: a copy of ``x`` with ``x[i, j] = v`` (``+=`` with ``accumulate``;
+    IndexPutBackward0). ``x.index_put_(...)`` does it in place."""
     if not isinstance(values, Tensor):
-        raise TypeError(f"index_put{'_' if in_place else ''}(): argument 'values' (position 2) must be Tensor, not "
+        raise TypeError(f"index_put{'_' if _in_place else ''}(): argument 'values' (position 2) must be Tensor, not "
                         f"{type(values).__name__}")
-    adv = _positional(self, tuple(indices))
+    adv = _positional(input, tuple(indices))
     if not adv:
-        return self.copy_(values) if in_place else values.expand(self._shape).clone()
-    dims, idx = _prepare(self, adv)
-    return _put(self, dims, idx, values, accumulate, in_place)
+        return input.copy_(values) if _in_place else values.expand(input._shape).clone()
+    dims, idx = _prepare(input, adv)
+    return _put(input, dims, idx, values, accumulate, _in_place)
 
 
-def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
-    """``x.index_put_((i, j), v, accumulate=False)``: in-place ``x[i, j] = v`` (``+=`` with accumulate)."""
-    return _index_put_api(self, indices, values, accumulate, True)
+# ---- gather / scatter / index_* / take ------------------------------------------------------------------
+_SOURCE = {"scatter": 2, "scatter_reduce": 2, "index_add": 2, "index_copy": 2}  # checked for overlap in place
 
 
-def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
-    """Out-of-place ``index_put_`` (IndexPutBackward0)."""
-    return _index_put_api(input, indices, values, accumulate, False)
+def _run(name: str, targs: tuple, sargs: tuple, out=None, in_place: bool = False):
+    if in_place:
+        if name in _SOURCE:
+            _no_overlap(targs[0], targs[_SOURCE[name]])
+        return inplace(OPS[name], targs, sargs)
+    return _out(dispatch(OPS[name], targs, sargs), out)
 
 
-# ---- gather / scatter --------------------------------------------------------------------------------
-def _need(name, t, allowed, exc=RuntimeError, msg=None):
+def _twin(fn):
+    """The in-place ``fn_`` of a public wrapper ``fn`` (same arguments; writes into ``self`` and returns it)."""
+    def method(self, *args, **kwargs):
+        return fn(self, *args, _in_place=True, **kwargs)
+    method.__name__ = method.__qualname__ = fn.__name__ + "_"
+    method.__doc__ = f"In-place ``{fn.__name__}``: writes into ``self`` (``_version`` + 1) and returns it."
+    return method
+
+
+def _need(t, allowed, msg, exc=RuntimeError):
     if t.dtype not in allowed:
-        raise exc(msg or f"{name}(): Expected dtype int32/int64 for index")
+        raise exc(msg)
 
 
 def _gather_prep(targs, sargs):
     x, index = targs
     d = _wrap_dim(sargs[0], len(x._shape))
-    _need("gather", index, _INT_INDEX)
+    _need(index, _INT_INDEX, "gather(): Expected dtype int32/int64 for index")
     if index.numel() == 0:
         return (d, False)
     if max(index.ndim, 1) != max(x.ndim, 1):
@@ -430,21 +484,20 @@ def _gather(input, index, dim, sparse_grad):
     """``out[i][j] = input[i][index[i][j]]`` along ``dim``."""
     if index.size == 0:
         return jnp.zeros(index.shape, input.dtype)
-    if input.ndim == 0:
-        return input.reshape(1)[index.reshape(-1)].reshape(index.shape)
-    src = input[tuple(slice(None) if k == dim else slice(0, n) for k, n in enumerate(index.shape))]
-    return jnp.take_along_axis(src, index, axis=dim)
+    x, i = jnp.atleast_1d(input), jnp.atleast_1d(index)
+    src = x[tuple(slice(None) if k == dim else slice(0, n) for k, n in enumerate(i.shape))]
+    return jnp.take_along_axis(src, i, axis=dim).reshape(index.shape)
 
 
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False, out=None) -> Tensor:
-    """``torch.gather(x, 1, idx)``: picks ``x[i][idx[i][j]]`` (GatherBackward0)."""
-    return _out(dispatch(OPS["gather"], (input, index), (dim, sparse_grad)), out)
+    """``torch.gather(x, 1, idx)``: ``out[i][j] = x[i][idx[i][j]]`` (GatherBackward0; idx int32/int64)."""
+    return _run("gather", (input, index), (dim, sparse_grad), out)
 
 
 def _scatter_prep(targs, sargs):
     x, index, src = targs
     d = _wrap_dim(sargs[0], len(x._shape))
-    _need("scatter", index, _INT_INDEX)
+    _need(index, _INT_INDEX, "scatter(): Expected dtype int32/int64 for index")
     is_t = isinstance(src, Tensor)
     if is_t and src.dtype is not x.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
@@ -463,66 +516,6 @@ def _scatter_prep(targs, sargs):
     return (d,) + sargs[1:]
 
 
-def _scatter_idx(index, dim):
-    return tuple(index if k == dim else jax.lax.broadcasted_iota(index.dtype, index.shape, k)
-                 for k in range(index.ndim))
-
-
-def _crop(src, shape):
-    return src if jnp.ndim(src) == 0 else src[tuple(slice(0, n) for n in shape)]
-
-
-def _scatter_nd(fn):
-    """Run a scatter body on 0-d inputs as 1-d; skip it for an empty index."""
-    def body(input, index, src, dim, *rest):
-        if index.size == 0:
-            return input
-        if input.ndim == 0:
-            s = src if jnp.ndim(src) == 0 else src.reshape(1)
-            return fn(input.reshape(1), index.reshape(1), s, 0, *rest).reshape(())
-        return fn(input, index, src, dim, *rest)
-    body.__doc__ = fn.__doc__
-    body.__signature__ = __import__("inspect").signature(fn)
-    return body
-
-
-_scatter_check = _bounds(1, _dim_size, False, _oob(RuntimeError))
-
-
-def _scatter_only_prep(targs, sargs):
-    if sargs[1] not in (None, "add", "multiply"):
-        raise RuntimeError("reduce argument must be either add or multiply.")
-    return _scatter_prep(targs, sargs)
-
-
-@defop("scatter", promote=_rule_cast(2), tensors=3, method=False, function=False, saves=(1,),
-       grad_fn=lambda targs, sargs: "ScatterBackward0" if isinstance(targs[2], Tensor) else "ScatterBackward1",
-       prep=_scatter_only_prep, check=_scatter_check)
-@_scatter_nd
-def _scatter(input, index, src, dim, reduce):
-    """Write ``src`` (or a scalar) into ``input`` at ``index`` along ``dim`` (reduce: 'add' / 'multiply')."""
-    at = input.at[_scatter_idx(index, dim)]
-    v = _crop(src, index.shape)
-    return at.set(v) if reduce is None else (at.add(v) if reduce == "add" else at.multiply(v))
-
-
-@defop("scatter_add", promote=_rule_cast(2), grad_fn="ScatterAddBackward0", tensors=3, method=False, function=False,
-       saves=(1,), prep=_scatter_prep, check=_scatter_check)
-@_scatter_nd
-def _scatter_add(input, index, src, dim):
-    """Sum ``src`` into ``input`` at ``index`` along ``dim``."""
-    return input.at[_scatter_idx(index, dim)].add(_crop(src, index.shape))
-
-
-_REDUCES = ("sum", "prod", "mean", "amax", "amin")
-
-
-def _scatter_reduce_prep(targs, sargs):
-    if sargs[1] not in _REDUCES:
-        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {sargs[1]}")
-    return _scatter_prep(targs, sargs)
-
-
 def _identity(reduce, dt):
     if reduce in ("sum", "mean", "prod"):
         return (jnp.ones if reduce == "prod" else jnp.zeros)((), dt)
@@ -535,75 +528,81 @@ def _identity(reduce, dt):
     return jnp.asarray(v, dt)
 
 
-@defop("scatter_reduce", promote=_rule_cast(2), grad_fn="ScatterReduceBackward0", tensors=3, method=False,
-       function=False, saves=("all", "result"), prep=_scatter_reduce_prep, check=_scatter_check)
-@_scatter_nd
-def _scatter_reduce(input, index, src, dim, reduce, include_self):
-    """Reduce ``src`` into ``input`` at ``index``: sum / prod / mean / amax / amin (``include_self``)."""
-    idx = _scatter_idx(index, dim)
-    v = _crop(src, index.shape)
-    base = input if include_self else input.at[idx].set(_identity(reduce, input.dtype))
-    at = base.at[idx]
-    if reduce == "prod":
-        return at.multiply(v)
-    if reduce == "amax":
-        return at.max(v)
-    if reduce == "amin":
-        return at.min(v)
-    total = at.add(v)
-    if reduce == "sum":
-        return total
-    cnt = (jnp.ones if include_self else jnp.zeros)(input.shape, input.dtype).at[idx].add(jnp.ones(v.shape, v.dtype))
-    safe = jnp.where(cnt == 0, jnp.ones((), cnt.dtype), cnt)
-    mean = total / safe if jnp.issubdtype(input.dtype, jnp.inexact) else jnp.floor_divide(total, safe)
-    return jnp.where(cnt == 0, input, mean)
+_REDUCES = ("sum", "prod", "mean", "amax", "amin")
 
 
-def _scatter_args(src, value):
+def _scatter_name(targs, sargs):
+    if sargs[1] == "sum":
+        return "ScatterAddBackward0"
+    return "ScatterBackward0" if isinstance(targs[2], Tensor) else "ScatterBackward1"
+
+
+_scatter_check = _bounds(1, _dim_size, False, _oob(RuntimeError))
+
+
+def _scatter(input, index, src, dim, reduce, include_self):
+    """Scatter ``src`` (tensor or scalar) into ``input`` at ``index`` along ``dim``, combining with ``reduce``:
+    None (overwrite), 'add'/'sum', 'multiply'/'prod', 'amax', 'amin', 'mean' (``include_self``: keep input)."""
+    if index.size == 0:
+        return input
+    x, i = jnp.atleast_1d(input), jnp.atleast_1d(index)
+    idx = tuple(i if k == dim else jax.lax.broadcasted_iota(i.dtype, i.shape, k) for k in range(i.ndim))
+    v = src if jnp.ndim(src) == 0 else jnp.atleast_1d(src)[tuple(slice(0, n) for n in i.shape)]
+    if not include_self:
+        x = x.at[idx].set(_identity(reduce, x.dtype))
+    at = x.at[idx]
+    if reduce is None:
+        r = at.set(v)
+    elif reduce in ("add", "sum"):
+        r = at.add(v)
+    elif reduce in ("multiply", "prod"):
+        r = at.multiply(v)
+    elif reduce in ("amax", "amin"):
+        r = at.max(v) if reduce == "amax" else at.min(v)
+    else:
+        cnt = (jnp.ones if include_self else jnp.zeros)(x.shape, x.dtype).at[idx].add(jnp.ones(i.shape, x.dtype))
+        safe = jnp.where(cnt == 0, jnp.ones((), x.dtype), cnt)
+        total = at.add(v)
+        r = jnp.where(cnt == 0, x, total / safe if jnp.issubdtype(x.dtype, jnp.inexact) else total // safe)
+    return r.reshape(input.shape)
+
+
+defop("scatter", promote=_rule_cast(2), grad_fn=_scatter_name, tensors=3, method=False, function=False, saves=(1,),
+      prep=_scatter_prep, check=_scatter_check)(_scatter)
+defop("scatter_reduce", promote=_rule_cast(2), grad_fn="ScatterReduceBackward0", tensors=3, method=False,
+      function=False, saves=("all", "result"), prep=_scatter_prep, check=_scatter_check)(_scatter)
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src=None, value=None, *, reduce=None, out=None,
+            _in_place: bool = False) -> Tensor:
+    """``torch.scatter(x, dim, idx, src)``: ``out[i][idx[i][j]] = src[i][j]`` (a scalar ``value`` works too;
+    ``reduce='add' | 'multiply'``)."""
+    if reduce not in (None, "add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
     if src is None and value is None:
         raise TypeError("scatter() missing required argument 'src' or 'value'")
-    return src if src is not None else value
+    return _run("scatter", (input, index, value if src is None else src), (dim, reduce, True), out, _in_place)
 
 
-def scatter(input: Tensor, dim: int, index: Tensor, src=None, value=None, *, reduce=None, out=None) -> Tensor:
-    """``torch.scatter(x, dim, index, src)``: ``out[i][index[i][j]] = src[i][j]`` (a scalar ``value`` works too)."""
-    return _out(dispatch(OPS["scatter"], (input, index, _scatter_args(src, value)), (dim, reduce)), out)
-
-
-def scatter_(self: Tensor, dim: int, index: Tensor, src=None, value=None, *, reduce=None) -> Tensor:
-    """In-place ``scatter``."""
-    return inplace(OPS["scatter"], (self, index, _scatter_args(src, value)), (dim, reduce))
-
-
-def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor, *, out=None) -> Tensor:
-    """``out[i][index[i][j]] += src[i][j]`` (ScatterAddBackward0)."""
-    return _out(dispatch(OPS["scatter_add"], (input, index, src), (dim,)), out)
-
-
-def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    """In-place ``scatter_add``."""
-    return inplace(OPS["scatter_add"], (self, index, src), (dim,))
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor, *, out=None, _in_place: bool = False) -> Tensor:
+    """``out[i][idx[i][j]] += src[i][j]`` (ScatterAddBackward0)."""
+    return _run("scatter", (input, index, src), (dim, "sum", True), out, _in_place)
 
 
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True,
-                   out=None) -> Tensor:
-    """``torch.scatter_reduce(x, 0, idx, src, 'amax', include_self=False)``."""
-    return _out(dispatch(OPS["scatter_reduce"], (input, index, src), (dim, reduce, bool(include_self))), out)
+                   out=None, _in_place: bool = False) -> Tensor:
+    """``torch.scatter_reduce(x, 0, idx, src, 'amax', include_self=False)`` (sum/prod/mean/amax/amin)."""
+    if reduce not in _REDUCES:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    return _run("scatter_reduce", (input, index, src), (dim, reduce, bool(include_self)), out, _in_place)
 
 
-def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
-                    include_self: bool = True) -> Tensor:
-    """In-place ``scatter_reduce``."""
-    return inplace(OPS["scatter_reduce"], (self, index, src), (dim, reduce, bool(include_self)))
-
-
-# ---- index_select / index_add / index_fill / index_copy / take ------------------------------------------
 def _index_select_prep(targs, sargs):
     x, index = targs
     d = _wrap_dim(sargs[0], len(x._shape))
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    _need("index_select", index, _INT_INDEX, msg="index_select(): Expected dtype int32 or int64 for index")
+    _need(index, _INT_INDEX, "index_select(): Expected dtype int32 or int64 for index")
     return (d,)
 
 
@@ -611,15 +610,14 @@ def _index_select_prep(targs, sargs):
        saves=(1,), prep=_index_select_prep,
        check=_bounds(1, _dim_size, False, lambda v, t, s, n: IndexError("index out of range in self")))
 def _index_select(input, index, dim):
-    """Whole slices of ``input`` along ``dim`` at the 1-d ``index``."""
-    if input.ndim == 0:
-        return input.reshape(1)[index.reshape(-1)].reshape(index.shape)
-    return jnp.take(input, index.reshape(-1), axis=dim)
+    """Whole slices of ``input`` along ``dim`` at the 0-d / 1-d ``index``."""
+    return jnp.take(jnp.atleast_1d(input), index.reshape(-1), axis=dim).reshape(
+        input.shape[:dim] + (index.size,) + input.shape[dim + 1:] if input.ndim else index.shape)
 
 
 def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     """``x.index_select(0, idx)`` (IndexSelectBackward0); ``idx`` int32/int64, 0-d or 1-d."""
-    return _out(dispatch(OPS["index_select"], (input, index), (dim,)), out)
+    return _run("index_select", (input, index), (dim,), out)
 
 
 def _src_dim(src, d):
@@ -629,7 +627,7 @@ def _src_dim(src, d):
 def _index_add_prep(targs, sargs):
     x, index, src = targs
     d = _wrap_dim(sargs[0], len(x._shape))
-    _need("", index, _INT_INDEX, msg=f"index_add_(): Expected dtype int32/int64 for index but got: {index.dtype.short}")
+    _need(index, _INT_INDEX, f"index_add_(): Expected dtype int32/int64 for index but got: {index.dtype.short}")
     if index.ndim > 1:
         raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
                          f"{index.dtype.short} and size: {list(index._shape)}")
@@ -646,66 +644,16 @@ def _index_add_prep(targs, sargs):
     return (d,) + sargs[1:]
 
 
-def _along_nd(fn):
-    """Run an index_* body on a 0-d input as 1-d."""
-    def body(input, index, src, dim, *rest):
-        if input.ndim == 0:
-            s = src if jnp.ndim(src) == 0 else src.reshape(1)
-            return fn(input.reshape(1), index, s, 0, *rest).reshape(())
-        return fn(input, index, src, dim, *rest)
-    body.__doc__ = fn.__doc__
-    body.__signature__ = __import__("inspect").signature(fn)
-    return body
-
-
-@defop("index_add", promote=_rule_cast(2), grad_fn="IndexAddBackward0", tensors=3, method=False, function=False,
-       saves=(1,), prep=_index_add_prep, check=_bounds(1, _dim_size, False, _oob(RuntimeError)))
-@_along_nd
-def _index_add(input, index, source, dim, alpha):
-    """``input.index_add(dim, index, source, alpha=alpha)``: duplicates accumulate."""
-    v = source if alpha == 1 else source * jnp.asarray(alpha, source.dtype)
-    return input.at[_along(dim) + (index.reshape(-1),)].add(v)
-
-
-def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1, out=None) -> Tensor:
-    """``x.index_add(0, idx, src)``: ``x[idx[i]] += alpha * src[i]`` along ``dim`` (IndexAddBackward0)."""
-    return _out(dispatch(OPS["index_add"], (input, index, source), (dim, alpha)), out)
-
-
-def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
-    """In-place ``index_add``."""
-    return inplace(OPS["index_add"], (self, index, source), (dim, alpha))
-
-
 def _index_fill_prep(targs, sargs):
     x, index, value = targs
     d = _wrap_dim(sargs[0], len(x._shape))
-    _need("", index, (D.int64,), IndexError, "index_fill_(): Expected dtype int64 for index.")
+    _need(index, (D.int64,), "index_fill_(): Expected dtype int64 for index.", IndexError)
     if index.ndim > 1:
         raise RuntimeError("Index has to be a vector/scalar")
     if isinstance(value, Tensor) and value.ndim:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.ndim} "
                            "dimension(s).")
-    return (d,)
-
-
-@defop("index_fill", promote=_rule_cast(2), tensors=3, method=False, function=False, saves=(1,),
-       grad_fn=lambda targs, sargs: "IndexFillBackward1" if isinstance(targs[2], Tensor) else "IndexFillBackward0",
-       prep=_index_fill_prep, check=_bounds(1, _dim_size, True, _oob(IndexError)))
-@_along_nd
-def _index_fill(input, index, value, dim):
-    """Fill whole slices of ``input`` along ``dim`` at ``index`` with a scalar."""
-    return input.at[_along(dim) + (index.reshape(-1),)].set(value)
-
-
-def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
-    """``x.index_fill(1, idx, -1.)`` (value: a number or a 0-d tensor)."""
-    return dispatch(OPS["index_fill"], (input, index, value), (dim,))
-
-
-def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
-    """In-place ``index_fill``."""
-    return inplace(OPS["index_fill"], (self, index, value), (dim,))
+    return (d,) + sargs[1:]
 
 
 def _index_copy_prep(targs, sargs):
@@ -713,7 +661,7 @@ def _index_copy_prep(targs, sargs):
     d = _wrap_dim(sargs[0], len(x._shape))
     if index.ndim > 1:
         raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
-    _need("", index, (D.int64,), msg=f"index_copy_(): Expected a long tensor for index, but got {index.dtype.short}")
+    _need(index, (D.int64,), f"index_copy_(): Expected a long tensor for index, but got {index.dtype.short}")
     if src.dtype is not x.dtype:
         raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but got (self) "
                            f"{x.dtype.short} and (source) {src.dtype.short}")
@@ -726,29 +674,47 @@ def _index_copy_prep(targs, sargs):
         raise RuntimeError("index_copy_(): Source/destination tensor must have same slice shapes. Destination slice "
                            f"shape: {' '.join(map(str, xs))} at dimension {d} and source slice shape: "
                            f"{' '.join(map(str, ss))} at dimension 0.")
-    return (d,)
+    return (d,) + sargs[1:]
 
 
-@defop("index_copy", promote=_rule_cast(2), grad_fn="IndexCopyBackward0", tensors=3, method=False, function=False,
-       saves=(1,), prep=_index_copy_prep, check=_bounds(1, _dim_size, False, _oob(IndexError, "index_copy_(): ")))
-@_along_nd
-def _index_copy(input, index, source, dim):
-    """Copy slices of ``source`` into ``input`` along ``dim`` at ``index``."""
-    return input.at[_along(dim) + (index.reshape(-1),)].set(source)
+def _index_along(input, index, src, dim, mode, alpha):
+    """index_add / index_copy / index_fill: write (or add ``alpha * src``) into slices ``index`` along ``dim``."""
+    at = jnp.atleast_1d(input).at[(slice(None),) * dim + (index.reshape(-1),)]
+    if mode == "add":
+        r = at.add(src if alpha == 1 else src * jnp.asarray(alpha, src.dtype))
+    else:
+        r = at.set(src)
+    return r.reshape(input.shape)
 
 
-def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *, out=None) -> Tensor:
+defop("index_add", promote=_rule_cast(2), grad_fn="IndexAddBackward0", tensors=3, method=False, function=False,
+      saves=(1,), prep=_index_add_prep, check=_bounds(1, _dim_size, False, _oob(RuntimeError)))(_index_along)
+defop("index_copy", promote=_rule_cast(2), grad_fn="IndexCopyBackward0", tensors=3, method=False, function=False,
+      saves=(1,), prep=_index_copy_prep,
+      check=_bounds(1, _dim_size, False, _oob(IndexError, "index_copy_(): ")))(_index_along)
+defop("index_fill", promote=_rule_cast(2), tensors=3, method=False, function=False, saves=(1,),
+      grad_fn=lambda targs, sargs: "IndexFillBackward1" if isinstance(targs[2], Tensor) else "IndexFillBackward0",
+      prep=_index_fill_prep, check=_bounds(1, _dim_size, True, _oob(IndexError)))(_index_along)
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1, out=None,
+              _in_place: bool = False) -> Tensor:
+    """``x.index_add(0, idx, src)``: ``x[idx[i]] += alpha * src[i]`` along ``dim`` (IndexAddBackward0)."""
+    return _run("index_add", (input, index, source), (dim, "add", alpha), out, _in_place)
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *, out=None, _in_place: bool = False) -> Tensor:
     """``x.index_copy(0, idx, src)``: ``x[idx[i]] = src[i]`` along ``dim`` (IndexCopyBackward0)."""
-    return _out(dispatch(OPS["index_copy"], (input, index, source), (dim,)), out)
+    return _run("index_copy", (input, index, source), (dim, "copy", 1), out, _in_place)
 
 
-def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
-    """In-place ``index_copy``."""
-    return inplace(OPS["index_copy"], (self, index, source), (dim,))
+def index_fill(input: Tensor, dim: int, index: Tensor, value, *, _in_place: bool = False) -> Tensor:
+    """``x.index_fill(1, idx, -1.)``: fill slices along ``dim`` (value: a number or a 0-d tensor)."""
+    return _run("index_fill", (input, index, value), (dim, "fill", 1), None, _in_place)
 
 
 def _take_prep(targs, sargs):
-    _need("", targs[1], (D.int64,), msg=f"take(): Expected a long tensor for index, but got {targs[1].dtype.short}")
+    _need(targs[1], (D.int64,), f"take(): Expected a long tensor for index, but got {targs[1].dtype.short}")
     return sargs
 
 
@@ -803,7 +769,7 @@ def _check_mask(mask, name):
 def masked_select(input: Tensor, mask: Tensor, *, out=None) -> Tensor:
     """``x[mask]`` with broadcasting: a 1-d copy (its length depends on the mask's values)."""
     _check_mask(mask, "masked_select")
-    shape = broadcast_shapes(input._shape, mask._shape)
+    shape = broadcast_shapes(mask._shape, input._shape)
     flat = np.flatnonzero(np.broadcast_to(mask._host(), shape))
     return _out(dispatch(OPS["masked_select"], (input, _host_tensor(flat, D.int64, input.device)), (shape,)), out)
 
@@ -817,29 +783,20 @@ def _masked_scatter(input, source, flat, shape):
     return base.at[flat].set(source.reshape(-1)[:n]).reshape(shape)
 
 
-def _masked_scatter_impl(self, mask, source, in_place):
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor, *, _in_place: bool = False) -> Tensor:
+    """Copy ``source``'s leading elements into ``input`` where ``mask`` is True, in row-major order."""
     if mask.dtype is not D.bool:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype.short}")
-    if source.dtype is not self.dtype:
+    if source.dtype is not input.dtype:
         raise RuntimeError("masked_scatter: expected self and source to have same dtypes but got"
-                           f"{self.dtype.short} and {source.dtype.short}")
-    shape = self._shape if in_place else broadcast_shapes(self._shape, mask._shape)
-    m = np.broadcast_to(_view(mask, "expand", (shape,))._host() if in_place else mask._host(), shape)
-    flat = np.flatnonzero(m)
+                           f"{input.dtype.short} and {source.dtype.short}")
+    shape = input._shape if _in_place else broadcast_shapes(input._shape, mask._shape)
+    m = _view(mask, "expand", (shape,)) if _in_place else mask  # in place: the mask must expand to self
+    flat = np.flatnonzero(np.broadcast_to(m._host(), shape))
     if flat.size > source.numel():
         raise RuntimeError("Number of elements of source < number of ones in mask")
-    args = (self, source, _host_tensor(flat, D.int64, self.device))
-    return (inplace if in_place else dispatch)(OPS["masked_scatter"], args, (shape,))
-
-
-def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
-    """Copy ``source``'s leading elements into ``input`` where ``mask`` is True (row-major)."""
-    return _masked_scatter_impl(input, mask, source, False)
-
-
-def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
-    """In-place ``masked_scatter``."""
-    return _masked_scatter_impl(self, mask, source, True)
+    return _run("masked_scatter", (input, source, _host_tensor(flat, D.int64, input.device)), (shape,), None,
+                _in_place)
 
 
 def _nonzero_check(targs, sargs):
@@ -885,18 +842,11 @@ def _where_method(self: Tensor, condition: Tensor, other) -> Tensor:
     return dispatch(OPS["where"], (condition, self, other), ())
 
 
-METHODS = {
-    "__getitem__": getitem, "__setitem__": setitem, "index_put_": index_put_, "index_put": index_put,
-    "gather": gather, "scatter": scatter, "scatter_": scatter_, "scatter_add": scatter_add,
-    "scatter_add_": scatter_add_, "scatter_reduce": scatter_reduce, "scatter_reduce_": scatter_reduce_,
-    "index_select": index_select, "index_add": index_add, "index_add_": index_add_, "index_fill": index_fill,
-    "index_fill_": index_fill_, "index_copy": index_copy, "index_copy_": index_copy_,
-    "masked_select": masked_select, "masked_scatter": masked_scatter, "masked_scatter_": masked_scatter_,
-    "nonzero": nonzero, "argwhere": argwhere, "where": _where_method,
-}
-FUNCTIONS = {
-    "index_put": index_put, "gather": gather, "scatter": scatter, "scatter_add": scatter_add,
-    "scatter_reduce": scatter_reduce, "index_select": index_select, "index_add": index_add,
-    "index_fill": index_fill, "index_copy": index_copy, "masked_select": masked_select,
-    "masked_scatter": masked_scatter, "nonzero": nonzero, "argwhere": argwhere, "where": where,
-}
+_PUBLIC = (index_put, gather, scatter, scatter_add, scatter_reduce, index_select, index_add, index_fill, index_copy,
+           masked_select, masked_scatter, nonzero, argwhere)
+_TWINS = (index_put, scatter, scatter_add, scatter_reduce, index_add, index_fill, index_copy, masked_scatter)
+METHODS = {f.__name__: f for f in _PUBLIC}
+METHODS.update({f.__name__ + "_": _twin(f) for f in _TWINS})
+METHODS.update({"__getitem__": getitem, "__setitem__": setitem, "where": _where_method})
+FUNCTIONS = {f.__name__: f for f in _PUBLIC}
+FUNCTIONS["where"] = where

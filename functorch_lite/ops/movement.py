@@ -183,7 +183,8 @@ def _expand_meta(t, sargs):
     sizes = sargs[0]
     nd = len(t._shape)
     if len(sizes) < nd:
-        raise RuntimeError(f"expand(torch.FloatTensor{{{list(t._shape)}}}, size=[{', '.join(map(str, sizes))}]): the "
+        tname = "CPUBoolType" if t.dtype is D.bool else f"torch.{t.dtype.legacy}"
+        raise RuntimeError(f"expand({tname}{{{list(t._shape)}}}, size=[{', '.join(map(str, sizes))}]): the "
                            "number of sizes provided "
                            f"({len(sizes)}) must be greater or equal to the number of dimensions in the tensor ({nd})")
     lead = len(sizes) - nd

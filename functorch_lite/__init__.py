@@ -19,6 +19,7 @@ from .dtypes import (  # noqa: F401
 from ._device import device, get_default_device, set_default_device, DeviceUnavailableError  # noqa: F401
 from ._tensor.tensor import Tensor, Size  # noqa: F401
 from ._promotion import promote_types, result_type, can_cast  # noqa: F401
+from ._stats import cache_info, reset_cache_info  # noqa: F401
 from .random import manual_seed, seed, initial_seed, Generator, default_generator, get_rng_state, set_rng_state  # noqa: F401,E501
 from .autograd.grad_mode import (  # noqa: F401
     no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled,

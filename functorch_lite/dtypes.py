@@ -244,4 +244,7 @@ def cast_array(arr, src: dtype, dst: dtype):
         return jnp.where(jnp.isnan(f), f, jnp.clip(f, -448.0, 448.0)).astype(dst.jnp)
     if dst.category == FLOAT and src.is_complex:
         arr = jnp.real(arr)
+    if src is bool and dst.category >= FLOAT:
+        # via uint8: XLA's simplifier rewrites convert(pred) / y into select(pred, 1 / y, 0), losing 0/0 = NaN
+        arr = arr.astype(jnp.uint8)
     return arr.astype(dst.jnp)

@@ -14,6 +14,7 @@ import heapq
 
 import jax
 
+from .._stats import COUNTS as _COUNTS
 from . import grad_mode as _gm
 from .graph import AccumulateGrad, _FREED_MSG, check_saved, edge_of
 
@@ -206,7 +207,9 @@ def _run_compiled(order, start, targets, accumulate):
         leaf_prev.append(t._grad._array if plain else None)
     key = (tuple(None if s is None else (id(s[0]),) + s[1:] for s in spec), root_spec, target_spec, accumulate)
     prog = _PROGRAMS.get(key)
+    _COUNTS["backward_runs"] += 1
     if prog is None:
+        _COUNTS["backward_programs"] += 1
         prog = _build_program(spec, root_spec, target_spec, accumulate)
         if len(_PROGRAMS) > 256:
             _PROGRAMS.clear()

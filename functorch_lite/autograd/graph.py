@@ -141,6 +141,8 @@ def record(op, outs, targs, diff_idx, arrays, entry=None, sargs=()):
     outs_t = outs if isinstance(outs, tuple) else (outs,)
     node._out_meta = tuple((o._shape, o.dtype) for o in outs_t)
     saves = op.saves
+    if callable(saves):  # the op decides from the call (mul saves other only if self needs grad...)
+        saves = saves(targs)
     if saves:
         saved = []
         for s in saves:

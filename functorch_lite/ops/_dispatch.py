@@ -22,6 +22,7 @@ from .._tensor.tensor import Tensor
 from ..autograd import grad_mode as _gm
 from ..autograd import graph as _graph
 from .. import _promotion
+from .._stats import COUNTS as _COUNTS
 
 _from_array = Tensor._from_array
 _state = _gm._state
@@ -136,14 +137,13 @@ def dispatch(op, targs, sargs):
             arrays.append(a)
             sig.append(type(a))
     key = (sargs, tuple(sig), D._DEFAULT[0])  # rules that produce floats depend on the default dtype
+    _COUNTS["calls"] += 1
     try:
         entry = op.cache.get(key)
     except TypeError:
         raise TypeError(f"{op.name}(): unhashable argument in {sargs!r}") from None
     if entry is None:
-        entry = op.cache[key] = _build(op, sargs, key[1])
-        if len(op.cache) > _config.JIT_CACHE_SIZE:
-            op.cache.pop(next(iter(op.cache)))
+        entry = _miss(op, key)
     if not tensors:
         raise TypeError(f"{op.name}(): expected at least one Tensor argument")
     dev = tensors[0]._storage.device
@@ -169,16 +169,26 @@ def dispatch(op, targs, sargs):
     return _wrap(op, entry.fn(*arrays), entry.outs, dev)
 
 
+def _miss(op, key):
+    """Build and cache an entry (bounded per op: the oldest entry goes first)."""
+    _COUNTS["misses"] += 1
+    entry = op.cache[key] = _build(op, key[0], key[1])
+    if len(op.cache) > _config.JIT_CACHE_SIZE:
+        op.cache.pop(next(iter(op.cache)))
+        _COUNTS["evictions"] += 1
+    return entry
+
+
 def _dispatch_view(op, t, sargs, meta):
     """A view op: the output shares ``t``'s storage; its values come from replaying the view chain."""
     shape, strides, offset = meta[:3]
     dtype = meta[3] if len(meta) > 3 else None
     out = t._view_of(shape, strides, offset, (op, sargs), dtype)
     if t._requires_grad and _state.enabled:
-        key = (sargs, ((len(t._shape), t.dtype),))
+        key = (sargs, ((len(t._shape), t.dtype),), D._DEFAULT[0])
         entry = op.cache.get(key)
         if entry is None:
-            entry = op.cache[key] = _build(op, sargs, key[1])
+            entry = _miss(op, key)
         _graph.record(op, out, (t,), (0,), (t._array,), entry, sargs)
     return out
 
@@ -208,14 +218,18 @@ def _device_mismatch(op, targs, arrays):
                                f"{_dstr(common)} and {_dstr(a.device)}!")
         return common, arrays
     common = ts[0][1].device
-    names = op.device_check if isinstance(op.device_check, tuple) else op.tensor_names
+    method = op.name
+    if callable(op.device_check):  # (argument names, kernel) depend on the call (matmul -> mm/mv/bmm)
+        names, method = op.device_check(targs)
+    else:
+        names = op.device_check if isinstance(op.device_check, tuple) else op.tensor_names
     for i, a in ts:
         if a.device != common:
             argname = names[i] if i < len(names) else f"arg{i}"
             prefix = {"cuda": "wrapper_CUDA_", "cpu": "wrapper_CPU_"}.get(common.type, "wrapper_")
             raise RuntimeError(f"Expected all tensors to be on the same device, but got {argname} is on "
                                f"{_dstr(a.device)}, different from other tensors on {_dstr(common)} (when checking "
-                               f"argument in method {prefix}{op.name})")
+                               f"argument in method {prefix}{method})")
     return common, arrays
 
 

@@ -61,7 +61,19 @@ def _matmul_name(targs, sargs):
     return "UnsafeViewBackward0"
 
 
-@defop(promote="matmul", grad_fn=_matmul_name, tensors=2, check=_matmul_check, device_check=("self", "mat2"),
+def _matmul_device(targs):
+    """matmul reports the device check of the kernel it lowers to (spec §4.3 rule 3)."""
+    na, nb = len(targs[0]._shape), len(targs[1]._shape)
+    if na == 2 and nb == 1:
+        return ("self", "vec"), "mv"
+    if na == 1 and nb == 1:
+        return ("self", "tensor"), "dot"
+    if na <= 2 and nb <= 2:
+        return ("self", "mat2"), "mm"
+    return ("self", "mat2"), "bmm"
+
+
+@defop(promote="matmul", grad_fn=_matmul_name, tensors=2, check=_matmul_check, device_check=_matmul_device,
        kernel="dot", autocast="lower")
 def matmul(input, other):
     """``a @ b`` with PyTorch's broadcasting and errors; operands must share a dtype."""

@@ -14,7 +14,8 @@ def test_repeated_training_step_hits_caches():
         with ft.no_grad():
             w.sub_(0.1 * w.grad)
             w.grad.zero_()
-    step()
+    step()  # first backward: .grad is None
+    step()  # second: accumulates into the existing .grad (a second program signature)
     ft.reset_cache_info()
     for _ in range(5):
         step()

@@ -16,8 +16,8 @@ import numpy as np
 from .. import dtypes as D
 from .. import _device as _dev
 from .. import random as _rng
+from .._promotion import promote_types
 from .._tensor.tensor import Tensor
-from .movement import _shape_arg
 
 _py_bool, _py_int, _py_float, _py_complex = builtins.bool, builtins.int, builtins.float, builtins.complex
 
@@ -38,47 +38,145 @@ def _host_cast(a: np.ndarray, src: D.dtype, dt: D.dtype):
         return a
     if src.category >= D.FLOAT and dt.category == D.INT or dt is D.float8_e4m3fn:
         return np.asarray(D.cast_array(jnp.asarray(a), src, dt))
-    return a.astype(dt.jnp)
+    with np.errstate(over="ignore", invalid="ignore"):  # out-of-range -> inf silently, as PyTorch (DTY-12)
+        return a.astype(dt.jnp)
+
+
+# ---- argument errors in PyTorch's python_arg_parser wording -------------------------------------
+def _tname(x) -> str:
+    """The type name PyTorch's argument parser prints for ``x``."""
+    if isinstance(x, Tensor):
+        return "Tensor"
+    if isinstance(x, D.dtype):
+        return "torch.dtype"
+    if isinstance(x, _rng.Generator):
+        return "torch._C.Generator"
+    if isinstance(x, _dev.device):
+        return "torch.device"
+    tp = type(x)
+    return tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__.split('.')[0]}.{tp.__qualname__}"
+
+
+_KW = "Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, " \
+      "bool pin_memory = False, bool requires_grad = False)"
+_SIGS = {
+    "rand": [f"tuple of ints size, *, torch.Generator generator, {_KW}", f"tuple of ints size, *, {_KW}"],
+    "linspace": [f"{a} start, {b} end, int steps, *, {_KW}"
+                 for a, b in (("Tensor", "Tensor"), ("Number", "Tensor"), ("Tensor", "Number"), ("Number", "Number"))],
+    "normal": ["Tensor mean, Tensor std, *, torch.Generator generator = None, Tensor out = None)",
+               "Tensor mean, float std = 1, *, torch.Generator generator = None, Tensor out = None)",
+               "float mean, Tensor std, *, torch.Generator generator = None, Tensor out = None)",
+               f"float mean, float std, tuple of ints size, *, torch.Generator generator = None, {_KW}"],
+}
+_SIGS["randn"] = _SIGS["rand"]
+_SIGS["randint"] = [f"int high, tuple of ints size, *, torch.Generator generator, {_KW}",
+                    f"int high, tuple of ints size, *, {_KW}",
+                    f"int low, int high, tuple of ints size, *, torch.Generator generator, {_KW}",
+                    f"int low, int high, tuple of ints size, *, {_KW}"]
+_SIGS["logspace"] = [x.replace("int steps,", "int steps, float base = 10.0,") for x in _SIGS["linspace"]]
+
+
+def _invalid_args(name: str, args: tuple, kwargs: dict) -> TypeError:
+    """PyTorch's "received an invalid combination of arguments" TypeError."""
+    parts = [_tname(a) for a in args] + [f"{k}={_tname(v)}" for k, v in kwargs.items()]
+    got = ", ".join(parts) + (", " if kwargs and not args else "")
+    lines = "".join(f"\n * ({sig}" for sig in _SIGS.get(name, ()))
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
+                     f"but expected one of:{lines}\n")
+
+
+def _passed(**kw) -> dict:
+    """The keyword arguments given non-default values (what PyTorch lists after ``got (...)``)."""
+    return {k: v for k, v in kw.items()
+            if not (v is None or (v is False and k in ("requires_grad", "pin_memory")) or (k == "base" and v == 10.0))}
+
+
+def _is_int(x) -> bool:
+    if isinstance(x, Tensor):
+        return x.dim() == 0 and not (x.dtype.is_floating_point or x.dtype.is_complex)
+    return hasattr(type(x), "__index__")
+
+
+def _size(name: str, size: tuple) -> tuple:
+    """Parse ``*size`` (ints, or one tuple/list/Size) with PyTorch's messages; negative dims raise."""
+    if not size:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+    head = f"{name}(): argument 'size'"
+    if len(size) == 1:
+        (s,) = size
+        if isinstance(s, (tuple, list)):
+            for i, x in enumerate(s):
+                if isinstance(x, _py_bool) or not _is_int(x):
+                    raise TypeError(f"{head} (position 1) must be tuple of ints, but found element of type "
+                                    f"{_tname(x)} at pos {i}")
+            size = tuple(s)
+        elif isinstance(s, _py_bool) or not _is_int(s):
+            raise TypeError(f"{head} (position 1) must be tuple of ints, not {_tname(s)}")
+    else:
+        if isinstance(size[0], (tuple, list)):
+            raise TypeError(f"{name}() takes 1 positional argument but {len(size)} were given")
+        for i, x in enumerate(size):
+            if not _is_int(x):
+                raise TypeError(f'{head} failed to unpack the object at pos {i + 1} with error "type must be tuple '
+                                f'of ints,but got {_tname(x)}"')
+    shape = tuple(x.__index__() for x in size)
+    _check_nonneg(name, shape)
+    return shape
+
+
+def _check_nonneg(name: str, shape: tuple) -> None:
+    if any(d < 0 for d in shape):
+        if name == "zeros":
+            raise RuntimeError("zeros: Dimension size must be non-negative.")
+        neg = next(d for d in shape if d < 0)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {neg}: [{', '.join(map(str, shape))}]")
 
 
 # ---- tensor / as_tensor / from_numpy ------------------------------------------------------------
-def _infer_nested(data, depth=0):
-    """Validate a nested sequence (PyTorch's ragged message) and return its highest scalar category."""
+def _infer_dtype(data) -> D.dtype | None:
+    """PyTorch's ``infer_scalar_type``: promote (``promote_types``) the dtypes of all leaves; numpy
+    scalars/arrays and tensors keep theirs, Python numbers give the defaults (CRE-01..11)."""
     if isinstance(data, Tensor):
         return data.dtype
-    if isinstance(data, (list, tuple)):
-        cat = None
-        n = None
-        for i, x in enumerate(data):
-            if isinstance(x, (list, tuple)):
-                if n is None:
-                    n = len(x)
-                elif len(x) != n:
-                    raise ValueError(f"expected sequence of length {n} at dim {depth + 1} (got {len(x)})")
-            elif n is not None:
-                raise TypeError(f"not a sequence")
-            c = _infer_nested(x, depth + 1)
-            cat = c if cat is None else _higher(cat, c)
-        return cat
-    if isinstance(data, (_py_bool, np.bool_)):
+    if isinstance(data, (np.ndarray, np.generic)):
+        return D.from_numpy_dtype(data.dtype)
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if isinstance(data, _py_bool):
         return D.bool
-    if isinstance(data, (_py_int, np.integer)):
+    if isinstance(data, _py_int):
         if not -(2 ** 63) <= data < 2 ** 63:
             raise ValueError("Overflow when unpacking long long")
         return D.int64
-    if isinstance(data, (_py_float, np.floating)):
+    if isinstance(data, _py_float):
         return D.get_default_dtype()
-    if isinstance(data, (_py_complex, np.complexfloating)):
+    if isinstance(data, _py_complex):
         return D.get_default_dtype().to_complex()
-    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    if isinstance(data, (list, tuple, builtins.range)):
+        if len(data) == 0:
+            return D.get_default_dtype()
+        dt = None
+        for x in data:
+            c = _infer_dtype(x)
+            dt = c if dt is None else promote_types(dt, c)
+            if dt is D.complex128:
+                break
+        return dt
+    raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
 
 
-def _higher(a, b):
-    if a is None:
-        return b
-    if a.category != b.category:
-        return a if a.category > b.category else b
-    return a
+def _check_nested(data, depth=0) -> None:
+    """PyTorch's ragged-sequence errors (CRE-09)."""
+    n = None
+    for x in data:
+        if isinstance(x, (list, tuple)):
+            if n is None:
+                n = len(x)
+            elif len(x) != n:
+                raise ValueError(f"expected sequence of length {n} at dim {depth + 1} (got {len(x)})")
+            _check_nested(x, depth + 1)
+        elif n is not None:
+            raise TypeError("not a sequence")
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -102,11 +200,13 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         src = D.from_numpy_dtype(data.dtype)
         dt = D.as_dtype(dtype) if dtype is not None else src
         return _finish(_host_cast(np.asarray(data), src, dt), dt, device, requires_grad)
-    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat_iter(data)):
-        data = _tensors_to_lists(data)
-    cat = _infer_nested(data)
-    if cat is None:  # empty list
-        cat = D.get_default_dtype()
+    cat = _infer_dtype(data)
+    if isinstance(data, builtins.range):
+        data = list(data)
+    if isinstance(data, (list, tuple)):
+        if any(isinstance(x, (Tensor, np.ndarray)) for x in _flat_iter(data)):
+            data = _tensors_to_lists(data)
+        _check_nested(data)
     dt = D.as_dtype(dtype) if dtype is not None else cat
     host = np.array(data, dtype=_host_dtype(cat))
     return _finish(_host_cast(host, D.from_numpy_dtype(host.dtype), dt), dt, device, requires_grad)
@@ -125,7 +225,7 @@ def _flat_iter(data):
 
 
 def _tensors_to_lists(data):
-    if isinstance(data, Tensor):
+    if isinstance(data, (Tensor, np.ndarray)):
         return data.tolist()
     if isinstance(data, (list, tuple)):
         return [_tensors_to_lists(x) for x in data]
@@ -159,12 +259,6 @@ def from_numpy(ndarray):
 
 
 # ---- filled tensors ----------------------------------------------------------------------------------
-def _size(name, size):
-    if not size:
-        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
-    return _shape_arg(size)
-
-
 def _dt(dtype, default=None):
     return D.as_dtype(dtype) if dtype is not None else (default or D.get_default_dtype())
 
@@ -222,7 +316,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
         fill_value = fill_value.item()
     from .._promotion import scalar_dtype
     dt = D.as_dtype(dtype) if dtype is not None else scalar_dtype(fill_value)
-    return _fill(_shape_arg(size), fill_value, dt, device, requires_grad)
+    return _fill(_size("full", (size,)), fill_value, dt, device, requires_grad)
 
 
 def _like(input, dtype, device):
@@ -260,15 +354,33 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0 and end != start:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     is_float = any(isinstance(v, (_py_float, np.floating)) for v in vals)
     dt = D.as_dtype(dtype) if dtype is not None else (D.get_default_dtype() if is_float else D.int64)
-    n = max(0, math.ceil((end - start) / step))
-    if dt.category <= D.INT and not is_float:
-        host = np.arange(start, start + n * step, step, dtype=np.int64)[:n]
+    if dt is D.bool or dt.is_complex:
+        raise NotImplementedError(f'"arange_cpu" not implemented for \'{dt.short}\'')
+    if dt.category == D.INT:
+        # PyTorch computes integer ranges in int64 from the truncated start/end/step; only the length of
+        # a non-int64 range comes from the untruncated (double) bounds.
+        xs, xe, xst = (_py_int(v) for v in vals)
+        if dt is D.int64:
+            if xst == 0:
+                raise ValueError("step must be nonzero")
+            sgn = (xst > 0) - (xst < 0)
+            n = max(0, _trunc_div(xe - xs + xst - sgn, xst))
+        else:
+            n = max(0, math.ceil((end - start) / step))
+        host = xs + np.arange(n, dtype=np.int64) * np.int64(xst)
     else:
+        n = max(0, math.ceil((end - start) / step))
         host = start + np.arange(n, dtype=np.float64) * step
     return _finish(_host_cast(host, D.from_numpy_dtype(host.dtype), dt), dt, device, requires_grad)
+
+
+def _trunc_div(a: int, b: int) -> int:
+    """C++ integer division (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
 
 
 def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):  # noqa: A001
@@ -283,11 +395,20 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
     return _finish(_host_cast(host, D.float64, dt), dt, device, requires_grad)
 
 
-def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    """``steps`` is required (CRE-26); the result is the default float dtype (CRE-25)."""
-    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+def _steps(name, start, end, steps, base, kw):
+    if steps is None or isinstance(steps, _py_bool) or not _is_int(steps):
+        args = (start, end) if steps is None else (start, end, steps)
+        raise _invalid_args(name, args, _passed(base=base, **kw))
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    return _py_int(steps)
+
+
+def linspace(start, end, steps=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """``steps`` is required (CRE-26); the result is the default float dtype (CRE-25)."""
+    steps = _steps("linspace", start, end, steps, 10.0,
+                   dict(out=out, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad))
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     if dt.category <= D.INT:
         host = np.linspace(start, end, steps, dtype=np.float64)
@@ -297,17 +418,27 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
         i = np.arange(steps, dtype=np.float64)
         half = steps // 2
         host = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
+        if steps == 1:
+            host = np.full(1, start, dtype=np.float64)
     return _finish(_host_cast(host, D.float64, dt), dt, device, requires_grad)
 
 
-def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
+def logspace(start, end, steps=None, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
+    """``base ** linspace(start, end, steps)``; ``steps`` is required."""
+    steps = _steps("logspace", start, end, steps, base,
+                   dict(out=out, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad))
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     host = np.power(base, np.linspace(start, end, steps, dtype=np.float64))
     return _finish(_host_cast(host, D.float64, dt), dt, device, requires_grad)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """Identity matrix ``n x m`` (CRE-27/28)."""
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     host = np.eye(n, n if m is None else m, dtype=np.float64)
     return _finish(_host_cast(host, D.float64, dt), dt, device, requires_grad)
@@ -327,8 +458,9 @@ def _rand_jit(kind, shape, dt, jdev):
     if f is None:
         def draw(k, a, b):
             if kind == "uniform":
-                x = jax.random.uniform(k, shape, jnp.float64 if dt is D.float64 else jnp.float32, 0.0, 1.0)
-                return D.cast_array(a + (b - a) * x, D.float64 if dt is D.float64 else D.float32, dt)
+                # sampled in the target dtype so that rounding never produces 1.0 (rand is [0, 1))
+                x = jax.random.uniform(k, shape, dt.jnp, 0.0, 1.0)
+                return a.astype(dt.jnp) + (b - a).astype(dt.jnp) * x
             if kind == "normal":
                 x = jax.random.normal(k, shape, jnp.float64 if dt is D.float64 else jnp.float32)
                 return D.cast_array(a + b * x, D.float64 if dt is D.float64 else D.float32, dt)
@@ -352,13 +484,16 @@ def _random(kind, shape, a, b, dt, device, requires_grad, generator):
 
 
 def _check_float_sampling(dt, kernel):
-    if not dt.is_floating_point:
+    if not dt.is_floating_point or dt in D.FLOAT8:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{dt.short}\'')
 
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
     """Uniform [0, 1) (CRE-30; integer dtypes raise, CRE-32)."""
+    if not size and not _passed(generator=generator, out=out, dtype=dtype, layout=layout, device=device,
+                                requires_grad=requires_grad, pin_memory=pin_memory):
+        raise _invalid_args("rand", (), {})
     dt = _dt(dtype)
     _check_float_sampling(dt, "check_uniform_bounds")
     return _random("uniform", _size("rand", size), 0.0, 1.0, dt, device, requires_grad, generator)
@@ -366,32 +501,36 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False):
+    """Standard normal samples (CRE-31)."""
+    if not size and not _passed(generator=generator, out=out, dtype=dtype, layout=layout, device=device,
+                                requires_grad=requires_grad, pin_memory=pin_memory):
+        raise _invalid_args("randn", (), {})
     dt = _dt(dtype)
     _check_float_sampling(dt, "normal_kernel_cpu")
     return _random("normal", _size("randn", size), 0.0, 1.0, dt, device, requires_grad, generator)
 
 
-def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
-            requires_grad=False, pin_memory=False):
-    """``randint(high, size)`` or ``randint(low, high, size)``; size must be a tuple (CRE-33/34)."""
+def randint(*args, low=None, high=None, size=None, generator=None, out=None, dtype=None, layout=None,
+            device=None, requires_grad=False, pin_memory=False):
+    """``randint(high, size)`` or ``randint(low, high, size)`` (also as keywords); size must be a tuple
+    (CRE-33/34)."""
+    given = dict(low=low, high=high, size=size)
     a = list(args)
-    if size is None:
-        if a and isinstance(a[-1], (tuple, list)):
-            size = a.pop()
-        else:
-            raise TypeError(f"randint() received an invalid combination of arguments - got "
-                            f"({', '.join(type(x).__name__ for x in args)}), but expected one of:\n"
-                            " * (int high, tuple of ints size, *, torch.Generator generator, Tensor out = None, "
-                            "torch.dtype dtype = None, torch.layout layout = None, Device device = None, "
-                            "bool pin_memory = False, bool requires_grad = False)\n"
-                            " * (int low, int high, tuple of ints size, *, torch.Generator generator, Tensor out = "
-                            "None, torch.dtype dtype = None, torch.layout layout = None, Device device = None, "
-                            "bool pin_memory = False, bool requires_grad = False)")
-    low, high = (0, a[0]) if len(a) == 1 else (a[0], a[1])
+    if size is None and a and isinstance(a[-1], (tuple, list)):
+        size = a.pop()
+    if high is None and a:
+        high = a.pop()
+    if low is None:
+        low = a.pop() if a else 0
+    if a or high is None or size is None:
+        if len(args) == 2 and size is None and high is not None:
+            raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {_tname(args[1])}")
+        raise _invalid_args("randint", args, _passed(**given, generator=generator, out=out, dtype=dtype,
+                                                     layout=layout, device=device, requires_grad=requires_grad))
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dt = D.as_dtype(dtype) if dtype is not None else D.int64
-    return _random("randint", _shape_arg(size), int(low), int(high), dt, device, requires_grad, generator)
+    return _random("randint", _size("randint", (size,)), int(low), int(high), dt, device, requires_grad, generator)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -399,17 +538,18 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     """``normal(mean, std, size)`` with float mean/std; tensor mean/std broadcast elementwise."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         ref = mean if isinstance(mean, Tensor) else std
-        shape = ref._shape if size is None else _shape_arg(size)
+        shape = ref._shape if size is None else _size("normal", (size,))
         z = _random("normal", shape, 0.0, 1.0, ref.dtype, ref.device, False, generator)
         return z * std + mean
     if size is None:
-        raise TypeError("normal() received an invalid combination of arguments: size is required when mean and std "
-                        "are numbers")
+        raise _invalid_args("normal", (mean, std), _passed(generator=generator, out=out, dtype=dtype, layout=layout,
+                                                          device=device, requires_grad=requires_grad))
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     dt = _dt(dtype)
     _check_float_sampling(dt, "normal_kernel_cpu")
-    return _random("normal", _shape_arg(size), _py_float(mean), _py_float(std), dt, device, requires_grad, generator)
+    return _random("normal", _size("normal", (size,)), _py_float(mean), _py_float(std), dt, device, requires_grad,
+                   generator)
 
 
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
@@ -434,7 +574,12 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
+    """A random permutation of ``0..n-1``."""
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     dt = D.as_dtype(dtype) if dtype is not None else D.int64
+    if dt is D.bool or dt.is_complex:
+        raise NotImplementedError(f'"randperm" not implemented for \'{dt.short}\'')
     k = _gen(generator).next_key()
     dev = _dev.canonical(device)
     arr = jax.device_put(jax.random.permutation(k, n).astype(dt.jnp), _dev.to_jax(dev))

@@ -56,7 +56,11 @@ class Entry:
             out, pb = jax.vjp(g, *[arrays[i] for i in diff_idx])
             outs = out if isinstance(out, tuple) else (out,)
             full = tuple(_zero_ct(o) if c is None else c for c, o in zip(cts, outs))
-            return pb(full[0] if len(full) == 1 else full)
+            # PyTorch's complex gradient is the conjugate of JAX's cotangent convention (both linear),
+            # so a complex op's pullback runs as conj(vjp(conj(ct)))
+            full = tuple(jnp.conj(c) if jnp.iscomplexobj(c) else c for c in full)
+            res = pb(full[0] if len(full) == 1 else full)
+            return tuple(jnp.conj(r) if jnp.iscomplexobj(r) else r for r in res)
         return apply
 
     def bwd_fn(self, diff_idx):

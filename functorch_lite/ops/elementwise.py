@@ -5,16 +5,54 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _promotion as P
 from .. import dtypes as D
 from . import grad_overrides as _go
 from ._registry import defop
 
 
 # ---- checks ---------------------------------------------------------------------------------------
-def _no_bool_sub(op, dt):
+def _no_bool(op, dt):
+    """Ops without a Bool kernel: PyTorch's ``"<kernel>" not implemented for 'Bool'``."""
     if dt is D.bool:
+        P._no_kernel(op, dt)
+
+
+def _raise_on(pred, exc, msg):
+    """A ``check_dtype`` hook raising ``exc(msg)`` when ``pred(dt)`` (PyTorch's op-specific messages)."""
+    def check(op, dt):
+        if pred(dt):
+            raise exc(msg)
+    return check
+
+
+def _no_int(op, dt):
+    """Floating/complex-only kernels (frac): bool and integers raise."""
+    if dt.category <= D.INT:
+        P._no_kernel(op, dt)
+
+
+def _guarded(base, bad):
+    """A dtype rule: ``base`` (a RULES name or rule), then ``bad(op, out_dtype, sig, sargs)`` may raise."""
+    rule = P.RULES[base] if isinstance(base, str) else base
+
+    def r(op, sig, sargs):
+        casts, outs = rule(op, sig, sargs)
+        bad(op, outs[0], sig, sargs)
+        return casts, outs
+    return r
+
+
+def _sub_rule(op, sig, sargs):
+    """PRO-15: any bool operand of ``-`` raises (Python ``True`` counts as a bool tensor)."""
+    dts = [dt for _, dt in P._entries(sig)]
+    if all(dt is D.bool for dt in dts):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead.")
+    if any(dt is D.bool for dt in dts):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+    return P.rule_elementwise(op, sig, sargs)
 
 
 def _no_bool_neg(op, dt):
@@ -79,26 +117,38 @@ def add(input, other, *, alpha=1):
     return input + other if alpha == 1 else input + other * jnp.asarray(alpha, other.dtype)
 
 
-@defop(promote="elementwise", grad_fn="SubBackward0", tensors=2, inplace=True, check_dtype=_no_bool_sub,
-       aliases=("subtract",), saves=())
+@defop(promote=_sub_rule, broadcast=True, grad_fn="SubBackward0", tensors=2, inplace=True, aliases=("subtract",),
+       saves=())
 def sub(input, other, *, alpha=1):
     return input - other if alpha == 1 else input - other * jnp.asarray(alpha, other.dtype)
 
 
-@defop(promote="elementwise", grad_fn=_rsub_name, tensors=2, method=False, check_dtype=_no_bool_sub, saves=())
+@defop(promote=_sub_rule, broadcast=True, grad_fn=_rsub_name, tensors=2, method=False, saves=())
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input`` (``1 - x`` gives RsubBackward1)."""
     return other - input if alpha == 1 else other - input * jnp.asarray(alpha, input.dtype)
 
 
-@defop(promote="elementwise", grad_fn="MulBackward0", tensors=2, inplace=True, aliases=("multiply",))
+def _mul_saves(targs):
+    """PyTorch's mul saves other when self needs grad, and self when other needs grad."""
+    a, b = targs
+    return tuple(i for i, t in ((1, a), (0, b)) if getattr(t, "_requires_grad", False))
+
+
+@defop(promote="elementwise", grad_fn="MulBackward0", tensors=2, inplace=True, aliases=("multiply",),
+       saves=_mul_saves)
 def mul(input, other):
     return input * other
 
 
 def _div_rule(op, sig, sargs):
-    from .. import _promotion as P
-    return (P.rule_float if sargs[0] is None else P.rule_elementwise)(op, sig, sargs)
+    rm = sargs[0]
+    if rm is None:
+        return P.rule_float(op, sig, sargs)
+    casts, outs = P.rule_elementwise(op, sig, sargs)
+    if outs[0] is D.bool:
+        raise NotImplementedError(f"\"div_{rm}_cpu\" not implemented for 'Bool'")
+    return casts, outs
 
 
 @defop(promote=_div_rule, broadcast=True, grad_fn="DivBackward0", tensors=2, inplace=True, prep=_div_prep, check=_div_check,
@@ -109,8 +159,7 @@ def div(input, other, *, rounding_mode=None):
         return input / other
     if rounding_mode == "trunc":
         if jnp.issubdtype(input.dtype, jnp.integer):
-            q = jax.lax.div(input, other)  # C semantics: truncation
-            return q
+            return jax.lax.div(*jnp.broadcast_arrays(input, other))  # C semantics: truncation
         return jnp.trunc(input / other)
     return jnp.floor_divide(input, other)
 
@@ -121,32 +170,43 @@ def true_divide(input, other):
 
 
 @defop(promote="elementwise", grad_fn="FloorDivideBackward0", tensors=2, inplace=True, check=_int_zero_div,
-       differentiable=False)
+       differentiable=False, check_dtype=_no_bool, kernel="div_floor_cpu")
 def floor_divide(input, other):
     return jnp.floor_divide(input, other)
 
 
-@defop(promote="elementwise", grad_fn="RemainderBackward0", tensors=2, inplace=True, check=_int_zero_div)
+@defop(promote="elementwise", grad_fn="RemainderBackward0", tensors=2, inplace=True, check=_int_zero_div,
+       check_dtype=_no_bool, kernel="remainder_cpu")
 def remainder(input, other):
     """Python-style modulo (sign of the divisor, PRO-25)."""
     return jnp.remainder(input, other)
 
 
-@defop(promote="elementwise", grad_fn="FmodBackward0", tensors=2, inplace=True, check=_int_zero_div)
+@defop(promote="elementwise", grad_fn="FmodBackward0", tensors=2, inplace=True, check=_int_zero_div,
+       check_dtype=_no_bool, kernel="fmod_cpu")
 def fmod(input, other):
     return jnp.fmod(input, other)
 
 
-@defop(promote="pow", grad_fn=_pow_name, tensors=2, inplace=True, check=_pow_check)
+def _pow_bool(op, dt, sig, sargs):
+    """Bool has no pow kernel, except a bool tensor to a Python bool (``x ** True`` is x, ``** False`` ones)."""
+    if dt is D.bool and not (type(sig[0]) is tuple and sig[1] is bool):
+        P._no_kernel(op, dt)
+
+
+@defop(promote=_guarded("pow", _pow_bool), broadcast=True, grad_fn=_pow_name,
+       tensors=2, inplace=True, check=_pow_check, kernel="pow")
 def pow(input, exponent):  # noqa: A001
     """``x ** y``; integer ** negative integer follows C integer division (1, +-1 for -1, else 0)."""
+    if input.dtype == jnp.bool_:  # bool ** Python bool only (see _pow_bool)
+        return input | ~exponent
     if jnp.issubdtype(input.dtype, jnp.integer) and jnp.issubdtype(exponent.dtype, jnp.integer):
         pos = jnp.power(input, jnp.maximum(exponent, jnp.zeros((), exponent.dtype)))
         one = jnp.ones((), input.dtype)
         neg = jnp.where(input == one, one, jnp.where(input == -one, jnp.where(exponent % 2 == 0, one, -one),
                                                      jnp.zeros((), input.dtype)))
         return jnp.where(exponent < 0, neg, pos)
-    return jnp.power(input, exponent)
+    return _go.pow(input, exponent)
 
 
 @defop(promote="elementwise", grad_fn="MaximumBackward0", tensors=2)
@@ -161,37 +221,57 @@ def minimum(input, other):
 
 @defop(promote="elementwise", grad_fn="FmaxBackward0", tensors=2)
 def fmax(input, other):
-    return jnp.fmax(input, other)
+    """NaN-ignoring maximum; at a tie the gradient goes to ``input`` (grad_overrides.fmax)."""
+    return _go.fmax(input, other) if jnp.issubdtype(input.dtype, jnp.floating) else jnp.fmax(input, other)
 
 
 @defop(promote="elementwise", grad_fn="FminBackward0", tensors=2)
 def fmin(input, other):
-    return jnp.fmin(input, other)
+    """NaN-ignoring minimum; at a tie the gradient goes to ``input`` (grad_overrides.fmin)."""
+    return _go.fmin(input, other) if jnp.issubdtype(input.dtype, jnp.floating) else jnp.fmin(input, other)
 
 
 @defop(promote="float", grad_fn="Atan2Backward0", tensors=2, inplace=True, aliases=("arctan2",))
 def atan2(input, other):
-    return jnp.arctan2(input, other)
+    return _go.atan2(input, other)
 
 
-@defop(promote="float", grad_fn="HypotBackward0", tensors=2, inplace=True)
+@defop(promote="elementwise", grad_fn="HypotBackward0", tensors=2, inplace=True, kernel="hypot_cpu",
+       check_dtype=lambda op, dt: dt.category != D.FLOAT and P._no_kernel(op, dt))
 def hypot(input, other):
-    return jnp.hypot(input, other)
+    """Floating inputs only (integers and bool raise, as PyTorch's ``hypot_cpu``)."""
+    return _go.hypot(input, other)
 
 
-@defop(promote="elementwise", grad_fn="CopysignBackward0", tensors=2, inplace=True)
+@defop(promote="float", grad_fn="CopysignBackward0", tensors=2, inplace=True)
 def copysign(input, other):
-    return jnp.copysign(input, other)
+    """int/bool inputs give the default float dtype; gradient 0 at ``input == 0``."""
+    return _go.copysign(input, other)
 
 
-@defop(promote="first", grad_fn="LerpBackward0", tensors=3, inplace=True)
+def _lerp_rule(op, sig, sargs):
+    """end/weight tensors must have input's dtype; integer and bool inputs have no kernel."""
+    if type(sig[0]) is not tuple:
+        return P.rule_first_promote(op, sig, sargs)
+    dt = sig[0][1]
+    for name, s in (("end", sig[1]), ("weight", sig[2])):
+        if type(s) is tuple and s[1] is not dt:
+            raise RuntimeError(f"expected dtype {P._cname(dt)} for `{name}` but got dtype {P._cname(s[1])}")
+    if dt.category <= D.INT:
+        kernel = "lerp_kernel_tensor" if type(sig[2]) is tuple else "lerp_kernel_scalar"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{dt.short}'")
+    return P.rule_first_promote(op, sig, sargs)
+
+
+@defop(promote=_lerp_rule, broadcast=True, grad_fn="LerpBackward0", tensors=3, inplace=True)
 def lerp(input, end, weight):
     return input + weight * (end - input)
 
 
-@defop(promote="elementwise", grad_fn="XlogyBackward0", tensors=2)
+@defop(promote="float", grad_fn="XlogyBackward0", tensors=2)
 def xlogy(input, other):
-    return jax.scipy.special.xlogy(input, other)
+    """``x * log(y)`` (0 where x == 0); int/bool inputs give the default float dtype."""
+    return _go.xlogy(input, other)
 
 
 # ---- comparison (-> bool, PRO-17) ------------------------------------------------------------
@@ -233,22 +313,22 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 # ---- logical / bitwise ---------------------------------------------------------------------------
 @defop(promote="logical", tensors=2, inplace=True, differentiable=False)
 def logical_and(input, other):
-    return jnp.logical_and(input != 0, other != 0)
+    return jnp.logical_and(input.astype(bool), other.astype(bool))
 
 
 @defop(promote="logical", tensors=2, inplace=True, differentiable=False)
 def logical_or(input, other):
-    return jnp.logical_or(input != 0, other != 0)
+    return jnp.logical_or(input.astype(bool), other.astype(bool))
 
 
 @defop(promote="logical", tensors=2, inplace=True, differentiable=False)
 def logical_xor(input, other):
-    return jnp.logical_xor(input != 0, other != 0)
+    return jnp.logical_xor(input.astype(bool), other.astype(bool))
 
 
 @defop(promote="logical", inplace=True, differentiable=False)
 def logical_not(input):
-    return input == 0
+    return jnp.logical_not(input.astype(bool))
 
 
 @defop(promote="bitwise", tensors=2, inplace=True, differentiable=False, kernel="bitwise_and_cpu")
@@ -271,12 +351,14 @@ def bitwise_not(input):
     return ~input
 
 
-@defop(promote="bitwise", tensors=2, inplace=True, differentiable=False, kernel="lshift_cpu")
+@defop(promote=_guarded("bitwise", lambda op, dt, sig, sargs: _no_bool(op, dt)), broadcast=True, tensors=2,
+       inplace=True, differentiable=False, kernel="lshift_cpu")
 def bitwise_left_shift(input, other):
     return jnp.left_shift(input, other)
 
 
-@defop(promote="bitwise", tensors=2, inplace=True, differentiable=False, kernel="rshift_cpu")
+@defop(promote=_guarded("bitwise", lambda op, dt, sig, sargs: _no_bool(op, dt)), broadcast=True, tensors=2,
+       inplace=True, differentiable=False, kernel="rshift_cpu")
 def bitwise_right_shift(input, other):
     return jnp.right_shift(input, other)
 
@@ -287,27 +369,38 @@ def neg(input):
     return -input
 
 
-@defop(grad_fn="AbsBackward0", inplace=True, aliases=("absolute",))
+@defop(grad_fn="AbsBackward0", inplace=True, aliases=("absolute",), check_dtype=_no_bool, kernel="abs_cpu")
 def abs(input):  # noqa: A001
     """|x|; gradient sign(x) (0 at 0) as PyTorch (grad_overrides.abs)."""
-    if input.dtype == jnp.bool_ or jnp.issubdtype(input.dtype, jnp.unsignedinteger):
+    if jnp.issubdtype(input.dtype, jnp.unsignedinteger):
         return input
     return _go.abs(input) if jnp.issubdtype(input.dtype, jnp.floating) else jnp.abs(input)
 
 
-@defop(grad_fn="SgnBackward0", inplace=True)
+@defop(grad_fn="SgnBackward0", inplace=True, check_dtype=_raise_on(
+    lambda dt: dt.is_complex, NotImplementedError,
+    "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead."))
 def sign(input):
-    return jnp.sign(input)
+    """-1, 0 or 1 (bool: itself); complex raises as PyTorch (use sgn)."""
+    return input if input.dtype == jnp.bool_ else jnp.sign(input)
 
 
 @defop(grad_fn="SgnBackward0")
 def sgn(input):
-    return jnp.sign(input)
+    """sign, and ``z / |z|`` for complex (bool: itself)."""
+    return input if input.dtype == jnp.bool_ else jnp.sign(input)
 
 
-@defop(grad_fn="PositiveBackward0", saves=())
+@defop(grad_fn="PositiveBackward0", saves=(), check_dtype=_raise_on(
+    lambda dt: dt is D.bool, RuntimeError, "The `+` operator, on a bool tensor is not supported."))
 def positive(input):
     return input
+
+
+def _digamma(x):
+    """digamma with PyTorch's poles at zero: -inf at 0.0, +inf at -0.0 (JAX: NaN)."""
+    inf = jnp.asarray(np.inf, x.dtype)
+    return jnp.where(x == 0, jnp.where(jnp.signbit(x), inf, -inf), jax.scipy.special.digamma(x))
 
 
 def _unary_float(name, fn, grad_fn, saves=("all",), aliases=()):
@@ -336,7 +429,7 @@ for _n, _f, _g, _s in [
     ("erfinv", jax.scipy.special.erfinv, "ErfinvBackward0", ("all",)),
     ("reciprocal", jnp.reciprocal, "ReciprocalBackward0", ("result",)),
     ("lgamma", jax.scipy.special.gammaln, "LgammaBackward0", ("all",)),
-    ("digamma", jax.scipy.special.digamma, "DigammaBackward0", ("all",)),
+    ("digamma", _digamma, "DigammaBackward0", ("all",)),
 ]:
     _unary_float(_n, _f, _g, _s)
 
@@ -348,11 +441,12 @@ for _alias, _target in [("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan
 
 def _int_identity_unary(name, fn, grad_fn):
     def impl(input):
-        if jnp.issubdtype(input.dtype, jnp.integer) or input.dtype == jnp.bool_:
+        if jnp.issubdtype(input.dtype, jnp.integer):
             return input
         return fn(input)
     impl.__name__ = name
-    defop(name, grad_fn=grad_fn, inplace=True, saves=())(impl)
+    impl.__doc__ = f"``torch.{name}``: integers unchanged; bool raises (no ``{name}_vml_cpu`` Bool kernel)."
+    defop(name, grad_fn=grad_fn, inplace=True, saves=(), check_dtype=_no_bool, kernel=f"{name}_vml_cpu")(impl)
 
 
 _int_identity_unary("floor", jnp.floor, "FloorBackward0")
@@ -360,29 +454,46 @@ _int_identity_unary("ceil", jnp.ceil, "CeilBackward0")
 _int_identity_unary("trunc", jnp.trunc, "TruncBackward0")
 
 
-@defop(grad_fn="FracBackward0", inplace=True, saves=())
+@defop(grad_fn="FracBackward0", inplace=True, saves=(), check_dtype=_no_int, kernel="frac_cpu")
 def frac(input):
+    """``x - trunc(x)``: floating inputs only."""
     return input - jnp.trunc(input)
 
 
-@defop(grad_fn="RoundBackward0", inplace=True, saves=())
-def round(input, *, decimals=0):  # noqa: A001
-    """Round half to even, as PyTorch."""
+def _round_rule(op, sig, sargs):
+    """``round(int)`` is the identity, but any explicit ``decimals`` on an integer, or bool, raises."""
+    casts, outs = P.rule_same(op, sig, sargs)
+    dt, decimals = outs[0], sargs[0]
+    if dt.category <= D.INT and (decimals is not None or dt is D.bool):
+        kernel = "round_cpu" if decimals else "round_vml_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{dt.short}'")
+    return casts, outs
+
+
+@defop(promote=_round_rule, grad_fn="RoundBackward0", inplace=True, saves=())
+def round(input, *, decimals=None):  # noqa: A001
+    """Round half to even, as PyTorch (``decimals`` defaults to 0)."""
     if jnp.issubdtype(input.dtype, jnp.integer):
         return input
-    return jnp.round(input, decimals)
+    return jnp.round(input, decimals or 0)
 
 
-@defop(grad_fn="PowBackward0", inplace=True)
+def _square_rule(op, sig, sargs):
+    """``square`` is ``pow(x, 2)``: bool gives int64."""
+    dt = P._first_tensor_dtype(sig)
+    r = D.int64 if dt is D.bool else dt
+    return (r,), (r,)
+
+
+@defop(promote=_square_rule, grad_fn="PowBackward0", inplace=True)
 def square(input):
     return input * input
 
 
-@defop(grad_fn="ReluBackward0", inplace=True, saves=("result",))
+@defop(grad_fn="ReluBackward0", inplace=True, saves=("result",), check_dtype=_raise_on(
+    lambda dt: dt is D.bool, RuntimeError, "Boolean inputs not supported for relu"))
 def relu(input):
     """max(x, 0); gradient 0 at 0 as PyTorch (grad_overrides.relu)."""
-    if input.dtype == jnp.bool_:
-        return input
     return _go.relu(input)
 
 
@@ -446,8 +557,12 @@ def _clamp_prep(targs, sargs):
 
 
 def _clamp_rule(op, sig, sargs):
-    from .. import _promotion as P
-    return P.rule_elementwise(op, sig, sargs)
+    """Bounds promote with the input; with both bounds a Bool result has no kernel."""
+    casts, outs = P.rule_elementwise(op, sig, sargs)
+    if outs[0] is D.bool and sig[1] is not None and sig[2] is not None:
+        scalars = type(sig[1]) is not tuple and type(sig[2]) is not tuple
+        raise NotImplementedError(f"\"{'clamp_scalar_cpu' if scalars else 'clamp_cpu'}\" not implemented for 'Bool'")
+    return casts, outs
 
 
 @defop(promote=_clamp_rule, broadcast=True, grad_fn="ClampBackward1", tensors=3, inplace=True, prep=_clamp_prep,
@@ -485,7 +600,10 @@ def where(condition, input, other):
 
 def _mask_check(targs, sargs):
     from .._tensor.tensor import Tensor
+    from ._dispatch import broadcast_shapes
     m = targs[1]
+    if isinstance(m, Tensor) and m._shape != targs[0]._shape:
+        broadcast_shapes(m._shape, targs[0]._shape)  # PyTorch expands (mask, self): the mask is "tensor a"
     if isinstance(m, Tensor) and m.dtype is not D.bool:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {m.dtype.short}")
     v = targs[2]
@@ -499,6 +617,6 @@ def _masked_fill_rule(op, sig, sargs):
     return (None, None, dt), (dt,)
 
 
-@defop(promote=_masked_fill_rule, broadcast=True, grad_fn="MaskedFillBackward0", tensors=3, inplace=True, check=_mask_check)
+@defop(promote=_masked_fill_rule, broadcast=False, grad_fn="MaskedFillBackward0", tensors=3, inplace=True, check=_mask_check)
 def masked_fill(input, mask, value):
     return jnp.where(mask, value, input)

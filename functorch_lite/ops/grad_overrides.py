@@ -1,17 +1,40 @@
 """Where PyTorch's derivative convention differs from JAX's, the op's jax body uses one of these
 ``jax.custom_jvp`` rules (transposed automatically by ``jax.vjp``). Each has a parity test
-(tests/parity/test_grad_overrides.py).
+(tests/parity/test_autograd.py, test_elementwise_sweep.py ``EDGE``). Rules with several inputs use
+``symbolic_zeros`` so an input that does not require grad adds no ``inf * 0 = NaN`` term.
 
 - abs at 0: PyTorch gives 0 (sign(0)); JAX gives 1.
 - relu at 0: PyTorch gives 0 (JAX's ``maximum(x, 0)`` splits a tie: 0.5).
 - clamp at a bound: PyTorch passes the gradient where ``min <= x <= max`` (bounds included); JAX's
-  ``clip`` splits ties. Tensor bounds get the gradient where the bound is active (x < min, x > max).
+  ``clip`` splits ties. Tensor bounds get the gradient where the bound is active: min where
+  ``x < min < max``, max where ``x > max`` or ``max < min`` (crossed bounds: max wins).
+- fmax/fmin at a tie: PyTorch gives the whole gradient to self (also where other is NaN).
+- pow: d/dx is 0 where the exponent is 0 (JAX: NaN at x = 0); d/dy is 0 where x = 0 and y >= 0.
+- hypot at (0, 0): PyTorch's ``x / hypot`` gives NaN (JAX: 0). atan2 at (0, 0): PyTorch gives 0.
+- xlogy: d/dx is 0 where x = 0 and y <= 0. copysign: d/dx is 0 at x = 0, d/dy is 0.
 - norm at 0: PyTorch's subgradient is 0; JAX's ``x / ||x||`` gives NaN.
 """
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
+from jax.custom_derivatives import SymbolicZero
+
+
+def _lin(out, *pairs):
+    """``sum(coef * t)`` over the (coef, tangent) pairs whose tangent is not a symbolic zero, in
+    ``out``'s shape: an input that does not require grad contributes nothing (not ``inf * 0 = NaN``)."""
+    acc = None
+    for coef, t in pairs:
+        if isinstance(t, SymbolicZero):
+            continue
+        term = coef * t
+        acc = term if acc is None else acc + term
+    if acc is None:
+        return jnp.zeros(out.shape, out.dtype)
+    return jnp.broadcast_to(acc, out.shape).astype(out.dtype)
 
 
 @jax.custom_jvp
@@ -49,7 +72,7 @@ def _clamp_jvp(primals, tangents):
     y = clamp(x, lo, hi)
     z = jnp.zeros((), y.dtype)
     inside = (x >= lo) & (x <= hi)
-    t = jnp.where(inside, tx, z) + jnp.where(x < lo, tlo, z) + jnp.where((x > hi) & (x >= lo), thi, z)
+    t = jnp.where(inside, tx, z) + jnp.where((x < lo) & (lo < hi), tlo, z) + jnp.where((x > hi) | (hi < lo), thi, z)
     return y, t
 
 
@@ -77,6 +100,97 @@ def _clamp_max_jvp(primals, tangents):
     tx, thi = tangents
     z = jnp.zeros((), x.dtype)
     return clamp_max(x, hi), jnp.where(x <= hi, tx, z) + jnp.where(x > hi, thi, z)
+
+
+def _tie_to_self(cmp):
+    """fmax (cmp=ge) / fmin (cmp=le) with PyTorch's gradient: self's where ``cmp(x, y) or isnan(y)``."""
+    base = jnp.fmax if cmp is jnp.greater_equal else jnp.fmin
+
+    @jax.custom_jvp
+    def f(x, y):
+        return base(x, y)
+
+    @f.defjvp
+    def _jvp(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        return f(x, y), jnp.where(cmp(x, y) | jnp.isnan(y), tx, ty)
+    return f
+
+
+fmax = _tie_to_self(jnp.greater_equal)
+fmin = _tie_to_self(jnp.less_equal)
+
+
+@jax.custom_jvp
+def pow(x, y):  # noqa: A001
+    """Floating/complex ``x ** y`` (both of one dtype, broadcastable)."""
+    return jnp.power(x, y)
+
+
+@functools.partial(pow.defjvp, symbolic_zeros=True)
+def _pow_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    r = pow(x, y)
+    z = jnp.zeros((), r.dtype)
+    one = jnp.ones((), y.dtype)
+    dx = jnp.where(y == 0, z, y * jnp.power(x, y - one))
+    y_nonneg = (jnp.imag(y) == 0) & (jnp.real(y) >= 0) if jnp.iscomplexobj(y) else y >= 0
+    dy = jnp.where((x == 0) & y_nonneg, z, r * jnp.log(x))
+    return r, _lin(r, (dx, tx), (dy, ty))
+
+
+@jax.custom_jvp
+def hypot(x, y):
+    return jnp.hypot(x, y)
+
+
+@functools.partial(hypot.defjvp, symbolic_zeros=True)
+def _hypot_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    r = hypot(x, y)
+    return r, _lin(r, (x / r, tx), (y / r, ty))
+
+
+@jax.custom_jvp
+def atan2(x, y):
+    return jnp.arctan2(x, y)
+
+
+@functools.partial(atan2.defjvp, symbolic_zeros=True)
+def _atan2_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    d = x * x + y * y
+    recip = jnp.where(d == 0, jnp.zeros((), d.dtype), 1 / jnp.where(d == 0, jnp.ones((), d.dtype), d))
+    r = atan2(x, y)
+    return r, _lin(r, (y * recip, tx), (-x * recip, ty))
+
+
+@jax.custom_jvp
+def xlogy(x, y):
+    return jax.scipy.special.xlogy(x, y)
+
+
+@functools.partial(xlogy.defjvp, symbolic_zeros=True)
+def _xlogy_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    z = jnp.zeros((), x.dtype)
+    dx = jnp.where((x == 0) & (y <= 0), z, jnp.log(y))
+    r = xlogy(x, y)
+    return r, _lin(r, (dx, tx), (x / y, ty))
+
+
+@jax.custom_jvp
+def copysign(x, y):
+    return jnp.copysign(x, y)
+
+
+@functools.partial(copysign.defjvp, symbolic_zeros=True)
+def _copysign_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    r = copysign(x, y)
+    z = jnp.zeros((), r.dtype)
+    ratio = jnp.where(x == 0, z, r / jnp.where(x == 0, jnp.ones((), x.dtype), x))
+    return r, _lin(r, (ratio, tx))
 
 
 def _safe_norm_impl(x, axis, keepdims):

@@ -5,6 +5,8 @@ import numbers
 
 import numpy as np
 
+from .. import _promotion
+from .. import dtypes as D
 from .._tensor.tensor import Tensor
 from ._registry import OPS
 from ._dispatch import dispatch, inplace
@@ -99,7 +101,28 @@ def OPS_copy_(self, r):
 
 
 def _invert(self):
+    """``~x``: integer and bool tensors only (PyTorch raises TypeError before any kernel)."""
+    if self.dtype.category > D.INT:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
     return dispatch(OPS["bitwise_not"], (self,), ())
+
+
+def _clamp_inplace(name):
+    """``clamp_``/``clamp_min_``/``clamp_max_``: with Python-scalar bounds PyTorch names the target
+    type in C++ spelling (``long int``, ``bool``) when the result can't be cast back."""
+    ip = OPS[name].fn_inplace
+
+    def fn(self, *args, **kwargs):
+        bounds = [b for b in (*args, *kwargs.values()) if b is not None]
+        if bounds and all(isinstance(b, _SCALARS) for b in bounds):
+            r = _promotion.result_type(self, *bounds)
+            if not _promotion.can_cast(r, self.dtype):
+                raise RuntimeError(f"result type {r.short} can't be cast to the desired output type "
+                                   f"{_promotion._cname(self.dtype)}")
+        return ip(self, *args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name + "_"
+    fn.__doc__ = ip.__doc__
+    return fn
 
 
 METHODS = {
@@ -119,4 +142,6 @@ METHODS = {
     "__eq__": _binary("eq"), "__ne__": _binary("ne"), "__lt__": _binary("lt"), "__le__": _binary("le"),
     "__gt__": _binary("gt"), "__ge__": _binary("ge"),
     "__neg__": _unary("neg"), "__abs__": _unary("abs"), "__invert__": _invert, "__pos__": _unary("positive"),
+    "clamp_": _clamp_inplace("clamp"), "clip_": _clamp_inplace("clamp"),
+    "clamp_min_": _clamp_inplace("clamp_min"), "clamp_max_": _clamp_inplace("clamp_max"),
 }

@@ -18,6 +18,7 @@ from .dtypes import (  # noqa: F401
 )
 from ._device import device, get_default_device, set_default_device, DeviceUnavailableError  # noqa: F401
 from ._tensor.tensor import Tensor, Size  # noqa: F401
+from ._tensor.tensor import memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d  # noqa: F401,E501
 from ._promotion import promote_types, result_type, can_cast  # noqa: F401
 from ._stats import cache_info, reset_cache_info  # noqa: F401
 from .random import manual_seed, seed, initial_seed, Generator, default_generator, get_rng_state, set_rng_state  # noqa: F401,E501

@@ -2,7 +2,10 @@
 
 JAX arrays are immutable, so "writing into a storage" means replacing ``array`` with a new array
 (one jitted scatter for views, see views.py) and bumping ``version``. Every tensor that shares the
-storage (views, ``detach()``, ``.data``) sees the new values on its next read.
+storage (views, ``detach()``) sees the new values on its next read and shares its version counter.
+
+``.data`` shares the values but not the version counter (as PyTorch, VIEW-53): it gets a
+:class:`SharedStorage`, a second header over the same values with its own ``version``.
 """
 from __future__ import annotations
 
@@ -23,3 +26,28 @@ class Storage:
 
     def nbytes(self) -> int:
         return int(self.array.size) * self.array.dtype.itemsize
+
+    def root(self) -> "Storage":
+        """The storage that holds the values (self, except for a SharedStorage)."""
+        return self
+
+    def with_new_counter(self) -> "Storage":
+        """A header over the same values with a fresh version counter (``.data``)."""
+        return SharedStorage(self.root())
+
+
+class SharedStorage(Storage):
+    """Values (array, device, uid, inference) read from and written to ``owner``; ``version`` is its own."""
+    __slots__ = ("owner",)
+
+    def __init__(self, owner: Storage):  # noqa: super().__init__ not called: the values live in owner
+        self.owner = owner
+        self.version = 0
+
+    array = property(lambda s: s.owner.array, lambda s, v: setattr(s.owner, "array", v))
+    device = property(lambda s: s.owner.device, lambda s, v: setattr(s.owner, "device", v))
+    uid = property(lambda s: s.owner.uid)
+    inference = property(lambda s: s.owner.inference)
+
+    def root(self) -> Storage:
+        return self.owner

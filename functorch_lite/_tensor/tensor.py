@@ -19,6 +19,8 @@ from .. import _config
 from .._device import device as _device_cls
 from . import views as V
 from .storage import Storage
+from .views import (memory_format, contiguous_format, preserve_format, channels_last,  # noqa: F401
+                    channels_last_3d, MEMORY_FORMATS)
 from ..autograd.grad_mode import _state as _gm_state
 
 
@@ -60,6 +62,14 @@ def _scatter_impl(base, idx, vals):
 
 
 _scatter = jax.jit(_scatter_impl)
+
+
+def _scatter_dup_impl(base, idx, vals):
+    flat = base.reshape(-1).at[idx.reshape(-1)].set(vals.reshape(-1))
+    return flat.reshape(base.shape)
+
+
+_scatter_dup = jax.jit(_scatter_dup_impl)  # an expanded view: several elements share one location
 
 
 class Tensor:
@@ -150,13 +160,17 @@ class Tensor:
         self._cache = (base, arr)
         return arr
 
-    def _write(self, arr):
-        """Replace this tensor's values (same shape; cast to self.dtype by the caller) in its storage."""
+    def _write(self, arr, overlap_ok=False):
+        """Replace this tensor's values (same shape; cast to self.dtype by the caller) in its storage.
+
+        ``overlap_ok``: the write may go through an expanded view (``fill_``/``zero_``: every alias of
+        one location receives the same value, as PyTorch allows)."""
         s = self._storage
         if self._chain is None:
             s.array = arr
         else:
-            if V.has_internal_overlap(self._shape, self._strides):
+            overlap = V.has_internal_overlap(self._shape, self._strides)
+            if overlap and not overlap_ok:
                 raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
                                    "a single memory location. Please clone() the tensor before performing the "
                                    "operation.")
@@ -166,14 +180,14 @@ class Tensor:
                 if arr.dtype.itemsize != base.dtype.itemsize:
                     raise RuntimeError("writing through a view that reinterprets the dtype with a different "
                                        "element size is not supported")
-                arr = jax.lax.bitcast_convert_type(arr, base.dtype)
+                arr = V.bitcast(arr, base.dtype)
             idx = self._idx
             if idx is None:
                 idx = V.index_map(self._shape, self._strides, self._offset)
                 if not isinstance(base, jax.core.Tracer):
                     idx = jax.device_put(idx, next(iter(base.devices())))
                 self._idx = idx
-            s.array = _scatter(base, idx, arr)
+            s.array = (_scatter_dup if overlap else _scatter)(base, idx, arr)
             self._cache = (s.array, val)
         s.version += 1
 
@@ -211,7 +225,13 @@ class Tensor:
         return self._offset
 
     def is_contiguous(self, memory_format=None) -> bool:
-        return self._strides is None or V.is_contiguous(self._shape, self._strides)
+        if memory_format is None or memory_format is contiguous_format:
+            return self._strides is None or V.is_contiguous(self._shape, self._strides)
+        order = memory_format._order(len(self._shape))
+        if order is None:
+            return False
+        shape = tuple(self._shape[d] for d in order)
+        return V.is_contiguous(shape, tuple(self.stride()[d] for d in order))
 
     def data_ptr(self) -> int:
         # a stable fake address per storage (4096-aligned), plus the byte offset, as PyTorch's differ
@@ -246,6 +266,16 @@ class Tensor:
     @property
     def is_meta(self) -> bool:
         return False
+
+    def is_pinned(self, device=None) -> bool:
+        """Page-locked host memory is not modelled: always False (DEV-22)."""
+        return False
+
+    def pin_memory(self, device=None):
+        """PyTorch needs an accelerator to pin memory (DEV-21); with one, the tensor is returned."""
+        if all(d.platform == "cpu" for d in jax.devices()):
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        return self
 
     def get_device(self) -> int:
         d = self._storage.device
@@ -356,7 +386,10 @@ class Tensor:
 
     @property
     def data(self):
-        return self._alias()
+        """Shares the values but has its own version counter (VIEW-53), unlike ``detach()``."""
+        t = self._alias()
+        t._storage = self._storage.with_new_counter()
+        return t
 
     @data.setter
     def data(self, value):
@@ -394,20 +427,38 @@ class Tensor:
         return h.tolist()
 
     def numpy(self, *, force=False):
-        """A read-only NumPy view of the values (see README: JAX arrays are immutable)."""
+        """A read-only NumPy view of the values with the tensor's strides (CONV-22; JAX arrays are
+        immutable, so it cannot be written)."""
+        if self.dtype is D.bfloat16 or self.dtype in D.FLOAT8 or self.dtype in (D.int4, D.uint4):
+            if force or not (self._requires_grad and _grad_enabled()):
+                raise TypeError(f"Got unsupported ScalarType {self.dtype.short}")
         if not force:
             if self._requires_grad and _grad_enabled():
                 raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                    "instead.")
-            if self.dtype is D.bfloat16 or self.dtype in D.FLOAT8 or self.dtype in (D.int4, D.uint4):
-                raise TypeError(f"Got unsupported ScalarType {self.dtype.short}")
             if self._storage.device.type != "cpu":
                 raise TypeError(f"can't convert {self._storage.device.type}:{self.get_device()} device type tensor "
                                 "to numpy. Use Tensor.cpu() to copy the tensor to host memory first.")
-        h = self._host()
-        if force and (self.dtype is D.bfloat16 or self.dtype in D.FLOAT8):
-            return h
-        return h
+        return self._host_strided()
+
+    def _host_strided(self) -> np.ndarray:
+        """Values as numpy with PyTorch's layout: a view's array is an ``as_strided`` window on its base."""
+        if self._strides is None:
+            return self._host()
+        if not self.numel():
+            h = self._host()
+            return np.lib.stride_tricks.as_strided(h, h.shape, tuple(st * h.itemsize for st in self._strides),
+                                                   writeable=False)
+        base = self._storage.array
+        if isinstance(base, jax.core.Tracer):
+            from ..ops._dispatch import data_dependent_error
+            raise data_dependent_error("reading tensor values")
+        flat = np.asarray(base).reshape(-1)
+        if flat.dtype != np.dtype(self.dtype.jnp):
+            return self._host()  # a view(dtype): reinterpreted values
+        item = flat.dtype.itemsize
+        return np.lib.stride_tricks.as_strided(flat[self._offset:], self._shape,
+                                               tuple(st * item for st in self.stride()), writeable=False)
 
     def __array__(self, dtype=None, copy=None):
         h = self.numpy()
@@ -433,19 +484,30 @@ class Tensor:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return builtins.bool(self._host().reshape(()))
 
-    def _scalar_for_python(self):
+    def _scalar_for_python(self, warn=True):
         if self.numel() != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        if self._requires_grad:
+        if warn and self._requires_grad:
             warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
                           "Consider using tensor.detach() first.", UserWarning, stacklevel=3)
         return self._host().reshape(())
 
+    def _real_scalar(self, ctype, warn=True):
+        """The value of a complex tensor as a real number: PyTorch's overflow error when imag != 0."""
+        v = builtins.complex(self._scalar_for_python(warn))
+        if v.imag != 0 or (ctype == "int64_t" and not (-2.0 ** 63 <= v.real < 2.0 ** 63)):
+            raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+        return v.real
+
     def __float__(self):
+        if self.dtype.is_complex:
+            return builtins.float(self._real_scalar("double"))
         return builtins.float(self._scalar_for_python())
 
     def __int__(self):
-        return builtins.int(self._scalar_for_python())
+        if self.dtype.is_complex:
+            return builtins.int(self._real_scalar("int64_t", warn=False))
+        return builtins.int(self._scalar_for_python(warn=False))
 
     def __complex__(self):
         return builtins.complex(self._scalar_for_python())
@@ -507,6 +569,70 @@ class Tensor:
                     dtype = d
                     break
         return self.to(dtype)
+
+
+def with_memory_order(t, order, strides):
+    """Re-lay ``t`` (a fresh, non-view result) in memory order ``order`` with PyTorch's ``strides``:
+    its storage holds the values permuted to ``order`` and ``t`` becomes a permuted (non-autograd)
+    view of it, so ``stride()`` reports ``strides`` (VIEW-51, CRE-60). Values and grad_fn are kept."""
+    if order == tuple(range(len(order))):
+        return t
+    from ..ops._registry import OPS
+    arr = t._storage.array
+    t._storage.array = _transpose(arr, order)
+    t._chain = ((OPS["permute"], (V.inverse_perm(order),)),)
+    t._strides = tuple(strides)
+    t._offset = 0
+    t._cache = (t._storage.array, arr)
+    t._idx = None
+    return t
+
+
+_transpose = jax.jit(jnp.transpose, static_argnums=1)
+
+_READONLY_WARNING = (
+    "The given NumPy array is not writable, and PyTorch does not support non-writable tensors. This means writing "
+    "to this tensor will result in undefined behavior. You may want to copy the array to protect its data or make it "
+    "writable before converting it to a tensor. This type of warning will be suppressed for the rest of this program.")
+
+
+def tensor_from_numpy(arr: np.ndarray, dtype, device=None) -> "Tensor":
+    """``from_numpy``'s tensor: a copy of ``arr`` (JAX arrays are immutable) that keeps NumPy's layout
+    (CRE-60): element strides and offset 0 as PyTorch reports them. ``arr`` is already validated
+    (non-negative strides, supported dtype); ``dtype`` is its facade dtype. A read-only array gets
+    PyTorch's UserWarning (CRE-59)."""
+    from .. import _device as _dev
+    if not arr.flags.writeable:
+        # one warning location: Python's default filter shows it once per process, as PyTorch
+        warnings.warn(_READONLY_WARNING, UserWarning, stacklevel=1)
+    dev = _dev.canonical(device)
+    jdev = _dev.to_jax(dev)
+    item = arr.dtype.itemsize
+    shape = arr.shape
+    if any(st % item for st in arr.strides):
+        return Tensor._from_array(jax.device_put(np.array(arr), jdev), dtype, dev)
+    strides = tuple(st // item for st in arr.strides)
+    if not arr.size or V.is_contiguous(shape, strides):  # row-major (size-1/empty dims may report any stride)
+        t = Tensor._from_array(jax.device_put(np.array(arr), jdev), dtype, dev)
+        if strides != V.contiguous_strides(shape):
+            t._strides = strides
+        return t
+    if V.is_dense(shape, strides):  # a permutation of a dense layout (arr.T): storage in memory order
+        from ..ops._registry import OPS
+        order = V.memory_order(shape, strides)
+        t = Tensor._from_array(jax.device_put(np.ascontiguousarray(arr.transpose(order)), jdev), dtype, dev)
+        t._shape = tuple(shape)
+        t._chain = ((OPS["permute"], (V.inverse_perm(order),)),)
+        t._strides = strides
+        return t
+    # not dense (a strided slice): the storage is the span of memory the array covers
+    extent = sum((n - 1) * st for n, st in zip(shape, strides)) + 1
+    buf = np.array(np.lib.stride_tricks.as_strided(arr, (extent,), (item,), writeable=False))
+    t = Tensor._from_array(jax.device_put(buf, jdev), dtype, dev)
+    t._shape = tuple(shape)
+    t._chain = ((V.STRIDED, (tuple(shape), strides, 0)),)
+    t._strides = strides
+    return t
 
 
 def _rebuild(arr, dtype_name, requires_grad):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 
@@ -23,6 +25,8 @@ def contiguous_strides(shape) -> tuple:
 
 
 def is_contiguous(shape, strides) -> bool:
+    if 0 in shape:
+        return True
     expected = 1
     for size, st in zip(reversed(shape), reversed(strides)):
         if size == 1:
@@ -104,3 +108,122 @@ def index_map(shape, strides, offset) -> np.ndarray:
 def has_internal_overlap(shape, strides) -> bool:
     """True when two elements share one memory location (an expanded view, VIEW-40)."""
     return any(st == 0 and size > 1 for size, st in zip(shape, strides))
+
+
+def bitcast(arr, dtype):
+    """``lax.bitcast_convert_type`` that also handles bool (through uint8, as PyTorch's 1-byte bool)."""
+    dst = jnp.dtype(dtype)
+    if arr.dtype == jnp.bool_:
+        arr = arr.astype(jnp.uint8)
+    if dst == jnp.bool_:
+        return jax.lax.bitcast_convert_type(arr, jnp.uint8) != 0
+    return jax.lax.bitcast_convert_type(arr, dst)
+
+
+def is_dense(shape, strides) -> bool:
+    """PyTorch's ``is_non_overlapping_and_dense``: the elements tile a block of memory exactly."""
+    if 0 in shape:
+        return True
+    dims = sorted((d for d, n in enumerate(shape) if n != 1), key=lambda d: strides[d])
+    need = 1
+    for d in dims:
+        if strides[d] != need:
+            return False
+        need *= shape[d]
+    return True
+
+
+def memory_order(shape, strides) -> tuple:
+    """The dims from outermost to innermost in memory (stable: ties keep logical order)."""
+    return tuple(sorted(range(len(shape)), key=lambda d: -strides[d]))
+
+
+def inverse_perm(perm) -> tuple:
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return tuple(inv)
+
+
+class StridedGather:
+    """A view-chain step (see Tensor._array) reading an arbitrary strided layout from a flat base.
+
+    Used where no chain of view ops reproduces a layout (a non-dense NumPy array, CRE-60):
+    ``sargs = (shape, strides, offset)``; the step gathers the elements with :func:`index_map`."""
+
+    name = "as_strided"
+
+    def impl_for(self, sargs):
+        shape, strides, offset = sargs
+        idx = index_map(shape, strides, offset)
+
+        def gather(a):
+            return a.reshape(-1)[jnp.asarray(idx)]
+        return gather
+
+    def __repr__(self):
+        return "<view step as_strided>"
+
+
+STRIDED = StridedGather()
+
+
+def infer_dense_strides(shape, strides) -> tuple:
+    """PyTorch's ``infer_dense_strides``: dense strides keeping the input's dim order (the layout of
+    ``empty_like``/``clone`` of a non-dense tensor); dims with stride 0 keep their place.
+    Returns (strides, memory order outermost first)."""
+    nd = len(shape)
+    perm = list(range(nd - 1, -1, -1))  # innermost first
+
+    def should_swap(d0, d1):
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return -1 if s0 < s1 else 1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    for i in range(1, nd):
+        d1 = i
+        for j in range(1, i + 1):
+            d0 = i - j
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    out = [0] * nd
+    cur = 1
+    for d in perm:
+        out[d] = cur
+        if shape[d] > 1:
+            cur *= shape[d]
+    return tuple(out), tuple(reversed(perm))
+
+
+class memory_format:
+    """``torch.memory_format``: ``contiguous_format``, ``preserve_format``, ``channels_last(_3d)``."""
+    __slots__ = ("name", "_perm", "_rank")
+
+    def __init__(self, name, perm=None, rank=None):
+        self.name = name
+        self._perm = perm  # memory order of the dims (outermost first), for the channels-last formats
+        self._rank = rank
+
+    def _order(self, ndim):
+        """Memory order of the dims for a rank-``ndim`` tensor, None when the format does not apply."""
+        if self._perm is None:
+            return tuple(range(ndim))
+        return self._perm if ndim == self._rank else None
+
+    def __repr__(self):
+        return f"torch.{self.name}"
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last", (0, 2, 3, 1), 4)
+channels_last_3d = memory_format("channels_last_3d", (0, 2, 3, 4, 1), 5)
+MEMORY_FORMATS = {"contiguous_format": contiguous_format, "preserve_format": preserve_format,
+                  "channels_last": channels_last, "channels_last_3d": channels_last_3d}

@@ -283,7 +283,7 @@ def inplace(op, targs, sargs):
     arr = r._storage.array
     if r.dtype is not self.dtype:
         arr = _cast_jit(r.dtype, self.dtype)(arr)
-    self._write(arr)
+    self._write(arr, overlap_ok=op.aliased_write_ok and not any(isinstance(a, Tensor) for a in targs[1:]))
     _graph.rebase(self, r)
     return self
 

@@ -20,12 +20,13 @@ class OpDef:
     __slots__ = ("name", "impl", "promote", "rule", "grad_fn", "tensors", "tensor_names", "static_names",
                  "method", "function", "inplace", "view", "autocast", "prep", "check", "check_dtype",
                  "differentiable", "nout", "eager", "kernel", "cache", "out", "result_type", "params",
-                 "static_scalars", "device_check", "saves", "broadcast", "fn", "fn_inplace", "__weakref__")
+                 "static_scalars", "device_check", "saves", "broadcast", "fn", "fn_inplace", "aliased_write_ok", "__weakref__")
 
     def __init__(self, impl, name, *, promote, grad_fn, tensors, method, function, inplace, view, autocast,
                  prep, check, check_dtype, differentiable, nout, eager, kernel, out, result_type,
-                 static_scalars, device_check, saves, broadcast):
+                 static_scalars, device_check, saves, broadcast, aliased_write_ok=False):
         self.name = name
+        self.aliased_write_ok = aliased_write_ok
         self.broadcast = broadcast if broadcast is not None else (
             promote in ("elementwise", "float", "compare", "logical", "bitwise", "first", "where", "pow"))
         self.impl = impl
@@ -91,7 +92,7 @@ class OpDef:
 def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, function=True, inplace=False,
           view=None, autocast=None, prep=None, check=None, check_dtype=None, differentiable=True, nout=1,
           eager=False, kernel=None, out=None, result_type=None, aliases=(), static_scalars=False,
-          device_check="iter", saves=("all",), broadcast=None):
+          device_check="iter", saves=("all",), broadcast=None, aliased_write_ok=False):
     """Declare an op. ``tensors``: how many leading parameters are tensor-like (or ``"list"``).
 
     ``method``/``function``: generate ``Tensor.<name>`` / ``functorch_lite.<name>`` (True) or not;
@@ -101,6 +102,8 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
     ``check``: per-call validation on the tensors (shapes, values). ``saves``: which inputs the
     backward needs (for PyTorch's in-place version checks). ``broadcast``: the tensor arguments
     broadcast together (checked with PyTorch's message); defaults to True for elementwise rules.
+    ``aliased_write_ok``: the in-place form may write through an expanded view when its other
+    arguments are Python scalars (every alias receives the same value: ``fill_``, ``zero_``).
     """
     def deco(fn):
         n = name or fn.__name__
@@ -109,7 +112,7 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
                    check_dtype=check_dtype, differentiable=differentiable, nout=nout, eager=eager, kernel=kernel,
                    out=out if out is not None else (view is None and nout == 1),
                    result_type=result_type, static_scalars=static_scalars, device_check=device_check,
-                   saves=saves, broadcast=broadcast)
+                   saves=saves, broadcast=broadcast, aliased_write_ok=aliased_write_ok)
         if n in OPS:
             raise ValueError(f"op {n} defined twice")
         OPS[n] = op

@@ -38,12 +38,14 @@ def _copy(input, src):
     return jnp.broadcast_to(src, input.shape)
 
 
-@defop("fill", promote=_copy_rule, grad_fn="FillBackward0", tensors=2, inplace=True, method=False, saves=())
+@defop("fill", promote=_copy_rule, grad_fn="FillBackward0", tensors=2, inplace=True, method=False, saves=(),
+       aliased_write_ok=True)
 def _fill(input, value):
     return jnp.broadcast_to(value, input.shape)
 
 
-@defop("zero", grad_fn="ZeroBackward0", inplace=True, method=False, function=False, saves=())
+@defop("zero", grad_fn="ZeroBackward0", inplace=True, method=False, function=False, saves=(),
+       aliased_write_ok=True)
 def _zero(input):
     return jnp.zeros_like(input)
 

@@ -255,7 +255,8 @@ def from_numpy(ndarray):
                          "are not currently supported. (You can probably work around this by making a copy of your "
                          "array  with array.copy().) ")
     dt = D.from_numpy_dtype(ndarray.dtype)
-    return _finish(np.array(ndarray), dt, None, False)
+    from .._tensor.tensor import tensor_from_numpy
+    return tensor_from_numpy(ndarray, dt)
 
 
 # ---- filled tensors ----------------------------------------------------------------------------------

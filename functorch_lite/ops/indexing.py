@@ -106,7 +106,7 @@ def _dense(t: Tensor) -> bool:
 
 def _no_overlap(dst: Tensor, src, partial_only: bool = False) -> None:
     """PyTorch's assert_no_overlap / assert_no_partial_overlap between a written tensor and a source."""
-    if not isinstance(src, Tensor) or src._storage is not dst._storage or not dst.numel() or not src.numel():
+    if not isinstance(src, Tensor) or src._storage.root() is not dst._storage.root() or not dst.numel() or not src.numel():
         return
     if src is not dst and not (_dense(dst) and _dense(src)):
         return  # PyTorch: too hard to tell, allowed

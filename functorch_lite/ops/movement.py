@@ -14,21 +14,47 @@ import jax.numpy as jnp
 
 from .. import dtypes as D
 from .._tensor import views as V
-from .._tensor.tensor import Size, _wrap_dim
+from .._tensor.tensor import (Size, _wrap_dim, channels_last, contiguous_format, preserve_format,  # noqa: F401
+                              with_memory_order)
 from ._registry import defop
 
 
-def _shape_arg(shape):
-    """Accept varargs ints, one tuple/list/Size, or a Tensor of ints."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
+def _shape_arg(shape, name: str = "empty", arg: str = "size", overloads: tuple = ()) -> tuple:
+    """Accept varargs ints, one tuple/list/Size, or 0-d integer Tensors, with PyTorch's argument-parser
+    errors for ``name(...)`` (``overloads``: the signatures listed when no overload matches, e.g. view)."""
+    packed = len(shape) == 1 and isinstance(shape[0], (tuple, list))
+    items = tuple(shape[0]) if packed else tuple(shape)
     out = []
-    for s in shape:
+    for i, s in enumerate(items):
         try:
+            if isinstance(s, bool):
+                raise TypeError
             out.append(s.__index__())
-        except AttributeError:
-            raise TypeError(f"empty(): argument 'size' must be tuple of ints, but found element of type "
-                            f"{type(s).__name__} at pos {len(out)}") from None
+            continue
+        except (AttributeError, TypeError):
+            pass
+        tn = type(s).__name__
+        if i:
+            raise TypeError(f"{name}(): argument '{arg}' failed to unpack the object at pos {i + 1} with error "
+                            f'"type must be tuple of ints,but got {tn}"') from None
+        if overloads:
+            if packed:
+                inner = ", ".join(type(x).__name__ for x in items)
+                kind = type(shape[0]).__name__
+                got, bad = kind, f"{kind} of ({inner})" if kind == "tuple" else f"{kind} of [{inner}]"
+            else:
+                got, bad = ", ".join(type(x).__name__ for x in items), tn
+            why = f"\n      didn't match because some of the arguments have invalid types: (!{bad}!)" \
+                if packed or len(items) == 1 else ""
+            lines = "".join(f"\n * ({o}){why}" for o in overloads)
+            raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected "
+                            f"one of:{lines}\n") from None
+        if packed:
+            raise TypeError(f"{name}(): argument '{arg}' (position 1) must be tuple of ints, but found element of "
+                            f"type {tn} at pos 0") from None
+        if len(items) > 1:
+            raise TypeError(f"{name}() takes 1 positional argument but {len(items)} were given") from None
+        raise TypeError(f"{name}(): argument '{arg}' (position 1) must be tuple of ints, not {tn}") from None
     return tuple(out)
 
 
@@ -43,7 +69,7 @@ def _view_prep(targs, sargs):
     (shape,) = sargs
     if len(shape) == 1 and (isinstance(shape[0], D.dtype) or isinstance(shape[0], type)):
         return (D.as_dtype(shape[0]),)
-    return (_shape_arg(shape),)
+    return (_shape_arg(shape, "view", "size", ("torch.dtype dtype", "tuple of ints size")),)
 
 
 def _view_meta(t, sargs):
@@ -60,15 +86,16 @@ def _view_meta(t, sargs):
 
 def _view_dtype_meta(t, dt):
     if dt.itemsize != t.dtype.itemsize:
+        what = f"view {t.dtype.short} as {dt.short} (different element sizes)"
         if not t._shape:
-            raise RuntimeError("self.dim() cannot be 0 to view BFloat16 as Float (different element sizes)")
-        ratio = t.dtype.itemsize / dt.itemsize
+            raise RuntimeError(f"self.dim() cannot be 0 to {what}")
         if t.stride(-1) != 1:
-            raise RuntimeError("self.stride(-1) must be 1 to view a tensor as a dtype with a different size")
+            raise RuntimeError(f"self.stride(-1) must be 1 to {what}, but got {t.stride(-1)}")
+        ratio = t.dtype.itemsize / dt.itemsize
         last = t._shape[-1] * ratio
         if last != int(last):
-            raise RuntimeError(f"self.size(-1) must be divisible by {int(1 / ratio)} to view {t.dtype.short} as "
-                               f"{dt.short} (different element sizes), but got {t._shape[-1]}")
+            raise RuntimeError(f"self.size(-1) must be divisible by {int(1 / ratio)} to {what}, but got "
+                               f"{t._shape[-1]}")
         if t._chain is not None or t._offset:
             raise RuntimeError("viewing a view as a dtype of a different element size is not supported")
         shape = t._shape[:-1] + (int(last),)
@@ -89,17 +116,31 @@ def view(input, *shape):
     if isinstance(shape, D.dtype):
         src = input.dtype
         if jnp.dtype(src).itemsize == shape.itemsize:
-            return jax.lax.bitcast_convert_type(input, shape.jnp)
+            return V.bitcast(input, shape.jnp)
         if jnp.dtype(src).itemsize > shape.itemsize:
-            r = jax.lax.bitcast_convert_type(input, shape.jnp)
+            r = V.bitcast(input, shape.jnp)
             return r.reshape(r.shape[:-2] + (r.shape[-2] * r.shape[-1],))
         k = shape.itemsize // jnp.dtype(src).itemsize
-        return jax.lax.bitcast_convert_type(input.reshape(input.shape[:-1] + (input.shape[-1] // k, k)), shape.jnp)
+        return V.bitcast(input.reshape(input.shape[:-1] + (input.shape[-1] // k, k)), shape.jnp)
     return input.reshape(V.infer_shape(shape, input.size))
 
 
+def _view_method(self, *shape, dtype=None):
+    """``Tensor.view``: a shape view, or (``view(dtype)``) a bit reinterpretation that PyTorch does not
+    record as an autograd view: no ``_base``, no gradient (VIEW-22)."""
+    if dtype is not None and not shape:
+        shape = (dtype,)
+    if len(shape) == 1 and (isinstance(shape[0], D.dtype) or isinstance(shape[0], type)):
+        from ..autograd.grad_mode import no_grad
+        with no_grad():
+            r = view(self, shape[0])
+        r._base = None
+        return r
+    return view(self, *shape)
+
+
 def _reshape_prep(targs, sargs):
-    return (_shape_arg(sargs[0]),)
+    return (_shape_arg(sargs[0], "reshape", "shape"),)
 
 
 def _reshape_meta(t, sargs):
@@ -176,7 +217,7 @@ def permute(input, *dims):
 
 
 def _expand_prep(targs, sargs):
-    return (_shape_arg(sargs[0]),)
+    return (_shape_arg(sargs[0], "expand", "size"),)
 
 
 def _expand_meta(t, sargs):
@@ -240,6 +281,10 @@ def _squeeze_dims(t, dim):
     if dim is None:
         return tuple(i for i, s in enumerate(t._shape) if s == 1)
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    if nd == 0:  # a 0-d tensor: dim 0 / -1 are accepted and nothing is dropped
+        for d in dims:
+            _wrap_dim(d, 0)
+        return ()
     return tuple(sorted({_wrap_dim(d, nd) for d in dims if t._shape[_wrap_dim(d, nd)] == 1}))
 
 
@@ -278,7 +323,19 @@ def squeeze(input, dim=None):
 
 def _unflatten_prep(targs, sargs):
     dim, sizes = sargs
-    return dim, tuple(sizes)
+    t = targs[0]
+    sizes = tuple(sizes)
+    d = _wrap_dim(dim, len(t._shape))
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    n = t._shape[d]
+    known = math.prod(s for s in sizes if s != -1)
+    if sizes.count(-1) > 1:
+        raise RuntimeError("unflatten got an unexpected error:\nonly one dimension can be inferred")
+    if (known != n if -1 not in sizes else (known == 0 or n % known)):
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} ({n}) "
+                           "in the input tensor")
+    return dim, sizes
 
 
 def _unflatten_meta(t, sargs):
@@ -351,7 +408,8 @@ def _select_prep(targs, sargs):
     size = t._shape[d]
     index = index.__index__()
     if index < -size or index >= size:
-        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(t._shape)} at dimension "
+                         f"{d}")
     return d, index % size
 
 
@@ -401,8 +459,15 @@ def _movedim_prep(targs, sargs):
     src = (src,) if isinstance(src, int) else tuple(src)
     dst = (dst,) if isinstance(dst, int) else tuple(dst)
     nd = len(t._shape)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "
+                           f"the same number of dims as destination ({list(dst)} dims)")
+    raw = src, dst
     src = tuple(_wrap_dim(s, nd) for s in src)
     dst = tuple(_wrap_dim(s, nd) for s in dst)
+    for name, wrapped, given in (("source", src, raw[0]), ("destination", dst, raw[1])):
+        if len(set(wrapped)) != len(wrapped):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
     order = [i for i in range(nd) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -416,9 +481,37 @@ def movedim(input, source, destination):
 
 
 # ---- copying shape ops -------------------------------------------------------------------------------------
-@defop(grad_fn="CloneBackward0", saves=())
-def clone(input, *, memory_format=None):
+@defop("clone", grad_fn="CloneBackward0", method=False, function=False, saves=())
+def _clone(input):
+    """A copy in a new storage (laid out by :func:`clone`)."""
     return jnp.array(input, copy=True)
+
+
+def clone(input, *, memory_format=None):
+    """``clone()``: ``preserve_format`` (default) keeps the strides of a dense tensor (VIEW-51); otherwise
+    the copy is laid out per ``memory_format`` (contiguous, channels_last)."""
+    fmt = preserve_format if memory_format is None else memory_format
+    r = _clone(input)
+    if fmt is contiguous_format or (fmt is preserve_format and input._strides is None):
+        return r
+    nd = len(input._shape)
+    if fmt is preserve_format:
+        st = input.stride()
+        if not V.is_dense(input._shape, st):
+            st, order = V.infer_dense_strides(input._shape, st)
+            return r if st == V.contiguous_strides(input._shape) else with_memory_order(r, order, st)
+        if V.is_contiguous(input._shape, st):
+            r._strides = st if st != V.contiguous_strides(input._shape) else None  # size-1 dims' strides kept
+            return r
+        return with_memory_order(r, V.memory_order(input._shape, st), st)
+    order = fmt._order(nd)
+    if order is None:
+        raise RuntimeError(f"required rank {fmt._rank} tensor to use {fmt.name} format")
+    mst = V.contiguous_strides(tuple(input._shape[d] for d in order))
+    st = [0] * nd
+    for i, d in enumerate(order):
+        st[d] = mst[i]
+    return with_memory_order(r, order, tuple(st))
 
 
 def _flip_prep(targs, sargs):
@@ -445,7 +538,7 @@ def roll(input, shifts, dims=None):
 
 
 def _repeat_prep(targs, sargs):
-    reps = _shape_arg(sargs[0])
+    reps = _shape_arg(sargs[0], "repeat", "repeats")
     if len(reps) < len(targs[0]._shape):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
     return (reps,)
@@ -458,7 +551,7 @@ def repeat(input, *repeats):
     return jnp.tile(x, reps)
 
 
-@defop(grad_fn="RepeatBackward0", prep=lambda targs, sargs: (_shape_arg(sargs[0]),), saves=())
+@defop(grad_fn="RepeatBackward0", prep=lambda targs, sargs: (_shape_arg(sargs[0], "tile", "dims"),), saves=())
 def tile(input, *dims):
     (dims,) = dims
     return jnp.tile(input, dims)
@@ -530,9 +623,14 @@ def broadcast_to(input, size):
 # ---- helpers that are not ops (they call ops) -----------------------------------------------------
 def contiguous(self, memory_format=None):
     """Self when already contiguous (VIEW-12), else a contiguous copy (CloneBackward0)."""
-    if self.is_contiguous():
+    fmt = contiguous_format if memory_format is None else memory_format
+    if fmt is preserve_format:
+        if self.is_contiguous():
+            return self
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    if self.is_contiguous(fmt):
         return self
-    return clone(self)
+    return clone(self, memory_format=fmt)
 
 
 def flatten(input, start_dim=0, end_dim=-1):
@@ -668,9 +766,9 @@ def broadcast_shapes(*shapes):
     return Size(out)
 
 
-METHODS = {"contiguous": contiguous, "flatten": flatten, "ravel": ravel, "view_as": view_as,
+METHODS = {"contiguous": contiguous, "clone": clone, "view": _view_method, "flatten": flatten, "ravel": ravel, "view_as": view_as,
            "reshape_as": reshape_as, "expand_as": expand_as, "unbind": unbind, "split": split, "chunk": chunk,
            "tensor_split": tensor_split, "T": property(T), "mT": property(mT)}
-FUNCTIONS = {"flatten": flatten, "ravel": ravel, "unbind": unbind, "split": split, "chunk": chunk,
+FUNCTIONS = {"clone": clone, "flatten": flatten, "ravel": ravel, "unbind": unbind, "split": split, "chunk": chunk,
              "tensor_split": tensor_split, "hstack": hstack, "vstack": vstack,
              "broadcast_tensors": broadcast_tensors, "numel": numel, "broadcast_shapes": broadcast_shapes}

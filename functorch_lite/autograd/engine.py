@@ -101,7 +101,7 @@ def _run_nodes(order, start, targets, create_graph, accumulate):
             if node._pre_hooks:
                 for h in list(node._pre_hooks.values()):
                     cts = h(cts)
-            retain = node.metadata.get("_retain") if node.metadata else None
+            retain = node._metadata.get("_retain") if node._metadata else None
             if retain:
                 for h in retain:
                     cts = h(cts)
@@ -176,7 +176,7 @@ def _compilable(order):
     for n in order:
         if isinstance(n, AccumulateGrad):
             continue
-        if n._entry is None or n._pre_hooks or (n.metadata and n.metadata.get("_retain")):
+        if n._entry is None or n._pre_hooks or (n._metadata and n._metadata.get("_retain")):
             return False
     return True
 

@@ -22,8 +22,8 @@ _CLASSES: dict = {}
 class Node:
     """Base of every grad_fn class (``AddBackward0``...)."""
 
-    __slots__ = ("_arrays", "next_functions", "_edges", "_saved", "_out_meta", "_freed", "_seq", "_inputs",
-                 "_entry", "_diff_idx", "_pre_hooks", "_hooks", "metadata", "__weakref__")
+    __slots__ = ("_arrays", "_nf", "_edges", "_saved", "_out_meta", "_freed", "_seq", "_inputs",
+                 "_entry", "_diff_idx", "_pre_hooks", "_hooks", "_metadata", "__weakref__")
 
     def __init__(self):
         self._seq = next(_seq)
@@ -32,7 +32,28 @@ class Node:
         self._freed = False
         self._saved = ()
         self._entry = None
-        self.metadata = {}
+        self._metadata = None
+        self._nf = None
+        self._inputs = None
+
+    @property
+    def metadata(self) -> dict:
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    @property
+    def next_functions(self):
+        """((node, output index) or (None, 0)) for every tensor input, as PyTorch shows them."""
+        if self._nf is None:
+            from .._tensor.tensor import Tensor
+            edges = dict(zip(self._diff_idx, self._edges))
+            self._nf = tuple(edges.get(i, (None, 0)) for i, a in enumerate(self._inputs) if isinstance(a, Tensor))
+        return self._nf
+
+    @next_functions.setter
+    def next_functions(self, value):
+        self._nf = tuple(value)
 
     def name(self) -> str:
         return type(self).__name__
@@ -71,7 +92,7 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         super().__init__()
         self.variable = variable
-        self.next_functions = ()
+        self._nf = ()
         self._edges = ()
 
 
@@ -130,16 +151,17 @@ def record(op, outs, targs, diff_idx, arrays, entry=None, sargs=()):
     node._entry = entry
     node._diff_idx = diff_idx
     node._inputs = targs
-    nf = []
-    for a in targs:
-        if isinstance(a, Tensor):
-            if a._storage.inference and not _gm._state.inference:
+    if not _gm._state.inference:
+        for a in targs:
+            if isinstance(a, Tensor) and a._storage.inference:
                 raise RuntimeError(_INFERENCE_MSG)
-            nf.append((edge_of(a) if a._requires_grad else (None, 0)))
-    node.next_functions = tuple(nf)
-    node._edges = tuple(edge_of(targs[i]) for i in diff_idx)
-    outs_t = outs if isinstance(outs, tuple) else (outs,)
-    node._out_meta = tuple((o._shape, o.dtype) for o in outs_t)
+    node._edges = tuple([edge_of(targs[i]) for i in diff_idx])
+    if type(outs) is tuple or isinstance(outs, tuple):
+        outs_t = outs
+        node._out_meta = tuple([(o._shape, o.dtype) for o in outs])
+    else:
+        outs_t = (outs,)
+        node._out_meta = ((outs._shape, outs.dtype),)
     saves = op.saves
     if callable(saves):  # the op decides from the call (mul saves other only if self needs grad...)
         saves = saves(targs)
@@ -147,15 +169,21 @@ def record(op, outs, targs, diff_idx, arrays, entry=None, sargs=()):
         saved = []
         for s in saves:
             if s == "all":
-                saved.extend((a, False) for a in targs if isinstance(a, Tensor))
+                for a in targs:
+                    if isinstance(a, Tensor):
+                        saved.append((a, a._storage, a._storage.version, a._shape, a.dtype, a.grad_fn, False,
+                                      a._out_nr))
             elif s == "result":
-                saved.append((outs_t[0], True))
-            elif isinstance(targs[s], Tensor):
-                saved.append((targs[s], False))
-        # a saved output is reported as "output i of <this node>"; a saved input by its producer then
-        node._saved = tuple((weakref.ref(t), t._storage, t._storage.version, t._shape, t.dtype,
-                             node if is_out else t.grad_fn, is_out, 0 if is_out else t._out_nr)
-                            for t, is_out in saved)
+                o = outs_t[0]
+                saved.append((None, o._storage, o._storage.version, o._shape, o.dtype, node, True, 0))
+            else:
+                a = targs[s]
+                if isinstance(a, Tensor):
+                    saved.append((a, a._storage, a._storage.version, a._shape, a.dtype, a.grad_fn, False,
+                                  a._out_nr))
+        # (input tensor or None for a saved output, storage, version at save, shape, dtype, producer, is_out,
+        # out_nr): a saved output is reported as "output i of <this node>", a saved input by its producer
+        node._saved = tuple(saved)
     for i, o in enumerate(outs_t):
         if o.dtype.category >= D.FLOAT:
             o.grad_fn = node
@@ -166,10 +194,9 @@ def record(op, outs, targs, diff_idx, arrays, entry=None, sargs=()):
 
 def check_saved(node):
     """PyTorch's error when a tensor saved for backward was modified in place (spec §7.1)."""
-    for ref, storage, version, shape, dt, producer, is_out, out_nr in node._saved:
+    for t, storage, version, shape, dt, producer, is_out, out_nr in node._saved:
         if storage.version != version:
-            t = ref()
-            fn = producer if is_out or t is None else t.grad_fn
+            fn = producer if is_out else t.grad_fn
             legacy = f"torch.{dt.legacy}" if dt.legacy else str(dt)
             which = ""
             if fn is not None:

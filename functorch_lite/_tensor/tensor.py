@@ -81,70 +81,45 @@ class Tensor:
 
     # ---- construction (internal) -----------------------------------------------------------
     @classmethod
-    def _from_array(cls, array, dtype, device, requires_grad=False):
+    def _header(cls, storage, shape, dtype, chain, strides, offset, base, cache=None, idx=None):
+        """A tensor header over ``storage`` with fresh autograd metadata (the one place slots are set)."""
         t = object.__new__(cls)
-        t._storage = Storage(array, device, _gm_state.inference)
-        t._shape = tuple(array.shape)
+        t._storage = storage
+        t._shape = shape
         t.dtype = dtype
-        t._chain = None
-        t._strides = None
-        t._offset = 0
-        t._cache = None
-        t._base = None
-        t._requires_grad = requires_grad
+        t._chain = chain
+        t._strides = strides
+        t._offset = offset
+        t._cache = cache
+        t._base = base
+        t._requires_grad = False
         t._grad = None
         t.grad_fn = None
         t._retains_grad = False
         t._hooks = None
         t._post_hooks = None
         t._out_nr = 0
-        t._idx = None
+        t._idx = idx
         t._acc = None
+        return t
+
+    @classmethod
+    def _from_array(cls, array, dtype, device, requires_grad=False):
+        """A base tensor owning a new storage that holds ``array``."""
+        t = cls._header(Storage(array, device, _gm_state.inference), tuple(array.shape), dtype, None, None, 0, None)
+        t._requires_grad = requires_grad
         return t
 
     def _view_of(self, shape, strides, offset, step, dtype=None):
         """A new tensor sharing this one's storage: ``step`` = (op, static args) appended to the chain."""
-        t = object.__new__(Tensor)
-        t._storage = self._storage
-        t._shape = tuple(shape)
-        t.dtype = self.dtype if dtype is None else dtype
-        t._chain = (step,) if self._chain is None else self._chain + (step,)
-        t._strides = tuple(strides)
-        t._offset = offset
-        t._cache = None
-        t._base = self if self._base is None else self._base
-        t._requires_grad = False
-        t._grad = None
-        t.grad_fn = None
-        t._retains_grad = False
-        t._hooks = None
-        t._post_hooks = None
-        t._out_nr = 0
-        t._idx = None
-        t._acc = None
-        return t
+        return Tensor._header(self._storage, tuple(shape), self.dtype if dtype is None else dtype,
+                              (step,) if self._chain is None else self._chain + (step,), tuple(strides), offset,
+                              self if self._base is None else self._base)
 
     def _alias(self):
-        """Same storage and view spec, fresh autograd metadata (detach(), .data)."""
-        t = object.__new__(Tensor)
-        t._storage = self._storage
-        t._shape = self._shape
-        t.dtype = self.dtype
-        t._chain = self._chain
-        t._strides = self._strides
-        t._offset = self._offset
-        t._cache = self._cache
-        t._base = None
-        t._requires_grad = False
-        t._grad = None
-        t.grad_fn = None
-        t._retains_grad = False
-        t._hooks = None
-        t._post_hooks = None
-        t._out_nr = 0
-        t._idx = self._idx
-        t._acc = None
-        return t
+        """Same storage and view spec, fresh autograd metadata (detach())."""
+        return Tensor._header(self._storage, self._shape, self.dtype, self._chain, self._strides, self._offset,
+                              None, self._cache, self._idx)
 
     # ---- values --------------------------------------------------------------------------------
     @property

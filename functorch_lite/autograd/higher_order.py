@@ -7,9 +7,6 @@ second derivatives, Hessian-vector products and so on.
 """
 from __future__ import annotations
 
-import jax
-import numpy as np
-
 from .. import dtypes as D
 
 _VJP_OPS: dict = {}
@@ -23,23 +20,12 @@ def _vjp_op(node):
     if hit is not None and hit[0] is entry:
         return hit[1]
     n_in = len(node._inputs)
-    nout_fwd = len(node._out_meta)
-    body = entry.body
     int_outs = tuple(dt.category < D.FLOAT for _, dt in node._out_meta)
-    out_shapes = tuple(shape for shape, _ in node._out_meta)
+    apply = entry.vjp_apply(diff_idx)  # the same pullback the engine runs, here as a recorded op
 
     def backward_body(arrays):
-        ins = arrays[:n_in]
-        cts = [np.zeros(sh, jax.dtypes.float0) if is_int else c
-               for c, is_int, sh in zip(arrays[n_in:], int_outs, out_shapes)]
-
-        def g(*d):
-            merged = list(ins)
-            for i, v in zip(diff_idx, d):
-                merged[i] = v
-            return body(*merged)
-        _, pb = jax.vjp(g, *[ins[i] for i in diff_idx])
-        r = tuple(pb(cts[0] if nout_fwd == 1 else tuple(cts)))
+        cts = tuple(None if is_int else c for c, is_int in zip(arrays[n_in:], int_outs))
+        r = tuple(apply(arrays[:n_in], cts))
         return r if len(r) > 1 else r[0]
 
     in_dts = tuple(node._inputs[i].dtype for i in diff_idx)

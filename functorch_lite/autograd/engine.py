@@ -1,10 +1,8 @@
 """The backward engine (design §3): iterative, dependency-counted, nothing recursive.
 
 Two ways to run the same graph:
-- whole-graph: when every node was recorded by dispatch and no hook or create_graph is involved,
-  the graph's structure (which cached entries, which edges) keys ONE jitted program that runs all
-  the nodes' vjps and the leaf accumulations in a single XLA call. A training loop hits the same
-  structure every step, so backward costs one dispatch (the "recorded tape as one jitted vjp").
+- whole-graph (compiled.py): when every node was recorded by dispatch and no hook or create_graph
+  is involved, ONE cached jitted program runs all the nodes' vjps and the leaf accumulations.
 - node by node: otherwise each node runs its entry's cached jitted backward kernel (or its custom
   rule), with tensor hooks, retain_grad and create_graph applied between nodes.
 """
@@ -16,6 +14,7 @@ import jax
 
 from .._stats import COUNTS as _COUNTS
 from . import grad_mode as _gm
+from .compiled import Ones as _Ones, compilable, run_compiled
 from .graph import AccumulateGrad, _FREED_MSG, check_saved, edge_of
 
 
@@ -75,8 +74,8 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, i
         if n._freed:
             raise RuntimeError(_FREED_MSG)
         check_saved(n)
-    if not create_graph and _compilable(order):
-        results = _run_compiled(order, start, targets, accumulate and inputs is None)
+    if not create_graph and compilable(order):
+        results = run_compiled(order, start, targets, accumulate and inputs is None)
     else:
         results = _run_nodes(order, start, targets, create_graph, accumulate and inputs is None)
     if not retain_graph:
@@ -168,108 +167,6 @@ def _accumulate(t, ct, create_graph):
             h(t)
 
 
-# ---- whole graph as one jitted program ------------------------------------------------------------
-_PROGRAMS: dict = {}
-
-
-def _compilable(order):
-    for n in order:
-        if isinstance(n, AccumulateGrad):
-            continue
-        if n._entry is None or n._pre_hooks or (n._metadata and n._metadata.get("_retain")):
-            return False
-    return True
-
-
-def _run_compiled(order, start, targets, accumulate):
-    Tensor = _tensor_cls()
-    index = {id(n): i for i, n in enumerate(order)}
-    spec = []
-    node_arrays = []
-    leaves = []
-    for n in order:
-        if isinstance(n, AccumulateGrad):
-            leaves.append(n)
-            spec.append(None)
-            node_arrays.append(None)
-            continue
-        spec.append((n._entry, n._diff_idx, len(n._out_meta),
-                     tuple((index[id(nx)], nr) for nx, nr in n._edges)))
-        node_arrays.append(n._arrays)
-    root_spec = tuple((index[id(n)], nr, g.key() if isinstance(g, _Ones) else None) for (n, nr), g in start)
-    root_cts = tuple(None if isinstance(g, _Ones) else (g._array if isinstance(g, Tensor) else g) for _, g in start)
-    target_spec = tuple((index.get(id(n), -1), nr) for n, nr in targets) if targets is not None else ()
-    # leaves without hooks accumulate inside the program; hooked leaves get their raw gradient back
-    leaf_prev = []
-    for lf in leaves:
-        t = lf.variable
-        plain = accumulate and not t._hooks and t._grad is not None and t._grad.dtype is t.dtype
-        leaf_prev.append(t._grad._array if plain else None)
-    key = (tuple(None if s is None else (id(s[0]),) + s[1:] for s in spec), root_spec, target_spec, accumulate)
-    prog = _PROGRAMS.get(key)
-    _COUNTS["backward_runs"] += 1
-    if prog is None:
-        _COUNTS["backward_programs"] += 1
-        prog = _build_program(spec, root_spec, target_spec, accumulate)
-        if len(_PROGRAMS) > 256:
-            _PROGRAMS.clear()
-        _PROGRAMS[key] = prog
-    leaf_out, captured = prog[1](tuple(node_arrays), root_cts, tuple(leaf_prev))
-    if accumulate:
-        for lf, prev, g in zip(leaves, leaf_prev, leaf_out):
-            if g is None:
-                continue
-            t = lf.variable
-            if prev is not None:
-                t._grad._write(g)
-                if t._post_hooks:
-                    for h in list(t._post_hooks.values()):
-                        h(t)
-            else:
-                _accumulate(t, g, False)
-    return list(captured)
-
-
-def _build_program(spec, root_spec, target_spec, accumulate):
-    entries = [s and s[0] for s in spec]  # keep the entries alive with the program
-    appliers = [None if s is None else s[0].vjp_apply(s[1]) for s in spec]
-
-    def program(node_arrays, root_cts, leaf_prev):
-        bufs = {}
-
-        def add(i, nr, ct):
-            k = (i, nr)
-            cur = bufs.get(k)
-            bufs[k] = ct if cur is None else cur + ct
-        for (i, nr, ones), ct in zip(root_spec, root_cts):
-            add(i, nr, jax.numpy.ones(ones[0], ones[1]) if ones is not None else ct)
-        captured = [None] * len(target_spec)
-        leaf_out = []
-        li = 0
-        for i, s in enumerate(spec):
-            for k, (ti, tnr) in enumerate(target_spec):
-                if ti == i:
-                    captured[k] = bufs.get((i, tnr))
-            if s is None:  # a leaf
-                g = bufs.get((i, 0))
-                prev = leaf_prev[li]
-                if g is not None and prev is not None:
-                    g = prev + g
-                leaf_out.append(g)
-                li += 1
-                continue
-            _, diff_idx, nout, edges = s
-            cts = tuple(bufs.pop((i, k), None) for k in range(nout))
-            if all(c is None for c in cts):
-                continue
-            in_cts = appliers[i](node_arrays[i], cts)
-            for (j, nr), ct in zip(edges, in_cts):
-                if ct is not None and ct.dtype != jax.dtypes.float0:
-                    add(j, nr, ct)
-        return tuple(leaf_out), tuple(captured)
-    return entries, jax.jit(program)
-
-
 # ---- public API -----------------------------------------------------------------------------------
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """``torch.autograd.backward`` / ``Tensor.backward``."""
@@ -297,20 +194,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         return None
     run_backward(roots, grads, retain_graph=retain_graph, create_graph=create_graph)
     return None
-
-
-class _Ones:
-    """The implicit gradient of a scalar root (``loss.backward()``)."""
-    __slots__ = ("shape", "dtype")
-
-    def __init__(self, shape, dtype):
-        self.shape, self.dtype = shape, dtype
-
-    def key(self):
-        return (self.shape, str(self.dtype))
-
-    def array(self):
-        return jax.numpy.ones(self.shape, self.dtype)
 
 
 def _roots_and_grads(tensors, grad_tensors, create_graph):

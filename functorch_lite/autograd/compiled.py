@@ -1,0 +1,130 @@
+"""Backward of a whole recorded graph as ONE cached jitted program (the "recorded tape as one
+jitted vjp" of design §3).
+
+The graph's structure (which cached entries, which edges, which leaves) keys the program; the
+nodes' input arrays, the root cotangents and the leaves' current ``.grad`` are its arguments. A
+training loop records the same structure every step, so its backward is one XLA call: every
+node's vjp and the accumulation into the leaves run inside it.
+"""
+from __future__ import annotations
+
+import jax
+
+from .._stats import COUNTS as _COUNTS
+from .graph import AccumulateGrad
+
+
+_PROGRAMS: dict = {}
+
+
+class Ones:
+    """The implicit gradient of a scalar root (``loss.backward()``)."""
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
+
+    def key(self):
+        return (self.shape, str(self.dtype))
+
+    def array(self):
+        return jax.numpy.ones(self.shape, self.dtype)
+
+
+def compilable(order):
+    for n in order:
+        if isinstance(n, AccumulateGrad):
+            continue
+        if n._entry is None or n._pre_hooks or (n._metadata and n._metadata.get("_retain")):
+            return False
+    return True
+
+
+def run_compiled(order, start, targets, accumulate):
+    from .._tensor.tensor import Tensor
+    from .engine import _accumulate
+    index = {id(n): i for i, n in enumerate(order)}
+    spec = []
+    node_arrays = []
+    leaves = []
+    for n in order:
+        if isinstance(n, AccumulateGrad):
+            leaves.append(n)
+            spec.append(None)
+            node_arrays.append(None)
+            continue
+        spec.append((n._entry, n._diff_idx, len(n._out_meta),
+                     tuple((index[id(nx)], nr) for nx, nr in n._edges)))
+        node_arrays.append(n._arrays)
+    root_spec = tuple((index[id(n)], nr, g.key() if isinstance(g, Ones) else None) for (n, nr), g in start)
+    root_cts = tuple(None if isinstance(g, Ones) else (g._array if isinstance(g, Tensor) else g) for _, g in start)
+    target_spec = tuple((index.get(id(n), -1), nr) for n, nr in targets) if targets is not None else ()
+    # leaves without hooks accumulate inside the program; hooked leaves get their raw gradient back
+    leaf_prev = []
+    for lf in leaves:
+        t = lf.variable
+        plain = accumulate and not t._hooks and t._grad is not None and t._grad.dtype is t.dtype
+        leaf_prev.append(t._grad._array if plain else None)
+    key = (tuple(None if s is None else (id(s[0]),) + s[1:] for s in spec), root_spec, target_spec, accumulate)
+    prog = _PROGRAMS.get(key)
+    _COUNTS["backward_runs"] += 1
+    if prog is None:
+        _COUNTS["backward_programs"] += 1
+        prog = _build_program(spec, root_spec, target_spec, accumulate)
+        if len(_PROGRAMS) > 256:
+            _PROGRAMS.clear()
+        _PROGRAMS[key] = prog
+    leaf_out, captured = prog[1](tuple(node_arrays), root_cts, tuple(leaf_prev))
+    if accumulate:
+        for lf, prev, g in zip(leaves, leaf_prev, leaf_out):
+            if g is None:
+                continue
+            t = lf.variable
+            if prev is not None:
+                t._grad._write(g)
+                if t._post_hooks:
+                    for h in list(t._post_hooks.values()):
+                        h(t)
+            else:
+                _accumulate(t, g, False)
+    return list(captured)
+
+
+def _build_program(spec, root_spec, target_spec, accumulate):
+    entries = [s and s[0] for s in spec]  # keep the entries alive with the program
+    appliers = [None if s is None else s[0].vjp_apply(s[1]) for s in spec]
+
+    def program(node_arrays, root_cts, leaf_prev):
+        bufs = {}
+
+        def add(i, nr, ct):
+            k = (i, nr)
+            cur = bufs.get(k)
+            bufs[k] = ct if cur is None else cur + ct
+        for (i, nr, ones), ct in zip(root_spec, root_cts):
+            add(i, nr, jax.numpy.ones(ones[0], ones[1]) if ones is not None else ct)
+        captured = [None] * len(target_spec)
+        leaf_out = []
+        li = 0
+        for i, s in enumerate(spec):
+            for k, (ti, tnr) in enumerate(target_spec):
+                if ti == i:
+                    captured[k] = bufs.get((i, tnr))
+            if s is None:  # a leaf
+                g = bufs.get((i, 0))
+                prev = leaf_prev[li]
+                if g is not None and prev is not None:
+                    g = prev + g
+                leaf_out.append(g)
+                li += 1
+                continue
+            _, diff_idx, nout, edges = s
+            cts = tuple(bufs.pop((i, k), None) for k in range(nout))
+            if all(c is None for c in cts):
+                continue
+            in_cts = appliers[i](node_arrays[i], cts)
+            for (j, nr), ct in zip(edges, in_cts):
+                if ct is not None and ct.dtype != jax.dtypes.float0:
+                    add(j, nr, ct)
+        return tuple(leaf_out), tuple(captured)
+    return entries, jax.jit(program)

@@ -28,10 +28,12 @@ from .autograd.grad_mode import (  # noqa: F401
 
 from .ops import _registry, _dispatch
 from .ops import elementwise as _elementwise  # noqa: F401  (registers ops)
+from .ops import view_ops as _view_ops
 from .ops import movement as _movement
 from .ops import linalg as _linalg
 from .ops import reduction as _reduction  # noqa: F401
 from .ops import indexing as _indexing
+from .ops import gather_scatter as _gather_scatter
 from .ops import conversion as _conversion
 from .ops import creation as _creation
 from .ops import operators as _operators
@@ -39,15 +41,15 @@ from .ops import operators as _operators
 _ns = globals()
 _registry.install(Tensor, _ns)
 
-for _mod in (_movement, _conversion, _operators, _indexing, _reduction):
+for _mod in (_view_ops, _movement, _conversion, _operators, _indexing, _gather_scatter, _reduction):
     for _k, _v in getattr(_mod, "METHODS", {}).items():
         setattr(Tensor, _k, _v)
-for _mod in (_movement, _creation, _linalg, _indexing, _reduction):
+for _mod in (_view_ops, _movement, _creation, _linalg, _indexing, _gather_scatter, _reduction):
     _ns.update(getattr(_mod, "FUNCTIONS", {}))
 del _mod, _k, _v, _ns
 
 from . import autograd  # noqa: E402,F401
-from . import cuda, backends  # noqa: E402,F401
+from . import cuda, backends, tpu  # noqa: E402,F401
 from .autograd import tensor_hooks as _tensor_hooks  # noqa: E402
 
 for _k, _v in _tensor_hooks.METHODS.items():

@@ -1,0 +1,432 @@
+"""The gather/scatter family (spec §9.8 IDX-01..05): ``gather``, ``scatter*``, ``index_select``,
+``index_add``/``index_copy``/``index_fill``, ``take``, ``take_along_dim``, and the data-dependent
+``masked_select``/``masked_scatter``/``nonzero``/``argwhere``/``where(cond)``.
+
+Each public wrapper dispatches one op (defined here once); its in-place ``op_`` twin writes into ``self``.
+Index values are bounds-checked on the host when not traced (JAX would clamp, IDX-05); boolean masks are
+turned into flat integer positions on the host first, so the jitted ops never see data-dependent shapes.
+
+Example::
+
+    >>> x = torch.zeros(3, 4)
+    >>> x.scatter_(1, torch.tensor([[0], [2], [3]]), 1.0)   # one 1 per row
+    >>> torch.gather(x, 1, torch.tensor([[0], [2], [3]]))  # tensor([[1.], [1.], [1.]])
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import dtypes as D
+from .._tensor.tensor import Tensor, _wrap_dim
+from ._dispatch import broadcast_shapes, data_dependent_error, dispatch, inplace
+from ._registry import OPS, defop
+from .indexing import (_INT_INDEX, _Tracer, _bounds, _dim_size, _host_tensor, _no_overlap, _oob, _out, _rule_cast,
+                       _twin, _view)
+
+
+# ---- gather / scatter / index_* / take ------------------------------------------------------------------
+_SOURCE = {"scatter": 2, "scatter_reduce": 2, "index_add": 2, "index_copy": 2}  # checked for overlap in place
+
+
+def _run(name: str, targs: tuple, sargs: tuple, out=None, in_place: bool = False):
+    if in_place:
+        if name in _SOURCE:
+            _no_overlap(targs[0], targs[_SOURCE[name]])
+        return inplace(OPS[name], targs, sargs)
+    return _out(dispatch(OPS[name], targs, sargs), out)
+
+
+def _need(t, allowed, msg, exc=RuntimeError):
+    if t.dtype not in allowed:
+        raise exc(msg)
+
+
+def _gather_prep(targs, sargs):
+    x, index = targs
+    d = _wrap_dim(sargs[0], len(x._shape))
+    _need(index, _INT_INDEX, "gather(): Expected dtype int32/int64 for index")
+    if index.numel() == 0:
+        return (d, False)
+    if max(index.ndim, 1) != max(x.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    for k, (a, b) in enumerate(zip(index._shape, x._shape)):
+        if k != d and a > b:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index._shape)} to be no "
+                               f"larger than self {list(x._shape)} apart from dimension {d}")
+    return (d, False)
+
+
+@defop("gather", promote="index", grad_fn="GatherBackward0", tensors=2, method=False, function=False, saves=(1,),
+       prep=_gather_prep, check=_bounds(1, _dim_size, False, _oob(RuntimeError)))
+def _gather(input, index, dim, sparse_grad):
+    """``out[i][j] = input[i][index[i][j]]`` along ``dim``."""
+    if index.size == 0:
+        return jnp.zeros(index.shape, input.dtype)
+    x, i = jnp.atleast_1d(input), jnp.atleast_1d(index)
+    src = x[tuple(slice(None) if k == dim else slice(0, n) for k, n in enumerate(i.shape))]
+    return jnp.take_along_axis(src, i, axis=dim).reshape(index.shape)
+
+
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False, out=None) -> Tensor:
+    """``torch.gather(x, 1, idx)``: ``out[i][j] = x[i][idx[i][j]]`` (GatherBackward0; idx int32/int64)."""
+    return _run("gather", (input, index), (dim, sparse_grad), out)
+
+
+def _scatter_prep(targs, sargs):
+    x, index, src = targs
+    d = _wrap_dim(sargs[0], len(x._shape))
+    _need(index, _INT_INDEX, "scatter(): Expected dtype int32/int64 for index")
+    is_t = isinstance(src, Tensor)
+    if is_t and src.dtype is not x.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    if index.numel() == 0:
+        return (d,) + sargs[1:]
+    nd = max(x.ndim, 1)
+    if max(index.ndim, 1) != nd:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    if is_t and max(src.ndim, 1) != nd:
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    for k, a in enumerate(index._shape):
+        if (k != d and a > x._shape[k]) or (is_t and a > src._shape[k]):
+            tail = f" and to be no larger size than src {list(src._shape)}" if is_t else ""
+            raise RuntimeError(f"Expected index {list(index._shape)} to be no larger than self {list(x._shape)} apart "
+                               f"from dimension {d}{tail}")
+    return (d,) + sargs[1:]
+
+
+def _identity(reduce, dt):
+    if reduce in ("sum", "mean", "prod"):
+        return (jnp.ones if reduce == "prod" else jnp.zeros)((), dt)
+    if jnp.issubdtype(dt, jnp.inexact):
+        v = -jnp.inf if reduce == "amax" else jnp.inf
+    elif dt == jnp.bool_:
+        v = reduce == "amin"
+    else:
+        v = jnp.iinfo(dt).min if reduce == "amax" else jnp.iinfo(dt).max
+    return jnp.asarray(v, dt)
+
+
+_REDUCES = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _scatter_name(targs, sargs):
+    if sargs[1] == "sum":
+        return "ScatterAddBackward0"
+    return "ScatterBackward0" if isinstance(targs[2], Tensor) else "ScatterBackward1"
+
+
+_scatter_check = _bounds(1, _dim_size, False, _oob(RuntimeError))
+
+
+def _scatter(input, index, src, dim, reduce, include_self):
+    """Scatter ``src`` (tensor or scalar) into ``input`` at ``index`` along ``dim``, combining with ``reduce``:
+    None (overwrite), 'add'/'sum', 'multiply'/'prod', 'amax', 'amin', 'mean' (``include_self``: keep input)."""
+    if index.size == 0:
+        return input
+    x, i = jnp.atleast_1d(input), jnp.atleast_1d(index)
+    idx = tuple(i if k == dim else jax.lax.broadcasted_iota(i.dtype, i.shape, k) for k in range(i.ndim))
+    v = src if jnp.ndim(src) == 0 else jnp.atleast_1d(src)[tuple(slice(0, n) for n in i.shape)]
+    if not include_self:
+        x = x.at[idx].set(_identity(reduce, x.dtype))
+    at = x.at[idx]
+    if reduce is None:
+        r = at.set(v)
+    elif reduce in ("add", "sum"):
+        r = at.add(v)
+    elif reduce in ("multiply", "prod"):
+        r = at.multiply(v)
+    elif reduce in ("amax", "amin"):
+        r = at.max(v) if reduce == "amax" else at.min(v)
+    else:
+        cnt = (jnp.ones if include_self else jnp.zeros)(x.shape, x.dtype).at[idx].add(jnp.ones(i.shape, x.dtype))
+        safe = jnp.where(cnt == 0, jnp.ones((), x.dtype), cnt)
+        total = at.add(v)
+        r = jnp.where(cnt == 0, x, total / safe if jnp.issubdtype(x.dtype, jnp.inexact) else total // safe)
+    return r.reshape(input.shape)
+
+
+defop("scatter", promote=_rule_cast(2), grad_fn=_scatter_name, tensors=3, method=False, function=False, saves=(1,),
+      prep=_scatter_prep, check=_scatter_check)(_scatter)
+defop("scatter_reduce", promote=_rule_cast(2), grad_fn="ScatterReduceBackward0", tensors=3, method=False,
+      function=False, saves=("all", "result"), prep=_scatter_prep, check=_scatter_check)(_scatter)
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src=None, value=None, *, reduce=None, out=None,
+            _in_place: bool = False) -> Tensor:
+    """``torch.scatter(x, dim, idx, src)``: ``out[i][idx[i][j]] = src[i][j]`` (a scalar ``value`` works too;
+    ``reduce='add' | 'multiply'``)."""
+    if reduce not in (None, "add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    if src is None and value is None:
+        raise TypeError("scatter() missing required argument 'src' or 'value'")
+    return _run("scatter", (input, index, value if src is None else src), (dim, reduce, True), out, _in_place)
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor, *, out=None, _in_place: bool = False) -> Tensor:
+    """``out[i][idx[i][j]] += src[i][j]`` (ScatterAddBackward0)."""
+    return _run("scatter", (input, index, src), (dim, "sum", True), out, _in_place)
+
+
+def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True,
+                   out=None, _in_place: bool = False) -> Tensor:
+    """``torch.scatter_reduce(x, 0, idx, src, 'amax', include_self=False)`` (sum/prod/mean/amax/amin)."""
+    if reduce not in _REDUCES:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    return _run("scatter_reduce", (input, index, src), (dim, reduce, bool(include_self)), out, _in_place)
+
+
+def _index_select_prep(targs, sargs):
+    x, index = targs
+    d = _wrap_dim(sargs[0], len(x._shape))
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    _need(index, _INT_INDEX, "index_select(): Expected dtype int32 or int64 for index")
+    return (d,)
+
+
+@defop("index_select", promote="index", grad_fn="IndexSelectBackward0", tensors=2, method=False, function=False,
+       saves=(1,), prep=_index_select_prep,
+       check=_bounds(1, _dim_size, False, lambda v, t, s, n: IndexError("index out of range in self")))
+def _index_select(input, index, dim):
+    """Whole slices of ``input`` along ``dim`` at the 0-d / 1-d ``index``."""
+    return jnp.take(jnp.atleast_1d(input), index.reshape(-1), axis=dim).reshape(
+        input.shape[:dim] + (index.size,) + input.shape[dim + 1:] if input.ndim else index.shape)
+
+
+def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
+    """``x.index_select(0, idx)`` (IndexSelectBackward0); ``idx`` int32/int64, 0-d or 1-d."""
+    return _run("index_select", (input, index), (dim,), out)
+
+
+def _src_dim(src, d):
+    return src._shape[d] if src._shape else 1
+
+
+def _index_add_prep(targs, sargs):
+    x, index, src = targs
+    d = _wrap_dim(sargs[0], len(x._shape))
+    _need(index, _INT_INDEX, f"index_add_(): Expected dtype int32/int64 for index but got: {index.dtype.short}")
+    if index.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
+                         f"{index.dtype.short} and size: {list(index._shape)}")
+    if src.dtype is not x.dtype:
+        raise RuntimeError(f"index_add_(): self ({x.dtype.short}) and source ({src.dtype.short}) must have the same "
+                           "scalar type")
+    n, m = index.numel(), _src_dim(src, d)
+    if n != m:
+        raise RuntimeError(f"index_add_(): Number of indices ({n}) should be equal to source.size(dim): ({m}), for "
+                           f"dim: {d}")
+    if src.ndim != x.ndim or any(a != b for k, (a, b) in enumerate(zip(src._shape, x._shape)) if k != d):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+                           f"self.shape = {list(x._shape)} source.shape = {list(src._shape)}")
+    return (d,) + sargs[1:]
+
+
+def _index_fill_prep(targs, sargs):
+    x, index, value = targs
+    d = _wrap_dim(sargs[0], len(x._shape))
+    _need(index, (D.int64,), "index_fill_(): Expected dtype int64 for index.", IndexError)
+    if index.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.ndim} "
+                           "dimension(s).")
+    return (d,) + sargs[1:]
+
+
+def _index_copy_prep(targs, sargs):
+    x, index, src = targs
+    d = _wrap_dim(sargs[0], len(x._shape))
+    if index.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
+    _need(index, (D.int64,), f"index_copy_(): Expected a long tensor for index, but got {index.dtype.short}")
+    if src.dtype is not x.dtype:
+        raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but got (self) "
+                           f"{x.dtype.short} and (source) {src.dtype.short}")
+    n, m = index.numel(), _src_dim(src, d)
+    if n != m:
+        raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to source.size(dim) ({m})")
+    xs = [s for k, s in enumerate(x._shape) if k != d]
+    ss = [s for k, s in enumerate(src._shape) if k != d]
+    if xs != ss:
+        raise RuntimeError("index_copy_(): Source/destination tensor must have same slice shapes. Destination slice "
+                           f"shape: {' '.join(map(str, xs))} at dimension {d} and source slice shape: "
+                           f"{' '.join(map(str, ss))} at dimension 0.")
+    return (d,) + sargs[1:]
+
+
+def _index_along(input, index, src, dim, mode, alpha):
+    """index_add / index_copy / index_fill: write (or add ``alpha * src``) into slices ``index`` along ``dim``."""
+    at = jnp.atleast_1d(input).at[(slice(None),) * dim + (index.reshape(-1),)]
+    if mode == "add":
+        r = at.add(src if alpha == 1 else src * jnp.asarray(alpha, src.dtype))
+    else:
+        r = at.set(src)
+    return r.reshape(input.shape)
+
+
+defop("index_add", promote=_rule_cast(2), grad_fn="IndexAddBackward0", tensors=3, method=False, function=False,
+      saves=(1,), prep=_index_add_prep, check=_bounds(1, _dim_size, False, _oob(RuntimeError)))(_index_along)
+defop("index_copy", promote=_rule_cast(2), grad_fn="IndexCopyBackward0", tensors=3, method=False, function=False,
+      saves=(1,), prep=_index_copy_prep,
+      check=_bounds(1, _dim_size, False, _oob(IndexError, "index_copy_(): ")))(_index_along)
+defop("index_fill", promote=_rule_cast(2), tensors=3, method=False, function=False, saves=(1,),
+      grad_fn=lambda targs, sargs: "IndexFillBackward1" if isinstance(targs[2], Tensor) else "IndexFillBackward0",
+      prep=_index_fill_prep, check=_bounds(1, _dim_size, True, _oob(IndexError)))(_index_along)
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1, out=None,
+              _in_place: bool = False) -> Tensor:
+    """``x.index_add(0, idx, src)``: ``x[idx[i]] += alpha * src[i]`` along ``dim`` (IndexAddBackward0)."""
+    return _run("index_add", (input, index, source), (dim, "add", alpha), out, _in_place)
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *, out=None, _in_place: bool = False) -> Tensor:
+    """``x.index_copy(0, idx, src)``: ``x[idx[i]] = src[i]`` along ``dim`` (IndexCopyBackward0)."""
+    return _run("index_copy", (input, index, source), (dim, "copy", 1), out, _in_place)
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value, *, _in_place: bool = False) -> Tensor:
+    """``x.index_fill(1, idx, -1.)``: fill slices along ``dim`` (value: a number or a 0-d tensor)."""
+    return _run("index_fill", (input, index, value), (dim, "fill", 1), None, _in_place)
+
+
+def _take_prep(targs, sargs):
+    _need(targs[1], (D.int64,), f"take(): Expected a long tensor for index, but got {targs[1].dtype.short}")
+    return sargs
+
+
+@defop(promote="index", grad_fn="TakeBackward0", tensors=2, saves=(1,), prep=_take_prep,
+       check=_bounds(1, lambda targs, sargs: targs[0].numel(), True, lambda v, t, s, n: IndexError(
+           f"out of range: tried to access index {v} on a tensor of {n} elements.")))
+def take(input, index):
+    """``torch.take(x, idx)``: ``x.flatten()[idx]`` in ``idx``'s shape (negative indices count from the end)."""
+    return input.reshape(-1)[index]
+
+
+def _take_along_prep(targs, sargs):
+    x, idx = targs
+    if idx.dtype is not D.int64:
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {idx.dtype.short}")
+    if sargs[0] is None:
+        return sargs
+    d = _wrap_dim(sargs[0], len(x._shape))
+    if x.ndim != idx.ndim:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, but "
+                           f"got {x.ndim} dimensions for input, and {idx.ndim} dimensions for indices")
+    broadcast_shapes(x._shape[:d] + idx._shape[d:d + 1] + x._shape[d + 1:], idx._shape)
+    return (d,)
+
+
+@defop(promote="index", grad_fn="GatherBackward0", tensors=2, saves=(1,), prep=_take_along_prep,
+       check=_bounds(1, lambda targs, sargs: targs[0].numel() if sargs[0] is None else _dim_size(targs, sargs),
+                     False, lambda v, t, s, n: RuntimeError(f"index {v} is out of bounds for dimension "
+                                                            f"{0 if s[0] is None else s[0]} with size {n}")))
+def take_along_dim(input, indices, dim=None):
+    """``torch.take_along_dim(x, idx, dim)``: gather with broadcasting (``dim=None``: on the flattened input)."""
+    if dim is None:
+        return jnp.take(input.reshape(-1), indices.reshape(-1))
+    b = np.broadcast_shapes(input.shape[:dim] + indices.shape[dim:dim + 1] + input.shape[dim + 1:], indices.shape)
+    xs = b[:dim] + input.shape[dim:dim + 1] + b[dim + 1:]
+    return jnp.take_along_axis(jnp.broadcast_to(input, xs), jnp.broadcast_to(indices, b), axis=dim)
+
+
+# ---- data-dependent: masked_select / masked_scatter / nonzero / where(cond) --------------------------------
+@defop("masked_select", promote="index", grad_fn="MaskedSelectBackward0", tensors=2, method=False, function=False,
+       saves=())
+def _masked_select(input, flat, shape):
+    """The elements of ``input`` (broadcast to ``shape``) at flat positions ``flat`` (host-computed)."""
+    return jnp.broadcast_to(input, shape).reshape(-1)[flat]
+
+
+def _check_mask(mask, name):
+    if not isinstance(mask, Tensor) or mask.dtype is not D.bool:
+        raise RuntimeError(f"{name}: expected BoolTensor for mask")
+
+
+def masked_select(input: Tensor, mask: Tensor, *, out=None) -> Tensor:
+    """``x[mask]`` with broadcasting: a 1-d copy (its length depends on the mask's values)."""
+    _check_mask(mask, "masked_select")
+    shape = broadcast_shapes(mask._shape, input._shape)
+    flat = np.flatnonzero(np.broadcast_to(mask._host(), shape))
+    return _out(dispatch(OPS["masked_select"], (input, _host_tensor(flat, D.int64, input.device)), (shape,)), out)
+
+
+@defop("masked_scatter", promote=_rule_cast(1), grad_fn="MaskedScatterBackward0", tensors=3, method=False,
+       function=False, saves=())
+def _masked_scatter(input, source, flat, shape):
+    """``input`` (broadcast to ``shape``) with the flat positions ``flat`` taken from ``source`` in order."""
+    n = flat.shape[0]
+    base = jnp.broadcast_to(input, shape).reshape(-1)
+    return base.at[flat].set(source.reshape(-1)[:n]).reshape(shape)
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor, *, _in_place: bool = False) -> Tensor:
+    """Copy ``source``'s leading elements into ``input`` where ``mask`` is True, in row-major order."""
+    if mask.dtype is not D.bool:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype.short}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError("masked_scatter: expected self and source to have same dtypes but got"
+                           f"{input.dtype.short} and {source.dtype.short}")
+    shape = input._shape if _in_place else broadcast_shapes(input._shape, mask._shape)
+    m = _view(mask, "expand", (shape,)) if _in_place else mask  # in place: the mask must expand to self
+    flat = np.flatnonzero(np.broadcast_to(m._host(), shape))
+    if flat.size > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    return _run("masked_scatter", (input, source, _host_tensor(flat, D.int64, input.device)), (shape,), None,
+                _in_place)
+
+
+def _nonzero_check(targs, sargs):
+    if isinstance(targs[0]._array, _Tracer):
+        raise data_dependent_error("torch.nonzero (output shape depends on values)")
+
+
+@defop("nonzero", promote="int64", tensors=1, method=False, function=False, eager=True, differentiable=False,
+       check=_nonzero_check)
+def _nonzero(input):
+    """(n, ndim) int64 coordinates of the non-zero elements (eager: n depends on the values)."""
+    if input.ndim == 0:
+        return jnp.zeros((int(input != 0), 0), jnp.int64)
+    return jnp.stack(jnp.nonzero(input), axis=1)
+
+
+def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
+    """``torch.nonzero(x)``: int64 (n, ndim); ``as_tuple=True``: one 1-d tensor per dim (0-d acts as 1-d)."""
+    if not as_tuple:
+        return _out(dispatch(OPS["nonzero"], (input,), ()), out)
+    src = input if input._shape else _view(input, "unsqueeze", (0,))
+    r = dispatch(OPS["nonzero"], (src,), ())
+    return tuple(_view(r, "select", (1, j)) for j in range(src.ndim))
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """``torch.argwhere(x)`` = ``torch.nonzero(x)``."""
+    return dispatch(OPS["nonzero"], (input,), ())
+
+
+def where(condition: Tensor, input=None, other=None, *, out=None):
+    """``torch.where(cond, x, y)`` (the ``where`` op) or ``torch.where(cond)`` = ``nonzero(cond, as_tuple=True)``."""
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    if input is None or other is None:
+        raise TypeError("where() received an invalid combination of arguments - expected (Tensor condition) or "
+                        "(Tensor condition, Tensor input, Tensor other)")
+    return _out(dispatch(OPS["where"], (condition, input, other), ()), out)
+
+
+def _where_method(self: Tensor, condition: Tensor, other) -> Tensor:
+    """``x.where(cond, y)`` = ``torch.where(cond, x, y)``."""
+    return dispatch(OPS["where"], (condition, self, other), ())
+
+
+_PUBLIC = (gather, scatter, scatter_add, scatter_reduce, index_select, index_add, index_fill, index_copy,
+           masked_select, masked_scatter, nonzero, argwhere)
+_TWINS = (scatter, scatter_add, scatter_reduce, index_add, index_fill, index_copy, masked_scatter)
+METHODS = {f.__name__: f for f in _PUBLIC}
+METHODS.update({f.__name__ + "_": _twin(f) for f in _TWINS})
+METHODS["where"] = _where_method
+FUNCTIONS = {f.__name__: f for f in _PUBLIC}
+FUNCTIONS["where"] = where

@@ -306,6 +306,8 @@ class Tensor:
                                "var_no_grad = var.detach().")
         if flag and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError(msg)
+        if flag and self._storage.inference and not _gm_state.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if self.grad_fn is None:
             self._requires_grad = flag
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 
 
@@ -28,11 +29,38 @@ class _Mode:
     def __call__(self, fn):
         if isinstance(fn, type):
             raise TypeError("grad-mode decorators apply to functions, not classes")
+        if inspect.isgeneratorfunction(fn):
+            return self._wrap_generator(fn)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self.__class__(*self._args):
                 return fn(*args, **kwargs)
+        return wrapper
+
+    def _wrap_generator(self, fn):
+        """Each step of a decorated generator runs inside the mode (MODE-10)."""
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            gen = fn(*args, **kwargs)
+            try:
+                with self.__class__(*self._args):
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self.__class__(*self._args):
+                            gen.close()
+                        raise
+                    except BaseException as exc:
+                        with self.__class__(*self._args):
+                            response = gen.throw(exc)
+                    else:
+                        with self.__class__(*self._args):
+                            response = gen.send(request)
+            except StopIteration as e:
+                return e.value
         return wrapper
 
     _args: tuple = ()

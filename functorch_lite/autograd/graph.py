@@ -217,6 +217,12 @@ def check_inplace(t):
                            "https://github.com/pytorch/rfcs/pull/17 for more details.")
     if not _gm._state.enabled:
         return
+    if t.__dict__.get("_no_grad_view"):
+        raise RuntimeError("A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+                           "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+                           "your code by moving both the view and the inplace either both inside the no_grad block "
+                           "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
+                           "to be tracked).")
     if t._requires_grad and t.grad_fn is None:
         if t._base is not None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")

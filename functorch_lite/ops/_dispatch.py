@@ -188,7 +188,9 @@ def _dispatch_view(op, t, sargs, meta):
     shape, strides, offset = meta[:3]
     dtype = meta[3] if len(meta) > 3 else None
     out = t._view_of(shape, strides, offset, (op, sargs), dtype)
-    if t._requires_grad and _state.enabled:
+    if t._requires_grad and not _state.enabled:
+        out._no_grad_view = True  # an in-place write to it with grad enabled is refused (INP-28)
+    elif t._requires_grad:
         key = (sargs, ((len(t._shape), t.dtype),), D._DEFAULT[0])
         entry = op.cache.get(key)
         if entry is None:

@@ -491,3 +491,32 @@ def test_gradcheck_detects_wrong_backward():
     assert not ft.autograd.gradcheck(Bad.apply, (x,), raise_exception=False)
     with pytest.raises(ft.autograd.GradcheckError):
         ft.autograd.gradcheck(Bad.apply, (x,))
+
+
+def test_view_created_in_no_grad_then_modified_with_grad():  # INP-28
+    def run(mod):
+        w = mod.ones(2, requires_grad=True)
+        with mod.no_grad():
+            v = w.view(2)
+        with pytest.raises(RuntimeError) as ei:
+            v.add_(1)
+        return str(ei.value)
+    t, f = both(run)
+    assert f == t
+
+
+def test_no_grad_on_generator_and_inference_requires_grad():  # MODE-10, MODE-19, MODE-25
+    def run(mod):
+        @mod.no_grad()
+        def g():
+            yield mod.is_grad_enabled()
+            yield mod.is_grad_enabled()
+        seen = list(g())
+        with mod.inference_mode():
+            it = mod.ones(2)
+            p = mod.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError) as ei:
+            it.requires_grad_()
+        (p * 2).sum().backward()
+        return seen, mod.is_grad_enabled(), str(ei.value), p.grad.tolist(), p.is_inference()
+    assert both(run)[0] == both(run)[1]

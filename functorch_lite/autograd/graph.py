@@ -151,10 +151,6 @@ def record(op, outs, targs, diff_idx, arrays, entry=None, sargs=()):
     node._entry = entry
     node._diff_idx = diff_idx
     node._inputs = targs
-    if not _gm._state.inference:
-        for a in targs:
-            if isinstance(a, Tensor) and a._storage.inference:
-                raise RuntimeError(_INFERENCE_MSG)
     node._edges = tuple([edge_of(targs[i]) for i in diff_idx])
     if type(outs) is tuple or isinstance(outs, tuple):
         outs_t = outs
@@ -184,6 +180,10 @@ def record(op, outs, targs, diff_idx, arrays, entry=None, sargs=()):
         # (input tensor or None for a saved output, storage, version at save, shape, dtype, producer, is_out,
         # out_nr): a saved output is reported as "output i of <this node>", a saved input by its producer
         node._saved = tuple(saved)
+        if not _gm._state.inference:
+            for e in saved:
+                if e[1].inference:  # MODE-16: only a *saved* inference tensor is an error (MODE-25)
+                    raise RuntimeError(_INFERENCE_MSG)
     for i, o in enumerate(outs_t):
         if o.dtype.category >= D.FLOAT:
             o.grad_fn = node

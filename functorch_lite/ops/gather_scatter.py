@@ -125,6 +125,12 @@ def _scatter(input, index, src, dim, reduce, include_self):
     None (overwrite), 'add'/'sum', 'multiply'/'prod', 'amax', 'amin', 'mean' (``include_self``: keep input)."""
     if index.size == 0:
         return input
+    if input.dtype == jnp.bool_ and reduce not in (None, "mean"):
+        # bool add is logical or, multiply logical and: run as uint8 max/min (jax has no bool scatter-add)
+        r = _scatter(input.astype(jnp.uint8), index, jnp.asarray(src).astype(jnp.uint8), dim,
+                     {"add": "amax", "sum": "amax", "multiply": "amin", "prod": "amin"}.get(reduce, reduce),
+                     include_self)
+        return r != 0
     x, i = jnp.atleast_1d(input), jnp.atleast_1d(index)
     idx = tuple(i if k == dim else jax.lax.broadcasted_iota(i.dtype, i.shape, k) for k in range(i.ndim))
     v = src if jnp.ndim(src) == 0 else jnp.atleast_1d(src)[tuple(slice(0, n) for n in i.shape)]
@@ -259,8 +265,13 @@ def _index_copy_prep(targs, sargs):
 
 def _index_along(input, index, src, dim, mode, alpha):
     """index_add / index_copy / index_fill: write (or add ``alpha * src``) into slices ``index`` along ``dim``."""
+    if mode == "add" and input.dtype == jnp.bool_:  # bool add is logical or
+        return _index_along(input.astype(jnp.uint8), index, jnp.asarray(src).astype(jnp.uint8), dim, "max",
+                            alpha) != 0
     at = jnp.atleast_1d(input).at[(slice(None),) * dim + (index.reshape(-1),)]
-    if mode == "add":
+    if mode == "max":
+        r = at.max(src)
+    elif mode == "add":
         r = at.add(src if alpha == 1 else src * jnp.asarray(alpha, src.dtype))
     else:
         r = at.set(src)

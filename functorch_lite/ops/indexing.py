@@ -24,6 +24,7 @@ import operator
 import warnings
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from .. import _device as _dev
@@ -181,6 +182,8 @@ def _index_put_check(targs, sargs):
 def _index_put(input, values, indices, dims, accumulate):
     """``input[indices] = values`` (``accumulate``: ``+=``, duplicates summed)."""
     at = input.at[_adv_index(input.ndim, indices, dims)]
+    if accumulate and input.dtype == jnp.bool_:  # bool accumulation is logical or
+        return input.astype(jnp.uint8).at[_adv_index(input.ndim, indices, dims)].max(values.astype(jnp.uint8)) != 0
     return at.add(values) if accumulate else at.set(values)
 
 

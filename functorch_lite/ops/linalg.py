@@ -141,8 +141,9 @@ def dot(input, tensor):
     return jnp.dot(input, tensor)
 
 
-@defop(promote="matmul", grad_fn="MulBackward0", tensors=2, autocast="lower", aliases=("ger",))
+@defop(promote="elementwise", broadcast=False, grad_fn="MulBackward0", tensors=2, aliases=("ger",))
 def outer(input, vec2):
+    """``input[:, None] * vec2`` (it promotes, as PyTorch's outer does)."""
     return jnp.outer(input, vec2)
 
 
@@ -200,6 +201,12 @@ def _einsum_prep(targs, sargs):
 
 def _einsum_rule(op, sig, sargs):
     dt = sig[0][1]
+    eq = sargs[0]
+    lhs, _, rhs = eq.partition("->")
+    ins = set(lhs.replace(",", "").replace(".", ""))
+    out = set(rhs.replace(".", "")) if rhs else {c for c in ins if lhs.replace(",", "").count(c) == 1}
+    if ins - out and (dt is D.bool or dt in D.FLOAT8):  # a contraction runs PyTorch's bmm kernel
+        raise NotImplementedError(f'"bmm" not implemented for \'{dt.short}\'')
     return (None,) * len(sig), (dt,)
 
 

@@ -198,7 +198,7 @@ def test_device_suffix() -> None:
 
 
 def test_ml_dtypes_input_is_upcast() -> None:
-    ml_dtypes = pytest.importorskip("ml_dtypes")
+    import ml_dtypes  # a dependency of jax, always installed with functorch_lite
     t = torch.tensor([0.1, 1 / 3, 300.0], dtype=torch.bfloat16)
     raw = t.float().numpy().astype(ml_dtypes.bfloat16)
     assert format_tensor(raw, "bfloat16") == repr(t)

@@ -38,7 +38,7 @@ def _vjp_op(node):
     op = OpDef(impl, node.name(), promote=rule, grad_fn=node.name() + "Backward", tensors="list", method=False,
                function=False, inplace=False, view=None, autocast=None, prep=None, check=None, check_dtype=None,
                differentiable=True, nout=len(diff_idx), eager=False, kernel=None, out=False, result_type=None,
-               static_scalars=False, device_check="cat", saves=("all",), broadcast=False)
+               device_check="cat", saves=("all",), broadcast=False)
     if len(_VJP_OPS) > 4096:
         _VJP_OPS.clear()
     _VJP_OPS[key] = (entry, op)

@@ -30,15 +30,14 @@ _state = _gm._state
 
 class Entry:
     """Everything dispatch needs for one (op, static args, signature): built once."""
-    __slots__ = ("fn", "outs", "body", "bwds", "diff_ok", "nargs")
+    __slots__ = ("fn", "outs", "body", "bwds", "diff_ok")
 
-    def __init__(self, fn, outs, body, diff_ok, nargs):
+    def __init__(self, fn, outs, body, diff_ok):
         self.fn = fn          # jitted forward: arrays -> array(s)
         self.outs = outs      # facade dtypes of the outputs
         self.body = body      # the same forward, unjitted (traced into vjps and whole-graph backwards)
         self.bwds = {}
         self.diff_ok = diff_ok
-        self.nargs = nargs
 
     def vjp_apply(self, diff_idx):
         """Pure function (input arrays, output cotangents) -> cotangents of inputs ``diff_idx``.
@@ -96,7 +95,7 @@ def _build(op, sargs, sig):
 
     fn = body if op.eager else jax.jit(body)
     diff_ok = op.differentiable and any(o.category >= D.FLOAT for o in outs)
-    return Entry(fn, outs, body, diff_ok, len(sig))
+    return Entry(fn, outs, body, diff_ok)
 
 
 def _cast(a, src, dst):

@@ -20,11 +20,11 @@ class OpDef:
     __slots__ = ("name", "impl", "promote", "rule", "grad_fn", "tensors", "tensor_names", "static_names",
                  "method", "function", "inplace", "view", "autocast", "prep", "check", "check_dtype",
                  "differentiable", "nout", "eager", "kernel", "cache", "out", "result_type", "params",
-                 "static_scalars", "device_check", "saves", "broadcast", "fn", "fn_inplace", "aliased_write_ok", "__weakref__")
+                 "device_check", "saves", "broadcast", "fn", "fn_inplace", "aliased_write_ok", "__weakref__")
 
     def __init__(self, impl, name, *, promote, grad_fn, tensors, method, function, inplace, view, autocast,
                  prep, check, check_dtype, differentiable, nout, eager, kernel, out, result_type,
-                 static_scalars, device_check, saves, broadcast, aliased_write_ok=False):
+                 device_check, saves, broadcast, aliased_write_ok=False):
         self.name = name
         self.aliased_write_ok = aliased_write_ok
         self.broadcast = broadcast if broadcast is not None else (
@@ -49,7 +49,6 @@ class OpDef:
         self.cache = {}
         self.out = out
         self.result_type = result_type  # 'tuple' | a namedtuple class | None
-        self.static_scalars = static_scalars
         self.device_check = device_check
         self.saves = saves
         params = list(inspect.signature(impl).parameters.values())
@@ -91,7 +90,7 @@ class OpDef:
 
 def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, function=True, inplace=False,
           view=None, autocast=None, prep=None, check=None, check_dtype=None, differentiable=True, nout=1,
-          eager=False, kernel=None, out=None, result_type=None, aliases=(), static_scalars=False,
+          eager=False, kernel=None, out=None, result_type=None, aliases=(),
           device_check="iter", saves=("all",), broadcast=None, aliased_write_ok=False):
     """Declare an op. ``tensors``: how many leading parameters are tensor-like (or ``"list"``).
 
@@ -111,7 +110,7 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
                    inplace=inplace, view=view, autocast=autocast, prep=prep, check=check,
                    check_dtype=check_dtype, differentiable=differentiable, nout=nout, eager=eager, kernel=kernel,
                    out=out if out is not None else (view is None and nout == 1),
-                   result_type=result_type, static_scalars=static_scalars, device_check=device_check,
+                   result_type=result_type, device_check=device_check,
                    saves=saves, broadcast=broadcast, aliased_write_ok=aliased_write_ok)
         if n in OPS:
             raise ValueError(f"op {n} defined twice")

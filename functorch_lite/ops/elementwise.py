@@ -514,34 +514,17 @@ def mish(input):
     return input * jnp.tanh(jax.nn.softplus(input))
 
 
-@defop(promote="logical", differentiable=False)
-def isnan(input):
-    return jnp.isnan(input)
+def _predicate(name, fn):
+    def impl(input):
+        return fn(input)
+    impl.__name__ = name
+    impl.__doc__ = f"``torch.{name}``: a bool mask."
+    defop(name, promote="logical", differentiable=False)(impl)
 
 
-@defop(promote="logical", differentiable=False)
-def isinf(input):
-    return jnp.isinf(input)
-
-
-@defop(promote="logical", differentiable=False)
-def isfinite(input):
-    return jnp.isfinite(input)
-
-
-@defop(promote="logical", differentiable=False)
-def isposinf(input):
-    return jnp.isposinf(input)
-
-
-@defop(promote="logical", differentiable=False)
-def isneginf(input):
-    return jnp.isneginf(input)
-
-
-@defop(promote="logical", differentiable=False)
-def signbit(input):
-    return jnp.signbit(input)
+for _n, _f in [("isnan", jnp.isnan), ("isinf", jnp.isinf), ("isfinite", jnp.isfinite), ("isposinf", jnp.isposinf),
+               ("isneginf", jnp.isneginf), ("signbit", jnp.signbit)]:
+    _predicate(_n, _f)
 
 
 @defop(grad_fn="NanToNumBackward0", inplace=True)

@@ -49,7 +49,7 @@ for _mod in (_view_ops, _movement, _creation, _linalg, _indexing, _gather_scatte
 del _mod, _k, _v, _ns
 
 from . import autograd  # noqa: E402,F401
-from . import cuda, backends, tpu  # noqa: E402,F401
+from . import cuda, backends, tpu, optim  # noqa: E402,F401
 from .autograd import tensor_hooks as _tensor_hooks  # noqa: E402
 
 for _k, _v in _tensor_hooks.METHODS.items():

@@ -1,0 +1,131 @@
+"""``Adam`` and ``AdamW`` on an optax transform reproducing ``torch.optim.Adam``'s update exactly.
+
+optax's ``scale_by_adam`` rounds differently (it divides bias-corrected moments; PyTorch computes
+``step_size = lr / bc1`` and ``denom = sqrt(v) / sqrt(bc2) + eps``) and its amsgrad takes the max of
+the bias-corrected ``v_hat``; PyTorch takes the max of the raw ``v``. So the core is a small custom
+``GradientTransformation`` in PyTorch's operation order, wrapped by ``optax.inject_hyperparams``
+(``lr``, ``beta1``, ``beta2``, ``eps``, ``weight_decay`` are arrays: changing them never recompiles).
+"""
+from __future__ import annotations
+
+from typing import Iterable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from .optimizer import Optimizer, hyper_arrays
+
+
+class AdamState(NamedTuple):
+    step: jax.Array            # float32 scalar, PyTorch's state['step']
+    exp_avg: jax.Array
+    exp_avg_sq: jax.Array
+    max_exp_avg_sq: jax.Array  # a 0-d placeholder unless amsgrad
+
+
+def _c(x, dt):
+    return jnp.asarray(x).astype(dt)
+
+
+def _lerp(a, b, w):
+    """torch.lerp's CPU formula for a scalar weight (two branches for accuracy)."""
+    return jnp.where(jnp.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+def adam_transform(lr, beta1, beta2, eps, weight_decay, *, amsgrad: bool, maximize: bool,
+                   decoupled: bool) -> optax.GradientTransformation:
+    """PyTorch's single-tensor Adam/AdamW step as additive updates."""
+
+    def init(params):
+        return AdamState(jnp.zeros((), jnp.float32), jnp.zeros_like(params), jnp.zeros_like(params),
+                         jnp.zeros_like(params) if amsgrad else jnp.zeros((), params.dtype))
+
+    def update(g, state, p):
+        dt = p.dtype
+        step = state.step + 1
+        if maximize:
+            g = -g
+        if decoupled:
+            base = p * _c(1 - lr * weight_decay, dt)  # param.mul_(1 - lr * weight_decay)
+        else:
+            base = p
+            g = g + _c(weight_decay, dt) * p  # grad.add(param, alpha=weight_decay)
+        exp_avg = _lerp(state.exp_avg, g, _c(1 - beta1, dt))
+        exp_avg_sq = state.exp_avg_sq * _c(beta2, dt) + _c(1 - beta2, dt) * g * g
+        s = step.astype(lr.dtype)
+        bc1 = 1 - beta1 ** s
+        bc2 = 1 - beta2 ** s
+        step_size = lr / bc1
+        bc2_sqrt = jnp.sqrt(bc2)
+        max_sq = state.max_exp_avg_sq
+        if amsgrad:
+            max_sq = jnp.maximum(max_sq, exp_avg_sq)
+            denom = jnp.sqrt(max_sq) / _c(bc2_sqrt, dt) + _c(eps, dt)
+        else:
+            denom = jnp.sqrt(exp_avg_sq) / _c(bc2_sqrt, dt) + _c(eps, dt)
+        new_p = base + _c(-step_size, dt) * exp_avg / denom  # param.addcdiv_(exp_avg, denom, value=-step_size)
+        upd = new_p - p if decoupled else _c(-step_size, dt) * exp_avg / denom
+        return upd, AdamState(step, exp_avg, exp_avg_sq, max_sq)
+
+    return optax.GradientTransformation(init, update)
+
+
+class Adam(Optimizer):
+    """Adam (``torch.optim.Adam``); ``decoupled_weight_decay=True`` is AdamW.
+
+    >>> import functorch_lite as torch
+    >>> w = torch.ones(3, requires_grad=True)
+    >>> opt = torch.optim.Adam([w], lr=1e-2)
+    >>> (w * w).sum().backward(); opt.step()
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None, decoupled_weight_decay: bool = False):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                        maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
+                        fused=fused, decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def _hyper(self, group):
+        b1, b2 = group["betas"]
+        return hyper_arrays(dict(lr=group["lr"], beta1=b1, beta2=b2, eps=group["eps"],
+                                 weight_decay=group["weight_decay"]))
+
+    def _static_key(self, group):
+        return (bool(group["amsgrad"]), bool(group["maximize"]), bool(group["decoupled_weight_decay"]))
+
+    def _make_tx(self, key):
+        _, amsgrad, maximize, decoupled = key
+        return optax.inject_hyperparams(
+            lambda lr, beta1, beta2, eps, weight_decay: adam_transform(
+                lr, beta1, beta2, eps, weight_decay, amsgrad=amsgrad, maximize=maximize, decoupled=decoupled),
+            hyperparam_dtype=jnp.float64)(lr=0.0, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0)
+
+    def _state_fields(self, group):
+        names = ("step", "exp_avg", "exp_avg_sq")
+        return names + ("max_exp_avg_sq",) if group["amsgrad"] else names
+
+
+class AdamW(Adam):
+    """AdamW (``torch.optim.AdamW``): Adam with decoupled weight decay ``p *= 1 - lr * weight_decay``."""
+
+    def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                         foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable,
+                         fused=fused, decoupled_weight_decay=True)

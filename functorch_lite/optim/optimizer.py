@@ -1,0 +1,310 @@
+"""``Optimizer``: PyTorch's optimizer API over optax (design.md §3 "optim on optax").
+
+Each subclass supplies an optax ``GradientTransformation`` built with ``optax.inject_hyperparams`` so
+every numeric hyperparameter (``lr``, ``momentum``, ``betas``...) is an array in the optax state:
+changing ``param_groups[i]['lr']`` changes an argument value, never a static one, and never
+recompiles. ``step()`` runs ONE cached jitted update per param group (params, grads and per-parameter
+optax states in, new params and states out, states donated) and writes each parameter back into its
+storage as an in-place update (its ``_version`` bumps by one; it stays the same leaf tensor).
+
+Per-parameter state (``optimizer.state[p]``) is created lazily on the parameter's first step, as in
+PyTorch; parameters whose ``.grad`` is None are skipped (their state is untouched).
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable, Iterable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from .._tensor.tensor import Tensor
+from ..autograd.grad_mode import no_grad
+
+TRACES = {"count": 0}  # traces of the jitted group step (a retrace = a recompile); read by the tests
+
+_STEP_FNS: dict = {}
+
+
+def _group_step_fn(key: tuple, make_tx: Callable[[], optax.GradientTransformation]):
+    """The cached jitted update of one param group for transform ``key`` (built once per key)."""
+    fn = _STEP_FNS.get(key)
+    if fn is not None:
+        return fn
+    tx = make_tx()
+
+    def step(params, grads, states, hyper):
+        TRACES["count"] += 1
+        new_params, new_states = [], []
+        for p, g, s in zip(params, grads, states):
+            s = s._replace(hyperparams={k: hyper[k] for k in s.hyperparams})
+            updates, s = tx.update(g, s, p)
+            new_params.append(optax.apply_updates(p, updates))
+            new_states.append(s)
+        return new_params, new_states
+
+    fn = jax.jit(step, donate_argnums=(2,))
+    _STEP_FNS[key] = fn
+    return fn
+
+
+def _typename(obj: Any) -> str:
+    if isinstance(obj, Tensor):
+        return obj.type()
+    t = type(obj)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+class _StateMapping(dict):
+    """``optimizer.state``: tensor -> dict of PyTorch-named state tensors (views onto the optax state).
+
+    The tensors of ``state[p]`` are kept and rewritten in place after every step (their storage
+    receives the new optax arrays), so a reference held across steps sees the current values; a
+    value written into them (``state[p]['exp_avg'].zero_()``) is read back into the optax state
+    before the next step."""
+
+    def __init__(self, opt: "Optimizer"):
+        super().__init__()
+        self._opt = opt
+
+    def __missing__(self, p):
+        return {}
+
+    def __getitem__(self, p):
+        if dict.__contains__(self, p):
+            return dict.__getitem__(self, p)
+        return self.__missing__(p)
+
+
+class Optimizer:
+    """Base class of the optimizers (``torch.optim.Optimizer``).
+
+    Subclasses define ``_hyper_names`` (numeric hyperparameters injected as arrays), ``_static_key(group)``
+    (the flags that select the transform), ``_make_tx(static_key)`` and ``_state_fields(group)``
+    (PyTorch state names present for a group)."""
+
+    _hyper_names: tuple = ()
+
+    def __init__(self, params: Iterable, defaults: dict):
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            "but got " + _typename(params))
+        self.defaults = defaults
+        self._ostate: dict = {}  # param -> optax InjectHyperparamsState
+        self.state = _StateMapping(self)
+        self.param_groups: list = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    # ---- groups -------------------------------------------------------------------------------------
+    def add_param_group(self, param_group: dict) -> None:
+        """Add a group of parameters with its own options (missing options take ``defaults``)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering "
+                            "of tensors in sets will change between runs. Please use a list instead.")
+        else:
+            param_group["params"] = list(params)
+        for p in param_group["params"]:
+            if not isinstance(p, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(p))
+            if not (p.is_leaf or p.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            param_group.setdefault(name, default)
+        seen: set = set()
+        for group in self.param_groups:
+            seen.update(id(p) for p in group["params"])
+        if any(id(p) in seen for p in param_group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    # ---- gradients ------------------------------------------------------------------------------------
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients: to None (default) or to zeros in place (``set_to_none=False``)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p._grad
+                if g is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    if g.grad_fn is not None:
+                        g.detach_()
+                    else:
+                        g.requires_grad_(False)
+                    g.zero_()
+
+    # ---- the step ---------------------------------------------------------------------------------------
+    def _hyper(self, group: dict) -> dict:
+        """The group's numeric hyperparameters as float64 arrays (values, never static arguments)."""
+        raise NotImplementedError
+
+    def _static_key(self, group: dict) -> tuple:
+        raise NotImplementedError
+
+    def _make_tx(self, key: tuple) -> optax.GradientTransformation:
+        raise NotImplementedError
+
+    def _state_fields(self, group: dict) -> tuple:
+        raise NotImplementedError
+
+    def _sync_from_views(self, p: Tensor) -> None:
+        """Read values written into the ``state[p]`` tensors back into the optax state."""
+        views = dict.get(self.state, p)
+        if not views:
+            return
+        st = self._ostate[p]
+        inner = st.inner_state
+        repl = {}
+        for name, t in views.items():
+            arr = t._array
+            old = getattr(inner, name)
+            if arr is not old:
+                repl[name] = jnp.array(arr, dtype=old.dtype, copy=True)
+        if repl:
+            self._ostate[p] = st._replace(inner_state=inner._replace(**repl))
+
+    def _refresh_views(self, p: Tensor, group: dict) -> None:
+        """Point the ``state[p]`` tensors at the new optax arrays (an in-place write: version bumps)."""
+        inner = self._ostate[p].inner_state
+        views = dict.get(self.state, p)
+        if views is None:
+            views = {}
+            for name in self._state_fields(group):
+                arr = getattr(inner, name)
+                dt = p.dtype if name != "step" else _float32()
+                views[name] = Tensor._from_array(arr, dt, p.device)
+            dict.__setitem__(self.state, p, views)
+        else:
+            for name, t in views.items():
+                t._write(getattr(inner, name))
+
+    def step(self, closure: Callable[[], Any] | None = None):
+        """One optimisation step over every parameter that has a ``.grad`` (``closure`` re-evaluates the loss)."""
+        loss = None
+        if closure is not None:
+            from ..autograd.grad_mode import enable_grad
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                ps = [p for p in group["params"] if p._grad is not None]
+                if not ps:
+                    continue
+                key = (type(self).__name__,) + self._static_key(group)
+                fn = _group_step_fn(key, lambda: self._make_tx(key))
+                hyper = self._hyper(group)
+                for p in ps:
+                    if p not in self._ostate:
+                        self._ostate[p] = self._init_state(key, p._array)
+                    else:
+                        self._sync_from_views(p)
+                new_params, new_states = fn([p._array for p in ps], [p._grad._array for p in ps],
+                                            [self._ostate[p] for p in ps], hyper)
+                for p, arr, st in zip(ps, new_params, new_states):
+                    p._write(arr)
+                    self._ostate[p] = st
+                    self._refresh_views(p, group)
+        return loss
+
+    def _init_state(self, key: tuple, arr) -> Any:
+        tx = self._make_tx(key)
+        return tx.init(arr)
+
+    # ---- state dict ----------------------------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """PyTorch's structure: ``{'state': {index: {name: tensor}}, 'param_groups': [{..., 'params': [indices]}]}``."""
+        index: dict = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            ids = []
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+                ids.append(index[id(p)])
+            packed["params"] = ids
+            groups.append(packed)
+        state = {}
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p in self._ostate:
+                    self._sync_from_views(p)
+                    inner = self._ostate[p].inner_state
+                    state[index[id(p)]] = {
+                        name: Tensor._from_array(jnp.array(getattr(inner, name), copy=True),
+                                                 p.dtype if name != "step" else _float32(), p.device)
+                        for name in self._state_fields(group)}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Load a ``state_dict()`` (values are copied; group options replace the current ones)."""
+        state_dict = dict(state_dict)
+        groups = self.param_groups
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                             "optimizer's group")
+        id_map = {}
+        for g, s in zip(groups, saved_groups):
+            for old_id, p in zip(s["params"], g["params"]):
+                id_map[old_id] = (p, g)
+        new_groups = []
+        for g, s in zip(groups, saved_groups):
+            s["params"] = g["params"]
+            new_groups.append(s)
+        self.param_groups = new_groups
+        self._ostate = {}
+        self.state = _StateMapping(self)
+        for k, values in state_dict["state"].items():
+            if k not in id_map:
+                continue
+            p, _ = id_map[k]
+            group = next(g for g in self.param_groups if any(q is p for q in g["params"]))
+            key = (type(self).__name__,) + self._static_key(group)
+            st = self._init_state(key, p._array)
+            inner = st.inner_state
+            repl = {}
+            for name, v in values.items():
+                if name in inner._fields:
+                    old = getattr(inner, name)
+                    arr = v._array if isinstance(v, Tensor) else jnp.asarray(np.asarray(v))
+                    repl[name] = jnp.array(arr, dtype=old.dtype, copy=True)
+            if values and "step" not in values:  # SGD keeps no step: a saved buffer means "not the first step"
+                repl["step"] = jnp.ones((), inner.step.dtype)
+            self._ostate[p] = st._replace(inner_state=inner._replace(**repl))
+            self._refresh_views(p, group)
+
+    def __repr__(self) -> str:
+        lines = [type(self).__name__ + " ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for k in sorted(group):
+                if k != "params":
+                    lines.append(f"    {k}: {group[k]}")
+        lines.append(")")
+        return "\n".join(lines)
+
+
+def _float32():
+    from .. import float32
+    return float32
+
+
+def hyper_arrays(values: dict) -> dict:
+    """Hyperparameter values as float64 numpy scalars (jit arguments: same aval every call)."""
+    return {k: np.asarray(float(v), dtype=np.float64) for k, v in values.items()}

@@ -1,0 +1,90 @@
+"""``SGD`` on an optax transform reproducing ``torch.optim.SGD``'s update exactly.
+
+optax's ``sgd``/``trace`` start the momentum buffer at zero and ignore dampening; PyTorch sets the
+buffer to the gradient on the first step, so the core is a small custom ``GradientTransformation``
+(wrapped by ``optax.inject_hyperparams``, so ``lr``/``momentum``/``dampening``/``weight_decay`` are
+arrays in the state and changing them never recompiles).
+"""
+from __future__ import annotations
+
+from typing import Iterable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from .optimizer import Optimizer, hyper_arrays
+
+
+class SGDState(NamedTuple):
+    step: jax.Array             # float32 scalar, PyTorch's state['step'] (SGD does not expose it)
+    momentum_buffer: jax.Array  # like the parameter (a 0-d placeholder when momentum is off)
+
+
+def _c(x, dt):
+    return jnp.asarray(x).astype(dt)
+
+
+def sgd_transform(lr, momentum, dampening, weight_decay, *, use_momentum: bool, nesterov: bool,
+                  maximize: bool) -> optax.GradientTransformation:
+    """PyTorch's SGD step as updates ``u`` with ``p + u`` equal to torch's ``p.add_(d_p, alpha=-lr)``."""
+
+    def init(params):
+        buf = jnp.zeros_like(params) if use_momentum else jnp.zeros((), params.dtype)
+        return SGDState(jnp.zeros((), jnp.float32), buf)
+
+    def update(g, state, p):
+        dt = p.dtype
+        if maximize:
+            g = -g
+        g = g + _c(weight_decay, dt) * p  # grad.add(param, alpha=weight_decay); exact no-op at 0
+        buf = state.momentum_buffer
+        if use_momentum:
+            buf = jnp.where(state.step == 0, g, buf * _c(momentum, dt) + _c(1 - dampening, dt) * g)
+            g = g + _c(momentum, dt) * buf if nesterov else buf
+        return _c(-lr, dt) * g, SGDState(state.step + 1, buf)
+
+    return optax.GradientTransformation(init, update)
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent (``torch.optim.SGD``), optionally with momentum.
+
+    >>> import functorch_lite as torch
+    >>> w = torch.ones(3, requires_grad=True)
+    >>> opt = torch.optim.SGD([w], lr=0.1, momentum=0.9)
+    >>> (w * w).sum().backward(); opt.step()
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
+                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                        nesterov=nesterov, maximize=maximize, foreach=foreach, differentiable=differentiable,
+                        fused=fused)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+
+    def _hyper(self, group):
+        return hyper_arrays({k: group[k] for k in ("lr", "momentum", "dampening", "weight_decay")})
+
+    def _static_key(self, group):
+        return (group["momentum"] != 0, bool(group["nesterov"]), bool(group["maximize"]))
+
+    def _make_tx(self, key):
+        _, use_momentum, nesterov, maximize = key
+        return optax.inject_hyperparams(
+            lambda lr, momentum, dampening, weight_decay: sgd_transform(
+                lr, momentum, dampening, weight_decay, use_momentum=use_momentum, nesterov=nesterov,
+                maximize=maximize),
+            hyperparam_dtype=jnp.float64)(lr=0.0, momentum=0.0, dampening=0.0, weight_decay=0.0)
+
+    def _state_fields(self, group):
+        return ("momentum_buffer",) if group["momentum"] != 0 else ()

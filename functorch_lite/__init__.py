@@ -36,6 +36,7 @@ from .ops import indexing as _indexing
 from .ops import gather_scatter as _gather_scatter
 from .ops import conversion as _conversion
 from .ops import creation as _creation
+from .ops import nn_ops as _nn_ops  # noqa: F401  (registers the composite nn ops)
 from .ops import operators as _operators
 
 _ns = globals()
@@ -49,7 +50,7 @@ for _mod in (_view_ops, _movement, _creation, _linalg, _indexing, _gather_scatte
 del _mod, _k, _v, _ns
 
 from . import autograd  # noqa: E402,F401
-from . import cuda, backends, tpu, optim  # noqa: E402,F401
+from . import cuda, backends, tpu, optim, nn  # noqa: E402,F401
 from .autograd import tensor_hooks as _tensor_hooks  # noqa: E402
 
 for _k, _v in _tensor_hooks.METHODS.items():

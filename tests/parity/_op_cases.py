@@ -165,6 +165,12 @@ CASES = {
     "copy": ([rnd(3, 4), rnd(4)], lambda m, a, s: (a * 1).copy_(s)),
     "fill": ([rnd(3, 4)], lambda m, a: (a * 2).fill_(3.0) + a),
     "zero": ([rnd(3, 4)], lambda m, a: (a * 2).zero_() + a),
+    "linear": ([rnd(3, 4), rnd(5, 4), rnd(5)], lambda m, x, w, b: m.nn.functional.linear(x, w, b)),
+    "mse_loss": ([rnd(3, 4), rnd(3, 4)], lambda m, a, b: m.nn.functional.mse_loss(a, b, reduction="none")),
+    "cross_entropy": ([rnd(3, 4)], lambda m, a: m.nn.functional.cross_entropy(a, idx(m, [0, 3, 1]), reduction="none")),
+    "nll_loss": ([rnd(3, 4)], lambda m, a: m.nn.functional.nll_loss(a, idx(m, [0, 3, 1]), reduction="none")),
+    # p tiny: both libraries keep every element (scale 1/(1-1e-12)), so the draw is deterministic
+    "_dropout": ([rnd(3, 4)], lambda m, a: m.nn.functional.dropout(a, 1e-12)),
     "relu": ([rnd(6)], lambda m, a: a.relu()),
     "clamp": ([rnd(6)], lambda m, a: a.clamp(-0.5, 0.5)),
 }

@@ -1,0 +1,6 @@
+"""``functorch_lite.nn``: PyTorch's module API (``torch.nn``)."""
+from ..ops import nn_ops as _nn_ops  # noqa: F401  (registers the composite nn ops)
+from . import functional  # noqa: F401
+from .parameter import Parameter  # noqa: F401
+from .modules import *  # noqa: F401,F403
+from .modules import Module, Sequential, ModuleList, ModuleDict, ParameterList, Linear  # noqa: F401

@@ -1,0 +1,66 @@
+"""``torch.nn.functional``: the composite nn ops plus aliases of existing activation ops."""
+from __future__ import annotations
+
+import warnings
+
+from ..ops import nn_ops as _nn
+from ..ops.nn_ops import linear, mse_loss, dropout  # noqa: F401
+from .._tensor.tensor import Tensor
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    from .. import relu as _relu
+    return input.relu_() if inplace else _relu(input)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    from .. import gelu as _gelu
+    return _gelu(input, approximate=approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    from .. import silu as _silu
+    return _silu(input)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    from .. import sigmoid as _s
+    return _s(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    from .. import tanh as _t
+    return _t(input)
+
+
+def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                  "as an argument.", UserWarning, stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """Softmax along ``dim`` (implicit dim warns, as PyTorch)."""
+    from .. import softmax as _sm
+    if dim is None:
+        dim = _get_softmax_dim("softmax", input.dim(), _stacklevel)
+    return _sm(input, dim, dtype=dtype) if dtype is not None else _sm(input, dim)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """Log-softmax along ``dim`` (implicit dim warns, as PyTorch)."""
+    from .. import log_softmax as _lsm
+    if dim is None:
+        dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
+    return _lsm(input, dim, dtype=dtype) if dtype is not None else _lsm(input, dim)
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+             ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+    return _nn.nll_loss(input, target, weight, ignore_index, reduction)
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                  ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    return _nn.cross_entropy(input, target, weight, ignore_index, label_smoothing, reduction)

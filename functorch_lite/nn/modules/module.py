@@ -1,0 +1,393 @@
+"""``nn.Module``: registration of parameters, buffers and submodules, traversal, state_dict, hooks, repr."""
+from __future__ import annotations
+
+from collections import OrderedDict, namedtuple
+from typing import Any, Callable, Iterator
+
+from ..._tensor.tensor import Tensor
+from ..parameter import Parameter
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+class RemovableHandle:
+    """Removes a registered hook (``handle.remove()``)."""
+
+    def __init__(self, hooks: dict, key: int):
+        self._hooks, self._key = hooks, key
+
+    def remove(self) -> None:
+        self._hooks.pop(self._key, None)
+
+
+def _typename(obj: Any) -> str:
+    """``torch.typename``: 'torch.FloatTensor' for tensors, 'module.Class' otherwise."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    m = type(obj).__module__
+    return type(obj).__qualname__ if m in (None, "builtins") else f"{m}.{type(obj).__qualname__}"
+
+
+def _addindent(s: str, n: int) -> str:
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    return lines[0] + "\n" + "\n".join(" " * n + ln for ln in lines[1:])
+
+
+class Module:
+    """Base class for all neural network modules (``torch.nn.Module``)."""
+
+    _hook_id = 0
+
+    def __init__(self) -> None:
+        d = self.__dict__
+        d["training"] = True
+        d["_parameters"] = OrderedDict()
+        d["_buffers"] = OrderedDict()
+        d["_non_persistent_buffers_set"] = set()
+        d["_modules"] = OrderedDict()
+        d["_forward_hooks"] = OrderedDict()
+        d["_forward_pre_hooks"] = OrderedDict()
+
+    # ---- registration ----------------------------------------------------------------------
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Register ``param`` (or None) under ``name``."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter "
+                            f"'{name}' (torch.nn.Parameter or None required)")
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Register a non-parameter tensor (saved in state_dict unless ``persistent=False``)."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer "
+                            f"'{name}' (torch Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name: str, module: "Module | None") -> None:
+        """Register a child module under ``name``."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__module__}.{type(module).__name__} is not a Module subclass")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._drop(name)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter "
+                                f"'{name}' (torch.nn.Parameter or None expected)")
+            params[name] = None
+        elif isinstance(value, Module):
+            if "_modules" not in d:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._drop(name)
+            d["_modules"][name] = value
+        elif "_modules" in d and name in d["_modules"]:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module "
+                                f"'{name}' (torch.nn.Module or None expected)")
+            d["_modules"][name] = None
+        elif "_buffers" in d and name in d["_buffers"]:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer "
+                                f"'{name}' (torch.Tensor or None expected)")
+            d["_buffers"][name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _drop(self, name: str) -> None:
+        d = self.__dict__
+        d.pop(name, None)
+        for k in ("_parameters", "_buffers", "_modules"):
+            d[k].pop(name, None)
+        d["_non_persistent_buffers_set"].discard(name)
+
+    def __getattr__(self, name: str) -> Any:
+        d = self.__dict__
+        for k in ("_parameters", "_buffers", "_modules"):
+            if k in d and name in d[k]:
+                return d[k][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        d = self.__dict__
+        for k in ("_parameters", "_buffers", "_modules"):
+            if name in d.get(k, ()):
+                del d[k][name]
+                d["_non_persistent_buffers_set"].discard(name)
+                return
+        object.__delattr__(self, name)
+
+    # ---- traversal ---------------------------------------------------------------------------
+    def named_modules(self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True):
+        """(name, module) for this module and all descendants, depth first, each once."""
+        if memo is None:
+            memo = set()
+        if self in memo and remove_duplicate:
+            return
+        if remove_duplicate:
+            memo.add(self)
+        yield prefix, self
+        for name, m in self._modules.items():
+            if m is None:
+                continue
+            yield from m.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
+
+    def modules(self) -> Iterator["Module"]:
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self):
+        seen = set()
+        for name, m in self._modules.items():
+            if m is not None and m not in seen:
+                seen.add(m)
+                yield name, m
+
+    def children(self) -> Iterator["Module"]:
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, attr: str, prefix: str, recurse: bool, remove_duplicate: bool = True):
+        seen = set()
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        for mp, m in mods:
+            for k, v in getattr(m, attr).items():
+                if v is None or (remove_duplicate and id(v) in seen):
+                    continue
+                seen.add(id(v))
+                yield mp + ("." if mp else "") + k, v
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        """(qualified name, Parameter) pairs in registration order, shared ones once."""
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    # ---- modes and in-place transforms -----------------------------------------------------------
+    def train(self, mode: bool = True) -> "Module":
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for m in self.children():
+            m.train(mode)
+        return self
+
+    def eval(self) -> "Module":
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.parameters():
+            if p.grad is not None:
+                if set_to_none:
+                    p.grad = None
+                else:
+                    g = p.grad.detach()
+                    g.zero_()
+                    p.grad = g
+
+    def apply(self, fn: Callable[["Module"], None]) -> "Module":
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def _apply(self, fn: Callable[[Tensor], Tensor]) -> "Module":
+        for m in self.children():
+            m._apply(fn)
+        for k, p in self._parameters.items():
+            if p is not None:
+                with _no_grad():
+                    new = fn(p)
+                p.data = new
+                if p.grad is not None:
+                    p.grad = fn(p.grad)
+        for k, b in self._buffers.items():
+            if b is not None:
+                self._buffers[k] = fn(b)
+        return self
+
+    def to(self, *args, **kwargs) -> "Module":
+        """Move/cast parameters and buffers in place (floating ones only for a dtype), keeping identities."""
+        dtype = kwargs.get("dtype")
+        device = kwargs.get("device")
+        from ... import dtypes as D
+        for a in args:
+            if isinstance(a, D.dtype):
+                dtype = a
+            elif isinstance(a, Tensor):
+                dtype, device = a.dtype, a.device
+            else:
+                device = a
+
+        def conv(t: Tensor) -> Tensor:
+            dt = dtype if (dtype is not None and t.is_floating_point()) else None
+            return t.to(device=device, dtype=dt) if (dt or device is not None) else t
+        return self._apply(conv)
+
+    def cpu(self) -> "Module":
+        return self.to("cpu")
+
+    def float(self) -> "Module":
+        from ... import float32
+        return self._apply(lambda t: t.to(float32) if t.is_floating_point() else t)
+
+    def double(self) -> "Module":
+        from ... import float64
+        return self._apply(lambda t: t.to(float64) if t.is_floating_point() else t)
+
+    # ---- state dict ------------------------------------------------------------------------------
+    def state_dict(self, destination=None, prefix: str = "", keep_vars: bool = False) -> OrderedDict:
+        """Parameters and persistent buffers by qualified name, detached unless ``keep_vars``."""
+        if destination is None:
+            destination = OrderedDict()
+        for k, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + k] = p if keep_vars else p.detach()
+        for k, b in self._buffers.items():
+            if b is not None and k not in self._non_persistent_buffers_set:
+                destination[prefix + k] = b if keep_vars else b.detach()
+        for k, m in self._modules.items():
+            if m is not None:
+                m.state_dict(destination, prefix + k + ".", keep_vars)
+        return destination
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False) -> _IncompatibleKeys:
+        """Copy ``state_dict`` into parameters/buffers; PyTorch's errors and returned key lists."""
+        missing, unexpected, errors = [], [], []
+        own = self.state_dict(keep_vars=True)
+        for k in state_dict:
+            if k not in own:
+                unexpected.append(k)
+        for k, t in own.items():
+            if k not in state_dict:
+                missing.append(k)
+                continue
+            v = state_dict[k]
+            if not isinstance(v, Tensor):
+                errors.append(f'While copying the parameter named "{k}", expected torch.Tensor or Tensor-like '
+                              f"object from checkpoint but received {type(v)}")
+                continue
+            if tuple(v.shape) != tuple(t.shape):
+                errors.append(f"size mismatch for {k}: copying a param with shape {v.shape} from checkpoint, the "
+                              f"shape in current model is {t.shape}.")
+                continue
+            with _no_grad():
+                t.copy_(v)
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected)))
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
+        if errors:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                type(self).__name__, "\n\t".join(errors)))
+        return _IncompatibleKeys(missing, unexpected)
+
+    # ---- call and hooks --------------------------------------------------------------------------
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    def _new_hook(self, table: dict, hook: Callable) -> RemovableHandle:
+        Module._hook_id += 1
+        table[Module._hook_id] = hook
+        return RemovableHandle(table, Module._hook_id)
+
+    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, args)`` before forward; a non-None result replaces args."""
+        return self._new_hook(self._forward_pre_hooks, hook)
+
+    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, args, output)`` after forward; a non-None result replaces the output."""
+        return self._new_hook(self._forward_hooks, hook)
+
+    def __call__(self, *args, **kwargs):
+        for h in list(self._forward_pre_hooks.values()):
+            r = h(self, args)
+            if r is not None:
+                args = r if isinstance(r, tuple) else (r,)
+        out = self.forward(*args, **kwargs)
+        for h in list(self._forward_hooks.values()):
+            r = h(self, args, out)
+            if r is not None:
+                out = r
+        return out
+
+    # ---- repr --------------------------------------------------------------------------------
+    def extra_repr(self) -> str:
+        return ""
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        lines = extra.split("\n") if extra else []
+        for k, m in self._modules.items():
+            lines.append("(" + k + "): " + _addindent(repr(m), 2))
+        main = self._get_name() + "("
+        if lines:
+            if len(lines) == 1 and not self._modules:
+                main += lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
+
+
+def _no_grad():
+    from ...autograd.grad_mode import no_grad
+    return no_grad()

@@ -1,0 +1,222 @@
+"""Composite nn ops (``torch.nn.functional``): each is one ``@defop`` with a jax body, so one dispatch and
+one autograd Node, carrying PyTorch's grad_fn name (spec §6.6)."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .. import dtypes as D
+from ._registry import defop
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _kernel_rule(kernel: str, allow_int: bool = False):
+    """Dtype rule: output has the first tensor's dtype, nothing cast (targets/keys keep theirs); dtypes with
+    no PyTorch kernel raise its NotImplementedError (``"mse_cpu" not implemented for 'Long'``)."""
+    def rule(op, sig, sargs):
+        dt = sig[0][1]
+        if dt is D.bool or (dt.category < D.FLOAT and not allow_int):
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{dt.short}\'')
+        return (None,) * len(sig), (dt,)
+    return rule
+
+
+def _mse_rule(op, sig, sargs):
+    """Inputs promote together (``float32`` vs ``float64`` computes in float64); no integer kernel."""
+    from .._promotion import rule_elementwise
+    casts, outs = rule_elementwise(op, sig, sargs)
+    if outs[0] is D.bool or outs[0].category < D.FLOAT:
+        raise NotImplementedError(f'"mse_cpu" not implemented for \'{outs[0].short}\'')
+    return casts, outs
+
+
+def _dropout_rule(op, sig, sargs):
+    dt = sig[0][1]
+    if dt.category < D.FLOAT:
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {dt.short}")
+    return (None,) * len(sig), (dt,)
+
+
+_C_NAMES = {"float32": "float", "float64": "double"}
+
+
+def _linear_name(targs, sargs):
+    x, _, b = targs
+    nd = len(x._shape)
+    if nd == 2:
+        return "MmBackward0" if b is None else "AddmmBackward0"
+    if nd == 1:
+        return "SqueezeBackward4" if b is None else "ViewBackward0"
+    return "UnsafeViewBackward0" if b is None else "ViewBackward0"
+
+
+def _linear_check(targs, sargs):
+    x, w, b = targs
+    k = x._shape[-1] if x._shape else 1
+    if w._shape[-1] != k:
+        rows = 1
+        for s in x._shape[:-1]:
+            rows *= s
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
+                           f"{w._shape[-1]}x{w._shape[0]})")
+    if x.dtype is not w.dtype:
+        cx, cw = (_C_NAMES.get(d.name, d.name) for d in (x.dtype, w.dtype))
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {cx} != {cw}")
+    if b is not None and b.dtype is not w.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {b.dtype.short} and {w.dtype.short}")
+
+
+@defop(promote=_kernel_rule("addmm_impl_cpu_", allow_int=True), grad_fn=_linear_name, tensors=3, method=False,
+       check=_linear_check, kernel="addmm", device_check=("self", "mat1", "mat2"))
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias`` (PyTorch's ``F.linear``)."""
+    r = jnp.matmul(input, weight.T)
+    return r if bias is None else r + bias
+
+
+def _reduce(x, reduction):
+    if reduction == "mean":
+        return jnp.mean(x)
+    if reduction == "sum":
+        return jnp.sum(x)
+    return x
+
+
+def _reduction_prep(targs, sargs):
+    red = sargs[-1]
+    if red not in _REDUCTIONS:
+        raise ValueError(f"{red} is not a valid value for reduction")
+    return sargs
+
+
+def _mse_check(targs, sargs):
+    if targs[0]._shape != targs[1]._shape:
+        import warnings
+        warnings.warn(f"Using a target size ({targs[1].size()!r}) that is different to the input size "
+                      f"({targs[0].size()!r}). This will likely lead to incorrect results due to "
+                      "broadcasting. Please ensure they have the same size.", UserWarning, stacklevel=3)
+
+
+@defop(promote=_mse_rule, grad_fn="MseLossBackward0", tensors=2, method=False, prep=_reduction_prep,
+       check=_mse_check, check_dtype=None, broadcast=True)
+def mse_loss(input, target, reduction="mean"):
+    """Mean squared error (``F.mse_loss``)."""
+    d = input - target
+    return _reduce(d * d, reduction)
+
+
+def _nll_check(targs, sargs):
+    x, t = targs[0], targs[1]
+    if t.dtype is not D.int64:
+        raise RuntimeError(f"expected scalar type Long but found {t.dtype.name.capitalize()}")
+    n_x = x._shape[0] if len(x._shape) > 1 else 1
+    n_t = t._shape[0] if t._shape else 1
+    if n_x != n_t:
+        raise ValueError(f"Expected input batch_size ({n_x}) to match target batch_size ({n_t}).")
+
+
+def _nll(logp, target, weight, ignore_index, reduction):
+    """Negative log-likelihood over class dim 1 (or 0 for unbatched input)."""
+    cdim = 1 if logp.ndim > 1 else 0
+    valid = target != ignore_index
+    safe = jnp.where(valid, target, 0)
+    picked = jnp.take_along_axis(logp, jnp.expand_dims(safe, cdim), axis=cdim).squeeze(cdim)
+    w = jnp.ones_like(picked) if weight is None else weight[safe].astype(logp.dtype)
+    w = jnp.where(valid, w, jnp.zeros_like(w))
+    loss = -picked * w
+    if reduction == "mean":
+        return jnp.sum(loss) / jnp.sum(w)
+    return _reduce(loss, reduction)
+
+
+@defop(promote=_kernel_rule("nll_loss_out_frame"), grad_fn="NllLossBackward0", tensors=3, method=False,
+       prep=_reduction_prep, check=_nll_check, kernel="nll_loss_forward_reduce_cuda_kernel_2d_index")
+def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+    """``F.nll_loss`` on log-probabilities with class-index (int64) targets."""
+    return _nll(input, target, weight, ignore_index, reduction)
+
+
+def _ce_name(targs, sargs):
+    if targs[1].dtype.category >= D.FLOAT:
+        return "DivBackward1" if sargs[-1] == "mean" else "NegBackward0"
+    return "NllLossBackward0"
+
+
+def _ce_check(targs, sargs):
+    x, t = targs[0], targs[1]
+    if t.dtype.category >= D.FLOAT:
+        if t._shape != x._shape:
+            raise RuntimeError(f"Expected target size {list(x._shape)}, got {list(t._shape)}")
+        if t.dtype is not x.dtype:
+            raise RuntimeError(f"expected scalar type {x.dtype.name.capitalize()} but found "
+                               f"{t.dtype.name.capitalize()}")
+        return
+    _nll_check(targs, sargs)
+
+
+def _ce_prep(targs, sargs):
+    _reduction_prep(targs, sargs)
+    return sargs
+
+
+@defop(promote=_kernel_rule("log_softmax_lastdim_kernel_impl"), grad_fn=_ce_name, tensors=3, method=False,
+       prep=_ce_prep, check=_ce_check, kernel="log_softmax_lastdim_kernel_impl")
+def cross_entropy(input, target, weight=None, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+    """``F.cross_entropy``: class-index (int64) or class-probability (float) targets."""
+    cdim = 1 if input.ndim > 1 else 0
+    logp = jax.nn.log_softmax(input, axis=cdim)
+    nc = input.shape[cdim]
+    wshape = [1] * input.ndim
+    wshape[cdim] = nc
+    if jnp.issubdtype(target.dtype, jnp.floating):
+        tgt = target
+        if label_smoothing > 0:
+            tgt = tgt * (1 - label_smoothing) + label_smoothing / nc
+        per = logp * tgt if weight is None else logp * tgt * weight.reshape(wshape)
+        loss = -jnp.sum(per, axis=cdim)
+        if reduction == "mean":
+            return jnp.sum(loss) / loss.size
+        return _reduce(loss, reduction)
+    nll = _nll(logp, target, weight, ignore_index, reduction)
+    if label_smoothing <= 0:
+        return nll
+    valid = target != ignore_index
+    per = logp if weight is None else logp * weight.reshape(wshape)
+    smooth = -jnp.sum(per, axis=cdim)
+    smooth = jnp.where(valid, smooth, jnp.zeros_like(smooth))
+    if reduction == "mean":
+        if weight is None:
+            smooth = jnp.sum(smooth) / jnp.sum(valid).astype(smooth.dtype)
+        else:
+            safe = jnp.where(valid, target, 0)
+            smooth = jnp.sum(smooth) / jnp.sum(jnp.where(valid, weight[safe].astype(smooth.dtype), 0))
+    else:
+        smooth = _reduce(smooth, reduction)
+    return (1 - label_smoothing) * nll + (label_smoothing / nc) * smooth
+
+
+@defop("_dropout", promote=_dropout_rule, grad_fn="MulBackward0", tensors=2, method=False, function=False,
+       kernel="bernoulli_")
+def _dropout(input, key, p):
+    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``; ``key`` is raw key data."""
+    keep = jax.random.bernoulli(jax.random.wrap_key_data(key), 1.0 - p, input.shape)
+    return jnp.where(keep, input * jnp.asarray(1.0 / (1.0 - p), input.dtype), jnp.zeros_like(input))
+
+
+def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """``F.dropout``: identity when not training or ``p == 0``; all zeros when ``p == 1``."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    from .. import random as _random
+    from .._tensor.tensor import Tensor
+    key = jax.random.key_data(_random.default_generator.next_key())
+    kt = Tensor._from_array(jax.device_put(key, list(input._array.devices())[0]), D.uint32, input.device)
+    out = _dropout(input, kt, float(p))
+    if inplace:
+        return input.copy_(out)
+    return out

@@ -150,16 +150,19 @@ class Optimizer:
     # ---- the step ---------------------------------------------------------------------------------------
     def _hyper(self, group: dict) -> dict:
         """The group's numeric hyperparameters as float64 arrays (values, never static arguments)."""
-        raise NotImplementedError
+        raise TypeError(f"{type(self).__name__} subclasses Optimizer without defining _hyper(group)")
 
     def _static_key(self, group: dict) -> tuple:
-        raise NotImplementedError
+        """The group's switches (nesterov, amsgrad...) that select the jitted update."""
+        raise TypeError(f"{type(self).__name__} subclasses Optimizer without defining _static_key(group)")
 
     def _make_tx(self, key: tuple) -> optax.GradientTransformation:
-        raise NotImplementedError
+        """The optax transformation for one static key."""
+        raise TypeError(f"{type(self).__name__} subclasses Optimizer without defining _make_tx(key)")
 
     def _state_fields(self, group: dict) -> tuple:
-        raise NotImplementedError
+        """PyTorch's names of the per-parameter state (``exp_avg``...)."""
+        raise TypeError(f"{type(self).__name__} subclasses Optimizer without defining _state_fields(group)")
 
     def _sync_from_views(self, p: Tensor) -> None:
         """Read values written into the ``state[p]`` tensors back into the optax state."""

@@ -163,8 +163,13 @@ def _first_tensor_dtype(sig):
     return None
 
 
+def no_kernel(kernel: str, dt: D.dtype) -> NotImplementedError:
+    """PyTorch's error for a dtype its kernel does not cover: ``"<kernel>" not implemented for 'Bool'``."""
+    return NotImplementedError(f'"{kernel}" not implemented for \'{dt.short}\'')
+
+
 def _no_kernel(op, dt):
-    raise NotImplementedError(f'"{op.kernel}" not implemented for \'{dt.short}\'')
+    raise no_kernel(op.kernel, dt)
 
 
 def _common(op, sig):
@@ -283,7 +288,7 @@ def rule_matmul(op, sig, sargs):
         nds = tuple(s[0] for s in ts[:2])
         kernel = {(1, 1): "dot", (2, 1): "addmv_impl_cpu"}.get(nds, "bmm" if max(nds) > 2 else "addmm_impl_cpu_")
         if r is D.bool or kernel != "addmm_impl_cpu_":  # PyTorch has a CPU float8 mm (2-d), nothing else
-            raise NotImplementedError(f'"{kernel}" not implemented for \'{r.short}\'')
+            raise no_kernel(kernel, r)
     return (None,) * len(sig), (r,) * op.nout
 
 

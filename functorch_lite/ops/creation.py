@@ -18,6 +18,8 @@ from .. import _device as _dev
 from .. import random as _rng
 from .._promotion import promote_types
 from .._tensor.tensor import Tensor
+from .._promotion import no_kernel
+from .view_ops import _shape_arg, _tname
 
 _py_bool, _py_int, _py_float, _py_complex = builtins.bool, builtins.int, builtins.float, builtins.complex
 
@@ -43,20 +45,6 @@ def _host_cast(a: np.ndarray, src: D.dtype, dt: D.dtype):
 
 
 # ---- argument errors in PyTorch's python_arg_parser wording -------------------------------------
-def _tname(x) -> str:
-    """The type name PyTorch's argument parser prints for ``x``."""
-    if isinstance(x, Tensor):
-        return "Tensor"
-    if isinstance(x, D.dtype):
-        return "torch.dtype"
-    if isinstance(x, _rng.Generator):
-        return "torch._C.Generator"
-    if isinstance(x, _dev.device):
-        return "torch.device"
-    tp = type(x)
-    return tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__.split('.')[0]}.{tp.__qualname__}"
-
-
 _KW = "Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, " \
       "bool pin_memory = False, bool requires_grad = False)"
 _SIGS = {
@@ -101,25 +89,7 @@ def _size(name: str, size: tuple) -> tuple:
     """Parse ``*size`` (ints, or one tuple/list/Size) with PyTorch's messages; negative dims raise."""
     if not size:
         raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
-    head = f"{name}(): argument 'size'"
-    if len(size) == 1:
-        (s,) = size
-        if isinstance(s, (tuple, list)):
-            for i, x in enumerate(s):
-                if isinstance(x, _py_bool) or not _is_int(x):
-                    raise TypeError(f"{head} (position 1) must be tuple of ints, but found element of type "
-                                    f"{_tname(x)} at pos {i}")
-            size = tuple(s)
-        elif isinstance(s, _py_bool) or not _is_int(s):
-            raise TypeError(f"{head} (position 1) must be tuple of ints, not {_tname(s)}")
-    else:
-        if isinstance(size[0], (tuple, list)):
-            raise TypeError(f"{name}() takes 1 positional argument but {len(size)} were given")
-        for i, x in enumerate(size):
-            if not _is_int(x):
-                raise TypeError(f'{head} failed to unpack the object at pos {i + 1} with error "type must be tuple '
-                                f'of ints,but got {_tname(x)}"')
-    shape = tuple(x.__index__() for x in size)
+    shape = _shape_arg(size, name)
     _check_nonneg(name, shape)
     return shape
 
@@ -359,7 +329,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     is_float = any(isinstance(v, (_py_float, np.floating)) for v in vals)
     dt = D.as_dtype(dtype) if dtype is not None else (D.get_default_dtype() if is_float else D.int64)
     if dt is D.bool or dt.is_complex:
-        raise NotImplementedError(f'"arange_cpu" not implemented for \'{dt.short}\'')
+        raise no_kernel("arange_cpu", dt)
     if dt.category == D.INT:
         # PyTorch computes integer ranges in int64 from the truncated start/end/step; only the length of
         # a non-int64 range comes from the untruncated (double) bounds.
@@ -486,7 +456,7 @@ def _random(kind, shape, a, b, dt, device, requires_grad, generator):
 
 def _check_float_sampling(dt, kernel):
     if not dt.is_floating_point or dt in D.FLOAT8:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{dt.short}\'')
+        raise no_kernel(kernel, dt)
 
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -580,7 +550,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     dt = D.as_dtype(dtype) if dtype is not None else D.int64
     if dt is D.bool or dt.is_complex:
-        raise NotImplementedError(f'"randperm" not implemented for \'{dt.short}\'')
+        raise no_kernel("randperm", dt)
     k = _gen(generator).next_key()
     dev = _dev.canonical(device)
     arr = jax.device_put(jax.random.permutation(k, n).astype(dt.jnp), _dev.to_jax(dev))

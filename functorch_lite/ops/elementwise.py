@@ -9,6 +9,7 @@ from .. import _promotion as P
 from .. import dtypes as D
 from . import grad_overrides as _go
 from ._registry import defop
+from .._promotion import no_kernel
 
 
 # ---- checks ---------------------------------------------------------------------------------------
@@ -147,7 +148,7 @@ def _div_rule(op, sig, sargs):
         return P.rule_float(op, sig, sargs)
     casts, outs = P.rule_elementwise(op, sig, sargs)
     if outs[0] is D.bool:
-        raise NotImplementedError(f"\"div_{rm}_cpu\" not implemented for 'Bool'")
+        raise no_kernel(f"div_{rm}_cpu", D.bool)
     return casts, outs
 
 
@@ -259,7 +260,7 @@ def _lerp_rule(op, sig, sargs):
             raise RuntimeError(f"expected dtype {P._cname(dt)} for `{name}` but got dtype {P._cname(s[1])}")
     if dt.category <= D.INT:
         kernel = "lerp_kernel_tensor" if type(sig[2]) is tuple else "lerp_kernel_scalar"
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{dt.short}'")
+        raise no_kernel(kernel, dt)
     return P.rule_first_promote(op, sig, sargs)
 
 
@@ -466,7 +467,7 @@ def _round_rule(op, sig, sargs):
     dt, decimals = outs[0], sargs[0]
     if dt.category <= D.INT and (decimals is not None or dt is D.bool):
         kernel = "round_cpu" if decimals else "round_vml_cpu"
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{dt.short}'")
+        raise no_kernel(kernel, dt)
     return casts, outs
 
 
@@ -544,7 +545,7 @@ def _clamp_rule(op, sig, sargs):
     casts, outs = P.rule_elementwise(op, sig, sargs)
     if outs[0] is D.bool and sig[1] is not None and sig[2] is not None:
         scalars = type(sig[1]) is not tuple and type(sig[2]) is not tuple
-        raise NotImplementedError(f"\"{'clamp_scalar_cpu' if scalars else 'clamp_cpu'}\" not implemented for 'Bool'")
+        raise no_kernel("clamp_scalar_cpu" if scalars else "clamp_cpu", D.bool)
     return casts, outs
 
 

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 
 from .. import dtypes as D
 from ._registry import defop
+from .._promotion import no_kernel
 
 
 def _mm_check(targs, sargs):
@@ -206,7 +207,7 @@ def _einsum_rule(op, sig, sargs):
     ins = set(lhs.replace(",", "").replace(".", ""))
     out = set(rhs.replace(".", "")) if rhs else {c for c in ins if lhs.replace(",", "").count(c) == 1}
     if ins - out and (dt is D.bool or dt in D.FLOAT8):  # a contraction runs PyTorch's bmm kernel
-        raise NotImplementedError(f'"bmm" not implemented for \'{dt.short}\'')
+        raise no_kernel("bmm", dt)
     return (None,) * len(sig), (dt,)
 
 

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 
 from .. import dtypes as D
 from ._registry import defop
+from .._promotion import no_kernel
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -17,7 +18,7 @@ def _kernel_rule(kernel: str, allow_int: bool = False):
     def rule(op, sig, sargs):
         dt = sig[0][1]
         if dt is D.bool or (dt.category < D.FLOAT and not allow_int):
-            raise NotImplementedError(f'"{kernel}" not implemented for \'{dt.short}\'')
+            raise no_kernel(kernel, dt)
         return (None,) * len(sig), (dt,)
     return rule
 
@@ -27,7 +28,7 @@ def _mse_rule(op, sig, sargs):
     from .._promotion import rule_elementwise
     casts, outs = rule_elementwise(op, sig, sargs)
     if outs[0] is D.bool or outs[0].category < D.FLOAT:
-        raise NotImplementedError(f'"mse_cpu" not implemented for \'{outs[0].short}\'')
+        raise no_kernel("mse_cpu", outs[0])
     return casts, outs
 
 

@@ -31,6 +31,7 @@ from .. import dtypes as D
 from .._tensor.tensor import Tensor, _wrap_dim
 from . import _dispatch
 from ._registry import OPS, defop
+from .._promotion import no_kernel
 
 _HALF = (jnp.float16, jnp.bfloat16)
 
@@ -496,7 +497,7 @@ def _softmax_rule(op, sig, sargs):
         return (r,), (r,)
     if dt.category < D.FLOAT:
         last = "_lastdim" if nd == 0 or op.sarg(sargs, "dim") == nd - 1 else ""
-        raise NotImplementedError(f'"{op.name}{last}_kernel_impl" not implemented for \'{dt.short}\'')
+        raise no_kernel(f"{op.name}{last}_kernel_impl", dt)
     return (None,), (dt,)
 
 

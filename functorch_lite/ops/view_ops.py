@@ -19,6 +19,23 @@ from ._registry import defop
 
 
 
+def _tname(x) -> str:
+    """The type name PyTorch's argument parser prints (``numpy.float64``, ``Tensor``, ``torch.dtype``)."""
+    from .. import random as _rng
+    from .._device import device
+    from .._tensor.tensor import Tensor
+    if isinstance(x, Tensor):
+        return "Tensor"
+    if isinstance(x, D.dtype):
+        return "torch.dtype"
+    if isinstance(x, _rng.Generator):
+        return "torch._C.Generator"
+    if isinstance(x, device):
+        return "torch.device"
+    tp = type(x)
+    return tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__.split('.')[0]}.{tp.__qualname__}"
+
+
 def _shape_arg(shape, name: str = "empty", arg: str = "size", overloads: tuple = ()) -> tuple:
     """Accept varargs ints, one tuple/list/Size, or 0-d integer Tensors, with PyTorch's argument-parser
     errors for ``name(...)`` (``overloads``: the signatures listed when no overload matches, e.g. view)."""
@@ -27,13 +44,16 @@ def _shape_arg(shape, name: str = "empty", arg: str = "size", overloads: tuple =
     out = []
     for i, s in enumerate(items):
         try:
-            if isinstance(s, bool):
+            if isinstance(s, bool) and (packed or i == 0):  # a later vararg True counts as 1, as in PyTorch
                 raise TypeError
             out.append(s.__index__())
             continue
         except (AttributeError, TypeError):
             pass
-        tn = type(s).__name__
+        tn = _tname(s)
+        if packed and not overloads:
+            raise TypeError(f"{name}(): argument '{arg}' (position 1) must be tuple of ints, but found element of "
+                            f"type {tn} at pos {i}") from None
         if i:
             raise TypeError(f"{name}(): argument '{arg}' failed to unpack the object at pos {i + 1} with error "
                             f'"type must be tuple of ints,but got {tn}"') from None
@@ -49,9 +69,6 @@ def _shape_arg(shape, name: str = "empty", arg: str = "size", overloads: tuple =
             lines = "".join(f"\n * ({o}){why}" for o in overloads)
             raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected "
                             f"one of:{lines}\n") from None
-        if packed:
-            raise TypeError(f"{name}(): argument '{arg}' (position 1) must be tuple of ints, but found element of "
-                            f"type {tn} at pos 0") from None
         if len(items) > 1:
             raise TypeError(f"{name}() takes 1 positional argument but {len(items)} were given") from None
         raise TypeError(f"{name}(): argument '{arg}' (position 1) must be tuple of ints, not {tn}") from None

@@ -15,6 +15,8 @@ import torch
 
 import functorch_lite as ft
 
+from _parity import run
+
 TABLE = ("float32", "float64", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
          "float8_e5m2fnuz", "float8_e8m0fnu", "int8", "uint8", "int16", "int32", "int64", "uint16", "uint32",
          "uint64", "int4", "uint4", "bool", "complex64", "complex128", "complex32")
@@ -27,16 +29,6 @@ NAN, INF = float("nan"), float("inf")
 
 
 # ---- helpers ------------------------------------------------------------------------------------
-def run(fn: Callable[[Any], Any], lib: Any) -> tuple[Any, BaseException | None]:
-    """Call ``fn(lib)`` with warnings silenced: (result, None) or (None, exception)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return fn(lib), None
-    except Exception as e:  # noqa: BLE001  (the exception itself is what is compared)
-        return None, e
-
-
 def assert_same(ours: Any, theirs: Any) -> None:
     """Tensors: same dtype, shape, values (NaN == NaN); tuples element-wise; else equal reprs."""
     if isinstance(theirs, torch.Tensor):

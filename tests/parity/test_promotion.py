@@ -16,6 +16,8 @@ import torch
 
 import functorch_lite as ft
 
+from _parity import run
+
 DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
           "complex64", "complex128")
 SHAPE_PAIRS = (((2,), (2,)), ((2,), ()), ((), (2,)), ((), ()))
@@ -64,16 +66,6 @@ def assert_same(ours: Any, theirs: Any) -> None:
         np.testing.assert_allclose(values(ours), values(theirs), rtol=1e-6, equal_nan=True)
     else:
         assert ours == theirs if not isinstance(theirs, torch.dtype) else str(ours) == str(theirs)
-
-
-def run(fn: Callable[[Any], Any], lib: Any) -> tuple[Any, BaseException | None]:
-    """Call ``fn(lib)`` with warnings silenced: (result, None) or (None, exception)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return fn(lib), None
-    except Exception as e:  # noqa: BLE001  (the exception itself is what is compared)
-        return None, e
 
 
 def parity(fn: Callable[[Any], Any], message: bool = True) -> None:

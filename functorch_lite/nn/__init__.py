@@ -4,3 +4,4 @@ from . import functional  # noqa: F401
 from .parameter import Parameter  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import Module, Sequential, ModuleList, ModuleDict, ParameterList, Linear  # noqa: F401
+from . import init, utils  # noqa: F401,E402

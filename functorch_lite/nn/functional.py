@@ -6,6 +6,10 @@ import warnings
 from ..ops import nn_ops as _nn
 from ..ops.nn_ops import linear, mse_loss, dropout  # noqa: F401
 from .._tensor.tensor import Tensor
+from ..ops.conv import *  # noqa: F401,F403
+from ..ops.norm import *  # noqa: F401,F403
+from ..ops.attention import *  # noqa: F401,F403
+from ..ops.losses import *  # noqa: F401,F403
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

@@ -557,7 +557,75 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     return Tensor._from_array(arr, dt, dev)
 
 
+# ---- in-place sampling (Tensor.uniform_/normal_/bernoulli_): draw, then one copy_ into self ----------------
+def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
+    """Fill ``self`` with U(a, b) in place."""
+    _check_float_sampling(self.dtype, "check_uniform_bounds")
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
+    return self.copy_(_random("uniform", self._shape, _py_float(a), _py_float(b), self.dtype, self.device, False,
+                              generator))
+
+
+def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
+    """Fill ``self`` with N(mean, std^2) in place."""
+    _check_float_sampling(self.dtype, "normal_kernel_cpu")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    return self.copy_(_random("normal", self._shape, _py_float(mean), _py_float(std), self.dtype, self.device,
+                              False, generator))
+
+
+def bernoulli_(self, p: float = 0.5, *, generator=None):
+    """Fill ``self`` with 0/1 draws, 1 with probability ``p``, in place."""
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    u = _random("uniform", self._shape, 0.0, 1.0, D.float64, self.device, False, generator)
+    return self.copy_(u < p)
+
+
+_MULTINOMIAL: dict = {}
+
+
+def multinomial(input, num_samples: int, replacement: bool = False, *, generator=None, out=None):
+    """Indices drawn from the rows of ``input`` (non-negative weights): categorical draws with replacement,
+    Gumbel top-k without (each index at most once), as ``torch.multinomial``."""
+    nd = input.dim()
+    if nd not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype.short}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    n = input._shape[-1]
+    if not replacement and num_samples > n:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    arr = input._array
+    if not isinstance(arr, jax.core.Tracer):
+        host = np.asarray(arr, dtype=np.float64)
+        if not np.isfinite(host).all() or (host < 0).any():
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if (host.reshape(-1, n).sum(-1) <= 0).any():
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    key = (num_samples, bool(replacement))
+    f = _MULTINOMIAL.get(key)
+    if f is None:
+        def draw(k, p):
+            logits = jnp.log(p.astype(jnp.float32).reshape(-1, p.shape[-1]))
+            if replacement:
+                idx = jax.random.categorical(k, logits, axis=-1, shape=(num_samples, logits.shape[0])).T
+            else:
+                g = logits + jax.random.gumbel(k, logits.shape, jnp.float32)
+                idx = jax.lax.top_k(g, num_samples)[1]
+            return idx.astype(jnp.int64).reshape(p.shape[:-1] + (num_samples,))
+        f = _MULTINOMIAL[key] = jax.jit(draw)
+    res = Tensor._from_array(f(_gen(generator).next_key(), arr), D.int64, input.device)
+    return res if out is None else out.copy_(res)
+
+
+METHODS = {"uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_, "multinomial": multinomial}
+
 FUNCTIONS = {name: globals()[name] for name in (
     "tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like",
     "empty_like", "full_like", "arange", "range", "linspace", "logspace", "eye", "rand", "randn", "randint",
-    "normal", "rand_like", "randn_like", "randint_like", "randperm")}
+    "normal", "rand_like", "randn_like", "randint_like", "randperm", "multinomial")}

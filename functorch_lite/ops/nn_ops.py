@@ -12,6 +12,13 @@ from .._promotion import no_kernel
 _REDUCTIONS = ("none", "mean", "sum")
 
 
+def _on_device_of(arr, like):
+    """``arr`` on ``like``'s device (under compile's trace both are traced: placement is the program's)."""
+    if isinstance(like, jax.core.Tracer) or isinstance(arr, jax.core.Tracer):
+        return arr
+    return jax.device_put(arr, list(like.devices())[0])
+
+
 def _kernel_rule(kernel: str, allow_int: bool = False):
     """Dtype rule: output has the first tensor's dtype, nothing cast (targets/keys keep theirs); dtypes with
     no PyTorch kernel raise its NotImplementedError (``"mse_cpu" not implemented for 'Long'``)."""
@@ -108,18 +115,44 @@ def mse_loss(input, target, reduction="mean"):
 
 
 def _nll_check(targs, sargs):
+    """nll_loss / cross_entropy with class indices; ``sargs[0]`` is ignore_index for both."""
     x, t = targs[0], targs[1]
-    if t.dtype is not D.int64:
-        raise RuntimeError(f"expected scalar type Long but found {t.dtype.name.capitalize()}")
+    if t.dtype is not D.int64 and t.dtype is not D.uint8:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {t.dtype.short}")
     n_x = x._shape[0] if len(x._shape) > 1 else 1
     n_t = t._shape[0] if t._shape else 1
     if n_x != n_t:
         raise ValueError(f"Expected input batch_size ({n_x}) to match target batch_size ({n_t}).")
+    _target_bounds(t, x._shape[1] if len(x._shape) > 1 else x._shape[0], sargs[0])
+
+
+def _target_bounds(t, n_classes, ignore_index):
+    """PyTorch's CPU kernel reads the targets: one out of [0, C) (and not ignore_index) is an IndexError.
+    A host read (a sync on accelerators), skipped while tracing, like the other data-dependent checks."""
+    import numpy as np
+    arr = t._array
+    if isinstance(arr, jax.core.Tracer):
+        return
+    host = np.asarray(arr).astype(np.int64).reshape(-1)
+    bad = (host != ignore_index) & ((host < 0) | (host >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {host[np.argmax(bad)]} is out of bounds.")
+
+
+def _nll_name(x_ndim, reduction):
+    """PyTorch's node for nll_loss: NllLossBackward0 up to 2-D input; NllLoss2DBackward0 beyond, except
+    reduction='none' on 3-D or >= 5-D input, which PyTorch computes through a view."""
+    if x_ndim <= 2:
+        return "NllLossBackward0"
+    if reduction == "none" and x_ndim != 4:
+        return "ViewBackward0"
+    return "NllLoss2DBackward0"
 
 
 def _nll(logp, target, weight, ignore_index, reduction):
     """Negative log-likelihood over class dim 1 (or 0 for unbatched input)."""
     cdim = 1 if logp.ndim > 1 else 0
+    target = target.astype(jnp.int64)
     valid = target != ignore_index
     safe = jnp.where(valid, target, 0)
     picked = jnp.take_along_axis(logp, jnp.expand_dims(safe, cdim), axis=cdim).squeeze(cdim)
@@ -131,29 +164,45 @@ def _nll(logp, target, weight, ignore_index, reduction):
     return _reduce(loss, reduction)
 
 
-@defop(promote=_kernel_rule("nll_loss_out_frame"), grad_fn="NllLossBackward0", tensors=3, method=False,
+@defop(promote=_kernel_rule("nll_loss_out_frame"), grad_fn=lambda targs, sargs: _nll_name(len(targs[0]._shape),
+                                                                                         sargs[-1]),
+       tensors=3, method=False,
        prep=_reduction_prep, check=_nll_check, kernel="nll_loss_forward_reduce_cuda_kernel_2d_index")
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     """``F.nll_loss`` on log-probabilities with class-index (int64) targets."""
     return _nll(input, target, weight, ignore_index, reduction)
 
 
+def _probability_target(x, t) -> bool:
+    """Class probabilities when the target is floating point with the input's shape (else class indices)."""
+    return t.dtype.category >= D.FLOAT and t._shape == x._shape
+
+
 def _ce_name(targs, sargs):
-    if targs[1].dtype.category >= D.FLOAT:
+    if _probability_target(targs[0], targs[1]):
         return "DivBackward1" if sargs[-1] == "mean" else "NegBackward0"
-    return "NllLossBackward0"
+    if sargs[-2] > 0:  # label smoothing: (1 - ls) * nll + ls * smooth
+        return "AddBackward0"
+    return _nll_name(len(targs[0]._shape), sargs[-1])
 
 
 def _ce_check(targs, sargs):
     x, t = targs[0], targs[1]
-    if t.dtype.category >= D.FLOAT:
-        if t._shape != x._shape:
-            raise RuntimeError(f"Expected target size {list(x._shape)}, got {list(t._shape)}")
-        if t.dtype is not x.dtype:
-            raise RuntimeError(f"expected scalar type {x.dtype.name.capitalize()} but found "
-                               f"{t.dtype.name.capitalize()}")
+    if _probability_target(x, t):
         return
+    if t.dtype.category >= D.FLOAT and len(t._shape) > 1 and len(t._shape) == len(x._shape):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     _nll_check(targs, sargs)
+
+
+def _ce_rule(op, sig, sargs):
+    """Class indices: the input's dtype; class probabilities: input and target promote together."""
+    (xnd, xdt), (tnd, tdt) = sig[0], sig[1]
+    if tdt.category >= D.FLOAT and xdt.category >= D.FLOAT and tdt is not xdt:
+        from .._promotion import promote_types
+        dt = promote_types(xdt, tdt)
+        return (dt, dt) + (None,) * (len(sig) - 2), (dt,)
+    return _kernel_rule("log_softmax_lastdim_kernel_impl")(op, sig, sargs)
 
 
 def _ce_prep(targs, sargs):
@@ -161,7 +210,7 @@ def _ce_prep(targs, sargs):
     return sargs
 
 
-@defop(promote=_kernel_rule("log_softmax_lastdim_kernel_impl"), grad_fn=_ce_name, tensors=3, method=False,
+@defop(promote=_ce_rule, grad_fn=_ce_name, tensors=3, method=False,
        prep=_ce_prep, check=_ce_check, kernel="log_softmax_lastdim_kernel_impl")
 def cross_entropy(input, target, weight=None, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
     """``F.cross_entropy``: class-index (int64) or class-probability (float) targets."""
@@ -170,7 +219,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, label_smoothing
     nc = input.shape[cdim]
     wshape = [1] * input.ndim
     wshape[cdim] = nc
-    if jnp.issubdtype(target.dtype, jnp.floating):
+    if jnp.issubdtype(target.dtype, jnp.floating) and target.shape == input.shape:
         tgt = target
         if label_smoothing > 0:
             tgt = tgt * (1 - label_smoothing) + label_smoothing / nc
@@ -216,7 +265,7 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     from .. import random as _random
     from .._tensor.tensor import Tensor
     key = jax.random.key_data(_random.default_generator.next_key())
-    kt = Tensor._from_array(jax.device_put(key, list(input._array.devices())[0]), D.uint32, input.device)
+    kt = Tensor._from_array(_on_device_of(key, input._array), D.uint32, input.device)
     out = _dropout(input, kt, float(p))
     if inplace:
         return input.copy_(out)

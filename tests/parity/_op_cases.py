@@ -212,3 +212,14 @@ FORWARD_ONLY = {
     "argsort": ([rnd(3, 4)], lambda m, a: a.argsort(1)),
     "nonzero": ([rnd(3, 4)], lambda m, a: (a > 0).nonzero()),
 }
+
+
+def _merge():
+    """Cases of the nn op files live beside their tests (one file per area)."""
+    import _cases_attn, _cases_conv, _cases_loss, _cases_norm
+    for m in (_cases_conv, _cases_norm, _cases_attn, _cases_loss):
+        CASES.update(m.CASES)
+        FORWARD_ONLY.update(m.FORWARD_ONLY)
+
+
+_merge()

@@ -308,3 +308,61 @@ def test_relu_inplace_and_softmax_dtype():
     _close(fx, tx)
     _close(F.softmax(fx, 0, dtype=ft.float64), TF.softmax(tx, 0, dtype=torch.float64))
     _close(F.log_softmax(fx, -1, dtype=ft.float64), TF.log_softmax(tx, -1, dtype=torch.float64))
+
+
+_RNG = np.random.default_rng(11)
+_X2, _T2 = _RNG.standard_normal((3, 4)), np.array([0, 3, 1])
+_X3, _T3 = _RNG.standard_normal((3, 4, 5)), _RNG.integers(0, 4, (3, 5))
+_X4, _T4 = _RNG.standard_normal((2, 3, 2, 2)), _RNG.integers(0, 3, (2, 2, 2))
+_X5, _T5 = _RNG.standard_normal((2, 3, 2, 2, 2)), _RNG.integers(0, 3, (2, 2, 2, 2))
+
+
+@pytest.mark.parametrize("red", ["mean", "none", "sum"])
+@pytest.mark.parametrize("fn,x,t,kw", [
+    ("cross_entropy", _X2, _T2, {"label_smoothing": 0.1}), ("cross_entropy", _X3, _T3, {}),
+    ("nll_loss", _X3, _T3, {}), ("nll_loss", _X4, _T4, {}), ("nll_loss", _X5, _T5, {}),
+    ("cross_entropy", _X5, _T5, {"label_smoothing": 0.2}), ("nll_loss", _X2, _T2, {}),
+])
+def test_class_index_losses_values_and_grad_fn_names(fn, x, t, kw, red):
+    """NllLossBackward0 up to 2-D, NllLoss2DBackward0 beyond (ViewBackward0 for 'none' on 3-D / 5-D),
+    AddBackward0 with label smoothing."""
+    def run(m):
+        xt = m.tensor(x, requires_grad=True)
+        out = getattr(m.nn.functional, fn)(xt, m.tensor(t), reduction=red, **kw)
+        out.sum().backward()
+        return out.grad_fn.name(), out.detach().numpy(), xt.grad.numpy()
+    (n1, v1, g1), (n2, v2, g2) = run(torch), run(ft)
+    assert n1 == n2
+    np.testing.assert_allclose(v2, v1, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(g2, g1, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.nn.functional.cross_entropy(m.tensor(_X2), m.tensor([0, 7, 1])),
+    lambda m: m.nn.functional.nll_loss(m.tensor(_X2), m.tensor([0, -1, 1])),
+    lambda m: m.nn.functional.cross_entropy(m.tensor(_X2), m.tensor([0, 1, 2], dtype=m.int16)),
+    lambda m: m.nn.functional.cross_entropy(m.tensor(_X2), m.rand(3, 5)),
+    lambda m: m.nn.functional.nll_loss(m.tensor(_X2), m.tensor([0.0, 1.0, 2.0])),
+])
+def test_class_index_target_errors(call):
+    with pytest.raises(Exception) as theirs:
+        call(torch)
+    with pytest.raises(type(theirs.value), match=re.escape(str(theirs.value))):
+        call(ft)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.nn.functional.nll_loss(m.tensor(_X2), m.tensor([0, -100, 1])),
+    lambda m: m.nn.functional.cross_entropy(m.tensor(_X2), m.tensor([0, 1, 2], dtype=m.uint8)),
+    lambda m: m.nn.functional.cross_entropy(m.tensor(_X2, dtype=m.float64), m.full((3, 4), 0.25)),
+    lambda m: m.nn.functional.cross_entropy(m.tensor(_X2, dtype=m.float32), m.full((3, 4), 0.25, dtype=m.float64)),
+])
+def test_ignored_byte_and_promoted_targets(call):
+    theirs, ours = call(torch), call(ft)
+    assert str(ours.dtype) == str(theirs.dtype)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def test_zero_dim_views_as_one_element():
+    assert ft.tensor(1.5).view(-1).shape == torch.tensor(1.5).view(-1).shape
+    assert ft.tensor(1.5).view(1, 1).tolist() == [[1.5]]

@@ -5,3 +5,7 @@ from .layers import (  # noqa: F401
     Identity, Linear, ReLU, Tanh, Sigmoid, SiLU, GELU, Softmax, LogSoftmax, Flatten, Dropout,
     MSELoss, NLLLoss, CrossEntropyLoss,
 )
+from .conv import *  # noqa: F401,F403
+from .normalization import *  # noqa: F401,F403
+from .attention import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403

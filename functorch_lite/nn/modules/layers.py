@@ -33,24 +33,18 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        from ...autograd.grad_mode import no_grad
-        bound = 1.0 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
-        with no_grad():
-            _uniform(self.weight, bound)
-            if self.bias is not None:
-                _uniform(self.bias, bound)
+        from .. import init
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
-
-
-def _uniform(p: Tensor, bound: float) -> None:
-    """Fill ``p`` in place with U(-bound, bound) from the default generator."""
-    from ... import rand
-    p.copy_(rand(p.shape, dtype=p.dtype, device=p.device) * (2 * bound) - bound)
 
 
 def _simple(name: str, fn_name: str, doc: str):

@@ -352,7 +352,21 @@ class Module:
         """``hook(module, args, output)`` after forward; a non-None result replaces the output."""
         return self._new_hook(self._forward_hooks, hook)
 
+    def compile(self, *args, **kwargs) -> None:
+        """Compile this module's forward in place (``torch.nn.Module.compile``): later calls run one XLA
+        program per guard key; ``state_dict`` keys are unchanged."""
+        from ..._compile import CompiledFunction, compile as _compile
+        _compile(lambda: None, *args, **kwargs)  # validates the options
+        object.__setattr__(self, "_compiled_call", CompiledFunction(self._call_impl,
+                                                                    fullgraph=kwargs.get("fullgraph", False)))
+
     def __call__(self, *args, **kwargs):
+        cc = self.__dict__.get("_compiled_call")
+        if cc is not None:
+            return cc(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def _call_impl(self, *args, **kwargs):
         for h in list(self._forward_pre_hooks.values()):
             r = h(self, args)
             if r is not None:

@@ -1,0 +1,684 @@
+"""Convolution, pooling, padding and interpolation ops (``torch.nn.functional`` twins).
+
+Each op is one ``@defop`` with a pure lax body (``conv_general_dilated``, ``reduce_window``, gathers with
+index tables computed from the static shapes), so one dispatch and one autograd Node with PyTorch's grad_fn
+name. Argument normalisation and PyTorch's error messages live in the ``prep`` hooks and the thin F wrappers.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from .. import dtypes as D
+from .._promotion import _cname, no_kernel
+from .._tensor.tensor import Tensor
+from ._registry import defop
+
+__all__: list = ["conv1d", "conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+                 "pad", "interpolate"]
+
+def _tup(v, n: int, name: str | None = None) -> tuple:
+    """An int or a sequence -> an n-tuple of ints (a 1-sequence is repeated)."""
+    if isinstance(v, (list, tuple)):
+        v = tuple(int(e) for e in v)
+        if len(v) == 1:
+            return v * n
+        if name is not None and len(v) != n:
+            raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values to match the "
+                               f"convolution dimensions, but got {name}={list(v)}")
+        return v
+    return (int(v),) * n
+
+
+def _shape_str(s) -> str:
+    return "[" + ", ".join(str(int(e)) for e in s) + "]"
+
+
+def _acc(dt):
+    """Accumulation dtype: float32 for float16/bfloat16 (PyTorch's opmath), else the dtype itself."""
+    return jnp.float32 if dt in (jnp.float16, jnp.bfloat16) else dt
+
+
+# ---- convolution -------------------------------------------------------------------------------------------
+def _conv_rule(op, sig, sargs):
+    """Input, weight and bias share one dtype (PyTorch's messages); Bool has no CPU kernel."""
+    xd, wd = sig[0][1], sig[1][1]
+    if xd is not wd:
+        raise RuntimeError(f"Input type (torch.{xd.short}Tensor) and weight type (torch.{wd.short}Tensor) should be "
+                           "the same or input should be a "
+                           "MKLDNN tensor and weight is a dense tensor")
+    if sig[2] is not None and sig[2][1] is not xd:
+        bd = sig[2][1]
+        raise RuntimeError(f"Input type ({_cname(xd)}) and bias type ({_cname(bd)}) should be the same")
+    if xd is D.bool or xd.is_complex or xd in D.FLOAT8:
+        raise no_kernel("slow_conv_transpose2d_out_cpu" if op.sarg(sargs, "transposed") else "slow_conv2d_cpu", xd)
+    return (None,) * len(sig), (xd,)
+
+
+def _conv_prep(targs, sargs):
+    x, w, b = targs
+    stride, padding, dilation, transposed, output_padding, groups = sargs
+    nd = len(w._shape) - 2
+    if nd <= 0:
+        raise RuntimeError("weight should have at least three dimensions")
+    stride = _tup(stride, nd, "stride")
+    if isinstance(padding, (list, tuple)) and padding and isinstance(padding[0], (list, tuple)):
+        pads = tuple((int(lo), int(hi)) for lo, hi in padding)  # explicit (low, high) pairs ('same')
+    else:
+        pads = tuple((p, p) for p in _tup(padding, nd, "padding"))
+    dilation = _tup(dilation, nd, "dilation")
+    output_padding = _tup(output_padding, nd, "output_padding")
+    groups = int(groups)
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if any(p < 0 for pr in pads for p in pr):
+        raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    xs, ws = x._shape, w._shape
+    if len(xs) != len(ws):
+        raise RuntimeError(f"Expected {len(ws)}-dimensional input for {len(ws)}-dimensional weight {_shape_str(ws)}, "
+                           f"but got {len(xs)}-dimensional input of size {_shape_str(xs)} instead")
+    if ws[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
+                           f"weight of size {_shape_str(ws)} instead")
+    if ws[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size [{_shape_str(ws)}] instead")
+    bs = None if b is None else b._shape
+    if not transposed:
+        if xs[1] != ws[1] * groups:
+            raise RuntimeError(f"Given groups={groups}, weight of size {_shape_str(ws)}, expected input"
+                               f"{_shape_str(xs)} to have {ws[1] * groups} channels, but got {xs[1]} channels instead")
+        if bs is not None and (len(bs) != 1 or bs[0] != ws[0]):
+            raise RuntimeError(f"Given weight of size {_shape_str(ws)}, expected bias to be 1-dimensional with "
+                               f"{ws[0]} elements, but got bias of size {_shape_str(bs)} instead")
+        inp = [xs[i + 2] + pads[i][0] + pads[i][1] for i in range(nd)]
+        ker = [dilation[i] * (ws[i + 2] - 1) + 1 for i in range(nd)]
+        if any(a < k for a, k in zip(inp, ker)):
+            raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, inp))}). Kernel "
+                               f"size: ({' x '.join(map(str, ker))}). Kernel size can't be greater than actual input "
+                               "size")
+    else:
+        if xs[1] != ws[0]:
+            raise RuntimeError(f"Given transposed=1, weight of size {_shape_str(ws)}, expected input{_shape_str(xs)} "
+                               f"to have {ws[0]} channels, but got {xs[1]} channels instead")
+        if bs is not None and (len(bs) != 1 or bs[0] != ws[1] * groups):
+            raise RuntimeError(f"Given transposed=1, weight of size {_shape_str(ws)}, expected bias to be "
+                               f"1-dimensional with {ws[1] * groups} elements, but got bias of size "
+                               f"{_shape_str(bs)} instead")
+        if nd == 2 and any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+            raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got "
+                               f"output_padding_height: {output_padding[0]} output_padding_width: {output_padding[1]} "
+                               f"stride_height: {stride[0]} stride_width: {stride[1]} dilation_height: {dilation[0]} "
+                               f"dilation_width: {dilation[1]}")
+        osz = [(xs[i + 2] - 1) * stride[i] - pads[i][0] - pads[i][1] + dilation[i] * (ws[i + 2] - 1)
+               + output_padding[i] + 1 for i in range(nd)]
+        if any(o < 1 for o in osz):
+            raise RuntimeError(f"Given input size per channel: ({' x '.join(str(e) for e in xs[2:])}). Calculated "
+                               f"output size per channel: ({' x '.join(map(str, osz))}). Output size is too small")
+    return (stride, pads, dilation, bool(transposed), output_padding, groups)
+
+
+_DN = {1: ("NCH", "OIH", "NCH"), 2: ("NCHW", "OIHW", "NCHW"), 3: ("NCDHW", "OIDHW", "NCDHW")}
+
+
+@defop(promote=_conv_rule, grad_fn="ConvolutionBackward0", tensors=3, method=False, prep=_conv_prep,
+       autocast="lower", kernel="slow_conv2d_cpu", device_check=("input", "weight", "bias"))
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """``torch.convolution``: N-d (transposed) convolution, NC... layout; ``padding`` as ints or (lo, hi) pairs."""
+    nd = weight.ndim - 2
+    pads = [tuple(p) if isinstance(p, tuple) else (p, p) for p in padding]
+    if not transposed and any(st > 1 for st in stride) and any(d > 1 for d in dilation):
+        # XLA's CPU algebraic simplifier aborts the process on the input gradient of a strided *and* dilated
+        # convolution: run it at stride 1 and subsample (the gradient is then a zero-stuffing pad)
+        out = lax.conv_general_dilated(input, weight, (1,) * nd, pads, rhs_dilation=dilation,
+                                       dimension_numbers=_DN[nd], feature_group_count=groups)
+        out = lax.slice(out, (0,) * out.ndim, out.shape, (1, 1) + tuple(stride))
+    elif not transposed:
+        out = lax.conv_general_dilated(input, weight, stride, pads, rhs_dilation=dilation,
+                                       dimension_numbers=_DN[nd], feature_group_count=groups)
+    else:
+        cin, cog = weight.shape[0], weight.shape[1]
+        k = weight.shape[2:]
+        w = weight.reshape((groups, cin // groups, cog) + k)
+        w = jnp.swapaxes(w, 1, 2).reshape((groups * cog, cin // groups) + k)
+        w = jnp.flip(w, tuple(range(2, 2 + nd)))
+        # zero-stuff the input with an interior pad instead of lhs_dilation: XLA's CPU algebraic simplifier
+        # aborts the process on some weight gradients of lhs-dilated convolutions
+        cfg = [(0, 0, 0)] * 2 + [(dilation[i] * (k[i] - 1) - pads[i][0],
+                                  dilation[i] * (k[i] - 1) - pads[i][1] + output_padding[i], stride[i] - 1)
+                                 for i in range(nd)]
+        xd = lax.pad(input, np.array(0, input.dtype), cfg)
+        out = lax.conv_general_dilated(xd, w, (1,) * nd, [(0, 0)] * nd, rhs_dilation=dilation,
+                                       dimension_numbers=_DN[nd], feature_group_count=groups)
+    if bias is not None:
+        out = out + bias.reshape((1, -1) + (1,) * nd)
+    return out
+
+
+def _convnd(name: str, nd: int, input, weight, bias, stride, padding, dilation, groups, transposed=False,
+            output_padding=0):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({type(input).__name__}, ...)")
+    dim = input.dim()
+    if dim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input "
+                           f"of size: {_shape_str(input.shape)}")
+    unbatched = dim == nd + 1
+    stride, dilation = (_tup(v, nd) if isinstance(v, int) else v for v in (stride, dilation))
+    if isinstance(padding, int):
+        padding = _tup(padding, nd)
+    if unbatched:
+        input = input.unsqueeze(0)
+    if isinstance(padding, str):
+        if transposed:
+            raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
+        if padding == "valid":
+            padding = 0
+        elif padding == "same":
+            if any(s != 1 for s in _tup(stride, nd)):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            dil = _tup(dilation, nd)
+            ks = weight.shape[2:] if len(weight.shape) == nd + 2 else (1,) * nd
+            tot = [d * (k - 1) for d, k in zip(dil, ks)]
+            padding = tuple((t // 2, t - t // 2) for t in tot)
+            if any(t % 2 for t in tot):
+                warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require a "
+                              "zero-padded copy of the input be created", UserWarning, stacklevel=3)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    out = convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    """``F.conv1d`` over (N, C, L) or unbatched (C, L) input; ``padding`` may be 'same' or 'valid'."""
+    return _convnd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    """``F.conv2d`` over (N, C, H, W) or unbatched (C, H, W) input; ``padding`` may be 'same' or 'valid'.
+
+    >>> conv2d(ft.randn(1, 3, 5, 5), ft.randn(8, 3, 3, 3), padding=1).shape
+    functorch_lite.Size([1, 8, 5, 5])
+    """
+    return _convnd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """``F.conv_transpose2d``: the gradient of conv2d w.r.t. its input; weight is (C_in, C_out/groups, kH, kW)."""
+    return _convnd("conv_transpose2d", 2, input, weight, bias, stride, padding, dilation, groups, True,
+                   output_padding)
+
+
+# ---- pooling -----------------------------------------------------------------------------------------------
+def _pool_out(size: int, k: int, p: int, s: int, d: int, ceil: bool) -> int:
+    """PyTorch's pooling_output_shape (with the ceil-mode rule that the last window starts inside the input)."""
+    if s == 0:
+        raise RuntimeError("stride should not be zero")
+    if p < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+    if p > ((k - 1) * d + 1) // 2:
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} "
+                           f"and dilation={d}")
+    num = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil else 0)
+    out = num // s + 1
+    if ceil and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _pool_args(name: str, x, kernel_size, stride, padding, dilation, ceil_mode):
+    """Normalise and validate 2-d pooling arguments; returns (k, s, p, d, ceil, (oH, oW))."""
+    def pair(v, what, verb="must either be", omit=""):
+        t = (v, v) if isinstance(v, int) else tuple(v)
+        if len(t) == 1:
+            t = t * 2
+        if len(t) != 2:
+            raise RuntimeError(f"{name}: {what} {verb} {omit}a single int, or a tuple of two ints")
+        return tuple(int(e) for e in t)
+    k = pair(kernel_size, "kernel_size")
+    s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else \
+        pair(stride, "stride", omit="omitted, ")
+    p = pair(padding, "padding")
+    d = pair(dilation, "dilation", "must be either")
+    nd = len(x._shape)
+    if name == "avg_pool2d" and nd < 3:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got -3)")
+    if nd not in (3, 4) or any(e == 0 for e in x._shape[-3:]):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    H, W = x._shape[-2:]
+    oh = _pool_out(H, k[0], p[0], s[0], d[0], ceil_mode)
+    ow = _pool_out(W, k[1], p[1], s[1], d[1], ceil_mode)
+    if k[0] <= 0 or k[1] <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {k[0]} kW: {k[1]}")
+    if s[0] <= 0 or s[1] <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got dH: {s[0]} dW: {s[1]}")
+    if d[0] <= 0 or d[1] <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {d[0]} dilationW: {d[1]}")
+    if k[1] // 2 < p[1] or k[0] // 2 < p[0]:
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got padW = {p[1]}, "
+                           f"padH = {p[0]}, kW = {k[1]}, kH = {k[0]}")
+    if oh < 1 or ow < 1:
+        raise RuntimeError(f"Given input size: ({x._shape[-3]}x{H}x{W}). Calculated output size: "
+                           f"({x._shape[-3]}x{oh}x{ow}). Output size is too small")
+    return k, s, p, d, bool(ceil_mode), (oh, ow)
+
+
+def _win_pads(x_shape, k, s, p, d, out):
+    """reduce_window padding: p low, and enough high padding for ``out`` windows (ceil mode)."""
+    pads = [(0, 0)] * (len(x_shape) - 2)
+    for i in range(2):
+        need = (out[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1
+        pads.append((p[i], max(p[i], need - x_shape[-2 + i] - p[i])))
+    return pads
+
+
+def _float_kernel_rule(kernel: str, allow_int: bool = True):
+    def rule(op, sig, sargs):
+        dt = sig[0][1]
+        if dt is D.bool or dt.is_complex or dt in D.FLOAT8 or (not allow_int and dt.category < D.FLOAT):
+            raise no_kernel(kernel, dt)
+        return (None,) * len(sig), (dt,) * op.nout
+    return rule
+
+
+def _maxpool_prep(targs, sargs):
+    k, s, p, d, ceil, out = _pool_args("max_pool2d", targs[0], *sargs[:5])
+    return (k, s, p, d, (ceil, out))  # the output size rides in the ceil_mode slot
+
+
+def _max_identity(dt):
+    return -jnp.inf if jnp.issubdtype(dt, jnp.floating) else jnp.iinfo(dt).min
+
+
+@defop("max_pool2d", promote=_float_kernel_rule("max_pool2d"), grad_fn="MaxPool2DWithIndicesBackward0",
+       method=False, prep=_maxpool_prep, kernel="max_pool2d")
+def _max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """``torch.max_pool2d``: max over (dilated) windows, padding never wins."""
+    if dilation != (1, 1):  # JAX has no VJP for dilated reduce_window max: pick from the window patches
+        return _max_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode[1])[0]
+    nb = input.ndim - 2
+    pads = _win_pads(input.shape, kernel_size, stride, padding, dilation, ceil_mode[1])
+    init = np.array(_max_identity(input.dtype), input.dtype)
+    return lax.reduce_window(input, init, lax.max, (1,) * nb + kernel_size, (1,) * nb + stride, pads,
+                             window_dilation=(1,) * nb + dilation)
+
+
+def _window_index(size, k, s, p, d, out):
+    """(out, k) table of input positions of each window tap (may be outside [0, size))."""
+    return np.arange(out)[:, None] * s - p + np.arange(k)[None, :] * d
+
+
+def _max_with_indices(input, k, stride, padding, dilation, out):
+    """(values, flat h*W+w indices) of the first maximum of each window, from gathered window patches."""
+    H, W = input.shape[-2:]
+    ih = _window_index(H, k[0], stride[0], padding[0], dilation[0], out[0])
+    iw = _window_index(W, k[1], stride[1], padding[1], dilation[1], out[1])
+    lo = max(0, -int(ih.min())), max(0, -int(iw.min()))
+    hi = max(0, int(ih.max()) - H + 1), max(0, int(iw.max()) - W + 1)
+    cfg = [(0, 0, 0)] * (input.ndim - 2) + [(lo[0], hi[0], 0), (lo[1], hi[1], 0)]
+    xp = lax.pad(input, np.array(_max_identity(input.dtype), input.dtype), cfg)
+    patches = xp[..., (ih + lo[0])[:, None, :, None], (iw + lo[1])[None, :, None, :]]  # (..., oH, oW, kh, kw)
+    patches = patches.reshape(patches.shape[:-2] + (k[0] * k[1],))
+    a = jnp.argmax(patches, axis=-1)
+    vals = jnp.take_along_axis(patches, a[..., None], axis=-1)[..., 0]
+    rows = jnp.asarray(ih)[jnp.arange(out[0])[:, None], a // k[1]]
+    cols = jnp.asarray(iw)[jnp.arange(out[1])[None, :], a % k[1]]
+    return vals, (rows * W + cols).astype(jnp.int64)
+
+
+def _mpi_rule(op, sig, sargs):
+    _float_kernel_rule("max_pool2d")(op, sig, sargs)
+    return (None,), (sig[0][1], D.int64)
+
+
+@defop("max_pool2d_with_indices", promote=_mpi_rule, grad_fn="MaxPool2DWithIndicesBackward0", method=False,
+       function=False, prep=_maxpool_prep, nout=2, kernel="max_pool2d")
+def _max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """(values, int64 flat h*W+w indices) of the first maximum of each window."""
+    return _max_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode[1])
+
+
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """``F.max_pool2d`` over (N, C, H, W) or (C, H, W); ``return_indices`` adds flat int64 argmax indices."""
+    if return_indices:
+        return _max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def _avgpool_prep(targs, sargs):
+    kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = sargs
+    k, s, p, d, ceil, out = _pool_args("avg_pool2d", targs[0], kernel_size, stride, padding, 1, ceil_mode)
+    if divisor_override is not None and int(divisor_override) == 0:
+        raise RuntimeError("divisor must be not zero")
+    div = None if divisor_override is None else int(divisor_override)
+    return (k, s, p, (ceil, out), bool(count_include_pad), div)
+
+
+def _avg_divisor(size, k, s, p, out, include_pad):
+    start = np.arange(out) * s - p
+    end = np.minimum(start + k, size + p)
+    pool = end - start
+    if include_pad:
+        return pool
+    return np.minimum(end, size) - np.maximum(start, 0)
+
+
+@defop(promote=_float_kernel_rule("avg_pool2d"), grad_fn="AvgPool2DBackward0", method=False, function=False,
+       prep=_avgpool_prep, kernel="avg_pool2d")
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """``F.avg_pool2d``: window sums over the divisor PyTorch uses (padding counted or not, override)."""
+    _, out = ceil_mode
+    nb = input.ndim - 2
+    pads = _win_pads(input.shape, kernel_size, stride, padding, (1, 1), out)
+    acc = _acc(input.dtype)
+    total = lax.reduce_window(input.astype(acc), np.array(0, acc), lax.add, (1,) * nb + kernel_size,
+                              (1,) * nb + stride, pads)
+    if divisor_override is not None:
+        div = np.full(out, divisor_override)
+    else:
+        H, W = input.shape[-2:]
+        dh = _avg_divisor(H, kernel_size[0], stride[0], padding[0], out[0], count_include_pad)
+        dw = _avg_divisor(W, kernel_size[1], stride[1], padding[1], out[1], count_include_pad)
+        div = dh[:, None] * dw[None, :]
+    div = jnp.asarray(div, acc)
+    r = lax.div(total, jnp.broadcast_to(div, total.shape)) if jnp.issubdtype(acc, jnp.integer) else total / div
+    return r.astype(input.dtype)
+
+
+def _adaptive_prep(targs, sargs):
+    x = targs[0]
+    xs = x._shape
+    osz = sargs[0]
+    osz = (osz, osz) if osz is None or isinstance(osz, int) else tuple(osz)
+    if len(osz) != 2:
+        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
+    osz = tuple(xs[-2 + i] if o is None else int(o) for i, o in enumerate(osz))
+    if any(o < 0 for o in osz):
+        raise RuntimeError("adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
+                           f"received {{{osz[0]}, {osz[1]}}}")
+    if len(xs) not in (3, 4):
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {_shape_str(xs)}")
+    for i in range(1, len(xs)):
+        if xs[i] == 0:
+            raise RuntimeError("adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {_shape_str(xs)} with dimension {i} being empty")
+    return (osz,)
+
+
+def _adaptive_rule(op, sig, sargs):
+    dt = sig[0][1]
+    if sargs[0] == (1, 1) and dt.category < D.FLOAT:  # PyTorch computes the 1x1 case with mean()
+        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {dt.short}")
+    return _float_kernel_rule("adaptive_avg_pool2d", allow_int=False)(op, sig, sargs)
+
+
+def _adaptive_matrix(size: int, out: int) -> np.ndarray:
+    """(out, size) averaging matrix over PyTorch's windows [floor(i*size/out), ceil((i+1)*size/out))."""
+    i = np.arange(out)
+    start = (i * size) // out
+    end = -((-(i + 1) * size) // out)
+    j = np.arange(size)
+    m = (j[None, :] >= start[:, None]) & (j[None, :] < end[:, None])
+    return m / np.maximum(end - start, 1)[:, None]
+
+
+@defop(promote=_adaptive_rule, method=False, function=False, prep=_adaptive_prep, kernel="adaptive_avg_pool2d",
+       grad_fn=lambda targs, sargs: "MeanBackward1" if sargs[0] == (1, 1) else "AdaptiveAvgPool2DBackward0")
+def adaptive_avg_pool2d(input, output_size):
+    """``F.adaptive_avg_pool2d``: windows [floor(i*H/oH), ceil((i+1)*H/oH)) (output need not divide input)."""
+    H, W = input.shape[-2:]
+    acc = _acc(input.dtype)
+    mh = jnp.asarray(_adaptive_matrix(H, output_size[0]), acc)
+    mw = jnp.asarray(_adaptive_matrix(W, output_size[1]), acc)
+    r = jnp.einsum("...hw,oh,pw->...op", input.astype(acc), mh, mw, precision=lax.Precision.HIGHEST)
+    return r.astype(input.dtype)
+
+
+# ---- padding -----------------------------------------------------------------------------------------------
+_PAD_HELP = ("Supported combinations for non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last "
+             "dimension)\n  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: "
+             "padding size = 6 (pads last 3 dimensions)")
+
+
+def _pad_prep(targs, sargs):
+    x = targs[0]
+    p, mode, value = sargs
+    p = tuple(int(e) for e in p)
+    nd = len(x._shape)
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode != "constant" and value is not None and value != 0:
+        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
+    if len(p) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(p) > 2 * nd:
+        raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(p)} and input of dimension {nd}")
+    if mode == "constant":
+        if any(x._shape[nd - 1 - j] + p[2 * j] + p[2 * j + 1] < 0 for j in range(len(p) // 2)):
+            raise RuntimeError("narrow(): length must be non-negative.")
+        return (p, mode, 0 if value is None else value)
+    n = len(p) // 2
+    if n not in (1, 2, 3) or nd not in (n + 1, n + 2):
+        raise NotImplementedError(f"Padding size {len(p)} is not supported for {nd}D input tensor.\n{_PAD_HELP}")
+    for j in range(n):
+        dim = nd - 1 - j
+        lo, hi = p[2 * j], p[2 * j + 1]
+        if mode == "reflect" and (lo >= x._shape[dim] or hi >= x._shape[dim]):
+            raise RuntimeError(f"Argument #{4 + 2 * j}: Padding size should be less than the corresponding input "
+                               f"dimension, but got: padding ({lo}, {hi}) at dimension {dim} of input "
+                               f"{_shape_str(x._shape)}")
+        if mode == "circular" and (lo > x._shape[dim] or hi > x._shape[dim]):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if mode == "circular" and x._shape[dim] + lo + hi <= 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+    return (p, mode, None)
+
+
+def _pad_rule(op, sig, sargs):
+    dt = sig[0][1]
+    mode = sargs[1]
+    if mode in ("reflect", "replicate") and (dt is D.bool or dt in D.FLOAT8):
+        kind = "reflection" if mode == "reflect" else "replication"
+        raise no_kernel(f"{kind}_pad{len(sargs[0]) // 2}d", dt)
+    return (None,), (dt,)
+
+
+_PAD_NAMES = {"reflect": "ReflectionPad{}DBackward0", "replicate": "ReplicationPad{}DBackward0"}
+
+
+def _pad_name(targs, sargs):
+    mode = sargs[1]
+    if mode == "constant":
+        return "ConstantPadNdBackward0"
+    if mode == "circular":
+        return "CopySlices"
+    return _PAD_NAMES[mode].format(len(sargs[0]) // 2)
+
+
+def _fill(value, dt):
+    if jnp.issubdtype(dt, jnp.bool_):
+        return jnp.asarray(bool(value), dt)
+    if jnp.issubdtype(dt, jnp.integer):
+        return jnp.asarray(int(value), dt)
+    return jnp.asarray(value, dt)
+
+
+@defop(promote=_pad_rule, grad_fn=_pad_name, method=False, function=False, prep=_pad_prep, kernel="pad")
+def pad(input, pad, mode="constant", value=None):
+    """``F.pad``: ``pad`` lists (left, right) pairs starting from the last dimension; negative pads crop."""
+    n = len(pad) // 2
+    nd = input.ndim
+    if mode == "constant":
+        cfg = [(0, 0, 0)] * nd
+        for j in range(n):
+            cfg[nd - 1 - j] = (pad[2 * j], pad[2 * j + 1], 0)
+        return lax.pad(input, _fill(value, input.dtype), cfg)
+    x = input
+    for j in range(n):
+        ax = nd - 1 - j
+        lo, hi = pad[2 * j], pad[2 * j + 1]
+        size = x.shape[ax]
+        if mode == "circular":  # PyTorch crops negative pads first, then wraps the remaining core
+            x = lax.slice_in_dim(x, max(0, -lo), size - max(0, -hi), axis=ax)
+            widths = [(0, 0)] * nd
+            widths[ax] = (max(lo, 0), max(hi, 0))
+            x = jnp.pad(x, widths, mode="wrap")
+            continue
+        ip = np.arange(size + lo + hi) - lo  # reflect / replicate: source index in the original input
+        if mode == "reflect":
+            ip = np.where(ip < 0, -ip, np.where(ip >= size, 2 * (size - 1) - ip, ip))
+        x = jnp.take(x, jnp.asarray(np.clip(ip, 0, size - 1)), axis=ax, mode="clip")
+    return x
+
+
+# ---- interpolation -----------------------------------------------------------------------------------------
+_UP_KERNELS = {("nearest", 1): "compute_indices_weights_nearest", ("nearest", 2): "upsample_nearest2d_channels_last",
+               ("nearest-exact", 1): "compute_indices_weights_nearest",
+               ("nearest-exact", 2): "upsample_nearest2d_channels_last",
+               ("linear", 1): "compute_indices_weights_linear", ("bilinear", 2): "upsample_bilinear2d_channels_last"}
+_UP_NAMES = {"nearest": "UpsampleNearest{}DBackward0", "nearest-exact": "UpsampleNearestExact{}DBackward0",
+             "linear": "UpsampleLinear1DBackward0", "bilinear": "UpsampleBilinear2DBackward0"}
+
+
+def _up_rule(op, sig, sargs):
+    dt = sig[0][1]
+    if dt.category < D.FLOAT or dt.is_complex or dt in D.FLOAT8:
+        raise no_kernel(_UP_KERNELS[(sargs[0], len(sargs[1]))], dt)
+    return (None,), (dt,)
+
+
+def _scale(inp: int, out: int, align_corners: bool, scale, ftype):
+    """PyTorch's area_pixel_compute_scale, in the kernel's opmath type."""
+    if align_corners:
+        return ftype((inp - 1) / (out - 1)) if out > 1 else ftype(0)
+    if scale is not None and scale > 0:
+        return ftype(1.0 / scale)
+    return ftype(inp) / ftype(out)
+
+
+def _nearest_idx(inp, out, scale, exact, ftype):
+    dst = np.arange(out)
+    if not exact and out == inp:
+        return dst
+    if not exact and out == 2 * inp:
+        return dst >> 1
+    s = _scale(inp, out, False, scale, ftype)
+    src = np.floor((dst.astype(ftype) + ftype(0.5)) * s if exact else dst.astype(ftype) * s).astype(np.int64)
+    return np.minimum(src, inp - 1)
+
+
+def _linear_taps(inp, out, align_corners, scale, ftype):
+    if inp == out:  # PyTorch's CPU kernel copies a dim whose size is unchanged, whatever the scale
+        idx = np.arange(out)
+        return idx, idx, np.ones(out, ftype), np.zeros(out, ftype)
+    s = _scale(inp, out, align_corners, scale, ftype)
+    dst = np.arange(out).astype(ftype)
+    src = s * dst if align_corners else np.maximum(s * (dst + ftype(0.5)) - ftype(0.5), ftype(0))
+    i0 = src.astype(np.int64)
+    i1 = i0 + (i0 < inp - 1)
+    l1 = (src - i0.astype(ftype)).astype(ftype)
+    return i0, i1, ftype(1) - l1, l1
+
+
+@defop("_upsample", promote=_up_rule, method=False, function=False, kernel="upsample",
+       grad_fn=lambda targs, sargs: _UP_NAMES[sargs[0]].format(len(sargs[1])))
+def _upsample(input, mode, size, align_corners, scales):
+    """Nearest / (bi)linear resampling of the trailing ``len(size)`` dims with PyTorch's source indices."""
+    nsp = len(size)
+    ftype = np.float64 if input.dtype == jnp.float64 else np.float32
+    x = input
+    for i in range(nsp):
+        ax = input.ndim - nsp + i
+        inp = input.shape[ax]
+        sc = None if scales is None else scales[i]
+        if mode in ("nearest", "nearest-exact"):
+            idx = _nearest_idx(inp, size[i], sc, mode == "nearest-exact", ftype)
+            x = jnp.take(x, jnp.asarray(idx), axis=ax, mode="clip")
+        else:
+            i0, i1, l0, l1 = _linear_taps(inp, size[i], align_corners, sc, ftype)
+            bshape = [1] * input.ndim
+            bshape[ax] = size[i]
+            acc = _acc(input.dtype)
+            xa = x.astype(acc)
+            x = (jnp.take(xa, jnp.asarray(i0), axis=ax, mode="clip") * jnp.asarray(l0, acc).reshape(bshape)
+                 + jnp.take(xa, jnp.asarray(i1), axis=ax, mode="clip") * jnp.asarray(l1, acc).reshape(bshape))
+    return x.astype(input.dtype)
+
+
+_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+
+
+def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
+                recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
+    """``F.interpolate`` for modes nearest, nearest-exact, linear (3-D), bilinear (4-D) and area."""
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is None and scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    spatial = list(input.shape[2:])
+    given, what, fmt = (size, "output size of", "output size in (o1, o2, ...,oK)") if size is not None else \
+        (scale_factor, "scale_factor of shape", "scale_factor in (s1, s2, ...,sK)")
+    if isinstance(given, (list, tuple)) and len(given) != dim:
+        first = "Input and output" if size is not None else "Input and scale_factor"
+        raise ValueError(f"{first} must have the same number of spatial dimensions, but got input with spatial "
+                         f"dimensions of {spatial} and {what} {given}. Please provide input tensor in (N, C, d1, "
+                         f"d2, ...,dK) format and {fmt} format.")
+    vals = tuple(given) if isinstance(given, (list, tuple)) else (given,) * dim
+    if size is not None:
+        out, scales = tuple(int(v) for v in vals), None
+    else:
+        scales = tuple(float(v) for v in vals)
+        out = tuple(int(math.floor(float(n) * sc)) for n, sc in zip(spatial, scales))
+        scales = None if recompute_scale_factor else scales
+    if antialias and not (mode in ("bilinear", "bicubic") and input.dim() == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
+                         "4-D tensor as input")
+    if antialias:
+        raise NotImplementedError("functorch_lite: interpolate(antialias=True) is not supported")
+    if mode == "area" and input.dim() in (3, 4):
+        return adaptive_avg_pool2d(input, out) if input.dim() == 4 else \
+            adaptive_avg_pool2d(input.unsqueeze(-2), (1, out[0])).squeeze(-2)
+    supported = {3: ("nearest", "nearest-exact", "linear"), 4: ("nearest", "nearest-exact", "bilinear")}
+    if input.dim() in (3, 4, 5) and mode in _MODES:
+        if mode not in supported.get(input.dim(), ()):
+            if mode in ("linear", "bilinear", "trilinear"):
+                need = {"linear": 3, "bilinear": 4, "trilinear": 5}[mode]
+                raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {need}D input")
+            raise NotImplementedError(f"functorch_lite: interpolate mode {mode!r} on {input.dim()}D input is not "
+                                      "supported")
+    else:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
+                                  "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+                                  f"nearest-exact (got {mode})")
+    if any(o <= 0 for o in out) or any(n <= 0 for n in spatial):
+        if dim == 2:
+            raise RuntimeError(f"Input and output sizes should be greater than 0, but got input (H: {spatial[0]}, "
+                               f"W: {spatial[1]}) output (H: {out[0]}, W: {out[1]})")
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input (W: {spatial[0]}) and "
+                           f"output (W: {out[0]})")
+    return _upsample(input, mode, out, bool(align_corners) if mode in ("linear", "bilinear") else None, scales)

@@ -2,7 +2,8 @@
 
 optax's ``scale_by_adam`` rounds differently (it divides bias-corrected moments; PyTorch computes
 ``step_size = lr / bc1`` and ``denom = sqrt(v) / sqrt(bc2) + eps``) and its amsgrad takes the max of
-the bias-corrected ``v_hat``; PyTorch takes the max of the raw ``v``. So the core is a small custom
+the bias-corrected ``v_hat``; PyTorch takes the max of the raw ``v``. Each op rounds where torch's CPU
+kernel rounds (``optimizer.t_*``), so float32 results are PyTorch's bit for bit. So the core is a small custom
 ``GradientTransformation`` in PyTorch's operation order, wrapped by ``optax.inject_hyperparams``
 (``lr``, ``beta1``, ``beta2``, ``eps``, ``weight_decay`` are arrays: changing them never recompiles).
 """
@@ -14,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import Optimizer, hyper_arrays
+from .optimizer import Optimizer, cast, delta, hyper_arrays, t_add, t_addcdiv, t_addcmul, t_div, t_lerp, t_mul, t_sqrt
 
 
 class AdamState(NamedTuple):
@@ -24,49 +25,36 @@ class AdamState(NamedTuple):
     max_exp_avg_sq: jax.Array  # a 0-d placeholder unless amsgrad
 
 
-def _c(x, dt):
-    return jnp.asarray(x).astype(dt)
-
-
-def _lerp(a, b, w):
-    """torch.lerp's CPU formula for a scalar weight (two branches for accuracy)."""
-    return jnp.where(jnp.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
-
-
 def adam_transform(lr, beta1, beta2, eps, weight_decay, *, amsgrad: bool, maximize: bool,
                    decoupled: bool) -> optax.GradientTransformation:
-    """PyTorch's single-tensor Adam/AdamW step as additive updates."""
+    """PyTorch's single-tensor Adam/AdamW step, rounded as torch rounds (float64 deltas onto its result)."""
 
     def init(params):
         return AdamState(jnp.zeros((), jnp.float32), jnp.zeros_like(params), jnp.zeros_like(params),
                          jnp.zeros_like(params) if amsgrad else jnp.zeros((), params.dtype))
 
     def update(g, state, p):
-        dt = p.dtype
         step = state.step + 1
         if maximize:
             g = -g
         if decoupled:
-            base = p * _c(1 - lr * weight_decay, dt)  # param.mul_(1 - lr * weight_decay)
+            base = t_mul(p, 1 - lr * weight_decay)  # param.mul_(1 - lr * weight_decay); exact at 0
         else:
             base = p
-            g = g + _c(weight_decay, dt) * p  # grad.add(param, alpha=weight_decay)
-        exp_avg = _lerp(state.exp_avg, g, _c(1 - beta1, dt))
-        exp_avg_sq = state.exp_avg_sq * _c(beta2, dt) + _c(1 - beta2, dt) * g * g
+            g = t_add(g, p, weight_decay)  # grad.add(param, alpha=weight_decay)
+        exp_avg = t_lerp(state.exp_avg, g, 1 - beta1)
+        exp_avg_sq = t_addcmul(t_mul(state.exp_avg_sq, beta2), g, g, 1 - beta2)
         s = step.astype(lr.dtype)
-        bc1 = 1 - beta1 ** s
-        bc2 = 1 - beta2 ** s
-        step_size = lr / bc1
-        bc2_sqrt = jnp.sqrt(bc2)
+        step_size = lr / (1 - beta1 ** s)
+        bc2_sqrt = jnp.sqrt(1 - beta2 ** s)
         max_sq = state.max_exp_avg_sq
         if amsgrad:
             max_sq = jnp.maximum(max_sq, exp_avg_sq)
-            denom = jnp.sqrt(max_sq) / _c(bc2_sqrt, dt) + _c(eps, dt)
+            denom = t_add(t_div(t_sqrt(max_sq), bc2_sqrt), cast(eps, p.dtype))
         else:
-            denom = jnp.sqrt(exp_avg_sq) / _c(bc2_sqrt, dt) + _c(eps, dt)
-        new_p = base + _c(-step_size, dt) * exp_avg / denom  # param.addcdiv_(exp_avg, denom, value=-step_size)
-        upd = new_p - p if decoupled else _c(-step_size, dt) * exp_avg / denom
-        return upd, AdamState(step, exp_avg, exp_avg_sq, max_sq)
+            denom = t_add(t_div(t_sqrt(exp_avg_sq), bc2_sqrt), cast(eps, p.dtype))
+        new_p = t_addcdiv(base, exp_avg, denom, -step_size)  # param.addcdiv_(exp_avg, denom, value=-step_size)
+        return delta(new_p, p), AdamState(step, exp_avg, exp_avg_sq, max_sq)
 
     return optax.GradientTransformation(init, update)
 

@@ -8,11 +8,19 @@ optax states in, new params and states out, states donated) and writes each para
 storage as an in-place update (its ``_version`` bumps by one; it stays the same leaf tensor).
 
 Per-parameter state (``optimizer.state[p]``) is created lazily on the parameter's first step, as in
-PyTorch; parameters whose ``.grad`` is None are skipped (their state is untouched).
+PyTorch (Adagrad creates it in its constructor, as PyTorch does); parameters whose ``.grad`` is None
+are skipped (their state is untouched).
+
+Rounding: the transforms compute each PyTorch op with the ``t_*`` helpers at the end of this file (float64
+arithmetic rounded to the parameter dtype where torch's CPU kernel rounds, FMAs where torch fuses), and
+return float64 deltas that land exactly on PyTorch's result. SGD is bit-for-bit torch's on float32; the
+optimizers with a ``sqrt`` differ by at most an ulp or two there (torch's float32 CPU ``sqrt`` is MKL's,
+not correctly rounded).
 """
 from __future__ import annotations
 
 import copy
+import warnings
 from typing import Any, Callable, Iterable
 
 import jax
@@ -20,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from .. import _config
 from .._tensor.tensor import Tensor
 from ..autograd.grad_mode import no_grad
 
@@ -30,6 +39,7 @@ _STEP_FNS: dict = {}
 
 def _group_step_fn(key: tuple, make_tx: Callable[[], optax.GradientTransformation]):
     """The cached jitted update of one param group for transform ``key`` (built once per key)."""
+    key = key + (_config.OPTIM_ROUNDING,)  # the arithmetic mode is fixed when the step is traced
     fn = _STEP_FNS.get(key)
     if fn is not None:
         return fn
@@ -41,7 +51,8 @@ def _group_step_fn(key: tuple, make_tx: Callable[[], optax.GradientTransformatio
         for p, g, s in zip(params, grads, states):
             s = s._replace(hyperparams={k: hyper[k] for k in s.hyperparams})
             updates, s = tx.update(g, s, p)
-            new_params.append(optax.apply_updates(p, updates))
+            # float64 updates (exact deltas for float32 params) land on PyTorch's rounded value
+            new_params.append((p.astype(updates.dtype) + updates).astype(p.dtype))
             new_states.append(s)
         return new_params, new_states
 
@@ -116,6 +127,12 @@ class Optimizer:
                             "of tensors in sets will change between runs. Please use a list instead.")
         else:
             param_group["params"] = list(params)
+        names = [p[0] for p in param_group["params"] if isinstance(p, tuple)]  # named_parameters() pairs
+        param_group["params"] = [p[1] if isinstance(p, tuple) else p for p in param_group["params"]]
+        if names:
+            if len(names) != len(param_group["params"]):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            param_group["param_names"] = names
         for p in param_group["params"]:
             if not isinstance(p, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(p))
@@ -123,9 +140,17 @@ class Optimizer:
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             param_group.setdefault(name, default)
+        if len({id(p) for p in param_group["params"]}) != len(param_group["params"]):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
+                          "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
         seen: set = set()
         for group in self.param_groups:
             seen.update(id(p) for p in group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                txt = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {txt} to the optimizer")
         if any(id(p) in seen for p in param_group["params"]):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
@@ -190,7 +215,8 @@ class Optimizer:
                 arr = getattr(inner, name)
                 dt = p.dtype if name != "step" else _float32()
                 views[name] = Tensor._from_array(arr, dt, p.device)
-            dict.__setitem__(self.state, p, views)
+            if views:  # SGD without momentum keeps no state (``optimizer.state`` stays empty, as in PyTorch)
+                dict.__setitem__(self.state, p, views)
         else:
             for name, t in views.items():
                 t._write(getattr(inner, name))
@@ -243,7 +269,7 @@ class Optimizer:
         state = {}
         for group in self.param_groups:
             for p in group["params"]:
-                if p in self._ostate:
+                if p in self._ostate and self._state_fields(group):  # SGD without momentum keeps no state
                     self._sync_from_views(p)
                     inner = self._ostate[p].inner_state
                     state[index[id(p)]] = {
@@ -269,6 +295,8 @@ class Optimizer:
         new_groups = []
         for g, s in zip(groups, saved_groups):
             s["params"] = g["params"]
+            if "param_names" in g and "param_names" not in s:
+                s["param_names"] = g["param_names"]
             new_groups.append(s)
         self.param_groups = new_groups
         self._ostate = {}
@@ -310,4 +338,86 @@ def _float32():
 
 def hyper_arrays(values: dict) -> dict:
     """Hyperparameter values as float64 numpy scalars (jit arguments: same aval every call)."""
-    return {k: np.asarray(float(v), dtype=np.float64) for k, v in values.items()}
+    return {k: jnp.asarray(v, jnp.float64) if isinstance(v, jax.Array) else np.asarray(float(v), dtype=np.float64)
+            for k, v in values.items()}  # a jax value: a hyperparameter traced by compile
+
+
+# ---- PyTorch's CPU arithmetic ------------------------------------------------------------------------------
+# ``_config.OPTIM_ROUNDING == "exact"``: torch's CPU kernels round after every op, and its ``add(alpha=)``,
+# ``addcmul`` and ``lerp`` kernels are fused multiply-adds (one rounding); XLA contracts ``a * b + c`` where it
+# likes. To get PyTorch's float32 updates bit for bit, the transforms compute each op in float64 (a product of
+# two float32 values is exact there) and round to the tensor's dtype exactly where PyTorch rounds.
+# "fast" (the default): the same formulas in the parameter's dtype, fused by XLA (a few ulps from torch).
+# Hyperparameters are rounded to the tensor's dtype first, as torch converts a Python scalar.
+
+def _exact() -> bool:
+    return _config.OPTIM_ROUNDING == "exact"
+
+
+def _hi(x):
+    x = jnp.asarray(x)
+    return x.astype(jnp.float64) if _exact() else x
+
+
+def _rnd(x, dt):
+    """Round ``x`` to dtype ``dt``. Exact mode: ``reduce_precision`` first: XLA may drop a float64 -> float32 ->
+    float64 convert pair (excess precision allowed), never an explicit rounding."""
+    if not _exact():
+        return x.astype(dt)
+    fi = jnp.finfo(dt)
+    return jax.lax.reduce_precision(x, exponent_bits=fi.nexp, mantissa_bits=fi.nmant).astype(dt)
+
+
+def cast(x, dt):
+    """A Python/float64 scalar rounded to the tensor dtype ``dt`` (how torch applies a Scalar)."""
+    if not _exact():
+        return jnp.asarray(x).astype(dt)
+    return _rnd(_hi(x), dt)
+
+
+def t_mul(a, b):
+    """``a.mul(b)`` (``b`` a tensor or a scalar), rounded once."""
+    return _rnd(_hi(a) * _hi(cast(b, a.dtype)), a.dtype)
+
+
+def t_add(a, b, alpha=1.0):
+    """``a.add(b, alpha=alpha)``: one rounding of ``a + alpha * b`` (torch's add kernel is an FMA)."""
+    return _rnd(_hi(a) + _hi(cast(alpha, a.dtype)) * _hi(b), a.dtype)
+
+
+def t_addcmul(a, b, c, value=1.0):
+    """``a.addcmul(b, c, value=value)``: ``value * b`` rounded, then one FMA with ``c`` onto ``a``."""
+    vb = t_mul(b, value)
+    return _rnd(_hi(a) + _hi(vb) * _hi(c), a.dtype)
+
+
+def t_addcdiv(a, b, c, value=1.0):
+    """``a.addcdiv(b, c, value=value)``: ``value * b``, ``/ c`` and ``a +`` each rounded."""
+    q = _rnd(_hi(t_mul(b, value)) / _hi(c), a.dtype)
+    return _rnd(_hi(a) + _hi(q), a.dtype)
+
+
+def t_lerp(a, b, w):
+    """``a.lerp(b, w)`` for a scalar weight: torch's two-branch CPU formula, each branch one FMA."""
+    w = cast(w, a.dtype)
+    if not _exact():
+        return a + w * (b - a)
+    diff = _rnd(_hi(b) - _hi(a), a.dtype)
+    lo = _hi(a) + _hi(w) * _hi(diff)
+    hi = _hi(b) - _hi(diff) * _hi(_rnd(1 - _hi(w), a.dtype))
+    return _rnd(jnp.where(jnp.abs(w) < 0.5, lo, hi), a.dtype)
+
+
+def t_sqrt(a):
+    """``a.sqrt()`` (correctly rounded)."""
+    return jnp.sqrt(a)
+
+
+def t_div(a, b):
+    """``a / b`` (``b`` a tensor or a scalar rounded to ``a``'s dtype), rounded once."""
+    return _rnd(_hi(a) / _hi(cast(b, a.dtype)), a.dtype)
+
+
+def delta(new_p, p):
+    """The update ``Optimizer.step`` adds back onto ``p``: float64 in exact mode (lands exactly on ``new_p``)."""
+    return _hi(new_p) - _hi(p)

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import Optimizer, hyper_arrays
+from .optimizer import Optimizer, delta, hyper_arrays, t_add, t_mul
 
 
 class SGDState(NamedTuple):
@@ -21,28 +21,23 @@ class SGDState(NamedTuple):
     momentum_buffer: jax.Array  # like the parameter (a 0-d placeholder when momentum is off)
 
 
-def _c(x, dt):
-    return jnp.asarray(x).astype(dt)
-
-
 def sgd_transform(lr, momentum, dampening, weight_decay, *, use_momentum: bool, nesterov: bool,
                   maximize: bool) -> optax.GradientTransformation:
-    """PyTorch's SGD step as updates ``u`` with ``p + u`` equal to torch's ``p.add_(d_p, alpha=-lr)``."""
+    """PyTorch's SGD step, rounded as torch rounds; the updates are float64 deltas onto its result."""
 
     def init(params):
         buf = jnp.zeros_like(params) if use_momentum else jnp.zeros((), params.dtype)
         return SGDState(jnp.zeros((), jnp.float32), buf)
 
     def update(g, state, p):
-        dt = p.dtype
         if maximize:
             g = -g
-        g = g + _c(weight_decay, dt) * p  # grad.add(param, alpha=weight_decay); exact no-op at 0
+        g = t_add(g, p, weight_decay)  # grad.add(param, alpha=weight_decay); exact no-op at 0
         buf = state.momentum_buffer
         if use_momentum:
-            buf = jnp.where(state.step == 0, g, buf * _c(momentum, dt) + _c(1 - dampening, dt) * g)
-            g = g + _c(momentum, dt) * buf if nesterov else buf
-        return _c(-lr, dt) * g, SGDState(state.step + 1, buf)
+            buf = jnp.where(state.step == 0, g, t_add(t_mul(buf, momentum), g, 1 - dampening))
+            g = t_add(g, buf, momentum) if nesterov else buf
+        return delta(t_add(p, g, -lr), p), SGDState(state.step + 1, buf)  # param.add_(grad, alpha=-lr)
 
     return optax.GradientTransformation(init, update)
 

@@ -63,6 +63,10 @@ SGD_CASES = {
     "nesterov": dict(lr=0.05, momentum=0.9, nesterov=True),
     "weight_decay": dict(lr=0.05, momentum=0.5, weight_decay=0.1),
     "maximize": dict(lr=0.01, momentum=0.9, maximize=True),
+    "weight_decay-no-momentum": dict(lr=0.05, weight_decay=0.2),
+    "maximize-no-momentum": dict(lr=0.01, maximize=True),
+    "nesterov-weight_decay": dict(lr=0.03, momentum=0.8, nesterov=True, weight_decay=0.05),
+    "dampening-weight_decay": dict(lr=0.03, momentum=0.5, dampening=0.9, weight_decay=0.01),
 }
 
 
@@ -85,6 +89,9 @@ ADAM_CASES = {
     "Adam-maximize": ("Adam", dict(lr=0.001, maximize=True)),
     "AdamW": ("AdamW", dict(lr=0.01)),
     "AdamW-amsgrad-wd": ("AdamW", dict(lr=0.01, weight_decay=0.3, amsgrad=True, eps=1e-6)),
+    "Adam-amsgrad-maximize-wd": ("Adam", dict(lr=0.005, amsgrad=True, maximize=True, weight_decay=0.05)),
+    "AdamW-maximize": ("AdamW", dict(lr=0.005, maximize=True, betas=(0.7, 0.9))),
+    "Adam-decoupled_weight_decay": ("Adam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
 }
 
 

@@ -1,0 +1,4 @@
+"""``torch.utils``."""
+from . import data  # noqa: F401
+from . import checkpoint  # noqa: F401,E402
+from . import memory  # noqa: F401,E402

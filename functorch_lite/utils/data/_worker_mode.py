@@ -1,0 +1,61 @@
+"""Worker-mode flag and the guard that keeps JAX out of DataLoader worker processes.
+
+JAX is not fork-safe: a forked worker that runs a jitted function or a ``device_put`` can deadlock
+on thread pools that did not survive the fork. Workers therefore only run NumPy code. This module
+is pure Python (no JAX import) so that checking the flag costs nothing:
+
+- :func:`in_worker` is True inside a DataLoader worker process (set by the worker loop).
+- :func:`install_guard` (called once in each worker) makes every facade-tensor read or creation
+  raise :data:`WORKER_TENSOR_ERROR` instead of reaching JAX: it replaces ``Storage.array`` (the one
+  place a tensor's values live) with a raising property, blocks ``jax.device_put``/``jax.jit``,
+  random keys and the cached creation kernels, in the worker's copy of the interpreter only.
+  The main process is never touched. (A check of :func:`in_worker` at the top of the facade's
+  dispatch and creation paths would make this airtight; see the report to the lead.)
+"""
+from __future__ import annotations
+
+_IN_WORKER = False
+
+WORKER_TENSOR_ERROR = (
+    "functorch_lite tensors cannot be created or used inside a DataLoader worker process: workers never "
+    "run JAX (it is not fork-safe). Return NumPy arrays or Python numbers from Dataset.__getitem__ / "
+    "collate_fn / worker_init_fn instead; the DataLoader turns them into tensors in the main process. "
+    "(Tensors held by the dataset reach workers as NumPy arrays.)")
+
+
+def in_worker() -> bool:
+    """True inside a DataLoader worker process."""
+    return _IN_WORKER
+
+
+def set_in_worker(flag: bool) -> None:
+    """Mark this process as a DataLoader worker (worker loop only)."""
+    global _IN_WORKER
+    _IN_WORKER = bool(flag)
+
+
+def _blocked(*args, **kwargs):
+    raise RuntimeError(WORKER_TENSOR_ERROR)
+
+
+def install_guard() -> None:
+    """In a worker: make facade tensor creation/reads and new JAX dispatches raise a clear error."""
+    import sys
+    set_in_worker(True)
+    storage_mod = sys.modules.get("functorch_lite._tensor.storage")
+    if storage_mod is not None:
+        storage_mod.Storage.array = property(_blocked, _blocked)
+    jax = sys.modules.get("jax")
+    if jax is not None:
+        jax.device_put = _blocked
+        jax.jit = _blocked
+    # cached jitted kernels that creation calls before a Storage exists (best effort: private names)
+    creation = sys.modules.get("functorch_lite.ops.creation")
+    for name in ("_full_jit", "_rand_jit"):
+        if creation is not None and hasattr(creation, name):
+            setattr(creation, name, _blocked)
+    rng = sys.modules.get("functorch_lite.random")
+    if rng is not None:
+        rng.Generator.next_key = _blocked
+        if hasattr(rng, "_split"):
+            rng._split = _blocked

@@ -1,0 +1,215 @@
+"""``default_collate`` / ``default_convert`` (spec §13.1, DATA-07..18) with one NumPy core.
+
+Collation runs on NumPy in both places it happens: in a worker process (where it must never touch
+JAX) the leaves it produces are :class:`TensorArray` stand-ins, plain NumPy arrays marked "becomes
+a tensor"; in the main process the same code turns each leaf into a facade Tensor at once.
+Facade tensors met in the main process are stacked with ``functorch_lite.stack`` (device and
+autograd kept, as PyTorch). :func:`to_facade` turns a worker's result (any structure) into tensors.
+"""
+from __future__ import annotations
+
+import collections.abc as cabc
+import copy
+import re
+from typing import Any, Callable
+
+import numpy as np
+
+from . import _worker_mode
+
+np_str_obj_array_pattern = re.compile(r"[SaUO]")
+
+default_collate_err_msg_format = (
+    "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}")
+
+
+class TensorArray(np.ndarray):
+    """A facade tensor's values inside a worker: a NumPy array the main process turns into a Tensor.
+
+    Integer indexing keeps a 0-d ``TensorArray`` (as indexing a tensor gives a 0-d tensor)."""
+
+    def __getitem__(self, index):
+        r = np.ndarray.__getitem__(self, index)
+        if isinstance(r, np.generic):
+            return np.asarray(r).view(TensorArray)
+        return r
+
+
+def stand_in(values: np.ndarray) -> TensorArray:
+    """Wrap host values as a :class:`TensorArray` (used when a dataset is sent to workers)."""
+    return np.asarray(values).view(TensorArray)
+
+
+def _tensor_cls():
+    from ..._tensor.tensor import Tensor
+    return Tensor
+
+
+def numpy_to_tensor(arr: np.ndarray):
+    """Main process only: a facade Tensor holding a copy of ``arr`` (dtype from NumPy's dtype)."""
+    from ... import dtypes as D
+    from ..._tensor.tensor import tensor_from_numpy
+    arr = np.asarray(arr)
+    if not arr.flags.writeable or not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr).copy()
+    return tensor_from_numpy(arr, D.from_numpy_dtype(arr.dtype))
+
+
+def _leaf() -> Callable[[np.ndarray], Any]:
+    return stand_in if _worker_mode.in_worker() else numpy_to_tensor
+
+
+def _check_sizes(shapes: list) -> None:
+    first = tuple(shapes[0])
+    for i, s in enumerate(shapes):
+        if tuple(s) != first:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 and "
+                               f"{list(s)} at entry {i}")
+
+
+def _python_numbers(batch: list) -> np.ndarray:
+    """``torch.tensor(batch)`` for Python numbers: bool / int64 / default float / complex."""
+    from ... import dtypes as D
+    if any(isinstance(x, (complex, np.complexfloating)) for x in batch):
+        dt = np.complex128 if D.get_default_dtype() is D.float64 else np.complex64
+    elif any(isinstance(x, (float, np.floating)) for x in batch):
+        dt = np.dtype(D.get_default_dtype().jnp)
+    elif all(isinstance(x, (bool, np.bool_)) for x in batch):
+        dt = np.bool_
+    else:
+        dt = np.int64
+    try:
+        return np.array(batch, dtype=dt)
+    except OverflowError:
+        raise ValueError("Overflow when unpacking long long") from None
+
+
+def _collate(batch, leaf: Callable) -> Any:
+    elem = batch[0]
+    elem_type = type(elem)
+    Tensor = _tensor_cls()
+    if isinstance(elem, Tensor):
+        _check_sizes([t.shape for t in batch])
+        from ... import stack
+        return stack(list(batch), 0)
+    if isinstance(elem, np.ndarray):
+        if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
+            raise TypeError(default_collate_err_msg_format.format(elem.dtype))
+        _check_sizes([np.shape(b) for b in batch])
+        return leaf(np.stack([np.asarray(b) for b in batch]))
+    if isinstance(elem, (np.bool_, np.number, np.object_)):
+        return leaf(np.array(batch))
+    if isinstance(elem, float):
+        return leaf(np.array(batch, dtype=np.float64))
+    if isinstance(elem, int):
+        return leaf(_python_numbers(batch))
+    if isinstance(elem, (str, bytes)):
+        return batch
+    if isinstance(elem, cabc.Mapping):
+        try:
+            if isinstance(elem, cabc.MutableMapping):
+                clone = copy.copy(elem)
+                clone.update({key: _collate([d[key] for d in batch], leaf) for key in elem})
+                return clone
+            return elem_type({key: _collate([d[key] for d in batch], leaf) for key in elem})
+        except TypeError:
+            return {key: _collate([d[key] for d in batch], leaf) for key in elem}
+    if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
+        return elem_type(*(_collate(samples, leaf) for samples in zip(*batch)))
+    if isinstance(elem, cabc.Sequence):
+        it = iter(batch)
+        elem_size = len(next(it))
+        if not all(len(e) == elem_size for e in it):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        transposed = list(zip(*batch))  # tuples, as PyTorch (strings come back as tuples)
+        if isinstance(elem, tuple):
+            return [_collate(samples, leaf) for samples in transposed]
+        try:
+            if isinstance(elem, cabc.MutableSequence):
+                clone = copy.copy(elem)
+                for i, samples in enumerate(transposed):
+                    clone[i] = _collate(samples, leaf)
+                return clone
+            return elem_type([_collate(samples, leaf) for samples in transposed])
+        except TypeError:
+            return [_collate(samples, leaf) for samples in transposed]
+    raise TypeError(default_collate_err_msg_format.format(elem_type))
+
+
+def default_collate(batch: list) -> Any:
+    """Stack a list of samples into a batch, as ``torch.utils.data.default_collate``.
+
+    >>> default_collate([(1, 2.0), (3, 4.0)])
+    [tensor([1, 3]), tensor([2., 4.], dtype=torch.float64)]
+    """
+    return _collate(batch, _leaf())
+
+
+def _convert(data, leaf: Callable) -> Any:
+    elem_type = type(data)
+    if isinstance(data, (_tensor_cls(), TensorArray)):
+        return data if isinstance(data, _tensor_cls()) or _worker_mode.in_worker() else leaf(data)
+    if elem_type.__module__ == "numpy" and elem_type.__name__ not in ("str_", "string_"):
+        if elem_type.__name__ == "ndarray" and np_str_obj_array_pattern.search(data.dtype.str) is not None:
+            return data
+        return leaf(np.asarray(data))
+    if isinstance(data, cabc.Mapping):
+        try:
+            if isinstance(data, cabc.MutableMapping):
+                clone = copy.copy(data)
+                clone.update({key: _convert(data[key], leaf) for key in data})
+                return clone
+            return elem_type({key: _convert(data[key], leaf) for key in data})
+        except TypeError:
+            return {key: _convert(data[key], leaf) for key in data}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return elem_type(*(_convert(d, leaf) for d in data))
+    if isinstance(data, tuple):
+        return [_convert(d, leaf) for d in data]
+    if isinstance(data, cabc.Sequence) and not isinstance(data, (str, bytes)):
+        try:
+            if isinstance(data, cabc.MutableSequence):
+                clone = copy.copy(data)
+                for i, d in enumerate(data):
+                    clone[i] = _convert(d, leaf)
+                return clone
+            return elem_type([_convert(d, leaf) for d in data])
+        except TypeError:
+            return [_convert(d, leaf) for d in data]
+    return data
+
+
+def default_convert(data: Any) -> Any:
+    """Turn NumPy arrays/scalars (also inside dicts, lists, namedtuples) into tensors; other values are
+    kept (tuples become lists), as ``torch.utils.data.default_convert``.
+
+    >>> default_convert(np.array([0, 1]))
+    tensor([0, 1])
+    """
+    return _convert(data, _leaf())
+
+
+def to_facade(obj: Any) -> Any:
+    """Main process: replace every :class:`TensorArray` in a worker's result by a facade Tensor."""
+    if isinstance(obj, TensorArray):
+        return numpy_to_tensor(obj)
+    if isinstance(obj, (str, bytes, np.ndarray)):
+        return obj
+    if type(obj) is list:
+        return [to_facade(x) for x in obj]
+    if type(obj) is dict:
+        return {k: to_facade(v) for k, v in obj.items()}
+    if isinstance(obj, tuple):
+        if hasattr(obj, "_fields"):
+            return type(obj)(*(to_facade(x) for x in obj))
+        return type(obj)(to_facade(x) for x in obj) if type(obj) is tuple else obj
+    if isinstance(obj, cabc.MutableMapping):
+        clone = copy.copy(obj)
+        clone.update({k: to_facade(v) for k, v in obj.items()})
+        return clone
+    if isinstance(obj, cabc.MutableSequence):
+        clone = copy.copy(obj)
+        for i, x in enumerate(obj):
+            clone[i] = to_facade(x)
+        return clone
+    return obj

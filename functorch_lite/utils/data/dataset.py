@@ -1,0 +1,190 @@
+"""Datasets (spec §13.2): ``Dataset``, ``IterableDataset``, ``TensorDataset``, ``StackDataset``,
+``ConcatDataset``, ``ChainDataset``, ``Subset``, ``random_split`` — PyTorch's behaviour and errors.
+
+Inside a DataLoader worker the tensors a dataset holds are NumPy arrays (see ``dataloader.py``):
+``TensorDataset`` only indexes them, so it works unchanged on either.
+"""
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+import warnings
+from typing import Any, Generic, Iterable, Iterator, Sequence, TypeVar
+
+_T_co = TypeVar("_T_co", covariant=True)
+
+
+class Dataset(Generic[_T_co]):
+    """A map-style dataset: subclasses implement ``__getitem__`` (and usually ``__len__``)."""
+
+    def __getitem__(self, index) -> Any:
+        raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
+
+    def __add__(self, other: "Dataset") -> "ConcatDataset":
+        return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset[_T_co], Iterable[_T_co]):
+    """A stream of samples: subclasses implement ``__iter__``. In workers, shard with
+    :func:`get_worker_info`."""
+
+    def __iter__(self) -> Iterator:
+        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
+
+    def __add__(self, other: Dataset) -> "ChainDataset":
+        return ChainDataset([self, other])
+
+
+class TensorDataset(Dataset):
+    """Samples are ``tuple(t[index] for t in tensors)``; all tensors share their first dimension.
+
+    >>> import functorch_lite as torch
+    >>> TensorDataset(torch.zeros(3, 2), torch.arange(3))[1]
+    (tensor([0., 0.]), tensor(1))
+    """
+
+    def __init__(self, *tensors) -> None:
+        if any(tensors[0].shape[0] != t.shape[0] for t in tensors):
+            raise AssertionError("Size mismatch between tensors")
+        self.tensors = tensors
+
+    def __getitem__(self, index) -> tuple:
+        return tuple(t[index] for t in self.tensors)
+
+    def __len__(self) -> int:
+        return self.tensors[0].shape[0]
+
+
+class StackDataset(Dataset):
+    """Zip datasets: samples are tuples (positional) or dicts (keywords)."""
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
+        if args:
+            if kwargs:
+                raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                                 "input/output, but both types are given.")
+            self._length = len(args[0])
+            if any(self._length != len(d) for d in args):
+                raise ValueError("Size mismatch between datasets")
+            self.datasets: Any = args
+        elif kwargs:
+            tmp = list(kwargs.values())
+            self._length = len(tmp[0])
+            if any(self._length != len(d) for d in tmp):
+                raise ValueError("Size mismatch between datasets")
+            self.datasets = kwargs
+        else:
+            raise ValueError("At least one dataset should be passed")
+
+    def __getitem__(self, index) -> Any:
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __len__(self) -> int:
+        return self._length
+
+
+class ConcatDataset(Dataset):
+    """Datasets one after the other (``ds1 + ds2``)."""
+
+    @staticmethod
+    def cumsum(sequence: Iterable) -> list:
+        r, s = [], 0
+        for e in sequence:
+            s += len(e)
+            r.append(s)
+        return r
+
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
+        self.datasets = list(datasets)
+        if len(self.datasets) == 0:
+            raise AssertionError("datasets should not be an empty iterable")
+        for d in self.datasets:
+            if isinstance(d, IterableDataset):
+                raise AssertionError("ConcatDataset does not support IterableDataset")
+        self.cumulative_sizes = self.cumsum(self.datasets)
+
+    def __len__(self) -> int:
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, idx: int) -> Any:
+        if idx < 0:
+            if -idx > len(self):
+                raise ValueError("absolute value of index should not exceed dataset length")
+            idx = len(self) + idx
+        dataset_idx = bisect.bisect_right(self.cumulative_sizes, idx)
+        sample_idx = idx if dataset_idx == 0 else idx - self.cumulative_sizes[dataset_idx - 1]
+        return self.datasets[dataset_idx][sample_idx]
+
+
+class ChainDataset(IterableDataset):
+    """Iterable datasets chained one after the other."""
+
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
+        self.datasets = datasets
+
+    def __iter__(self) -> Iterator:
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self) -> int:
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(d)
+        return total
+
+
+class Subset(Dataset):
+    """The samples of ``dataset`` at ``indices``."""
+
+    def __init__(self, dataset: Dataset, indices: Sequence[int]) -> None:
+        self.dataset = dataset
+        self.indices = indices
+
+    def __getitem__(self, idx) -> Any:
+        if isinstance(idx, list):
+            return self.dataset[[self.indices[i] for i in idx]]
+        return self.dataset[self.indices[idx]]
+
+    def __getitems__(self, indices: list) -> list:
+        if callable(getattr(self.dataset, "__getitems__", None)):
+            return self.dataset.__getitems__([self.indices[i] for i in indices])
+        return [self.dataset[self.indices[i]] for i in indices]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+def random_split(dataset: Dataset, lengths: Sequence, generator=None) -> list:
+    """Split into non-overlapping random ``Subset`` s of the given lengths, or fractions summing to 1
+    (remainders go round-robin), using ``generator`` (default: the global one).
+
+    >>> [len(s) for s in random_split(range(10), [0.7, 0.3])]
+    [7, 3]
+    """
+    from ... import randperm
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        subset_lengths: list = []
+        for i, frac in enumerate(lengths):
+            if frac < 0 or frac > 1:
+                raise ValueError(f"Fraction at index {i} is not between 0 and 1")
+            subset_lengths.append(math.floor(len(dataset) * frac))
+        remainder = len(dataset) - sum(subset_lengths)
+        for i in range(remainder):
+            subset_lengths[i % len(subset_lengths)] += 1
+        lengths = subset_lengths
+        for i, length in enumerate(lengths):
+            if length == 0:
+                warnings.warn(f"Length of split at index {i} is 0. This might result in an empty dataset.",
+                              stacklevel=2)
+    if sum(lengths) != len(dataset):
+        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
+    indices = randperm(sum(lengths), generator=generator).tolist()
+    return [Subset(dataset, indices[offset - length: offset])
+            for offset, length in zip(itertools.accumulate(lengths), lengths)]

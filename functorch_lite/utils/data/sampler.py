@@ -1,0 +1,199 @@
+"""Samplers (torch.utils.data.sampler): index orders for map-style datasets, main process only.
+
+Random samplers draw from a facade ``Generator`` (JAX PRNG), so the orders differ from PyTorch's,
+but the contract is PyTorch's: a seeded generator (or ``functorch_lite.manual_seed``) makes them
+reproducible, each ``__iter__`` advances the state (a new order per epoch), and
+``list(RandomSampler(ds, generator=g))`` equals ``randperm(len(ds), generator=g')`` for ``g'``
+seeded like ``g`` (DATA-24b).
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Generic, Iterable, Iterator, Sequence, Sized, TypeVar
+
+import numpy as np
+
+
+def _generator(generator):
+    from ... import random as _rng
+    return generator if generator is not None else _rng.default_generator
+
+
+def draw_seed(generator=None) -> int:
+    """One 63-bit seed drawn from ``generator`` (default: the global generator); advances it.
+
+    Plays the part of PyTorch's ``torch.empty((), dtype=torch.int64).random_(generator=g).item()``."""
+    import jax
+    import jax.numpy as jnp
+    bits = jax.random.bits(_generator(generator).next_key(), (), jnp.uint64)
+    return int(np.asarray(bits)) >> 1
+
+
+_T_co = TypeVar("_T_co", covariant=True)
+
+
+class Sampler(Generic[_T_co]):
+    """Base class: subclasses yield indices (or lists of indices) from ``__iter__``."""
+
+    def __init__(self, data_source=None) -> None:
+        pass
+
+    def __iter__(self) -> Iterator:
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler):
+    """``0, 1, ..., len(data_source) - 1``."""
+
+    def __init__(self, data_source: Sized) -> None:
+        self.data_source = data_source
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.data_source)))
+
+    def __len__(self) -> int:
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """A random permutation per epoch, or ``num_samples`` draws with replacement.
+
+    >>> import functorch_lite as torch
+    >>> sorted(RandomSampler(range(4), generator=torch.Generator().manual_seed(0)))
+    [0, 1, 2, 3]
+    """
+
+    def __init__(self, data_source: Sized, replacement: bool = False, num_samples: int | None = None,
+                 generator=None) -> None:
+        self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
+        self.generator = generator
+        if not isinstance(self.replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got replacement={self.replacement}")
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={self.num_samples}")
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self) -> Iterator[int]:
+        from ... import Generator, randint, randperm, int64
+        n = len(self.data_source)
+        if self.generator is None:
+            generator = Generator().manual_seed(draw_seed(None))
+        else:
+            generator = self.generator
+        if self.replacement:
+            for _ in range(self.num_samples // 32):
+                yield from randint(high=n, size=(32,), dtype=int64, generator=generator).tolist()
+            yield from randint(high=n, size=(self.num_samples % 32,), dtype=int64, generator=generator).tolist()
+        else:
+            for _ in range(self.num_samples // n):
+                yield from randperm(n, generator=generator).tolist()
+            yield from randperm(n, generator=generator).tolist()[: self.num_samples % n]
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices in a random order (a new one per epoch)."""
+
+    def __init__(self, indices: Sequence[int], generator=None) -> None:
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        from ... import randperm
+        for i in randperm(len(self.indices), generator=self.generator).tolist():
+            yield self.indices[i]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn with probabilities proportional to ``weights`` (``torch.multinomial``)."""
+
+    def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True, generator=None) -> None:
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        from ... import as_tensor, float64
+        weights_tensor = as_tensor(weights, dtype=float64)
+        if len(weights_tensor.shape) != 1:
+            raise ValueError("weights should be a 1d sequence but given "
+                             f"weights have shape {tuple(weights_tensor.shape)}")
+        self.weights = weights_tensor
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        yield from _multinomial(self.weights.numpy(), self.num_samples, self.replacement, self.generator)
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+def _multinomial(w: np.ndarray, n: int, replacement: bool, generator) -> list:
+    """``torch.multinomial`` on a 1-d weight vector, with its errors; NumPy draws seeded from ``generator``."""
+    if not np.all(np.isfinite(w)):
+        raise RuntimeError("invalid multinomial distribution (encountering probability entry = infinity or NaN)")
+    if np.any(w < 0):
+        raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+    if w.sum() <= 0:
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if not replacement and n > w.shape[0]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    rng = np.random.default_rng(draw_seed(generator))
+    if replacement:
+        return rng.choice(w.shape[0], size=n, replace=True, p=w / w.sum()).tolist()
+    # Efraimidis-Spirakis: key u^(1/w), largest first; zero weights come last (as PyTorch)
+    with np.errstate(divide="ignore"):
+        keys = rng.random(w.shape[0]) ** (1.0 / w)
+    return np.argsort(-keys, kind="stable")[:n].tolist()
+
+
+class BatchSampler(Sampler):
+    """Group the indices of ``sampler`` into lists of ``batch_size``.
+
+    >>> list(BatchSampler(SequentialSampler(range(5)), batch_size=2, drop_last=False))
+    [[0, 1], [2, 3], [4]]
+    """
+
+    def __init__(self, sampler: Sampler | Iterable[int], batch_size: int, drop_last: bool) -> None:
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+            raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler = sampler
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+
+    def __iter__(self) -> Iterator[list]:
+        sampler_iter = iter(self.sampler)
+        if self.drop_last:
+            for batch in zip(*([sampler_iter] * self.batch_size)):
+                yield [*batch]
+        else:
+            batch = [*itertools.islice(sampler_iter, self.batch_size)]
+            while batch:
+                yield batch
+                batch = [*itertools.islice(sampler_iter, self.batch_size)]
+
+    def __len__(self) -> int:
+        if self.drop_last:
+            return len(self.sampler) // self.batch_size
+        return (len(self.sampler) + self.batch_size - 1) // self.batch_size
+
+
+class _InfiniteConstantSampler(Sampler):
+    """``None`` forever: the index stream for an IterableDataset."""
+
+    def __iter__(self) -> Iterator[None]:
+        while True:
+            yield None

@@ -1,5 +1,6 @@
 # Set-up targets that work on a fresh clone (no .venv yet).
-#   make demo  - create .venv, install the package (editable), run examples/quickstart.py
+#   make demo  - create .venv, install the package (editable) with the examples extras, run
+#                examples/digits_classifier.py (an MLP on scikit-learn's digits)
 #   make test  - create .venv, install the package with its test extras, run the whole suite
 # Installs are skipped while pyproject.toml is unchanged (stamp files inside .venv).
 
@@ -13,7 +14,7 @@ STAMP_TEST := $(VENV)/.stamp-install-test
 .PHONY: demo test install install-test clean-venv
 
 demo: $(STAMP_BASE)
-	$(PY) examples/quickstart.py
+	$(PY) examples/digits_classifier.py
 
 test: $(STAMP_TEST)
 	$(PY) -m pytest -q tests
@@ -30,11 +31,11 @@ $(STAMP_BASE): pyproject.toml | $(PY)
 	@if [ -f $(STAMP_TEST) ] && [ ! $(STAMP_TEST) -ot pyproject.toml ]; then \
 		touch $@; \
 	else \
-		$(PIP) install -e . && touch $@; \
+		$(PIP) install -e '.[examples]' && touch $@; \
 	fi
 
 $(STAMP_TEST): pyproject.toml | $(PY)
-	$(PIP) install -e '.[test]'
+	$(PIP) install -e '.[test,examples]'
 	touch $@ $(STAMP_BASE)
 
 clean-venv:

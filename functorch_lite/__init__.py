@@ -37,12 +37,13 @@ from .ops import gather_scatter as _gather_scatter
 from .ops import conversion as _conversion
 from .ops import creation as _creation
 from .ops import nn_ops as _nn_ops  # noqa: F401  (registers the composite nn ops)
+from .ops import conv as _conv_ops, norm as _norm_ops, attention as _attn_ops, losses as _loss_ops  # noqa: F401
 from .ops import operators as _operators
 
 _ns = globals()
 _registry.install(Tensor, _ns)
 
-for _mod in (_view_ops, _movement, _conversion, _operators, _indexing, _gather_scatter, _reduction):
+for _mod in (_view_ops, _movement, _conversion, _operators, _indexing, _gather_scatter, _reduction, _creation):
     for _k, _v in getattr(_mod, "METHODS", {}).items():
         setattr(Tensor, _k, _v)
 for _mod in (_view_ops, _movement, _creation, _linalg, _indexing, _gather_scatter, _reduction):
@@ -50,7 +51,10 @@ for _mod in (_view_ops, _movement, _creation, _linalg, _indexing, _gather_scatte
 del _mod, _k, _v, _ns
 
 from . import autograd  # noqa: E402,F401
-from . import cuda, backends, tpu, optim, nn  # noqa: E402,F401
+from . import cuda, backends, tpu, optim, nn, utils  # noqa: E402,F401
+from .serialization import *  # noqa: E402,F401,F403  (save, load)
+from ._compile import compile  # noqa: E402,F401
+from .ops.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402,F401  (torch has them at top level)
 from .autograd import tensor_hooks as _tensor_hooks  # noqa: E402
 
 for _k, _v in _tensor_hooks.METHODS.items():

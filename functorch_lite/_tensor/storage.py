@@ -14,6 +14,18 @@ import itertools
 _ids = itertools.count(1)
 
 
+# While ``compile`` traces a function, ``WRITE_LOG[0]`` is a dict {id(root storage): (storage, array, version)}
+# of every storage written, recorded before its first write (so the trace can be undone and checked).
+WRITE_LOG: list = [None]
+
+
+def log_write(storage) -> None:
+    r = storage.root()
+    log = WRITE_LOG[0]
+    if id(r) not in log:
+        log[id(r)] = (r, r.array, r.version)
+
+
 class Storage:
     __slots__ = ("array", "version", "device", "uid", "inference", "__weakref__")
 

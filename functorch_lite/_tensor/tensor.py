@@ -18,6 +18,7 @@ from .. import dtypes as D
 from .. import _config
 from .._device import device as _device_cls
 from . import views as V
+from .storage import WRITE_LOG as _WRITE_LOG, log_write as _log_write
 from .storage import Storage
 from .views import (memory_format, contiguous_format, preserve_format, channels_last,  # noqa: F401
                     channels_last_3d, MEMORY_FORMATS)
@@ -42,17 +43,35 @@ _VIEW_JIT: dict = {}
 
 
 def _view_fn(chain):
-    """One jitted function per view chain ((op, static args), ...): base array -> view array."""
-    fn = _VIEW_JIT.get(chain)
+    """One jitted function per view chain ((op, static args), ...) -> ``(fn, offsets)``: ``fn(base, *offsets)``
+    is the view array. Ops with a ``dynamic`` split pass their positions (index, slice start) as traced
+    offsets, so the key holds only shapes: ``x[i]`` for every ``i`` shares one program."""
+    key = []
+    offsets = []
+    for op, sargs in chain:
+        if op.dynamic is not None:
+            k, off = op.dynamic[0](sargs)
+            key.append((op, k, len(off)))
+            offsets.extend(off)
+        else:
+            key.append((op, sargs, -1))
+    key = tuple(key)
+    fn = _VIEW_JIT.get(key)
     if fn is None:
-        steps = [(op.impl_for(sargs)) for op, sargs in chain]
+        steps = [(op.impl_for(k) if n < 0 else (lambda a, off, op=op, k=k: op.dynamic[1](a, off, *k)), n)
+                 for op, k, n in key]
 
-        def run(a):
-            for f in steps:
-                a = f(a)
+        def run(a, *offs):
+            i = 0
+            for f, n in steps:
+                if n < 0:
+                    a = f(a)
+                else:
+                    a = f(a, offs[i:i + n])
+                    i += n
             return a
-        fn = _VIEW_JIT[chain] = jax.jit(run)
-    return fn
+        fn = _VIEW_JIT[key] = jax.jit(run)
+    return fn, offsets
 
 
 def _scatter_impl(base, idx, vals):
@@ -131,7 +150,8 @@ class Tensor:
         c = self._cache
         if c is not None and c[0] is base:
             return c[1]
-        arr = _view_fn(self._chain)(base)
+        fn, offsets = _view_fn(self._chain)
+        arr = fn(base, *offsets)
         self._cache = (base, arr)
         return arr
 
@@ -141,6 +161,8 @@ class Tensor:
         ``overlap_ok``: the write may go through an expanded view (``fill_``/``zero_``: every alias of
         one location receives the same value, as PyTorch allows)."""
         s = self._storage
+        if _WRITE_LOG[0] is not None:
+            _log_write(s)
         if self._chain is None:
             s.array = arr
         else:
@@ -459,6 +481,10 @@ class Tensor:
             if n == 0:
                 raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        if isinstance(self._array, jax.core.Tracer):
+            from ..ops._dispatch import data_dependent_error
+            raise data_dependent_error("Data-dependent branching (e.g. `if my_tensor.sum() > 0:`): Python control "
+                                       "flow on a tensor's value")
         return builtins.bool(self._host().reshape(()))
 
     def _scalar_for_python(self, warn=True):
@@ -505,6 +531,10 @@ class Tensor:
         from .printing import format_tensor
         arr = self._array
         if isinstance(arr, jax.core.Tracer):
+            from .._compile.runner import TRACING
+            if TRACING[0]:  # printing inside a compiled region needs the values: a graph break
+                from ..ops._dispatch import data_dependent_error
+                raise data_dependent_error("printing a tensor (print(t), repr(t), str(t))")
             return f"tensor(<traced {self.dtype!r} {list(self._shape)}>)"
         h = np.asarray(arr)
         if self.dtype is D.bfloat16 or self.dtype in D.FLOAT8:

@@ -42,6 +42,8 @@ def is_contiguous(shape, strides) -> bool:
 def view_strides(oldshape, oldstride, newshape):
     """PyTorch's ``computeStride``: strides for viewing (oldshape, oldstride) as newshape, or None."""
     numel = math.prod(oldshape)
+    if not oldshape:  # a 0-dim tensor views as any all-ones shape
+        return contiguous_strides(newshape)
     if numel == 0:
         return contiguous_strides(newshape) if tuple(oldshape) != tuple(newshape) else tuple(oldstride)
     newstride = [0] * len(newshape)
@@ -152,6 +154,7 @@ class StridedGather:
     ``sargs = (shape, strides, offset)``; the step gathers the elements with :func:`index_map`."""
 
     name = "as_strided"
+    dynamic = None  # the layout is the whole key (no traced positions)
 
     def impl_for(self, sargs):
         shape, strides, offset = sargs

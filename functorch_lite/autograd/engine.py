@@ -168,8 +168,12 @@ def _accumulate(t, ct, create_graph):
 
 
 # ---- public API -----------------------------------------------------------------------------------
+BACKWARD_CALLS = [0]  # backward()/grad() calls so far (compile tells a training step from a forward)
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """``torch.autograd.backward`` / ``Tensor.backward``."""
+    BACKWARD_CALLS[0] += 1
     Tensor = _tensor_cls()
     if isinstance(tensors, Tensor):
         tensors = (tensors,)
@@ -230,6 +234,7 @@ def _roots_and_grads(tensors, grad_tensors, create_graph):
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """``torch.autograd.grad``: gradients of ``outputs`` w.r.t. ``inputs`` as a tuple."""
+    BACKWARD_CALLS[0] += 1
     Tensor = _tensor_cls()
     if is_grads_batched:
         raise RuntimeError("autograd.grad(is_grads_batched=True) is not supported by functorch_lite; use "

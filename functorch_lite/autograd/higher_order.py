@@ -15,17 +15,18 @@ _VJP_OPS: dict = {}
 def _vjp_op(node):
     from ..ops._registry import OpDef
     entry, diff_idx = node._entry, node._diff_idx
-    key = (id(entry), diff_idx)
+    n_in = len(node._inputs)
+    extra = tuple(node._arrays[n_in:]) if node._arrays is not None else ()  # traced view positions
+    key = (id(entry), diff_idx, extra)
     hit = _VJP_OPS.get(key)
     if hit is not None and hit[0] is entry:
         return hit[1]
-    n_in = len(node._inputs)
     int_outs = tuple(dt.category < D.FLOAT for _, dt in node._out_meta)
     apply = entry.vjp_apply(diff_idx)  # the same pullback the engine runs, here as a recorded op
 
     def backward_body(arrays):
         cts = tuple(None if is_int else c for c, is_int in zip(arrays[n_in:], int_outs))
-        r = tuple(apply(arrays[:n_in], cts))
+        r = tuple(apply(tuple(arrays[:n_in]) + extra, cts))
         return r if len(r) > 1 else r[0]
 
     in_dts = tuple(node._inputs[i].dtype for i in diff_idx)

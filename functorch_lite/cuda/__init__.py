@@ -23,3 +23,55 @@ def synchronize(device=None) -> None:
     """Wait for all queued work on the device (JAX dispatches asynchronously)."""
     import jax
     jax.effects_barrier()
+
+
+# ---- memory statistics, from the JAX device's allocator (0 where a backend keeps none, e.g. CPU) ------------
+_PEAK_BASE: dict = {}
+
+
+def _stats(device=None):
+    devs = _dev.jax_devices("cuda")
+    if not devs:
+        return {}
+    idx = 0
+    if device is not None:
+        idx = device if isinstance(device, int) else (_dev.canonical(device).index or 0)
+    d = devs[idx]
+    return d.memory_stats() or {}, idx
+
+
+def memory_allocated(device=None) -> int:
+    """Bytes currently held by tensors on the GPU (``bytes_in_use``); 0 without a GPU."""
+    s = _stats(device)
+    return int(s[0].get("bytes_in_use", 0)) if s else 0
+
+
+def max_memory_allocated(device=None) -> int:
+    """Peak bytes since start or the last ``reset_peak_memory_stats``; 0 without a GPU."""
+    s = _stats(device)
+    if not s:
+        return 0
+    peak = int(s[0].get("peak_bytes_in_use", 0))
+    base = _PEAK_BASE.get(s[1])
+    return peak if base is None or peak > base else max(int(s[0].get("bytes_in_use", 0)), 0)
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    """JAX's allocator cannot reset its peak: later peaks below the old one report current usage instead."""
+    s = _stats(device)
+    if s:
+        _PEAK_BASE[s[1]] = int(s[0].get("peak_bytes_in_use", 0))
+
+
+def memory_reserved(device=None) -> int:
+    s = _stats(device)
+    return int(s[0].get("bytes_reserved", s[0].get("pool_bytes", 0))) if s else 0
+
+
+def mem_get_info(device=None) -> tuple:
+    """(free, total) bytes; (0, 0) without a GPU."""
+    s = _stats(device)
+    if not s:
+        return 0, 0
+    total = int(s[0].get("bytes_limit", 0))
+    return total - int(s[0].get("bytes_in_use", 0)), total

@@ -23,6 +23,9 @@ from ..autograd import grad_mode as _gm
 from ..autograd import graph as _graph
 from .. import _promotion
 from .._stats import COUNTS as _COUNTS
+from ..amp import autocast_mode as _amp
+
+_AC_ANY = _amp.ANY  # non-zero only while some thread has autocast enabled: the fast path's one check
 
 _from_array = Tensor._from_array
 _state = _gm._state
@@ -113,7 +116,13 @@ def _fix_out(r, dt):
     return r
 
 
-def dispatch(op, targs, sargs):
+def dispatch(op, targs, sargs, autocast=True):
+    """Run ``op`` on tensor arguments ``targs`` and static arguments ``sargs`` (see the module docstring).
+
+    ``autocast``: apply the op's autocast policy when an autocast region is active (in-place forms don't,
+    as in PyTorch)."""
+    if _AC_ANY[0] and autocast and op.autocast is not None:
+        targs = _amp.apply(op, targs, sargs, _autocast_cast)
     if op.prep is not None:
         sargs = op.prep(targs, sargs)
     if op.view is not None:
@@ -172,6 +181,13 @@ def dispatch(op, targs, sargs):
     return _wrap(op, entry.fn(*arrays), entry.outs, dev)
 
 
+def _autocast_cast(t, dt):
+    """An autocast input cast: a recorded ``_to_copy`` (ToCopyBackward0), so gradients flow back in the
+    input's dtype (AMP-10)."""
+    from ._registry import OPS
+    return dispatch(OPS["_to_copy"], (t,), (dt,), False)
+
+
 def _miss(op, key):
     """Build and cache an entry (bounded per op: the oldest entry goes first)."""
     _COUNTS["misses"] += 1
@@ -190,12 +206,37 @@ def _dispatch_view(op, t, sargs, meta):
     if t._requires_grad and not _state.enabled:
         out._no_grad_view = True  # an in-place write to it with grad enabled is refused (INP-28)
     elif t._requires_grad:
-        key = (sargs, ((len(t._shape), t.dtype),), D._DEFAULT[0])
-        entry = op.cache.get(key)
-        if entry is None:
-            entry = _miss(op, key)
-        _graph.record(op, out, (t,), (0,), (t._array,), entry, sargs)
+        sig = ((len(t._shape), t.dtype),)
+        if op.dynamic is None:
+            key = (sargs, sig, D._DEFAULT[0])
+            entry = op.cache.get(key)
+            if entry is None:
+                entry = _miss(op, key)
+            arrays = (t._array,)
+        else:  # the position (index, slice start) is an input of the backward, not part of its key
+            k, offsets = op.dynamic[0](sargs)
+            key = ((_DYN, k), sig, D._DEFAULT[0])
+            entry = op.cache.get(key)
+            if entry is None:
+                entry = _miss_dynamic(op, key, sargs)
+            arrays = (t._array, *offsets)
+        _graph.record(op, out, (t,), (0,), arrays, entry, sargs)
     return out
+
+
+_DYN = object()  # marks cache keys of view entries whose positions are traced
+
+
+def _miss_dynamic(op, key, sargs):
+    """A view op's entry with traced positions: ``body(array, *offsets)``."""
+    _COUNTS["misses"] += 1
+    _, outs = op.rule(op, key[1], sargs)
+    k, dyn_impl = key[0][1], op.dynamic[1]
+
+    def body(a, *offsets):
+        return dyn_impl(a, offsets, *k)
+    entry = op.cache[key] = Entry(jax.jit(body), outs, body, op.differentiable)
+    return entry
 
 
 def _wrap(op, res, outs, dev):
@@ -273,7 +314,7 @@ def inplace(op, targs, sargs):
     """``self.<op>_(...)``: compute ``op`` then write the result into ``self`` (its dtype kept)."""
     self = targs[0]
     _graph.check_inplace(self)
-    r = dispatch(op, targs, sargs)
+    r = dispatch(op, targs, sargs, False)
     if r.dtype is not self.dtype:
         if not _promotion.can_cast(r.dtype, self.dtype):
             raise RuntimeError(f"result type {r.dtype.short} can't be cast to the desired output type "
@@ -322,5 +363,8 @@ class DataDependentError(RuntimeError):
 
 
 def data_dependent_error(what):
-    return DataDependentError(f"functorch_lite.compile: {what} inside a compiled region needs concrete values "
+    """``what`` names the host read (the compile graph-break message quotes it)."""
+    e = DataDependentError(f"functorch_lite.compile: {what} inside a compiled region needs concrete values "
                               "(a graph break). Move it outside the compiled function.")
+    e.what = what
+    return e

@@ -20,12 +20,13 @@ class OpDef:
     __slots__ = ("name", "impl", "promote", "rule", "grad_fn", "tensors", "tensor_names", "static_names",
                  "method", "function", "inplace", "view", "autocast", "prep", "check", "check_dtype",
                  "differentiable", "nout", "eager", "kernel", "cache", "out", "result_type", "params",
-                 "device_check", "saves", "broadcast", "fn", "fn_inplace", "aliased_write_ok", "__weakref__")
+                 "device_check", "saves", "broadcast", "fn", "fn_inplace", "aliased_write_ok", "dynamic", "__weakref__")
 
     def __init__(self, impl, name, *, promote, grad_fn, tensors, method, function, inplace, view, autocast,
                  prep, check, check_dtype, differentiable, nout, eager, kernel, out, result_type,
-                 device_check, saves, broadcast, aliased_write_ok=False):
+                 device_check, saves, broadcast, aliased_write_ok=False, dynamic=None):
         self.name = name
+        self.dynamic = dynamic
         self.aliased_write_ok = aliased_write_ok
         self.broadcast = broadcast if broadcast is not None else (
             promote in ("elementwise", "float", "compare", "logical", "bitwise", "first", "where", "pow"))
@@ -91,7 +92,7 @@ class OpDef:
 def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, function=True, inplace=False,
           view=None, autocast=None, prep=None, check=None, check_dtype=None, differentiable=True, nout=1,
           eager=False, kernel=None, out=None, result_type=None, aliases=(),
-          device_check="iter", saves=("all",), broadcast=None, aliased_write_ok=False):
+          device_check="iter", saves=("all",), broadcast=None, aliased_write_ok=False, dynamic=None):
     """Declare an op. ``tensors``: how many leading parameters are tensor-like (or ``"list"``).
 
     ``method``/``function``: generate ``Tensor.<name>`` / ``functorch_lite.<name>`` (True) or not;
@@ -103,6 +104,10 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
     broadcast together (checked with PyTorch's message); defaults to True for elementwise rules.
     ``aliased_write_ok``: the in-place form may write through an expanded view when its other
     arguments are Python scalars (every alias receives the same value: ``fill_``, ``zero_``).
+    ``dynamic``: for view ops, ``(split, impl)``: ``split(static args) -> (key args, offsets)`` separates the
+    position arguments (an index, a slice start) from the shape-defining ones, and ``impl(array, offsets,
+    *key args)`` computes the view with the offsets traced, so materialising ``x[i]`` for every ``i`` reuses
+    one compiled program.
     """
     def deco(fn):
         n = name or fn.__name__
@@ -111,7 +116,7 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
                    check_dtype=check_dtype, differentiable=differentiable, nout=nout, eager=eager, kernel=kernel,
                    out=out if out is not None else (view is None and nout == 1),
                    result_type=result_type, device_check=device_check,
-                   saves=saves, broadcast=broadcast, aliased_write_ok=aliased_write_ok)
+                   saves=saves, broadcast=broadcast, aliased_write_ok=aliased_write_ok, dynamic=dynamic)
         if n in OPS:
             raise ValueError(f"op {n} defined twice")
         OPS[n] = op

@@ -382,7 +382,18 @@ def _slice_meta(t, sargs):
     return tuple(shape), tuple(st), off
 
 
-@defop("slice", grad_fn="SliceBackward0", view=_slice_meta, method=False, function=False, saves=())
+def _slice_split(sargs):
+    dim, start, stop, step = sargs
+    return (dim, len(range(start, stop, step)), step), (start,)
+
+
+def _slice_dyn(a, off, dim, n, step):
+    span = (n - 1) * step + 1 if n else 0
+    return jax.lax.slice_in_dim(jax.lax.dynamic_slice_in_dim(a, off[0], span, axis=dim), 0, span, step, axis=dim)
+
+
+@defop("slice", grad_fn="SliceBackward0", view=_slice_meta, method=False, function=False, saves=(),
+       dynamic=(_slice_split, _slice_dyn))
 def _slice(input, dim, start, stop, step):
     """Basic slicing along one dim (start/stop already clamped, step > 0)."""
     idx = [slice(None)] * input.ndim
@@ -411,7 +422,9 @@ def _narrow_meta(t, sargs):
     return _slice_meta(t, (d, start, start + length, 1))
 
 
-@defop(grad_fn="SliceBackward0", view=_narrow_meta, prep=_narrow_prep, saves=())
+@defop(grad_fn="SliceBackward0", view=_narrow_meta, prep=_narrow_prep, saves=(),
+       dynamic=(lambda s: ((s[0], s[2]), (s[1],)),
+                lambda a, off, dim, length: jax.lax.dynamic_slice_in_dim(a, off[0], length, axis=dim)))
 def narrow(input, dim, start, length):
     return jax.lax.slice_in_dim(input, start, start + length, axis=dim)
 
@@ -436,7 +449,9 @@ def _select_meta(t, sargs):
     return t._shape[:d] + t._shape[d + 1:], st[:d] + st[d + 1:], t._offset + index * st[d]
 
 
-@defop(grad_fn="SelectBackward0", view=_select_meta, prep=_select_prep, saves=())
+@defop(grad_fn="SelectBackward0", view=_select_meta, prep=_select_prep, saves=(),
+       dynamic=(lambda s: ((s[0],), (s[1],)),
+                lambda a, off, dim: jax.lax.dynamic_index_in_dim(a, off[0], axis=dim, keepdims=False)))
 def select(input, dim, index):
     return jax.lax.index_in_dim(input, index, axis=dim, keepdims=False)
 

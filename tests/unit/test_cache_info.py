@@ -46,3 +46,41 @@ def test_cache_is_bounded(monkeypatch):
     assert len(op.cache) == 4
     assert ft.cache_info()["evictions"] == 4
     assert ft.roll(t, 8).tolist() == ft.roll(t, -2).tolist()
+
+
+def test_indexing_each_row_reuses_one_view_program():
+    """select/slice/narrow pass their position as a traced offset: x[i] for every i (a DataLoader over a
+    TensorDataset) compiles one view program, not one per index."""
+    import numpy as np
+    x = ft.tensor(np.arange(40.0).reshape(10, 4))
+    [x[i]._array for i in range(2)]
+    [x[i:i + 3]._array for i in range(2)]
+    [x.narrow(0, i, 2)._array for i in range(2)]
+    ft.reset_cache_info()
+    rows = [x[i] for i in range(10)]
+    sl = [x[i:i + 3, 1:] for i in range(7)]
+    nar = [x.narrow(0, i, 2) for i in range(8)]
+    assert [r.tolist() for r in rows] == np.arange(40.0).reshape(10, 4).tolist()
+    assert sl[5].tolist() == np.arange(40.0).reshape(10, 4)[5:8, 1:].tolist()
+    assert nar[7].tolist() == np.arange(40.0).reshape(10, 4)[7:9].tolist()
+    assert ft.cache_info()["compiles"] <= 1  # the 2-D slice chain [i:i+3, 1:] is new
+
+
+def test_backward_through_each_row_reuses_one_program():
+    """The backward of x[i] / x[i:i+k] takes the position as an input: one backward program for all i."""
+    import numpy as np
+    w = ft.tensor(np.arange(40.0).reshape(10, 4), requires_grad=True)
+    for i in range(2):
+        (w[i] * w[i + 1:i + 3].sum(0)).sum().backward()
+    w.grad = None
+    ft.reset_cache_info()
+    for i in range(7):
+        (w[i] * w[i + 1:i + 3].sum(0)).sum().backward()
+    info = ft.cache_info()
+    assert info["backward_programs"] == 0 and info["compiles"] == 0, info
+    W = np.arange(40.0).reshape(10, 4)
+    g = np.zeros_like(W)
+    for i in range(7):
+        g[i] += W[i + 1:i + 3].sum(0)
+        g[i + 1:i + 3] += W[i]
+    np.testing.assert_allclose(w.grad.numpy(), g)

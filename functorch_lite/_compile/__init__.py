@@ -1,0 +1,91 @@
+"""``functorch_lite.compile``: ``jax.jit`` standing in for ``torch.compile`` (design.md §3).
+
+``compile(fn)`` / ``@compile`` / ``compile(model)`` / ``model.compile()``. A whole training step written in
+plain PyTorch style (``zero_grad``, forward, ``loss.backward()``, ``clip_grad_norm_``, ``optimizer.step()``,
+``scheduler.step()``) becomes ONE XLA program per guard key: parameters, ``.grad`` fields, buffers, optimizer
+state, learning rates and the RNG key are passed in and written back (see runner.py and state.py).
+"""
+from __future__ import annotations
+
+from .runner import COUNTERS, CompiledFunction, GraphBreak, config  # noqa: F401
+
+# torch.compile's backends/modes: all mean "one XLA program" here; the names are accepted so scripts run.
+_BACKENDS = ("inductor", "aot_eager", "eager", "cudagraphs", "openxla", "tvm", "xla", "jax")
+_MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")  # COMP-09
+
+
+def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, mode=None, options=None,
+            name=None, disable: bool = False, recompile_limit=None, isolate_recompiles: bool = False,
+            shapes_spec=None):
+    """``torch.compile``'s signature. ``backend``: any of torch's names (all compile to one XLA program with
+    ``jax.jit``) or a callable is refused; ``mode`` values are accepted and have no effect (XLA picks its own
+    fusion); ``dynamic=True`` is not supported (shapes are static under jit: a new shape recompiles)."""
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
+    if mode is not None and mode not in _MODES:
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")
+    if backend is None:
+        backend = "inductor"
+    if callable(backend) or backend not in _BACKENDS:
+        raise RuntimeError(f"functorch_lite.compile: backend {backend!r} is not available; every backend "
+                           f"compiles to one XLA program with jax.jit (accepted names: {', '.join(_BACKENDS)})")
+    if dynamic:
+        raise RuntimeError("functorch_lite.compile: dynamic=True is not supported: XLA programs have static "
+                           "shapes, so a new input shape compiles a new program (dynamic=None/False)")
+    if options is not None and not isinstance(options, dict):
+        raise RuntimeError("options must be a dict")
+
+    def wrap(m):
+        if disable:
+            return m
+        from ..nn.modules.module import Module
+        if isinstance(m, Module):
+            return OptimizedModule(m, fullgraph=fullgraph)
+        if not callable(m):
+            raise RuntimeError("compile: expected a callable or an nn.Module")
+        cf = CompiledFunction(m, fullgraph=fullgraph)
+        if recompile_limit is not None:
+            cf.cache_size_limit = int(recompile_limit)
+        return cf
+    if model is None:
+        return wrap
+    return wrap(model)
+
+
+def _optimized_module_cls():
+    from ..nn.modules.module import Module
+
+    class OptimizedModule(Module):
+        """What ``compile(model)`` returns, as in PyTorch: the original module is ``_orig_mod`` (so
+        ``state_dict`` keys carry the ``_orig_mod.`` prefix); calling it runs the compiled forward."""
+
+        def __init__(self, mod, fullgraph=False):
+            super().__init__()
+            self._orig_mod = mod
+            object.__setattr__(self, "_compiled", CompiledFunction(mod.__call__, fullgraph=fullgraph))
+
+        def __call__(self, *args, **kwargs):
+            return self._compiled(*args, **kwargs)
+
+        def forward(self, *args, **kwargs):
+            return self._compiled(*args, **kwargs)
+
+        def __getattr__(self, name):
+            try:
+                return super().__getattr__(name)
+            except AttributeError:
+                return getattr(self._modules["_orig_mod"], name)
+
+        def __repr__(self):
+            return f"OptimizedModule(\n  (_orig_mod): {repr(self._orig_mod).replace(chr(10), chr(10) + '  ')}\n)"
+    return OptimizedModule
+
+
+class _Lazy:
+    cls = None
+
+
+def OptimizedModule(mod, fullgraph=False):  # noqa: N802  (a class, built on first use: nn imports this package)
+    if _Lazy.cls is None:
+        _Lazy.cls = _optimized_module_cls()
+    return _Lazy.cls(mod, fullgraph=fullgraph)

@@ -1,0 +1,463 @@
+"""``CompiledFunction``: one jitted XLA program per guard key, state passed in, returned and written back.
+
+Per call: ``discover`` the slots (state.py), build the guard key (slot shapes/dtypes/devices/requires_grad,
+grad-field presence, optimizer-state structure, module training flags, untraced optimizer options, the
+Python values among the arguments, grad mode, default dtype). On a new key, ``jax.jit(pure)`` traces the
+function once: ``pure`` puts tracers into every slot, runs the user's Python (``loss.backward()`` and
+``optimizer.step()`` run unchanged, their own jitted pieces inline), reads the slots back, and restores every
+Python object before returning — so nothing traced leaks out. After the program runs, the new values are
+written into the slots (storages, ``.grad`` fields, optimizer state, RNG key) and the results wrapped as tensors.
+
+What cannot be traced (a host read such as ``.item()``, Python branching on a tensor's value, printing a
+tensor, a write to a tensor the function cannot reach) is a *graph break*: with ``fullgraph=True`` a clear
+error naming the cause and the user's line; otherwise a one-time warning and the call runs eagerly.
+LR schedulers' ``step()`` inside the function is plain Python on floats: it runs eagerly after the program,
+in order, and the LR it sets is an input of the next call (never a recompile).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import traceback
+import warnings
+from collections import OrderedDict
+
+import jax
+
+from .. import dtypes as D
+from .._tensor import storage as _storage
+from .._tensor.tensor import Tensor
+from ..autograd import engine as _engine
+from ..autograd import grad_mode as _gm
+from . import state as S
+
+log = logging.getLogger("functorch_lite.compile")
+
+
+class config:
+    """``torch._dynamo.config``-style switches."""
+    cache_size_limit = 8                                       # programs per compiled function
+    log_recompiles = bool(os.environ.get("FUNCTORCH_LITE_LOG_RECOMPILES"))
+
+
+TRACING = [0]   # > 0 while a compiled function is being traced (nested compiled calls inline)
+COUNTERS = {"calls": 0, "traces": 0, "cache_hits": 0, "eager_calls": 0, "graph_breaks": 0}
+
+from ..ops._dispatch import DataDependentError  # noqa: E402
+
+_BREAKS = (DataDependentError, jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
+           jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError)
+
+
+class GraphBreak(RuntimeError):
+    """A compiled region did something a single XLA program cannot express."""
+
+
+class _UnreachableWrite(Exception):
+    pass
+
+
+def _cause(exc) -> str:
+    if isinstance(exc, DataDependentError):
+        what = getattr(exc, "what", "reading tensor values")
+        if what == "reading tensor values":
+            return ("a tensor's value read on the host (.item(), .tolist(), .numpy(), float(t), print(t), or "
+                    "Python `if`/`while` on a tensor)")
+        return what
+    if isinstance(exc, jax.errors.TracerBoolConversionError):
+        return "Python control flow on a tensor's value (`if`/`while` on a tensor, or bool(tensor))"
+    if isinstance(exc, jax.errors.TracerIntegerConversionError):
+        return "a tensor's value used as a Python int"
+    if isinstance(exc, _UnreachableWrite):
+        return str(exc)
+    return "a tensor's value read on the host (.item(), .tolist(), .numpy(), float(t), or printing a tensor)"
+
+
+def _user_line(exc) -> str:
+    """The innermost frame of the user's code in the traceback (not functorch_lite, jax or the stdlib)."""
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    best = None
+    for fs in traceback.extract_tb(exc.__traceback__):
+        f = os.path.abspath(fs.filename)
+        if f.startswith(pkg) or "/jax/" in f or "/jaxlib/" in f or "/lib/python3" in f and "site-packages" not in f:
+            continue
+        if "site-packages" in f:
+            continue
+        best = fs
+    if best is None:
+        return "<unknown line>"
+    return f"{best.filename}:{best.lineno}: {best.line}"
+
+
+def _static_repr(v, depth=0):
+    """Python values among the arguments are constants of the program: part of the guard key."""
+    if isinstance(v, Tensor):
+        return "T"
+    if v is None or isinstance(v, (bool, int, float, str, complex, D.dtype)):
+        return (type(v).__name__, v)
+    if isinstance(v, (list, tuple)) and depth < 3:
+        return (type(v).__name__, tuple(_static_repr(x, depth + 1) for x in v))
+    if isinstance(v, dict) and depth < 3:
+        return ("dict", tuple((k, _static_repr(x, depth + 1)) for k, x in v.items()))
+    return ("obj", type(v).__qualname__)
+
+
+class _Entry:
+    __slots__ = ("jitted", "donating", "spec", "eager", "reason")
+
+    def __init__(self):
+        self.jitted = None
+        self.donating = None  # (jitted over flat leaves with the rewritten ones donated, treedef)
+        self.spec = None
+        self.eager = False
+        self.reason = None
+
+
+class _Spec:
+    """What one trace produced: which slots come back (and how), the result's structure, deferred calls."""
+    __slots__ = ("outputs", "result_tree", "result_meta", "deferred", "n_slot_out", "needs_node", "node_op",
+                 "node_entry", "node_ctx")
+
+
+class CompiledFunction:
+    """The callable ``compile(fn)`` returns."""
+
+    def __init__(self, fn, *, fullgraph=False, dynamic=None, mode=None, options=None):
+        self.fn = fn
+        self.fullgraph = fullgraph
+        self.cache_size_limit = None  # compile(recompile_limit=) overrides config.cache_size_limit
+        self.cache: OrderedDict = OrderedDict()
+        self.stats = {"calls": 0, "traces": 0, "cache_hits": 0, "eager_calls": 0, "recompiles": 0}
+        self._last = None       # (key, names) of the previous call: names the argument behind a recompile
+        self._ctx = None
+        self._warned = False
+        self.__name__ = getattr(fn, "__name__", type(fn).__name__)
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self.__wrapped__ = fn
+
+    # ---- the call ----------------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if TRACING[0]:  # called from inside another compiled region: inline
+            return self.fn(*args, **kwargs)
+        self.stats["calls"] += 1
+        COUNTERS["calls"] += 1
+        d = S.discover(self.fn, args, kwargs)
+        key, names = self._key(d, args, kwargs)  # names: the discovery (component names are built on a miss)
+        entry = self.cache.get(key)
+        if entry is None:
+            limit = self.cache_size_limit if self.cache_size_limit is not None else config.cache_size_limit
+            if len(self.cache) >= limit:
+                if not self._warned:
+                    self._warned = True
+                    warnings.warn(f"functorch_lite.compile: {self.__name__} hit config.cache_size_limit "
+                                  f"({limit}) compiled programs; new argument signatures run "
+                                  f"eagerly (last recompile: {self._why(key, names)})", stacklevel=2)
+                return self._eager(args, kwargs)
+            if self._last is not None:
+                self.stats["recompiles"] += 1
+                if config.log_recompiles:
+                    log.warning("functorch_lite.compile: recompiling %s: %s", self.__name__, self._why(key, names))
+            entry = self.cache[key] = _Entry()
+            entry.jitted = jax.jit(self._pure(entry, lambda: self._ctx))
+        else:
+            self.stats["cache_hits"] += 1
+            COUNTERS["cache_hits"] += 1
+        self._last = (key, names)
+        if entry.eager:
+            return self._eager(args, kwargs)
+        in_vals = [slot.get() for slot in d.slots]
+        self._ctx = (d, args, kwargs)
+        if entry.donating is None and entry.spec is not None and not entry.spec.needs_node:
+            entry.donating = self._donating(entry, d, in_vals)
+        try:
+            if entry.donating:
+                fn, tree = entry.donating
+                leaves, t2 = jax.tree_util.tree_flatten(in_vals)
+                outs = fn(*leaves) if t2 == tree else entry.jitted(in_vals)
+            else:
+                outs = entry.jitted(in_vals)
+        except (_BREAKS + (_UnreachableWrite,)) as exc:
+            if not TRACING[0] and entry.spec is None:
+                return self._graph_break(entry, exc, args, kwargs)
+            raise
+        finally:
+            self._ctx = None
+        if entry.spec.needs_node:
+            return self._write_back(entry, d, outs, in_vals, args, kwargs)
+        return self._write_back(entry, d, outs)
+
+    def _donating(self, entry, d, in_vals):
+        """From the second call of a training-step signature: the same program over flat leaves, with the
+        buffers it rewrites (parameters, .grad fields, optimizer state, buffers) donated, so XLA updates them in
+        place instead of allocating new ones. (One extra trace; not counted in ``stats['traces']``.)"""
+        rewritten = {i for i, _ in entry.spec.outputs}
+        donate, pos = [], 0
+        for i, (slot, v) in enumerate(zip(d.slots, in_vals)):
+            n = len(jax.tree_util.tree_leaves(v))
+            if i in rewritten and isinstance(slot, (S.StorageSlot, S.GradSlot, S.OptSlot)):
+                donate.extend(range(pos, pos + n))
+            pos += n
+        if not donate:
+            return False
+        _, tree = jax.tree_util.tree_flatten(in_vals)
+        pure = self._pure(entry, lambda: self._ctx, count=False)
+
+        def flat(*leaves):
+            return pure(jax.tree_util.tree_unflatten(tree, list(leaves)))
+        return jax.jit(flat, donate_argnums=tuple(donate)), tree
+
+    def memory_analysis(self, *args, **kwargs) -> dict:
+        """XLA's memory analysis of the program these arguments select (compiling it if needed): argument,
+        output, temporary and aliased bytes, and ``peak_bytes`` = argument + output + temp - alias."""
+        d = S.discover(self.fn, args, kwargs)
+        key, _ = self._key(d, args, kwargs)
+        entry = self.cache.get(key)
+        if entry is None:
+            entry = self.cache[key] = _Entry()
+            entry.jitted = jax.jit(self._pure(entry, lambda: self._ctx))
+        self._ctx = (d, args, kwargs)
+        try:
+            compiled = entry.jitted.lower([s.get() for s in d.slots]).compile()
+        finally:
+            self._ctx = None
+        ma = compiled.memory_analysis()
+        out = {"argument_bytes": int(ma.argument_size_in_bytes), "output_bytes": int(ma.output_size_in_bytes),
+               "temp_bytes": int(ma.temp_size_in_bytes), "alias_bytes": int(ma.alias_size_in_bytes),
+               "generated_code_bytes": int(ma.generated_code_size_in_bytes)}
+        out["peak_bytes"] = out["argument_bytes"] + out["output_bytes"] + out["temp_bytes"] - out["alias_bytes"]
+        return out
+
+    def _eager(self, args, kwargs):
+        self.stats["eager_calls"] += 1
+        COUNTERS["eager_calls"] += 1
+        return self.fn(*args, **kwargs)
+
+    def _graph_break(self, entry, exc, args, kwargs):
+        COUNTERS["graph_breaks"] += 1
+        cause, where = _cause(exc), _user_line(exc)
+        if self.fullgraph:
+            del self.cache[next(k for k, e in self.cache.items() if e is entry)]
+            raise GraphBreak(f"functorch_lite.compile(fullgraph=True): {self.__name__} cannot be one program: "
+                             f"{cause}, at {where}") from exc
+        entry.eager = True
+        entry.reason = f"{cause}, at {where}"
+        warnings.warn(f"functorch_lite.compile: graph break in {self.__name__}: {cause}, at {where}. This call "
+                      "signature runs eagerly (correct results, no speed-up).", stacklevel=3)
+        return self._eager(args, kwargs)
+
+    # ---- guards ---------------------------------------------------------------------------------------------
+    def _key(self, d, args, kwargs):
+        """The guard key (values) and, built lazily on a miss, the name of each component."""
+        key = (tuple([s.sig() for s in d.slots]), tuple([m.training for _, m in d.modules]),
+               tuple([v for _, v in d.statics]), tuple([_static_repr(a) for a in args]),
+               tuple([(k, _static_repr(v)) for k, v in sorted(kwargs.items())]) if kwargs else (),
+               _gm._state.enabled, _gm._state.inference, D._DEFAULT[0])
+        return key, d
+
+    @staticmethod
+    def _flat(key, d):
+        """(names, values) of a key's components, for the recompile message."""
+        names = [s.name for s in d.slots] + [f"{n}.training" for n, _ in d.modules] + [n for n, _ in d.statics]
+        values = list(key[0]) + list(key[1]) + list(key[2])
+        names += [f"arg {i}" for i in range(len(key[3]))] + [f"argument {k!r}" for k, _ in key[4]]
+        values += list(key[3]) + [v for _, v in key[4]]
+        names += ["grad mode", "inference mode", "default dtype"]
+        values += list(key[5:])
+        return names, values
+
+    def _why(self, key, d) -> str:
+        if self._last is None:
+            return "first call"
+        names, values = self._flat(key, d)
+        old_names, old_values = self._flat(*self._last)
+        if names != old_names:
+            added = [n for n in names if n not in old_names] or [n for n in old_names if n not in names]
+            return f"the set of tensors it reaches changed ({', '.join(added[:3])})"
+        for n, a, b in zip(names, old_values, values):
+            if a != b:
+                return f"{n} changed: {_fmt(a)} -> {_fmt(b)}"
+        return "a new signature"
+
+    # ---- the traced function -----------------------------------------------------------------------------------
+    def _pure(self, entry, ctx, results_only=False, count=True):
+        """The traced function over the slot values. ``results_only``: the differentiable results alone, run
+        without recording autograd (the body whose vjp is the backward of a compiled forward)."""
+        fn = self.fn
+
+        def pure(in_vals):
+            d, args, kwargs = ctx()
+            slots = d.slots
+            if not results_only and count:
+                self.stats["traces"] += 1
+                COUNTERS["traces"] += 1
+            wlog: dict = {}
+            prev_log = _storage.WRITE_LOG[0]
+            _storage.WRITE_LOG[0] = wlog
+            TRACING[0] += 1
+            origs = [s.snap() for s in slots]  # the Python objects as they are now: put back on the way out
+            deferred: list = []
+            patched = []
+            for i, sch in enumerate(d.schedulers):
+                def record(*a, _i=i, **k):
+                    deferred.append((_i, a, k))
+                sch.__dict__["step"] = record
+                patched.append(sch)
+            backward_before = _engine.BACKWARD_CALLS[0]
+            grad_on = _gm._state.enabled
+            try:
+                for s, v in zip(slots, in_vals):
+                    s.put(v)
+                if results_only:
+                    with _gm.no_grad():
+                        result = fn(*args, **kwargs)
+                    r = tuple(t._array for t in jax.tree_util.tree_leaves(
+                        result, is_leaf=lambda x: isinstance(x, Tensor)) if isinstance(t, Tensor))
+                    return r[0] if len(r) == 1 else r
+                result = fn(*args, **kwargs)
+                out_vals, spec = self._collect(d, in_vals, result, deferred, wlog)
+                spec.needs_node = grad_on and _engine.BACKWARD_CALLS[0] == backward_before and any(
+                    isinstance(t, Tensor) and t.requires_grad
+                    for t in jax.tree_util.tree_leaves(result, is_leaf=lambda x: isinstance(x, Tensor)))
+                entry.spec = spec
+                return out_vals
+            finally:
+                for sch in patched:
+                    sch.__dict__.pop("step", None)
+                for st, arr, ver in wlog.values():  # writes first: a slot's logged "old" value is a tracer
+                    st.version = ver
+                    if not isinstance(arr, jax.core.Tracer):
+                        st.array = arr
+                for s, o in zip(slots, origs):
+                    s.restore(o)
+                _storage.WRITE_LOG[0] = prev_log
+                TRACING[0] -= 1
+        return pure
+
+    def _collect(self, d, in_vals, result, deferred, wlog):
+        spec = _Spec()
+        spec.needs_node, spec.node_op, spec.node_entry, spec.node_ctx = False, None, None, None
+        outs, outputs = [], []
+        slot_storages = set()
+        derived = set()
+        for i, s in enumerate(d.slots):
+            if isinstance(s, S.StorageSlot):
+                slot_storages.add(id(s.storage))
+            elif isinstance(s, S.OptSlot):
+                for t in (dict.get(s.opt.state, s.param) or {}).values():
+                    derived.add(id(t._storage.root()))
+            v = s.get() if not isinstance(s, S.HyperSlot) else None
+            if isinstance(s, S.HyperSlot):
+                continue
+            if isinstance(s, S.GradSlot):
+                if v is in_vals[i]:
+                    continue
+                g = s.tensor._grad
+                outputs.append((i, None if g is None else g.dtype))
+                outs.append(v)
+                continue
+            if _same(v, in_vals[i]):
+                continue
+            outputs.append((i, None))
+            outs.append(v)
+        for rid, (st, arr, _) in wlog.items():
+            if rid in slot_storages or rid in derived or isinstance(arr, jax.core.Tracer):
+                continue
+            raise _UnreachableWrite("an in-place write to a tensor the compiled function cannot see (reach it "
+                                    "through an argument, the closure, or a global named in the function)")
+        spec.n_slot_out = len(outs)
+        spec.outputs = outputs
+        leaves, tree = jax.tree_util.tree_flatten((result, [(a, k) for _, a, k in deferred]),
+                                                  is_leaf=lambda x: isinstance(x, Tensor))
+        meta = []
+        for leaf in leaves:
+            if isinstance(leaf, Tensor):
+                meta.append((leaf.dtype, leaf.device))
+                outs.append(leaf._array)
+            else:
+                meta.append(("const", leaf))
+        spec.result_tree = tree
+        spec.result_meta = meta
+        spec.deferred = [i for i, _, _ in deferred]
+        return outs, spec
+
+    # ---- after the program -----------------------------------------------------------------------------------
+    def _write_back(self, entry, d, outs, in_vals=None, args=None, kwargs=None):
+        spec = entry.spec
+        slots = d.slots
+        for (i, dt), v in zip(spec.outputs, outs):
+            s = slots[i]
+            if isinstance(s, S.StorageSlot):
+                s.storage.array = v
+                s.storage.version += 1
+            elif isinstance(s, S.GradSlot):
+                s.write(v, dt)
+            elif isinstance(s, S.OptSlot):
+                s.write(v)
+            else:
+                s.put(v)
+        rest = iter(outs[spec.n_slot_out:])
+        leaves = []
+        tensors = []
+        for m in spec.result_meta:
+            if m[0] == "const":
+                leaves.append(m[1])
+            else:
+                leaves.append(Tensor._from_array(next(rest), m[0], m[1]))
+                tensors.append(leaves[-1])
+        if in_vals is not None:
+            self._record(entry.spec, d, in_vals, args, kwargs, tensors)
+        result, deferred_args = jax.tree_util.tree_unflatten(spec.result_tree, leaves)
+        for si, (a, k) in zip(spec.deferred, deferred_args):
+            d.schedulers[si].step(*a, **k)
+        return result
+
+
+    def _record(self, spec, d, in_vals, args, kwargs, tensors, grad_fn="CompiledFunctionBackward", remat=False):
+        """A compiled forward called with grad enabled: one autograd Node whose backward is the vjp of the
+        whole program with respect to the tensors that require grad (parameters, inputs). ``spec`` caches the
+        node's op and entry (one per guard key); ``remat``: the backward recomputes the forward under
+        ``jax.checkpoint`` (activation checkpointing: XLA may not reuse the forward's activations)."""
+        from ..autograd import graph as _graph
+        from ..ops._dispatch import Entry
+        from ..ops._registry import OpDef
+        if spec.node_op is None:
+            spec.node_op = OpDef(lambda *a: None, "compiled", promote=lambda *a: None,
+                                 grad_fn=grad_fn, tensors="list", method=False, function=False,
+                                 inplace=False, view=None, autocast=None, prep=None, check=None, check_dtype=None,
+                                 differentiable=True, nout=len(tensors), eager=False, kernel=None, out=False,
+                                 result_type=None, device_check="iter", saves=(), broadcast=False)
+        leaves, tree = jax.tree_util.tree_flatten(in_vals)
+        targs, diff_idx = [None] * len(leaves), []
+        pos = 0
+        for s, v in zip(d.slots, in_vals):
+            n = len(jax.tree_util.tree_leaves(v))
+            if isinstance(s, S.StorageSlot) and s.tensor._requires_grad and s.tensor._chain is None:
+                targs[pos] = s.tensor
+                diff_idx.append(pos)
+            pos += n
+        spec.node_ctx = (d, args, kwargs)  # the objects a re-trace of the backward puts tracers into
+        if spec.node_entry is None:
+            pure = self._pure(None, lambda: spec.node_ctx, results_only=True)
+
+            def body(*arrays):
+                return pure(jax.tree_util.tree_unflatten(tree, list(arrays)))
+            if remat:
+                body = jax.checkpoint(body)
+            spec.node_entry = Entry(None, tuple(t.dtype for t in tensors), body, True)
+        e = spec.node_entry
+        outs = tensors[0] if len(tensors) == 1 else tuple(tensors)
+        _graph.record(spec.node_op, outs, tuple(targs), tuple(diff_idx), tuple(leaves), e, ())
+
+
+def _same(a, b) -> bool:
+    if a is b:
+        return True
+    la, lb = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
+    return len(la) == len(lb) and all(x is y for x, y in zip(la, lb)) and \
+        jax.tree_util.tree_structure(a) == jax.tree_util.tree_structure(b)
+
+
+def _fmt(v) -> str:
+    if isinstance(v, tuple) and v and v[0] == "s":
+        return f"shape {tuple(v[1])} {v[2]} on {v[3]}, requires_grad={v[4]}"
+    return repr(v)

@@ -1,0 +1,295 @@
+"""functorch_lite.compile (issue 5): whole training steps as one program, equal to eager and to real torch;
+compiled modules (train/eval, buffers, state_dict, backward outside); randomness; guards and recompiles;
+graph breaks; options."""
+import logging
+import re
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import functorch_lite as ft
+from functorch_lite import nn
+
+RNG = np.random.default_rng(0)
+XS = [RNG.standard_normal((8, 6)).astype(np.float32) for _ in range(50)]
+YS = [RNG.integers(0, 3, 8) for _ in range(50)]
+W0 = [RNG.standard_normal((16, 6)).astype(np.float32) * 0.4, RNG.standard_normal(16).astype(np.float32) * 0.1,
+      RNG.standard_normal((3, 16)).astype(np.float32) * 0.4, RNG.standard_normal(3).astype(np.float32) * 0.1]
+
+
+def _model(lib):
+    m = lib.nn.Sequential(lib.nn.Linear(6, 16), lib.nn.ReLU(), lib.nn.Linear(16, 3))
+    with lib.no_grad():
+        for p, w in zip(m.parameters(), W0):
+            p.copy_(lib.tensor(w))
+    return m
+
+
+def _optimizer(lib, kind, params):
+    if kind == "sgd":
+        return lib.optim.SGD(params, lr=0.05, momentum=0.9, weight_decay=1e-3)
+    return lib.optim.AdamW(params, lr=1e-2, weight_decay=0.05)
+
+
+def _step_fn(lib, model, opt, sched=None, clip=None):
+    loss_fn = lib.nn.CrossEntropyLoss()
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        if clip is not None:
+            lib.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        opt.step()
+        if sched is not None:
+            sched.step()
+        return loss
+    return step
+
+
+@pytest.mark.parametrize("kind", ["sgd", "adamw"])
+def test_whole_training_step_equals_eager_and_torch(kind):
+    """50 steps: compiled == eager within 1e-6 and == torch within 1e-5; two traces in all (the first step
+    creates the optimizer state and the .grad fields, so its signature differs), then cache hits."""
+    runs = {}
+    for name, lib, compiled in (("eager", ft, False), ("compiled", ft, True), ("torch", torch, False)):
+        model = _model(lib)
+        opt = _optimizer(lib, kind, model.parameters())
+        step = _step_fn(lib, model, opt)
+        if compiled:
+            step = ft.compile(step)
+        losses = [step(lib.tensor(x), lib.tensor(y)).item() for x, y in zip(XS, YS)]
+        runs[name] = (losses, [p.detach().numpy().copy() for p in model.parameters()], step)
+    np.testing.assert_allclose(runs["compiled"][0], runs["eager"][0], rtol=1e-6, atol=1e-6)
+    for a, b, c in zip(runs["compiled"][1], runs["eager"][1], runs["torch"][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(a, c, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(runs["compiled"][0], runs["torch"][0], rtol=1e-5, atol=1e-5)
+    stats = runs["compiled"][2].stats
+    assert stats["traces"] == 2 and stats["cache_hits"] == 48 and stats["eager_calls"] == 0
+
+
+def test_scheduler_and_clipping_inside_the_step_never_recompile():
+    """LR changes are inputs (the group's lr is traced); scheduler.step() runs after the program, in order."""
+    results = []
+    for lib, compiled in ((ft, False), (ft, True), (torch, False)):
+        model = _model(lib)
+        opt = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        sched = lib.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=20)
+        step = _step_fn(lib, model, opt, sched, clip=0.5)
+        if compiled:
+            step = ft.compile(step)
+        losses = [step(lib.tensor(x), lib.tensor(y)).item() for x, y in zip(XS[:20], YS[:20])]
+        results.append((losses, opt.param_groups[0]["lr"], [p.detach().numpy().copy() for p in model.parameters()],
+                        step))
+    (le, lre, pe, _), (lc, lrc, pc, step), (lt, lrt, pt, _) = results
+    np.testing.assert_allclose(lc, le, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(lc, lt, rtol=1e-5, atol=1e-5)
+    assert lrc == lre == pytest.approx(lrt, rel=1e-12)
+    for a, b in zip(pc, pt):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    assert step.stats["traces"] == 2 and step.stats["recompiles"] == 1
+
+
+def test_compiled_module_train_backward_outside_and_buffers():
+    """compile(model): forward in train mode records one node (backward outside works, grads == eager);
+    BatchNorm running stats are updated; eval mode recompiles; state_dict keys carry _orig_mod. (as torch)."""
+    def build():
+        ft.manual_seed(1)
+        return nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 3))
+    eager, model = build(), build()
+    cm = ft.compile(model)
+    tm = torch.compile(torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.BatchNorm1d(8)))
+    assert [k.split(".", 1)[0] for k in cm.state_dict()] == ["_orig_mod"] * 9
+    assert list(cm.state_dict()) == ["_orig_mod." + k for k in model.state_dict()]
+    assert list(tm.state_dict())[0] == "_orig_mod.0.weight"
+    for x in XS[:3]:
+        for m in (eager, cm):
+            out = m(ft.tensor(x))
+            assert out.requires_grad
+            (out ** 2).mean().backward()
+    for pe, pc in zip(eager.parameters(), model.parameters()):
+        np.testing.assert_allclose(pc.grad.numpy(), pe.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(model[1].running_mean.numpy(), eager[1].running_mean.numpy(), rtol=1e-6)
+    assert model[1].num_batches_tracked.item() == 3
+    cm.eval()
+    eager.eval()
+    with ft.no_grad():
+        np.testing.assert_allclose(cm(ft.tensor(XS[5])).numpy(), eager(ft.tensor(XS[5])).numpy(), rtol=1e-5)
+    assert cm._compiled.stats["recompiles"] >= 1
+
+
+def test_module_compile_in_place():
+    ft.manual_seed(2)
+    m = nn.Linear(6, 3)
+    ref = m(ft.tensor(XS[0])).detach().numpy()
+    keys = list(m.state_dict())
+    m.compile()
+    np.testing.assert_allclose(m(ft.tensor(XS[0])).detach().numpy(), ref, rtol=1e-6)
+    assert list(m.state_dict()) == keys
+
+
+def test_randomness_fresh_each_call_and_reproducible():
+    @ft.compile
+    def noisy(x):
+        return nn.functional.dropout(x, 0.5) + ft.randn(x.shape) * 0
+    x = ft.ones(64)
+    ft.manual_seed(0)
+    a, b = noisy(x).numpy(), noisy(x).numpy()
+    ft.manual_seed(0)
+    c, d = noisy(x).numpy(), noisy(x).numpy()
+    assert not np.array_equal(a, b)
+    np.testing.assert_array_equal(a, c)
+    np.testing.assert_array_equal(b, d)
+    assert noisy.stats["traces"] == 1
+
+
+def test_guards_recompile_on_shape_dtype_requires_grad_and_python_values(caplog):
+    from functorch_lite._compile import config
+
+    @ft.compile
+    def f(x, scale):
+        return x * scale
+
+    f(ft.ones(3), 2.0)
+    f(ft.ones(3), 2.0)
+    assert f.stats == {"calls": 2, "traces": 1, "cache_hits": 1, "eager_calls": 0, "recompiles": 0}
+    old = config.log_recompiles
+    config.log_recompiles = True
+    try:
+        with caplog.at_level(logging.WARNING, logger="functorch_lite.compile"):
+            f(ft.ones(4), 2.0)
+            f(ft.ones(4, dtype=ft.float64), 2.0)
+            f(ft.ones(4, dtype=ft.float64), 3.0)
+    finally:
+        config.log_recompiles = old
+    assert f.stats["traces"] == 4 and f.stats["recompiles"] == 3
+    msgs = [r.getMessage() for r in caplog.records]
+    assert "arg 0 changed: shape (3,)" in msgs[0] and "(4,)" in msgs[0]
+    assert "float64" in msgs[1]
+    assert "arg 1 changed" in msgs[2]
+    assert f(ft.ones(4, dtype=ft.float64), 3.0).tolist() == [3.0] * 4
+
+
+def test_cache_size_limit_warns_and_runs_eagerly():
+    from functorch_lite._compile import config
+
+    @ft.compile
+    def f(x):
+        return x + 1
+    old = config.cache_size_limit
+    config.cache_size_limit = 2
+    try:
+        f(ft.ones(1))
+        f(ft.ones(2))
+        with pytest.warns(UserWarning, match="cache_size_limit"):
+            r = f(ft.ones(3))
+    finally:
+        config.cache_size_limit = old
+    assert r.tolist() == [2.0, 2.0, 2.0] and f.stats["eager_calls"] == 1
+
+
+@pytest.mark.parametrize("body,cause", [
+    (lambda x: x * x.sum().item(), r"\.item\(\)"),
+    (lambda x: x * 2 if x.sum() > 0 else x, r"Data-dependent branching"),  # COMP-11
+    (lambda x: (print(x), x)[1], r"print"),
+    (lambda x: x * len(x.tolist()), r"tolist"),
+])
+def test_graph_breaks(body, cause):
+    """fullgraph=True: an error naming the cause and this file's line; otherwise a one-time warning and the
+    correct eager result."""
+    strict = ft.compile(body, fullgraph=True)
+    with pytest.raises(ft._compile.GraphBreak, match=cause) as e:
+        strict(ft.ones(3))
+    assert "test_compile.py" in str(e.value)
+    loose = ft.compile(body)
+    with pytest.warns(UserWarning, match="graph break"):
+        r = loose(ft.ones(3))
+    np.testing.assert_allclose(r.numpy(), body(ft.ones(3)).numpy())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loose(ft.ones(3))  # warned once; later calls run eagerly without a warning
+    assert loose.stats["eager_calls"] == 2
+
+
+class _Holder:  # class attributes are not walked (classes are not state): a write there is unreachable
+    t = ft.zeros(3)
+
+
+def test_write_to_unreachable_tensor_is_a_graph_break():
+    def f(x):
+        _Holder.t.add_(x)
+        return x
+    with pytest.raises(ft._compile.GraphBreak, match="cannot see"):
+        ft.compile(f, fullgraph=True)(ft.ones(3))
+    assert _Holder.t.tolist() == [0.0, 0.0, 0.0]  # the trace was undone
+    with pytest.warns(UserWarning, match="graph break"):
+        ft.compile(f)(ft.ones(3))
+    assert _Holder.t.tolist() == [1.0, 1.0, 1.0]  # eager fallback: the write happened once
+
+
+def test_seed_loop_compiled_equals_eager():
+    """W1: the seed loop's manual SGD (globals X, Y, W, b; no_grad update; grad.zero_()) as one program."""
+    def run(compiled):
+        ft.manual_seed(42)
+        X = ft.randn(64, 2)
+        Y = X @ ft.tensor([[3.0], [-2.0]]) + ft.tensor([5.0])
+        W = ft.randn(2, 1, requires_grad=True)
+        b = ft.zeros(1, requires_grad=True)
+
+        def epoch():
+            nonlocal W, b  # (globals in the seed script; `W -= ...` rebinds the same tensor)
+            loss = ft.mean((X @ W + b - Y) ** 2)
+            loss.backward()
+            with ft.no_grad():
+                W -= 0.1 * W.grad
+                b -= 0.1 * b.grad
+                W.grad.zero_()
+                b.grad.zero_()
+            return loss
+        step = ft.compile(epoch) if compiled else epoch
+        losses = [step().item() for _ in range(60)]
+        return losses, W.detach().numpy(), b.detach().numpy()
+    (le, we, be), (lc, wc, bc) = run(False), run(True)
+    np.testing.assert_allclose(lc, le, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(wc, we, rtol=1e-6)
+    np.testing.assert_allclose(bc, be, rtol=1e-6)
+
+
+@pytest.mark.parametrize("kw,msg", [
+    ({"mode": "bogus"}, "Unrecognized mode=bogus, should be one of: default, lite, reduce-overhead, "
+                        "max-autotune-no-cudagraphs, max-autotune"),  # COMP-03
+    ({"mode": "default", "options": {}}, "Either mode or options can be specified, but both can't be specified at "
+                                         "the same time."),  # COMP-04
+    ({"backend": "tensorrt"}, "backend 'tensorrt' is not available"),
+    ({"dynamic": True}, "dynamic=True is not supported"),
+])
+def test_options_validated(kw, msg):
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        ft.compile(lambda x: x, **kw)
+
+
+def test_mode_errors_match_torch():
+    for kw in ({"mode": "bogus"}, {"mode": "default", "options": {}}):
+        with pytest.raises(RuntimeError) as theirs:
+            torch.compile(lambda x: x, **kw)
+        with pytest.raises(RuntimeError, match=re.escape(str(theirs.value))):
+            ft.compile(lambda x: x, **kw)
+
+
+def test_compiled_function_wraps_and_modules_keep_orig_mod():  # COMP-02, COMP-10
+    def f(x):
+        return x + 1
+    assert ft.compile(f).__wrapped__ is f
+    m = nn.Linear(2, 2)
+    cm = ft.compile(m)
+    assert isinstance(cm, nn.Module) and cm._orig_mod is m
+
+
+def test_accepted_modes_and_backends_and_decorator_forms():
+    for kw in ({"mode": "reduce-overhead"}, {"mode": "max-autotune"}, {"backend": "aot_eager"}, {}):
+        f = ft.compile(**kw)(lambda x: x * 2)
+        assert f(ft.ones(2)).tolist() == [2.0, 2.0]
+    assert ft.compile(lambda x: x, disable=True)(3) == 3

@@ -1,0 +1,31 @@
+"""``functorch_lite.func``: ``torch.func``'s composable transforms on facade tensors, run by JAX.
+
+``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``linearize``, ``jacrev``, ``jacfwd``, ``hessian``, ``vmap``,
+``functional_call`` and ``stack_module_state``. Each transform turns the facade function into a pure JAX function over arrays (wrapping
+JAX's arrays/tracers as facade Tensors with the inputs' PyTorch dtypes, autograd recording off) and applies the
+matching ``jax`` transform; transforms nest freely (``vmap(grad(f))``, ``jacfwd(jacrev(f))``).
+
+Differences from torch.func (by design or JAX limits):
+
+- results are plain tensors without a facade ``grad_fn``: the transforms do not compose with ``.backward()``
+  through their outputs (compose the transforms instead); inside a transformed function
+  ``is_grad_enabled()`` is False (facade autograd recording is off: JAX differentiates);
+- a value read on the host inside a transform (``.item()``, ``if t > 0``) is an error (JAX traces), where
+  torch's grad allows it;
+- an in-place write to a tensor captured from outside (a BatchNorm running statistic under
+  ``functional_call``) is carried out of ``grad``/``vjp``/``jvp``/``jac*`` and stored, where torch raises
+  "mutate a captured Tensor"; under ``vmap`` a batched write into an unbatched tensor is a RuntimeError;
+- ``jvp`` casts each tangent to its primal's dtype; ``vjp_fn`` casts cotangents to the output dtype;
+- ``vmap(chunk_size=k)`` runs one ``jax.vmap`` per chunk and concatenates; ``randomness`` works by wrapping
+  ``Generator.next_key`` while the function is traced (process-wide for that time, not thread-safe).
+
+>>> import functorch_lite as torch
+>>> from functorch_lite.func import grad, vmap
+>>> per_sample = vmap(grad(lambda w, x: (x @ w).sin().sum()), in_dims=(None, 0))
+"""
+from ._autodiff import grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian, linearize
+from ._vmap import vmap
+from ._functional_call import functional_call, stack_module_state
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize", "vmap",
+           "functional_call", "stack_module_state"]

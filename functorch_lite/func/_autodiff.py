@@ -1,0 +1,305 @@
+"""``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian`` on facade functions.
+
+Each one builds a pure JAX function over the differentiated arguments' arrays (``_core``), hands it to the
+matching ``jax`` transform, and wraps the results as facade Tensors. PyTorch's complex gradient is the
+conjugate of JAX's cotangent convention, so complex gradients/cotangents are conjugated on the way in and out.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+
+from .._tensor.tensor import Tensor, Size
+from . import _core as C
+
+
+def _conj(tree: Any) -> Any:
+    return jax.tree_util.tree_map(lambda a: jnp.conj(a) if jnp.iscomplexobj(a) else a, tree)
+
+
+def _pure(func: Callable, args: tuple, kwargs: dict, nums: tuple, metas: list, post: Callable,
+          writes: C.ExternalWrites) -> Callable:
+    """``g(*arrays) -> (main, (aux arrays, written arrays))``: the user's function with the arguments ``nums``
+    rebuilt from ``arrays``; ``post`` turns its result into ``(main, aux arrays)``."""
+    def g(*arrays):
+        new = [m.wrap(a) for m, a in zip(metas, arrays)]
+        main, aux = post(C.call(func, tuple(C.replace_args(args, nums, new)), kwargs))
+        return main, (aux, writes.collect())
+    return g
+
+
+def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
+    """``torch.func.grad_and_value``: returns ``(grad, value)`` (``(grad, (value, aux))`` with ``has_aux``).
+
+    >>> gv = grad_and_value(lambda x: (x.sin() * x).sum())
+    """
+    api = "grad_and_value(f)(*args)"
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums = C.normalize_argnums(argnums, len(args))
+        metas = [C.diff_meta(args[i]) for i in nums]
+        arrays = [m.arrays(args[i]) for m, i in zip(metas, nums)]
+        box, aux_box = {}, C.Aux()
+
+        def post(out):
+            out, aux = C.split_aux(out, has_aux, api)
+            if not isinstance(out, Tensor):
+                raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {type(out)}")
+            if out.dim() != 0:
+                raise RuntimeError(f"{api}: Expected f(*args) to return a scalar Tensor, got tensor with "
+                                   f"{out.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
+            if out.dtype.is_complex:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
+            box["out"] = (out.dtype, out.device)
+            return out._array, (aux_box.unwrap(aux) if has_aux else [])
+
+        with C.ExternalWrites() as w:
+            g = _pure(func, args, kwargs, nums, metas, post, w)
+            (value, (aux_arrays, written)), grads = jax.value_and_grad(g, argnums=tuple(range(len(nums))),
+                                                                       has_aux=True)(*arrays)
+        w.write_back(written)
+        grads = [C.reorder_like(m.wrap(_conj(gr)), args[i]) for m, gr, i in zip(metas, grads, nums)]
+        grads = grads[0] if isinstance(argnums, int) else tuple(grads)
+        value = C.wrap_array(value, *box["out"])
+        if has_aux:
+            return grads, (value, aux_box.wrap(aux_arrays))
+        return grads, value
+    return wrapper
+
+
+def grad(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
+    """``torch.func.grad``: the gradient of a scalar-valued function w.r.t. the arguments ``argnums``.
+
+    >>> g = grad(lambda x: (x.sin() * x).sum())   # g(x) == x.cos() * x + x.sin()
+    """
+    gv = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        g, v = gv(*args, **kwargs)
+        return (g, v[1]) if has_aux else g
+    return wrapper
+
+
+def _check_cotangents(cts: Any, out: Any) -> list:
+    ct_leaves, out_leaves = C.leaves(cts), C.leaves(out)
+    if jax.tree_util.tree_structure(cts, is_leaf=C.is_tensor) != jax.tree_util.tree_structure(out, is_leaf=C.is_tensor):
+        raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure of outputs to "
+                           f"the function. cotangents: {C.tree_pprint(cts)}, primal output: {C.tree_pprint(out)}")
+    arrays = []
+    for i, (c, o) in enumerate(zip(ct_leaves, out_leaves)):
+        if not isinstance(c, Tensor):
+            raise RuntimeError(f"vjp(f, *primals): expected cotangents to be Tensors, got {type(c)}")
+        if tuple(c.shape) != tuple(o.shape):
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(c.shape)} and output[{i}] "
+                               f"has a shape of {Size(o.shape)}.")
+        a = c._array
+        arrays.append(a if a.dtype == o.dtype.jnp else a.astype(o.dtype.jnp))
+    return arrays
+
+
+def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
+    """``torch.func.vjp``: ``(output, vjp_fn)`` (``(output, vjp_fn, aux)`` with ``has_aux``);
+    ``vjp_fn(cotangents)`` returns a tuple with one gradient per primal.
+
+    >>> out, vjp_fn = vjp(torch.sin, x); (gx,) = vjp_fn(torch.ones_like(out))
+    """
+    api = "vjp(f, *primals)"
+    metas = [C.diff_meta(p) for p in primals]
+    arrays = [m.arrays(p) for m, p in zip(metas, primals)]
+    box, aux_box = {}, C.Aux()
+
+    def post(out):
+        out, aux = C.split_aux(out, has_aux, api)
+        arrs, box["out"] = C.unwrap_outputs(out, api)
+        return arrs, (aux_box.unwrap(aux) if has_aux else [])
+
+    with C.ExternalWrites() as w:
+        g = _pure(func, primals, {}, tuple(range(len(primals))), metas, post, w)
+        out_arrays, pullback, (aux_arrays, written) = jax.vjp(g, *arrays, has_aux=True)
+    w.write_back(written)
+    out = box["out"].wrap(out_arrays)
+    out_meta = box["out"]
+
+    def vjp_fn(cotangents: Any, *, retain_graph: bool = True, create_graph: bool | None = None) -> tuple:
+        flat = _check_cotangents(cotangents, out)
+        cts = _conj(jax.tree_util.tree_unflatten(out_meta.tree, flat))
+        res = pullback(cts)
+        return tuple(C.reorder_like(m.wrap(_conj(r)), p) for m, r, p in zip(metas, res, primals))
+
+    if has_aux:
+        return out, vjp_fn, aux_box.wrap(aux_arrays)
+    return out, vjp_fn
+
+
+def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, has_aux: bool = False) -> tuple:
+    """``torch.func.jvp``: ``(output, jvp_out)`` (``(output, jvp_out, aux)`` with ``has_aux``).
+
+    >>> out, t = jvp(torch.sin, (x,), (torch.ones_like(x),))   # t == x.cos()
+    """
+    api = "jvp(f, primals, tangents)"
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{api}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
+    if jax.tree_util.tree_structure(primals, is_leaf=C.is_tensor) != \
+            jax.tree_util.tree_structure(tangents, is_leaf=C.is_tensor):
+        raise RuntimeError(f"{api}: Expected primals and tangents to have the same python structure. For example, if "
+                           f"primals is a tuple of 3 tensors, tangents also must be. Got primals with structure "
+                           f"{C.tree_str(primals)} and tangents with structure {C.tree_str(tangents)}")
+    flat_p = C.leaves(primals)
+    if not flat_p:
+        raise RuntimeError(f"{api}: Expected primals to contain at least one Tensor.")
+    for p in flat_p:
+        if not isinstance(p, Tensor):
+            raise RuntimeError(f"{api}: Expected primals to only contain Tensors, got {type(p)}")
+    for t in C.leaves(tangents):
+        if not isinstance(t, Tensor):
+            raise RuntimeError(f"{api}: Expected tangents to only contain Tensors, got {type(t)}")
+    metas = [C.diff_meta(p, forward=True) for p in primals]
+    p_arrays = tuple(m.arrays(p) for m, p in zip(metas, primals))
+    t_flat = []
+    for p, t in zip(flat_p, C.leaves(tangents)):
+        if tuple(p.shape) != tuple(t.shape):
+            raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
+                               f"Tensor, this is not supported. Tensor is of size {list(p.shape)} while the given "
+                               f"forward gradient is of size {list(t.shape)}.")
+        a = t._array
+        t_flat.append(a if a.dtype == p.dtype.jnp else a.astype(p.dtype.jnp))
+    it = iter(t_flat)
+    t_arrays = tuple(jax.tree_util.tree_unflatten(m.tree, [next(it) for _ in m.metas]) for m in metas)
+    box, aux_box = {}, C.Aux()
+
+    def post(out):
+        out, aux = C.split_aux(out, has_aux, api)
+        arrs, box["out"] = C.unwrap_outputs(out, api)
+        return arrs, (aux_box.unwrap(aux) if has_aux else [])
+
+    with C.ExternalWrites() as w:
+        g = _pure(func, primals, {}, tuple(range(len(primals))), metas, post, w)
+        (out_arrays, (aux_arrays, written)), (tan_arrays, _) = jax.jvp(g, p_arrays, t_arrays)
+    w.write_back(written)
+    out, tan = box["out"].wrap(out_arrays), box["out"].wrap(tan_arrays)
+    if has_aux:
+        return out, tan, aux_box.wrap(aux_arrays)
+    return out, tan
+
+
+def linearize(func: Callable, *primals: Any) -> tuple:
+    """``torch.func.linearize``: ``(output, jvp_fn)``; ``jvp_fn(*tangents)`` is the JVP at ``primals``
+    (the linearised program is built once, by ``jax.linearize``).
+
+    >>> out, jvp_fn = linearize(torch.sin, x); jvp_fn(torch.ones_like(x))   # == x.cos()
+    """
+    api = "linearize(f, *primals)"
+    metas = [C.diff_meta(p, forward=True) for p in primals]
+    arrays = [m.arrays(p) for m, p in zip(metas, primals)]
+    flat_p = C.leaves(primals)
+    box = {}
+
+    def post(out):
+        arrs, box["out"] = C.unwrap_outputs(out, api)
+        return arrs, []
+
+    with C.ExternalWrites() as w:
+        g = _pure(func, primals, {}, tuple(range(len(primals))), metas, post, w)
+        (out_arrays, (_, written)), f_jvp = jax.linearize(g, *arrays)
+    w.write_back(written)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        if jax.tree_util.tree_structure(tangents, is_leaf=C.is_tensor) != \
+                jax.tree_util.tree_structure(primals, is_leaf=C.is_tensor):
+            raise RuntimeError(f"Expected the tangents {C.tree_str(tangents)} to have the same argspec as the "
+                               f"primals {C.tree_str(primals)}")
+        flat_t = C.leaves(tangents)
+        for i, (t, p) in enumerate(zip(flat_t, flat_p)):
+            for what, a, b in (("shape", Size(t.shape), Size(p.shape)), ("device", t.device, p.device),
+                               ("dtype", t.dtype, p.dtype)):
+                if a != b:
+                    raise RuntimeError(f"tangent:{i} with {what} {a} in flattened pytree doesn't match the {what} "
+                                       f"{b} of the corresponding primal.")
+        it = iter([t._array for t in flat_t])
+        t_arrays = [jax.tree_util.tree_unflatten(m.tree, [next(it) for _ in m.metas]) for m in metas]
+        tan, _ = f_jvp(*t_arrays)
+        return box["out"].wrap(tan)
+
+    return box["out"].wrap(out_arrays), jvp_fn
+
+
+def _jac(kind: str, func: Callable, argnums: Any, has_aux: bool) -> Callable:
+    api = "vjp(f, *primals)" if kind == "rev" else "jvp(f, primals, tangents)"
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums = C.normalize_argnums(argnums, len(args))
+        metas = [C.diff_meta(args[i], forward=kind == "fwd") for i in nums]
+        arrays = [m.arrays(args[i]) for m, i in zip(metas, nums)]
+        box, aux_box = {}, C.Aux()
+
+        def post(out):
+            out, aux = C.split_aux(out, has_aux, api)
+            arrs, box["out"] = C.unwrap_outputs(out, api)
+            return arrs, (aux_box.unwrap(aux) if has_aux else [])
+
+        tr = jax.jacrev if kind == "rev" else jax.jacfwd
+        with C.ExternalWrites() as w:
+            g = _pure(func, args, kwargs, nums, metas, post, w)
+            jac, (aux_arrays, written) = tr(g, argnums=tuple(range(len(nums))), has_aux=True)(*arrays)
+        w.write_back(written)
+        out_meta = box["out"]
+        per_out = out_meta.tree.flatten_up_to(jac)      # one entry per output leaf: a tuple over argnums
+        wrapped = []
+        for (odt, odev), per_arg in zip(out_meta.metas, per_out):
+            row = []
+            for m, j, i in zip(metas, per_arg, nums):
+                flat = m.tree.flatten_up_to(j)
+                hints = [odt if kind == "fwd" else dt for dt, _ in m.metas]
+                row.append(C.reorder_like(jax.tree_util.tree_unflatten(
+                    m.tree, [C.wrap_array(_conj_rev(a, kind), h, odev) for a, h in zip(flat, hints)]), args[i]))
+            wrapped.append(row[0] if isinstance(argnums, int) else tuple(row))
+        result = C.reorder_like(jax.tree_util.tree_unflatten(out_meta.tree, wrapped), out_meta.skel)
+        if has_aux:
+            return result, aux_box.wrap(aux_arrays)
+        return result
+    return wrapper
+
+
+def _conj_rev(a: Any, kind: str) -> Any:
+    return jnp.conj(a) if kind == "rev" and jnp.iscomplexobj(a) else a
+
+
+def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, chunk_size: int | None = None,
+           _preallocate_and_copy: bool = False) -> Callable:
+    """``torch.func.jacrev``: the Jacobian by reverse mode; shape ``output.shape + input.shape``.
+
+    >>> jacrev(torch.sin)(x)   # == torch.diag(x.cos())
+    """
+    if chunk_size is not None and chunk_size <= 0:
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+    return _jac("rev", func, argnums, has_aux)
+
+
+def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, randomness: str = "error") -> Callable:
+    """``torch.func.jacfwd``: the Jacobian by forward mode; shape ``output.shape + input.shape``.
+
+    >>> jacfwd(torch.sin)(x)   # == torch.diag(x.cos())
+    """
+    from ._vmap import check_randomness, random_guard
+    inner = _jac("fwd", func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        check_randomness(randomness)
+        with random_guard(randomness, None):
+            return inner(*args, **kwargs)
+    return wrapper
+
+
+def hessian(func: Callable, argnums: int | tuple = 0) -> Callable:
+    """``torch.func.hessian``: ``jacfwd(jacrev(func, argnums), argnums)``.
+
+    >>> hessian(lambda x: (x ** 3).sum())(x)   # == torch.diag(6 * x)
+    """
+    return jacfwd(jacrev(func, argnums), argnums)

@@ -1,0 +1,268 @@
+"""Shared machinery of ``functorch_lite.func``: facade functions as JAX functions over arrays.
+
+A transform turns the user's facade function into a pure JAX function: the incoming arrays (or tracers) are
+wrapped as fresh facade Tensors with the *original* facade dtype and device, the user's function runs with
+autograd recording off (JAX does the differentiation), and the output Tensors are unwrapped to their arrays.
+Results coming back from JAX are wrapped again with facade dtypes (the input's or output's, whichever the
+result corresponds to; ``from_numpy_dtype`` only when JAX produced a different dtype). Nested transforms
+compose because an inner transform simply sees tensors whose arrays are the outer transform's tracers.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+
+from .. import dtypes as D
+from .._tensor import storage as _storage
+from .._tensor.tensor import Tensor
+from ..autograd.grad_mode import no_grad
+
+
+def _register_return_types() -> None:
+    """``torch.return_types`` results (``x.max(dim=0)``) are pytree nodes in torch.func; make them JAX pytrees."""
+    from ..ops.reduction import return_types
+    for name in dir(return_types):
+        cls = getattr(return_types, name)
+        if isinstance(cls, type) and issubclass(cls, tuple):
+            try:
+                jax.tree_util.register_pytree_node(cls, lambda t: (tuple(t), None),
+                                                   lambda _, c, cls=cls: cls(tuple(c)))
+            except ValueError:  # already registered
+                pass
+
+
+_register_return_types()
+
+
+def is_tensor(x: Any) -> bool:
+    return isinstance(x, Tensor)
+
+
+def leaves(tree: Any) -> list:
+    """The leaves of a pytree whose leaves are facade Tensors (or other objects)."""
+    return jax.tree_util.tree_leaves(tree, is_leaf=is_tensor)
+
+
+def tree_str(tree: Any, indent: int = 0) -> str:
+    """A pytree's structure as torch's ``TreeSpec`` repr (leaves ``*``), for torch.func's error messages."""
+    if isinstance(tree, Tensor) or not isinstance(tree, (tuple, list, dict)):
+        return "*"
+    if isinstance(tree, dict):
+        name, context, children = type(tree).__name__, list(tree), list(tree.values())
+    elif hasattr(tree, "_fields"):
+        name, context, children = "namedtuple", type(tree), list(tree)
+    else:
+        name, context, children = type(tree).__name__, None, list(tree)
+    body = ""
+    if children:
+        indent += 2
+        body = tree_str(children[0], indent) + ("," if len(children) > 1 else "")
+        body += ",".join("\n" + " " * indent + tree_str(c, indent) for c in children[1:])
+    return f"TreeSpec({name}, {context}, [{body}])"
+
+
+class _Star:
+    def __repr__(self) -> str:
+        return "*"
+
+
+def tree_pprint(tree: Any) -> str:
+    """A pytree's structure as torch's ``treespec_pprint`` (the containers' repr, leaves ``*``)."""
+    def star(t):
+        if isinstance(t, dict):
+            return type(t)((k, star(v)) for k, v in t.items())
+        if isinstance(t, (tuple, list)) and not isinstance(t, Tensor):
+            items = [star(v) for v in t]
+            return type(t)(*items) if hasattr(t, "_fields") else type(t)(items)
+        return _Star()
+    return repr(star(tree))
+
+
+def fn_name(func: Callable) -> str:
+    return getattr(func, "__name__", repr(func))
+
+
+def skeleton(tree: Any) -> Any:
+    """The containers of a pytree with its leaves dropped: remembers dict key order (JAX sorts dict keys)."""
+    if isinstance(tree, dict):
+        return type(tree)((k, skeleton(v)) for k, v in tree.items()) if type(tree) is not dict else \
+            {k: skeleton(v) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)) and not isinstance(tree, Tensor):
+        return [skeleton(v) for v in tree]
+    return None
+
+
+class Meta:
+    """The facade dtype/device of every tensor leaf of one argument (a pytree of Tensors)."""
+    __slots__ = ("tree", "metas", "skel")
+
+    def __init__(self, arg: Any):
+        flat, self.tree = jax.tree_util.tree_flatten(arg, is_leaf=is_tensor)
+        self.metas = [(t.dtype, t.device) for t in flat]
+        self.skel = skeleton(arg)
+
+    def arrays(self, arg: Any) -> Any:
+        """The argument's arrays, in the same structure (JAX pytree: dict keys sorted)."""
+        flat = jax.tree_util.tree_leaves(arg, is_leaf=is_tensor)
+        return jax.tree_util.tree_unflatten(self.tree, [t._array for t in flat])
+
+    def wrap(self, arrays: Any) -> Any:
+        """Facade Tensors over ``arrays`` (same structure as the argument), with the argument's dtypes."""
+        flat = self.tree.flatten_up_to(arrays)
+        return reorder_like(jax.tree_util.tree_unflatten(self.tree, [wrap_array(a, dt, dev)
+                                                                     for a, (dt, dev) in zip(flat, self.metas)]),
+                            self.skel)
+
+
+def wrap_array(arr: Any, hint: D.dtype | None, device: Any) -> Tensor:
+    """A facade Tensor over a JAX array: dtype ``hint`` when it is the array's dtype, else inferred."""
+    if hint is None or hint.jnp != arr.dtype:
+        if arr.dtype == jax.dtypes.float0:
+            arr = jnp.zeros(arr.shape, hint.jnp if hint is not None else jnp.float32)
+        else:
+            hint = D.from_numpy_dtype(arr.dtype)
+    return Tensor._from_array(arr, hint, device)
+
+
+def diff_meta(arg: Any, *, forward: bool = False) -> Meta:
+    """Meta of a differentiated argument: every leaf a floating (or complex) Tensor, as torch.func demands."""
+    for leaf in leaves(arg):
+        if not isinstance(leaf, Tensor):
+            raise ValueError(f"Thing passed to transform API must be Tensor, got {type(leaf)}")
+        if not (leaf.dtype.is_floating_point or leaf.dtype.is_complex):
+            if forward:
+                raise ValueError(f"Expected primal to be floating point or complex, but got: {leaf.dtype}")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+    return Meta(arg)
+
+
+def normalize_argnums(argnums: Any, num_args: int) -> tuple:
+    """torch.func's argnums validation: returns the wrapped argnums as a tuple."""
+    if not isinstance(argnums, (int, tuple)) or isinstance(argnums, bool):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+
+    def one(a):
+        if not isinstance(a, int):
+            raise RuntimeError(f"argnum must be int, got: {type(a)}")
+        if 0 <= a < num_args:
+            return a
+        if -num_args <= a < 0:
+            return a + num_args
+        raise RuntimeError(f"Got argnum={a}, but only {num_args} positional inputs")
+    if isinstance(argnums, int):
+        return (one(argnums),)
+    nums = tuple(one(a) for a in argnums)
+    if len(nums) == 0:
+        raise RuntimeError("argnums must be non-empty")
+    if len(set(nums)) != len(nums):
+        raise RuntimeError(f"argnums elements must be unique, got {nums}")
+    return nums
+
+
+def call(func: Callable, args: tuple, kwargs: dict) -> Any:
+    """Run the user's function with autograd recording off: JAX differentiates, the facade tape must not."""
+    with no_grad():
+        return func(*args, **kwargs)
+
+
+def split_aux(out: Any, has_aux: bool, api: str) -> tuple:
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise RuntimeError(f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True")
+    return out
+
+
+def unwrap_outputs(out: Any, api: str) -> tuple:
+    """(arrays pytree, Meta) of a function's output, every leaf a Tensor (torch.func's 'only tensors')."""
+    for leaf in leaves(out):
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(f"{api}: expected f(*primals) to return only tensors, got unsupported type "
+                               f"{type(leaf)}")
+    m = Meta(out)
+    return m.arrays(out), m
+
+
+class Aux:
+    """Auxiliary outputs: Tensors only (torch.func's rule, None included), carried through JAX as arrays."""
+    __slots__ = ("tree", "metas", "skel")
+
+    def unwrap(self, aux: Any) -> list:
+        self.skel = skeleton(aux)
+        flat, self.tree = jax.tree_util.tree_flatten(aux, is_leaf=lambda x: x is None or isinstance(x, Tensor))
+        for x in flat:
+            if not isinstance(x, Tensor):
+                raise RuntimeError(f"Expected tensors, got unsupported type {type(x)}")
+        self.metas = [(x.dtype, x.device) for x in flat]
+        return [x._array for x in flat]
+
+    def wrap(self, arrays: list) -> Any:
+        return reorder_like(jax.tree_util.tree_unflatten(self.tree, [wrap_array(a, dt, dev)
+                                                                     for a, (dt, dev) in zip(arrays, self.metas)]),
+                            self.skel)
+
+
+def reorder_like(result: Any, template: Any) -> Any:
+    """Dicts in ``result`` rebuilt in ``template``'s key order (JAX sorts dict keys; torch keeps insertion);
+    ``template`` is a pytree or its ``skeleton``."""
+    if isinstance(template, dict) and isinstance(result, dict) and set(template) == set(result):
+        return type(template)((k, reorder_like(result[k], template[k])) for k in template) \
+            if type(template) is not dict else {k: reorder_like(result[k], template[k]) for k in template}
+    if isinstance(template, (list, tuple)) and not isinstance(template, Tensor) and \
+            isinstance(result, (list, tuple)) and len(template) == len(result):
+        items = [reorder_like(r, t) for r, t in zip(result, template)]
+        return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
+    return result
+
+
+def replace_args(args: tuple, nums: tuple, new: list) -> list:
+    out = list(args)
+    for i, v in zip(nums, new):
+        out[i] = v
+    return out
+
+
+class ExternalWrites:
+    """In-place writes the transformed function makes to tensors that existed before the call (a BatchNorm's
+    running statistics under ``functional_call``). A traced value must not stay in such a tensor after the
+    trace, so ``collect`` (inside the trace) takes the new values out and puts the old arrays back; they leave
+    the transform as extra outputs and ``write_back`` stores them. Uses the storage write log that
+    ``compile`` uses (entries are handed on to an enclosing compile trace)."""
+
+    def __enter__(self) -> "ExternalWrites":
+        self.prev = _storage.WRITE_LOG[0]
+        self.log: dict = {}
+        _storage.WRITE_LOG[0] = self.log
+        self.start = next(_storage._ids)      # storages created from now on belong to the trace
+        self.written: list = []
+        return self
+
+    def _external(self) -> list:
+        return [(st, old, ver) for st, old, ver in self.log.values() if st.uid < self.start]
+
+    def collect(self) -> list:
+        """Inside the trace, after the function: the traced new values of external tensors (old ones restored)."""
+        out = []
+        self.written = []
+        for st, old, _ in self._external():
+            if isinstance(st.array, jax.core.Tracer) and st.array is not old:
+                self.written.append(st)
+                out.append(st.array)
+                st.array = old
+        return out
+
+    def write_back(self, arrays: list) -> None:
+        for st, a in zip(self.written, arrays):
+            st.array = a
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        _storage.WRITE_LOG[0] = self.prev
+        if exc_type is not None:
+            for st, old, ver in self._external():
+                st.array, st.version = old, ver
+        elif self.prev is not None:
+            for k, v in self.log.items():
+                self.prev.setdefault(k, v)
+        return False

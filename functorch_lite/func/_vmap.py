@@ -1,0 +1,205 @@
+"""``vmap`` on facade functions, by ``jax.vmap``.
+
+The mapped tensors' arrays go into ``jax.vmap`` (per-leaf ``in_axes`` from torch's ``in_dims`` rules); inside,
+they are wrapped as facade Tensors over batch tracers, whose avals are per-example, so the function sees the
+per-example shapes exactly as under ``torch.vmap``. Outputs leave with ``out_axes=0`` and are then moved to
+their ``out_dims`` (``None``: the unbatched value, an error if it was batched, as torch).
+
+Randomness: every random op draws its key through ``Generator.next_key``; while the function is traced that
+method is wrapped: ``'error'`` raises torch's error, ``'different'`` folds the batch index into the key (a
+batched key, so every example draws its own values), ``'same'`` leaves it (one draw, broadcast).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+from typing import Any, Callable, Iterator
+
+import jax
+import jax.numpy as jnp
+
+from .._tensor.tensor import Tensor
+from . import _core as C
+
+_RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
+                 "'different' randomness flags on vmap or perform the randomness operation out of vmap")
+
+
+def check_randomness(randomness: Any) -> None:
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
+
+
+@contextlib.contextmanager
+def random_guard(randomness: str, index: Any) -> Iterator[None]:
+    """Wrap ``Generator.next_key`` while a batched function is traced (see the module docstring)."""
+    from ..random import Generator
+    if randomness == "same" or (randomness == "different" and index is None):
+        yield
+        return
+    orig = Generator.__dict__["next_key"]
+
+    def next_key(self):
+        if randomness == "error":
+            raise RuntimeError(_RANDOM_ERROR)
+        return jax.random.fold_in(orig(self), index)
+
+    Generator.next_key = next_key
+    try:
+        yield
+    finally:
+        Generator.next_key = orig
+
+
+def _is_dims(d: Any) -> bool:
+    if d is None or (isinstance(d, int) and not isinstance(d, bool)):
+        return True
+    if isinstance(d, (tuple, list)):
+        return all(_is_dims(x) for x in d)
+    if isinstance(d, dict):
+        return all(_is_dims(x) for x in d.values())
+    return False
+
+
+def _broadcast(dims: Any, tree: Any) -> list | None:
+    """Per-leaf dims: ``dims`` (a prefix of ``tree``, None/int leaves) broadcast over ``tree``'s Tensor leaves."""
+    d_leaves, d_tree = jax.tree_util.tree_flatten(dims, is_leaf=lambda x: x is None)
+    try:
+        subs = d_tree.flatten_up_to(tree)
+    except (ValueError, TypeError):
+        return None
+    out = []
+    for d, sub in zip(d_leaves, subs):
+        out.extend([d] * len(C.leaves(sub)))
+    return out
+
+
+def _batched(a: Any, trace: Any) -> bool:
+    """Whether ``a`` is batched by the vmap whose trace is ``trace`` (JAX's batch tracers carry their trace and
+    an int ``batch_dim``; anything else is unbatched at this level)."""
+    return isinstance(a, jax.core.Tracer) and trace is not None and getattr(a, "_trace", None) is trace and \
+        isinstance(getattr(a, "batch_dim", None), int)
+
+
+def _move(arr: Any, od: int) -> Any:
+    return arr if od == 0 else jnp.moveaxis(arr, 0, od)
+
+
+def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
+         chunk_size: int | None = None) -> Callable:
+    """``torch.func.vmap``: ``func`` mapped over a dimension of its inputs (``in_dims``), batched results
+    stacked at ``out_dims``.
+
+    >>> vmap(torch.dot)(x, y)          # x, y: (B, N) -> (B,)
+    >>> vmap(grad(loss), in_dims=(None, 0, 0))(params, xs, ys)    # per-sample gradients
+    """
+    check_randomness(randomness)
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+    name = C.fn_name(func)
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        if not args:
+            raise ValueError(f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are "
+                             "trying to vmap over a function with no inputs. The latter is unsupported.")
+        head = f"vmap({name}, in_dims={in_dims}, ...)(<inputs>)"
+        if not (isinstance(in_dims, int) and not isinstance(in_dims, bool)) and not isinstance(in_dims, tuple):
+            raise ValueError(f"{head}: expected `in_dims` to be int or a (potentially nested) tuple matching the "
+                             f"structure of inputs, got: {type(in_dims)}.")
+        if not _is_dims(in_dims):
+            raise ValueError(f"{head}: in_dims is not compatible with the structure of `inputs`. in_dims has "
+                             f"structure {C.tree_str(in_dims)} but inputs has structure {C.tree_str(args)}.")
+        flat, tree = jax.tree_util.tree_flatten(args, is_leaf=C.is_tensor)
+        dims = _broadcast(in_dims, args)
+        if dims is None or len(dims) != len(flat):
+            raise ValueError(f"{head}: in_dims is not compatible with the structure of `inputs`. in_dims has "
+                             f"structure {C.tree_str(in_dims)} but inputs has structure {C.tree_str(args)}.")
+        mapped, axes, sizes = [], [], []
+        for leaf, d in zip(flat, dims):
+            if d is None:
+                continue
+            if not isinstance(leaf, Tensor):
+                raise ValueError(f"{head}: Got in_dim={d} for an input but the input is of type {type(leaf)}. We "
+                                 "cannot vmap over non-Tensor arguments, please use None as the respective in_dim")
+            n = leaf.dim()
+            if not -n <= d < n:
+                raise ValueError(f"{head}: Got in_dim={d} for some input, but that input is a Tensor of "
+                                 f"dimensionality {n} so expected in_dim to satisfy -{n} <= in_dim < {n}.")
+            mapped.append(leaf)
+            axes.append(d % n)
+            sizes.append(leaf.shape[d % n])
+        if not mapped:
+            raise ValueError("vmap: Expected at least one Tensor to vmap over")
+        if len(set(sizes)) != 1:
+            raise ValueError("vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                             f"{sizes} for the mapped dimension")
+        if not _is_dims(out_dims):
+            raise ValueError(f"vmap({name}, ..., out_dims={out_dims}): `out_dims` must be an int, None or a python "
+                             "collection of ints representing where in the outputs the vmapped dimension should "
+                             "appear.")
+        size = sizes[0]
+        arrays = [t._array for t in mapped]
+        if chunk_size is None or chunk_size >= size:
+            outs, box = _run(func, name, args, kwargs, flat, tree, dims, axes, arrays, size, out_dims, randomness)
+        else:
+            pieces = []
+            for s in range(0, size, chunk_size):
+                n = min(chunk_size, size - s)
+                part = [jax.lax.slice_in_dim(a, s, s + n, axis=ax) for a, ax in zip(arrays, axes)]
+                pieces.append(_run(func, name, args, kwargs, flat, tree, dims, axes, part, n, out_dims, randomness))
+            box = pieces[0][1]
+            outs = [p if od is None else jnp.concatenate(list(ps), axis=od)
+                    for od, p, ps in zip(box["od"], pieces[0][0], zip(*[p[0] for p in pieces]))]
+        return C.reorder_like(jax.tree_util.tree_unflatten(box["tree"], [C.wrap_array(a, dt, dev) for a, (dt, dev)
+                                                                         in zip(outs, box["metas"])]), box["skel"])
+    return wrapped
+
+
+def _run(func, name, args, kwargs, flat, tree, dims, axes, arrays, size, out_dims, randomness):
+    """One ``jax.vmap`` over ``arrays`` (the mapped tensors' arrays, in order): (output arrays, box)."""
+    box: dict = {}
+
+    def inner(mapped_arrays, index):
+        it = iter(mapped_arrays)
+        new = [C.wrap_array(next(it), leaf.dtype, leaf.device) if d is not None else leaf
+               for leaf, d in zip(flat, dims)]
+        trace = getattr(mapped_arrays[0], "_trace", None)
+        with random_guard(randomness, index):
+            out = C.call(func, C.reorder_like(jax.tree_util.tree_unflatten(tree, new), args), kwargs)
+        o_flat, o_tree = jax.tree_util.tree_flatten(out, is_leaf=C.is_tensor)
+        for leaf in o_flat:
+            if not isinstance(leaf, Tensor):
+                raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(leaf)}. Did "
+                                 "you mean to set out_dims= to None for output?")
+        ods = _broadcast(out_dims, out)
+        if ods is None or len(ods) != len(o_flat):
+            raise ValueError(f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with the "
+                             f"structure of `outputs`. out_dims has structure {C.tree_str(out_dims)} but outputs has "
+                             f"structure {C.tree_str(out)}.")
+        for leaf, od in zip(o_flat, ods):
+            a = leaf._array
+            batched = _batched(a, trace)
+            if od is None and batched:
+                raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None")
+            r = leaf.dim()
+            if od is not None and not -(r + 1) <= od <= r:
+                raise IndexError(f"Dimension out of range (expected to be in range of [{-(r + 1)}, {r}], but got "
+                                 f"{od})")
+        box["tree"], box["metas"], box["skel"] = o_tree, [(t.dtype, t.device) for t in o_flat], C.skeleton(out)
+        box["od"] = [None if od is None else od % (t.dim() + 1) for t, od in zip(o_flat, ods)]
+        written = writes.collect()
+        for a in written:
+            if _batched(a, trace):
+                raise RuntimeError(f"vmap({name}, ...): `{name}` wrote a batched value in place into a tensor that "
+                                   f"is not batched (shape {list(a.shape)}, e.g. a BatchNorm running statistic in "
+                                   "training mode). Use out-of-place operations, or pass that tensor as a vmapped "
+                                   "input.")
+        return [t._array for t in o_flat], written
+
+    index = jnp.arange(size, dtype=jnp.uint32)
+    with C.ExternalWrites() as writes:
+        res, written = jax.vmap(inner, in_axes=(list(axes), 0), out_axes=0, axis_size=size)(list(arrays), index)
+    writes.write_back([a[0] for a in written])
+    outs = [a[0] if od is None else _move(a, od) for a, od in zip(res, box["od"])]
+    return outs, box

@@ -19,6 +19,7 @@ from __future__ import annotations
 import types
 
 import jax
+import numpy as np
 
 from .._tensor.tensor import Tensor
 
@@ -146,12 +147,11 @@ class HyperSlot:
         self.group, self.keys, self.name = group, keys, name
 
     def get(self):
-        import jax.numpy as jnp
+        """NumPy float64 scalars (a jit argument without an eager device op per value)."""
         out = {}
         for k in self.keys:
             v = self.group[k]
-            out[k] = tuple(jnp.asarray(x, jnp.float64) for x in v) if isinstance(v, tuple) else \
-                jnp.asarray(v, jnp.float64)
+            out[k] = tuple(np.float64(x) for x in v) if isinstance(v, tuple) else np.float64(v)
         return out
 
     def put(self, v):

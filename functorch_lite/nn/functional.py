@@ -7,6 +7,7 @@ from ..ops import nn_ops as _nn
 from ..ops.nn_ops import linear, mse_loss, dropout  # noqa: F401
 from .._tensor.tensor import Tensor
 from ..ops.conv import *  # noqa: F401,F403
+from ..ops.resample import *  # noqa: F401,F403
 from ..ops.norm import *  # noqa: F401,F403
 from ..ops.attention import *  # noqa: F401,F403
 from ..ops.losses import *  # noqa: F401,F403

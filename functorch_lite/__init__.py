@@ -37,7 +37,8 @@ from .ops import gather_scatter as _gather_scatter
 from .ops import conversion as _conversion
 from .ops import creation as _creation
 from .ops import nn_ops as _nn_ops  # noqa: F401  (registers the composite nn ops)
-from .ops import conv as _conv_ops, norm as _norm_ops, attention as _attn_ops, losses as _loss_ops  # noqa: F401
+from .ops import conv as _conv_ops, resample as _resample_ops, norm as _norm_ops  # noqa: F401
+from .ops import attention as _attn_ops, losses as _loss_ops  # noqa: F401
 from .ops import operators as _operators
 
 _ns = globals()

@@ -54,6 +54,8 @@ del _mod, _k, _v, _ns
 from . import autograd  # noqa: E402,F401
 from . import cuda, backends, tpu, optim, nn, utils, func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401  (torch.vmap)
+from . import quantization  # noqa: E402,F401
+from .quantization import _scaled_mm  # noqa: E402,F401
 from .serialization import *  # noqa: E402,F401,F403  (save, load)
 from ._compile import compile  # noqa: E402,F401
 from .ops.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402,F401  (torch has them at top level)

@@ -319,15 +319,22 @@ def rule_first_promote(op, sig, sargs):
     return casts, (dt,) * op.nout
 
 
+def _same_float8(sig):
+    """All tensor inputs share one float8 dtype (cat/stack/where copy such values without arithmetic)."""
+    dts = {s[1] for s in sig if type(s) is tuple}
+    return next(iter(dts)) if len(dts) == 1 and next(iter(dts)) in D.FLOAT8 and \
+        all(type(s) is tuple or s is None for s in sig) else None
+
+
 def rule_where(op, sig, sargs):
     """where(cond, x, y): cond is a mask, x/y promote (PRO-32)."""
-    r = _common(op, sig[1:])
+    r = _same_float8(sig[1:]) or _common(op, sig[1:])
     return (None, r, r), (r,)
 
 
 def rule_cat(op, sig, sargs):
     """cat/stack over a list: all inputs promote (BC-11)."""
-    r = _common(op, sig)
+    r = _same_float8(sig) or _common(op, sig)
     return _all(sig, r), (r,)
 
 

@@ -240,10 +240,12 @@ def cast_array(arr, src: dtype, dst: dtype):
         # PyTorch saturates to +-448, infinities included (DTY-07); JAX gives NaN.
         if src.is_complex:
             arr = jnp.real(arr)
-        f = arr.astype(jnp.float32) if src.category != FLOAT else arr
+        f = arr.astype(jnp.float32)  # float64 too: PyTorch rounds float64 -> float32 -> float8 (twice)
         return jnp.where(jnp.isnan(f), f, jnp.clip(f, -448.0, 448.0)).astype(dst.jnp)
     if dst.category == FLOAT and src.is_complex:
         arr = jnp.real(arr)
+    if dst in FLOAT8 and src is float64:
+        arr = arr.astype(jnp.float32)  # PyTorch's float64 -> float8 goes through float32 (two roundings)
     if src is bool and dst.category >= FLOAT:
         # via uint8: XLA's simplifier rewrites convert(pred) / y into select(pred, 1 / y, 0), losing 0/0 = NaN
         arr = arr.astype(jnp.uint8)

@@ -54,7 +54,13 @@ del _mod, _k, _v, _ns
 from . import autograd  # noqa: E402,F401
 from . import cuda, backends, tpu, optim, nn, utils, func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401  (torch.vmap)
-from . import quantization  # noqa: E402,F401
+from . import quantization, amp  # noqa: E402,F401
+from .amp import (  # noqa: E402,F401
+    autocast, is_autocast_enabled, get_autocast_dtype, set_autocast_enabled, set_autocast_dtype,
+    is_autocast_cache_enabled, set_autocast_cache_enabled,
+)
+from . import cpu  # noqa: E402,F401
+from .cuda import amp as _cuda_amp  # noqa: E402,F401  (torch.cuda.amp.autocast / GradScaler, deprecated spellings)
 from .quantization import _scaled_mm  # noqa: E402,F401
 from .serialization import *  # noqa: E402,F401,F403  (save, load)
 from ._compile import compile  # noqa: E402,F401

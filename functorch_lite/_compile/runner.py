@@ -29,6 +29,7 @@ from .._tensor import storage as _storage
 from .._tensor.tensor import Tensor
 from ..autograd import engine as _engine
 from ..autograd import grad_mode as _gm
+from ..amp import autocast_mode as _amp
 from . import state as S
 
 log = logging.getLogger("functorch_lite.compile")
@@ -251,7 +252,7 @@ class CompiledFunction:
         key = (tuple([s.sig() for s in d.slots]), tuple([m.training for _, m in d.modules]),
                tuple([v for _, v in d.statics]), tuple([_static_repr(a) for a in args]),
                tuple([(k, _static_repr(v)) for k, v in sorted(kwargs.items())]) if kwargs else (),
-               _gm._state.enabled, _gm._state.inference, D._DEFAULT[0])
+               _gm._state.enabled, _gm._state.inference, D._DEFAULT[0], _amp.state_key())
         return key, d
 
     @staticmethod
@@ -261,7 +262,7 @@ class CompiledFunction:
         values = list(key[0]) + list(key[1]) + list(key[2])
         names += [f"arg {i}" for i in range(len(key[3]))] + [f"argument {k!r}" for k, _ in key[4]]
         values += list(key[3]) + [v for _, v in key[4]]
-        names += ["grad mode", "inference mode", "default dtype"]
+        names += ["grad mode", "inference mode", "default dtype", "autocast"]
         values += list(key[5:])
         return names, values
 

@@ -75,3 +75,4 @@ def mem_get_info(device=None) -> tuple:
         return 0, 0
     total = int(s[0].get("bytes_limit", 0))
     return total - int(s[0].get("bytes_in_use", 0)), total
+

@@ -1,6 +1,9 @@
 """The one call path of every op (design.md §1).
 
 ``dispatch(op, tensor_args, static_args)``:
+ 0. inside an autocast region only (one cheap check otherwise): apply the op's ``autocast`` policy
+    (``amp/autocast_mode.py``): floating inputs are cast by recorded ``_to_copy`` dispatches, so the
+    cached entry below is keyed by the cast dtypes and gradients flow back in the inputs' dtypes;
  1. unwrap tensors to jax arrays (a non-view tensor's array is its storage's array);
  2. look up the cached entry for (static args, call signature): the dtype rule's casts and output
     dtypes (decided by ``_promotion``) and the jitted kernel — built once, then a dict hit;

@@ -263,7 +263,7 @@ def _lin(x, w, b):
 
 
 @defop("multi_head_attention_forward", promote=_mha_rule, grad_fn=_mha_name, tensors=16, method=False,
-       function=False, nout=2, kernel="addmm", broadcast=False)
+       function=False, nout=2, kernel="addmm", broadcast=False, autocast="lower")
 def _mha(query, key, value, w_in, w_k, w_v, b_in, bias_k, bias_v, w_o, b_o, attn_mask, kpm, static_k, static_v,
          rng, num_heads, add_zero_attn, dropout_p, need_weights, average, causal, safe, batched, batch_first):
     """Multi-head attention, time-first inside: projections, masks, attention, output projection."""

@@ -196,7 +196,7 @@ def _pow_bool(op, dt, sig, sargs):
 
 
 @defop(promote=_guarded("pow", _pow_bool), broadcast=True, grad_fn=_pow_name,
-       tensors=2, inplace=True, check=_pow_check, kernel="pow")
+       tensors=2, inplace=True, check=_pow_check, kernel="pow", autocast={"cuda": "fp32"})
 def pow(input, exponent):  # noqa: A001
     """``x ** y``; integer ** negative integer follows C integer division (1, +-1 for -1, else 0)."""
     if input.dtype == jnp.bool_:  # bool ** Python bool only (see _pow_bool)
@@ -232,7 +232,8 @@ def fmin(input, other):
     return _go.fmin(input, other) if jnp.issubdtype(input.dtype, jnp.floating) else jnp.fmin(input, other)
 
 
-@defop(promote="float", grad_fn="Atan2Backward0", tensors=2, inplace=True, aliases=("arctan2",))
+@defop(promote="float", grad_fn="Atan2Backward0", tensors=2, inplace=True, aliases=("arctan2",),
+       autocast={"cuda": "promote"})
 def atan2(input, other):
     return _go.atan2(input, other)
 
@@ -370,7 +371,17 @@ def neg(input):
     return -input
 
 
-@defop(grad_fn="AbsBackward0", inplace=True, aliases=("absolute",), check_dtype=_no_bool, kernel="abs_cpu")
+def _abs_rule(op, sig, sargs):
+    """|z| of a complex tensor is real (complex64 -> float32), as PyTorch; other dtypes keep theirs."""
+    dt = sig[0][1] if type(sig[0]) is tuple else None
+    if dt is not None and dt.is_complex:
+        return (None,), (dt.to_real(),)
+    from .._promotion import rule_same
+    return rule_same(op, sig, sargs)
+
+
+@defop(promote=_abs_rule, grad_fn="AbsBackward0", inplace=True, aliases=("absolute",), check_dtype=_no_bool,
+       kernel="abs_cpu")
 def abs(input):  # noqa: A001
     """|x|; gradient sign(x) (0 at 0) as PyTorch (grad_overrides.abs)."""
     if jnp.issubdtype(input.dtype, jnp.unsignedinteger):
@@ -409,7 +420,9 @@ def _unary_float(name, fn, grad_fn, saves=("all",), aliases=()):
         return fn(input)
     impl.__name__ = name
     impl.__doc__ = f"``torch.{name}``: integer inputs compute in the default float dtype."
-    defop(name, promote="float", grad_fn=grad_fn, inplace=True, saves=saves, aliases=aliases)(impl)
+    defop(name, promote="float", grad_fn=grad_fn, inplace=True, saves=saves, aliases=aliases,
+          autocast={"cuda": "fp32"} if name in ("exp", "expm1", "log", "log2", "log10", "log1p", "rsqrt", "tan",
+                                               "asin", "acos", "sinh", "cosh", "erfinv", "reciprocal") else None)(impl)
 
 
 for _n, _f, _g, _s in [

@@ -281,7 +281,7 @@ def _index_along(input, index, src, dim, mode, alpha):
 defop("index_add", promote=_rule_cast(2), grad_fn="IndexAddBackward0", tensors=3, method=False, function=False,
       saves=(1,), prep=_index_add_prep, check=_bounds(1, _dim_size, False, _oob(RuntimeError)))(_index_along)
 defop("index_copy", promote=_rule_cast(2), grad_fn="IndexCopyBackward0", tensors=3, method=False, function=False,
-      saves=(1,), prep=_index_copy_prep,
+      saves=(1,), prep=_index_copy_prep, autocast={"cpu": "promote"},
       check=_bounds(1, _dim_size, False, _oob(IndexError, "index_copy_(): ")))(_index_along)
 defop("index_fill", promote=_rule_cast(2), tensors=3, method=False, function=False, saves=(1,),
       grad_fn=lambda targs, sargs: "IndexFillBackward1" if isinstance(targs[2], Tensor) else "IndexFillBackward0",

@@ -178,7 +178,7 @@ def _index_put_check(targs, sargs):
 
 
 @defop("index_put", promote=_rule_cast(1), grad_fn="IndexPutBackward0", tensors=3, method=False, function=False,
-       check=_index_put_check, saves=(2,))
+       check=_index_put_check, saves=(2,), autocast={"cuda": "promote"})
 def _index_put(input, values, indices, dims, accumulate):
     """``input[indices] = values`` (``accumulate``: ``+=``, duplicates summed)."""
     at = input.at[_adv_index(input.ndim, indices, dims)]

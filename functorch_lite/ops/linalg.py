@@ -121,7 +121,7 @@ def _mv_check(targs, sargs):
 
 
 @defop(promote="matmul", grad_fn="MvBackward0", tensors=2, check=_mv_check, device_check=("self", "vec"),
-       kernel="addmv_impl_cpu", autocast="lower")
+       kernel="addmv_impl_cpu", autocast={"cuda": "lower"})
 def mv(input, vec):
     return jnp.matmul(input, vec)
 
@@ -137,7 +137,7 @@ def _dot_check(targs, sargs):
 
 
 @defop(promote="matmul", grad_fn="DotBackward0", tensors=2, check=_dot_check, device_check=("self", "tensor"),
-       autocast="lower", aliases=("inner",))
+       autocast={"cuda": "promote"}, aliases=("inner",))
 def dot(input, tensor):
     return jnp.dot(input, tensor)
 

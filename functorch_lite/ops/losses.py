@@ -257,7 +257,8 @@ def _bce_check(targs, sargs):
 
 
 @defop("binary_cross_entropy", promote=_bce_rule, grad_fn="BinaryCrossEntropyBackward0", tensors=3,
-       method=False, function=False, prep=_prep_at(0), check=_bce_check, broadcast=False, autocast="fp32",
+       method=False, function=False, prep=_prep_at(0), check=_bce_check, broadcast=False,
+       autocast={"cpu": "fp32", "cuda": "banned"},
        kernel="binary_cross_entropy")
 def _binary_cross_entropy(input, target, weight=None, reduction="mean"):
     """Binary cross entropy on probabilities (``F.binary_cross_entropy``)."""

@@ -128,7 +128,8 @@ def _cat_prep(targs, sargs):
 
 
 @defop(promote="cat", grad_fn="CatBackward0", tensors="list", prep=_cat_prep, method=False,
-       aliases=("concat", "concatenate"), device_check="cat", saves=())
+       aliases=("concat", "concatenate"), device_check="cat", saves=(),
+       autocast={"cpu": "promote"})
 def cat(tensors, dim=0):
     """Concatenate (dtypes promote, BC-11; legacy empty 1-d tensors are skipped)."""
     parts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors[:1])
@@ -147,7 +148,7 @@ def _stack_prep(targs, sargs):
 
 
 @defop(promote="cat", grad_fn="StackBackward0", tensors="list", prep=_stack_prep, method=False,
-       device_check="cat", saves=())
+       device_check="cat", saves=(), autocast={"cpu": "promote"})
 def stack(tensors, dim=0):
     return jnp.stack(tensors, axis=dim)
 

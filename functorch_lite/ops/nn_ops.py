@@ -76,7 +76,7 @@ def _linear_check(targs, sargs):
 
 
 @defop(promote=_kernel_rule("addmm_impl_cpu_", allow_int=True), grad_fn=_linear_name, tensors=3, method=False,
-       check=_linear_check, kernel="addmm", device_check=("self", "mat1", "mat2"))
+       check=_linear_check, kernel="addmm", device_check=("self", "mat1", "mat2"), autocast="lower")
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias`` (PyTorch's ``F.linear``)."""
     r = jnp.matmul(input, weight.T)
@@ -107,7 +107,7 @@ def _mse_check(targs, sargs):
 
 
 @defop(promote=_mse_rule, grad_fn="MseLossBackward0", tensors=2, method=False, prep=_reduction_prep,
-       check=_mse_check, check_dtype=None, broadcast=True)
+       check=_mse_check, check_dtype=None, broadcast=True, autocast="fp32")
 def mse_loss(input, target, reduction="mean"):
     """Mean squared error (``F.mse_loss``)."""
     d = input - target
@@ -167,7 +167,8 @@ def _nll(logp, target, weight, ignore_index, reduction):
 @defop(promote=_kernel_rule("nll_loss_out_frame"), grad_fn=lambda targs, sargs: _nll_name(len(targs[0]._shape),
                                                                                          sargs[-1]),
        tensors=3, method=False,
-       prep=_reduction_prep, check=_nll_check, kernel="nll_loss_forward_reduce_cuda_kernel_2d_index")
+       prep=_reduction_prep, check=_nll_check, kernel="nll_loss_forward_reduce_cuda_kernel_2d_index",
+       autocast="fp32")
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     """``F.nll_loss`` on log-probabilities with class-index (int64) targets."""
     return _nll(input, target, weight, ignore_index, reduction)
@@ -211,7 +212,7 @@ def _ce_prep(targs, sargs):
 
 
 @defop(promote=_ce_rule, grad_fn=_ce_name, tensors=3, method=False,
-       prep=_ce_prep, check=_ce_check, kernel="log_softmax_lastdim_kernel_impl")
+       prep=_ce_prep, check=_ce_check, kernel="log_softmax_lastdim_kernel_impl", autocast="fp32")
 def cross_entropy(input, target, weight=None, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
     """``F.cross_entropy``: class-index (int64) or class-probability (float) targets."""
     cdim = 1 if input.ndim > 1 else 0

@@ -194,7 +194,8 @@ def _ln_check(targs, sargs):
 
 
 @defop("layer_norm", promote=_float_rule("LayerNormKernelImpl"), grad_fn="NativeLayerNormBackward0", tensors=3,
-       method=False, function=False, check=_ln_check, saves=(0, 1), kernel="LayerNormKernelImpl")
+       method=False, function=False, check=_ln_check, saves=(0, 1), kernel="LayerNormKernelImpl",
+       autocast={"cuda": "fp32"})
 def _layer_norm(input, weight, bias, normalized_shape, eps):
     """Normalise over the trailing ``normalized_shape`` dims (biased variance), then scale and shift."""
     acc = _acc(input.dtype)
@@ -234,7 +235,8 @@ def _gn_check(targs, sargs):
 
 
 @defop("group_norm", promote=_float_rule("GroupNormKernelImpl"), grad_fn="NativeGroupNormBackward0", tensors=3,
-       method=False, function=False, check=_gn_check, saves=(0, 1), kernel="GroupNormKernelImpl")
+       method=False, function=False, check=_gn_check, saves=(0, 1), kernel="GroupNormKernelImpl",
+       autocast={"cuda": "fp32"})
 def _group_norm(input, weight, bias, num_groups, eps):
     """Normalise each group of ``C // num_groups`` channels (with all spatial positions) per sample."""
     acc = _acc(input.dtype)
@@ -272,7 +274,7 @@ def _rms_check(targs, sargs):
 
 
 @defop("rms_norm", promote=_float_rule("rms_norm"), grad_fn="MulBackward0", tensors=2, method=False, function=False,
-       check=_rms_check, saves=(0, 1), kernel="rms_norm")
+       check=_rms_check, saves=(0, 1), kernel="rms_norm", autocast={"cuda": "fp32"})
 def _rms_norm(input, weight, normalized_shape, eps):
     """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing ``normalized_shape`` dims."""
     acc = _acc(input.dtype)
@@ -456,7 +458,8 @@ def _bil_rule(op, sig, sargs):
 
 
 @defop("bilinear", promote=_bil_rule, tensors=4, method=False, check=_bil_check, saves=(0, 1, 2), kernel="bmm",
-       grad_fn=lambda targs, sargs: "ViewBackward0" if targs[3] is None else "AddBackward0")
+       grad_fn=lambda targs, sargs: "ViewBackward0" if targs[3] is None else "AddBackward0",
+       autocast={"cuda": "promote"})
 def bilinear(input1, input2, weight, bias=None):
     """``y[..., o] = sum_ij x1[..., i] * W[o, i, j] * x2[..., j] + b[o]`` (``F.bilinear``)."""
     y = jnp.einsum("...i,oij,...j->...o", input1, weight, input2)
@@ -465,7 +468,7 @@ def bilinear(input1, input2, weight, bias=None):
 
 # ---- normalize and small activations -------------------------------------------------------------------
 @defop("_normalize", promote=_float_rule("linalg_vector_norm"), grad_fn="DivBackward0", method=False,
-       function=False, saves=(0,))
+       function=False, saves=(0,), autocast={"cuda": "fp32"})
 def _normalize(input, p, dim, eps):
     """``x / max(||x||_p along dim, eps)``."""
     acc = input.dtype
@@ -498,7 +501,7 @@ def _act(name: str, grad: str, kernel, body):
     impl.__doc__ = f"``F.{name.lstrip('_')}``."
     rule = _float_rule(kernel) if isinstance(kernel, str) else kernel
     return defop(name, promote=rule, grad_fn=grad, method=False, function=False, saves=(0,),
-                 kernel=name)(impl)
+                 kernel=name, autocast={"cuda": "fp32"} if name == "_softplus" else None)(impl)
 
 
 def _hardtanh_rule(op, sig, sargs):

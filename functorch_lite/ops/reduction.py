@@ -130,7 +130,7 @@ def _sum_name(targs, sargs):
     return "SumBackward0" if sargs[0] is None else "SumBackward1"
 
 
-@defop(promote="sum", grad_fn=_sum_name, prep=_dim_prep, saves=())
+@defop(promote="sum", grad_fn=_sum_name, prep=_dim_prep, saves=(), autocast={"cuda": "fp32_opt"})
 def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):  # noqa: A001
     """Integer and bool sums accumulate in int64 (PRO-13); ``dim=()`` reduces all (RED-02)."""
     return jnp.sum(_acc(input), axis=dim, keepdims=keepdim)
@@ -165,7 +165,8 @@ def _prod_prep(targs, sargs):
     return (None if dim is None else (_wrap_dim(operator.index(dim), nd) if nd else ()), keepdim, dtype, None)
 
 
-@defop(promote="sum", grad_fn=lambda t, s: "ProdBackward0" if s[0] is None else "ProdBackward1", prep=_prod_prep)
+@defop(promote="sum", grad_fn=lambda t, s: "ProdBackward0" if s[0] is None else "ProdBackward1", prep=_prod_prep,
+       autocast={"cpu": "fp32", "cuda": "fp32_opt"})
 def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Product; one int ``dim`` only; integers accumulate in int64 (PRO-13)."""
     return jnp.prod(_acc(input), axis=dim, keepdims=keepdim)
@@ -393,7 +394,7 @@ def _safe_root(s, p):
 
 
 @defop(promote=_norm_rule, grad_fn=lambda t, s: "SumBackward1" if s[0] == "nuc" else "LinalgVectorNormBackward0",
-       prep=_norm_prep)
+       prep=_norm_prep, autocast={"cuda": "fp32"})
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """Vector p-norm over ``dim`` (2 / 'fro' default, inf, -inf, 0, any p); 'nuc' for two dims."""
     x = _acc(input)
@@ -421,7 +422,7 @@ def _lse_prep(targs, sargs):
     return _dim_prep(targs, sargs)
 
 
-@defop(promote="float", grad_fn="LogsumexpBackward0", prep=_lse_prep)
+@defop(promote="float", grad_fn="LogsumexpBackward0", prep=_lse_prep, autocast={"cuda": "fp32"})
 def logsumexp(input, dim=None, keepdim=False, *, axis=None):
     """Stable ``log(sum(exp(x)))`` over ``dim`` (required); integers compute in the default float."""
     return jax.nn.logsumexp(_acc(input), axis=dim, keepdims=keepdim)
@@ -439,13 +440,15 @@ def _req_dim_prep(name):
     return prep
 
 
-@defop(promote="sum", grad_fn="CumsumBackward0", prep=_req_dim_prep("cumsum"), inplace=True, saves=())
+@defop(promote="sum", grad_fn="CumsumBackward0", prep=_req_dim_prep("cumsum"), inplace=True, saves=(),
+       autocast={"cuda": "fp32_opt"})
 def cumsum(input, dim=None, *, dtype=None, axis=None):
     """Running sum along ``dim``; integers and bool accumulate in int64 (PRO-13)."""
     return input if input.ndim == 0 else jnp.cumsum(_acc(input), axis=dim)
 
 
-@defop(promote="sum", grad_fn="CumprodBackward0", prep=_req_dim_prep("cumprod"), inplace=True)
+@defop(promote="sum", grad_fn="CumprodBackward0", prep=_req_dim_prep("cumprod"), inplace=True,
+       autocast={"cuda": "fp32_opt"})
 def cumprod(input, dim=None, *, dtype=None, axis=None):
     return input if input.ndim == 0 else jnp.cumprod(_acc(input), axis=dim)
 
@@ -506,14 +509,15 @@ def _along(fn, x, dim):
     return fn(x.reshape(1), axis=0).reshape(()) if x.ndim == 0 else fn(x, axis=dim)
 
 
-@defop(promote=_softmax_rule, grad_fn="SoftmaxBackward0", prep=_req_dim_prep("softmax"), saves=("result",))
+@defop(promote=_softmax_rule, grad_fn="SoftmaxBackward0", prep=_req_dim_prep("softmax"), saves=("result",),
+       autocast={"cuda": "fp32_opt"})
 def softmax(input, dim=None, dtype=None, *, axis=None):
     """Numerically stable softmax along ``dim`` (required, RED-13; RED-17)."""
     return _along(jax.nn.softmax, input, dim)
 
 
 @defop(promote=_softmax_rule, grad_fn="LogSoftmaxBackward0", prep=_req_dim_prep("log_softmax"),
-       saves=("result",))
+       saves=("result",), autocast={"cuda": "fp32_opt"})
 def log_softmax(input, dim=None, dtype=None, *, axis=None):
     return _along(jax.nn.log_softmax, input, dim)
 

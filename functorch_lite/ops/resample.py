@@ -86,7 +86,14 @@ def _fill(value, dt):
     return jnp.asarray(value, dt)
 
 
-@defop(promote=_pad_rule, grad_fn=_pad_name, method=False, function=False, prep=_pad_prep, kernel="pad")
+def _pad_autocast(sargs):
+    """PyTorch's CPU autocast runs reflection (1-D/2-D) and replication pads in float32."""
+    return {"cpu": "fp32"} if (sargs[1] == "reflect" and len(sargs[0]) in (2, 4)) or sargs[1] == "replicate" \
+        else None
+
+
+@defop(promote=_pad_rule, grad_fn=_pad_name, method=False, function=False, prep=_pad_prep, kernel="pad",
+       autocast=_pad_autocast)
 def pad(input, pad, mode="constant", value=None):
     """``F.pad``: ``pad`` lists (left, right) pairs starting from the last dimension; negative pads crop."""
     n = len(pad) // 2
@@ -163,7 +170,7 @@ def _linear_taps(inp, out, align_corners, scale, ftype):
     return i0, i1, ftype(1) - l1, l1
 
 
-@defop("_upsample", promote=_up_rule, method=False, function=False, kernel="upsample",
+@defop("_upsample", promote=_up_rule, method=False, function=False, kernel="upsample", autocast={"cuda": "fp32"},
        grad_fn=lambda targs, sargs: _UP_NAMES[sargs[0]].format(len(sargs[1])))
 def _upsample(input, mode, size, align_corners, scales):
     """Nearest / (bi)linear resampling of the trailing ``len(size)`` dims with PyTorch's source indices."""

@@ -1,0 +1,291 @@
+"""``autocast``: PyTorch's automatic mixed precision regions (spec §11.1, AMP-01..12).
+
+The state is per thread, as in PyTorch: for each device type, whether autocast is enabled and its
+low-precision dtype. Dispatch (``ops/_dispatch.py``) reads it through one cheap check: the global
+counter ``ANY[0]`` is non-zero only while some thread has an enabled autocast device type; only then
+does it read this thread's ``STATE.active`` and apply the op's ``autocast`` policy (a field of the
+op table, see ``_registry.defop``). Policies, per device family (``"cpu"``, or ``"cuda"`` for the
+GPU-like device types):
+
+- ``"lower"``: floating inputs (not float64) are cast to the autocast dtype (matmul, linear, conv...);
+- ``"fp32"``: floating inputs (not float64) are cast to float32 (losses; CPU's fp32 list);
+- ``"fp32_opt"``: as ``"fp32"`` unless the call passes an explicit ``dtype=`` (CUDA's sum/softmax...);
+- ``"promote"``: floating inputs are cast to the widest of them and the autocast dtype (cat, stack);
+- ``"banned"``: the op raises PyTorch's "unsafe to autocast" error (CUDA's binary_cross_entropy);
+- ``None``: the op runs on its inputs as they are.
+
+The field may also be a function of the call's static arguments returning a policy or a per-family dict.
+
+The casts are ordinary ``_to_copy`` dispatches, so autograd records ``ToCopyBackward0`` and the
+gradient of a float32 parameter comes back in float32 (AMP-10). Under ``functorch_lite.compile`` the
+state is read while tracing; :func:`state_key` is the value a compiled function's guard key needs.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+import warnings
+from typing import Any, Callable, Optional
+
+from .. import dtypes as D
+
+# device types torch.autocast accepts (plus the facade's 'tpu'), with their default autocast dtype
+_DEFAULT_DTYPES = {"cpu": D.bfloat16, "cuda": D.float16, "mps": D.float16, "xpu": D.float16,
+                   "xla": D.bfloat16, "hpu": D.bfloat16, "mtia": D.bfloat16, "maia": D.float16,
+                   "tpu": D.bfloat16}
+_TORCH_DEVICE_TYPES = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, "
+                       "vulkan, mps, meta, hpu, mtia, privateuseone")
+
+ANY = [0]  # number of threads with at least one enabled autocast device type: dispatch's one cheap check
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.enabled: dict = {}
+        self.dtype: dict = {}
+        self.active: Optional[dict] = None  # device type -> dtype, for the enabled device types only
+        self.nesting = 0
+        self.cache_enabled = True
+        self.counted = False
+
+
+STATE = _State()
+
+
+def _refresh() -> None:
+    st = STATE
+    act = {d: st.dtype.get(d, _DEFAULT_DTYPES[d]) for d, on in st.enabled.items() if on}
+    st.active = act or None
+    on = st.active is not None
+    if on != st.counted:
+        ANY[0] += 1 if on else -1
+        st.counted = on
+
+
+def _check_device_type(device_type: str) -> None:
+    if device_type not in _DEFAULT_DTYPES:
+        raise RuntimeError(f"Expected one of {_TORCH_DEVICE_TYPES} device type at start of device string: "
+                           f"{device_type}")
+
+
+def is_autocast_available(device_type: str) -> bool:
+    """Whether ``device_type`` supports autocast (``torch.amp.is_autocast_available``)."""
+    return device_type in _DEFAULT_DTYPES
+
+
+def is_autocast_enabled(device_type: str = "cuda") -> bool:
+    """Whether autocast is enabled for ``device_type`` in this thread (AMP-02).
+
+    >>> with autocast('cpu'): is_autocast_enabled('cpu')
+    True
+    """
+    _check_device_type(device_type)
+    return bool(STATE.enabled.get(device_type, False))
+
+
+def set_autocast_enabled(device_type: str, enabled: bool) -> None:
+    """Enable or disable autocast for ``device_type`` in this thread (``torch.set_autocast_enabled``)."""
+    _check_device_type(device_type)
+    STATE.enabled[device_type] = bool(enabled)
+    _refresh()
+
+
+def get_autocast_dtype(device_type: str) -> D.dtype:
+    """The autocast dtype of ``device_type`` (bfloat16 on CPU, float16 on CUDA unless set; AMP-02/03)."""
+    _check_device_type(device_type)
+    return STATE.dtype.get(device_type, _DEFAULT_DTYPES[device_type])
+
+
+def set_autocast_dtype(device_type: str, dtype: D.dtype) -> None:
+    """Set the autocast dtype of ``device_type`` in this thread (``torch.set_autocast_dtype``)."""
+    _check_device_type(device_type)
+    STATE.dtype[device_type] = dtype
+    _refresh()
+
+
+def is_autocast_cache_enabled() -> bool:
+    """Whether the autocast weight-cast cache is enabled (kept for API parity; casts are not cached here)."""
+    return STATE.cache_enabled
+
+
+def set_autocast_cache_enabled(enabled: bool) -> None:
+    """Set the autocast cache flag (API parity)."""
+    STATE.cache_enabled = bool(enabled)
+
+
+def state_key() -> Optional[tuple]:
+    """The autocast state as a hashable value, for compiled functions' guard keys: None when off."""
+    act = STATE.active
+    return None if act is None else tuple(sorted((d, dt.name) for d, dt in act.items()))
+
+
+def _cuda_available() -> bool:
+    from .. import cuda
+    return cuda.is_available()
+
+
+class autocast:
+    """``torch.autocast(device_type, dtype=None, enabled=True, cache_enabled=None)``: a region where ops run
+    in mixed precision (spec §11.1). A context manager and a decorator.
+
+    >>> import functorch_lite as torch
+    >>> a = torch.ones(2, 2)
+    >>> with torch.amp.autocast('cpu'):
+    ...     (a @ a).dtype
+    torch.bfloat16
+    """
+
+    def __init__(self, device_type: str, dtype: Optional[D.dtype] = None, enabled: bool = True,
+                 cache_enabled: Optional[bool] = None):
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else D.as_dtype(dtype)
+        self.device = device_type
+        self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None else cache_enabled
+        supported = (D.bfloat16, D.float16)
+        if enabled:
+            if device_type == "cuda":
+                if not _cuda_available():
+                    warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.",
+                                  stacklevel=2)
+                    enabled = False
+            elif self.fast_dtype not in supported:
+                name = device_type.upper()
+                warnings.warn(f"In {name} autocast, but the target dtype is not supported. Disabling autocast.\n"
+                              f"{name} Autocast only supports dtypes of torch.bfloat16, torch.float16 currently.",
+                              stacklevel=2)
+                enabled = False
+        self._enabled = bool(enabled)
+
+    def __enter__(self) -> "autocast":
+        st = STATE
+        self.prev_cache_enabled = st.cache_enabled
+        self.prev = st.enabled.get(self.device, False)
+        self.prev_fastdtype = get_autocast_dtype(self.device)
+        st.enabled[self.device] = self._enabled
+        st.dtype[self.device] = self.fast_dtype
+        st.nesting += 1
+        st.cache_enabled = self._cache_enabled
+        _refresh()
+        return self
+
+    def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> bool:
+        st = STATE
+        st.nesting -= 1
+        st.enabled[self.device] = self.prev
+        st.dtype[self.device] = self.prev_fastdtype
+        st.cache_enabled = self.prev_cache_enabled
+        _refresh()
+        return False
+
+    def __call__(self, func: Callable) -> Callable:
+        if not callable(func):
+            raise TypeError(f"autocast()(func) requires a callable, but got {type(func).__name__}. "
+                            f"Did you mean to use autocast as a context manager? For example:\n"
+                            f"    with torch.autocast(device_type=...):\n"
+                            f"        output = model(input)")
+
+        @functools.wraps(func)
+        def decorate_autocast(*args, **kwargs):
+            with self:
+                return func(*args, **kwargs)
+        decorate_autocast.__script_unsupported = "@autocast() decorator is not supported in script mode"
+        return decorate_autocast
+
+
+class cpu_autocast(autocast):
+    """Deprecated ``torch.cpu.amp.autocast`` (AMP-11): a FutureWarning, then ``autocast('cpu', ...)``."""
+
+    def __init__(self, enabled: bool = True, dtype: D.dtype = D.bfloat16, cache_enabled: bool = True):
+        warnings.warn("`torch.cpu.amp.autocast(args...)` is deprecated. Please use `torch.amp.autocast('cpu', "
+                      "args...)` instead.", FutureWarning, stacklevel=2)
+        super().__init__("cpu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+
+class cuda_autocast(autocast):
+    """Deprecated ``torch.cuda.amp.autocast``: a FutureWarning, then ``autocast('cuda', ...)``."""
+
+    def __init__(self, enabled: bool = True, dtype: D.dtype = D.float16, cache_enabled: bool = True):
+        warnings.warn("`torch.cuda.amp.autocast(args...)` is deprecated. Please use `torch.amp.autocast('cuda', "
+                      "args...)` instead.", FutureWarning, stacklevel=2)
+        super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+
+# ---- the per-op policy, applied by dispatch --------------------------------------------------------------
+
+def _family(device_type: str) -> str:
+    return "cpu" if device_type == "cpu" else "cuda"
+
+
+def policy_of(op, device_type: str, sargs: tuple = ()) -> Optional[str]:
+    """The op's autocast policy for ``device_type``. The ``autocast`` field is a policy name, a dict
+    ``{"cpu": ..., "cuda": ...}`` (a missing family means None), or a function of the call's static
+    arguments returning one of those (``F.pad``: only the reflect/replicate kernels are on CPU's fp32 list)."""
+    p = op.autocast
+    if callable(p):
+        p = p(sargs)
+    if p is None or type(p) is str:
+        return p
+    return p.get(_family(device_type))
+
+
+_BCE_MSG = ("torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast.\n"
+            "Many models use a sigmoid layer right before the binary cross entropy layer.\n"
+            "In this case, combine the two layers using torch.nn.functional.binary_cross_entropy_with_logits\n"
+            "or torch.nn.BCEWithLogitsLoss.  binary_cross_entropy_with_logits and BCEWithLogits are\n"
+            "safe to autocast.")
+
+
+def apply(op, targs: tuple, sargs: tuple, cast: Callable) -> tuple:
+    """``targs`` with the op's autocast policy applied (``cast(tensor, dtype)`` records the cast).
+
+    Only called by dispatch while ``ANY[0]`` is set; returns ``targs`` itself when nothing changes."""
+    act = STATE.active
+    if act is None:
+        return targs
+    from .._tensor.tensor import Tensor
+    is_list = op.tensors == "list"
+    if is_list:
+        if not isinstance(targs[0], (list, tuple)):
+            return targs  # a generator or a Tensor: left to the op's own argument checks
+        ts = tuple(targs[0])
+    else:
+        ts = targs
+    first = next((t for t in ts if isinstance(t, Tensor)), None)
+    if first is None:
+        return targs
+    dev = first._storage.device.type
+    low = act.get(dev)
+    if low is None:
+        return targs
+    pol = policy_of(op, dev, sargs)
+    if pol is None:
+        return targs
+    if pol == "banned":
+        raise RuntimeError(_BCE_MSG)
+    if pol == "lower":
+        to = low
+    elif pol == "fp32":
+        to = D.float32
+    elif pol == "fp32_opt":
+        if op.sarg(sargs, "dtype") is not None:
+            return targs
+        to = D.float32
+    elif pol == "promote":
+        to = low
+        for t in ts:
+            if _eligible(t, dev) and t.dtype is not D.float64 and t.dtype is not to:
+                if to is D.float32 or t.dtype is D.float32:
+                    to = D.float32
+                else:
+                    raise RuntimeError("Unexpected floating ScalarType in at::autocast::prioritize")
+    else:
+        raise ValueError(f"unknown autocast policy {pol!r} of op {op.name}")
+    out = tuple(cast(t, to) if _eligible(t, dev) and t.dtype is not D.float64 and t.dtype is not to else t
+                for t in ts)
+    return (list(out),) + tuple(targs[1:]) if is_list else out
+
+
+def _eligible(t, dev: str) -> bool:
+    from .._tensor.tensor import Tensor
+    return isinstance(t, Tensor) and t.dtype.is_floating_point and t._storage.device.type == dev

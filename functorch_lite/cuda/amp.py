@@ -1,0 +1,3 @@
+"""``torch.cuda.amp`` (deprecated in PyTorch in favour of ``torch.amp``)."""
+from ..amp.autocast_mode import cuda_autocast as autocast  # noqa: F401
+from ..amp.grad_scaler import CudaGradScaler as GradScaler  # noqa: F401

@@ -120,8 +120,10 @@ def accelerator_type():
 
 @functools.lru_cache(maxsize=None)
 def _resolve(dev: device):
-    """facade device -> (canonical facade device, jax device)."""
+    """facade device -> (canonical facade device, jax device); ``meta`` has no jax device (shape-only tensors)."""
     t = dev.type
+    if t == "meta":
+        return _make("meta", None), None
     ds = jax_devices(t)
     if not ds:
         if t == "cuda":

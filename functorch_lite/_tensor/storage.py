@@ -26,6 +26,12 @@ def log_write(storage) -> None:
         log[id(r)] = (r, r.array, r.version)
 
 
+def meta_array(shape, jdtype):
+    """A meta tensor's "array": shape and dtype only (``jax.ShapeDtypeStruct``), no memory."""
+    import jax
+    return jax.ShapeDtypeStruct(tuple(shape), jdtype)
+
+
 class Storage:
     __slots__ = ("array", "version", "device", "uid", "inference", "__weakref__")
 

@@ -151,7 +151,7 @@ class Tensor:
         if c is not None and c[0] is base:
             return c[1]
         fn, offsets = _view_fn(self._chain)
-        arr = fn(base, *offsets)
+        arr = jax.eval_shape(fn, base, *offsets) if type(base) is jax.ShapeDtypeStruct else fn(base, *offsets)
         self._cache = (base, arr)
         return arr
 
@@ -163,6 +163,9 @@ class Tensor:
         s = self._storage
         if _WRITE_LOG[0] is not None:
             _log_write(s)
+        if type(s.array) is jax.ShapeDtypeStruct:  # a meta tensor: no values to write
+            s.version += 1
+            return
         if self._chain is None:
             s.array = arr
         else:
@@ -262,7 +265,7 @@ class Tensor:
 
     @property
     def is_meta(self) -> bool:
-        return False
+        return self._storage.device.type == "meta"
 
     def is_pinned(self, device=None) -> bool:
         """Page-locked host memory is not modelled: always False (DEV-22)."""
@@ -410,6 +413,8 @@ class Tensor:
         if isinstance(arr, jax.core.Tracer):
             from ..ops._dispatch import data_dependent_error
             raise data_dependent_error("reading tensor values")
+        if type(arr) is jax.ShapeDtypeStruct:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         return np.asarray(arr)
 
     def item(self):
@@ -436,7 +441,8 @@ class Tensor:
                 raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                    "instead.")
             if self._storage.device.type != "cpu":
-                raise TypeError(f"can't convert {self._storage.device.type}:{self.get_device()} device type tensor "
+                where = "meta" if self.is_meta else f"{self._storage.device.type}:{self.get_device()}"
+                raise TypeError(f"can't convert {where} device type tensor "
                                 "to numpy. Use Tensor.cpu() to copy the tensor to host memory first.")
         return self._host_strided()
 
@@ -530,6 +536,10 @@ class Tensor:
     def __repr__(self):
         from .printing import format_tensor
         arr = self._array
+        if type(arr) is jax.ShapeDtypeStruct:
+            extra = "" if self.dtype is D.get_default_dtype() else f", dtype={self.dtype!r}"
+            grad = ", requires_grad=True" if self._requires_grad else ""
+            return f"tensor(..., device='meta', size={tuple(self._shape)}{extra}{grad})"
         if isinstance(arr, jax.core.Tracer):
             from .._compile.runner import TRACING
             if TRACING[0]:  # printing inside a compiled region needs the values: a graph break

@@ -173,6 +173,8 @@ def dispatch(op, targs, sargs, autocast=True):
                 if t._shape != s0:
                     broadcast_shapes(*[t._shape for t in tensors])
                     break
+    if dev.type == "meta":  # shape-only tensors: the kernel's output shapes and dtypes, nothing computed
+        return _wrap(op, jax.eval_shape(entry.fn, *arrays), entry.outs, dev)
     if op.check is not None:
         op.check(targs, sargs)
     if entry.diff_ok and _state.enabled:
@@ -253,6 +255,9 @@ def _wrap(op, res, outs, dev):
 def _device_mismatch(op, targs, arrays):
     """PyTorch's device rules: a CPU 0-dim tensor may join an accelerator elementwise op; else raise."""
     ts = [(i, a) for i, a in enumerate(targs) if isinstance(a, Tensor)]
+    if any(a.device.type == "meta" for _, a in ts):  # PyTorch's meta kernels word it this way
+        other = next(a.device for _, a in ts if a.device.type != "meta")
+        raise RuntimeError(f"Tensor on device {other} is not on the expected device meta!")
     if op.device_check == "iter":
         common = next((a.device for _, a in ts if a.device.type != "cpu"), ts[0][1].device)
         arrays = list(arrays)

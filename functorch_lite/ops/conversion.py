@@ -65,7 +65,13 @@ _DeviceCopy.__name__ = "ToCopyBackward0"
 
 
 def _move(t, dev):
-    out = Tensor._from_array(jax.device_put(t._array, _dev.to_jax(dev)), t.dtype, dev)
+    if t.device.type == "meta":
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+    jdev = _dev.to_jax(dev)
+    if jdev is None:  # to('meta'): keep the shape, drop the values
+        from .._tensor.storage import meta_array
+        return Tensor._from_array(meta_array(t._shape, t.dtype.jnp), t.dtype, dev)
+    out = Tensor._from_array(jax.device_put(t._array, jdev), t.dtype, dev)
     if t._requires_grad and _gm._state.enabled:
         node = _DeviceCopy()
         node._src = _dev.to_jax(t.device)

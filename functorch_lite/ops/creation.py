@@ -16,6 +16,7 @@ import numpy as np
 from .. import dtypes as D
 from .. import _device as _dev
 from .. import random as _rng
+from .._tensor.storage import meta_array
 from .._promotion import promote_types
 from .._tensor.tensor import Tensor
 from .._promotion import no_kernel
@@ -29,8 +30,15 @@ def _finish(arr, dt, device, requires_grad):
     dev = _dev.canonical(device)
     if requires_grad and not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-    jarr = jax.device_put(arr, _dev.to_jax(dev))
+    jdev = _dev.to_jax(dev)
+    jarr = jax.device_put(arr, jdev) if jdev is not None else meta_array(np.shape(arr), dt.jnp)
     t = Tensor._from_array(jarr, dt, dev)
+    t._requires_grad = _py_bool(requires_grad)
+    return t
+
+
+def _finish_meta(shape, dt, dev, requires_grad):
+    t = Tensor._from_array(meta_array(shape, dt.jnp), dt, dev)
     t._requires_grad = _py_bool(requires_grad)
     return t
 
@@ -238,7 +246,8 @@ def _fill(shape, value, dt, device, requires_grad):
     dev = _dev.canonical(device)
     if requires_grad and not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-    arr = _full_jit(tuple(shape), dt, _dev.to_jax(dev))(value)
+    jdev = _dev.to_jax(dev)
+    arr = _full_jit(tuple(shape), dt, jdev)(value) if jdev is not None else meta_array(shape, dt.jnp)
     t = Tensor._from_array(arr, dt, dev)
     t._requires_grad = _py_bool(requires_grad)
     return t
@@ -447,8 +456,11 @@ def _random(kind, shape, a, b, dt, device, requires_grad, generator):
     dev = _dev.canonical(device)
     if requires_grad and not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    jdev = _dev.to_jax(dev)
+    if jdev is None:  # meta: shape only, no draw
+        return _finish_meta(shape, dt, dev, requires_grad)
     k = _gen(generator).next_key()
-    arr = _rand_jit(kind, tuple(shape), dt, _dev.to_jax(dev))(k, a, b)
+    arr = _rand_jit(kind, tuple(shape), dt, jdev)(k, a, b)
     t = Tensor._from_array(arr, dt, dev)
     t._requires_grad = _py_bool(requires_grad)
     return t

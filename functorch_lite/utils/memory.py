@@ -8,7 +8,13 @@ includes the activations the rule leaves out.
 """
 from __future__ import annotations
 
-__all__ = ["training_memory", "compare"]
+__all__ = ["training_memory", "compare", "POLICIES"]
+
+# dtype policy -> bytes per element of (parameters, gradients, optimizer state). Mixed precision in PyTorch keeps
+# float32 master weights, grads and optimizer state (autocast casts activations; GradScaler scales the loss);
+# the seed's "7B in fp16" arithmetic is the pure-half policy (model.half(), the optimizer's state in fp16).
+POLICIES = {"fp32": (4, 4, 4), "bf16-autocast": (4, 4, 4), "fp16-gradscaler": (4, 4, 4), "fp16": (2, 2, 2),
+            "bf16": (2, 2, 2)}
 
 
 def _bytes(t) -> int:
@@ -30,10 +36,22 @@ def _state_per_param(optimizer) -> float:
     raise ValueError(f"training_memory: no rule for optimizer {name}")
 
 
-def training_memory(model, optimizer=None, *, activations_bytes: int = 0) -> dict:
+def training_memory(model, optimizer=None, *, policy: str | None = None, activations_bytes: int = 0) -> dict:
     """Bytes of parameters, gradients (one per parameter that requires grad, in its dtype), optimizer state
-    and the given activation estimate, with their ``total``."""
+    and the given activation estimate, with their ``total``. ``policy`` (a key of ``POLICIES``) counts elements
+    at that policy's sizes instead of the tensors' own dtypes; works on ``device='meta'`` models (shapes only)."""
     params = list(model.parameters())
+    if policy is not None:
+        if policy not in POLICIES:
+            raise ValueError(f"unknown policy {policy!r}; one of {sorted(POLICIES)}")
+        pb, gb, ob = POLICIES[policy]
+        n = sum(p.numel() for p in params)
+        n_grad = sum(p.numel() for p in params if p.requires_grad)
+        k = _state_per_param(optimizer) if optimizer is not None else 0.0
+        out = {"params": n * pb, "grads": n_grad * gb, "optimizer_state": int(k * n * ob),
+               "activations": int(activations_bytes)}
+        out["total"] = sum(out.values())
+        return out
     p_bytes = sum(_bytes(p) for p in params)
     g_bytes = sum(_bytes(p) for p in params if p.requires_grad)
     o_bytes = 0

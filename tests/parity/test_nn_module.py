@@ -318,3 +318,16 @@ def test_dropout_module_train_eval():
     fd.eval()
     assert fd(x) is x
     assert nn.Dropout(0.0)(x) is x
+
+
+@pytest.mark.parametrize("method,dtype", [("half", "float16"), ("bfloat16", "bfloat16"), ("double", "float64"),
+                                          ("float", "float32")])
+def test_module_dtype_casts_floating_tensors_only(method, dtype):
+    res = []
+    for lib in (torch, ft):
+        m = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.BatchNorm1d(2))
+        out = getattr(m, method)()
+        assert out is m
+        res.append([(n, str(t.dtype)) for n, t in m.state_dict().items()])
+    assert res[0] == res[1]
+    assert ("1.num_batches_tracked", "torch.int64") in res[1] and ("0.weight", f"torch.{dtype}") in res[1]

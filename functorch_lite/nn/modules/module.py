@@ -286,6 +286,17 @@ class Module:
         from ... import float64
         return self._apply(lambda t: t.to(float64) if t.is_floating_point() else t)
 
+    def half(self) -> "Module":
+        from ... import float16
+        return self._apply(lambda t: t.to(float16) if t.is_floating_point() else t)
+
+    def bfloat16(self) -> "Module":
+        from ... import bfloat16
+        return self._apply(lambda t: t.to(bfloat16) if t.is_floating_point() else t)
+
+    def cuda(self, device=None) -> "Module":
+        return self.to("cuda" if device is None else device)
+
     # ---- state dict ------------------------------------------------------------------------------
     def state_dict(self, destination=None, prefix: str = "", keep_vars: bool = False) -> OrderedDict:
         """Parameters and persistent buffers by qualified name, detached unless ``keep_vars``."""

@@ -1,0 +1,120 @@
+"""W3 (transformer block AdamW step) in float32 and under autocast(bfloat16): facade eager, facade compiled,
+and pure JAX (jit) with the same casts (matmul/linear inputs in bfloat16, the loss in float32), interleaved.
+
+    python comparisons/bench_autocast.py [--rounds N]
+
+The facade step is plain PyTorch AMP style: ``with autocast('cpu', dtype=bfloat16): loss = ...`` then
+``loss.backward(); opt.step()`` outside the region. On this CPU bfloat16 matmuls are not faster than float32
+(no AMX/bf16 units are used by XLA:CPU here); the figure to watch is facade compiled / pure JAX.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+import bench_training as BT
+import functorch_lite as ft
+
+B, T, D, H, V = BT.B, BT.T, BT.D, BT.H, BT.V
+
+
+def facade_step(idx0, tgt0, p3, bf16):
+    step, _ = BT.w3(ft, idx0, tgt0, p3)
+    if not bf16:
+        return step
+    cl = {n: c.cell_contents for n, c in zip(step.__code__.co_freevars, step.__closure__)}
+    model, opt, idx, tgt = cl["model"], cl["opt"], cl["idx"], cl["tgt"]
+    F = ft.nn.functional
+
+    def amp_step():
+        opt.zero_grad()
+        with ft.autocast("cpu", dtype=ft.bfloat16):
+            loss = F.cross_entropy(model(idx).view(-1, V), tgt.view(-1))
+        loss.backward()
+        opt.step()
+        return loss
+    return amp_step
+
+
+def jax_step(idx0, tgt0, p3, names, bf16):
+    idx, tgt = jnp.asarray(idx0), jnp.asarray(tgt0)
+    params = {n: jnp.asarray(a) for n, a in zip(names, p3)}
+    tx = optax.adamw(1e-3, weight_decay=1e-2)
+    state = [params, tx.init(params)]
+    mask = jnp.triu(jnp.ones((T, T), bool), 1)
+    lo = (lambda a: a.astype(jnp.bfloat16)) if bf16 else (lambda a: a)
+
+    def lin(x, w, b):
+        return lo(x) @ lo(w).T + lo(b)
+
+    def ln(x, w, b):
+        m = x.mean(-1, keepdims=True)
+        v = ((x - m) ** 2).mean(-1, keepdims=True)
+        return (x - m) / jnp.sqrt(v + 1e-5) * w + b
+
+    def loss(p):
+        x = p["emb.weight"][idx]
+        qkv = lin(ln(x, p["ln1.weight"], p["ln1.bias"]), p["qkv.weight"], p["qkv.bias"])
+        q, k, v = (t.reshape(B, T, H, D // H).transpose(0, 2, 1, 3) for t in jnp.split(qkv, 3, axis=2))
+        att = (lo(q) @ lo(k).transpose(0, 1, 3, 2)) * (1.0 / math.sqrt(D // H))
+        att = jax.nn.softmax(jnp.where(mask, -jnp.inf, att), axis=-1)
+        x = x + lin((lo(att) @ lo(v)).transpose(0, 2, 1, 3).reshape(B, T, D), p["proj.weight"], p["proj.bias"])
+        h = jax.nn.gelu(lin(ln(x, p["ln2.weight"], p["ln2.bias"]), p["fc1.weight"], p["fc1.bias"]),
+                        approximate=False)
+        x = x + lin(h, p["fc2.weight"], p["fc2.bias"])
+        logits = lin(x, p["head.weight"], p["head.bias"]).reshape(-1, V).astype(jnp.float32)
+        return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), tgt.reshape(-1, 1), axis=1))
+
+    @jax.jit
+    def update(ps, s):
+        v, g = jax.value_and_grad(loss)(ps)
+        u, s = tx.update(g, s, ps)
+        return optax.apply_updates(ps, u), s, v
+
+    def step():
+        state[0], state[1], v = update(*state)
+        return v
+    return step
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    rng = np.random.default_rng(0)
+    idx0, tgt0 = rng.integers(0, V, (B, T)), rng.integers(0, V, (B, T))
+    p3 = [(rng.standard_normal(s) * 0.05).astype(np.float32) for s in BT.SHAPES3]
+    names = BT.w3(ft, idx0, tgt0, p3)[1]
+    rows = {}
+    for label, bf16 in (("W3 float32", False), ("W3 autocast bf16", True)):
+        rows[label] = [facade_step(idx0, tgt0, p3, bf16), ft.compile(facade_step(idx0, tgt0, p3, bf16)),
+                       jax_step(idx0, tgt0, p3, names, bf16)]
+    for fns in rows.values():
+        for fn in fns:
+            for _ in range(3):
+                jax.block_until_ready(getattr(fn(), "_array", None) or 0)
+    res = {k: ([], [], []) for k in rows}
+    for _ in range(args.rounds):
+        for k, fns in rows.items():
+            for i, fn in enumerate(fns):
+                for _ in range(4):
+                    t0 = time.perf_counter()
+                    r = fn()
+                    jax.block_until_ready(r._array if hasattr(r, "_array") else r)
+                    res[k][i].append(time.perf_counter() - t0)
+    print(f"jax {jax.__version__}, device {jax.devices()[0].platform}")
+    print(f"{'workload':18s} {'eager ms':>9s} {'compiled ms':>12s} {'pure JAX ms':>12s} {'compiled/JAX':>13s}")
+    for k, (e, c, j) in res.items():
+        me, mc, mj = (statistics.median(x) * 1e3 for x in (e, c, j))
+        print(f"{k:18s} {me:9.2f} {mc:12.2f} {mj:12.2f} {mc / mj:13.2f}")
+
+
+if __name__ == "__main__":
+    main()

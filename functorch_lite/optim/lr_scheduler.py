@@ -101,7 +101,7 @@ class LRScheduler:
 
     def get_lr(self) -> list[float]:
         """The next learning rate of each param group (called by ``step()``)."""
-        raise NotImplementedError
+        raise TypeError(f"{type(self).__name__} subclasses LRScheduler without defining get_lr()")
 
     def step(self, epoch: int | None = None) -> None:
         """Advance the schedule by one step and write the new lrs into the param groups."""

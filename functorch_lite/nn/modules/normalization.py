@@ -23,6 +23,22 @@ def _no_grad():
     return no_grad()
 
 
+def _affine(module: Module, shape, enabled: bool, bias: bool, device, dtype) -> None:
+    """Register ``weight`` (and ``bias`` when asked) of ``shape``, or None for both when not ``enabled``."""
+    module.register_parameter("weight", Parameter(_empty(shape, device, dtype)) if enabled else None)
+    module.register_parameter("bias", Parameter(_empty(shape, device, dtype)) if enabled and bias else None)
+
+
+def _reset_affine(module: Module) -> None:
+    """weight = 1, bias = 0 (each when present): PyTorch's initialisation of every norm layer's affine part."""
+    from .. import init
+    with _no_grad():
+        if module.weight is not None:
+            init.ones_(module.weight)
+        if module.bias is not None:
+            init.zeros_(module.bias)
+
+
 def _shape_tuple(normalized_shape) -> tuple:
     if isinstance(normalized_shape, int):
         return (normalized_shape,)
@@ -41,15 +57,7 @@ class _BatchNorm(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(_empty(num_features, device, dtype))
-            if bias:
-                self.bias = Parameter(_empty(num_features, device, dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine(self, num_features, affine, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", ones(num_features, device=device, dtype=dtype))
@@ -70,16 +78,11 @@ class _BatchNorm(Module):
 
     def reset_parameters(self) -> None:
         """Running stats reset; weight = 1, bias = 0."""
-        from .. import init
         self.reset_running_stats()
-        if self.affine:
-            with _no_grad():
-                init.ones_(self.weight)
-                if self.bias is not None:
-                    init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input_dim(self, input: Tensor) -> None:
-        raise NotImplementedError
+        raise TypeError(f"{type(self).__name__} subclasses _BatchNorm without defining _check_input_dim")
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
@@ -123,24 +126,11 @@ class LayerNorm(Module):
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(_empty(self.normalized_shape, device, dtype))
-            if bias:
-                self.bias = Parameter(_empty(self.normalized_shape, device, dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        from .. import init
-        if self.elementwise_affine:
-            with _no_grad():
-                init.ones_(self.weight)
-                if self.bias is not None:
-                    init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -162,24 +152,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(_empty(num_channels, device, dtype))
-            if bias:
-                self.bias = Parameter(_empty(num_channels, device, dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine(self, num_channels, affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        from .. import init
-        if self.affine:
-            with _no_grad():
-                init.ones_(self.weight)
-                if self.bias is not None:
-                    init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -198,17 +175,11 @@ class RMSNorm(Module):
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(_empty(self.normalized_shape, device, dtype))
-        else:
-            self.register_parameter("weight", None)
+        _affine(self, self.normalized_shape, elementwise_affine, False, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        from .. import init
-        if self.elementwise_affine:
-            with _no_grad():
-                init.ones_(self.weight)
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)

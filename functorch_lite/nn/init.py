@@ -217,3 +217,13 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
         zero = jnp.zeros(shape, bool).at[perms[:, :num_zeros].T, jnp.arange(cols)[None, :]].set(True)
         return jnp.where(zero, jnp.zeros_like(vals), vals)
     return _fill_from_key(tensor, draw, generator)
+
+
+def _default_layer_init(weight: Tensor, bias: Tensor | None) -> None:
+    """PyTorch's ``reset_parameters`` of Linear and Conv: kaiming_uniform_(a=sqrt(5)) for the weight (that is
+    U(-1/sqrt(fan_in), 1/sqrt(fan_in))) and U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for the bias."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = _calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        uniform_(bias, -bound, bound)

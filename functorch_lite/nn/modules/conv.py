@@ -1,7 +1,6 @@
 """Conv, pooling, upsampling and padding modules (``torch.nn`` twins, same reprs and default init)."""
 from __future__ import annotations
 
-import math
 
 from ..._tensor.tensor import Tensor
 from .. import functional as F
@@ -72,12 +71,7 @@ class _ConvNd(Module):
     def reset_parameters(self) -> None:
         """kaiming_uniform_(a=sqrt(5)) for the weight, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for the bias."""
         from .. import init
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        init._default_layer_init(self.weight, self.bias)
 
     def extra_repr(self) -> str:
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"

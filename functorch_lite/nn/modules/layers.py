@@ -1,7 +1,6 @@
 """Layers and losses: Linear, activations, Flatten, Dropout, MSELoss, CrossEntropyLoss, NLLLoss."""
 from __future__ import annotations
 
-import math
 
 from ..._tensor.tensor import Tensor
 from .. import functional as F
@@ -34,11 +33,7 @@ class Linear(Module):
 
     def reset_parameters(self) -> None:
         from .. import init
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        init._default_layer_init(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.linear(input, self.weight, self.bias)

@@ -10,14 +10,11 @@ The facade step is plain PyTorch AMP style: ``with autocast('cpu', dtype=bfloat1
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import time
 
 import jax
-import jax.numpy as jnp
 import numpy as np
-import optax
 
 import bench_training as BT
 import functorch_lite as ft
@@ -43,47 +40,6 @@ def facade_step(idx0, tgt0, p3, bf16):
     return amp_step
 
 
-def jax_step(idx0, tgt0, p3, names, bf16):
-    idx, tgt = jnp.asarray(idx0), jnp.asarray(tgt0)
-    params = {n: jnp.asarray(a) for n, a in zip(names, p3)}
-    tx = optax.adamw(1e-3, weight_decay=1e-2)
-    state = [params, tx.init(params)]
-    mask = jnp.triu(jnp.ones((T, T), bool), 1)
-    lo = (lambda a: a.astype(jnp.bfloat16)) if bf16 else (lambda a: a)
-
-    def lin(x, w, b):
-        return lo(x) @ lo(w).T + lo(b)
-
-    def ln(x, w, b):
-        m = x.mean(-1, keepdims=True)
-        v = ((x - m) ** 2).mean(-1, keepdims=True)
-        return (x - m) / jnp.sqrt(v + 1e-5) * w + b
-
-    def loss(p):
-        x = p["emb.weight"][idx]
-        qkv = lin(ln(x, p["ln1.weight"], p["ln1.bias"]), p["qkv.weight"], p["qkv.bias"])
-        q, k, v = (t.reshape(B, T, H, D // H).transpose(0, 2, 1, 3) for t in jnp.split(qkv, 3, axis=2))
-        att = (lo(q) @ lo(k).transpose(0, 1, 3, 2)) * (1.0 / math.sqrt(D // H))
-        att = jax.nn.softmax(jnp.where(mask, -jnp.inf, att), axis=-1)
-        x = x + lin((lo(att) @ lo(v)).transpose(0, 2, 1, 3).reshape(B, T, D), p["proj.weight"], p["proj.bias"])
-        h = jax.nn.gelu(lin(ln(x, p["ln2.weight"], p["ln2.bias"]), p["fc1.weight"], p["fc1.bias"]),
-                        approximate=False)
-        x = x + lin(h, p["fc2.weight"], p["fc2.bias"])
-        logits = lin(x, p["head.weight"], p["head.bias"]).reshape(-1, V).astype(jnp.float32)
-        return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), tgt.reshape(-1, 1), axis=1))
-
-    @jax.jit
-    def update(ps, s):
-        v, g = jax.value_and_grad(loss)(ps)
-        u, s = tx.update(g, s, ps)
-        return optax.apply_updates(ps, u), s, v
-
-    def step():
-        state[0], state[1], v = update(*state)
-        return v
-    return step
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
@@ -95,7 +51,7 @@ def main():
     rows = {}
     for label, bf16 in (("W3 float32", False), ("W3 autocast bf16", True)):
         rows[label] = [facade_step(idx0, tgt0, p3, bf16), ft.compile(facade_step(idx0, tgt0, p3, bf16)),
-                       jax_step(idx0, tgt0, p3, names, bf16)]
+                       BT.w3_jax(idx0, tgt0, p3, names, bf16)]
     for fns in rows.values():
         for fn in fns:
             for _ in range(3):

@@ -22,20 +22,12 @@ import numpy as np
 
 import functorch_lite as ft
 import bench_training as BT
+from _bench import sync, time_calls
 
 try:
     import torch
 except ImportError:
     torch = None
-
-
-def _sync(x):
-    if isinstance(x, ft.Tensor):
-        x._array.block_until_ready()
-    elif torch is not None and isinstance(x, torch.Tensor):
-        pass
-    else:
-        jax.block_until_ready(x)
 
 
 # ---- W1 ---------------------------------------------------------------------------------------------------
@@ -103,29 +95,8 @@ def w4_jax(x0, p0):
 
 def _first_call(fn):
     t0 = time.perf_counter()
-    _sync(fn())
+    sync(fn())
     return time.perf_counter() - t0
-
-
-def _time(fn, n):
-    out = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        _sync(fn())
-        out.append(time.perf_counter() - t0)
-    return out
-
-
-def _time_batched(fn, n, batch):
-    out = []
-    for _ in range(max(1, n // batch)):
-        t0 = time.perf_counter()
-        r = None
-        for _ in range(batch):
-            r = fn()
-        _sync(r)
-        out.append((time.perf_counter() - t0) / batch)
-    return out
 
 
 def main():
@@ -163,7 +134,7 @@ def main():
         for fn in fns:
             if fn is not None:
                 for _ in range(3):
-                    _sync(fn())
+                    sync(fn())
     scale = 0.3 if args.quick else 1.0
     n = {"W1 seed loop /epoch": 400, "W2 MLP Adam step": 60, "W3 block AdamW step": 6, "W4 MLP infer b1024": 60}
     res = {k: ([], [], [], []) for k in rows}
@@ -173,7 +144,7 @@ def main():
                 if fn is None:
                     continue
                 cnt = max(2, int(n[name] * scale))
-                res[name][i].extend(_time_batched(fn, cnt, 20) if name.startswith("W1") else _time(fn, cnt))
+                res[name][i].extend(time_calls(fn, cnt, 20 if name.startswith("W1") else 1))
     print(f"jax {jax.__version__}, torch {torch.__version__ if torch else 'absent'} "
           f"(threads {torch.get_num_threads() if torch else '-'}), device {jax.devices()[0].platform}")
     print(f"{'workload':22s} {'facade':>10s} {'jax':>10s} {'torch':>10s} {'t.compile':>10s} {'fac/jax':>8s} "

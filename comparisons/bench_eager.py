@@ -13,41 +13,18 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 import functorch_lite as ft
+from _bench import sync, time_calls
 
 try:
     import torch
 except ImportError:  # still runs facade vs jax
     torch = None
-
-
-def _sync(x):
-    if isinstance(x, ft.Tensor):
-        x._array.block_until_ready()
-    elif isinstance(x, jax.Array):
-        x.block_until_ready()
-    elif isinstance(x, (tuple, list)):
-        for y in x:
-            _sync(y)
-
-
-def _time(fn, n, batch):
-    """Per-call seconds: ``batch`` calls then one sync (JAX dispatches asynchronously)."""
-    out = []
-    for _ in range(max(1, n // batch)):
-        t0 = time.perf_counter()
-        r = None
-        for _ in range(batch):
-            r = fn()
-        _sync(r)
-        out.append((time.perf_counter() - t0) / batch)
-    return out
 
 
 def per_op():
@@ -167,14 +144,14 @@ def main():
         for fn in fns:
             if fn is not None:
                 for _ in range(3):
-                    _sync(fn())
+                    sync(fn())
     res = {k: ([], [], []) for k in rows}
     for _ in range(args.rounds):
         for name, fns in rows.items():
             n, batch = budget.get(name, (int(2000 * scale), 20))
             for i, fn in enumerate(fns):
                 if fn is not None:
-                    res[name][i].extend(_time(fn, n // args.rounds, batch))
+                    res[name][i].extend(time_calls(fn, n // args.rounds, batch))
     print(f"jax {jax.__version__}, torch {torch.__version__ if torch else 'absent'} "
           f"(threads {torch.get_num_threads() if torch else '-'}), device {jax.devices()[0].platform}")
     print(f"{'workload':24s} {'facade us':>10s} {'jax us':>10s} {'torch us':>10s} {'fac/jax':>8s} {'fac/torch':>9s}")

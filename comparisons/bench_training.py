@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-import time
 
 import jax
 import jax.numpy as jnp
@@ -24,18 +23,12 @@ import numpy as np
 import optax
 
 import functorch_lite as ft
+from _bench import sync, time_calls
 
 try:
     import torch
 except ImportError:  # still runs facade vs jax
     torch = None
-
-
-def _sync(x):
-    if isinstance(x, ft.Tensor):
-        x._array.block_until_ready()
-    else:
-        jax.block_until_ready(x)
 
 
 def _load(model, arrays, lib):
@@ -129,12 +122,18 @@ def w3(lib, idx0, tgt0, p0):
     return step, [n for n, _ in model.named_parameters()]
 
 
-def w3_jax(idx0, tgt0, p0, names):
+def w3_jax(idx0, tgt0, p0, names, bf16=False):
+    """The W3 step hand-written in JAX. ``bf16``: the casts of CPU autocast(bfloat16) — matmul/linear inputs in
+    bfloat16, the loss in float32 (bench_autocast.py)."""
     idx, tgt = jnp.asarray(idx0), jnp.asarray(tgt0)
     params = {n: jnp.asarray(a) for n, a in zip(names, p0)}
     tx = optax.adamw(1e-3, weight_decay=1e-2)
     state = [params, tx.init(params)]
     mask = jnp.triu(jnp.ones((T, T), bool), 1)
+    lo = (lambda a: a.astype(jnp.bfloat16)) if bf16 else (lambda a: a)
+
+    def lin(x, w, b):
+        return lo(x) @ lo(w).T + lo(b)
 
     def ln(x, w, b):
         m = x.mean(-1, keepdims=True)
@@ -143,15 +142,15 @@ def w3_jax(idx0, tgt0, p0, names):
 
     def loss(p):
         x = p["emb.weight"][idx]
-        qkv = ln(x, p["ln1.weight"], p["ln1.bias"]) @ p["qkv.weight"].T + p["qkv.bias"]
+        qkv = lin(ln(x, p["ln1.weight"], p["ln1.bias"]), p["qkv.weight"], p["qkv.bias"])
         q, k, v = (t.reshape(B, T, H, D // H).transpose(0, 2, 1, 3) for t in jnp.split(qkv, 3, axis=2))
-        att = (q @ k.transpose(0, 1, 3, 2)) * (1.0 / math.sqrt(D // H))
+        att = (lo(q) @ lo(k).transpose(0, 1, 3, 2)) * (1.0 / math.sqrt(D // H))
         att = jax.nn.softmax(jnp.where(mask, -jnp.inf, att), axis=-1)
-        x = x + (att @ v).transpose(0, 2, 1, 3).reshape(B, T, D) @ p["proj.weight"].T + p["proj.bias"]
-        h = jax.nn.gelu(ln(x, p["ln2.weight"], p["ln2.bias"]) @ p["fc1.weight"].T + p["fc1.bias"],
+        x = x + lin((lo(att) @ lo(v)).transpose(0, 2, 1, 3).reshape(B, T, D), p["proj.weight"], p["proj.bias"])
+        h = jax.nn.gelu(lin(ln(x, p["ln2.weight"], p["ln2.bias"]), p["fc1.weight"], p["fc1.bias"]),
                         approximate=False)
-        x = x + h @ p["fc2.weight"].T + p["fc2.bias"]
-        logits = (x @ p["head.weight"].T + p["head.bias"]).reshape(-1, V)
+        x = x + lin(h, p["fc2.weight"], p["fc2.bias"])
+        logits = lin(x, p["head.weight"], p["head.bias"]).reshape(-1, V).astype(jnp.float32)
         return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), tgt.reshape(-1, 1), axis=1))
 
     @jax.jit
@@ -164,15 +163,6 @@ def w3_jax(idx0, tgt0, p0, names):
         state[0], state[1], v = update(*state)
         return v
     return step
-
-
-def _time(fn, n):
-    out = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        _sync(fn())
-        out.append(time.perf_counter() - t0)
-    return out
 
 
 def main():
@@ -198,13 +188,13 @@ def main():
         for fn in fns:
             if fn is not None:
                 for _ in range(3):
-                    _sync(fn())
+                    sync(fn())
     res = {k: ([], [], []) for k in rows}
     for _ in range(args.rounds):
         for name, fns in rows.items():
             for i, fn in enumerate(fns):
                 if fn is not None:
-                    res[name][i].extend(_time(fn, max(2, int(n[name] * scale))))
+                    res[name][i].extend(time_calls(fn, max(2, int(n[name] * scale))))
     print(f"jax {jax.__version__}, torch {torch.__version__ if torch else 'absent'} "
           f"(threads {torch.get_num_threads() if torch else '-'}), device {jax.devices()[0].platform}")
     print(f"{'workload':22s} {'facade ms':>10s} {'jax ms':>10s} {'torch ms':>10s} {'fac/jax':>8s} {'fac/torch':>9s}")

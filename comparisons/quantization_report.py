@@ -28,17 +28,16 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 METHODS = (("int8", {}), ("nf4", {}), ("nf4", {"double_quant": True}))
 
 
-# ---- digits MLP (examples/digits_classifier.py, --model mlp) ------------------------------------------------
-class DigitsMLP(nn.Module):
-    """The example's MLP: Flatten, 64 -> 128 -> 128 -> 10 with ReLU and dropout."""
+def _example(name: str):
+    """One of examples/*.py as a module (their models are module-level; the scripts run under ``__main__``)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(f"example_{name}", ROOT / "examples" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
-    def __init__(self, hidden: int = 128, classes: int = 10) -> None:
-        super().__init__()
-        self.net = nn.Sequential(nn.Flatten(), nn.Linear(64, hidden), nn.ReLU(), nn.Dropout(0.1),
-                                 nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, classes))
 
-    def forward(self, x):
-        return self.net(x)
+DigitsMLP = _example("digits_classifier").MLP  # the example's MLP: Flatten, 64 -> 128 -> 128 -> 10
 
 
 def digits_data(seed: int = 0):
@@ -71,48 +70,14 @@ def train_digits(steps: int = 300, seed: int = 0):
 
 
 # ---- char LM (examples/char_transformer.py) ---------------------------------------------------------------
-class CausalSelfAttention(nn.Module):
-    def __init__(self, d: int, heads: int) -> None:
-        super().__init__()
-        self.heads = heads
-        self.qkv = nn.Linear(d, 3 * d)
-        self.proj = nn.Linear(d, d)
-
-    def forward(self, x):
-        B, T, C = x.shape
-        q, k, v = self.qkv(x).split(C, dim=2)
-        q, k, v = (t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        return self.proj(y.transpose(1, 2).reshape(B, T, C))
-
-
-class Block(nn.Module):
-    def __init__(self, d: int, heads: int) -> None:
-        super().__init__()
-        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.attn = CausalSelfAttention(d, heads)
-        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
-
-    def forward(self, x):
-        x = x + self.attn(self.ln1(x))
-        return x + self.mlp(self.ln2(x))
-
-
-class CharLM(nn.Module):
-    """The example's model: token + position embeddings, pre-LN blocks, tied-free LM head."""
+class CharLM(_example("char_transformer").CharLM):
+    """The example's model at its default size; ``forward(idx)`` returns the logits alone."""
 
     def __init__(self, vocab: int, d: int = 96, heads: int = 4, layers: int = 2, block: int = 64) -> None:
-        super().__init__()
-        self.tok = nn.Embedding(vocab, d)
-        self.pos = nn.Embedding(block, d)
-        self.blocks = nn.Sequential(*[Block(d, heads) for _ in range(layers)])
-        self.ln_f = nn.LayerNorm(d)
-        self.head = nn.Linear(d, vocab, bias=False)
+        super().__init__(vocab, d, heads, layers, block)
 
     def forward(self, idx):
-        T = idx.shape[1]
-        x = self.tok(idx) + self.pos(torch.arange(T, device=idx.device))
-        return self.head(self.ln_f(self.blocks(x)))
+        return super().forward(idx)[0]
 
 
 def sonnets():

@@ -30,3 +30,40 @@ def time_calls(fn, n: int, batch: int = 1) -> list:
         sync(r)
         out.append((time.perf_counter() - t0) / batch)
     return out
+
+
+def interleave(rows: dict, rounds: int, budget) -> dict:
+    """Warm every callable up (3 calls: compiles), then time the rows interleaved, ``rounds`` times over.
+
+    ``rows``: name -> list of callables (None = absent); ``budget(name) -> (calls per round, batch)``.
+    Returns name -> one list of per-call seconds per callable."""
+    for fns in rows.values():
+        for fn in fns:
+            if fn is not None:
+                for _ in range(3):
+                    sync(fn())
+    res = {k: tuple([] for _ in fns) for k, fns in rows.items()}
+    for _ in range(rounds):
+        for name, fns in rows.items():
+            n, batch = budget(name)
+            for i, fn in enumerate(fns):
+                if fn is not None:
+                    res[name][i].extend(time_calls(fn, n, batch))
+    return res
+
+
+def jit_step(loss, params, tx):
+    """The hand-written JAX training step: ``jax.jit`` of value_and_grad + an optax update; returns the loss."""
+    import optax
+    state = [params, tx.init(params)]
+
+    @jax.jit
+    def update(ps, s):
+        v, g = jax.value_and_grad(loss)(ps)
+        u, s = tx.update(g, s, ps)
+        return optax.apply_updates(ps, u), s, v
+
+    def step():
+        state[0], state[1], v = update(*state)
+        return v
+    return step

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 
 import jax
 import numpy as np
 
 import bench_training as BT
+from _bench import interleave
 import functorch_lite as ft
 
 B, T, D, H, V = BT.B, BT.T, BT.D, BT.H, BT.V
@@ -52,19 +52,7 @@ def main():
     for label, bf16 in (("W3 float32", False), ("W3 autocast bf16", True)):
         rows[label] = [facade_step(idx0, tgt0, p3, bf16), ft.compile(facade_step(idx0, tgt0, p3, bf16)),
                        BT.w3_jax(idx0, tgt0, p3, names, bf16)]
-    for fns in rows.values():
-        for fn in fns:
-            for _ in range(3):
-                jax.block_until_ready(getattr(fn(), "_array", None) or 0)
-    res = {k: ([], [], []) for k in rows}
-    for _ in range(args.rounds):
-        for k, fns in rows.items():
-            for i, fn in enumerate(fns):
-                for _ in range(4):
-                    t0 = time.perf_counter()
-                    r = fn()
-                    jax.block_until_ready(r._array if hasattr(r, "_array") else r)
-                    res[k][i].append(time.perf_counter() - t0)
+    res = interleave(rows, args.rounds, lambda name: (4, 1))
     print(f"jax {jax.__version__}, device {jax.devices()[0].platform}")
     print(f"{'workload':18s} {'eager ms':>9s} {'compiled ms':>12s} {'pure JAX ms':>12s} {'compiled/JAX':>13s}")
     for k, (e, c, j) in res.items():

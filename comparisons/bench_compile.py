@@ -22,7 +22,7 @@ import numpy as np
 
 import functorch_lite as ft
 import bench_training as BT
-from _bench import sync, time_calls
+from _bench import interleave, sync
 
 try:
     import torch
@@ -130,21 +130,11 @@ def main():
                                tc(w4(torch, x4, p2)) if torch else None],
     }
     first = {k: [(_first_call(f) if f is not None else float("nan")) for f in fns] for k, fns in rows.items()}
-    for fns in rows.values():  # warm up (the facade's second call traces again: .grad/optimizer state now exist)
-        for fn in fns:
-            if fn is not None:
-                for _ in range(3):
-                    sync(fn())
     scale = 0.3 if args.quick else 1.0
     n = {"W1 seed loop /epoch": 400, "W2 MLP Adam step": 60, "W3 block AdamW step": 6, "W4 MLP infer b1024": 60}
-    res = {k: ([], [], [], []) for k in rows}
-    for _ in range(args.rounds):
-        for name, fns in rows.items():
-            for i, fn in enumerate(fns):
-                if fn is None:
-                    continue
-                cnt = max(2, int(n[name] * scale))
-                res[name][i].extend(time_calls(fn, cnt, 20 if name.startswith("W1") else 1))
+    # (the warm-up inside also covers the facade's second trace: .grad and optimizer state exist from then on)
+    res = interleave(rows, args.rounds, lambda name: (max(2, int(n[name] * scale)), 20 if name.startswith("W1")
+                                                      else 1))
     print(f"jax {jax.__version__}, torch {torch.__version__ if torch else 'absent'} "
           f"(threads {torch.get_num_threads() if torch else '-'}), device {jax.devices()[0].platform}")
     print(f"{'workload':22s} {'facade':>10s} {'jax':>10s} {'torch':>10s} {'t.compile':>10s} {'fac/jax':>8s} "

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import functorch_lite as ft
-from _bench import sync, time_calls
+from _bench import interleave
 
 try:
     import torch
@@ -140,18 +140,11 @@ def main():
     f2, j2, t2 = w2()
     rows["W2 MLP fwd+bwd /step"] = [f2, j2, t2]
     budget = {"W1 seed loop /epoch": (int(600 * scale), 10), "W2 MLP fwd+bwd /step": (int(60 * scale), 2)}
-    for fns in rows.values():  # warm up (compiles)
-        for fn in fns:
-            if fn is not None:
-                for _ in range(3):
-                    sync(fn())
-    res = {k: ([], [], []) for k in rows}
-    for _ in range(args.rounds):
-        for name, fns in rows.items():
-            n, batch = budget.get(name, (int(2000 * scale), 20))
-            for i, fn in enumerate(fns):
-                if fn is not None:
-                    res[name][i].extend(time_calls(fn, n // args.rounds, batch))
+
+    def per_round(name):
+        n, batch = budget.get(name, (int(2000 * scale), 20))
+        return n // args.rounds, batch
+    res = interleave(rows, args.rounds, per_round)
     print(f"jax {jax.__version__}, torch {torch.__version__ if torch else 'absent'} "
           f"(threads {torch.get_num_threads() if torch else '-'}), device {jax.devices()[0].platform}")
     print(f"{'workload':24s} {'facade us':>10s} {'jax us':>10s} {'torch us':>10s} {'fac/jax':>8s} {'fac/torch':>9s}")

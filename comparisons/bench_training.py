@@ -23,7 +23,7 @@ import numpy as np
 import optax
 
 import functorch_lite as ft
-from _bench import sync, time_calls
+from _bench import interleave, jit_step
 
 try:
     import torch
@@ -59,7 +59,6 @@ def w2_jax(x0, y0, p0):
     x, y = jnp.asarray(x0), jnp.asarray(y0)
     params = [jnp.asarray(a) for a in p0]
     tx = optax.adam(1e-3)
-    state = [params, tx.init(params)]
 
     def loss(ps):
         h = jax.nn.relu(x @ ps[0].T + ps[1])
@@ -67,16 +66,7 @@ def w2_jax(x0, y0, p0):
         logits = h @ ps[4].T + ps[5]
         return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), y[:, None], axis=1))
 
-    @jax.jit
-    def update(ps, s):
-        v, g = jax.value_and_grad(loss)(ps)
-        u, s = tx.update(g, s, ps)
-        return optax.apply_updates(ps, u), s, v
-
-    def step():
-        state[0], state[1], v = update(*state)
-        return v
-    return step
+    return jit_step(loss, params, tx)
 
 
 # ---- W3 ---------------------------------------------------------------------------------------------------
@@ -128,7 +118,6 @@ def w3_jax(idx0, tgt0, p0, names, bf16=False):
     idx, tgt = jnp.asarray(idx0), jnp.asarray(tgt0)
     params = {n: jnp.asarray(a) for n, a in zip(names, p0)}
     tx = optax.adamw(1e-3, weight_decay=1e-2)
-    state = [params, tx.init(params)]
     mask = jnp.triu(jnp.ones((T, T), bool), 1)
     lo = (lambda a: a.astype(jnp.bfloat16)) if bf16 else (lambda a: a)
 
@@ -153,16 +142,7 @@ def w3_jax(idx0, tgt0, p0, names, bf16=False):
         logits = lin(x, p["head.weight"], p["head.bias"]).reshape(-1, V).astype(jnp.float32)
         return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), tgt.reshape(-1, 1), axis=1))
 
-    @jax.jit
-    def update(ps, s):
-        v, g = jax.value_and_grad(loss)(ps)
-        u, s = tx.update(g, s, ps)
-        return optax.apply_updates(ps, u), s, v
-
-    def step():
-        state[0], state[1], v = update(*state)
-        return v
-    return step
+    return jit_step(loss, params, tx)
 
 
 def main():
@@ -184,17 +164,7 @@ def main():
                                     w3(torch, idx0, tgt0, p3)[0] if torch else None]}
     n = {"W2 MLP Adam step": 60, "W3 block AdamW step": 6}
     scale = 0.3 if args.quick else 1.0
-    for fns in rows.values():  # warm up (compiles)
-        for fn in fns:
-            if fn is not None:
-                for _ in range(3):
-                    sync(fn())
-    res = {k: ([], [], []) for k in rows}
-    for _ in range(args.rounds):
-        for name, fns in rows.items():
-            for i, fn in enumerate(fns):
-                if fn is not None:
-                    res[name][i].extend(time_calls(fn, max(2, int(n[name] * scale))))
+    res = interleave(rows, args.rounds, lambda name: (max(2, int(n[name] * scale)), 1))
     print(f"jax {jax.__version__}, torch {torch.__version__ if torch else 'absent'} "
           f"(threads {torch.get_num_threads() if torch else '-'}), device {jax.devices()[0].platform}")
     print(f"{'workload':22s} {'facade ms':>10s} {'jax ms':>10s} {'torch ms':>10s} {'fac/jax':>8s} {'fac/torch':>9s}")

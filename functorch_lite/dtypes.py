@@ -214,6 +214,12 @@ _INT64_MIN = np.iinfo(np.int64).min
 _INT32_MIN = np.iinfo(np.int32).min
 
 
+def opmath(jdt):
+    """PyTorch's CPU accumulation ("opmath") type of a jnp floating dtype: float32 for float16/bfloat16, else the
+    dtype itself (float32 stays float32, float64 stays float64)."""
+    return jnp.float32 if jdt in (jnp.float16, jnp.bfloat16) else jdt
+
+
 def cast_array(arr, src: dtype, dst: dtype):
     """Cast a jax array from ``src`` to ``dst`` the way PyTorch's CPU kernels do (spec §2.2).
 

@@ -230,3 +230,8 @@ channels_last = memory_format("channels_last", (0, 2, 3, 1), 4)
 channels_last_3d = memory_format("channels_last_3d", (0, 2, 3, 4, 1), 5)
 MEMORY_FORMATS = {"contiguous_format": contiguous_format, "preserve_format": preserve_format,
                   "channels_last": channels_last, "channels_last_3d": channels_last_3d}
+
+
+def shape_str(shape) -> str:
+    """A shape as PyTorch prints it in messages: ``[2, 3]``."""
+    return "[" + ", ".join(str(int(e)) for e in shape) + "]"

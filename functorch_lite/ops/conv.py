@@ -15,6 +15,7 @@ from jax import lax
 from .. import dtypes as D
 from .._promotion import _cname, no_kernel
 from .._tensor.tensor import Tensor
+from .._tensor.views import shape_str as _shape_str
 from ._registry import defop
 
 __all__: list = ["conv1d", "conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
@@ -30,15 +31,6 @@ def _tup(v, n: int, name: str | None = None) -> tuple:
                                f"convolution dimensions, but got {name}={list(v)}")
         return v
     return (int(v),) * n
-
-
-def _shape_str(s) -> str:
-    return "[" + ", ".join(str(int(e)) for e in s) + "]"
-
-
-def _acc(dt):
-    """Accumulation dtype: float32 for float16/bfloat16 (PyTorch's opmath), else the dtype itself."""
-    return jnp.float32 if dt in (jnp.float16, jnp.bfloat16) else dt
 
 
 # ---- convolution -------------------------------------------------------------------------------------------
@@ -384,7 +376,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     _, out = ceil_mode
     nb = input.ndim - 2
     pads = _win_pads(input.shape, kernel_size, stride, padding, (1, 1), out)
-    acc = _acc(input.dtype)
+    acc = D.opmath(input.dtype)
     total = lax.reduce_window(input.astype(acc), np.array(0, acc), lax.add, (1,) * nb + kernel_size,
                               (1,) * nb + stride, pads)
     if divisor_override is not None:
@@ -442,7 +434,7 @@ def _adaptive_matrix(size: int, out: int) -> np.ndarray:
 def adaptive_avg_pool2d(input, output_size):
     """``F.adaptive_avg_pool2d``: windows [floor(i*H/oH), ceil((i+1)*H/oH)) (output need not divide input)."""
     H, W = input.shape[-2:]
-    acc = _acc(input.dtype)
+    acc = D.opmath(input.dtype)
     mh = jnp.asarray(_adaptive_matrix(H, output_size[0]), acc)
     mw = jnp.asarray(_adaptive_matrix(W, output_size[1]), acc)
     r = jnp.einsum("...hw,oh,pw->...op", input.astype(acc), mh, mw, precision=lax.Precision.HIGHEST)

@@ -22,6 +22,7 @@ from .._promotion import can_cast, no_kernel, promote_types, result_type_sig
 from .._tensor.tensor import Tensor
 from . import grad_overrides as _go
 from ._registry import defop
+from .nn_ops import _REDUCTIONS, _reduce
 
 __all__: list = ["l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
                  "binary_cross_entropy_with_logits", "kl_div"]
@@ -41,18 +42,10 @@ def _prep_at(pos: int):
         if isinstance(red, int) and not isinstance(red, bool) and red in _ENUM:
             sargs = sargs[:pos] + (_ENUM[red],) + sargs[pos + 1:]
             red = sargs[pos]
-        if red not in ("none", "mean", "sum"):
+        if red not in _REDUCTIONS:
             raise ValueError(f"{red} is not a valid value for reduction")
         return sargs
     return prep
-
-
-def _reduce(x, reduction):
-    if reduction == "mean":
-        return jnp.mean(x)
-    if reduction == "sum":
-        return jnp.sum(x)
-    return x
 
 
 def _dt(sig, i):

@@ -16,16 +16,12 @@ from jax import lax
 from .. import dtypes as D
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
+from .._tensor.views import shape_str as _shape_str
 from ._registry import defop
 
 __all__: list = ["batch_norm", "layer_norm", "group_norm", "rms_norm", "embedding", "one_hot", "leaky_relu",
                  "leaky_relu_", "bilinear", "normalize", "softplus", "elu", "hardtanh", "relu6", "softsign",
                  "logsigmoid"]
-
-
-def _acc(dt):
-    """Accumulation dtype of a floating input (PyTorch's opmath type on CPU)."""
-    return jnp.float64 if dt == jnp.float64 else jnp.float32
 
 
 def _float_rule(kernel: str, extra=()):
@@ -45,10 +41,6 @@ def _float_rule(kernel: str, extra=()):
                 outs.append(e)
         return (None,) * len(sig), tuple(outs)
     return rule
-
-
-def _shape_str(shape) -> str:
-    return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
 def _verify_batch_size(size) -> None:
@@ -101,7 +93,7 @@ def _batch_norm(input, weight, bias, running_mean, running_var, count, training,
 
     ``momentum=None`` with ``count`` (num_batches_tracked) is the cumulative average ``1/(count+1)``.
     Outputs for absent statistics are empty placeholders."""
-    acc = _acc(input.dtype)
+    acc = D.opmath(input.dtype)
     x = input.astype(acc)
     c = x.shape[1] if x.ndim > 1 else 1
     axes = (0,) + tuple(range(2, x.ndim))
@@ -198,7 +190,7 @@ def _ln_check(targs, sargs):
        autocast={"cuda": "fp32"})
 def _layer_norm(input, weight, bias, normalized_shape, eps):
     """Normalise over the trailing ``normalized_shape`` dims (biased variance), then scale and shift."""
-    acc = _acc(input.dtype)
+    acc = D.opmath(input.dtype)
     x = input.astype(acc)
     axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
     mean = jnp.mean(x, axis=axes, keepdims=True)
@@ -239,7 +231,7 @@ def _gn_check(targs, sargs):
        autocast={"cuda": "fp32"})
 def _group_norm(input, weight, bias, num_groups, eps):
     """Normalise each group of ``C // num_groups`` channels (with all spatial positions) per sample."""
-    acc = _acc(input.dtype)
+    acc = D.opmath(input.dtype)
     x = input.astype(acc)
     n, c = x.shape[0], x.shape[1]
     xg = x.reshape((n, num_groups, -1))
@@ -277,7 +269,7 @@ def _rms_check(targs, sargs):
        check=_rms_check, saves=(0, 1), kernel="rms_norm", autocast={"cuda": "fp32"})
 def _rms_norm(input, weight, normalized_shape, eps):
     """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing ``normalized_shape`` dims."""
-    acc = _acc(input.dtype)
+    acc = D.opmath(input.dtype)
     x = input.astype(acc)
     axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
     y = x * lax.rsqrt(jnp.mean(jnp.square(x), axis=axes, keepdims=True) + eps)
@@ -349,7 +341,7 @@ def _renorm_fn(max_norm: float, norm_type: float):
     f = _RENORM.get((max_norm, norm_type))
     if f is None:
         def renorm(w, idx):
-            rows = w[idx.reshape(-1)].astype(_acc(w.dtype))
+            rows = w[idx.reshape(-1)].astype(D.opmath(w.dtype))
             norms = jnp.sum(jnp.abs(rows) ** norm_type, axis=-1) ** (1.0 / norm_type)
             scale = jnp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(rows.dtype)
             return w.at[idx.reshape(-1)].set((rows * scale[:, None]).astype(w.dtype))

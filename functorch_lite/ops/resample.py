@@ -12,7 +12,8 @@ from .. import dtypes as D
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from ._registry import defop
-from .conv import _acc, _shape_str, adaptive_avg_pool2d
+from .._tensor.views import shape_str as _shape_str
+from .conv import adaptive_avg_pool2d
 
 __all__: list = ["pad", "interpolate"]
 
@@ -188,7 +189,7 @@ def _upsample(input, mode, size, align_corners, scales):
             i0, i1, l0, l1 = _linear_taps(inp, size[i], align_corners, sc, ftype)
             bshape = [1] * input.ndim
             bshape[ax] = size[i]
-            acc = _acc(input.dtype)
+            acc = D.opmath(input.dtype)
             xa = x.astype(acc)
             x = (jnp.take(xa, jnp.asarray(i0), axis=ax, mode="clip") * jnp.asarray(l0, acc).reshape(bshape)
                  + jnp.take(xa, jnp.asarray(i1), axis=ax, mode="clip") * jnp.asarray(l1, acc).reshape(bshape))

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 
 from .. import dtypes as D
 from .._tensor.tensor import Tensor
+from .._tensor.views import shape_str as _shape_str
 from ..ops._registry import defop
 
 __all__ = ["_scaled_mm", "to_float8", "from_float8"]
@@ -29,10 +30,6 @@ def _smm_rule(op, sig, sargs):
     out_dtype = op.sarg(sargs, "out_dtype")
     out = D.as_dtype(out_dtype) if out_dtype is not None else sig[0][1]
     return (None,) * len(sig), (out,)
-
-
-def _shape_str(shape) -> str:
-    return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
 def _invalid_scaling(a: Tensor, b: Tensor, sa: Tensor, sb: Tensor) -> ValueError:

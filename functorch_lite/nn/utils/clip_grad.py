@@ -54,14 +54,10 @@ def _vector_norm(x, p: float, acc):
     return r.astype(x.dtype)
 
 
-def _acc(dt):
-    return jnp.float32 if dt in (jnp.float16, jnp.bfloat16) else dt
-
-
 def _total(arrays, p, out):
     """The total norm of ``arrays`` as one vector, in dtype ``out`` (a jnp dtype)."""
-    norms = jnp.stack([_vector_norm(a, p, _acc(a.dtype)).astype(out) for a in arrays])
-    return _vector_norm(norms, p, _acc(out))
+    norms = jnp.stack([_vector_norm(a, p, D.opmath(a.dtype)).astype(out) for a in arrays])
+    return _vector_norm(norms, p, D.opmath(out))
 
 
 def _scale(arrays, max_norm, total):

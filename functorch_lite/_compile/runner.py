@@ -104,14 +104,13 @@ def _static_repr(v, depth=0):
 
 
 class _Entry:
-    __slots__ = ("jitted", "donating", "spec", "eager", "reason")
+    __slots__ = ("jitted", "donating", "spec", "eager")
 
     def __init__(self):
         self.jitted = None
         self.donating = None  # (jitted over flat leaves with the rewritten ones donated, treedef)
         self.spec = None
         self.eager = False
-        self.reason = None
 
 
 class _Spec:
@@ -241,7 +240,6 @@ class CompiledFunction:
             raise GraphBreak(f"functorch_lite.compile(fullgraph=True): {self.__name__} cannot be one program: "
                              f"{cause}, at {where}") from exc
         entry.eager = True
-        entry.reason = f"{cause}, at {where}"
         warnings.warn(f"functorch_lite.compile: graph break in {self.__name__}: {cause}, at {where}. This call "
                       "signature runs eagerly (correct results, no speed-up).", stacklevel=3)
         return self._eager(args, kwargs)

@@ -114,7 +114,7 @@ def w3(lib, idx0, tgt0, p0):
 
 def w3_jax(idx0, tgt0, p0, names, bf16=False):
     """The W3 step hand-written in JAX. ``bf16``: the casts of CPU autocast(bfloat16) — matmul/linear inputs in
-    bfloat16, the loss in float32 (bench_autocast.py)."""
+    bfloat16; softmax and the loss in float32, as autocast's fp32 list has them (bench_autocast.py)."""
     idx, tgt = jnp.asarray(idx0), jnp.asarray(tgt0)
     params = {n: jnp.asarray(a) for n, a in zip(names, p0)}
     tx = optax.adamw(1e-3, weight_decay=1e-2)
@@ -134,7 +134,7 @@ def w3_jax(idx0, tgt0, p0, names, bf16=False):
         qkv = lin(ln(x, p["ln1.weight"], p["ln1.bias"]), p["qkv.weight"], p["qkv.bias"])
         q, k, v = (t.reshape(B, T, H, D // H).transpose(0, 2, 1, 3) for t in jnp.split(qkv, 3, axis=2))
         att = (lo(q) @ lo(k).transpose(0, 1, 3, 2)) * (1.0 / math.sqrt(D // H))
-        att = jax.nn.softmax(jnp.where(mask, -jnp.inf, att), axis=-1)
+        att = jax.nn.softmax(jnp.where(mask, -jnp.inf, att).astype(jnp.float32), axis=-1)
         x = x + lin((lo(att) @ lo(v)).transpose(0, 2, 1, 3).reshape(B, T, D), p["proj.weight"], p["proj.bias"])
         h = jax.nn.gelu(lin(ln(x, p["ln2.weight"], p["ln2.bias"]), p["fc1.weight"], p["fc1.bias"]),
                         approximate=False)

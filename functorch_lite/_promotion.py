@@ -172,9 +172,20 @@ def _no_kernel(op, dt):
     raise no_kernel(op.kernel, dt)
 
 
+def check_float8(op, sig):
+    """PyTorch's CPU float8 dtypes have few kernels (the op table's ``float8`` field): a float8 input to an op
+    without one raises ``"<kernel>" not implemented for 'Float8_e4m3fn'``, where JAX would compute."""
+    for s in sig:
+        if type(s) is tuple and s[1] in D.FLOAT8:
+            kernel = op.kernel if op.float8 is False else op.float8(sig)
+            if kernel is not None:
+                raise no_kernel(kernel, s[1])
+            return
+
+
 def _common(op, sig):
     r = result_type_sig(_entries(sig))
-    if r in D.FLOAT8 or r in D.UNSIGNED_WIDE or r in (D.int4, D.uint4):
+    if r in D.UNSIGNED_WIDE or r in (D.int4, D.uint4):
         _no_kernel(op, r)
     if r is D.complex32:
         raise RuntimeError("functorch_lite does not support torch.complex32 (ComplexHalf) results: JAX has no such "
@@ -286,7 +297,10 @@ def rule_matmul(op, sig, sargs):
     r = dts[0]
     if r in D.FLOAT8 or r is D.bool:
         nds = tuple(s[0] for s in ts[:2])
-        kernel = {(1, 1): "dot", (2, 1): "addmv_impl_cpu"}.get(nds, "bmm" if max(nds) > 2 else "addmm_impl_cpu_")
+        if nds[1] == 1:  # matrix/batch @ vector is a matrix-vector product (batches fold into rows)
+            kernel = "dot" if nds[0] == 1 else "addmv_impl_cpu"
+        else:  # batch @ matrix folds into one mm; a batched right operand is a bmm
+            kernel = "bmm" if nds[1] > 2 else "addmm_impl_cpu_"
         if r is D.bool or kernel != "addmm_impl_cpu_":  # PyTorch has a CPU float8 mm (2-d), nothing else
             raise no_kernel(kernel, r)
     return (None,) * len(sig), (r,) * op.nout

@@ -207,11 +207,92 @@ import builtins as _b  # noqa: E402
 
 builtins_float = _b.float
 builtins_int = _b.int
+builtins_bool = _b.bool
+builtins_complex = _b.complex
 
 _INT64_MIN = np.iinfo(np.int64).min
 
 
 _INT32_MIN = np.iinfo(np.int32).min
+
+
+# C++ type names in PyTorch's "value cannot be converted to type ... without overflow"
+_CNAME = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+          "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+          "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t", "complex64": "c10::complex<float>",
+          "complex128": "c10::complex<double>"}
+_RANGE = {}
+
+
+def _range(d):
+    """(lowest, max, has_inf, has_nan) of a dtype's values."""
+    r = _RANGE.get(d)
+    if r is None:
+        if d.category == INT:
+            ii = ml_dtypes.iinfo(d.jnp)
+            r = (builtins_int(ii.min), builtins_int(ii.max), False, False)
+        else:
+            fi = ml_dtypes.finfo(d.to_real().jnp)
+            r = (builtins_float(fi.min), builtins_float(fi.max), d not in (float8_e4m3fn, float8_e4m3fnuz,
+                                                                          float8_e5m2fnuz, float8_e8m0fnu), True)
+        _RANGE[d] = r
+    return r
+
+
+def check_fits(value, d: dtype, floats: str = "all", cname: str | None = None) -> None:
+    """PyTorch's checked conversion of a Python number to a dtype (c10's ``overflows``), where JAX would wrap
+    (``int8`` 300 -> 44) or saturate: ``RuntimeError: value cannot be converted to type int8_t without
+    overflow``. Infinities pass where the dtype has them, NaN where it is floating; into an unsigned type a
+    negative integer passes if its magnitude fits (two's complement, ``full((1,), -1, dtype=uint8)`` is 255).
+    ``floats``: which floating targets are checked: "all" (``full``, ``fill_``, ``masked_fill``, ``clamp``...),
+    "wide" (float32/complex64, not the 16- and 8-bit floats: ``x[i] = v`` and ``where`` make the number a
+    float32 tensor first), "none" (``torch.tensor``). ``cname``: the type name in the message (default: the C++
+    name)."""
+    tv = type(value)
+    if d.category == BOOL or tv is builtins_bool or (d.category >= FLOAT and (
+            floats == "none" or (floats == "wide" and d.itemsize <= 2 and d.category == FLOAT))):
+        return
+    if tv is builtins_complex:
+        if d.category == COMPLEX:
+            check_fits(value.real, d, floats, cname)
+            check_fits(value.imag, d, floats, cname)
+        return
+    lo, hi, has_inf, has_nan = _range(d)
+    if tv is builtins_int or isinstance(value, (builtins_int, np.integer)):
+        value = builtins_int(value)
+        bad = value > hi or (value < 0 and -value > hi) if d.category == INT and lo == 0 else value < lo or value > hi
+    else:
+        value = builtins_float(value)
+        if value != value:
+            bad = not has_nan
+        elif _math.isinf(value):
+            bad = not has_inf
+        else:
+            bad = value < lo or value > hi
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {cname or _CNAME.get(d.name, 'c10::' + d.short)} "
+                           "without overflow")
+
+
+def check_fill(value, d: dtype, numel: int) -> None:
+    """``fill_``/``full``: :func:`check_fits`, except that PyTorch fills a single element of a 16- or 8-bit float
+    type unchecked (``full((1,), 1e6, dtype=float16)`` is inf; with two elements it raises)."""
+    if not (numel == 1 and d.category == FLOAT and d.itemsize <= 2):
+        check_fits(value, d)
+
+
+def scalar_category(value) -> int:
+    """The dtype category of a Python number (bool < int < float < complex)."""
+    return BOOL if isinstance(value, (builtins_bool, np.bool_)) else INT if isinstance(value, (builtins_int, np.integer)) \
+        else COMPLEX if isinstance(value, (builtins_complex, np.complexfloating)) else FLOAT
+
+
+def check_scalar_arg(t, value, floats: str = "all") -> None:
+    """A Python number used with tensor ``t`` that takes ``t``'s dtype (its category does not promote it:
+    ``int8_tensor.clamp(max=300)``, ``masked_fill``, ``where``) must fit in it."""
+    if isinstance(value, (builtins_int, builtins_float, np.number)) and hasattr(t, "_storage") and \
+            scalar_category(value) <= t.dtype.category:
+        check_fits(value, t.dtype, floats)
 
 
 def opmath(jdt):

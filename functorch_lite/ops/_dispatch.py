@@ -85,6 +85,8 @@ def _zero_ct(o):
 
 def _build(op, sargs, sig):
     casts, outs = op.rule(op, sig, sargs)
+    if op.float8 is not True:
+        _promotion.check_float8(op, sig)
     impl = op.impl_for(sargs)
     src_dts = [None if s is None else (s[1] if type(s) is tuple else None) for s in sig]
     nout = op.nout
@@ -184,6 +186,14 @@ def dispatch(op, targs, sargs, autocast=True):
             _graph.record(op, outs, targs, diff_idx, tuple(arrays), entry, sargs)
             return outs
     return _wrap(op, entry.fn(*arrays), entry.outs, dev)
+
+
+def autocast_args(op, targs, sargs=()):
+    """``targs`` with ``op``'s autocast casts applied ahead of its dispatch: for wrappers that check dtypes
+    before dispatching (SDPA's "same dtype" check sees the autocast dtypes, as in PyTorch)."""
+    if _AC_ANY[0] and op.autocast is not None:
+        return _amp.apply(op, targs, sargs, _autocast_cast)
+    return targs
 
 
 def _autocast_cast(t, dt):

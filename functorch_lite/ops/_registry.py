@@ -20,12 +20,14 @@ class OpDef:
     __slots__ = ("name", "impl", "promote", "rule", "grad_fn", "tensors", "tensor_names", "static_names",
                  "method", "function", "inplace", "view", "autocast", "prep", "check", "check_dtype",
                  "differentiable", "nout", "eager", "kernel", "cache", "out", "result_type", "params",
-                 "device_check", "saves", "broadcast", "fn", "fn_inplace", "aliased_write_ok", "dynamic", "__weakref__")
+                 "device_check", "saves", "broadcast", "fn", "fn_inplace", "aliased_write_ok", "dynamic", "float8",
+                 "__weakref__")
 
     def __init__(self, impl, name, *, promote, grad_fn, tensors, method, function, inplace, view, autocast,
                  prep, check, check_dtype, differentiable, nout, eager, kernel, out, result_type,
-                 device_check, saves, broadcast, aliased_write_ok=False, dynamic=None):
+                 device_check, saves, broadcast, aliased_write_ok=False, dynamic=None, float8=None):
         self.name = name
+        self.float8 = float8 if float8 is not None else view is not None  # a view computes nothing
         self.dynamic = dynamic
         self.aliased_write_ok = aliased_write_ok
         self.broadcast = broadcast if broadcast is not None else (
@@ -92,7 +94,7 @@ class OpDef:
 def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, function=True, inplace=False,
           view=None, autocast=None, prep=None, check=None, check_dtype=None, differentiable=True, nout=1,
           eager=False, kernel=None, out=None, result_type=None, aliases=(),
-          device_check="iter", saves=("all",), broadcast=None, aliased_write_ok=False, dynamic=None):
+          device_check="iter", saves=("all",), broadcast=None, aliased_write_ok=False, dynamic=None, float8=None):
     """Declare an op. ``tensors``: how many leading parameters are tensor-like (or ``"list"``).
 
     ``method``/``function``: generate ``Tensor.<name>`` / ``functorch_lite.<name>`` (True) or not;
@@ -108,6 +110,11 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
     position arguments (an index, a slice start) from the shape-defining ones, and ``impl(array, offsets,
     *key args)`` computes the view with the offsets traced, so materialising ``x[i]`` for every ``i`` reuses
     one compiled program.
+    ``float8``: whether PyTorch (CPU) has a kernel for float8 inputs: False refuses them with
+    ``"<kernel>" not implemented for 'Float8_e4m3fn'`` (``kernel`` names PyTorch's kernel), True accepts them,
+    a function ``sig -> kernel name or None`` decides per signature. Default: True for views (they compute
+    nothing), False otherwise — PyTorch's float8 dtypes are storage types with few kernels (copies, views,
+    indexing, abs, eq/ne, mul, mm/addmm).
     """
     def deco(fn):
         n = name or fn.__name__
@@ -116,7 +123,8 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
                    check_dtype=check_dtype, differentiable=differentiable, nout=nout, eager=eager, kernel=kernel,
                    out=out if out is not None else (view is None and nout == 1),
                    result_type=result_type, device_check=device_check,
-                   saves=saves, broadcast=broadcast, aliased_write_ok=aliased_write_ok, dynamic=dynamic)
+                   saves=saves, broadcast=broadcast, aliased_write_ok=aliased_write_ok, dynamic=dynamic,
+                   float8=float8)
         if n in OPS:
             raise ValueError(f"op {n} defined twice")
         OPS[n] = op

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 from .. import dtypes as D
 from .._tensor.tensor import Tensor
 from ._registry import defop
+from .._promotion import no_kernel
 
 __all__: list = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
@@ -149,7 +150,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     >>> F.scaled_dot_product_attention(q, k, v, is_causal=True).shape
     functorch_lite.Size([2, 4, 8, 16])
     """
-    q, k, v, m = query, key, value, attn_mask
+    from ._dispatch import autocast_args
+    from ._registry import OPS
+    q, k, v, m = autocast_args(OPS["scaled_dot_product_attention"], (query, key, value, attn_mask))
     if not (q.dtype is k.dtype and q.dtype is v.dtype):
         raise RuntimeError("Expected query, key, and value to have the same dtype, but got query.dtype: "
                            f"{_cpp(q.dtype)} key.dtype: {_cpp(k.dtype)} and value.dtype: {_cpp(v.dtype)} instead.")
@@ -182,6 +185,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         if is_causal and m is not None:
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
                                "is_causal=True")
+        if q.dtype in D.FLOAT8:  # PyTorch's math path first scales q, and has no float8 mul by a number
+            raise no_kernel("mul_cpu_reduced_float", q.dtype)
         if q.dtype.name not in _FLOATS:
             raise RuntimeError(f"expected scalar type Float but found {q.dtype.short}")
     _check_shapes(q, k, v, m, enable_gqa)

@@ -20,7 +20,7 @@ def _to_rule(op, sig, sargs):
     return (None,), (sargs[0],)
 
 
-@defop("_to_copy", promote=_to_rule, grad_fn="ToCopyBackward0", method=False, function=False, saves=())
+@defop("_to_copy", float8=True, promote=_to_rule, grad_fn="ToCopyBackward0", method=False, function=False, saves=())
 def _to_copy(input, dtype):
     """Cast with PyTorch's rules (float -> int wraps, NaN -> INT64_MIN, float8 saturates)."""
     return D.cast_array(input, D.from_numpy_dtype(input.dtype), dtype)
@@ -31,20 +31,26 @@ def _copy_rule(op, sig, sargs):
     return (None, dt), (dt,)
 
 
-@defop("copy", promote=_copy_rule, grad_fn="CopyBackwards", tensors=2, inplace=True, method=False,
+@defop("copy", float8=True, promote=_copy_rule, grad_fn="CopyBackwards", tensors=2, inplace=True, method=False,
        function=False, saves=())
 def _copy(input, src):
     """``self.copy_(src)``: src broadcast to self's shape, cast to self's dtype (any cast allowed)."""
     return jnp.broadcast_to(src, input.shape)
 
 
-@defop("fill", promote=_copy_rule, grad_fn="FillBackward0", tensors=2, inplace=True, method=False, saves=(),
-       aliased_write_ok=True)
+def _fill_check(targs, sargs):
+    x, v = targs
+    if not isinstance(v, Tensor):
+        D.check_fill(v, x.dtype, x.numel())
+
+
+@defop("fill", float8=True, promote=_copy_rule, grad_fn="FillBackward0", tensors=2, inplace=True, method=False,
+       saves=(), aliased_write_ok=True, check=_fill_check)
 def _fill(input, value):
     return jnp.broadcast_to(value, input.shape)
 
 
-@defop("zero", grad_fn="ZeroBackward0", inplace=True, method=False, function=False, saves=(),
+@defop("zero", float8=True, grad_fn="ZeroBackward0", inplace=True, method=False, function=False, saves=(),
        aliased_write_ok=True)
 def _zero(input):
     return jnp.zeros_like(input)

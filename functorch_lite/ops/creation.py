@@ -187,6 +187,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         _check_nested(data)
     dt = D.as_dtype(dtype) if dtype is not None else cat
     host = np.array(data, dtype=_host_dtype(cat))
+    if dt.category == D.INT and cat.category > D.BOOL and host.size:  # Python numbers: checked, not wrapped
+        D.check_fits(host.max().item(), dt, "none", dt.name)
+        D.check_fits(host.min().item(), dt, "none", dt.name)
     return _finish(_host_cast(host, D.from_numpy_dtype(host.dtype), dt), dt, device, requires_grad)
 
 
@@ -243,6 +246,8 @@ def _dt(dtype, default=None):
 
 
 def _fill(shape, value, dt, device, requires_grad):
+    if value != 0 and value != 1:
+        D.check_fill(value, dt, math.prod(shape))
     dev = _dev.canonical(device)
     if requires_grad and not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")

@@ -96,6 +96,7 @@ def _pow_check(targs, sargs):
     if isinstance(a, Tensor) and a.dtype.category <= D.INT:
         if isinstance(b, (int, np.integer)) and not isinstance(b, bool) and b < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
+    D.check_scalar_arg(a, b)
 
 
 def _pow_name(targs, sargs):
@@ -112,22 +113,43 @@ def _rsub_name(targs, sargs):
 
 
 # ---- binary arithmetic ----------------------------------------------------------------------------
-@defop(promote="elementwise", grad_fn="AddBackward0", tensors=2, inplace=True, saves=())
+def _alpha(alpha, dt):
+    """alpha in an operand's dtype; a negative alpha wraps into an unsigned one (uint8: -1 is 255), as in PyTorch."""
+    return np.asarray(alpha).astype(dt) if dt.kind == "u" else jnp.asarray(alpha, dt)
+
+
+def _alpha_prep(targs, sargs):
+    """``alpha`` takes the result's dtype: it must fit in it (``int8.add(y, alpha=300)`` raises), and may not
+    be a float for an integral result."""
+    alpha = sargs[0]
+    if alpha != 1:
+        r = P.result_type_sig(P._entries(tuple((len(t._shape), t.dtype) if hasattr(t, "_storage") else type(t)
+                                               for t in targs)))
+        cat = D.scalar_category(alpha)
+        if r.category <= D.INT and cat >= D.FLOAT:
+            raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+        if cat <= r.category:
+            D.check_fits(alpha, r)
+    return sargs
+
+
+@defop(promote="elementwise", grad_fn="AddBackward0", tensors=2, inplace=True, saves=(), prep=_alpha_prep)
 def add(input, other, *, alpha=1):
     """``input + alpha * other`` with PyTorch's promotion."""
-    return input + other if alpha == 1 else input + other * jnp.asarray(alpha, other.dtype)
+    return input + other if alpha == 1 else input + other * _alpha(alpha, other.dtype)
 
 
-@defop(promote=_sub_rule, broadcast=True, grad_fn="SubBackward0", tensors=2, inplace=True, aliases=("subtract",),
-       saves=())
+@defop(kernel="add_stub", promote=_sub_rule, broadcast=True, grad_fn="SubBackward0", tensors=2, inplace=True,
+       aliases=("subtract",), saves=(), prep=_alpha_prep)
 def sub(input, other, *, alpha=1):
-    return input - other if alpha == 1 else input - other * jnp.asarray(alpha, other.dtype)
+    return input - other if alpha == 1 else input - other * _alpha(alpha, other.dtype)
 
 
-@defop(promote=_sub_rule, broadcast=True, grad_fn=_rsub_name, tensors=2, method=False, saves=())
+@defop(kernel="add_stub", promote=_sub_rule, broadcast=True, grad_fn=_rsub_name, tensors=2, method=False, saves=(),
+       prep=_alpha_prep)
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input`` (``1 - x`` gives RsubBackward1)."""
-    return other - input if alpha == 1 else other - input * jnp.asarray(alpha, input.dtype)
+    return other - input if alpha == 1 else other - input * _alpha(alpha, input.dtype)
 
 
 def _mul_saves(targs):
@@ -136,8 +158,13 @@ def _mul_saves(targs):
     return tuple(i for i, t in ((1, a), (0, b)) if getattr(t, "_requires_grad", False))
 
 
+def _mul_float8(sig):
+    """PyTorch multiplies two float8 tensors, not a float8 tensor by a Python number."""
+    return None if all(type(s) is tuple for s in sig) else "mul_cpu_reduced_float"
+
+
 @defop(promote="elementwise", grad_fn="MulBackward0", tensors=2, inplace=True, aliases=("multiply",),
-       saves=_mul_saves)
+       saves=_mul_saves, float8=_mul_float8)
 def mul(input, other):
     return input * other
 
@@ -152,7 +179,7 @@ def _div_rule(op, sig, sargs):
     return casts, outs
 
 
-@defop(promote=_div_rule, broadcast=True, grad_fn="DivBackward0", tensors=2, inplace=True, prep=_div_prep, check=_div_check,
+@defop(kernel="div_cpu", promote=_div_rule, broadcast=True, grad_fn="DivBackward0", tensors=2, inplace=True, prep=_div_prep, check=_div_check,
        aliases=("divide",))
 def div(input, other, *, rounding_mode=None):
     """True division (int -> default float, PRO-05) or 'trunc' / 'floor' rounding."""
@@ -165,7 +192,7 @@ def div(input, other, *, rounding_mode=None):
     return jnp.floor_divide(input, other)
 
 
-@defop(promote="float", grad_fn="DivBackward0", tensors=2, inplace=True)
+@defop(kernel="div_cpu", promote="float", grad_fn="DivBackward0", tensors=2, inplace=True)
 def true_divide(input, other):
     return input / other
 
@@ -210,29 +237,29 @@ def pow(input, exponent):  # noqa: A001
     return _go.pow(input, exponent)
 
 
-@defop(promote="elementwise", grad_fn="MaximumBackward0", tensors=2)
+@defop(kernel="maximum_cpu", promote="elementwise", grad_fn="MaximumBackward0", tensors=2)
 def maximum(input, other):
     return jnp.maximum(input, other)
 
 
-@defop(promote="elementwise", grad_fn="MinimumBackward0", tensors=2)
+@defop(kernel="minimum_cpu", promote="elementwise", grad_fn="MinimumBackward0", tensors=2)
 def minimum(input, other):
     return jnp.minimum(input, other)
 
 
-@defop(promote="elementwise", grad_fn="FmaxBackward0", tensors=2)
+@defop(kernel="fmax_cpu", promote="elementwise", grad_fn="FmaxBackward0", tensors=2)
 def fmax(input, other):
     """NaN-ignoring maximum; at a tie the gradient goes to ``input`` (grad_overrides.fmax)."""
     return _go.fmax(input, other) if jnp.issubdtype(input.dtype, jnp.floating) else jnp.fmax(input, other)
 
 
-@defop(promote="elementwise", grad_fn="FminBackward0", tensors=2)
+@defop(kernel="fmin_cpu", promote="elementwise", grad_fn="FminBackward0", tensors=2)
 def fmin(input, other):
     """NaN-ignoring minimum; at a tie the gradient goes to ``input`` (grad_overrides.fmin)."""
     return _go.fmin(input, other) if jnp.issubdtype(input.dtype, jnp.floating) else jnp.fmin(input, other)
 
 
-@defop(promote="float", grad_fn="Atan2Backward0", tensors=2, inplace=True, aliases=("arctan2",),
+@defop(kernel="atan2_cpu", promote="float", grad_fn="Atan2Backward0", tensors=2, inplace=True, aliases=("arctan2",),
        autocast={"cuda": "promote"})
 def atan2(input, other):
     return _go.atan2(input, other)
@@ -245,7 +272,7 @@ def hypot(input, other):
     return _go.hypot(input, other)
 
 
-@defop(promote="float", grad_fn="CopysignBackward0", tensors=2, inplace=True)
+@defop(kernel="copysign_cpu", promote="float", grad_fn="CopysignBackward0", tensors=2, inplace=True)
 def copysign(input, other):
     """int/bool inputs give the default float dtype; gradient 0 at ``input == 0``."""
     return _go.copysign(input, other)
@@ -262,73 +289,81 @@ def _lerp_rule(op, sig, sargs):
     if dt.category <= D.INT:
         kernel = "lerp_kernel_tensor" if type(sig[2]) is tuple else "lerp_kernel_scalar"
         raise no_kernel(kernel, dt)
-    return P.rule_first_promote(op, sig, sargs)
+    casts, outs = P.rule_first_promote(op, sig, sargs)
+    return (casts[:2] + (None,) if type(sig[2]) is not tuple else casts), outs  # a number weight stays exact
 
 
-@defop(promote=_lerp_rule, broadcast=True, grad_fn="LerpBackward0", tensors=3, inplace=True)
+@defop(kernel="lerp_kernel_tensor", promote=_lerp_rule, broadcast=True, grad_fn="LerpBackward0", tensors=3,
+       inplace=True)
 def lerp(input, end, weight):
-    return input + weight * (end - input)
+    """PyTorch's formula, in opmath: ``input + w * (end - input)`` for ``|w| < 0.5``, else
+    ``end - (end - input) * (1 - w)`` (exact at w = 1; a weight beyond float16's range stays finite)."""
+    ot = D.opmath(input.dtype)
+    a, b = input.astype(ot), end.astype(ot)
+    w = jnp.asarray(weight).astype(ot)
+    diff = b - a
+    return jnp.where(jnp.abs(w) < 0.5, a + w * diff, b - diff * (1 - w)).astype(input.dtype)
 
 
-@defop(promote="float", grad_fn="XlogyBackward0", tensors=2)
+@defop(kernel="xlogy_cpu", promote="float", grad_fn="XlogyBackward0", tensors=2)
 def xlogy(input, other):
     """``x * log(y)`` (0 where x == 0); int/bool inputs give the default float dtype."""
     return _go.xlogy(input, other)
 
 
 # ---- comparison (-> bool, PRO-17) ------------------------------------------------------------
-@defop(promote="compare", grad_fn=None, tensors=2, inplace=True, differentiable=False)
+@defop(float8=True, promote="compare", grad_fn=None, tensors=2, inplace=True, differentiable=False)
 def eq(input, other):
     return input == other
 
 
-@defop(promote="compare", tensors=2, inplace=True, differentiable=False, aliases=("not_equal",))
+@defop(float8=True, promote="compare", tensors=2, inplace=True, differentiable=False, aliases=("not_equal",))
 def ne(input, other):
     return input != other
 
 
-@defop(promote="compare", tensors=2, inplace=True, differentiable=False, aliases=("less",))
+@defop(kernel="lt_cpu", promote="compare", tensors=2, inplace=True, differentiable=False, aliases=("less",))
 def lt(input, other):
     return input < other
 
 
-@defop(promote="compare", tensors=2, inplace=True, differentiable=False, aliases=("less_equal",))
+@defop(kernel="le_cpu", promote="compare", tensors=2, inplace=True, differentiable=False, aliases=("less_equal",))
 def le(input, other):
     return input <= other
 
 
-@defop(promote="compare", tensors=2, inplace=True, differentiable=False, aliases=("greater",))
+@defop(kernel="gt_cpu", promote="compare", tensors=2, inplace=True, differentiable=False, aliases=("greater",))
 def gt(input, other):
     return input > other
 
 
-@defop(promote="compare", tensors=2, inplace=True, differentiable=False, aliases=("greater_equal",))
+@defop(kernel="ge_cpu", promote="compare", tensors=2, inplace=True, differentiable=False, aliases=("greater_equal",))
 def ge(input, other):
     return input >= other
 
 
-@defop(promote="compare", tensors=2, differentiable=False)
+@defop(kernel="mul_cpu_reduced_float", promote="compare", tensors=2, differentiable=False)
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return jnp.isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
 # ---- logical / bitwise ---------------------------------------------------------------------------
-@defop(promote="logical", tensors=2, inplace=True, differentiable=False)
+@defop(kernel="logical_and_cpu", promote="logical", tensors=2, inplace=True, differentiable=False)
 def logical_and(input, other):
     return jnp.logical_and(input.astype(bool), other.astype(bool))
 
 
-@defop(promote="logical", tensors=2, inplace=True, differentiable=False)
+@defop(kernel="logical_or_cpu", promote="logical", tensors=2, inplace=True, differentiable=False)
 def logical_or(input, other):
     return jnp.logical_or(input.astype(bool), other.astype(bool))
 
 
-@defop(promote="logical", tensors=2, inplace=True, differentiable=False)
+@defop(kernel="logical_xor_cpu", promote="logical", tensors=2, inplace=True, differentiable=False)
 def logical_xor(input, other):
     return jnp.logical_xor(input.astype(bool), other.astype(bool))
 
 
-@defop(promote="logical", inplace=True, differentiable=False)
+@defop(kernel="logical_not_cpu", promote="logical", inplace=True, differentiable=False)
 def logical_not(input):
     return jnp.logical_not(input.astype(bool))
 
@@ -366,7 +401,7 @@ def bitwise_right_shift(input, other):
 
 
 # ---- unary ------------------------------------------------------------------------------------------
-@defop(grad_fn="NegBackward0", inplace=True, check_dtype=_no_bool_neg, aliases=("negative",), saves=())
+@defop(kernel="neg_cpu", grad_fn="NegBackward0", inplace=True, check_dtype=_no_bool_neg, aliases=("negative",), saves=())
 def neg(input):
     return -input
 
@@ -380,7 +415,7 @@ def _abs_rule(op, sig, sargs):
     return rule_same(op, sig, sargs)
 
 
-@defop(promote=_abs_rule, grad_fn="AbsBackward0", inplace=True, aliases=("absolute",), check_dtype=_no_bool,
+@defop(float8=True, promote=_abs_rule, grad_fn="AbsBackward0", inplace=True, aliases=("absolute",), check_dtype=_no_bool,
        kernel="abs_cpu")
 def abs(input):  # noqa: A001
     """|x|; gradient sign(x) (0 at 0) as PyTorch (grad_overrides.abs)."""
@@ -389,7 +424,7 @@ def abs(input):  # noqa: A001
     return _go.abs(input) if jnp.issubdtype(input.dtype, jnp.floating) else jnp.abs(input)
 
 
-@defop(grad_fn="SgnBackward0", inplace=True, check_dtype=_raise_on(
+@defop(kernel="sign_cpu", grad_fn="SgnBackward0", inplace=True, check_dtype=_raise_on(
     lambda dt: dt.is_complex, NotImplementedError,
     "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead."))
 def sign(input):
@@ -397,13 +432,13 @@ def sign(input):
     return input if input.dtype == jnp.bool_ else jnp.sign(input)
 
 
-@defop(grad_fn="SgnBackward0")
+@defop(kernel="sign_cpu", grad_fn="SgnBackward0")
 def sgn(input):
     """sign, and ``z / |z|`` for complex (bool: itself)."""
     return input if input.dtype == jnp.bool_ else jnp.sign(input)
 
 
-@defop(grad_fn="PositiveBackward0", saves=(), check_dtype=_raise_on(
+@defop(float8=True, grad_fn="PositiveBackward0", saves=(), check_dtype=_raise_on(
     lambda dt: dt is D.bool, RuntimeError, "The `+` operator, on a bool tensor is not supported."))
 def positive(input):
     return input
@@ -415,12 +450,19 @@ def _digamma(x):
     return jnp.where(x == 0, jnp.where(jnp.signbit(x), inf, -inf), jax.scipy.special.digamma(x))
 
 
+# PyTorch's CPU kernel names (its dtype errors name them): vectorised (VML) ones, and a few others
+_VML = {"acos", "asin", "atan", "cos", "erf", "erfc", "erfinv", "exp", "expm1", "lgamma", "log", "log10", "log1p",
+        "log2", "sin", "sqrt", "tan", "tanh"}
+_UNARY_KERNEL = {"exp2": "exp2", "digamma": "digamma", "sigmoid": "sigmoid_cpu_reduced_float"}
+
+
 def _unary_float(name, fn, grad_fn, saves=("all",), aliases=()):
     def impl(input):
         return fn(input)
     impl.__name__ = name
     impl.__doc__ = f"``torch.{name}``: integer inputs compute in the default float dtype."
-    defop(name, promote="float", grad_fn=grad_fn, inplace=True, saves=saves, aliases=aliases,
+    defop(name, promote="float", grad_fn=grad_fn, inplace=True, saves=saves, aliases=aliases, kernel=_UNARY_KERNEL.get(
+              name, f"{name}_vml_cpu" if name in _VML else f"{name}_cpu"),
           autocast={"cuda": "fp32"} if name in ("exp", "expm1", "log", "log2", "log10", "log1p", "rsqrt", "tan",
                                                "asin", "acos", "sinh", "cosh", "erfinv", "reciprocal") else None)(impl)
 
@@ -484,7 +526,7 @@ def _round_rule(op, sig, sargs):
     return casts, outs
 
 
-@defop(promote=_round_rule, grad_fn="RoundBackward0", inplace=True, saves=())
+@defop(kernel="round_vml_cpu", promote=_round_rule, grad_fn="RoundBackward0", inplace=True, saves=())
 def round(input, *, decimals=None):  # noqa: A001
     """Round half to even, as PyTorch (``decimals`` defaults to 0)."""
     if jnp.issubdtype(input.dtype, jnp.integer):
@@ -499,12 +541,12 @@ def _square_rule(op, sig, sargs):
     return (r,), (r,)
 
 
-@defop(promote=_square_rule, grad_fn="PowBackward0", inplace=True)
+@defop(kernel="pow", promote=_square_rule, grad_fn="PowBackward0", inplace=True)
 def square(input):
     return input * input
 
 
-@defop(grad_fn="ReluBackward0", inplace=True, saves=("result",), check_dtype=_raise_on(
+@defop(kernel="clamp_min_scalar_cpu", grad_fn="ReluBackward0", inplace=True, saves=("result",), check_dtype=_raise_on(
     lambda dt: dt is D.bool, RuntimeError, "Boolean inputs not supported for relu"))
 def relu(input):
     """max(x, 0); gradient 0 at 0 as PyTorch (grad_overrides.relu)."""
@@ -518,14 +560,22 @@ def gelu(input, *, approximate="none"):
     return jax.nn.gelu(input, approximate=(approximate == "tanh"))
 
 
-@defop(promote="float_only", grad_fn="SiluBackward0", kernel="silu")
+@defop(promote="float_only", grad_fn="SiluBackward0", kernel="silu_cpu")
 def silu(input):
     return jax.nn.silu(input)
 
 
-@defop(promote="float_only", grad_fn="MishBackward0", kernel="mish")
+@defop(promote="float_only", grad_fn="MishBackward0", kernel="mish_cpu")
 def mish(input):
     return input * jnp.tanh(jax.nn.softplus(input))
+
+
+def _inf_float8(kernel):
+    """isinf/isfinite: float8_e5m2 has infinities and a kernel; float8_e4m3fn has neither."""
+    return lambda sig: None if all(type(s) is not tuple or s[1] is D.float8_e5m2 for s in sig) else kernel
+
+
+_PREDICATE_FLOAT8 = {"isnan": True, "isinf": _inf_float8("isinf"), "isfinite": _inf_float8("isfinite")}
 
 
 def _predicate(name, fn):
@@ -533,7 +583,8 @@ def _predicate(name, fn):
         return fn(input)
     impl.__name__ = name
     impl.__doc__ = f"``torch.{name}``: a bool mask."
-    defop(name, promote="logical", differentiable=False)(impl)
+    defop(name, promote="logical", differentiable=False, float8=_PREDICATE_FLOAT8.get(name, False),
+          kernel=name if name in ("isinf", "isfinite") else f"{name}_cpu")(impl)
 
 
 for _n, _f in [("isnan", jnp.isnan), ("isinf", jnp.isinf), ("isfinite", jnp.isfinite), ("isposinf", jnp.isposinf),
@@ -541,7 +592,7 @@ for _n, _f in [("isnan", jnp.isnan), ("isinf", jnp.isinf), ("isfinite", jnp.isfi
     _predicate(_n, _f)
 
 
-@defop(grad_fn="NanToNumBackward0", inplace=True)
+@defop(kernel="nan_to_num", grad_fn="NanToNumBackward0", inplace=True)
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     return jnp.nan_to_num(input, nan=nan, posinf=posinf, neginf=neginf)
 
@@ -550,7 +601,13 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 def _clamp_prep(targs, sargs):
     if targs[1] is None and targs[2] is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    D.check_scalar_arg(targs[0], targs[1])
+    D.check_scalar_arg(targs[0], targs[2])
     return sargs
+
+
+def _bound_check(targs, sargs):
+    D.check_scalar_arg(targs[0], targs[1])
 
 
 def _clamp_rule(op, sig, sargs):
@@ -562,7 +619,7 @@ def _clamp_rule(op, sig, sargs):
     return casts, outs
 
 
-@defop(promote=_clamp_rule, broadcast=True, grad_fn="ClampBackward1", tensors=3, inplace=True, prep=_clamp_prep,
+@defop(kernel="clamp_scalar_cpu", promote=_clamp_rule, broadcast=True, grad_fn="ClampBackward1", tensors=3, inplace=True, prep=_clamp_prep,
        aliases=("clip",))
 def clamp(input, min=None, max=None):  # noqa: A002
     """``clamp(x, min, max)``: PyTorch's gradient passes where min <= x <= max (bounds included)."""
@@ -573,12 +630,14 @@ def clamp(input, min=None, max=None):  # noqa: A002
     return _go.clamp_max(input, max)
 
 
-@defop(promote="elementwise", grad_fn="ClampMinBackward0", tensors=2, inplace=True)
+@defop(kernel="clamp_min_scalar_cpu", promote="elementwise", grad_fn="ClampMinBackward0", tensors=2, inplace=True,
+       check=_bound_check)
 def clamp_min(input, min):  # noqa: A002
     return _go.clamp_min(input, min)
 
 
-@defop(promote="elementwise", grad_fn="ClampMaxBackward0", tensors=2, inplace=True)
+@defop(kernel="clamp_max_scalar_cpu", promote="elementwise", grad_fn="ClampMaxBackward0", tensors=2, inplace=True,
+       check=_bound_check)
 def clamp_max(input, max):  # noqa: A002
     return _go.clamp_max(input, max)
 
@@ -588,9 +647,11 @@ def _where_check(targs, sargs):
     c = targs[0]
     if isinstance(c, Tensor) and c.dtype is not D.bool:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {c.dtype.short}")
+    D.check_scalar_arg(targs[1], targs[2], floats="wide")  # the number becomes a float32 tensor first
+    D.check_scalar_arg(targs[2], targs[1], floats="wide")
 
 
-@defop(promote="where", grad_fn="WhereBackward0", tensors=3, check=_where_check, method=False)
+@defop(float8=True, promote="where", grad_fn="WhereBackward0", tensors=3, check=_where_check, method=False)
 def where(condition, input, other):
     return jnp.where(condition, input, other)
 
@@ -607,6 +668,8 @@ def _mask_check(targs, sargs):
     if isinstance(v, Tensor) and v._shape:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{len(v._shape)} dimension(s).")
+    if not isinstance(v, Tensor):
+        D.check_fits(v, targs[0].dtype)
 
 
 def _masked_fill_rule(op, sig, sargs):
@@ -614,6 +677,6 @@ def _masked_fill_rule(op, sig, sargs):
     return (None, None, dt), (dt,)
 
 
-@defop(promote=_masked_fill_rule, broadcast=False, grad_fn="MaskedFillBackward0", tensors=3, inplace=True, check=_mask_check)
+@defop(kernel="masked_fill", promote=_masked_fill_rule, broadcast=False, grad_fn="MaskedFillBackward0", tensors=3, inplace=True, check=_mask_check)
 def masked_fill(input, mask, value):
     return jnp.where(mask, value, input)

@@ -74,7 +74,7 @@ def _matmul_device(targs):
     return ("self", "mat2"), "bmm"
 
 
-@defop(promote="matmul", grad_fn=_matmul_name, tensors=2, check=_matmul_check, device_check=_matmul_device,
+@defop(float8=True, promote="matmul", grad_fn=_matmul_name, tensors=2, check=_matmul_check, device_check=_matmul_device,
        kernel="dot", autocast="lower")
 def matmul(input, other):
     """``a @ b`` with PyTorch's broadcasting and errors; operands must share a dtype."""
@@ -88,7 +88,7 @@ def _mm(a, b):
     return jnp.matmul(a, b)
 
 
-@defop(promote="matmul", grad_fn="MmBackward0", tensors=2, check=_mm_check, device_check=("self", "mat2"),
+@defop(float8=True, promote="matmul", grad_fn="MmBackward0", tensors=2, check=_mm_check, device_check=("self", "mat2"),
        kernel="addmm_impl_cpu_", autocast="lower")
 def mm(input, mat2):
     return _mm(input, mat2)
@@ -142,7 +142,7 @@ def dot(input, tensor):
     return jnp.dot(input, tensor)
 
 
-@defop(promote="elementwise", broadcast=False, grad_fn="MulBackward0", tensors=2, aliases=("ger",))
+@defop(float8=True, promote="elementwise", broadcast=False, grad_fn="MulBackward0", tensors=2, aliases=("ger",))
 def outer(input, vec2):
     """``input[:, None] * vec2`` (it promotes, as PyTorch's outer does)."""
     return jnp.outer(input, vec2)
@@ -155,7 +155,7 @@ def _addmm_rule(op, sig, sargs):
     return (dt, None, None), (dt,)
 
 
-@defop(promote=_addmm_rule, grad_fn="AddmmBackward0", tensors=3, autocast="lower",
+@defop(float8=True, promote=_addmm_rule, grad_fn="AddmmBackward0", tensors=3, autocast="lower",
        device_check=("self", "mat1", "mat2"))
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     r = jnp.matmul(mat1, mat2)
@@ -164,7 +164,14 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return r + (input if beta == 1 else input * jnp.asarray(beta, r.dtype))
 
 
-@defop(promote=_addmm_rule, grad_fn="BaddbmmBackward0", tensors=3, autocast="lower")
+def _baddbmm_rule(op, sig, sargs):
+    """baddbmm has its own kernel (no bool or float8 one), named in its errors."""
+    if sig[1][1] is D.bool or sig[1][1] in D.FLOAT8:
+        raise no_kernel(op.kernel, sig[1][1])
+    return _addmm_rule(op, sig, sargs)
+
+
+@defop(promote=_baddbmm_rule, grad_fn="BaddbmmBackward0", tensors=3, autocast="lower", kernel="baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     r = jnp.matmul(batch1, batch2)
     if alpha != 1:

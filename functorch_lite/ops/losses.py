@@ -103,7 +103,7 @@ def _l1_name(targs, sargs):
 
 
 @defop("l1_loss", promote=_l1_rule, grad_fn=_l1_name, tensors=3, method=False, function=False,
-       prep=_prep_at(0), broadcast=True, autocast="fp32", kernel="l1_loss")
+       prep=_prep_at(0), broadcast=True, autocast="fp32", kernel="add_stub")
 def _l1_loss(input, target, weight=None, reduction="mean"):
     """Mean absolute error, optionally weighted elementwise (``F.l1_loss``)."""
     err = _go.abs(input - target)  # PyTorch's d|x|/dx = 0 at 0
@@ -375,7 +375,7 @@ def _kl_prep(targs, sargs):
 
 
 @defop("kl_div", promote=_kl_rule, grad_fn=_kl_name, tensors=2, method=False, prep=_kl_prep, check=_kl_check,
-       broadcast=False, autocast="fp32", kernel="kl_div")
+       broadcast=False, autocast="fp32", kernel="xlogy_cpu")
 def _kl_div(input, target, reduction="none", log_target=False):
     """Pointwise KL divergence with ``input`` as log-probabilities (``F.kl_div``)."""
     if log_target:

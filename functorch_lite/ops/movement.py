@@ -18,7 +18,7 @@ from .view_ops import _dims_arg, _shape_arg, expand, narrow, permute, reshape, s
 
 
 # ---- copying shape ops -------------------------------------------------------------------------------------
-@defop("clone", grad_fn="CloneBackward0", method=False, function=False, saves=())
+@defop("clone", float8=True, grad_fn="CloneBackward0", method=False, function=False, saves=())
 def _clone(input):
     """A copy in a new storage (laid out by :func:`clone`)."""
     return jnp.array(input, copy=True)
@@ -57,13 +57,13 @@ def _flip_prep(targs, sargs):
     return (tuple(_wrap_dim(d, nd) for d in dims),)
 
 
-@defop(grad_fn="FlipBackward0", prep=_flip_prep, saves=())
+@defop(kernel="flip_cpu", grad_fn="FlipBackward0", prep=_flip_prep, saves=())
 def flip(input, *dims):
     (dims,) = dims
     return jnp.flip(input, dims) if dims else input
 
 
-@defop(grad_fn="RollBackward0", saves=())
+@defop(float8=True, grad_fn="RollBackward0", saves=())
 def roll(input, shifts, dims=None):
     if isinstance(shifts, list):
         shifts = tuple(shifts)
@@ -81,25 +81,25 @@ def _repeat_prep(targs, sargs):
     return (reps,)
 
 
-@defop(grad_fn="RepeatBackward0", prep=_repeat_prep, saves=())
+@defop(float8=True, grad_fn="RepeatBackward0", prep=_repeat_prep, saves=())
 def repeat(input, *repeats):
     (reps,) = repeats
     x = input.reshape((1,) * (len(reps) - input.ndim) + input.shape)
     return jnp.tile(x, reps)
 
 
-@defop(grad_fn="RepeatBackward0", prep=lambda targs, sargs: (_shape_arg(sargs[0], "tile", "dims"),), saves=())
+@defop(float8=True, grad_fn="RepeatBackward0", prep=lambda targs, sargs: (_shape_arg(sargs[0], "tile", "dims"),), saves=())
 def tile(input, *dims):
     (dims,) = dims
     return jnp.tile(input, dims)
 
 
-@defop(grad_fn="TrilBackward0", inplace=True, saves=())
+@defop(kernel="tril", grad_fn="TrilBackward0", inplace=True, saves=())
 def tril(input, diagonal=0):
     return jnp.tril(input, diagonal)
 
 
-@defop(grad_fn="TriuBackward0", inplace=True, saves=())
+@defop(kernel="triu", grad_fn="TriuBackward0", inplace=True, saves=())
 def triu(input, diagonal=0):
     return jnp.triu(input, diagonal)
 
@@ -127,7 +127,7 @@ def _cat_prep(targs, sargs):
     return (d,)
 
 
-@defop(promote="cat", grad_fn="CatBackward0", tensors="list", prep=_cat_prep, method=False,
+@defop(float8=True, promote="cat", grad_fn="CatBackward0", tensors="list", prep=_cat_prep, method=False,
        aliases=("concat", "concatenate"), device_check="cat", saves=(),
        autocast={"cpu": "promote"})
 def cat(tensors, dim=0):
@@ -147,13 +147,13 @@ def _stack_prep(targs, sargs):
     return (_wrap_dim(sargs[0], len(ts[0]._shape) + 1),)
 
 
-@defop(promote="cat", grad_fn="StackBackward0", tensors="list", prep=_stack_prep, method=False,
+@defop(float8=True, promote="cat", grad_fn="StackBackward0", tensors="list", prep=_stack_prep, method=False,
        device_check="cat", saves=(), autocast={"cpu": "promote"})
 def stack(tensors, dim=0):
     return jnp.stack(tensors, axis=dim)
 
 
-@defop(grad_fn="ExpandBackward0", method=False, saves=())
+@defop(float8=True, grad_fn="ExpandBackward0", method=False, saves=())
 def broadcast_to(input, size):
     return jnp.broadcast_to(input, tuple(size))
 

@@ -75,7 +75,7 @@ def _linear_check(targs, sargs):
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {b.dtype.short} and {w.dtype.short}")
 
 
-@defop(promote=_kernel_rule("addmm_impl_cpu_", allow_int=True), grad_fn=_linear_name, tensors=3, method=False,
+@defop(float8=True, promote=_kernel_rule("addmm_impl_cpu_", allow_int=True), grad_fn=_linear_name, tensors=3, method=False,
        check=_linear_check, kernel="addmm", device_check=("self", "mat1", "mat2"), autocast="lower")
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias`` (PyTorch's ``F.linear``)."""
@@ -106,7 +106,7 @@ def _mse_check(targs, sargs):
                       "broadcasting. Please ensure they have the same size.", UserWarning, stacklevel=3)
 
 
-@defop(promote=_mse_rule, grad_fn="MseLossBackward0", tensors=2, method=False, prep=_reduction_prep,
+@defop(kernel="mse_cpu", promote=_mse_rule, grad_fn="MseLossBackward0", tensors=2, method=False, prep=_reduction_prep,
        check=_mse_check, check_dtype=None, broadcast=True, autocast="fp32")
 def mse_loss(input, target, reduction="mean"):
     """Mean squared error (``F.mse_loss``)."""
@@ -168,7 +168,7 @@ def _nll(logp, target, weight, ignore_index, reduction):
                                                                                          sargs[-1]),
        tensors=3, method=False,
        prep=_reduction_prep, check=_nll_check, kernel="nll_loss_forward_reduce_cuda_kernel_2d_index",
-       autocast="fp32")
+       autocast="fp32", float8=lambda sig: "nll_loss_out_frame")
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     """``F.nll_loss`` on log-probabilities with class-index (int64) targets."""
     return _nll(input, target, weight, ignore_index, reduction)
@@ -248,7 +248,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, label_smoothing
 
 
 @defop("_dropout", promote=_dropout_rule, grad_fn="MulBackward0", tensors=2, method=False, function=False,
-       kernel="bernoulli_")
+       kernel="bernoulli_scalar_cpu_")
 def _dropout(input, key, p):
     """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``; ``key`` is raw key data."""
     keep = jax.random.bernoulli(jax.random.wrap_key_data(key), 1.0 - p, input.shape)

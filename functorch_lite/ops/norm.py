@@ -315,7 +315,7 @@ def _emb_rule(op, sig, sargs):
     return (None, None), (sig[0][1],)
 
 
-@defop("embedding", promote=_emb_rule, grad_fn="EmbeddingBackward0", tensors=2, method=False, check=_emb_check,
+@defop("embedding", float8=True, promote=_emb_rule, grad_fn="EmbeddingBackward0", tensors=2, method=False, check=_emb_check,
        saves=(1,), device_check=("weight", "indices"))
 def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """Rows of ``weight`` at ``indices``; row ``padding_idx`` gets no gradient; ``scale_grad_by_freq``
@@ -459,7 +459,7 @@ def bilinear(input1, input2, weight, bias=None):
 
 
 # ---- normalize and small activations -------------------------------------------------------------------
-@defop("_normalize", promote=_float_rule("linalg_vector_norm"), grad_fn="DivBackward0", method=False,
+@defop("_normalize", kernel="norm_cpu", promote=_float_rule("linalg_vector_norm"), grad_fn="DivBackward0", method=False,
        function=False, saves=(0,), autocast={"cuda": "fp32"})
 def _normalize(input, p, dim, eps):
     """``x / max(||x||_p along dim, eps)``."""
@@ -484,16 +484,15 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     return r if out is None else out.copy_(r)
 
 
-def _act(name: str, grad: str, kernel, body):
+def _act(name: str, grad: str, kernel: str, body, rule=None):
     """An elementwise float activation defop (function/method off) with PyTorch's grad_fn name; ``kernel``
-    names PyTorch's kernel (floating inputs only) or is a custom dtype rule."""
+    names PyTorch's kernel (its dtype errors), ``rule`` a custom dtype rule (default: floating inputs only)."""
     def impl(input, a, b):
         return body(input, a, b)
     impl.__name__ = name
     impl.__doc__ = f"``F.{name.lstrip('_')}``."
-    rule = _float_rule(kernel) if isinstance(kernel, str) else kernel
-    return defop(name, promote=rule, grad_fn=grad, method=False, function=False, saves=(0,),
-                 kernel=name, autocast={"cuda": "fp32"} if name == "_softplus" else None)(impl)
+    return defop(name, promote=rule or _float_rule(kernel), grad_fn=grad, method=False, function=False, saves=(0,),
+                 kernel=kernel, autocast={"cuda": "fp32"} if name == "_softplus" else None)(impl)
 
 
 def _hardtanh_rule(op, sig, sargs):
@@ -536,10 +535,10 @@ def _hardtanh_body(x, lo, hi):
     return jnp.where(inside, x, lax.stop_gradient(jnp.clip(x, jnp.asarray(lo, x.dtype), jnp.asarray(hi, x.dtype))))
 
 
-_softplus = _act("_softplus", "SoftplusBackward0", "softplus", _softplus_body)
-_elu = _act("_elu", "EluBackward0", "elu", _elu_body)
-_hardtanh = _act("_hardtanh", "HardtanhBackward0", _hardtanh_rule, _hardtanh_body)
-_softsign = _act("_softsign", "DivBackward0", _softsign_rule, lambda x, a, b: x / (jnp.abs(x) + 1))
+_softplus = _act("_softplus", "SoftplusBackward0", "softplus_cpu", _softplus_body)
+_elu = _act("_elu", "EluBackward0", "elu_cpu", _elu_body)
+_hardtanh = _act("_hardtanh", "HardtanhBackward0", "clamp_scalar_cpu", _hardtanh_body, _hardtanh_rule)
+_softsign = _act("_softsign", "DivBackward0", "add_stub", lambda x, a, b: x / (jnp.abs(x) + 1), _softsign_rule)
 _logsigmoid = _act("_logsigmoid", "LogSigmoidBackward0", "log_sigmoid_cpu", lambda x, a, b: jax.nn.log_sigmoid(x))
 
 

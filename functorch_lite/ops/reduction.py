@@ -130,7 +130,7 @@ def _sum_name(targs, sargs):
     return "SumBackward0" if sargs[0] is None else "SumBackward1"
 
 
-@defop(promote="sum", grad_fn=_sum_name, prep=_dim_prep, saves=(), autocast={"cuda": "fp32_opt"})
+@defop(kernel="sum_cpu", promote="sum", grad_fn=_sum_name, prep=_dim_prep, saves=(), autocast={"cuda": "fp32_opt"})
 def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):  # noqa: A001
     """Integer and bool sums accumulate in int64 (PRO-13); ``dim=()`` reduces all (RED-02)."""
     return jnp.sum(_acc(input), axis=dim, keepdims=keepdim)
@@ -149,7 +149,7 @@ def _mean_rule(op, sig, sargs):
     return P.rule_mean(op, sig, sargs)
 
 
-@defop(promote=_mean_rule, grad_fn=_mean_name, prep=_dim_prep, saves=())
+@defop(kernel="sum_cpu", promote=_mean_rule, grad_fn=_mean_name, prep=_dim_prep, saves=())
 def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Floating/complex only (PRO-12); the mean of nothing is nan (RED-10)."""
     return jnp.mean(_acc(input), axis=dim, keepdims=keepdim)
@@ -165,7 +165,7 @@ def _prod_prep(targs, sargs):
     return (None if dim is None else (_wrap_dim(operator.index(dim), nd) if nd else ()), keepdim, dtype, None)
 
 
-@defop(promote="sum", grad_fn=lambda t, s: "ProdBackward0" if s[0] is None else "ProdBackward1", prep=_prod_prep,
+@defop(kernel="prod_out_cpu", promote="sum", grad_fn=lambda t, s: "ProdBackward0" if s[0] is None else "ProdBackward1", prep=_prod_prep,
        autocast={"cpu": "fp32", "cuda": "fp32_opt"})
 def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Product; one int ``dim`` only; integers accumulate in int64 (PRO-13)."""
@@ -200,25 +200,25 @@ def _select(x, dim, keepdim, argfn):
     return v, idx
 
 
-@defop("max", grad_fn="MaxBackward1", prep=_sel_prep("max"), method=False, function=False)
+@defop("max", kernel="max_all", grad_fn="MaxBackward1", prep=_sel_prep("max"), method=False, function=False)
 def _max_all(input):
     """``x.max()``: NaN propagates (RED-31); ties share the gradient evenly, as PyTorch's."""
     return jnp.max(input)
 
 
-@defop("min", grad_fn="MinBackward1", prep=_sel_prep("min"), method=False, function=False)
+@defop("min", kernel="min_all", grad_fn="MinBackward1", prep=_sel_prep("min"), method=False, function=False)
 def _min_all(input):
     return jnp.min(input)
 
 
-@defop("max_dim", promote="value_index", grad_fn="MaxBackward0", prep=_sel_prep("max"), nout=2,
+@defop("max_dim", kernel="max_cpu", promote="value_index", grad_fn="MaxBackward0", prep=_sel_prep("max"), nout=2,
        result_type=return_types.max, method=False, function=False, saves=())
 def _max_dim(input, dim, keepdim=False):
     """``x.max(dim)``: first index on ties (RED-30), NaN wins (RED-31)."""
     return _select(input, dim, keepdim, jnp.argmax)
 
 
-@defop("min_dim", promote="value_index", grad_fn="MinBackward0", prep=_sel_prep("min"), nout=2,
+@defop("min_dim", kernel="min_cpu", promote="value_index", grad_fn="MinBackward0", prep=_sel_prep("min"), nout=2,
        result_type=return_types.min, method=False, function=False, saves=())
 def _min_dim(input, dim, keepdim=False):
     return _select(input, dim, keepdim, jnp.argmin)
@@ -234,13 +234,13 @@ def _amax_prep(name):
     return prep
 
 
-@defop(grad_fn="AmaxBackward0", prep=_amax_prep("amax"))
+@defop(kernel="max_values_cpu", grad_fn="AmaxBackward0", prep=_amax_prep("amax"))
 def amax(input, dim=(), keepdim=False, *, axis=None):
     """Max over ``dim`` (int or tuple; ``()`` = all, RED-36)."""
     return jnp.max(input, axis=dim, keepdims=keepdim)
 
 
-@defop(grad_fn="AminBackward0", prep=_amax_prep("amin"))
+@defop(kernel="min_values_cpu", grad_fn="AminBackward0", prep=_amax_prep("amin"))
 def amin(input, dim=(), keepdim=False, *, axis=None):
     return jnp.min(input, axis=dim, keepdims=keepdim)
 
@@ -265,13 +265,13 @@ def _arg(x, dim, keepdim, fn):
     return jnp.zeros((), jnp.int64) if x.ndim == 0 else fn(x, axis=dim, keepdims=keepdim)
 
 
-@defop(promote="int64", prep=_arg_prep("argmax"), differentiable=False)
+@defop(kernel="argmax_cpu", promote="int64", prep=_arg_prep("argmax"), differentiable=False)
 def argmax(input, dim=None, keepdim=False, *, axis=None):
     """Flat index when ``dim`` is None (RED-32); first occurrence on ties; int64."""
     return _arg(input, dim, keepdim, jnp.argmax)
 
 
-@defop(promote="int64", prep=_arg_prep("argmin"), differentiable=False)
+@defop(kernel="argmin_cpu", promote="int64", prep=_arg_prep("argmin"), differentiable=False)
 def argmin(input, dim=None, keepdim=False, *, axis=None):
     return _arg(input, dim, keepdim, jnp.argmin)
 
@@ -286,7 +286,7 @@ def _aminmax_prep(targs, sargs):
     return (d if t._shape or d is None else None, keepdim)
 
 
-@defop(grad_fn="AminmaxBackward0", prep=_aminmax_prep, nout=2, result_type=return_types.aminmax)
+@defop(kernel="aminmax_cpu", grad_fn="AminmaxBackward0", prep=_aminmax_prep, nout=2, result_type=return_types.aminmax)
 def aminmax(input, *, dim=None, keepdim=False):
     """``(min, max)`` as ``torch.return_types.aminmax``."""
     return jnp.min(input, axis=dim, keepdims=keepdim), jnp.max(input, axis=dim, keepdims=keepdim)
@@ -334,24 +334,24 @@ def _moments(x, dim, keepdim, correction):
     return var, m
 
 
-@defop(promote=_var_rule, grad_fn="VarBackward0", prep=_var_prep("var"))
+@defop(kernel="std_cpu", promote=_var_rule, grad_fn="VarBackward0", prep=_var_prep("var"))
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
     """``correction=1`` by default; ``unbiased=`` is the legacy spelling."""
     return _moments(input, dim, keepdim, correction)[0]
 
 
-@defop(promote=_var_rule, grad_fn="StdBackward0", prep=_var_prep("std"))
+@defop(kernel="std_cpu", promote=_var_rule, grad_fn="StdBackward0", prep=_var_prep("std"))
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
     return jnp.sqrt(_moments(input, dim, keepdim, correction)[0])
 
 
-@defop(promote=_var_rule, grad_fn="VarMeanBackward0", prep=_var_prep("var_mean"), nout=2, method=False)
+@defop(kernel="std_cpu", promote=_var_rule, grad_fn="VarMeanBackward0", prep=_var_prep("var_mean"), nout=2, method=False)
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
     """``(var, mean)`` as a plain tuple (function only, like PyTorch)."""
     return _moments(input, dim, keepdim, correction)
 
 
-@defop(promote=_var_rule, grad_fn="StdMeanBackward0", prep=_var_prep("std_mean"), nout=2, method=False)
+@defop(kernel="std_cpu", promote=_var_rule, grad_fn="StdMeanBackward0", prep=_var_prep("std_mean"), nout=2, method=False)
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
     v, m = _moments(input, dim, keepdim, correction)
     return jnp.sqrt(v), m
@@ -393,7 +393,7 @@ def _safe_root(s, p):
     return jnp.where(zero, jnp.zeros_like(s), jnp.sqrt(safe) if p == 2 else safe ** (1.0 / p))
 
 
-@defop(promote=_norm_rule, grad_fn=lambda t, s: "SumBackward1" if s[0] == "nuc" else "LinalgVectorNormBackward0",
+@defop(kernel="norm_cpu", promote=_norm_rule, grad_fn=lambda t, s: "SumBackward1" if s[0] == "nuc" else "LinalgVectorNormBackward0",
        prep=_norm_prep, autocast={"cuda": "fp32"})
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """Vector p-norm over ``dim`` (2 / 'fro' default, inf, -inf, 0, any p); 'nuc' for two dims."""
@@ -422,7 +422,7 @@ def _lse_prep(targs, sargs):
     return _dim_prep(targs, sargs)
 
 
-@defop(promote="float", grad_fn="LogsumexpBackward0", prep=_lse_prep, autocast={"cuda": "fp32"})
+@defop(kernel="max_values_cpu", promote="float", grad_fn="LogsumexpBackward0", prep=_lse_prep, autocast={"cuda": "fp32"})
 def logsumexp(input, dim=None, keepdim=False, *, axis=None):
     """Stable ``log(sum(exp(x)))`` over ``dim`` (required); integers compute in the default float."""
     return jax.nn.logsumexp(_acc(input), axis=dim, keepdims=keepdim)
@@ -440,14 +440,14 @@ def _req_dim_prep(name):
     return prep
 
 
-@defop(promote="sum", grad_fn="CumsumBackward0", prep=_req_dim_prep("cumsum"), inplace=True, saves=(),
+@defop(kernel="cumsum_out_cpu", promote="sum", grad_fn="CumsumBackward0", prep=_req_dim_prep("cumsum"), inplace=True, saves=(),
        autocast={"cuda": "fp32_opt"})
 def cumsum(input, dim=None, *, dtype=None, axis=None):
     """Running sum along ``dim``; integers and bool accumulate in int64 (PRO-13)."""
     return input if input.ndim == 0 else jnp.cumsum(_acc(input), axis=dim)
 
 
-@defop(promote="sum", grad_fn="CumprodBackward0", prep=_req_dim_prep("cumprod"), inplace=True,
+@defop(kernel="cumprod_out_cpu", promote="sum", grad_fn="CumprodBackward0", prep=_req_dim_prep("cumprod"), inplace=True,
        autocast={"cuda": "fp32_opt"})
 def cumprod(input, dim=None, *, dtype=None, axis=None):
     return input if input.ndim == 0 else jnp.cumprod(_acc(input), axis=dim)
@@ -468,13 +468,13 @@ def _truth(x):
     return x if x.dtype == jnp.bool_ else x != 0
 
 
-@defop(promote=_logical_rule, prep=_logical_prep, differentiable=False)
+@defop(float8=True, promote=_logical_rule, prep=_logical_prep, differentiable=False)
 def all(input, dim=None, keepdim=False, *, axis=None):  # noqa: A001
     """True where every element along ``dim`` is non-zero (NaN counts as true)."""
     return jnp.all(_truth(input), axis=dim, keepdims=keepdim)
 
 
-@defop(promote=_logical_rule, prep=_logical_prep, differentiable=False)
+@defop(float8=True, promote=_logical_rule, prep=_logical_prep, differentiable=False)
 def any(input, dim=None, keepdim=False, *, axis=None):  # noqa: A001
     return jnp.any(_truth(input), axis=dim, keepdims=keepdim)
 
@@ -484,7 +484,7 @@ def _count_prep(targs, sargs):
     return (_dims(_ax(dim, axis), len(targs[0]._shape)), None)
 
 
-@defop(promote="int64", prep=_count_prep, differentiable=False)
+@defop(float8=True, promote="int64", prep=_count_prep, differentiable=False)
 def count_nonzero(input, dim=None, *, axis=None):
     """Number of non-zero elements over ``dim`` (int or tuple), int64."""
     return jnp.sum(_truth(input), axis=dim, dtype=jnp.int64)
@@ -509,14 +509,14 @@ def _along(fn, x, dim):
     return fn(x.reshape(1), axis=0).reshape(()) if x.ndim == 0 else fn(x, axis=dim)
 
 
-@defop(promote=_softmax_rule, grad_fn="SoftmaxBackward0", prep=_req_dim_prep("softmax"), saves=("result",),
+@defop(kernel="softmax_lastdim_kernel_impl", promote=_softmax_rule, grad_fn="SoftmaxBackward0", prep=_req_dim_prep("softmax"), saves=("result",),
        autocast={"cuda": "fp32_opt"})
 def softmax(input, dim=None, dtype=None, *, axis=None):
     """Numerically stable softmax along ``dim`` (required, RED-13; RED-17)."""
     return _along(jax.nn.softmax, input, dim)
 
 
-@defop(promote=_softmax_rule, grad_fn="LogSoftmaxBackward0", prep=_req_dim_prep("log_softmax"),
+@defop(kernel="log_softmax_kernel_impl", promote=_softmax_rule, grad_fn="LogSoftmaxBackward0", prep=_req_dim_prep("log_softmax"),
        saves=("result",), autocast={"cuda": "fp32_opt"})
 def log_softmax(input, dim=None, dtype=None, *, axis=None):
     return _along(jax.nn.log_softmax, input, dim)
@@ -546,7 +546,7 @@ def _gather_sorted(x, dim, descending, k=None):
     return jnp.take_along_axis(x, idx, axis=dim), idx
 
 
-@defop(promote="value_index", grad_fn="TopkBackward0", prep=_topk_prep, nout=2, result_type=return_types.topk,
+@defop(kernel="topk_cpu", promote="value_index", grad_fn="TopkBackward0", prep=_topk_prep, nout=2, result_type=return_types.topk,
        saves=())
 def topk(input, k, dim=-1, largest=True, sorted=True, *, axis=None):  # noqa: A002
     """The ``k`` largest (or smallest) along ``dim``; always returned sorted; ties keep index order."""
@@ -564,22 +564,23 @@ def _sort_prep(name):
     return prep
 
 
-@defop(promote="value_index", grad_fn="SortBackward0", prep=_sort_prep("sort"), nout=2,
+@defop(kernel="sorting_kernel_method_name", promote="value_index", grad_fn="SortBackward0", prep=_sort_prep("sort"), nout=2,
        result_type=return_types.sort, saves=())
 def sort(input, dim=-1, descending=False, *, stable=False, axis=None):
     """Sort along ``dim``; always stable (PyTorch's CPU sort is too); NaN sorts as the largest."""
     return _gather_sorted(input, dim, descending)
 
 
-@defop(promote="int64", prep=_sort_prep("argsort"), differentiable=False)
+@defop(kernel="sorting_kernel_method_name", promote="int64", prep=_sort_prep("argsort"), differentiable=False)
 def argsort(input, dim=-1, descending=False, *, stable=False, axis=None):
     return _gather_sorted(input, dim, descending)[1]
 
 
 _MEDIAN_BOOL = (NotImplementedError, "\"median_cpu\" not implemented for 'Bool'")
+_MEDIAN_DIM_BOOL = (NotImplementedError, "\"median_out\" not implemented for 'Bool'")
 
 
-@defop("median", grad_fn="MedianBackward0", prep=_sel_prep("median", True, _MEDIAN_BOOL), method=False,
+@defop("median", kernel="median_cpu", grad_fn="MedianBackward0", prep=_sel_prep("median", True, _MEDIAN_BOOL), method=False,
        function=False)
 def _median_all(input):
     """Lower median of all elements; nan if any is nan; ties share the gradient evenly."""
@@ -596,8 +597,8 @@ def _median_all(input):
     return m + jnp.sum(jnp.where(eq, flat - m, jnp.zeros_like(flat))) / jnp.sum(eq).astype(flat.dtype)
 
 
-@defop("median_dim", promote="value_index", grad_fn="MedianBackward1", nout=2, result_type=return_types.median,
-       prep=_sel_prep("median", bool_error=_MEDIAN_BOOL), method=False, function=False, saves=())
+@defop("median_dim", kernel="median_out", promote="value_index", grad_fn="MedianBackward1", nout=2, result_type=return_types.median,
+       prep=_sel_prep("median", bool_error=_MEDIAN_DIM_BOOL), method=False, function=False, saves=())
 def _median_dim(input, dim, keepdim=False):
     """Lower median along ``dim`` and its index; a row with nan gives nan at its first nan."""
     if input.ndim == 0:

@@ -86,7 +86,7 @@ def _smm_check(targs, sargs):
             raise RuntimeError(f"result type {bias.dtype.short} can't be cast to the desired output type Float")
 
 
-@defop("_scaled_mm", promote=_smm_rule, tensors=6, method=False, function=False, differentiable=False,
+@defop("_scaled_mm", float8=True, promote=_smm_rule, tensors=6, method=False, function=False, differentiable=False,
        check=_smm_check, kernel="_scaled_mm", out=False)
 def _scaled_mm(input, mat2, scale_a, scale_b, bias=None, scale_result=None, out_dtype=None, use_fast_accum=False):
     """``torch._scaled_mm``: float8 GEMM with per-tensor or row/column-wise float32 scales.

@@ -21,11 +21,11 @@ __all__ = ["int8_weight_quantize", "int8_linear", "int8_dequantize"]
 
 
 def _float_input_rule(kernel: str, outs):
-    """Rule for the quantization ops: the first tensor must be floating (else PyTorch's NotImplementedError);
-    ``outs(dtype) -> output dtypes``."""
+    """Rule for the quantization ops: the first tensor must be floating (else PyTorch's NotImplementedError;
+    float8 is upcast like the other floats); ``outs(dtype) -> output dtypes``."""
     def rule(op, sig, sargs):
         dt = sig[0][1]
-        if dt.category != D.FLOAT or dt in D.FLOAT8:
+        if dt.category != D.FLOAT:
             raise no_kernel(kernel, dt)
         return (None,) * len(sig), outs(dt)
     return rule
@@ -46,7 +46,7 @@ def absmax_int8(x, axis: int):
     return q, jnp.squeeze(scale, axis)
 
 
-@defop("int8_weight_quantize", promote=_float_input_rule("int8_weight_quantize", lambda dt: (D.int8, D.float32)),
+@defop("int8_weight_quantize", float8=True, promote=_float_input_rule("int8_weight_quantize", lambda dt: (D.int8, D.float32)),
        tensors=1, method=False, function=False, differentiable=False, nout=2, check=_wq_check, out=False)
 def int8_weight_quantize(weight):
     """Per-output-channel absmax int8 quantization of a 2-D weight: ``(q int8 (out, in), scale float32 (out,))``.
@@ -80,7 +80,7 @@ def _to_f32(a):
     return D.cast_array(a, D.from_numpy_dtype(a.dtype), D.float32)
 
 
-@defop("int8_linear", promote=_float_input_rule("int8_linear", lambda dt: (dt,)), tensors=4, method=False,
+@defop("int8_linear", float8=True, promote=_float_input_rule("int8_linear", lambda dt: (dt,)), tensors=4, method=False,
        function=False, differentiable=False, check=_lin_check, out=False)
 def int8_linear(input, weight, weight_scale, bias=None):
     """``input @ dequant(weight).T + bias`` with dynamic per-token int8 activations and an int32-accumulated

@@ -52,7 +52,7 @@ def _bs_prep(targs, sargs):
     return sargs
 
 
-@defop("nf4_quantize", promote=_float_input_rule("nf4_quantize", lambda dt: (D.uint8, D.float32)), tensors=1,
+@defop("nf4_quantize", float8=True, promote=_float_input_rule("nf4_quantize", lambda dt: (D.uint8, D.float32)), tensors=1,
        method=False, function=False, differentiable=False, nout=2, prep=_bs_prep, out=False)
 def nf4_quantize(weight, block_size=64):
     """Block-wise NF4: ``(packed uint8 (ceil(numel / block_size) * block_size / 2,), absmax float32 (blocks,))``.
@@ -71,7 +71,7 @@ def nf4_quantize(weight, block_size=64):
     return packed, absmax
 
 
-@defop("blockwise_int8_quantize",
+@defop("blockwise_int8_quantize",float8=True, 
        promote=_float_input_rule("blockwise_int8_quantize", lambda dt: (D.int8, D.float32, D.float32)), tensors=1,
        method=False, function=False, differentiable=False, nout=3, prep=_bs_prep, out=False)
 def blockwise_int8_quantize(input, block_size=DQ_BLOCK):
@@ -134,7 +134,7 @@ def no_uint8(op, dt):
     return RuntimeError(f"{op.name}: NF4 codes must be a uint8 tensor, got {dt}")
 
 
-@defop("nf4_dequantize", promote=_dq_rule, tensors=4, method=False, function=False, differentiable=False,
+@defop("nf4_dequantize", float8=True, promote=_dq_rule, tensors=4, method=False, function=False, differentiable=False,
        check=_dq_check, out=False)
 def nf4_dequantize(packed, absmax, absmax_scale=None, absmax_offset=None, shape=(), block_size=64):
     """The float32 weight of ``shape`` that NF4 ``(packed, absmax[, absmax_scale, absmax_offset])`` stands for.
@@ -161,7 +161,7 @@ def _nf4_lin_check(targs, sargs):
         raise RuntimeError(f"nf4_linear: bias must have shape ({out_f},), got {tuple(bias._shape)}")
 
 
-@defop("nf4_linear", promote=_float_input_rule("nf4_linear", lambda dt: (dt,)), tensors=6, method=False,
+@defop("nf4_linear", float8=True, promote=_float_input_rule("nf4_linear", lambda dt: (dt,)), tensors=6, method=False,
        function=False, check=_nf4_lin_check, out=False, grad_fn="MatMul4BitBackward")
 def nf4_linear(input, packed, absmax, absmax_scale=None, absmax_offset=None, bias=None, out_features=1,
                in_features=1, block_size=64):

@@ -341,3 +341,20 @@ def test_AMP01_promote_list_ops():
             assert str(a.index_copy(0, idx, b).dtype) == "torch.float32"
         with pytest.raises(RuntimeError):
             a.index_copy(0, mod.tensor([0, 1]), b)  # outside autocast: same-dtype rule
+
+
+def test_AMP01_sdpa_with_mixed_input_dtypes():
+    """SDPA's "same dtype" check sees the autocast casts: fp32 query with a bf16 key runs in bf16 (as torch)."""
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal((1, 2, 4, 8)).astype(np.float32) for _ in range(3))
+    mask = np.triu(np.full((4, 4), -1e9, np.float32), 1)
+    outs = []
+    for m in (torch, ft):
+        with m.autocast("cpu", dtype=m.bfloat16):
+            o = m.nn.functional.scaled_dot_product_attention(
+                m.tensor(q), m.tensor(k).bfloat16(), m.tensor(v), attn_mask=m.tensor(mask))
+        assert o.dtype == m.bfloat16
+        outs.append(o.float().numpy())
+    np.testing.assert_allclose(outs[1], outs[0], atol=3e-2)
+    with pytest.raises(RuntimeError, match="Expected query, key, and value to have the same dtype"):
+        ft.nn.functional.scaled_dot_product_attention(ft.tensor(q), ft.tensor(k).bfloat16(), ft.tensor(v))

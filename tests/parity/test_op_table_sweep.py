@@ -12,7 +12,12 @@ from functorch_lite.ops._registry import OPS
 from _op_cases import CASES, FORWARD_ONLY
 
 ALL = {**CASES, **FORWARD_ONLY}
-TOL = {"float16": 2e-2, "bfloat16": 8e-2, "int64": 0, "int32": 0, "bool": 0}
+TOL = {"float16": 2e-2, "bfloat16": 8e-2, "float8_e4m3fn": 0.13, "float8_e5m2": 0.25, "int64": 0, "int32": 0, "bool": 0}
+
+
+# composites whose PyTorch error names an inner kernel that depends on arguments the table does not see
+_KERNEL_NAME_DIFFERS = {"convolution",  # slow_conv2d_cpu / slow_conv_dilated<> / ... by stride and dilation
+                        "multi_head_attention_forward"}  # the first inner op to fail
 
 
 def test_every_op_has_a_case():
@@ -28,7 +33,7 @@ def _inputs(arrays, dtype):
     return arrays
 
 
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int64", "bool"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int64", "bool", "float8_e4m3fn", "float8_e5m2"])
 @pytest.mark.parametrize("name", sorted(ALL))
 def test_op_matches_torch_in_dtype(name, dtype):
     arrays, fn = ALL[name]
@@ -47,6 +52,8 @@ def test_op_matches_torch_in_dtype(name, dtype):
     if t_err is not None:
         assert f_err is not None, f"torch raised {type(t_err).__name__}: {t_err}; functorch_lite returned {f_out}"
         assert isinstance(f_err, type(t_err)) or isinstance(t_err, type(f_err)), (t_err, f_err)
+        if "not implemented for" in str(t_err) and name not in _KERNEL_NAME_DIFFERS:
+            assert str(f_err) == str(t_err)  # PyTorch's kernel name, which the op table records
         return
     assert f_err is None, f"functorch_lite raised {type(f_err).__name__}: {f_err}"
     assert str(f_out.dtype) == str(t_out.dtype) and tuple(f_out.shape) == tuple(t_out.shape)

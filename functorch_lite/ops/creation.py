@@ -342,6 +342,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     is_float = any(isinstance(v, (_py_float, np.floating)) for v in vals)
     dt = D.as_dtype(dtype) if dtype is not None else (D.get_default_dtype() if is_float else D.int64)
+    _no_float8(dt, "arange_cpu")
     if dt is D.bool or dt.is_complex:
         raise no_kernel("arange_cpu", dt)
     if dt.category == D.INT:
@@ -395,6 +396,7 @@ def linspace(start, end, steps=None, *, out=None, dtype=None, layout=None, devic
                    dict(out=out, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad))
     start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    _no_float8(dt, "linspace_cpu")
     if dt.category <= D.INT:
         host = np.linspace(start, end, steps, dtype=np.float64)
     else:
@@ -415,6 +417,7 @@ def logspace(start, end, steps=None, base=10.0, *, out=None, dtype=None, layout=
                    dict(out=out, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad))
     start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    _no_float8(dt, "logspace_cpu")
     host = np.power(base, np.linspace(start, end, steps, dtype=np.float64))
     return _finish(_host_cast(host, D.float64, dt), dt, device, requires_grad)
 
@@ -471,6 +474,12 @@ def _random(kind, shape, a, b, dt, device, requires_grad, generator):
     return t
 
 
+def _no_float8(dt, kernel):
+    """PyTorch has no CPU float8 kernel for ranges and integer sampling."""
+    if dt in D.FLOAT8:
+        raise no_kernel(kernel, dt)
+
+
 def _check_float_sampling(dt, kernel):
     if not dt.is_floating_point or dt in D.FLOAT8:
         raise no_kernel(kernel, dt)
@@ -518,6 +527,7 @@ def randint(*args, low=None, high=None, size=None, generator=None, out=None, dty
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dt = D.as_dtype(dtype) if dtype is not None else D.int64
+    _no_float8(dt, "random_update_from_to")
     return _random("randint", _size("randint", (size,)), int(low), int(high), dt, device, requires_grad, generator)
 
 
@@ -557,6 +567,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
     if high is None:
         low, high = 0, low
     dt, dev = _like(input, dtype, device)
+    _no_float8(dt, "random_update_from_to")
     return _random("randint", input._shape, int(low), int(high), dt, dev, requires_grad, None)
 
 
@@ -566,7 +577,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     dt = D.as_dtype(dtype) if dtype is not None else D.int64
-    if dt is D.bool or dt.is_complex:
+    if dt is D.bool or dt.is_complex or dt in D.FLOAT8:
         raise no_kernel("randperm", dt)
     k = _gen(generator).next_key()
     dev = _dev.canonical(device)
@@ -595,6 +606,7 @@ def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
 
 def bernoulli_(self, p: float = 0.5, *, generator=None):
     """Fill ``self`` with 0/1 draws, 1 with probability ``p``, in place."""
+    _no_float8(self.dtype, "bernoulli_scalar_cpu_")
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
     u = _random("uniform", self._shape, 0.0, 1.0, D.float64, self.device, False, generator)
@@ -612,6 +624,7 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype.short}")
+    _no_float8(input.dtype, "aminmax_cpu")  # PyTorch's first step, a min/max check, has no float8 kernel
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     n = input._shape[-1]

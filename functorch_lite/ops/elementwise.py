@@ -158,13 +158,13 @@ def _mul_saves(targs):
     return tuple(i for i, t in ((1, a), (0, b)) if getattr(t, "_requires_grad", False))
 
 
-def _mul_float8(sig):
-    """PyTorch multiplies two float8 tensors, not a float8 tensor by a Python number."""
-    return None if all(type(s) is tuple for s in sig) else "mul_cpu_reduced_float"
+def _float8_by_operands(tensors, number):
+    """A ``float8`` rule: the kernel PyTorch lacks (None: it has one) for two tensors / with a Python number."""
+    return lambda sig: tensors if all(type(s) is tuple for s in sig) else number
 
 
 @defop(promote="elementwise", grad_fn="MulBackward0", tensors=2, inplace=True, aliases=("multiply",),
-       saves=_mul_saves, float8=_mul_float8)
+       saves=_mul_saves, float8=_float8_by_operands(None, "mul_cpu_reduced_float"))
 def mul(input, other):
     return input * other
 
@@ -179,7 +179,8 @@ def _div_rule(op, sig, sargs):
     return casts, outs
 
 
-@defop(kernel="div_cpu", promote=_div_rule, broadcast=True, grad_fn="DivBackward0", tensors=2, inplace=True, prep=_div_prep, check=_div_check,
+@defop(kernel="div_cpu", promote=_div_rule, broadcast=True, grad_fn="DivBackward0", tensors=2, inplace=True,
+       prep=_div_prep, check=_div_check, float8=_float8_by_operands("div_cpu", "div_cpu_reduced_float"),
        aliases=("divide",))
 def div(input, other, *, rounding_mode=None):
     """True division (int -> default float, PRO-05) or 'trunc' / 'floor' rounding."""
@@ -192,7 +193,8 @@ def div(input, other, *, rounding_mode=None):
     return jnp.floor_divide(input, other)
 
 
-@defop(kernel="div_cpu", promote="float", grad_fn="DivBackward0", tensors=2, inplace=True)
+@defop(kernel="div_cpu", promote="float", grad_fn="DivBackward0", tensors=2, inplace=True,
+       float8=_float8_by_operands("div_cpu", "div_cpu_reduced_float"))
 def true_divide(input, other):
     return input / other
 

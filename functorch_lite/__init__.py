@@ -57,7 +57,7 @@ from .func import vmap  # noqa: E402,F401  (torch.vmap)
 from . import quantization, amp  # noqa: E402,F401
 from .amp import (  # noqa: E402,F401
     autocast, is_autocast_enabled, get_autocast_dtype, set_autocast_enabled, set_autocast_dtype,
-    is_autocast_cache_enabled, set_autocast_cache_enabled,
+    is_autocast_cache_enabled, set_autocast_cache_enabled, clear_autocast_cache,
 )
 from . import cpu  # noqa: E402,F401
 from .cuda import amp as _cuda_amp  # noqa: E402,F401  (torch.cuda.amp.autocast / GradScaler, deprecated spellings)

@@ -27,6 +27,8 @@ import threading
 import warnings
 from typing import Any, Callable, Optional
 
+import jax
+
 from .. import dtypes as D
 
 # device types torch.autocast accepts (plus the facade's 'tpu'), with their default autocast dtype
@@ -47,6 +49,7 @@ class _State(threading.local):
         self.nesting = 0
         self.cache_enabled = True
         self.counted = False
+        self.cache: dict = {}  # id(weight) -> (weight, its cast): cleared when the outermost region exits
 
 
 STATE = _State()
@@ -104,12 +107,12 @@ def set_autocast_dtype(device_type: str, dtype: D.dtype) -> None:
 
 
 def is_autocast_cache_enabled() -> bool:
-    """Whether the autocast weight-cast cache is enabled (kept for API parity; casts are not cached here)."""
+    """Whether autocast caches the casts of leaf float32 tensors that require grad (weights) in a region."""
     return STATE.cache_enabled
 
 
 def set_autocast_cache_enabled(enabled: bool) -> None:
-    """Set the autocast cache flag (API parity)."""
+    """Set the autocast cache flag."""
     STATE.cache_enabled = bool(enabled)
 
 
@@ -172,6 +175,8 @@ class autocast:
     def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> bool:
         st = STATE
         st.nesting -= 1
+        if st.nesting == 0:
+            st.cache.clear()
         st.enabled[self.device] = self.prev
         st.dtype[self.device] = self.prev_fastdtype
         st.cache_enabled = self.prev_cache_enabled
@@ -281,9 +286,30 @@ def apply(op, targs: tuple, sargs: tuple, cast: Callable) -> tuple:
                     raise RuntimeError("Unexpected floating ScalarType in at::autocast::prioritize")
     else:
         raise ValueError(f"unknown autocast policy {pol!r} of op {op.name}")
-    out = tuple(cast(t, to) if _eligible(t, dev) and t.dtype is not D.float64 and t.dtype is not to else t
-                for t in ts)
+    out = tuple((_cached_cast(t, to, cast) if to is low else cast(t, to))
+                if _eligible(t, dev) and t.dtype is not D.float64 and t.dtype is not to else t for t in ts)
     return (list(out),) + tuple(targs[1:]) if is_list else out
+
+
+def clear_autocast_cache() -> None:
+    """Drop this thread's cached weight casts (``torch.clear_autocast_cache``)."""
+    STATE.cache.clear()
+
+
+def _cached_cast(t, to, cast: Callable):
+    """PyTorch's autocast cache: a leaf float32 tensor that requires grad (a weight, not a view) is cast once per
+    outermost region, so a weight used by several ops has one cast (one ToCopyBackward0 node). Never while
+    tracing (a traced cast must not outlive its trace)."""
+    st = STATE
+    if not (st.cache_enabled and t.dtype is D.float32 and t._requires_grad and t.grad_fn is None
+            and not t._is_view() and not isinstance(t._storage.array, jax.core.Tracer)):
+        return cast(t, to)
+    hit = st.cache.get(id(t))
+    if hit is not None and hit[0] is t and hit[1].dtype is to:
+        return hit[1]
+    c = cast(t, to)
+    st.cache[id(t)] = (t, c)
+    return c
 
 
 def _eligible(t, dev: str) -> bool:

@@ -95,6 +95,9 @@ class AccumulateGrad(Node):
         self._nf = ()
         self._edges = ()
 
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"  # PyTorch's C++ node name
+
 
 class _Handle:
     """``torch.utils.hooks.RemovableHandle``."""

@@ -358,3 +358,39 @@ def test_AMP01_sdpa_with_mixed_input_dtypes():
     np.testing.assert_allclose(outs[1], outs[0], atol=3e-2)
     with pytest.raises(RuntimeError, match="Expected query, key, and value to have the same dtype"):
         ft.nn.functional.scaled_dot_product_attention(ft.tensor(q), ft.tensor(k).bfloat16(), ft.tensor(v))
+
+
+def _weight_cast(t):
+    """The ToCopyBackward0 node that casts the weight (the cast whose input is an AccumulateGrad)."""
+    todo, seen = [t.grad_fn], set()
+    while todo:
+        n = todo.pop()
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        nxt = [f for f, _ in n.next_functions]
+        if n.name() == "ToCopyBackward0" and any(f is not None and f.name() == "torch::autograd::AccumulateGrad"
+                                                  for f in nxt):
+            return n
+        todo.extend(nxt)
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_AMP01_weight_cast_cache(cache):
+    """A weight used twice in one region is cast once (one ToCopyBackward0 node) when cache_enabled, as in
+    torch; the cache is dropped when the outermost region exits; gradients are the same either way."""
+    def run(m):
+        w = m.nn.Parameter(m.ones(4, 3))
+        x = m.ones(2, 3)
+        with m.autocast("cpu", dtype=m.bfloat16, cache_enabled=cache):
+            a = m.nn.functional.linear(x, w)
+            with m.autocast("cpu", dtype=m.bfloat16):
+                b = m.nn.functional.linear(x, w)
+        with m.autocast("cpu", dtype=m.bfloat16, cache_enabled=cache):
+            c = m.nn.functional.linear(x, w)
+        cast = [_weight_cast(t) for t in (a, b, c)]
+        (a.float().sum() + b.float().sum() + c.float().sum()).backward()
+        return cast[0] is cast[1], cast[0] is cast[2], w.grad.numpy().tolist()
+    t, f = run(torch), run(ft)
+    assert f == t
+    assert f[0] is cache and f[1] is False

@@ -220,6 +220,8 @@ def _dispatch_view(op, t, sargs, meta):
     out = t._view_of(shape, strides, offset, (op, sargs), dtype)
     if t._requires_grad and not _state.enabled:
         out._no_grad_view = True  # an in-place write to it with grad enabled is refused (INP-28)
+    elif t.__dict__.get("_multi_view"):
+        out._multi_view = True  # a view of a split/unbind output inherits PyTorch's multi-view restriction
     elif t._requires_grad:
         sig = ((len(t._shape), t.dtype),)
         if op.dynamic is None:

@@ -8,9 +8,11 @@ from __future__ import annotations
 import math
 import warnings
 
+import jax
 import jax.numpy as jnp
 
 from .._tensor import views as V
+from .. import dtypes as D
 from .._tensor.tensor import Size, _wrap_dim, contiguous_format, preserve_format, with_memory_order
 from ._registry import defop
 from .view_ops import _dims_arg, _shape_arg, expand, narrow, permute, reshape, select, transpose, view
@@ -200,9 +202,60 @@ def expand_as(self, other):
     return expand(self, other._shape)
 
 
+# ---- split / chunk / unbind: views of one input, ONE autograd node -----------------------------------------
+def _split_rule(op, sig, sargs):
+    return (None,), (sig[0][1],) * len(sargs[1])
+
+
+def _split_name(targs, sargs):
+    return {"split": "SplitBackward0", "split_with_sizes": "SplitWithSizesBackward0",
+            "unbind": "UnbindBackward0"}[sargs[2]]
+
+
+@defop("split_with_sizes", float8=True, promote=_split_rule, grad_fn=_split_name, nout=0, method=False,
+       function=False, saves=())
+def _split(input, dim, sizes, kind):
+    """The pieces of ``input`` along ``dim`` (squeezed for unbind); its gradient is one concatenate of the
+    pieces' gradients (``lax.split``'s transpose), not one padded copy of the input per piece."""
+    parts = jax.lax.split(input, sizes, axis=dim)
+    return tuple(jnp.squeeze(p, dim) for p in parts) if kind == "unbind" else tuple(parts)
+
+
+def _multi_view(t, d, sizes, kind):
+    """PyTorch's multi-output view functions: each piece is a view of ``t`` (narrow / select metadata), and
+    all of them share one grad_fn (SplitBackward0, SplitWithSizesBackward0, UnbindBackward0), so the backward
+    concatenates. As in PyTorch, such views may not be modified in place while they require grad."""
+    from . import _dispatch
+    from ._registry import OPS
+    if kind == "unbind":
+        vop, args = OPS["select"], [(d, i) for i in range(len(sizes))]
+    else:
+        vop, args, start = OPS["narrow"], [], 0
+        for n in sizes:
+            args.append((d, start, n))
+            start += n
+    outs = []
+    for a in args:
+        shape, strides, offset = vop.view(t, a)[:3]
+        outs.append(t._view_of(shape, strides, offset, (vop, a)))
+    outs = tuple(outs)
+    if t._requires_grad:
+        if not _dispatch._state.enabled:
+            for o in outs:
+                o._no_grad_view = True
+        else:
+            op, sargs = OPS["split_with_sizes"], (d, tuple(sizes), kind)
+            key = (sargs, ((len(t._shape), t.dtype),), D._DEFAULT[0])
+            entry = op.cache.get(key) or _dispatch._miss(op, key)
+            _dispatch._graph.record(op, outs, (t,), (0,), (t._array,), entry, sargs)
+            for o in outs:
+                o._multi_view = True
+    return outs
+
+
 def unbind(input, dim=0):
     d = _wrap_dim(dim, input.dim())
-    return tuple(select(input, d, i) for i in range(input._shape[d]))
+    return _multi_view(input, d, [1] * input._shape[d], "unbind")
 
 
 def split(tensor, split_size_or_sections, dim=0):
@@ -218,11 +271,7 @@ def split(tensor, split_size_or_sections, dim=0):
         if sum(sizes) != size:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
                                f"dimension {d}), but got split_sizes={sizes}")
-    out, start = [], 0
-    for n in sizes:
-        out.append(narrow(tensor, d, start, n))
-        start += n
-    return tuple(out)
+    return _multi_view(tensor, d, sizes, "split" if isinstance(split_size_or_sections, int) else "split_with_sizes")
 
 
 def chunk(input, chunks, dim=0):

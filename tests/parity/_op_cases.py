@@ -101,6 +101,9 @@ CASES = {
     "slice": ([rnd(6, 4)], lambda m, a: a[1:5:2]),
     "narrow": ([rnd(6, 4)], lambda m, a: a.narrow(1, 1, 2)),
     "select": ([rnd(6, 4)], lambda m, a: a.select(1, 2)),
+    # split / chunk / unbind: one multi-output op (views sharing one grad_fn)
+    "split_with_sizes": ([rnd(6, 4)], lambda m, a: m.cat([p * (i + 1) for i, p in enumerate(a.split([1, 3, 2]))])
+                         + m.stack(a.unbind(0)) + m.cat(a.chunk(2, 1), 1) * 0.5 + m.cat(a.split(4), 0)),
     "diagonal": ([rnd(4, 5)], lambda m, a: a.diagonal(1)),
     "movedim": ([rnd(2, 3, 4)], lambda m, a: m.movedim(a, 0, 2)),
     "clone": ([rnd(3, 4)], lambda m, a: a.clone()),

@@ -1,6 +1,7 @@
 """Timing helpers shared by the benchmark scripts (JAX dispatches asynchronously: every timing ends in a sync)."""
 from __future__ import annotations
 
+import functools
 import time
 
 import jax
@@ -53,11 +54,12 @@ def interleave(rows: dict, rounds: int, budget) -> dict:
 
 
 def jit_step(loss, params, tx):
-    """The hand-written JAX training step: ``jax.jit`` of value_and_grad + an optax update; returns the loss."""
+    """The hand-written JAX training step: ``jax.jit`` of value_and_grad + an optax update, params and state
+    donated (as a JAX user writes it); returns the loss."""
     import optax
     state = [params, tx.init(params)]
 
-    @jax.jit
+    @functools.partial(jax.jit, donate_argnums=(0, 1))  # params and optimizer state updated in place
     def update(ps, s):
         v, g = jax.value_and_grad(loss)(ps)
         u, s = tx.update(g, s, ps)

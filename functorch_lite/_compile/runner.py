@@ -204,7 +204,10 @@ class CompiledFunction:
 
         def flat(*leaves):
             return pure(jax.tree_util.tree_unflatten(tree, list(leaves)))
-        return jax.jit(flat, donate_argnums=tuple(donate)), tree
+        # keep_unused: a donated buffer the program never reads (a .grad that zero_grad() drops) must stay an
+        # input, else JAX's in-order pairing of donated inputs with same-shaped outputs shifts by one and pairs
+        # each optimizer moment with the wrong output, and XLA copies every aliased buffer twice
+        return jax.jit(flat, donate_argnums=tuple(donate), keep_unused=True), tree
 
     def memory_analysis(self, *args, **kwargs) -> dict:
         """XLA's memory analysis of the program these arguments select (compiling it if needed): argument,

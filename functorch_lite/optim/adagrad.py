@@ -82,8 +82,7 @@ class Adagrad(Optimizer):
     def _init_state(self, key: tuple, arr) -> Any:
         # PyTorch reads the constructor's value (self.defaults), never a group's own entry
         st = super()._init_state(key, arr)
-        full = jnp.full_like(arr, self.defaults["initial_accumulator_value"])
-        return st._replace(inner_state=st.inner_state._replace(sum=full))
+        return st._replace(sum=jnp.full_like(arr, self.defaults["initial_accumulator_value"]))
 
     def _hyper(self, group):
         return hyper_arrays({k: group[k] for k in ("lr", "lr_decay", "weight_decay", "eps")})

@@ -22,7 +22,7 @@ class AdamState(NamedTuple):
     step: jax.Array            # float32 scalar, PyTorch's state['step']
     exp_avg: jax.Array
     exp_avg_sq: jax.Array
-    max_exp_avg_sq: jax.Array  # a 0-d placeholder unless amsgrad
+    max_exp_avg_sq: jax.Array | None  # None (no array) unless amsgrad
 
 
 def adam_transform(lr, beta1, beta2, eps, weight_decay, *, amsgrad: bool, maximize: bool,
@@ -31,7 +31,7 @@ def adam_transform(lr, beta1, beta2, eps, weight_decay, *, amsgrad: bool, maximi
 
     def init(params):
         return AdamState(jnp.zeros((), jnp.float32), jnp.zeros_like(params), jnp.zeros_like(params),
-                         jnp.zeros_like(params) if amsgrad else jnp.zeros((), params.dtype))
+                         jnp.zeros_like(params) if amsgrad else None)
 
     def update(g, state, p):
         step = state.step + 1

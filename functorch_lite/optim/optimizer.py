@@ -48,12 +48,14 @@ def _group_step_fn(key: tuple, make_tx: Callable[[], optax.GradientTransformatio
     def step(params, grads, states, hyper):
         TRACES["count"] += 1
         new_params, new_states = [], []
-        for p, g, s in zip(params, grads, states):
-            s = s._replace(hyperparams={k: hyper[k] for k in s.hyperparams})
+        for p, g, inner in zip(params, grads, states):
+            # the per-parameter state is the transform's own (step, moments...); inject_hyperparams' wrapper
+            # (its count and a copy of every hyperparameter per parameter) is rebuilt here from the group's values
+            s = optax.InjectStatefulHyperparamsState(jnp.zeros((), jnp.int32), dict(hyper), {}, inner)
             updates, s = tx.update(g, s, p)
             # float64 updates (exact deltas for float32 params) land on PyTorch's rounded value
             new_params.append((p.astype(updates.dtype) + updates).astype(p.dtype))
-            new_states.append(s)
+            new_states.append(s.inner_state)
         return new_params, new_states
 
     fn = jax.jit(step, donate_argnums=(2,))
@@ -103,7 +105,7 @@ class Optimizer:
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
                             "but got " + _typename(params))
         self.defaults = defaults
-        self._ostate: dict = {}  # param -> optax InjectHyperparamsState
+        self._ostate: dict = {}  # param -> the transform's state (AdamState...): only what PyTorch's state holds
         self.state = _StateMapping(self)
         self.param_groups: list = []
         param_groups = list(params)
@@ -194,8 +196,7 @@ class Optimizer:
         views = dict.get(self.state, p)
         if not views:
             return
-        st = self._ostate[p]
-        inner = st.inner_state
+        inner = self._ostate[p]
         repl = {}
         for name, t in views.items():
             arr = t._array
@@ -203,11 +204,11 @@ class Optimizer:
             if arr is not old:
                 repl[name] = jnp.array(arr, dtype=old.dtype, copy=True)
         if repl:
-            self._ostate[p] = st._replace(inner_state=inner._replace(**repl))
+            self._ostate[p] = inner._replace(**repl)
 
     def _refresh_views(self, p: Tensor, group: dict) -> None:
         """Point the ``state[p]`` tensors at the new optax arrays (an in-place write: version bumps)."""
-        inner = self._ostate[p].inner_state
+        inner = self._ostate[p]
         views = dict.get(self.state, p)
         if views is None:
             views = {}
@@ -250,8 +251,7 @@ class Optimizer:
         return loss
 
     def _init_state(self, key: tuple, arr) -> Any:
-        tx = self._make_tx(key)
-        return tx.init(arr)
+        return self._make_tx(key).init(arr).inner_state
 
     # ---- state dict ----------------------------------------------------------------------------------------
     def state_dict(self) -> dict:
@@ -271,7 +271,7 @@ class Optimizer:
             for p in group["params"]:
                 if p in self._ostate and self._state_fields(group):  # SGD without momentum keeps no state
                     self._sync_from_views(p)
-                    inner = self._ostate[p].inner_state
+                    inner = self._ostate[p]
                     state[index[id(p)]] = {
                         name: Tensor._from_array(jnp.array(getattr(inner, name), copy=True),
                                                  p.dtype if name != "step" else _float32(), p.device)
@@ -307,17 +307,16 @@ class Optimizer:
             p, _ = id_map[k]
             group = next(g for g in self.param_groups if any(q is p for q in g["params"]))
             key = (type(self).__name__,) + self._static_key(group)
-            st = self._init_state(key, p._array)
-            inner = st.inner_state
+            inner = self._init_state(key, p._array)
             repl = {}
             for name, v in values.items():
-                if name in inner._fields:
+                if name in inner._fields and getattr(inner, name) is not None:
                     old = getattr(inner, name)
                     arr = v._array if isinstance(v, Tensor) else jnp.asarray(np.asarray(v))
                     repl[name] = jnp.array(arr, dtype=old.dtype, copy=True)
             if values and "step" not in values:  # SGD keeps no step: a saved buffer means "not the first step"
                 repl["step"] = jnp.ones((), inner.step.dtype)
-            self._ostate[p] = st._replace(inner_state=inner._replace(**repl))
+            self._ostate[p] = inner._replace(**repl)
             self._refresh_views(p, group)
 
     def __repr__(self) -> str:

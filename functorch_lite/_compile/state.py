@@ -249,16 +249,10 @@ class Discovery:
         if id(obj) in self._seen or depth > _MAX_DEPTH:
             return
         self._seen.add(id(obj))
-        Module, Optimizer, LRScheduler, Generator = _classes()
+        Module, Optimizer, LRScheduler, Generator = _CLASSES or _classes()
         if isinstance(obj, Module):
             self.modules.append((name, obj))
-            for n, p in obj.named_parameters():
-                self.tensor(p, f"{name}.{n}")
-            for n, b in obj.named_buffers():
-                self.tensor(b, f"{name}.{n}", grads=False)
-            for n, m in obj.named_modules():
-                if m is not obj:
-                    self.modules.append((f"{name}.{n}", m))
+            self.module(obj, name)
             return
         if isinstance(obj, Optimizer):
             for gi, group in enumerate(obj.param_groups):
@@ -295,6 +289,21 @@ class Discovery:
         if hasattr(obj, "__dict__") and not isinstance(obj, type):
             for k, v in list(vars(obj).items())[:64]:
                 self.visit(v, f"{name}.{k}", depth + 1)
+
+    def module(self, m, prefix):
+        """A module's parameters and buffers, then its submodules' (each module once), in one walk."""
+        d = m.__dict__
+        for n, p in d["_parameters"].items():
+            if p is not None:
+                self.tensor(p, f"{prefix}.{n}")
+        for n, b in d["_buffers"].items():
+            if b is not None:
+                self.tensor(b, f"{prefix}.{n}", grads=False)
+        for n, c in d["_modules"].items():
+            if c is not None and id(c) not in self._seen:
+                self._seen.add(id(c))
+                self.modules.append((f"{prefix}.{n}", c))
+                self.module(c, f"{prefix}.{n}")
 
     def function(self, fn, name, depth=0):
         """A function's closure cells and the globals its code (and nested code) names."""

@@ -26,7 +26,7 @@ class AdamState(NamedTuple):
 
 
 def adam_transform(lr, beta1, beta2, eps, weight_decay, *, amsgrad: bool, maximize: bool,
-                   decoupled: bool) -> optax.GradientTransformation:
+                   decoupled: bool, decay: bool = True) -> optax.GradientTransformation:
     """PyTorch's single-tensor Adam/AdamW step, rounded as torch rounds (float64 deltas onto its result)."""
 
     def init(params):
@@ -37,11 +37,12 @@ def adam_transform(lr, beta1, beta2, eps, weight_decay, *, amsgrad: bool, maximi
         step = state.step + 1
         if maximize:
             g = -g
-        if decoupled:
-            base = t_mul(p, 1 - lr * weight_decay)  # param.mul_(1 - lr * weight_decay); exact at 0
-        else:
-            base = p
-            g = t_add(g, p, weight_decay)  # grad.add(param, alpha=weight_decay)
+        base = p
+        if decay:  # PyTorch: ``if weight_decay != 0`` (no read of the parameter otherwise)
+            if decoupled:
+                base = t_mul(p, 1 - lr * weight_decay)  # param.mul_(1 - lr * weight_decay)
+            else:
+                g = t_add(g, p, weight_decay)  # grad.add(param, alpha=weight_decay)
         exp_avg = t_lerp(state.exp_avg, g, 1 - beta1)
         exp_avg_sq = t_addcmul(t_mul(state.exp_avg_sq, beta2), g, g, 1 - beta2)
         s = step.astype(lr.dtype)
@@ -93,13 +94,15 @@ class Adam(Optimizer):
                                  weight_decay=group["weight_decay"]))
 
     def _static_key(self, group):
-        return (bool(group["amsgrad"]), bool(group["maximize"]), bool(group["decoupled_weight_decay"]))
+        return (bool(group["amsgrad"]), bool(group["maximize"]), bool(group["decoupled_weight_decay"]),
+                group["weight_decay"] != 0)
 
     def _make_tx(self, key):
-        _, amsgrad, maximize, decoupled = key
+        _, amsgrad, maximize, decoupled, decay = key
         return optax.inject_hyperparams(
             lambda lr, beta1, beta2, eps, weight_decay: adam_transform(
-                lr, beta1, beta2, eps, weight_decay, amsgrad=amsgrad, maximize=maximize, decoupled=decoupled),
+                lr, beta1, beta2, eps, weight_decay, amsgrad=amsgrad, maximize=maximize, decoupled=decoupled,
+                decay=decay),
             hyperparam_dtype=jnp.float64)(lr=0.0, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0)
 
     def _state_fields(self, group):

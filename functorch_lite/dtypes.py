@@ -283,8 +283,11 @@ def check_fill(value, d: dtype, numel: int) -> None:
 
 def scalar_category(value) -> int:
     """The dtype category of a Python number (bool < int < float < complex)."""
-    return BOOL if isinstance(value, (builtins_bool, np.bool_)) else INT if isinstance(value, (builtins_int, np.integer)) \
-        else COMPLEX if isinstance(value, (builtins_complex, np.complexfloating)) else FLOAT
+    if isinstance(value, (builtins_bool, np.bool_)):
+        return BOOL
+    if isinstance(value, (builtins_int, np.integer)):
+        return INT
+    return COMPLEX if isinstance(value, (builtins_complex, np.complexfloating)) else FLOAT
 
 
 def check_scalar_arg(t, value, floats: str = "all") -> None:

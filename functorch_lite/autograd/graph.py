@@ -222,10 +222,10 @@ def check_inplace(t):
         return
     if t.__dict__.get("_multi_view") and t.grad_fn is not None:
         nm = t.grad_fn.name()
-        raise RuntimeError(f"Output {t._out_nr} of {nm[:nm.rfind('Backward')]} is a view and is being modified inplace. "
-                           "This view is the output of a function that returns multiple views. Such functions do not "
-                           "allow the output views to be modified inplace. You should replace the inplace operation by "
-                           "an out-of-place one.")
+        raise RuntimeError(f"Output {t._out_nr} of {nm[:nm.rfind('Backward')]} is a view and is being modified "
+                           "inplace. This view is the output of a function that returns multiple views. Such "
+                           "functions do not allow the output views to be modified inplace. You should replace the "
+                           "inplace operation by an out-of-place one.")
     if t.__dict__.get("_no_grad_view"):
         raise RuntimeError("A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
                            "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "

@@ -218,10 +218,10 @@ def _dispatch_view(op, t, sargs, meta):
     shape, strides, offset = meta[:3]
     dtype = meta[3] if len(meta) > 3 else None
     out = t._view_of(shape, strides, offset, (op, sargs), dtype)
+    if t.__dict__.get("_multi_view"):
+        out._multi_view = True  # a view of a split/unbind output inherits PyTorch's multi-view restriction
     if t._requires_grad and not _state.enabled:
         out._no_grad_view = True  # an in-place write to it with grad enabled is refused (INP-28)
-    elif t.__dict__.get("_multi_view"):
-        out._multi_view = True  # a view of a split/unbind output inherits PyTorch's multi-view restriction
     elif t._requires_grad:
         sig = ((len(t._shape), t.dtype),)
         if op.dynamic is None:

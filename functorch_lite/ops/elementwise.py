@@ -403,7 +403,8 @@ def bitwise_right_shift(input, other):
 
 
 # ---- unary ------------------------------------------------------------------------------------------
-@defop(kernel="neg_cpu", grad_fn="NegBackward0", inplace=True, check_dtype=_no_bool_neg, aliases=("negative",), saves=())
+@defop(kernel="neg_cpu", grad_fn="NegBackward0", inplace=True, check_dtype=_no_bool_neg, aliases=("negative",),
+       saves=())
 def neg(input):
     return -input
 
@@ -417,7 +418,8 @@ def _abs_rule(op, sig, sargs):
     return rule_same(op, sig, sargs)
 
 
-@defop(float8=True, promote=_abs_rule, grad_fn="AbsBackward0", inplace=True, aliases=("absolute",), check_dtype=_no_bool,
+@defop(float8=True, promote=_abs_rule, grad_fn="AbsBackward0", inplace=True, aliases=("absolute",),
+       check_dtype=_no_bool,
        kernel="abs_cpu")
 def abs(input):  # noqa: A001
     """|x|; gradient sign(x) (0 at 0) as PyTorch (grad_overrides.abs)."""
@@ -621,7 +623,8 @@ def _clamp_rule(op, sig, sargs):
     return casts, outs
 
 
-@defop(kernel="clamp_scalar_cpu", promote=_clamp_rule, broadcast=True, grad_fn="ClampBackward1", tensors=3, inplace=True, prep=_clamp_prep,
+@defop(kernel="clamp_scalar_cpu", promote=_clamp_rule, broadcast=True, grad_fn="ClampBackward1", tensors=3,
+       inplace=True, prep=_clamp_prep,
        aliases=("clip",))
 def clamp(input, min=None, max=None):  # noqa: A002
     """``clamp(x, min, max)``: PyTorch's gradient passes where min <= x <= max (bounds included)."""
@@ -679,6 +682,7 @@ def _masked_fill_rule(op, sig, sargs):
     return (None, None, dt), (dt,)
 
 
-@defop(kernel="masked_fill", promote=_masked_fill_rule, broadcast=False, grad_fn="MaskedFillBackward0", tensors=3, inplace=True, check=_mask_check)
+@defop(kernel="masked_fill", promote=_masked_fill_rule, broadcast=False, grad_fn="MaskedFillBackward0", tensors=3,
+       inplace=True, check=_mask_check)
 def masked_fill(input, mask, value):
     return jnp.where(mask, value, input)

@@ -58,7 +58,8 @@ def _gather_prep(targs, sargs):
     return (d, False)
 
 
-@defop("gather", kernel="scatter_gather_tensor_cpu", promote="index", grad_fn="GatherBackward0", tensors=2, method=False, function=False, saves=(1,),
+@defop("gather", kernel="scatter_gather_tensor_cpu", promote="index", grad_fn="GatherBackward0", tensors=2,
+       method=False, function=False, saves=(1,),
        prep=_gather_prep, check=_bounds(1, _dim_size, False, _oob(RuntimeError)))
 def _gather(input, index, dim, sparse_grad):
     """``out[i][j] = input[i][index[i][j]]`` along ``dim``."""
@@ -153,9 +154,11 @@ def _scatter(input, index, src, dim, reduce, include_self):
     return r.reshape(input.shape)
 
 
-defop("scatter", kernel="scatter_gather_tensor_cpu", promote=_rule_cast(2), grad_fn=_scatter_name, tensors=3, method=False, function=False, saves=(1,),
+defop("scatter", kernel="scatter_gather_tensor_cpu", promote=_rule_cast(2), grad_fn=_scatter_name, tensors=3,
+      method=False, function=False, saves=(1,),
       prep=_scatter_prep, check=_scatter_check)(_scatter)
-defop("scatter_reduce", kernel="scatter_gather_tensor_cpu", promote=_rule_cast(2), grad_fn="ScatterReduceBackward0", tensors=3, method=False,
+defop("scatter_reduce", kernel="scatter_gather_tensor_cpu", promote=_rule_cast(2), grad_fn="ScatterReduceBackward0",
+      tensors=3, method=False,
       function=False, saves=("all", "result"), prep=_scatter_prep, check=_scatter_check)(_scatter)
 
 
@@ -192,7 +195,8 @@ def _index_select_prep(targs, sargs):
     return (d,)
 
 
-@defop("index_select", float8=True, promote="index", grad_fn="IndexSelectBackward0", tensors=2, method=False, function=False,
+@defop("index_select", float8=True, promote="index", grad_fn="IndexSelectBackward0", tensors=2, method=False,
+       function=False,
        saves=(1,), prep=_index_select_prep,
        check=_bounds(1, _dim_size, False, lambda v, t, s, n: IndexError("index out of range in self")))
 def _index_select(input, index, dim):
@@ -280,9 +284,11 @@ def _index_along(input, index, src, dim, mode, alpha):
     return r.reshape(input.shape)
 
 
-defop("index_add", kernel="add_stub", promote=_rule_cast(2), grad_fn="IndexAddBackward0", tensors=3, method=False, function=False,
+defop("index_add", kernel="add_stub", promote=_rule_cast(2), grad_fn="IndexAddBackward0", tensors=3, method=False,
+      function=False,
       saves=(1,), prep=_index_add_prep, check=_bounds(1, _dim_size, False, _oob(RuntimeError)))(_index_along)
-defop("index_copy", kernel="index_copy_cpu", promote=_rule_cast(2), grad_fn="IndexCopyBackward0", tensors=3, method=False, function=False,
+defop("index_copy", kernel="index_copy_cpu", promote=_rule_cast(2), grad_fn="IndexCopyBackward0", tensors=3,
+      method=False, function=False,
       saves=(1,), prep=_index_copy_prep, autocast={"cpu": "promote"},
       check=_bounds(1, _dim_size, False, _oob(IndexError, "index_copy_(): ")))(_index_along)
 defop("index_fill", kernel="index_fill_cpu", promote=_rule_cast(2), tensors=3, method=False, function=False, saves=(1,),
@@ -333,7 +339,8 @@ def _take_along_prep(targs, sargs):
     return (d,)
 
 
-@defop(kernel="scatter_gather_tensor_cpu", promote="index", grad_fn="GatherBackward0", tensors=2, saves=(1,), prep=_take_along_prep,
+@defop(kernel="scatter_gather_tensor_cpu", promote="index", grad_fn="GatherBackward0", tensors=2, saves=(1,),
+       prep=_take_along_prep,
        check=_bounds(1, lambda targs, sargs: targs[0].numel() if sargs[0] is None else _dim_size(targs, sargs),
                      False, lambda v, t, s, n: RuntimeError(f"index {v} is out of bounds for dimension "
                                                             f"{0 if s[0] is None else s[0]} with size {n}")))
@@ -347,7 +354,8 @@ def take_along_dim(input, indices, dim=None):
 
 
 # ---- data-dependent: masked_select / masked_scatter / nonzero / where(cond) --------------------------------
-@defop("masked_select", float8=True, promote="index", grad_fn="MaskedSelectBackward0", tensors=2, method=False, function=False,
+@defop("masked_select", float8=True, promote="index", grad_fn="MaskedSelectBackward0", tensors=2, method=False,
+       function=False,
        saves=())
 def _masked_select(input, flat, shape):
     """The elements of ``input`` (broadcast to ``shape``) at flat positions ``flat`` (host-computed)."""
@@ -367,7 +375,8 @@ def masked_select(input: Tensor, mask: Tensor, *, out=None) -> Tensor:
     return _out(dispatch(OPS["masked_select"], (input, _host_tensor(flat, D.int64, input.device)), (shape,)), out)
 
 
-@defop("masked_scatter", kernel="masked_scatter", promote=_rule_cast(1), grad_fn="MaskedScatterBackward0", tensors=3, method=False,
+@defop("masked_scatter", kernel="masked_scatter", promote=_rule_cast(1), grad_fn="MaskedScatterBackward0", tensors=3,
+       method=False,
        function=False, saves=())
 def _masked_scatter(input, source, flat, shape):
     """``input`` (broadcast to ``shape``) with the flat positions ``flat`` taken from ``source`` in order."""
@@ -397,7 +406,8 @@ def _nonzero_check(targs, sargs):
         raise data_dependent_error("torch.nonzero (output shape depends on values)")
 
 
-@defop("nonzero", kernel="gt_cpu", promote="int64", tensors=1, method=False, function=False, eager=True, differentiable=False,
+@defop("nonzero", kernel="gt_cpu", promote="int64", tensors=1, method=False, function=False, eager=True,
+       differentiable=False,
        check=_nonzero_check)
 def _nonzero(input):
     """(n, ndim) int64 coordinates of the non-zero elements (eager: n depends on the values)."""

@@ -160,7 +160,8 @@ def _check_adv(shape, indices, dims):
         raise IndexError(f"index {h[p]} is out of bounds for dimension {j} with size {shape[dims[j]]}")
 
 
-@defop("index", float8=True, promote="index", grad_fn="IndexBackward0", tensors=2, method=False, function=False, saves=(1,),
+@defop("index", float8=True, promote="index", grad_fn="IndexBackward0", tensors=2, method=False, function=False,
+       saves=(1,),
        check=lambda targs, sargs: _check_adv(targs[0]._shape, targs[1], sargs[0]))
 def _index(input, indices, dims):
     """``input[...]`` with integer ``indices`` (k, *B) applied to dims ``dims``."""
@@ -177,7 +178,8 @@ def _index_put_check(targs, sargs):
                            f"of shape {list(target)}")
 
 
-@defop("index_put", float8=True, promote=_rule_cast(1), grad_fn="IndexPutBackward0", tensors=3, method=False, function=False,
+@defop("index_put", float8=True, promote=_rule_cast(1), grad_fn="IndexPutBackward0", tensors=3, method=False,
+       function=False,
        check=_index_put_check, saves=(2,), autocast={"cuda": "promote"})
 def _index_put(input, values, indices, dims, accumulate):
     """``input[indices] = values`` (``accumulate``: ``+=``, duplicates summed)."""

@@ -90,7 +90,8 @@ def repeat(input, *repeats):
     return jnp.tile(x, reps)
 
 
-@defop(float8=True, grad_fn="RepeatBackward0", prep=lambda targs, sargs: (_shape_arg(sargs[0], "tile", "dims"),), saves=())
+@defop(float8=True, grad_fn="RepeatBackward0", prep=lambda targs, sargs: (_shape_arg(sargs[0], "tile", "dims"),),
+       saves=())
 def tile(input, *dims):
     (dims,) = dims
     return jnp.tile(input, dims)

@@ -315,7 +315,8 @@ def _emb_rule(op, sig, sargs):
     return (None, None), (sig[0][1],)
 
 
-@defop("embedding", float8=True, promote=_emb_rule, grad_fn="EmbeddingBackward0", tensors=2, method=False, check=_emb_check,
+@defop("embedding", float8=True, promote=_emb_rule, grad_fn="EmbeddingBackward0", tensors=2, method=False,
+       check=_emb_check,
        saves=(1,), device_check=("weight", "indices"))
 def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """Rows of ``weight`` at ``indices``; row ``padding_idx`` gets no gradient; ``scale_grad_by_freq``

@@ -165,7 +165,8 @@ def _prod_prep(targs, sargs):
     return (None if dim is None else (_wrap_dim(operator.index(dim), nd) if nd else ()), keepdim, dtype, None)
 
 
-@defop(kernel="prod_out_cpu", promote="sum", grad_fn=lambda t, s: "ProdBackward0" if s[0] is None else "ProdBackward1", prep=_prod_prep,
+@defop(kernel="prod_out_cpu", promote="sum", prep=_prod_prep,
+       grad_fn=lambda t, s: "ProdBackward0" if s[0] is None else "ProdBackward1",
        autocast={"cpu": "fp32", "cuda": "fp32_opt"})
 def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Product; one int ``dim`` only; integers accumulate in int64 (PRO-13)."""
@@ -345,13 +346,15 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
     return jnp.sqrt(_moments(input, dim, keepdim, correction)[0])
 
 
-@defop(kernel="std_cpu", promote=_var_rule, grad_fn="VarMeanBackward0", prep=_var_prep("var_mean"), nout=2, method=False)
+@defop(kernel="std_cpu", promote=_var_rule, grad_fn="VarMeanBackward0", prep=_var_prep("var_mean"), nout=2,
+       method=False)
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
     """``(var, mean)`` as a plain tuple (function only, like PyTorch)."""
     return _moments(input, dim, keepdim, correction)
 
 
-@defop(kernel="std_cpu", promote=_var_rule, grad_fn="StdMeanBackward0", prep=_var_prep("std_mean"), nout=2, method=False)
+@defop(kernel="std_cpu", promote=_var_rule, grad_fn="StdMeanBackward0", prep=_var_prep("std_mean"), nout=2,
+       method=False)
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
     v, m = _moments(input, dim, keepdim, correction)
     return jnp.sqrt(v), m
@@ -393,8 +396,9 @@ def _safe_root(s, p):
     return jnp.where(zero, jnp.zeros_like(s), jnp.sqrt(safe) if p == 2 else safe ** (1.0 / p))
 
 
-@defop(kernel="norm_cpu", promote=_norm_rule, grad_fn=lambda t, s: "SumBackward1" if s[0] == "nuc" else "LinalgVectorNormBackward0",
-       prep=_norm_prep, autocast={"cuda": "fp32"})
+@defop(kernel="norm_cpu", promote=_norm_rule, prep=_norm_prep,
+       grad_fn=lambda t, s: "SumBackward1" if s[0] == "nuc" else "LinalgVectorNormBackward0",
+       autocast={"cuda": "fp32"})
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """Vector p-norm over ``dim`` (2 / 'fro' default, inf, -inf, 0, any p); 'nuc' for two dims."""
     x = _acc(input)
@@ -422,7 +426,8 @@ def _lse_prep(targs, sargs):
     return _dim_prep(targs, sargs)
 
 
-@defop(kernel="max_values_cpu", promote="float", grad_fn="LogsumexpBackward0", prep=_lse_prep, autocast={"cuda": "fp32"})
+@defop(kernel="max_values_cpu", promote="float", grad_fn="LogsumexpBackward0", prep=_lse_prep,
+       autocast={"cuda": "fp32"})
 def logsumexp(input, dim=None, keepdim=False, *, axis=None):
     """Stable ``log(sum(exp(x)))`` over ``dim`` (required); integers compute in the default float."""
     return jax.nn.logsumexp(_acc(input), axis=dim, keepdims=keepdim)
@@ -440,7 +445,8 @@ def _req_dim_prep(name):
     return prep
 
 
-@defop(kernel="cumsum_out_cpu", promote="sum", grad_fn="CumsumBackward0", prep=_req_dim_prep("cumsum"), inplace=True, saves=(),
+@defop(kernel="cumsum_out_cpu", promote="sum", grad_fn="CumsumBackward0", prep=_req_dim_prep("cumsum"), inplace=True,
+       saves=(),
        autocast={"cuda": "fp32_opt"})
 def cumsum(input, dim=None, *, dtype=None, axis=None):
     """Running sum along ``dim``; integers and bool accumulate in int64 (PRO-13)."""
@@ -509,14 +515,16 @@ def _along(fn, x, dim):
     return fn(x.reshape(1), axis=0).reshape(()) if x.ndim == 0 else fn(x, axis=dim)
 
 
-@defop(kernel="softmax_lastdim_kernel_impl", promote=_softmax_rule, grad_fn="SoftmaxBackward0", prep=_req_dim_prep("softmax"), saves=("result",),
+@defop(kernel="softmax_lastdim_kernel_impl", promote=_softmax_rule, grad_fn="SoftmaxBackward0",
+       prep=_req_dim_prep("softmax"), saves=("result",),
        autocast={"cuda": "fp32_opt"})
 def softmax(input, dim=None, dtype=None, *, axis=None):
     """Numerically stable softmax along ``dim`` (required, RED-13; RED-17)."""
     return _along(jax.nn.softmax, input, dim)
 
 
-@defop(kernel="log_softmax_kernel_impl", promote=_softmax_rule, grad_fn="LogSoftmaxBackward0", prep=_req_dim_prep("log_softmax"),
+@defop(kernel="log_softmax_kernel_impl", promote=_softmax_rule, grad_fn="LogSoftmaxBackward0",
+       prep=_req_dim_prep("log_softmax"),
        saves=("result",), autocast={"cuda": "fp32_opt"})
 def log_softmax(input, dim=None, dtype=None, *, axis=None):
     return _along(jax.nn.log_softmax, input, dim)
@@ -546,7 +554,8 @@ def _gather_sorted(x, dim, descending, k=None):
     return jnp.take_along_axis(x, idx, axis=dim), idx
 
 
-@defop(kernel="topk_cpu", promote="value_index", grad_fn="TopkBackward0", prep=_topk_prep, nout=2, result_type=return_types.topk,
+@defop(kernel="topk_cpu", promote="value_index", grad_fn="TopkBackward0", prep=_topk_prep, nout=2,
+       result_type=return_types.topk,
        saves=())
 def topk(input, k, dim=-1, largest=True, sorted=True, *, axis=None):  # noqa: A002
     """The ``k`` largest (or smallest) along ``dim``; always returned sorted; ties keep index order."""
@@ -564,7 +573,8 @@ def _sort_prep(name):
     return prep
 
 
-@defop(kernel="sorting_kernel_method_name", promote="value_index", grad_fn="SortBackward0", prep=_sort_prep("sort"), nout=2,
+@defop(kernel="sorting_kernel_method_name", promote="value_index", grad_fn="SortBackward0", prep=_sort_prep("sort"),
+       nout=2,
        result_type=return_types.sort, saves=())
 def sort(input, dim=-1, descending=False, *, stable=False, axis=None):
     """Sort along ``dim``; always stable (PyTorch's CPU sort is too); NaN sorts as the largest."""
@@ -580,7 +590,8 @@ _MEDIAN_BOOL = (NotImplementedError, "\"median_cpu\" not implemented for 'Bool'"
 _MEDIAN_DIM_BOOL = (NotImplementedError, "\"median_out\" not implemented for 'Bool'")
 
 
-@defop("median", kernel="median_cpu", grad_fn="MedianBackward0", prep=_sel_prep("median", True, _MEDIAN_BOOL), method=False,
+@defop("median", kernel="median_cpu", grad_fn="MedianBackward0", prep=_sel_prep("median", True, _MEDIAN_BOOL),
+       method=False,
        function=False)
 def _median_all(input):
     """Lower median of all elements; nan if any is nan; ties share the gradient evenly."""
@@ -597,7 +608,8 @@ def _median_all(input):
     return m + jnp.sum(jnp.where(eq, flat - m, jnp.zeros_like(flat))) / jnp.sum(eq).astype(flat.dtype)
 
 
-@defop("median_dim", kernel="median_out", promote="value_index", grad_fn="MedianBackward1", nout=2, result_type=return_types.median,
+@defop("median_dim", kernel="median_out", promote="value_index", grad_fn="MedianBackward1", nout=2,
+       result_type=return_types.median,
        prep=_sel_prep("median", bool_error=_MEDIAN_DIM_BOOL), method=False, function=False, saves=())
 def _median_dim(input, dim, keepdim=False):
     """Lower median along ``dim`` and its index; a row with nan gives nan at its first nan."""

@@ -46,7 +46,8 @@ def absmax_int8(x, axis: int):
     return q, jnp.squeeze(scale, axis)
 
 
-@defop("int8_weight_quantize", float8=True, promote=_float_input_rule("int8_weight_quantize", lambda dt: (D.int8, D.float32)),
+@defop("int8_weight_quantize", float8=True, promote=_float_input_rule("int8_weight_quantize", lambda dt: (D.int8,
+       D.float32)),
        tensors=1, method=False, function=False, differentiable=False, nout=2, check=_wq_check, out=False)
 def int8_weight_quantize(weight):
     """Per-output-channel absmax int8 quantization of a 2-D weight: ``(q int8 (out, in), scale float32 (out,))``.

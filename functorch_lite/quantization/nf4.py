@@ -52,7 +52,8 @@ def _bs_prep(targs, sargs):
     return sargs
 
 
-@defop("nf4_quantize", float8=True, promote=_float_input_rule("nf4_quantize", lambda dt: (D.uint8, D.float32)), tensors=1,
+@defop("nf4_quantize", float8=True, promote=_float_input_rule("nf4_quantize", lambda dt: (D.uint8, D.float32)),
+       tensors=1,
        method=False, function=False, differentiable=False, nout=2, prep=_bs_prep, out=False)
 def nf4_quantize(weight, block_size=64):
     """Block-wise NF4: ``(packed uint8 (ceil(numel / block_size) * block_size / 2,), absmax float32 (blocks,))``.

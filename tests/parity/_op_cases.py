@@ -102,8 +102,11 @@ CASES = {
     "narrow": ([rnd(6, 4)], lambda m, a: a.narrow(1, 1, 2)),
     "select": ([rnd(6, 4)], lambda m, a: a.select(1, 2)),
     # split / chunk / unbind: one multi-output op (views sharing one grad_fn)
+    # (views of the pieces carry the gradient too: the attention-block pattern split -> view -> transpose)
     "split_with_sizes": ([rnd(6, 4)], lambda m, a: m.cat([p * (i + 1) for i, p in enumerate(a.split([1, 3, 2]))])
-                         + m.stack(a.unbind(0)) + m.cat(a.chunk(2, 1), 1) * 0.5 + m.cat(a.split(4), 0)),
+                         + m.stack(a.unbind(0)) + m.cat(a.chunk(2, 1), 1) * 0.5 + m.cat(a.split(4), 0)
+                         + m.cat([p.view(-1).view(p.shape).t().t() for p in a.split(2, 0)], 0)
+                         + m.stack([u.unsqueeze(0).squeeze(0) for u in a.unbind(1)], 1)),
     "diagonal": ([rnd(4, 5)], lambda m, a: a.diagonal(1)),
     "movedim": ([rnd(2, 3, 4)], lambda m, a: m.movedim(a, 0, 2)),
     "clone": ([rnd(3, 4)], lambda m, a: a.clone()),

@@ -33,8 +33,14 @@ def time_calls(fn, n: int, batch: int = 1) -> list:
     return out
 
 
+# PyTorch's OpenMP workers spin for a while after each parallel region; on a 2-core machine they steal the CPU
+# from whatever is timed next (measured: the facade's W1 epoch 40 us right after torch, 27 us otherwise).
+IDLE_S = 0.3
+
+
 def interleave(rows: dict, rounds: int, budget) -> dict:
-    """Warm every callable up (3 calls: compiles), then time the rows interleaved, ``rounds`` times over.
+    """Warm every callable up (3 calls: compiles), then time the rows interleaved, ``rounds`` times over, each
+    timing block after ``IDLE_S`` of idle time.
 
     ``rows``: name -> list of callables (None = absent); ``budget(name) -> (calls per round, batch)``.
     Returns name -> one list of per-call seconds per callable."""
@@ -49,6 +55,7 @@ def interleave(rows: dict, rounds: int, budget) -> dict:
             n, batch = budget(name)
             for i, fn in enumerate(fns):
                 if fn is not None:
+                    time.sleep(IDLE_S)
                     res[name][i].extend(time_calls(fn, n, batch))
     return res
 

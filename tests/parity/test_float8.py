@@ -15,6 +15,7 @@ import functorch_lite as ft
 import functorch_lite.quantization as Q
 
 from _cases_quant import CASES as QUANT_GRAD_CASES, FORWARD_ONLY
+from _parity import assert_same_error, run
 
 QUANT_CASES = {**QUANT_GRAD_CASES, **FORWARD_ONLY}
 
@@ -188,16 +189,9 @@ def _setitem(x, v):
 
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_float8_ops_like_torch(name):
-    def run(m):
-        try:
-            return OPS[name](m), None
-        except Exception as e:  # noqa: BLE001 - compared below
-            return None, e
-    t_out, t_err = run(torch)
-    f_out, f_err = run(ft)
+    (t_out, t_err), (f_out, f_err) = run(OPS[name], torch), run(OPS[name], ft)
     if t_err is not None:
-        assert f_err is not None, f"torch raised {type(t_err).__name__}: {t_err}; functorch_lite returned {f_out}"
-        assert type(f_err) is type(t_err) and str(f_err) == str(t_err), (t_err, f_err)
+        assert_same_error(t_err, f_err, f_out)
         return
     assert f_err is None, f"functorch_lite raised {type(f_err).__name__}: {f_err}"
     if isinstance(t_out, torch.Tensor):

@@ -9,6 +9,8 @@ import torch
 
 import functorch_lite as ft
 
+from _parity import assert_same_error, run
+
 
 def _cases():
     c = {}
@@ -60,15 +62,9 @@ CASES = _cases()
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_scalar_conversion_like_torch(name):
-    def run(m):
-        try:
-            return CASES[name](m), None
-        except Exception as e:  # noqa: BLE001 - compared below
-            return None, e
-    (t_out, t_err), (f_out, f_err) = run(torch), run(ft)
+    (t_out, t_err), (f_out, f_err) = run(CASES[name], torch), run(CASES[name], ft)
     if t_err is not None:
-        assert f_err is not None, f"torch raised {t_err!r}; functorch_lite returned {f_out}"
-        assert type(f_err) is type(t_err) and str(f_err) == str(t_err)
+        assert_same_error(t_err, f_err, f_out)
         return
     assert f_err is None, f"functorch_lite raised {f_err!r}"
     assert str(f_out.dtype) == str(t_out.dtype)

@@ -5,7 +5,9 @@ optax's ``scale_by_adam`` rounds differently (it divides bias-corrected moments;
 the bias-corrected ``v_hat``; PyTorch takes the max of the raw ``v``. Each op rounds where torch's CPU
 kernel rounds (``optimizer.t_*``), so float32 results are PyTorch's bit for bit. So the core is a small custom
 ``GradientTransformation`` in PyTorch's operation order, wrapped by ``optax.inject_hyperparams``
-(``lr``, ``beta1``, ``beta2``, ``eps``, ``weight_decay`` are arrays: changing them never recompiles).
+(``lr``, ``beta1``, ``beta2``, ``eps``, ``weight_decay`` are arrays: changing them never recompiles, except
+that ``weight_decay`` switching between 0 and non-zero selects the transform — PyTorch's ``if weight_decay != 0``
+— and so, inside ``compile``, the weight-decay value is a guard, like SGD's momentum).
 """
 from __future__ import annotations
 

@@ -225,10 +225,7 @@ def _dispatch_view(op, t, sargs, meta):
     elif t._requires_grad:
         sig = ((len(t._shape), t.dtype),)
         if op.dynamic is None:
-            key = (sargs, sig, D._DEFAULT[0])
-            entry = op.cache.get(key)
-            if entry is None:
-                entry = _miss(op, key)
+            entry = _entry(op, sargs, sig)
             arrays = (t._array,)
         else:  # the position (index, slice start) is an input of the backward, not part of its key
             k, offsets = op.dynamic[0](sargs)
@@ -239,6 +236,27 @@ def _dispatch_view(op, t, sargs, meta):
             arrays = (t._array, *offsets)
         _graph.record(op, out, (t,), (0,), arrays, entry, sargs)
     return out
+
+
+def _entry(op, sargs, sig):
+    key = (sargs, sig, D._DEFAULT[0])
+    entry = op.cache.get(key)
+    return _miss(op, key) if entry is None else entry
+
+
+def record_views(op, t, outs, sargs):
+    """Autograd for a multi-output view function (split, unbind): views ``outs`` of ``t`` made from view
+    metadata get ONE node of ``op`` (whose jax body computes all the pieces), and PyTorch's multi-view
+    in-place restriction; in no_grad mode, the no-grad-view flag instead."""
+    if not t._requires_grad:
+        return
+    if not _state.enabled:
+        for o in outs:
+            o._no_grad_view = True
+        return
+    _graph.record(op, outs, (t,), (0,), (t._array,), _entry(op, sargs, ((len(t._shape), t.dtype),)), sargs)
+    for o in outs:
+        o._multi_view = True
 
 
 _DYN = object()  # marks cache keys of view entries whose positions are traced

@@ -12,10 +12,9 @@ import jax
 import jax.numpy as jnp
 
 from .._tensor import views as V
-from .. import dtypes as D
 from .._tensor.tensor import Size, _wrap_dim, contiguous_format, preserve_format, with_memory_order
 from ._registry import defop
-from .view_ops import _dims_arg, _shape_arg, expand, narrow, permute, reshape, select, transpose, view
+from .view_ops import _dims_arg, _shape_arg, expand, narrow, permute, reshape, transpose, view
 
 
 
@@ -226,7 +225,7 @@ def _multi_view(t, d, sizes, kind):
     """PyTorch's multi-output view functions: each piece is a view of ``t`` (narrow / select metadata), and
     all of them share one grad_fn (SplitBackward0, SplitWithSizesBackward0, UnbindBackward0), so the backward
     concatenates. As in PyTorch, such views may not be modified in place while they require grad."""
-    from . import _dispatch
+    from ._dispatch import record_views
     from ._registry import OPS
     if kind == "unbind":
         vop, args = OPS["select"], [(d, i) for i in range(len(sizes))]
@@ -240,17 +239,7 @@ def _multi_view(t, d, sizes, kind):
         shape, strides, offset = vop.view(t, a)[:3]
         outs.append(t._view_of(shape, strides, offset, (vop, a)))
     outs = tuple(outs)
-    if t._requires_grad:
-        if not _dispatch._state.enabled:
-            for o in outs:
-                o._no_grad_view = True
-        else:
-            op, sargs = OPS["split_with_sizes"], (d, tuple(sizes), kind)
-            key = (sargs, ((len(t._shape), t.dtype),), D._DEFAULT[0])
-            entry = op.cache.get(key) or _dispatch._miss(op, key)
-            _dispatch._graph.record(op, outs, (t,), (0,), (t._array,), entry, sargs)
-            for o in outs:
-                o._multi_view = True
+    record_views(OPS["split_with_sizes"], t, outs, (d, tuple(sizes), kind))
     return outs
 
 

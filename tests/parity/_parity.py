@@ -2,6 +2,8 @@
 import warnings
 from typing import Any, Callable
 
+import numpy as np
+
 
 def run(fn: Callable[[Any], Any], lib: Any) -> tuple[Any, BaseException | None]:
     """Call ``fn(lib)`` with warnings silenced: (result, None) or (None, exception)."""
@@ -17,3 +19,19 @@ def assert_same_error(t_err: BaseException, f_err: BaseException | None, f_out: 
     """functorch_lite raised what torch raised: same exception type, same message."""
     assert f_err is not None, f"torch raised {t_err!r}; functorch_lite returned {f_out}"
     assert type(f_err) is type(t_err) and str(f_err) == str(t_err), (t_err, f_err)
+
+
+def assert_same_outcome(fn: Callable[[Any], Any], torch_mod: Any, ft_mod: Any) -> None:
+    """``fn(torch)`` and ``fn(functorch_lite)`` raise the same error, or return the same tensor exactly (dtype,
+    shape, every value) or the same non-tensor value (compared as text)."""
+    (t_out, t_err), (f_out, f_err) = run(fn, torch_mod), run(fn, ft_mod)
+    if t_err is not None:
+        assert_same_error(t_err, f_err, f_out)
+        return
+    assert f_err is None, f"functorch_lite raised {f_err!r}"
+    if not isinstance(t_out, torch_mod.Tensor):
+        assert str(f_out) == str(t_out)
+        return
+    assert str(f_out.dtype) == str(t_out.dtype) and tuple(f_out.shape) == tuple(t_out.shape)
+    exact = [(o.double() if o.dtype.is_floating_point else o).numpy() for o in (f_out, t_out)]
+    np.testing.assert_array_equal(*exact)

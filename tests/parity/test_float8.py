@@ -15,7 +15,7 @@ import functorch_lite as ft
 import functorch_lite.quantization as Q
 
 from _cases_quant import CASES as QUANT_GRAD_CASES, FORWARD_ONLY
-from _parity import assert_same_error, run
+from _parity import assert_same_outcome
 
 QUANT_CASES = {**QUANT_GRAD_CASES, **FORWARD_ONLY}
 
@@ -189,17 +189,7 @@ def _setitem(x, v):
 
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_float8_ops_like_torch(name):
-    (t_out, t_err), (f_out, f_err) = run(OPS[name], torch), run(OPS[name], ft)
-    if t_err is not None:
-        assert_same_error(t_err, f_err, f_out)
-        return
-    assert f_err is None, f"functorch_lite raised {type(f_err).__name__}: {f_err}"
-    if isinstance(t_out, torch.Tensor):
-        assert str(f_out.dtype) == str(t_out.dtype) and tuple(f_out.shape) == tuple(t_out.shape)
-        np.testing.assert_array_equal(f_out.float().numpy() if f_out.dtype.is_floating_point else f_out.numpy(),
-                                      t_out.float().numpy() if t_out.dtype.is_floating_point else t_out.numpy())
-    else:
-        assert str(f_out) == str(t_out)
+    assert_same_outcome(OPS[name], torch, ft)
 
 
 # ---- _scaled_mm -----------------------------------------------------------------------------------------------

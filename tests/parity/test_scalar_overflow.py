@@ -9,7 +9,7 @@ import torch
 
 import functorch_lite as ft
 
-from _parity import assert_same_error, run
+from _parity import assert_same_outcome
 
 
 def _cases():
@@ -62,14 +62,7 @@ CASES = _cases()
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_scalar_conversion_like_torch(name):
-    (t_out, t_err), (f_out, f_err) = run(CASES[name], torch), run(CASES[name], ft)
-    if t_err is not None:
-        assert_same_error(t_err, f_err, f_out)
-        return
-    assert f_err is None, f"functorch_lite raised {f_err!r}"
-    assert str(f_out.dtype) == str(t_out.dtype)
-    np.testing.assert_array_equal(f_out.double().numpy() if f_out.dtype.is_floating_point else f_out.numpy(),
-                                  t_out.double().numpy() if t_out.dtype.is_floating_point else t_out.numpy())
+    assert_same_outcome(CASES[name], torch, ft)
 
 
 def test_lerp_number_weight_in_opmath():

@@ -9,3 +9,9 @@ import jax  # noqa: E402
 jax.config.update("jax_numpy_dtype_promotion", "strict")
 
 import functorch_lite  # noqa: E402,F401
+
+# every compiled call that reuses its discovery also walks everything afresh and compares (a stale reuse is an
+# AssertionError in whichever test hit it, not a silently wrong program)
+from functorch_lite._compile.runner import config as _compile_config  # noqa: E402
+
+_compile_config.verify_discovery = True

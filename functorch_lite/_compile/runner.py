@@ -39,6 +39,8 @@ class config:
     """``torch._dynamo.config``-style switches."""
     cache_size_limit = 8                                       # programs per compiled function
     log_recompiles = bool(os.environ.get("FUNCTORCH_LITE_LOG_RECOMPILES"))
+    # self-check of the reused discovery: every call also walks everything and compares (the test suite sets it)
+    verify_discovery = bool(os.environ.get("FUNCTORCH_LITE_VERIFY_DISCOVERY"))
 
 
 TRACING = [0]   # > 0 while a compiled function is being traced (nested compiled calls inline)
@@ -116,7 +118,7 @@ class _Entry:
 class _Spec:
     """What one trace produced: which slots come back (and how), the result's structure, deferred calls."""
     __slots__ = ("outputs", "result_tree", "result_meta", "deferred", "n_slot_out", "needs_node", "node_op",
-                 "node_entry", "node_ctx")
+                 "node_entry", "node_ctx", "out_sigs")
 
 
 class CompiledFunction:
@@ -129,6 +131,7 @@ class CompiledFunction:
         self.cache: OrderedDict = OrderedDict()
         self.stats = {"calls": 0, "traces": 0, "cache_hits": 0, "eager_calls": 0, "recompiles": 0}
         self._last = None       # (key, names) of the previous call: names the argument behind a recompile
+        self._plan = None       # what fn itself reaches, reused while unchanged (state.discover_cached)
         self._ctx = None
         self._warned = False
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
@@ -141,7 +144,10 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         self.stats["calls"] += 1
         COUNTERS["calls"] += 1
-        d = S.discover(self.fn, args, kwargs)
+        d = S.discover_cached(self.fn, args, kwargs, self)
+        if config.verify_discovery and not S.same_discovery(d, S.discover(self.fn, args, kwargs)):
+            raise AssertionError(f"functorch_lite.compile: {self.__name__}: the reused discovery differs from a "
+                                 "fresh walk (a change the discovery checks missed)")
         key, names = self._key(d, args, kwargs)  # names: the discovery (component names are built on a miss)
         entry = self.cache.get(key)
         if entry is None:
@@ -338,6 +344,7 @@ class CompiledFunction:
     def _collect(self, d, in_vals, result, deferred, wlog):
         spec = _Spec()
         spec.needs_node, spec.node_op, spec.node_entry, spec.node_ctx = False, None, None, None
+        spec.out_sigs = {}
         outs, outputs = [], []
         slot_storages = set()
         derived = set()
@@ -395,6 +402,11 @@ class CompiledFunction:
                 s.write(v, dt)
             elif isinstance(s, S.OptSlot):
                 s.write(v)
+                if v is not None:  # the program's output structure is fixed: its sig is known from the first call
+                    sig = spec.out_sigs.get(i)
+                    if sig is None:
+                        spec.out_sigs[i] = sig = S.OptSlot.state_sig(v)
+                    s._sig = (v, sig)
             else:
                 s.put(v)
         rest = iter(outs[spec.n_slot_out:])

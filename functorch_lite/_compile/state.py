@@ -17,6 +17,8 @@ Each slot reads its value as a pytree of arrays, and can put a (traced) value in
 from __future__ import annotations
 
 import types
+from itertools import repeat
+from operator import is_
 
 import jax
 import numpy as np
@@ -90,10 +92,11 @@ class GradSlot:
 
 
 class OptSlot:
-    __slots__ = ("opt", "param", "name")
+    __slots__ = ("opt", "param", "name", "_sig")
 
     def __init__(self, opt, param, name):
         self.opt, self.param, self.name = opt, param, name
+        self._sig = (None, None)   # (state, its sig): optax states are immutable tuples of arrays
 
     def get(self):
         if self.param in self.opt._ostate:
@@ -135,6 +138,15 @@ class OptSlot:
         st = self.opt._ostate.get(self.param)
         if st is None:
             return ("o", None)
+        old, sig = self._sig
+        if old is st:
+            return sig
+        sig = self.state_sig(st)
+        self._sig = (st, sig)
+        return sig
+
+    @staticmethod
+    def state_sig(st):
         leaves, tree = jax.tree_util.tree_flatten(st)
         return ("o", tree, tuple((a.shape, a.dtype) for a in leaves))
 
@@ -221,17 +233,23 @@ def group_statics(group, traced) -> tuple:
 
 
 class Discovery:
-    """The slots reachable from a call's roots, each storage/tensor/optimizer once, in a fixed order."""
+    """The slots reachable from a call's roots, each storage/tensor/optimizer once, in a fixed order.
 
-    def __init__(self):
+    With ``plan`` (a ``Plan``), the walk also notes everything it read that could change between calls, so a
+    later call can check those few things instead of walking again."""
+
+    def __init__(self, plan=None):
         self.slots: list = []
         self.modules: list = []      # (name, module): their ``training`` flags are guards
         self.schedulers: list = []   # LR schedulers: their step() runs after the compiled call
         self.statics: list = []      # Python values the function may use as constants (guards)
         self._seen: set = set()
         self._storages: set = set()
+        self.plan = plan
 
     def tensor(self, t, name, grads=True):
+        if self.plan is not None:
+            self.plan.tensors.append((t, t._storage, t._requires_grad, t.grad_fn is None))
         r = t._storage.root()
         if id(r) not in self._storages:
             self._storages.add(id(r))
@@ -255,16 +273,27 @@ class Discovery:
             self.module(obj, name)
             return
         if isinstance(obj, Optimizer):
+            plan = self.plan
+            if plan is not None:
+                plan.seqs.append((_ATTR, obj, "param_groups", obj.param_groups))
+                plan.seqs.append((_LIST, obj.param_groups, None, tuple(obj.param_groups)))
             for gi, group in enumerate(obj.param_groups):
+                if plan is not None:
+                    plan.seqs.append((_ITEM, group, "params", group["params"]))
+                    plan.seqs.append((_LIST, group["params"], None, tuple(group["params"])))
                 for pi, p in enumerate(group["params"]):
                     self.tensor(p, f"{name}.param_groups[{gi}].params[{pi}]")
                     self.slots.append(OptSlot(obj, p, f"{name}.state[{gi}][{pi}]"))
                 keys = _hyper_keys(obj, group)
                 if keys:
                     self.slots.append(HyperSlot(group, keys, f"{name}.param_groups[{gi}]"))
+                if plan is not None:
+                    plan.groups.append([len(self.statics), obj, group, keys, tuple(group), tuple(group.values())])
                 self.statics.append((f"{name}.param_groups[{gi}]", group_statics(group, keys)))
             return
         if isinstance(obj, LRScheduler):
+            if self.plan is not None:
+                self.plan.seqs.append((_ATTR, obj, "optimizer", obj.optimizer))
             self.schedulers.append(obj)
             self.visit(obj.optimizer, f"{name}.optimizer", depth + 1)
             return
@@ -272,10 +301,14 @@ class Discovery:
             self.slots.append(RngSlot(obj, name))
             return
         if isinstance(obj, (list, tuple)):
+            if self.plan is not None and not isinstance(obj, tuple):
+                self.plan.seqs.append((_LIST, obj, None, tuple(obj)))
             for i, v in enumerate(obj):
                 self.visit(v, f"{name}[{i}]", depth + 1)
             return
         if isinstance(obj, dict):
+            if self.plan is not None:
+                self.plan.seqs.append((_DICT, obj, None, tuple(obj.items())))
             for k, v in list(obj.items())[:256]:
                 self.visit(v, f"{name}[{k!r}]", depth + 1)
             return
@@ -287,6 +320,8 @@ class Discovery:
             self.function(obj, name, depth + 1)
             return
         if hasattr(obj, "__dict__") and not isinstance(obj, type):
+            if self.plan is not None:
+                self.plan.seqs.append((_VARS, obj, None, tuple(vars(obj).items())))
             for k, v in list(vars(obj).items())[:64]:
                 self.visit(v, f"{name}.{k}", depth + 1)
 
@@ -308,14 +343,24 @@ class Discovery:
     def function(self, fn, name, depth=0):
         """A function's closure cells and the globals its code (and nested code) names."""
         code = fn.__code__
+        plan = self.plan
+        if plan is not None:
+            plan.seqs.append((_ATTR, fn, "__code__", code))
         if fn.__closure__:
             for var, cell in zip(code.co_freevars, fn.__closure__):
                 try:
-                    self.visit(cell.cell_contents, var, depth)
+                    v = cell.cell_contents
                 except ValueError:  # an empty cell
-                    pass
+                    v = _EMPTY
+                if plan is not None:
+                    plan.cells.append((cell, v))
+                if v is not _EMPTY:
+                    self.visit(v, var, depth)
         g = fn.__globals__
-        for n in _names(code):
+        names = _names(code)
+        if plan is not None:
+            plan.globs.append((g, names, tuple(map(g.get, names, repeat(_EMPTY, len(names))))))
+        for n in names:
             if n in g:
                 self.visit(g[n], n, depth)
 
@@ -352,9 +397,9 @@ def _names_uncached(code) -> list:
     return out
 
 
-def discover(fn, args, kwargs) -> Discovery:
+def discover(fn, args, kwargs, plan=None) -> Discovery:
     from ..random import default_generator
-    d = Discovery()
+    d = Discovery(plan)
     for i, a in enumerate(args):
         d.visit(a, f"arg {i}")
     for k, a in kwargs.items():
@@ -364,3 +409,130 @@ def discover(fn, args, kwargs) -> Discovery:
         d._seen.add(id(default_generator))
         d.slots.append(RngSlot(default_generator, "the default generator"))
     return d
+
+
+# ---- reusing a discovery ----------------------------------------------------------------------------------
+_EMPTY = object()                       # an empty closure cell / a global the code names but that is not set
+_LIST, _DICT, _VARS, _ATTR, _ITEM = range(5)
+_SIMPLE = (type(None), bool, int, float, str, complex)
+
+
+class Plan:
+    """What ``fn`` itself reaches (its closure, globals, and what they hold: the call's arguments aside), and
+    everything that walk read that could change between calls: closure cells, the globals its code names, the
+    lists/dicts/objects it went through, each tensor's storage and requires_grad, optimizers' param groups.
+    ``valid()`` re-reads those (identity comparisons); modules' parameter/buffer/submodule tables are covered
+    by one counter they bump on every change (nn.modules.module.STRUCTURE_EPOCH)."""
+    __slots__ = ("d", "epoch", "cells", "globs", "seqs", "tensors", "groups", "storages")
+
+    def __init__(self):
+        self.cells: list = []     # (cell, contents)
+        self.globs: list = []     # (globals dict, names, values: _EMPTY where unset)
+        self.seqs: list = []      # (kind, obj, attr/key, snapshot)
+        self.tensors: list = []   # (tensor, its storage, requires_grad, is_leaf)
+        self.groups: list = []    # [statics index, optimizer, group, hyper keys, group keys, group values]
+
+    def valid(self) -> bool:
+        if _epoch() != self.epoch:
+            return False
+        for cell, v in self.cells:
+            try:
+                if cell.cell_contents is not v:
+                    return False
+            except ValueError:
+                if v is not _EMPTY:
+                    return False
+        for g, names, vals in self.globs:
+            if not _identical(tuple(map(g.get, names, repeat(_EMPTY, len(names)))), vals):
+                return False
+        for kind, obj, k, snap in self.seqs:
+            if kind == _LIST:
+                if not _identical(tuple(obj), snap):
+                    return False
+            elif kind == _ATTR:
+                if getattr(obj, k, _EMPTY) is not snap:
+                    return False
+            elif kind == _ITEM:
+                if obj.get(k, _EMPTY) is not snap:
+                    return False
+            elif not _same_items(tuple((obj if kind == _DICT else vars(obj)).items()), snap):
+                return False
+        for t, st, rg, leaf in self.tensors:
+            if t._storage is not st or t._requires_grad is not rg or (t.grad_fn is None) is not leaf:
+                return False
+        statics = self.d.statics
+        for rec in self.groups:
+            si, opt, group, keys, gkeys, gvals = rec
+            vals = tuple(group.values())
+            if _identical(vals, gvals) and tuple(group) == gkeys:
+                continue
+            if _hyper_keys(opt, group) != keys:  # a HyperSlot appears, goes or changes: walk again
+                return False
+            rec[4], rec[5] = tuple(group), vals
+            statics[si] = (statics[si][0], group_statics(group, keys))
+        return True
+
+
+def _identical(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(map(is_, a, b))
+
+
+def _same_items(a: tuple, b: tuple) -> bool:
+    """(key, value) pairs: equal keys, identical values."""
+    return len(a) == len(b) and all(x[1] is y[1] and (x[0] is y[0] or type(x[0]) is str and x[0] == y[0])
+                                    for x, y in zip(a, b))
+
+
+def _epoch() -> int:
+    from ..nn.modules.module import STRUCTURE_EPOCH
+    return STRUCTURE_EPOCH[0]
+
+
+def discover_cached(fn, args, kwargs, holder) -> Discovery:
+    """``discover``, reusing ``holder._plan`` (the slots ``fn`` itself reaches) while its checks hold.
+
+    Only for calls whose arguments are tensors and plain Python values (anything else: a full walk). The
+    arguments' slots are built per call and go first, as ``discover`` orders them; a call whose argument shares a
+    storage with what the function reaches takes the full walk (``discover`` would list that storage once)."""
+    arg_tensors = None
+    for a in args if not kwargs else (*args, *kwargs.values()):
+        if isinstance(a, Tensor):
+            arg_tensors = True
+        elif type(a) not in _SIMPLE:
+            return discover(fn, args, kwargs)
+    plan = holder._plan
+    if plan is None or not plan.valid():
+        plan = Plan()
+        plan.epoch = _epoch()
+        plan.d = discover(fn, (), {}, plan)
+        plan.d.plan = None
+        plan.storages = plan.d._storages
+        holder._plan = plan
+    if arg_tensors is None:
+        return plan.d
+    d = Discovery()
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            d.tensor(a, f"arg {i}")
+    for k, a in kwargs.items():
+        if isinstance(a, Tensor):
+            d.tensor(a, f"argument {k!r}")
+    if not plan.storages.isdisjoint(d._storages):
+        return discover(fn, args, kwargs)
+    pd = plan.d
+    d.slots.extend(pd.slots)
+    d.modules, d.schedulers, d.statics = pd.modules, pd.schedulers, pd.statics
+    return d
+
+
+def same_discovery(a: Discovery, b: Discovery) -> bool:
+    """The same slots over the same objects, modules, schedulers and guard statics (a reused discovery's
+    self-check: ``compile``'s ``config.verify_discovery``)."""
+    def ident(s):
+        return (type(s),) + tuple(id(getattr(s, f)) for f in type(s).__slots__
+                                  if f not in ("name", "keys") and not f.startswith("_")) + \
+            (getattr(s, "keys", None),)
+    return ([ident(s) for s in a.slots] == [ident(s) for s in b.slots]
+            and [id(m) for _, m in a.modules] == [id(m) for _, m in b.modules]
+            and [id(s) for s in a.schedulers] == [id(s) for s in b.schedulers]
+            and [v for _, v in a.statics] == [v for _, v in b.statics])

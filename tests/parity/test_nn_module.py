@@ -14,6 +14,8 @@ import torch
 import functorch_lite as ft
 import functorch_lite.nn as nn
 
+import _parity
+
 
 def _sd(tm: torch.nn.Module) -> dict:
     """torch's state_dict as facade tensors."""
@@ -185,6 +187,24 @@ def test_sequential_modulelist_moduledict_parameterlist():
     assert [n for n, _ in pl.named_parameters()] == [n for n, _ in tpl.named_parameters()]
     assert all(isinstance(p, nn.Parameter) for p in pl)
     assert repr(pl) == repr(tpl)
+
+
+def test_sequential_and_modulelist_item_assignment():
+    for lib in (nn, torch.nn):
+        s = lib.Sequential(lib.ReLU(), lib.Tanh())
+        s[-1] = lib.GELU()
+        s[0] = lib.Linear(2, 2)
+        assert [n for n, _ in s.named_children()] == ["0", "1"] and isinstance(s[1], lib.GELU)
+        assert [n for n, _ in s.named_parameters()] == ["0.weight", "0.bias"]
+        ml = lib.ModuleList([lib.ReLU()])
+        ml[0] = lib.Tanh()
+        assert isinstance(ml[0], lib.Tanh)
+    for bad in (lambda m: m.Sequential(m.ReLU()).__setitem__(5, m.ReLU()),
+                lambda m: m.ModuleList([m.ReLU()]).__setitem__(-3, m.ReLU()),
+                lambda m: m.Sequential(m.ReLU()).__setitem__(0, 3)):
+        (_, t_err), (f_out, f_err) = _parity.run(bad, torch.nn), _parity.run(bad, nn)
+        assert t_err is not None
+        _parity.assert_same_error(t_err, f_err, f_out)
 
 
 # ---- modes, grads, dtype --------------------------------------------------------------------------

@@ -7,6 +7,14 @@ from ..parameter import Parameter
 from .module import Module, _addindent
 
 
+def _key_at(modules: dict, idx: int) -> str:
+    """The registered name at position ``idx`` (negative counts from the end), PyTorch's IndexError otherwise."""
+    n = len(modules)
+    if not -n <= idx < n:
+        raise IndexError(f"index {idx} is out of range")
+    return list(modules)[idx % n]
+
+
 class Sequential(Module):
     """Modules applied in order (``torch.nn.Sequential``)."""
 
@@ -26,6 +34,10 @@ class Sequential(Module):
         if not -n <= idx < n:
             raise IndexError(f"index {idx} is out of range")
         return list(self._modules.values())[idx % n]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        """Replace the submodule at ``idx`` (registered under its existing name)."""
+        setattr(self, _key_at(self._modules, idx), module)
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -55,6 +67,9 @@ class ModuleList(Module):
         if isinstance(idx, slice):
             return ModuleList(list(self._modules.values())[idx])
         return list(self._modules.values())[idx]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        setattr(self, _key_at(self._modules, idx), module)
 
     def __len__(self) -> int:
         return len(self._modules)

@@ -27,6 +27,56 @@ class RemovableHandle:
         self._hooks.pop(self._key, None)
 
 
+# Bumped by every change to any module's parameter/buffer/submodule registry (and by creating one): compiled
+# functions reuse what they discovered about a module tree while this is unchanged (_compile/state.py).
+STRUCTURE_EPOCH = [0]
+
+
+class _Registry(OrderedDict):
+    """A module's ``_parameters``/``_buffers``/``_modules`` table: an OrderedDict whose every change (also a
+    direct ``module._parameters[name] = p``) bumps ``STRUCTURE_EPOCH``."""
+
+    def __init__(self, *args, **kwargs):
+        STRUCTURE_EPOCH[0] += 1
+        super().__init__(*args, **kwargs)
+
+    def __setitem__(self, key, value):
+        STRUCTURE_EPOCH[0] += 1
+        OrderedDict.__setitem__(self, key, value)
+
+    def __delitem__(self, key):
+        STRUCTURE_EPOCH[0] += 1
+        OrderedDict.__delitem__(self, key)
+
+    def pop(self, *args):
+        STRUCTURE_EPOCH[0] += 1
+        return OrderedDict.pop(self, *args)
+
+    def popitem(self, last=True):
+        STRUCTURE_EPOCH[0] += 1
+        return OrderedDict.popitem(self, last)
+
+    def clear(self):
+        STRUCTURE_EPOCH[0] += 1
+        OrderedDict.clear(self)
+
+    def setdefault(self, key, default=None):
+        STRUCTURE_EPOCH[0] += 1
+        return OrderedDict.setdefault(self, key, default)
+
+    def update(self, *args, **kwargs):
+        STRUCTURE_EPOCH[0] += 1
+        OrderedDict.update(self, *args, **kwargs)
+
+    def move_to_end(self, key, last=True):
+        STRUCTURE_EPOCH[0] += 1
+        OrderedDict.move_to_end(self, key, last)
+
+    def __ior__(self, other):
+        STRUCTURE_EPOCH[0] += 1
+        return OrderedDict.__ior__(self, other)
+
+
 def _typename(obj: Any) -> str:
     """``torch.typename``: 'torch.FloatTensor' for tensors, 'module.Class' otherwise."""
     if isinstance(obj, Tensor):
@@ -50,10 +100,10 @@ class Module:
     def __init__(self) -> None:
         d = self.__dict__
         d["training"] = True
-        d["_parameters"] = OrderedDict()
-        d["_buffers"] = OrderedDict()
+        d["_parameters"] = _Registry()
+        d["_buffers"] = _Registry()
         d["_non_persistent_buffers_set"] = set()
-        d["_modules"] = OrderedDict()
+        d["_modules"] = _Registry()
         d["_forward_hooks"] = OrderedDict()
         d["_forward_pre_hooks"] = OrderedDict()
 
@@ -106,7 +156,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._drop(name)
+            self._drop(name, "_parameters")
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -116,7 +166,7 @@ class Module:
         elif isinstance(value, Module):
             if "_modules" not in d:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._drop(name)
+            self._drop(name, "_modules")
             d["_modules"][name] = value
         elif "_modules" in d and name in d["_modules"]:
             if value is not None:
@@ -131,11 +181,13 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _drop(self, name: str) -> None:
+    def _drop(self, name: str, keep: str) -> None:
+        """Forget ``name`` everywhere but the ``keep`` table (a replaced entry keeps its place, as in PyTorch)."""
         d = self.__dict__
         d.pop(name, None)
         for k in ("_parameters", "_buffers", "_modules"):
-            d[k].pop(name, None)
+            if k != keep:
+                d[k].pop(name, None)
         d["_non_persistent_buffers_set"].discard(name)
 
     def __getattr__(self, name: str) -> Any:

@@ -1,0 +1,251 @@
+"""functorch_lite.compile reuses what a compiled function reaches (its slots) from one call to the next while
+nothing it read has changed (_compile/state.py, ``discover_cached``). Each test changes one thing that reuse
+must notice — a closure cell, a global, a module's tables, a tensor's storage or requires_grad, an optimizer's
+groups, a list/dict/object in the closure, an argument aliasing the closure — and checks the compiled call
+against the same function run eagerly (or known numbers). These run with the suite-wide self-check off
+(``config.verify_discovery``), so they test what users run; the last test shows the self-check itself."""
+import numpy as np
+import pytest
+
+import functorch_lite as ft
+from functorch_lite import nn
+from functorch_lite._compile.runner import config
+
+X = ft.tensor(np.arange(6, dtype=np.float32).reshape(2, 3) / 4)
+
+
+@pytest.fixture(autouse=True)
+def _production_path(monkeypatch):
+    monkeypatch.setattr(config, "verify_discovery", False)
+
+
+def _lin(seed):
+    ft.manual_seed(seed)
+    return nn.Linear(3, 2)
+
+
+def _same(a, b):
+    np.testing.assert_allclose(np.asarray(a.detach()._array), np.asarray(b.detach()._array), rtol=1e-6, atol=1e-6)
+
+
+def _reused(cf):
+    """Three calls (the first traces, the second retraces once .grad fields exist, the third builds the donating
+    program: from then on no Python of the function runs), reusing the first call's discovery throughout."""
+    cf()
+    plan = cf._plan
+    cf()
+    cf()
+    assert cf._plan is plan and plan is not None
+
+
+def test_closure_cell_rebound():
+    lin, other = _lin(0), _lin(1)  # (everything is built before the reuse: building a module alone invalidates)
+
+    def f():
+        return lin(X)
+    cf = ft.compile(f)
+    _reused(cf)
+    lin = other  # noqa: F841  (rebinds the cell f reads)
+    _same(cf(), f())
+
+
+_G = _lin(2)
+
+
+def _uses_global():
+    return _G(X)
+
+
+def test_global_rebound():
+    global _G
+    cf = ft.compile(_uses_global)
+    old, new = _G, _lin(3)
+    _reused(cf)
+    _G = new
+    try:
+        _same(cf(), _uses_global())
+        assert not np.allclose(np.asarray(cf()._array), np.asarray(old(X).detach()._array))
+    finally:
+        _G = old
+
+
+@pytest.mark.parametrize("change", ["setattr", "table", "delete", "register_buffer"])
+def test_module_tables(change):
+    model = nn.Sequential(_lin(0), nn.Tanh())
+    spare = _lin(1)
+
+    def f():
+        return model(X) * 1.0
+    cf = ft.compile(f)
+    _reused(cf)
+    if change == "setattr":
+        model[0].weight = spare.weight
+    elif change == "table":
+        model[0]._parameters["weight"] = spare.weight
+    elif change == "delete":
+        del model[0].bias
+        model[0].bias = None
+    else:
+        model[0].register_buffer("bias2", ft.ones(2))
+        model[0] = spare
+    _same(cf(), f())
+
+
+def test_parameter_data_swapped_and_frozen():
+    lin = _lin(0)
+    opt = ft.optim.SGD(lin.parameters(), lr=0.5)
+
+    def step():
+        opt.zero_grad()
+        loss = lin(X).sum()
+        loss.backward()
+        opt.step()
+        return loss
+    cf = ft.compile(step)
+    _reused(cf)
+    lin.weight.data = ft.zeros(2, 3)          # a new storage under the same Parameter
+    w_before = lin.weight.detach().clone()
+    cf()
+    # d(sum(xW^T+b))/dW = column sums of X, for each output row
+    expected = np.asarray(w_before._array) - 0.5 * np.tile(np.asarray(X._array).sum(0), (2, 1))
+    np.testing.assert_allclose(np.asarray(lin.weight.detach()._array), expected, rtol=1e-6)
+    lin.weight.requires_grad_(False)          # frozen: no gradient, no update
+    frozen = lin.weight.detach().clone()
+    b_before = lin.bias.detach().clone()
+    cf()
+    _same(lin.weight, frozen)
+    assert lin.weight.grad is None
+    np.testing.assert_allclose(np.asarray(lin.bias.detach()._array), np.asarray(b_before._array) - 0.5 * 2, rtol=1e-6)
+
+
+@pytest.mark.parametrize("change", ["add_param_group", "params_list", "load_state_dict"])
+def test_optimizer_groups(change):
+    a, b = _lin(0), _lin(1)
+    opt = ft.optim.SGD(a.parameters(), lr=0.5)
+    saved = ft.optim.SGD(a.parameters(), lr=0.25).state_dict()
+
+    def step():
+        opt.zero_grad()
+        loss = (a(X) + b(X)).sum()
+        loss.backward()
+        opt.step()
+        return loss
+    cf = ft.compile(step)
+    _reused(cf)
+    if change == "add_param_group":
+        opt.add_param_group({"params": [b.weight], "lr": 0.25})
+    elif change == "params_list":
+        opt.param_groups[0]["params"].append(b.weight)
+    else:
+        opt.load_state_dict(saved)    # new group dicts: lr 0.25 for a
+    moved = a.weight if change == "load_state_dict" else b.weight
+    w = moved.detach().clone()
+    cf()
+    lr = 0.5 if change == "params_list" else 0.25
+    colsums = np.tile(np.asarray(X._array).sum(0), (2, 1))
+    np.testing.assert_allclose(np.asarray(moved.detach()._array), np.asarray(w._array) - lr * colsums, rtol=1e-6)
+    # and the group the reuse now reads is the live one: a new lr there is the next call's
+    opt.param_groups[1 if change == "add_param_group" else 0]["lr"] = 0.125
+    w = moved.detach().clone()
+    cf()
+    np.testing.assert_allclose(np.asarray(moved.detach()._array), np.asarray(w._array) - 0.125 * colsums, rtol=1e-6)
+
+
+def test_hyperparameter_changes():
+    lin = _lin(0)
+    opt = ft.optim.SGD(lin.parameters(), lr=0.5)
+
+    def step():
+        opt.zero_grad()
+        lin(X).sum().backward()
+        opt.step()
+    cf = ft.compile(step)
+    _reused(cf)
+    traces = cf.stats["traces"]
+    opt.param_groups[0]["lr"] = 0.125
+    b = lin.bias.detach().clone()
+    cf()
+    np.testing.assert_allclose(np.asarray(lin.bias.detach()._array), np.asarray(b._array) - 0.125 * 2, rtol=1e-6)
+    assert cf.stats["traces"] == traces                     # a traced value: no new program
+    opt.param_groups[0]["weight_decay"] = 0.5               # SGD's weight decay is traced too
+    b = lin.bias.detach().clone()
+    cf()
+    np.testing.assert_allclose(np.asarray(lin.bias.detach()._array),
+                               np.asarray(b._array) - 0.125 * (2 + 0.5 * np.asarray(b._array)), rtol=1e-6)
+    assert cf.stats["traces"] == traces
+    opt.param_groups[0]["momentum"] = 0.9                   # selects another update: a guard, a new program
+    b = lin.bias.detach().clone()
+    cf()                                                    # first momentum step: buf = grad
+    np.testing.assert_allclose(np.asarray(lin.bias.detach()._array),
+                               np.asarray(b._array) - 0.125 * (2 + 0.5 * np.asarray(b._array)), rtol=1e-6)
+    assert cf.stats["traces"] > traces
+    buf = np.asarray(opt.state[lin.bias]["momentum_buffer"]._array)
+    b = lin.bias.detach().clone()
+    cf()
+    g = 2 + 0.5 * np.asarray(b._array)
+    np.testing.assert_allclose(np.asarray(lin.bias.detach()._array), np.asarray(b._array) - 0.125 * (0.9 * buf + g),
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("change", ["list", "dict", "object"])
+def test_containers_in_the_closure(change):
+    layers = [_lin(0)]
+    table = {"head": _lin(1)}
+
+    class Holder:
+        pass
+    holder = Holder()
+    holder.model = _lin(2)
+
+    def f():
+        out = X
+        for m in layers:
+            out = out @ m.weight.T
+        return out.sum() + table["head"](X).sum() + holder.model(X).sum()
+    cf = ft.compile(f)
+    extra, head, model = nn.Linear(2, 2), _lin(4), _lin(5)
+    _reused(cf)
+    if change == "list":
+        layers.append(extra)
+    elif change == "dict":
+        table["head"] = head
+    else:
+        holder.model = model
+    _same(cf(), f())
+
+
+def test_argument_aliasing_the_closure():
+    w = ft.ones(3)
+
+    def f(x):
+        x.mul_(2)
+        return w.sum()
+    cf = ft.compile(f)
+    v = ft.ones(3)
+    cf(v)
+    cf(v)
+    np.testing.assert_allclose(np.asarray(cf(w)._array), 6.0)   # x is w: the write shows in w.sum()
+    np.testing.assert_allclose(np.asarray(w._array), [2.0, 2.0, 2.0])
+    np.testing.assert_allclose(np.asarray(cf(w[1:])._array), 10.0)  # a view of w: w = [2, 4, 4]
+    np.testing.assert_allclose(np.asarray(v._array), [4.0, 4.0, 4.0])
+
+
+def test_new_argument_tensors_each_call():
+    lin = _lin(0)
+    cf = ft.compile(lambda x: lin(x))
+    for i in range(4):
+        x = ft.full((2, 3), float(i))
+        _same(cf(x), lin(x))
+    assert cf.stats["traces"] == 1
+
+
+def test_self_check_catches_an_unchecked_change(monkeypatch):
+    """What reuse does not watch: a module's whole parameter table replaced behind its back by a plain dict
+    (private state). The suite-wide self-check turns such a stale reuse into an error."""
+    monkeypatch.setattr(config, "verify_discovery", True)
+    lin = _lin(0)
+    cf = ft.compile(lambda: lin(X))
+    _reused(cf)
+    lin.__dict__["_parameters"] = {"weight": nn.Parameter(ft.ones(2, 3)), "bias": lin.bias}
+    with pytest.raises(AssertionError, match="reused discovery differs from a fresh walk"):
+        cf()

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import Optimizer, cast, delta, hyper_arrays, t_add, t_addcdiv, t_addcmul, t_sqrt
+from .optimizer import Optimizer, cast, delta, hyper_arrays, t_add, t_decay, t_addcdiv, t_addcmul, t_sqrt
 
 
 class AdagradState(NamedTuple):
@@ -31,7 +31,7 @@ def adagrad_transform(lr, lr_decay, weight_decay, eps, *, maximize: bool) -> opt
         step = state.step + 1
         if maximize:
             g = -g
-        g = t_add(g, p, weight_decay)  # grad.add(param, alpha=weight_decay); exact no-op at 0
+        g = t_decay(g, p, weight_decay)  # if weight_decay != 0: grad = grad.add(param, alpha=weight_decay)
         clr = lr / (1 + (step.astype(lr.dtype) - 1) * lr_decay)  # Python float arithmetic in torch
         total = t_addcmul(state.sum, g, g)  # state_sum.addcmul_(grad, grad, value=1)
         std = t_add(t_sqrt(total), cast(eps, p.dtype))  # state_sum.sqrt().add_(eps)

@@ -54,7 +54,7 @@ def _group_step_fn(key: tuple, make_tx: Callable[[], optax.GradientTransformatio
             s = optax.InjectStatefulHyperparamsState(jnp.zeros((), jnp.int32), dict(hyper), {}, inner)
             updates, s = tx.update(g, s, p)
             # float64 updates (exact deltas for float32 params) land on PyTorch's rounded value
-            new_params.append((p.astype(updates.dtype) + updates).astype(p.dtype))
+            new_params.append(apply_delta(p, updates))
             new_states.append(s.inner_state)
         return new_params, new_states
 
@@ -417,6 +417,19 @@ def t_div(a, b):
     return _rnd(_hi(a) / _hi(cast(b, a.dtype)), a.dtype)
 
 
+def t_decay(g, p, weight_decay):
+    """PyTorch's ``if weight_decay != 0: grad = grad.add(param, alpha=weight_decay)`` with ``weight_decay``
+    traced: the parameter is not added at 0 (``0 * inf`` would put a nan into the gradient)."""
+    return jnp.where(weight_decay != 0, t_add(g, p, weight_decay), g)
+
+
 def delta(new_p, p):
-    """The update ``Optimizer.step`` adds back onto ``p``: float64 in exact mode (lands exactly on ``new_p``)."""
-    return _hi(new_p) - _hi(p)
+    """The update ``Optimizer.step`` adds back onto ``p`` (``apply_delta``): float64 in exact mode (lands exactly
+    on ``new_p``). Where ``p`` is not finite it carries ``new_p`` itself (``new_p - p`` would be ``inf - inf``:
+    a nan where PyTorch's in-place update keeps the inf)."""
+    return jnp.where(jnp.isfinite(p), _hi(new_p) - _hi(p), _hi(new_p))
+
+
+def apply_delta(p, u):
+    """``p`` after the update ``u`` that ``delta`` made."""
+    return jnp.where(jnp.isfinite(p), p.astype(u.dtype) + u, u).astype(p.dtype)

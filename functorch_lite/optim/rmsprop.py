@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import (Optimizer, cast, delta, hyper_arrays, t_add, t_addcdiv, t_addcmul, t_lerp, t_mul,
+from .optimizer import (Optimizer, cast, delta, hyper_arrays, t_add, t_decay, t_addcdiv, t_addcmul, t_lerp, t_mul,
                         t_sqrt)
 
 
@@ -37,7 +37,7 @@ def rmsprop_transform(lr, alpha, eps, weight_decay, momentum, *, use_momentum: b
     def update(g, state, p):
         if maximize:
             g = -g
-        g = t_add(g, p, weight_decay)  # grad.add(param, alpha=weight_decay); exact no-op at 0
+        g = t_decay(g, p, weight_decay)  # if weight_decay != 0: grad = grad.add(param, alpha=weight_decay)
         square_avg = t_addcmul(t_mul(state.square_avg, alpha), g, g, 1 - alpha)  # mul_(alpha).addcmul_(g, g, 1-alpha)
         grad_avg = state.grad_avg
         if centered:

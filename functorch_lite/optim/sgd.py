@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import Optimizer, delta, hyper_arrays, t_add, t_mul
+from .optimizer import Optimizer, delta, hyper_arrays, t_add, t_decay, t_mul
 
 
 class SGDState(NamedTuple):
@@ -32,7 +32,7 @@ def sgd_transform(lr, momentum, dampening, weight_decay, *, use_momentum: bool, 
     def update(g, state, p):
         if maximize:
             g = -g
-        g = t_add(g, p, weight_decay)  # grad.add(param, alpha=weight_decay); exact no-op at 0
+        g = t_decay(g, p, weight_decay)  # if weight_decay != 0: grad = grad.add(param, alpha=weight_decay)
         buf = state.momentum_buffer
         if use_momentum:
             buf = jnp.where(state.step == 0, g, t_add(t_mul(buf, momentum), g, 1 - dampening))

@@ -407,3 +407,29 @@ def test_fast_rounding_is_within_ulps_of_torch(name, kw):
             opt.step()
         out.append(_np(w).copy())
     np.testing.assert_allclose(out[1], out[0], rtol=4e-7 * 5, atol=1e-7)
+
+
+@pytest.mark.parametrize("rounding", ["fast", "exact"])
+@pytest.mark.parametrize("name,kw", [("SGD", {}), ("SGD", {"momentum": 0.9, "nesterov": True}), ("RMSprop", {}),
+                                     ("RMSprop", {"momentum": 0.5, "centered": True}), ("Adagrad", {}),
+                                     ("Adam", {}), ("AdamW", {}), ("SGD", {"weight_decay": 0.1}),
+                                     ("Adam", {"weight_decay": 0.1})])
+def test_non_finite_parameters_keep_pytorchs_values(name, kw, rounding, monkeypatch):
+    """An inf/nan parameter entry with a zero gradient stays what PyTorch's in-place update leaves (inf stays inf
+    unless weight decay multiplies it into the gradient); it was nan: the update was applied as ``p + (new - p)``
+    and ``weight_decay=0`` as ``g + 0 * p``."""
+    from functorch_lite import _config
+    monkeypatch.setattr(_config, "OPTIM_ROUNDING", rounding)
+    out = []
+    for lib, opt_mod in LIBS:
+        p = lib.tensor([float("inf"), 1.0, float("-inf"), float("nan"), -2.0], requires_grad=True)
+        opt = getattr(opt_mod, name)([p], lr=0.1, **kw)
+        for _ in range(3):
+            opt.zero_grad()
+            (p * lib.tensor([0.0, 1.0, 0.0, 0.0, 0.5])).sum().backward()
+            opt.step()
+        out.append(_np(p))
+    ref, ours = out
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(ref))
+    np.testing.assert_array_equal(ours[np.isinf(ref)], ref[np.isinf(ref)])
+    np.testing.assert_allclose(ours[np.isfinite(ref)], ref[np.isfinite(ref)], rtol=1e-6)

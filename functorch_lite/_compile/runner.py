@@ -1,11 +1,11 @@
 """``CompiledFunction``: one jitted XLA program per guard key, state passed in, returned and written back.
 
-Per call: ``discover`` the slots (state.py), build the guard key (slot shapes/dtypes/devices/requires_grad,
-grad-field presence, optimizer-state structure, module training flags, untraced optimizer options, the
-Python values among the arguments, grad mode, default dtype). On a new key, ``jax.jit(pure)`` traces the
-function once: ``pure`` puts tracers into every slot, runs the user's Python (``loss.backward()`` and
-``optimizer.step()`` run unchanged, their own jitted pieces inline), reads the slots back, and restores every
-Python object before returning — so nothing traced leaks out. After the program runs, the new values are
+Per call: ``discover`` the slots (state.py; the walk is reused while what it read is unchanged), build the
+guard key (slot shapes/dtypes/devices/requires_grad, grad-field presence, optimizer-state structure, module
+training flags, untraced optimizer options, the Python values among the arguments, grad mode, default dtype).
+On a new key, ``jax.jit(pure)`` traces the function once: ``pure`` puts tracers into every slot, runs the
+user's Python (``loss.backward()`` and ``optimizer.step()`` run unchanged, their own jitted pieces inline),
+reads the slots back, and restores every Python object before returning — so nothing traced leaks out. After the program runs, the new values are
 written into the slots (storages, ``.grad`` fields, optimizer state, RNG key) and the results wrapped as tensors.
 
 What cannot be traced (a host read such as ``.item()``, Python branching on a tensor's value, printing a

@@ -92,10 +92,10 @@ class GradSlot:
 
 
 class OptSlot:
-    __slots__ = ("opt", "param", "name", "_sig")
+    __slots__ = ("opt", "param", "group", "name", "_sig")
 
-    def __init__(self, opt, param, name):
-        self.opt, self.param, self.name = opt, param, name
+    def __init__(self, opt, param, group, name):
+        self.opt, self.param, self.group, self.name = opt, param, group, name
         self._sig = (None, None)   # (state, its sig): optax states are immutable tuples of arrays
 
     def get(self):
@@ -114,8 +114,7 @@ class OptSlot:
         views' old arrays back as a user modification)."""
         self._set(v)
         if v is not None and dict.get(self.opt.state, self.param) is not None:
-            group = next(g for g in self.opt.param_groups if any(q is self.param for q in g["params"]))
-            self.opt._refresh_views(self.param, group)
+            self.opt._refresh_views(self.param, self.group)
 
     def snap(self):
         return self.opt._ostate.get(self.param), dict.get(self.opt.state, self.param)
@@ -131,8 +130,7 @@ class OptSlot:
     def write(self, v):
         self._set(v)
         if v is not None:
-            group = next(g for g in self.opt.param_groups if any(q is self.param for q in g["params"]))
-            self.opt._refresh_views(self.param, group)
+            self.opt._refresh_views(self.param, self.group)
 
     def sig(self):
         st = self.opt._ostate.get(self.param)
@@ -283,7 +281,7 @@ class Discovery:
                     plan.seqs.append((_LIST, group["params"], None, tuple(group["params"])))
                 for pi, p in enumerate(group["params"]):
                     self.tensor(p, f"{name}.param_groups[{gi}].params[{pi}]")
-                    self.slots.append(OptSlot(obj, p, f"{name}.state[{gi}][{pi}]"))
+                    self.slots.append(OptSlot(obj, p, group, f"{name}.state[{gi}][{pi}]"))
                 keys = _hyper_keys(obj, group)
                 if keys:
                     self.slots.append(HyperSlot(group, keys, f"{name}.param_groups[{gi}]"))

@@ -5,8 +5,9 @@ guard key (slot shapes/dtypes/devices/requires_grad, grad-field presence, optimi
 training flags, untraced optimizer options, the Python values among the arguments, grad mode, default dtype).
 On a new key, ``jax.jit(pure)`` traces the function once: ``pure`` puts tracers into every slot, runs the
 user's Python (``loss.backward()`` and ``optimizer.step()`` run unchanged, their own jitted pieces inline),
-reads the slots back, and restores every Python object before returning — so nothing traced leaks out. After the program runs, the new values are
-written into the slots (storages, ``.grad`` fields, optimizer state, RNG key) and the results wrapped as tensors.
+reads the slots back, and restores every Python object before returning — so nothing traced leaks out. After
+the program runs, the new values are written into the slots (storages, ``.grad`` fields, optimizer state, RNG
+key) and the results wrapped as tensors.
 
 What cannot be traced (a host read such as ``.item()``, Python branching on a tensor's value, printing a
 tensor, a write to a tensor the function cannot reach) is a *graph break*: with ``fullgraph=True`` a clear

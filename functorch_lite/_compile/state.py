@@ -17,7 +17,7 @@ Each slot reads its value as a pytree of arrays, and can put a (traced) value in
 from __future__ import annotations
 
 import types
-from itertools import repeat
+from itertools import islice, repeat
 from operator import is_
 
 import jax
@@ -26,6 +26,7 @@ import numpy as np
 from .._tensor.tensor import Tensor
 
 _MAX_DEPTH = 3
+_DICT_ITEMS, _ATTR_ITEMS = 256, 64  # a dict's / an object's first entries are walked (a vocabulary is not)
 
 
 class StorageSlot:
@@ -305,9 +306,10 @@ class Discovery:
                 self.visit(v, f"{name}[{i}]", depth + 1)
             return
         if isinstance(obj, dict):
+            items = tuple(islice(obj.items(), _DICT_ITEMS))
             if self.plan is not None:
-                self.plan.seqs.append((_DICT, obj, None, tuple(obj.items())))
-            for k, v in list(obj.items())[:256]:
+                self.plan.seqs.append((_DICT, obj, None, items))
+            for k, v in items:
                 self.visit(v, f"{name}[{k!r}]", depth + 1)
             return
         if isinstance(obj, types.MethodType):
@@ -318,9 +320,10 @@ class Discovery:
             self.function(obj, name, depth + 1)
             return
         if hasattr(obj, "__dict__") and not isinstance(obj, type):
+            items = tuple(islice(vars(obj).items(), _ATTR_ITEMS))
             if self.plan is not None:
-                self.plan.seqs.append((_VARS, obj, None, tuple(vars(obj).items())))
-            for k, v in list(vars(obj).items())[:64]:
+                self.plan.seqs.append((_VARS, obj, None, items))
+            for k, v in items:
                 self.visit(v, f"{name}.{k}", depth + 1)
 
     def module(self, m, prefix):
@@ -453,7 +456,8 @@ class Plan:
             elif kind == _ITEM:
                 if obj.get(k, _EMPTY) is not snap:
                     return False
-            elif not _same_items(tuple((obj if kind == _DICT else vars(obj)).items()), snap):
+            elif not _same_items(tuple(islice((obj if kind == _DICT else vars(obj)).items(),
+                                              _DICT_ITEMS if kind == _DICT else _ATTR_ITEMS)), snap):
                 return False
         for t, st, rg, leaf in self.tensors:
             if t._storage is not st or t._requires_grad is not rg or (t.grad_fn is None) is not leaf:

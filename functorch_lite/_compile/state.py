@@ -466,11 +466,11 @@ class Plan:
         for rec in self.groups:
             si, opt, group, keys, gkeys, gvals = rec
             vals = tuple(group.values())
-            if _identical(vals, gvals) and tuple(group) == gkeys:
-                continue
-            if _hyper_keys(opt, group) != keys:  # a HyperSlot appears, goes or changes: walk again
-                return False
-            rec[4], rec[5] = tuple(group), vals
+            if not (_identical(vals, gvals) and tuple(group) == gkeys):
+                if _hyper_keys(opt, group) != keys:  # a HyperSlot appears, goes or changes: walk again
+                    return False
+                rec[4], rec[5] = tuple(group), vals
+            # the guard values are read afresh (a value may be a list changed in place)
             statics[si] = (statics[si][0], group_statics(group, keys))
         return True
 

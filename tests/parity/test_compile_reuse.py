@@ -249,3 +249,18 @@ def test_self_check_catches_an_unchecked_change(monkeypatch):
     lin.__dict__["_parameters"] = {"weight": nn.Parameter(ft.ones(2, 3)), "bias": lin.bias}
     with pytest.raises(AssertionError, match="reused discovery differs from a fresh walk"):
         cf()
+
+
+def test_group_value_changed_in_place_is_still_a_guard():
+    """An untraced param-group value (a guard) that is a list changed in place: the group dict holds the same
+    objects, yet the next call must see the new value."""
+    lin = _lin(0)
+    opt = ft.optim.SGD(lin.parameters(), lr=0.5)
+    opt.param_groups[0]["scale"] = [1.0]
+
+    def f():
+        return lin(X).sum() * opt.param_groups[0]["scale"][0]
+    cf = ft.compile(f)
+    _reused(cf)
+    opt.param_groups[0]["scale"][0] = 3.0
+    _same(cf(), f())

@@ -6,7 +6,7 @@ Token + position embeddings, pre-LayerNorm blocks with causal self-attention
 only, linear warm-up then cosine decay (LambdaLR), gradient clipping. Plain PyTorch code: replace the import
 lines with ``import torch`` / ``from torch ...`` and it runs unchanged under PyTorch.
 
-    .venv/bin/python examples/char_transformer.py --steps 300
+    .venv/bin/python examples/char_transformer.py --steps 300 [--compile]
 """
 import argparse
 import math
@@ -75,6 +75,8 @@ def main():
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--sample", type=int, default=240, help="characters to generate")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--compile", action="store_true",
+                        help="compile the whole training step (forward, backward, clipping, AdamW, LR schedule)")
     args = parser.parse_args()
 
     _tpu = getattr(torch, "tpu", None)
@@ -124,15 +126,20 @@ def main():
 
 
     # ---- training -----------------------------------------------------------------------------------------
-    start = time.perf_counter()
-    for step in range(1, args.steps + 1):
-        x, y = get_batch("train")
+    def train_step(x, y):
         _, loss = model(x, y)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         scheduler.step()
+        return loss
+
+    if args.compile:
+        train_step = torch.compile(train_step)
+    start = time.perf_counter()
+    for step in range(1, args.steps + 1):
+        loss = train_step(*get_batch("train"))
         if step == 1 or step % 50 == 0 or step == args.steps:
             print(f"step {step:4d}  train loss {loss.item():.3f}  val loss {estimate_val_loss():.3f}  "
                   f"lr {scheduler.get_last_lr()[0]:.2e}  ({time.perf_counter() - start:.1f} s)")

@@ -402,12 +402,10 @@ class CompiledFunction:
             elif isinstance(s, S.GradSlot):
                 s.write(v, dt)
             elif isinstance(s, S.OptSlot):
-                s.write(v)
-                if v is not None:  # the program's output structure is fixed: its sig is known from the first call
-                    sig = spec.out_sigs.get(i)
-                    if sig is None:
-                        spec.out_sigs[i] = sig = S.OptSlot.state_sig(v)
-                    s._sig = (v, sig)
+                # the program's output structure is fixed: the state's guard sig is known from the first call
+                s.write(v, spec.out_sigs.get(i))
+                if v is not None and i not in spec.out_sigs:
+                    spec.out_sigs[i] = s.sig()
             else:
                 s.put(v)
         rest = iter(outs[spec.n_slot_out:])

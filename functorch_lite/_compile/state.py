@@ -128,10 +128,13 @@ class OptSlot:
         else:
             dict.__setitem__(self.opt.state, self.param, views)
 
-    def write(self, v):
+    def write(self, v, sig=None):
+        """After the program: the new state (``sig``: its guard sig, when the caller knows it)."""
         self._set(v)
         if v is not None:
             self.opt._refresh_views(self.param, self.group)
+            if sig is not None:
+                self._sig = (v, sig)
 
     def sig(self):
         st = self.opt._ostate.get(self.param)
@@ -140,14 +143,10 @@ class OptSlot:
         old, sig = self._sig
         if old is st:
             return sig
-        sig = self.state_sig(st)
+        leaves, tree = jax.tree_util.tree_flatten(st)
+        sig = ("o", tree, tuple((a.shape, a.dtype) for a in leaves))
         self._sig = (st, sig)
         return sig
-
-    @staticmethod
-    def state_sig(st):
-        leaves, tree = jax.tree_util.tree_flatten(st)
-        return ("o", tree, tuple((a.shape, a.dtype) for a in leaves))
 
 
 class HyperSlot:

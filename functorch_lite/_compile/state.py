@@ -484,9 +484,14 @@ def _same_items(a: tuple, b: tuple) -> bool:
                                     for x, y in zip(a, b))
 
 
+_STRUCTURE: list = []
+
+
 def _epoch() -> int:
-    from ..nn.modules.module import STRUCTURE_EPOCH
-    return STRUCTURE_EPOCH[0]
+    if not _STRUCTURE:  # (nn imports this package: bound on first use)
+        from ..nn.modules.module import STRUCTURE_EPOCH
+        _STRUCTURE.append(STRUCTURE_EPOCH)
+    return _STRUCTURE[0][0]
 
 
 def discover_cached(fn, args, kwargs, holder) -> Discovery:

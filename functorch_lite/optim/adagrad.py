@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import Optimizer, cast, delta, hyper_arrays, t_add, t_decay, t_addcdiv, t_addcmul, t_sqrt
+from .optimizer import Optimizer, cast, delta, hyper_arrays, t_add, t_addcdiv, t_addcmul, t_decay, t_sqrt
 
 
 class AdagradState(NamedTuple):

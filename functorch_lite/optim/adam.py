@@ -5,9 +5,8 @@ optax's ``scale_by_adam`` rounds differently (it divides bias-corrected moments;
 the bias-corrected ``v_hat``; PyTorch takes the max of the raw ``v``. Each op rounds where torch's CPU
 kernel rounds (``optimizer.t_*``), so float32 results are PyTorch's bit for bit. So the core is a small custom
 ``GradientTransformation`` in PyTorch's operation order, wrapped by ``optax.inject_hyperparams``
-(``lr``, ``beta1``, ``beta2``, ``eps``, ``weight_decay`` are arrays: changing them never recompiles, except
-that ``weight_decay`` switching between 0 and non-zero selects the transform — PyTorch's ``if weight_decay != 0``
-— and so, inside ``compile``, the weight-decay value is a guard, like SGD's momentum).
+(``lr``, ``beta1``, ``beta2``, ``eps``, ``weight_decay`` are arrays: changing them never recompiles;
+PyTorch's ``if weight_decay != 0`` is a select on the traced value, ``optimizer.t_decay``).
 """
 from __future__ import annotations
 
@@ -17,7 +16,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import Optimizer, cast, delta, hyper_arrays, t_add, t_addcdiv, t_addcmul, t_div, t_lerp, t_mul, t_sqrt
+from .optimizer import (Optimizer, cast, delta, hyper_arrays, t_add, t_addcdiv, t_addcmul, t_decay, t_div,
+                        t_lerp, t_mul, t_sqrt)
 
 
 class AdamState(NamedTuple):
@@ -28,7 +28,7 @@ class AdamState(NamedTuple):
 
 
 def adam_transform(lr, beta1, beta2, eps, weight_decay, *, amsgrad: bool, maximize: bool,
-                   decoupled: bool, decay: bool = True) -> optax.GradientTransformation:
+                   decoupled: bool) -> optax.GradientTransformation:
     """PyTorch's single-tensor Adam/AdamW step, rounded as torch rounds (float64 deltas onto its result)."""
 
     def init(params):
@@ -40,11 +40,10 @@ def adam_transform(lr, beta1, beta2, eps, weight_decay, *, amsgrad: bool, maximi
         if maximize:
             g = -g
         base = p
-        if decay:  # PyTorch: ``if weight_decay != 0`` (no read of the parameter otherwise)
-            if decoupled:
-                base = t_mul(p, 1 - lr * weight_decay)  # param.mul_(1 - lr * weight_decay)
-            else:
-                g = t_add(g, p, weight_decay)  # grad.add(param, alpha=weight_decay)
+        if decoupled:
+            base = t_mul(p, 1 - lr * weight_decay)  # param.mul_(1 - lr * weight_decay): exactly p at 0
+        else:
+            g = t_decay(g, p, weight_decay)  # if weight_decay != 0: grad = grad.add(param, alpha=weight_decay)
         exp_avg = t_lerp(state.exp_avg, g, 1 - beta1)
         exp_avg_sq = t_addcmul(t_mul(state.exp_avg_sq, beta2), g, g, 1 - beta2)
         s = step.astype(lr.dtype)
@@ -96,15 +95,13 @@ class Adam(Optimizer):
                                  weight_decay=group["weight_decay"]))
 
     def _static_key(self, group):
-        return (bool(group["amsgrad"]), bool(group["maximize"]), bool(group["decoupled_weight_decay"]),
-                group["weight_decay"] != 0)
+        return (bool(group["amsgrad"]), bool(group["maximize"]), bool(group["decoupled_weight_decay"]))
 
     def _make_tx(self, key):
-        _, amsgrad, maximize, decoupled, decay = key
+        _, amsgrad, maximize, decoupled = key
         return optax.inject_hyperparams(
             lambda lr, beta1, beta2, eps, weight_decay: adam_transform(
-                lr, beta1, beta2, eps, weight_decay, amsgrad=amsgrad, maximize=maximize, decoupled=decoupled,
-                decay=decay),
+                lr, beta1, beta2, eps, weight_decay, amsgrad=amsgrad, maximize=maximize, decoupled=decoupled),
             hyperparam_dtype=jnp.float64)(lr=0.0, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0)
 
     def _state_fields(self, group):

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import (Optimizer, cast, delta, hyper_arrays, t_add, t_decay, t_addcdiv, t_addcmul, t_lerp, t_mul,
+from .optimizer import (Optimizer, cast, delta, hyper_arrays, t_add, t_addcdiv, t_addcmul, t_decay, t_lerp, t_mul,
                         t_sqrt)
 
 

@@ -264,3 +264,27 @@ def test_group_value_changed_in_place_is_still_a_guard():
     _reused(cf)
     opt.param_groups[0]["scale"][0] = 3.0
     _same(cf(), f())
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "SGD", "RMSprop", "Adagrad"])
+def test_weight_decay_is_a_traced_value(name):
+    """Every optimizer's weight_decay is an input of the compiled step: 0 -> 0.5 -> 0 changes no program, and
+    each step equals the same step taken eagerly (PyTorch's ``if weight_decay != 0`` is a select)."""
+    lins = [_lin(0), _lin(0)]
+    opts = [getattr(ft.optim, name)(m.parameters(), lr=0.1, weight_decay=0.0) for m in lins]
+
+    def make(m, opt):
+        def step():
+            opt.zero_grad()
+            (m(X) ** 2).sum().backward()
+            opt.step()
+        return step
+    eager, cf = make(lins[0], opts[0]), ft.compile(make(lins[1], opts[1]))
+    for wd in (0.0, 0.0, 0.0, 0.5, 0.5, 0.0):
+        for opt in opts:
+            opt.param_groups[0]["weight_decay"] = wd
+        eager()
+        cf()
+        for a, b in zip(lins[0].parameters(), lins[1].parameters()):
+            _same(a, b)
+    assert cf.stats["traces"] == 2    # the first call, then the one with .grad fields and optimizer state

@@ -423,7 +423,7 @@ class Plan:
     lists/dicts/objects it went through, each tensor's storage and requires_grad, optimizers' param groups.
     ``valid()`` re-reads those (identity comparisons); modules' parameter/buffer/submodule tables are covered
     by one counter they bump on every change (nn.modules.module.STRUCTURE_EPOCH)."""
-    __slots__ = ("d", "epoch", "cells", "globs", "seqs", "tensors", "groups", "storages")
+    __slots__ = ("d", "epoch", "cells", "globs", "seqs", "tensors", "groups")
 
     def __init__(self):
         self.cells: list = []     # (cell, contents)
@@ -512,7 +512,6 @@ def discover_cached(fn, args, kwargs, holder) -> Discovery:
         plan.epoch = _epoch()
         plan.d = discover(fn, (), {}, plan)
         plan.d.plan = None
-        plan.storages = plan.d._storages
         holder._plan = plan
     if arg_tensors is None:
         return plan.d
@@ -523,7 +522,7 @@ def discover_cached(fn, args, kwargs, holder) -> Discovery:
     for k, a in kwargs.items():
         if isinstance(a, Tensor):
             d.tensor(a, f"argument {k!r}")
-    if not plan.storages.isdisjoint(d._storages):
+    if not plan.d._storages.isdisjoint(d._storages):
         return discover(fn, args, kwargs)
     pd = plan.d
     d.slots.extend(pd.slots)

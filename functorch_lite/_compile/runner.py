@@ -24,6 +24,7 @@ import warnings
 from collections import OrderedDict
 
 import jax
+import jax.numpy as jnp
 
 from .. import dtypes as D
 from .._tensor import storage as _storage
@@ -47,7 +48,7 @@ class config:
 TRACING = [0]   # > 0 while a compiled function is being traced (nested compiled calls inline)
 COUNTERS = {"calls": 0, "traces": 0, "cache_hits": 0, "eager_calls": 0, "graph_breaks": 0}
 
-from ..ops._dispatch import DataDependentError  # noqa: E402
+from ..ops._dispatch import DataDependentError, Entry  # noqa: E402
 
 _BREAKS = (DataDependentError, jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
            jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError)
@@ -431,7 +432,6 @@ class CompiledFunction:
         node's op and entry (one per guard key); ``remat``: the backward recomputes the forward under
         ``jax.checkpoint`` (activation checkpointing: XLA may not reuse the forward's activations)."""
         from ..autograd import graph as _graph
-        from ..ops._dispatch import Entry
         from ..ops._registry import OpDef
         if spec.node_op is None:
             spec.node_op = OpDef(lambda *a: None, "compiled", promote=lambda *a: None,
@@ -454,12 +454,65 @@ class CompiledFunction:
 
             def body(*arrays):
                 return pure(jax.tree_util.tree_unflatten(tree, list(arrays)))
+            outs = tuple(t.dtype for t in tensors)
             if remat:
-                body = jax.checkpoint(body)
-            spec.node_entry = Entry(None, tuple(t.dtype for t in tensors), body, True)
+                # the recomputation starts from the call's tensor arguments (or, with none, from what it
+                # differentiates): those are tied to the cotangent
+                arg_ids = {id(a) for a in (*args, *kwargs.values()) if isinstance(a, Tensor)}
+                tie_idx, pos = [], 0
+                for s, v in zip(d.slots, in_vals):
+                    if isinstance(s, S.StorageSlot) and id(s.tensor) in arg_ids:
+                        tie_idx.append(pos)
+                    pos += len(jax.tree_util.tree_leaves(v))
+                spec.node_entry = _RematEntry(outs, body, tuple(tie_idx or diff_idx))
+            else:
+                spec.node_entry = Entry(None, outs, body, True)
         e = spec.node_entry
         outs = tensors[0] if len(tensors) == 1 else tuple(tensors)
         _graph.record(spec.node_op, outs, tuple(targs), tuple(diff_idx), tuple(leaves), e, ())
+
+
+class _RematEntry(Entry):
+    """A checkpointed region's node: its backward recomputes the forward (under ``jax.checkpoint``) from inputs
+    tied to the incoming cotangent, ``x + z`` where ``z`` is -0.0 computed from one cotangent element (exactly
+    ``x``, bit for bit). Inside one compiled step this keeps the recomputation a separate computation that
+    cannot start before the backward reaches it: XLA:CPU expands ``jax.checkpoint``'s optimization barriers
+    away, and CSE then merged the recomputation with the forward, keeping every activation alive as if there
+    were no checkpoint (measured: a 24-layer MLP's temp stayed 192 MB at any segment count; tied, 52 MB)."""
+    __slots__ = ("tie_idx",)
+
+    def __init__(self, outs, body, tie_idx):
+        super().__init__(None, outs, jax.checkpoint(body), True)
+        self.tie_idx = tie_idx
+
+    def vjp_apply(self, diff_idx):
+        apply = Entry.vjp_apply(self, diff_idx)
+        tie_idx = self.tie_idx
+
+        def tied(arrays, cts):
+            z = _negative_zero_of(cts)
+            if z is not None:
+                arrays = list(arrays)
+                for i in tie_idx:
+                    a = arrays[i]
+                    if jnp.issubdtype(a.dtype, jnp.complexfloating):
+                        arrays[i] = a + jax.lax.complex(z, z).astype(a.dtype)
+                    elif jnp.issubdtype(a.dtype, jnp.floating) and a.dtype.itemsize >= 2:
+                        arrays[i] = a + z.astype(a.dtype)
+                arrays = tuple(arrays)
+            return apply(arrays, cts)
+        return tied
+
+
+def _negative_zero_of(cts):
+    """-0.0 (float32) that XLA cannot fold to a constant: it depends on one cotangent element (a non-finite
+    element gives -0.0 too); None without a floating cotangent."""
+    for c in cts:
+        if c is not None and jnp.issubdtype(c.dtype, jnp.inexact) and c.size:
+            s = c.reshape(-1)[0]
+            z = -jnp.abs(s * 0).astype(jnp.float32)
+            return jnp.where(jnp.isfinite(s), z, jnp.float32(-0.0))
+    return None
 
 
 def _same(a, b) -> bool:

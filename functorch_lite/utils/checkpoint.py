@@ -4,7 +4,9 @@
 autograd node for it: the node keeps only ``fn``'s inputs (arguments, and the parameters/buffers ``fn`` reaches,
 found the way ``compile`` finds them) and the RNG key, and its backward recomputes ``fn`` under
 ``jax.checkpoint`` — so the activations are rebuilt during backward, with the same dropout masks (CKPT-10),
-and inside a compiled training step XLA cannot keep them alive across the forward (smaller peak memory).
+and inside a compiled training step XLA cannot keep them alive across the forward (smaller peak memory; the
+recomputation's inputs are tied to the cotangent, which keeps it apart on XLA:CPU too, where the barriers
+``jax.checkpoint`` relies on are dropped: runner._RematEntry).
 The output's ``grad_fn`` is named after the last op inside ``fn``, as PyTorch's non-reentrant variant shows it
 (CKPT-03). The recomputation happens inside the cached backward program, so ``fn``'s Python body runs again
 only when that program is first traced (PyTorch re-runs it on every backward, CKPT-02).

@@ -445,6 +445,13 @@ def _rand_jit(kind, shape, dt, jdev):
     f = _RAND.get(key)
     if f is None:
         def draw(k, a, b):
+            if dt.is_complex and kind in ("uniform", "normal"):
+                # PyTorch: real and imaginary parts drawn independently, each U(a, b) / N(a, b^2 / 2)
+                part = dt.to_real()
+                if kind == "normal":
+                    b = b * 0.7071067811865476
+                x = _rand_jit(kind, shape + (2,), part, jdev)(k, a, b)
+                return jax.lax.complex(x[..., 0], x[..., 1]).astype(dt.jnp)
             if kind == "uniform":
                 # sampled in the target dtype so that rounding never produces 1.0 (rand is [0, 1))
                 x = jax.random.uniform(k, shape, dt.jnp, 0.0, 1.0)
@@ -481,7 +488,10 @@ def _no_float8(dt, kernel):
 
 
 def _check_float_sampling(dt, kernel):
-    if not dt.is_floating_point or dt in D.FLOAT8:
+    """rand/randn/uniform_/normal_ sample floating and complex dtypes (not float8)."""
+    if dt is D.complex32:
+        D.cast_array(None, D.complex64, dt)  # the facade's complex32 error
+    if not (dt.is_floating_point or dt.is_complex) or dt in D.FLOAT8:
         raise no_kernel(kernel, dt)
 
 

@@ -17,6 +17,7 @@ in order, and the LR it sets is an input of the next call (never a recompile).
 """
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import traceback
@@ -108,13 +109,27 @@ def _static_repr(v, depth=0):
 
 
 class _Entry:
-    __slots__ = ("jitted", "donating", "spec", "eager")
+    __slots__ = ("jitted", "donating", "spec", "eager", "consts", "scanned")
 
     def __init__(self):
         self.jitted = None
         self.donating = None  # (jitted over flat leaves with the rewritten ones donated, treedef)
         self.spec = None
         self.eager = False
+        self.consts = []      # (storage, array): tensors the program read as constants (guards)
+        self.scanned = 0      # 1: the plain trace's constants are in ``consts``; 2: the donating one's too
+
+
+def _constants(traced) -> list:
+    """The facade storages whose arrays a trace captured as constants of the program: tensors the function
+    read without the discovery reaching them (deeper than its walk, or through an object it does not enter).
+    Their arrays are guards: when one changes, the program is traced again (never a stale constant)."""
+    arrays = [c for c in traced.jaxpr.consts if isinstance(c, jax.Array)]
+    if not arrays:
+        return []
+    ids = {id(a) for a in arrays}
+    return [(r, r.array) for r in gc.get_referrers(*arrays)
+            if type(r) is _storage.Storage and id(r.array) in ids]
 
 
 class _Spec:
@@ -136,6 +151,7 @@ class CompiledFunction:
         self._plan = None       # what fn itself reaches, reused while unchanged (state.discover_cached)
         self._ctx = None
         self._warned = False
+        self._warned_const = False
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
         self.__doc__ = getattr(fn, "__doc__", None)
         self.__wrapped__ = fn
@@ -152,6 +168,10 @@ class CompiledFunction:
                                  "fresh walk (a change the discovery checks missed)")
         key, names = self._key(d, args, kwargs)  # names: the discovery (component names are built on a miss)
         entry = self.cache.get(key)
+        why = None
+        if entry is not None and entry.consts and not all([st.array is a for st, a in entry.consts]):
+            why = self._stale_constant(key)
+            entry = None
         if entry is None:
             limit = self.cache_size_limit if self.cache_size_limit is not None else config.cache_size_limit
             if len(self.cache) >= limit:
@@ -164,7 +184,8 @@ class CompiledFunction:
             if self._last is not None:
                 self.stats["recompiles"] += 1
                 if config.log_recompiles:
-                    log.warning("functorch_lite.compile: recompiling %s: %s", self.__name__, self._why(key, names))
+                    log.warning("functorch_lite.compile: recompiling %s: %s", self.__name__,
+                                why or self._why(key, names))
             entry = self.cache[key] = _Entry()
             entry.jitted = jax.jit(self._pure(entry, lambda: self._ctx))
         else:
@@ -181,8 +202,17 @@ class CompiledFunction:
             if entry.donating:
                 fn, tree = entry.donating
                 leaves, t2 = jax.tree_util.tree_flatten(in_vals)
-                outs = fn(*leaves) if t2 == tree else entry.jitted(in_vals)
+                if t2 == tree:
+                    if entry.scanned < 2:  # its own trace: scanned for constants once
+                        entry.consts += _constants(fn.trace(*leaves))
+                        entry.scanned = 2
+                    outs = fn(*leaves)
+                else:
+                    outs = entry.jitted(in_vals)
             else:
+                if not entry.scanned:
+                    entry.consts += _constants(entry.jitted.trace(in_vals))  # traces (cached for the call)
+                    entry.scanned = 1
                 outs = entry.jitted(in_vals)
         except (_BREAKS + (_UnreachableWrite,)) as exc:
             if not TRACING[0] and entry.spec is None:
@@ -237,6 +267,17 @@ class CompiledFunction:
                "generated_code_bytes": int(ma.generated_code_size_in_bytes)}
         out["peak_bytes"] = out["argument_bytes"] + out["output_bytes"] + out["temp_bytes"] - out["alias_bytes"]
         return out
+
+    def _stale_constant(self, key) -> str:
+        """A cached program read a tensor as a constant and that tensor has changed: drop it (it is traced again)."""
+        del self.cache[key]
+        why = ("a tensor it reads changed, one its discovery does not reach (not an argument, closure cell or "
+               "named global, or deeper in one than the walk goes), so its value was a constant of the program")
+        if not self._warned_const:
+            self._warned_const = True
+            warnings.warn(f"functorch_lite.compile: recompiling {self.__name__}: {why}. Pass the tensor as an "
+                          "argument (or reach it from the function) to avoid recompiling.", stacklevel=3)
+        return why
 
     def _eager(self, args, kwargs):
         self.stats["eager_calls"] += 1

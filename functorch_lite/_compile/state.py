@@ -341,7 +341,7 @@ class Discovery:
                 self.module(c, f"{prefix}.{n}")
 
     def function(self, fn, name, depth=0):
-        """A function's closure cells and the globals its code (and nested code) names."""
+        """A function's closure cells, default values, and the globals its code (and nested code) names."""
         code = fn.__code__
         plan = self.plan
         if plan is not None:
@@ -356,6 +356,16 @@ class Discovery:
                     plan.cells.append((cell, v))
                 if v is not _EMPTY:
                     self.visit(v, var, depth)
+        # default values (``def step(x, model=model)``): the function's own attributes, replaceable
+        defaults, kwdefaults = fn.__defaults__, fn.__kwdefaults__
+        if plan is not None:
+            plan.seqs.append((_ATTR, fn, "__defaults__", defaults))
+            plan.seqs.append((_ATTR, fn, "__kwdefaults__", kwdefaults))
+        if defaults:
+            for var, v in zip(code.co_varnames[code.co_argcount - len(defaults):code.co_argcount], defaults):
+                self.visit(v, var, depth)
+        if kwdefaults:
+            self.visit(kwdefaults, "keyword defaults", depth)
         g = fn.__globals__
         names = _names(code)
         if plan is not None:

@@ -288,3 +288,61 @@ def test_weight_decay_is_a_traced_value(name):
         for a, b in zip(lins[0].parameters(), lins[1].parameters()):
             _same(a, b)
     assert cf.stats["traces"] == 2    # the first call, then the one with .grad fields and optimizer state
+
+
+def test_default_values_are_reached():
+    """``def step(x, w=W)`` / keyword-only defaults: the default tensors are slots (a change to one shows in the next
+    call, never a stale constant), and replacing ``__defaults__`` is noticed."""
+    w1, w2 = ft.ones(3), ft.full((3,), 5.0)
+
+    def pos(x, w=w1):
+        return (x * w).sum()
+
+    def kw(x, *, w=w1):
+        return (x * w).sum()
+    x = ft.arange(3.0)
+    for fn in (pos, kw):
+        cf = ft.compile(fn)
+        assert cf(x).item() == 3.0
+        w1.mul_(2)
+        assert cf(x).item() == fn(x).item() == 6.0
+        w1.div_(2)
+        assert cf.stats["traces"] == 1
+    for fn in (pos, kw):
+        cf = ft.compile(fn)
+        assert cf(x).item() == 3.0
+        if fn is pos:
+            pos.__defaults__ = (w2,)
+        else:
+            kw.__kwdefaults__ = {"w": w2}
+        assert cf(x).item() == fn(x).item() == 15.0
+
+
+class _Box:
+    pass
+
+
+def test_a_tensor_beyond_the_walk_is_a_guarded_constant():
+    """A tensor the discovery does not reach (deeper than its walk, past a dict's first 256 entries) is a
+    constant of the program: when it changes, the program is traced again, with a warning saying why and how to
+    avoid it. (Before this guard the compiled call kept returning the old value.)"""
+    a = _Box()
+    a.b = _Box()
+    a.b.c = _Box()
+    a.b.c.d = _Box()
+    a.b.c.d.e = _Box()
+    a.b.c.d.e.w = ft.ones(3)
+    big = {i: ft.ones(1) for i in range(300)}
+
+    def deep(x):
+        return (x * a.b.c.d.e.w).sum() + big[299].sum()
+    cf = ft.compile(deep)
+    x = ft.arange(3.0)
+    assert cf(x).item() == cf(x).item() == 4.0
+    a.b.c.d.e.w.mul_(2)
+    with pytest.warns(UserWarning, match="its value was a constant of the program. Pass the tensor as an argument"):
+        assert cf(x).item() == deep(x).item() == 7.0
+    big[299].add_(1)
+    assert cf(x).item() == deep(x).item() == 8.0
+    assert cf.stats["recompiles"] == 2 and cf.stats["traces"] == 3
+    assert cf(x).item() == 8.0 and cf.stats["traces"] == 3  # unchanged: the program is reused

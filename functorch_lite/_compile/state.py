@@ -16,6 +16,7 @@ Each slot reads its value as a pytree of arrays, and can put a (traced) value in
 """
 from __future__ import annotations
 
+import dis
 import types
 from itertools import islice, repeat
 from operator import is_
@@ -243,6 +244,7 @@ class Discovery:
         self.statics: list = []      # Python values the function may use as constants (guards)
         self._seen: set = set()
         self._storages: set = set()
+        self.reads: set = set()      # attribute names the walked code reads: those attributes' scalars are guards
         self.plan = plan
 
     def tensor(self, t, name, grads=True):
@@ -256,11 +258,17 @@ class Discovery:
             self._seen.add(id(t))
             self.slots.append(GradSlot(t, name + ".grad"))
 
-    def visit(self, obj, name, depth=0):
+    def visit(self, obj, name, depth=0, guard=True):
+        """``guard``: a Python scalar found here is a constant of the program, hence a guard (not for attributes
+        the walked code never reads, nor anything below them)."""
         if isinstance(obj, Tensor):
             self.tensor(obj, name)
             return
-        if obj is None or isinstance(obj, (int, float, str, bool, complex, types.ModuleType, type)):
+        if obj is None or isinstance(obj, (types.ModuleType, type)):
+            return
+        if isinstance(obj, _SCALARS):
+            if guard:
+                self.statics.append((name, _scalar_guard(obj)))
             return
         if id(obj) in self._seen or depth > _MAX_DEPTH:
             return
@@ -302,14 +310,17 @@ class Discovery:
             if self.plan is not None and not isinstance(obj, tuple):
                 self.plan.seqs.append((_LIST, obj, None, tuple(obj)))
             for i, v in enumerate(obj):
-                self.visit(v, f"{name}[{i}]", depth + 1)
+                if i == _DICT_ITEMS and guard:  # a long list's scalars past its first entries: one guard for all
+                    self.statics.append((f"{name}[{i}:]", ("scalars", len(obj), hash(tuple(
+                        _scalar_guard(x) for x in obj[i:] if isinstance(x, _SCALARS))))))
+                self.visit(v, f"{name}[{i}]", depth + 1, guard and i < _DICT_ITEMS)
             return
         if isinstance(obj, dict):
             items = tuple(islice(obj.items(), _DICT_ITEMS))
             if self.plan is not None:
                 self.plan.seqs.append((_DICT, obj, None, items))
             for k, v in items:
-                self.visit(v, f"{name}[{k!r}]", depth + 1)
+                self.visit(v, f"{name}[{k!r}]", depth + 1, guard)
             return
         if isinstance(obj, types.MethodType):
             self.visit(obj.__self__, f"{name}.__self__", depth)
@@ -322,11 +333,14 @@ class Discovery:
             items = tuple(islice(vars(obj).items(), _ATTR_ITEMS))
             if self.plan is not None:
                 self.plan.seqs.append((_VARS, obj, None, items))
+            reads = self.reads
             for k, v in items:
-                self.visit(v, f"{name}.{k}", depth + 1)
+                self.visit(v, f"{name}.{k}", depth + 1, guard and k in reads)
 
     def module(self, m, prefix):
-        """A module's parameters and buffers, then its submodules' (each module once), in one walk."""
+        """A module's parameters and buffers, its other attributes (tensors in them are slots; Python scalars,
+        like Dropout's ``p``, are guards), then its submodules' (each module once), in one walk. A module's
+        attribute assignments bump STRUCTURE_EPOCH (nn.modules.module), so a reused walk sees them."""
         d = m.__dict__
         for n, p in d["_parameters"].items():
             if p is not None:
@@ -334,6 +348,10 @@ class Discovery:
         for n, b in d["_buffers"].items():
             if b is not None:
                 self.tensor(b, f"{prefix}.{n}", grads=False)
+        self.reads |= _attr_reads(getattr(type(m).forward, "__code__", None))
+        for n, v in islice(d.items(), _ATTR_ITEMS):
+            if n not in _MODULE_OWN:
+                self.visit(v, f"{prefix}.{n}", 1)
         for n, c in d["_modules"].items():
             if c is not None and id(c) not in self._seen:
                 self._seen.add(id(c))
@@ -343,6 +361,7 @@ class Discovery:
     def function(self, fn, name, depth=0):
         """A function's closure cells, default values, and the globals its code (and nested code) names."""
         code = fn.__code__
+        self.reads |= _attr_reads(code)
         plan = self.plan
         if plan is not None:
             plan.seqs.append((_ATTR, fn, "__code__", code))
@@ -388,6 +407,42 @@ def _classes():
     return _CLASSES
 
 
+_SCALARS = (bool, int, float, complex, str)
+# a module's own bookkeeping (its training flag is a guard of its own; hooks are not walked)
+_MODULE_OWN = frozenset(("training", "_parameters", "_buffers", "_modules", "_non_persistent_buffers_set",
+                         "_forward_hooks", "_forward_pre_hooks", "_compiled_call"))
+
+
+def _scalar_guard(v) -> tuple:
+    """A Python scalar as a guard value: its type and repr (1, 1.0 and True differ; nan equals nan)."""
+    if type(v) is str and len(v) > 64:
+        return ("str", len(v), hash(v))
+    return (type(v).__name__, repr(v))
+
+
+_READS: dict = {}
+
+
+def _attr_reads(code) -> frozenset:
+    """Attribute names ``code`` (and code nested in it) loads as values (not method calls), and its string
+    constants (``getattr(obj, "name")``)."""
+    if code is None:
+        return frozenset()
+    hit = _READS.get(code)
+    if hit is None:
+        out = set()
+        for ins in dis.get_instructions(code):
+            if ins.opname == "LOAD_ATTR" and not str(ins.argrepr).startswith("NULL|self"):
+                out.add(ins.argval)
+        for c in code.co_consts:
+            if isinstance(c, str):
+                out.add(c)
+            elif isinstance(c, types.CodeType):
+                out |= _attr_reads(c)
+        hit = _READS[code] = frozenset(out)
+    return hit
+
+
 _NAMES: dict = {}
 
 
@@ -410,10 +465,14 @@ def _names_uncached(code) -> list:
 def discover(fn, args, kwargs, plan=None) -> Discovery:
     from ..random import default_generator
     d = Discovery(plan)
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    d.reads |= _attr_reads(code)  # before the arguments: their attributes the function reads are guards
     for i, a in enumerate(args):
-        d.visit(a, f"arg {i}")
+        if not isinstance(a, _SCALARS):  # the arguments' own values are guards of their own (runner._key)
+            d.visit(a, f"arg {i}")
     for k, a in kwargs.items():
-        d.visit(a, f"argument {k!r}")
+        if not isinstance(a, _SCALARS):
+            d.visit(a, f"argument {k!r}")
     d.visit(fn, getattr(fn, "__name__", "fn"))
     if id(default_generator) not in d._seen:
         d._seen.add(id(default_generator))

@@ -346,3 +346,95 @@ def test_a_tensor_beyond_the_walk_is_a_guarded_constant():
     assert cf(x).item() == deep(x).item() == 8.0
     assert cf.stats["recompiles"] == 2 and cf.stats["traces"] == 3
     assert cf(x).item() == 8.0 and cf.stats["traces"] == 3  # unchanged: the program is reused
+
+
+_SCALE = 5.0
+
+
+class _Cfg:
+    pass
+
+
+def test_python_scalars_the_function_reads_are_guards(monkeypatch, caplog):
+    """Issue 5 item 5, "Python values used as constants": a float read from a closure object, a dict, a list or a
+    global is a constant of the program, so changing it recompiles (the compiled call returned the first value
+    forever before), and the recompile log names it."""
+    global _SCALE
+    cfg = _Cfg()
+    cfg.scale = 2.0
+    d, lst = {"k": 3.0}, [1.0]
+
+    def f(x):
+        return x * cfg.scale + d["k"] + lst[0] + _SCALE
+    cf = ft.compile(f)
+    x = ft.ones(1)
+    assert cf(x).item() == 11.0
+    monkeypatch.setattr(config, "log_recompiles", True)
+    try:
+        for change, want in ((lambda: setattr(cfg, "scale", 10.0), 19.0), (lambda: d.update(k=100.0), 116.0),
+                             (lambda: lst.__setitem__(0, 1000.0), 1115.0)):
+            change()
+            assert cf(x).item() == f(x).item() == want
+        _SCALE = 1e4
+        assert cf(x).item() == f(x).item() == 11110.0
+        assert cf.stats["traces"] == 5
+        assert "recompiling f: cfg.scale changed: ('float', '2.0') -> ('float', '10.0')" in caplog.text
+        cfg.scale = 10  # an int where a float was: another constant (1 and 1.0 are different guards)
+        assert cf(x).item() == 11110.0 and cf.stats["traces"] == 6
+        cfg.scale = 10  # the same value again: no recompile
+        assert cf(x).item() == 11110.0 and cf.stats["traces"] == 6
+    finally:
+        _SCALE = 5.0
+
+
+def test_module_attributes_are_reached_and_guarded():
+    """A module's plain attributes: Dropout's ``p`` is a guard; a tensor attribute (not a buffer) is a slot, also
+    when it is rebound; a dict of tensors in an attribute too."""
+    m = nn.Dropout(0.5)
+    cm = ft.compile(m)
+    ft.manual_seed(0)
+    assert 0.4 < (cm(ft.ones(1000)) == 0).float().mean().item() < 0.6
+    m.p = 0.0
+    assert (cm(ft.ones(1000)) == 0).float().mean().item() == 0.0
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = _lin(0)
+            self.scale = ft.tensor(2.0)
+            self.extra = {"shift": ft.tensor(1.0)}
+
+        def forward(self, x):
+            return self.lin(x) * self.scale + self.extra["shift"]
+    mod = M()
+    cmod = ft.compile(mod)
+    _same(cmod(X), mod(X))
+    mod.scale.mul_(10)
+    mod.extra["shift"].add_(100)
+    _same(cmod(X), mod(X))
+    mod.scale = ft.tensor(0.0)
+    _same(cmod(X), mod(X))
+    assert cmod(X).detach().numpy().max() == 101.0
+
+
+def test_unread_attributes_are_not_guards():
+    """A trainer object's step counter that the compiled method never reads (it calls ``opt.step()``, a method,
+    not the attribute) changes every step without a recompile."""
+    class Trainer:
+        def __init__(self):
+            self.model = _lin(0)
+            self.opt = ft.optim.SGD(self.model.parameters(), lr=0.1)
+            self.step = 0
+            self.train_step = ft.compile(self._train_step)
+
+        def _train_step(self, x):
+            self.opt.zero_grad()
+            loss = self.model(x).pow(2).mean()
+            loss.backward()
+            self.opt.step()
+            return loss
+    t = Trainer()
+    for _ in range(5):
+        t.train_step(X)
+        t.step += 1
+    assert t.train_step.stats["traces"] == 2  # the first call, then again once the .grad fields exist

@@ -179,6 +179,8 @@ class Module:
                                 f"'{name}' (torch.Tensor or None expected)")
             d["_buffers"][name] = value
         else:
+            if name != "training":  # (a guard read on every call) compiled functions walk attributes again
+                STRUCTURE_EPOCH[0] += 1
             object.__setattr__(self, name, value)
 
     def _drop(self, name: str, keep: str) -> None:
@@ -204,6 +206,7 @@ class Module:
                 del d[k][name]
                 d["_non_persistent_buffers_set"].discard(name)
                 return
+        STRUCTURE_EPOCH[0] += 1
         object.__delattr__(self, name)
 
     # ---- traversal ---------------------------------------------------------------------------

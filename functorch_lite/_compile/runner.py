@@ -302,7 +302,7 @@ class CompiledFunction:
         key = (tuple([s.sig() for s in d.slots]), tuple([m.training for _, m in d.modules]),
                tuple([v for _, v in d.statics]), tuple([_static_repr(a) for a in args]),
                tuple([(k, _static_repr(v)) for k, v in sorted(kwargs.items())]) if kwargs else (),
-               _gm._state.enabled, _gm._state.inference, D._DEFAULT[0], _amp.state_key())
+               _gm._state.enabled, _gm._state.inference, D._DEFAULT[0], _amp.state_key(), d.frozen)
         return key, d
 
     @staticmethod
@@ -313,7 +313,9 @@ class CompiledFunction:
         names += [f"arg {i}" for i in range(len(key[3]))] + [f"argument {k!r}" for k, _ in key[4]]
         values += list(key[3]) + [v for _, v in key[4]]
         names += ["grad mode", "inference mode", "default dtype", "autocast"]
-        values += list(key[5:])
+        values += list(key[5:9])
+        names += [n for n, _ in d.guards]
+        values += list(key[9].items)
         return names, values
 
     def _why(self, key, d) -> str:
@@ -323,7 +325,7 @@ class CompiledFunction:
         old_names, old_values = self._flat(*self._last)
         if names != old_names:
             added = [n for n in names if n not in old_names] or [n for n in old_names if n not in names]
-            return f"the set of tensors it reaches changed ({', '.join(added[:3])})"
+            return f"what it reaches changed ({', '.join(added[:3])})"
         for n, a, b in zip(names, old_values, values):
             if a != b:
                 return f"{n} changed: {_fmt(a)} -> {_fmt(b)}"

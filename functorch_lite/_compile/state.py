@@ -17,6 +17,7 @@ Each slot reads its value as a pytree of arrays, and can put a (traced) value in
 from __future__ import annotations
 
 import dis
+import functools
 import types
 from itertools import islice, repeat
 from operator import is_
@@ -241,7 +242,9 @@ class Discovery:
         self.slots: list = []
         self.modules: list = []      # (name, module): their ``training`` flags are guards
         self.schedulers: list = []   # LR schedulers: their step() runs after the compiled call
-        self.statics: list = []      # Python values the function may use as constants (guards)
+        self.statics: list = []      # optimizer groups' untraced options (guards read again on every call)
+        self.guards: list = []       # (name, value) what the program bakes in, fixed while the walk is reused
+        self.frozen = None           # the guards as one hashable key component (``_Guards``)
         self._seen: set = set()
         self._storages: set = set()
         self.reads: set = set()      # attribute names the walked code reads: those attributes' scalars are guards
@@ -259,18 +262,20 @@ class Discovery:
             self.slots.append(GradSlot(t, name + ".grad"))
 
     def visit(self, obj, name, depth=0, guard=True):
-        """``guard``: a Python scalar found here is a constant of the program, hence a guard (not for attributes
-        the walked code never reads, nor anything below them)."""
+        """``guard``: what the program bakes in from here is a guard — a Python scalar's value, a function's or
+        class's identity, an object's class (not for attributes the walked code never reads, nor below them)."""
         if isinstance(obj, Tensor):
             self.tensor(obj, name)
             return
-        if obj is None or isinstance(obj, (types.ModuleType, type)):
+        if obj is None or isinstance(obj, types.ModuleType):
             return
         if isinstance(obj, _SCALARS):
             if guard:
-                self.statics.append((name, _scalar_guard(obj)))
+                self.guards.append((name, _scalar_guard(obj)))
             return
-        if id(obj) in self._seen or depth > _MAX_DEPTH:
+        if isinstance(obj, (type, types.BuiltinFunctionType, types.FunctionType)) and guard:
+            self.guards.append((name, ("is", obj)))  # the object itself: compared by identity, kept alive
+        if isinstance(obj, type) or id(obj) in self._seen or depth > _MAX_DEPTH:
             return
         self._seen.add(id(obj))
         Module, Optimizer, LRScheduler, Generator = _CLASSES or _classes()
@@ -311,7 +316,7 @@ class Discovery:
                 self.plan.seqs.append((_LIST, obj, None, tuple(obj)))
             for i, v in enumerate(obj):
                 if i == _DICT_ITEMS and guard:  # a long list's scalars past its first entries: one guard for all
-                    self.statics.append((f"{name}[{i}:]", ("scalars", len(obj), hash(tuple(
+                    self.guards.append((f"{name}[{i}:]", ("scalars", len(obj), hash(tuple(
                         _scalar_guard(x) for x in obj[i:] if isinstance(x, _SCALARS))))))
                 self.visit(v, f"{name}[{i}]", depth + 1, guard and i < _DICT_ITEMS)
             return
@@ -319,6 +324,8 @@ class Discovery:
             items = tuple(islice(obj.items(), _DICT_ITEMS))
             if self.plan is not None:
                 self.plan.seqs.append((_DICT, obj, None, items))
+            if guard:  # which keys hold the values (``{'min': 0.}`` and ``{'max': 0.}`` differ)
+                self.guards.append((f"{name}.keys()", ("keys", tuple(k for k, _ in items))))
             for k, v in items:
                 self.visit(v, f"{name}[{k!r}]", depth + 1, guard)
             return
@@ -329,7 +336,14 @@ class Discovery:
         if isinstance(obj, types.FunctionType):
             self.function(obj, name, depth + 1)
             return
-        if hasattr(obj, "__dict__") and not isinstance(obj, type):
+        if isinstance(obj, functools.partial):
+            self.visit(obj.func, f"{name}.func", depth + 1, guard)
+            self.visit(obj.args, f"{name}.args", depth + 1, guard)
+            self.visit(obj.keywords, f"{name}.keywords", depth + 1, guard)
+            return
+        if hasattr(obj, "__dict__"):
+            if guard:
+                self.guards.append((f"{name}.__class__", ("is", type(obj))))
             items = tuple(islice(vars(obj).items(), _ATTR_ITEMS))
             if self.plan is not None:
                 self.plan.seqs.append((_VARS, obj, None, items))
@@ -342,6 +356,7 @@ class Discovery:
         like Dropout's ``p``, are guards), then its submodules' (each module once), in one walk. A module's
         attribute assignments bump STRUCTURE_EPOCH (nn.modules.module), so a reused walk sees them."""
         d = m.__dict__
+        self.guards.append((f"{prefix}.__class__", ("is", type(m))))
         for n, p in d["_parameters"].items():
             if p is not None:
                 self.tensor(p, f"{prefix}.{n}")
@@ -477,7 +492,24 @@ def discover(fn, args, kwargs, plan=None) -> Discovery:
     if id(default_generator) not in d._seen:
         d._seen.add(id(default_generator))
         d.slots.append(RngSlot(default_generator, "the default generator"))
+    d.frozen = _Guards(d.guards)
     return d
+
+
+class _Guards:
+    """A walk's guard values as one key component, its hash computed once: a reused walk's key compares it
+    by identity."""
+    __slots__ = ("items", "_hash")
+
+    def __init__(self, guards):
+        self.items = tuple([v for _, v in guards])
+        self._hash = hash(self.items)
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return self is other or (type(other) is _Guards and self._hash == other._hash and self.items == other.items)
 
 
 # ---- reusing a discovery ----------------------------------------------------------------------------------
@@ -595,7 +627,8 @@ def discover_cached(fn, args, kwargs, holder) -> Discovery:
         return discover(fn, args, kwargs)
     pd = plan.d
     d.slots.extend(pd.slots)
-    d.modules, d.schedulers, d.statics = pd.modules, pd.schedulers, pd.statics
+    d.modules, d.schedulers, d.statics, d.guards, d.frozen = pd.modules, pd.schedulers, pd.statics, pd.guards, \
+        pd.frozen
     return d
 
 
@@ -609,4 +642,4 @@ def same_discovery(a: Discovery, b: Discovery) -> bool:
     return ([ident(s) for s in a.slots] == [ident(s) for s in b.slots]
             and [id(m) for _, m in a.modules] == [id(m) for _, m in b.modules]
             and [id(s) for s in a.schedulers] == [id(s) for s in b.schedulers]
-            and [v for _, v in a.statics] == [v for _, v in b.statics])
+            and [v for _, v in a.statics] == [v for _, v in b.statics] and a.frozen == b.frozen)

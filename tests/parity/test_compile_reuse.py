@@ -438,3 +438,28 @@ def test_unread_attributes_are_not_guards():
         t.train_step(X)
         t.step += 1
     assert t.train_step.stats["traces"] == 2  # the first call, then again once the .grad fields exist
+
+
+def test_functions_classes_and_modules_swapped_are_guards():
+    """What the program inlines from a function, a builtin, a partial or a submodule is guarded by identity (or
+    class): swapping one recompiles instead of running the old program."""
+    import functools
+    import math
+    x = ft.tensor([-1.0, 2.0])
+    holder = {"sq": math.sqrt, "p": functools.partial(ft.clamp, min=0.0)}
+
+    def f(x):
+        return x * holder["sq"](4.0) + holder["p"](x)
+    cf = ft.compile(f)
+    _same(cf(x), f(x))
+    holder["sq"] = math.exp
+    _same(cf(x), f(x))
+    holder["p"] = functools.partial(ft.clamp, max=0.0)  # same values, another keyword
+    _same(cf(x), f(x))
+    assert cf.stats["traces"] == 3
+    m = nn.Sequential(nn.ReLU())
+    cm = ft.compile(m)
+    _same(cm(x), m(x))
+    m[0] = nn.Tanh()
+    _same(cm(x), m(x))
+    assert cm(x).detach().numpy()[0] < 0

@@ -369,8 +369,7 @@ class CompiledFunction:
                 result = fn(*args, **kwargs)
                 out_vals, spec = self._collect(d, in_vals, result, deferred, wlog)
                 spec.needs_node = grad_on and _engine.BACKWARD_CALLS[0] == backward_before and any(
-                    isinstance(t, Tensor) and t.requires_grad
-                    for t in jax.tree_util.tree_leaves(result, is_leaf=lambda x: isinstance(x, Tensor)))
+                    m[0] == "t" and m[3] for m in spec.result_meta)
                 entry.spec = spec
                 return out_vals
             finally:
@@ -423,9 +422,22 @@ class CompiledFunction:
         leaves, tree = jax.tree_util.tree_flatten((result, [(a, k) for _, a, k in deferred]),
                                                   is_leaf=lambda x: isinstance(x, Tensor))
         meta = []
+        # a result that IS a tensor the function reached (``return W``, ``return x``) comes back as that object,
+        # and one that views its storage (``return x[0]``, ``x.t()``, ``x.detach()``) as a view of it, as
+        # torch.compile returns them: a write to the result is a write to W / x
+        slot_of = {id(s.tensor): i for i, s in enumerate(d.slots) if isinstance(s, S.StorageSlot)}
+        storage_of = {id(s.storage): i for i, s in enumerate(d.slots) if isinstance(s, S.StorageSlot)}
         for leaf in leaves:
             if isinstance(leaf, Tensor):
-                meta.append((leaf.dtype, leaf.device))
+                i = slot_of.get(id(leaf))
+                if i is not None:
+                    meta.append(("slot", i))
+                    continue
+                i = storage_of.get(id(leaf._storage))
+                if i is not None and not leaf.requires_grad:
+                    meta.append(("view", i, leaf._shape, leaf.dtype, leaf._chain, leaf._strides, leaf._offset))
+                    continue
+                meta.append(("t", leaf.dtype, leaf.device, leaf.requires_grad))
                 outs.append(leaf._array)
             else:
                 meta.append(("const", leaf))
@@ -456,11 +468,16 @@ class CompiledFunction:
         leaves = []
         tensors = []
         for m in spec.result_meta:
-            if m[0] == "const":
-                leaves.append(m[1])
-            else:
-                leaves.append(Tensor._from_array(next(rest), m[0], m[1]))
+            if m[0] == "t":
+                leaves.append(Tensor._from_array(next(rest), m[1], m[2]))
                 tensors.append(leaves[-1])
+            elif m[0] == "slot":
+                leaves.append(slots[m[1]].tensor)
+            elif m[0] == "view":
+                s = slots[m[1]]
+                leaves.append(Tensor._header(s.storage, m[2], m[3], m[4], m[5], m[6], s.tensor))
+            else:
+                leaves.append(m[1])
         if in_vals is not None:
             self._record(entry.spec, d, in_vals, args, kwargs, tensors)
         result, deferred_args = jax.tree_util.tree_unflatten(spec.result_tree, leaves)

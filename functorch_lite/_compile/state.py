@@ -423,9 +423,10 @@ def _classes():
 
 
 _SCALARS = (bool, int, float, complex, str)
-# a module's own bookkeeping (its training flag is a guard of its own; hooks are not walked)
+# a module's own bookkeeping (its training flag is a guard of its own; its hook tables are walked as dicts:
+# a hook added after the first call, or its closure's tensors, are seen)
 _MODULE_OWN = frozenset(("training", "_parameters", "_buffers", "_modules", "_non_persistent_buffers_set",
-                         "_forward_hooks", "_forward_pre_hooks", "_compiled_call"))
+                         "_compiled_call"))
 
 
 def _scalar_guard(v) -> tuple:

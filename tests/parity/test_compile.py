@@ -365,3 +365,55 @@ def _assert_donation_pairs_own_outputs(cf, *args):
     assert pairs
     for o, i in pairs:
         assert slot_of_out[o] == slot_of_leaf[i], (o, i, d.slots[slot_of_out[o]].name, d.slots[slot_of_leaf[i]].name)
+
+
+@pytest.mark.parametrize("lib", ["ft", "torch"])
+def test_results_alias_what_the_function_reached(lib):
+    """A compiled function returning a tensor it reached (``return W``/``return x``) returns that object, and
+    a view of one (``x[0]``, ``x.t()``) returns a view of it: writes to the result show in W / x, as they do
+    under torch.compile. Before, the facade returned copies, and such a write was silently lost."""
+    m = ft if lib == "ft" else torch
+    comp = ft.compile if lib == "ft" else (lambda f: torch.compile(f, backend="eager"))
+    W = m.ones(2)
+
+    def get_w():
+        return W
+
+    def same(x):
+        return x
+
+    def row(x):
+        return x[0]
+
+    def bump_and_view(x):
+        x.add_(1)
+        return x.t()
+    r = comp(get_w)()
+    assert r is W
+    r.add_(1)
+    x = m.zeros(2)
+    y = comp(same)(x)
+    assert y is x
+    x2 = m.zeros(2, 2)
+    v = comp(row)(x2)
+    v.add_(7)
+    x3 = m.zeros(2, 3)
+    t = comp(bump_and_view)(x3)
+    assert tuple(t.shape) == (3, 2) and t.stride() == (1, 3)
+    t[0, 1] = 5.0
+    np.testing.assert_array_equal(W.numpy(), [2.0, 2.0])
+    np.testing.assert_array_equal(x2.numpy(), [[7.0, 7.0], [0.0, 0.0]])
+    np.testing.assert_array_equal(x3.numpy(), [[1.0, 1.0, 1.0], [5.0, 1.0, 1.0]])
+
+
+def test_a_hook_added_after_compiling_runs():
+    """Forward hooks are part of a module's call: one registered after the first compiled call is seen (the
+    compiled call kept running without it before), and removing it is seen too."""
+    m = nn.Linear(2, 2)
+    cm = ft.compile(m)
+    x = ft.ones(1, 2)
+    cm(x)
+    h = m.register_forward_hook(lambda mod, inp, out: out * 0 + 3)
+    np.testing.assert_array_equal(cm(x).detach().numpy(), [[3.0, 3.0]])
+    h.remove()
+    np.testing.assert_allclose(cm(x).detach().numpy(), m(x).detach().numpy())

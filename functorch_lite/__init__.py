@@ -40,14 +40,16 @@ from .ops import nn_ops as _nn_ops  # noqa: F401  (registers the composite nn op
 from .ops import conv as _conv_ops, resample as _resample_ops, norm as _norm_ops  # noqa: F401
 from .ops import attention as _attn_ops, losses as _loss_ops  # noqa: F401
 from .ops import operators as _operators
+from .ops import complex_ops as _complex_ops
 
 _ns = globals()
 _registry.install(Tensor, _ns)
 
-for _mod in (_view_ops, _movement, _conversion, _operators, _indexing, _gather_scatter, _reduction, _creation):
+for _mod in (_view_ops, _movement, _conversion, _operators, _indexing, _gather_scatter, _reduction, _creation,
+             _complex_ops):
     for _k, _v in getattr(_mod, "METHODS", {}).items():
         setattr(Tensor, _k, _v)
-for _mod in (_view_ops, _movement, _creation, _linalg, _indexing, _gather_scatter, _reduction):
+for _mod in (_view_ops, _movement, _creation, _linalg, _indexing, _gather_scatter, _reduction, _complex_ops):
     _ns.update(getattr(_mod, "FUNCTIONS", {}))
 del _mod, _k, _v, _ns
 

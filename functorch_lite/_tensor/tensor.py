@@ -176,18 +176,26 @@ class Tensor:
                                    "operation.")
             base = s.array
             val = arr
+            if V.view_sign(self._chain):  # a conjugated / negated view (x.conj(), x.conj().imag)
+                arr = V.apply_sign(arr)
+            units = False  # strides count elements of another size than the storage's (x.real, view_as_complex)
             if arr.dtype != base.dtype:
-                if arr.dtype.itemsize != base.dtype.itemsize:
-                    raise RuntimeError("writing through a view that reinterprets the dtype with a different "
-                                       "element size is not supported")
-                arr = V.bitcast(arr, base.dtype)
+                units = V.unit_compatible(base.dtype, arr.dtype)
+                if not units:
+                    if arr.dtype.itemsize != base.dtype.itemsize:
+                        raise RuntimeError("writing through a view that reinterprets the dtype with a different "
+                                           "element size is not supported")
+                    arr = V.bitcast(arr, base.dtype)
             idx = self._idx
             if idx is None:
                 idx = V.index_map(self._shape, self._strides, self._offset)
                 if not isinstance(base, jax.core.Tracer):
                     idx = jax.device_put(idx, next(iter(base.devices())))
                 self._idx = idx
-            s.array = (_scatter_dup if overlap else _scatter)(base, idx, arr)
+            if units:
+                s.array = V.scatter_units(base, idx, arr, not overlap)
+            else:
+                s.array = (_scatter_dup if overlap else _scatter)(base, idx, arr)
             self._cache = (s.array, val)
         s.version += 1
 

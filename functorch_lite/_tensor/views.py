@@ -235,3 +235,66 @@ MEMORY_FORMATS = {"contiguous_format": contiguous_format, "preserve_format": pre
 def shape_str(shape) -> str:
     """A shape as PyTorch prints it in messages: ``[2, 3]``."""
     return "[" + ", ".join(str(int(e)) for e in shape) + "]"
+
+
+# ---- complex storages seen through float views and back (real / imag / view_as_real / view_as_complex) -------
+def view_sign(chain) -> bool:
+    """PyTorch's conjugate / negative bit of a view: True when the view reads its storage conjugated (a complex
+    view after an odd number of ``conj`` steps) or negated (``x.conj().imag``). Derived from the view chain: a
+    step whose op has ``conj="flip"`` toggles it, ``conj="reset"`` clears it (``real``, ``view_as_real``)."""
+    s = False
+    for op, _ in chain or ():
+        c = getattr(op, "conj", None)
+        if c == "flip":
+            s = not s
+        elif c == "reset":
+            s = False
+    return s
+
+
+def apply_sign(arr):
+    """The inverse (and forward: an involution) of a set conjugate / negative bit."""
+    return jnp.conj(arr) if jnp.iscomplexobj(arr) else -arr
+
+
+def unit_compatible(base_dt, view_dt) -> bool:
+    """A view of dtype ``view_dt`` over a ``base_dt`` storage whose strides count other units: a float view
+    over a complex storage of the same precision (``x.real``), or the reverse (``view_as_complex``)."""
+    b, v = jnp.dtype(base_dt), jnp.dtype(view_dt)
+    if jnp.issubdtype(b, jnp.complexfloating) and v == jnp.finfo(b).dtype:
+        return True
+    return jnp.issubdtype(v, jnp.complexfloating) and b == jnp.finfo(v).dtype
+
+
+def to_units(base, view_dt):
+    """``base`` as a flat array counted in elements of ``view_dt`` (complex -> interleaved (re, im) floats,
+    floats -> complex pairs); the index maps of views with PyTorch's strides address it."""
+    v = jnp.dtype(view_dt)
+    if base.dtype.itemsize == v.itemsize:
+        return base.reshape(-1)
+    if jnp.iscomplexobj(base):
+        return jnp.stack([jnp.real(base), jnp.imag(base)], -1).reshape(-1)
+    flat = base.reshape(-1)
+    if flat.shape[0] % 2:
+        flat = jnp.concatenate([flat, jnp.zeros((1,), flat.dtype)])
+    return jax.lax.complex(flat[0::2], flat[1::2])
+
+
+def from_units(flat, shape, dtype):
+    """Inverse of :func:`to_units`: the flat ``flat`` back as an array of ``shape`` / ``dtype``."""
+    d = jnp.dtype(dtype)
+    if flat.dtype.itemsize == d.itemsize:
+        return flat.reshape(shape)
+    if jnp.issubdtype(d, jnp.complexfloating):
+        pairs = flat.reshape(-1, 2)
+        return jax.lax.complex(pairs[:, 0], pairs[:, 1]).reshape(shape)
+    n = math.prod(shape)
+    return jnp.stack([jnp.real(flat), jnp.imag(flat)], -1).reshape(-1)[:n].reshape(shape)
+
+
+def _scatter_units_impl(base, idx, vals, unique):
+    flat = to_units(base, vals.dtype).at[idx.reshape(-1)].set(vals.reshape(-1), unique_indices=unique)
+    return from_units(flat, base.shape, base.dtype)
+
+
+scatter_units = jax.jit(_scatter_units_impl, static_argnums=3)

@@ -13,39 +13,47 @@ import functools
 import jax
 import jax.numpy as jnp
 
+from .._tensor import views as V
 from .graph import Node, edge_of
 
 
-@jax.jit
-def _split(g, idx):
-    flat = g.reshape(-1)
-    return flat.at[idx.reshape(-1)].set(0).reshape(g.shape), flat[idx]
-
-
 @functools.partial(jax.jit, static_argnums=(2, 3))
-def _scatter_into(g_view, idx, shape, dtype):
-    return jnp.zeros(shape, dtype).reshape(-1).at[idx.reshape(-1)].add(g_view.reshape(-1)).reshape(shape)
+def _split(g, idx, vdt, sign):
+    """(gradient outside the view, gradient of the view). ``vdt``: the view's dtype, whose elements the index
+    map counts (``x.real`` of a complex base: interleaved floats); ``sign``: the view's conjugate / negative
+    bit (its gradient is conjugated / negated, as its values are)."""
+    flat = V.to_units(g, vdt)
+    inside = flat[idx]
+    rest = V.from_units(flat.at[idx.reshape(-1)].set(0), g.shape, g.dtype)
+    return rest, (V.apply_sign(inside) if sign else inside)
+
+
+@functools.partial(jax.jit, static_argnums=(2, 3, 4))
+def _scatter_into(g_view, idx, shape, dtype, sign):
+    g_view = V.apply_sign(g_view) if sign else g_view
+    flat = V.to_units(jnp.zeros(shape, dtype), g_view.dtype).at[idx.reshape(-1)].add(g_view.reshape(-1))
+    return V.from_units(flat, shape, dtype)
 
 
 class CopySlices(Node):
-    __slots__ = ("_idx", "_has_base")
+    __slots__ = ("_idx", "_has_base", "_vdt", "_sign")
 
     def apply_custom(self, cts):
         g = cts[0]
         if g is None:
             return [None] * len(self._edges)
-        rest, inside = _split(g, self._idx)
+        rest, inside = _split(g, self._idx, self._vdt, self._sign)
         return [rest, inside] if self._has_base else [inside]
 
 
 class AsStridedBackward0(Node):
-    __slots__ = ("_idx", "_shape", "_dtype")
+    __slots__ = ("_idx", "_shape", "_dtype", "_sign")
 
     def apply_custom(self, cts):
         g = cts[0]
         if g is None:
             return [None]
-        return [_scatter_into(g, self._idx, self._shape, self._dtype)]
+        return [_scatter_into(g, self._idx, self._shape, self._dtype, self._sign)]
 
 
 def copy_slices(view, node, out_nr):
@@ -54,6 +62,8 @@ def copy_slices(view, node, out_nr):
     cs = CopySlices()
     cs._idx = view._idx
     cs._has_base = base._requires_grad
+    cs._vdt = view.dtype.jnp
+    cs._sign = V.view_sign(view._chain)
     edges = ((edge_of(base),) if base._requires_grad else ()) + ((node, out_nr),)
     cs._edges = edges
     cs.next_functions = edges
@@ -65,6 +75,7 @@ def copy_slices(view, node, out_nr):
     vn._idx = view._idx
     vn._shape = base._shape
     vn._dtype = base.dtype.jnp
+    vn._sign = cs._sign
     vn._edges = ((cs, 0),)
     vn.next_functions = vn._edges
     vn._out_meta = ((view._shape, view.dtype),)

@@ -27,6 +27,7 @@ from ..autograd import graph as _graph
 from .. import _promotion
 from .._stats import COUNTS as _COUNTS
 from ..amp import autocast_mode as _amp
+from ._registry import SELF
 
 _AC_ANY = _amp.ANY  # non-zero only while some thread has autocast enabled: the fast path's one check
 
@@ -133,6 +134,8 @@ def dispatch(op, targs, sargs, autocast=True):
     if op.view is not None:
         meta = op.view(targs[0], sargs)
         if meta is not None:
+            if meta is SELF:
+                return targs[0]
             return _dispatch_view(op, targs[0], sargs, meta)
     if op.tensors == "list":
         targs = tuple(targs[0])

@@ -21,12 +21,13 @@ class OpDef:
                  "method", "function", "inplace", "view", "autocast", "prep", "check", "check_dtype",
                  "differentiable", "nout", "eager", "kernel", "cache", "out", "result_type", "params",
                  "device_check", "saves", "broadcast", "fn", "fn_inplace", "aliased_write_ok", "dynamic", "float8",
-                 "__weakref__")
+                 "conj", "__weakref__")
 
     def __init__(self, impl, name, *, promote, grad_fn, tensors, method, function, inplace, view, autocast,
                  prep, check, check_dtype, differentiable, nout, eager, kernel, out, result_type,
-                 device_check, saves, broadcast, aliased_write_ok=False, dynamic=None, float8=None):
+                 device_check, saves, broadcast, aliased_write_ok=False, dynamic=None, float8=None, conj=None):
         self.name = name
+        self.conj = conj
         self.float8 = float8 if float8 is not None else view is not None  # a view computes nothing
         self.dynamic = dynamic
         self.aliased_write_ok = aliased_write_ok
@@ -94,12 +95,17 @@ class OpDef:
 def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, function=True, inplace=False,
           view=None, autocast=None, prep=None, check=None, check_dtype=None, differentiable=True, nout=1,
           eager=False, kernel=None, out=None, result_type=None, aliases=(),
-          device_check="iter", saves=("all",), broadcast=None, aliased_write_ok=False, dynamic=None, float8=None):
+          device_check="iter", saves=("all",), broadcast=None, aliased_write_ok=False, dynamic=None, float8=None,
+          conj=None):
     """Declare an op. ``tensors``: how many leading parameters are tensor-like (or ``"list"``).
 
     ``method``/``function``: generate ``Tensor.<name>`` / ``functorch_lite.<name>`` (True) or not;
     a string gives another name. ``inplace``: also generate ``<name>_``. ``view``: a function
-    ``(tensor, static args) -> (shape, strides, offset)`` making the op a view of its input.
+    ``(tensor, static args) -> (shape, strides, offset[, dtype])`` making the op a view of its input (strides
+    and offset in elements of the result's dtype, as in PyTorch); it may return :data:`SELF` (the op returns
+    its input itself: ``x.real`` or ``x.conj()`` of a real tensor) or ``None`` (computed, not a view).
+    ``conj``: a view step that changes how a complex storage is read (``views.view_sign``): ``"flip"``
+    (``conj``: the conjugate bit toggles) or ``"reset"`` (``real``, ``view_as_real``, ``view_as_complex``).
     ``prep``: ``(tensors, static args) -> static args`` normalises and validates arguments.
     ``check``: per-call validation on the tensors (shapes, values). ``saves``: which inputs the
     backward needs (for PyTorch's in-place version checks). ``broadcast``: the tensor arguments
@@ -124,7 +130,7 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
                    out=out if out is not None else (view is None and nout == 1),
                    result_type=result_type, device_check=device_check,
                    saves=saves, broadcast=broadcast, aliased_write_ok=aliased_write_ok, dynamic=dynamic,
-                   float8=float8)
+                   float8=float8, conj=conj)
         if n in OPS:
             raise ValueError(f"op {n} defined twice")
         OPS[n] = op
@@ -138,6 +144,16 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
 
 
 _ALIASES: dict = {}
+
+
+class _Self:
+    """What a ``view=`` function returns when the op gives back its input itself."""
+
+    def __repr__(self):
+        return "SELF"
+
+
+SELF = _Self()
 
 
 def _signature_src(op: OpDef, *, with_out: bool, first="input"):

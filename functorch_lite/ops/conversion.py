@@ -31,8 +31,17 @@ def _copy_rule(op, sig, sargs):
     return (None, dt), (dt,)
 
 
+def _copy_check(targs, sargs):
+    x, src = targs
+    if isinstance(src, Tensor) and src._shape != x._shape:
+        from ._dispatch import broadcast_shapes
+        b = broadcast_shapes(x._shape, src._shape)
+        if b != x._shape:
+            raise RuntimeError(f"output with shape {list(x._shape)} doesn't match the broadcast shape {list(b)}")
+
+
 @defop("copy", float8=True, promote=_copy_rule, grad_fn="CopyBackwards", tensors=2, inplace=True, method=False,
-       function=False, saves=())
+       function=False, saves=(), broadcast=True, check=_copy_check)
 def _copy(input, src):
     """``self.copy_(src)``: src broadcast to self's shape, cast to self's dtype (any cast allowed)."""
     return jnp.broadcast_to(src, input.shape)

@@ -33,6 +33,7 @@ from .._tensor.tensor import Tensor
 from ..autograd import engine as _engine
 from ..autograd import grad_mode as _gm
 from ..amp import autocast_mode as _amp
+from ..nn.modules import module as _module
 from . import state as S
 
 log = logging.getLogger("functorch_lite.compile")
@@ -135,7 +136,7 @@ def _constants(traced) -> list:
 class _Spec:
     """What one trace produced: which slots come back (and how), the result's structure, deferred calls."""
     __slots__ = ("outputs", "result_tree", "result_meta", "deferred", "n_slot_out", "needs_node", "node_op",
-                 "node_entry", "node_ctx", "out_sigs")
+                 "node_entry", "node_ctx", "out_sigs", "effects")
 
 
 class CompiledFunction:
@@ -357,6 +358,9 @@ class CompiledFunction:
                 patched.append(sch)
             backward_before = _engine.BACKWARD_CALLS[0]
             grad_on = _gm._state.enabled
+            bindings = _bindings(fn)  # the closure cells / globals fn rebinds are put back, then replayed
+            prev_attrs = _module.SETATTR_LOG[0]
+            _module.SETATTR_LOG[0] = attrs = {}
             try:
                 for s, v in zip(slots, in_vals):
                     s.put(v)
@@ -367,12 +371,15 @@ class CompiledFunction:
                         result, is_leaf=lambda x: isinstance(x, Tensor)) if isinstance(t, Tensor))
                     return r[0] if len(r) == 1 else r
                 result = fn(*args, **kwargs)
-                out_vals, spec = self._collect(d, in_vals, result, deferred, wlog)
+                effects = _effects(bindings, attrs)
+                out_vals, spec = self._collect(d, in_vals, result, deferred, wlog, effects)
                 spec.needs_node = grad_on and _engine.BACKWARD_CALLS[0] == backward_before and any(
                     m[0] == "t" and m[3] for m in spec.result_meta)
                 entry.spec = spec
                 return out_vals
             finally:
+                _module.SETATTR_LOG[0] = prev_attrs
+                _restore(bindings, attrs)
                 for sch in patched:
                     sch.__dict__.pop("step", None)
                 for st, arr, ver in wlog.values():  # writes first: a slot's logged "old" value is a tracer
@@ -385,7 +392,7 @@ class CompiledFunction:
                 TRACING[0] -= 1
         return pure
 
-    def _collect(self, d, in_vals, result, deferred, wlog):
+    def _collect(self, d, in_vals, result, deferred, wlog, effects=()):
         spec = _Spec()
         spec.needs_node, spec.node_op, spec.node_entry, spec.node_ctx = False, None, None, None
         spec.out_sigs = {}
@@ -419,7 +426,8 @@ class CompiledFunction:
                                     "through an argument, the closure, or a global named in the function)")
         spec.n_slot_out = len(outs)
         spec.outputs = outputs
-        leaves, tree = jax.tree_util.tree_flatten((result, [(a, k) for _, a, k in deferred]),
+        spec.effects = [e[:3] for e in effects]
+        leaves, tree = jax.tree_util.tree_flatten((result, [(a, k) for _, a, k in deferred], [e[3] for e in effects]),
                                                   is_leaf=lambda x: isinstance(x, Tensor))
         meta = []
         # a result that IS a tensor the function reached (``return W``, ``return x``) comes back as that object,
@@ -480,7 +488,14 @@ class CompiledFunction:
                 leaves.append(m[1])
         if in_vals is not None:
             self._record(entry.spec, d, in_vals, args, kwargs, tensors)
-        result, deferred_args = jax.tree_util.tree_unflatten(spec.result_tree, leaves)
+        result, deferred_args, values = jax.tree_util.tree_unflatten(spec.result_tree, leaves)
+        for (kind, target, name), v in zip(spec.effects, values):  # the rebinding the function did, replayed
+            if kind == "cell":
+                target.cell_contents = v
+            elif kind == "global":
+                target[name] = v
+            else:
+                setattr(target, name, v)
         for si, (a, k) in zip(spec.deferred, deferred_args):
             d.schedulers[si].step(*a, **k)
         return result
@@ -573,6 +588,97 @@ def _negative_zero_of(cts):
             z = -jnp.abs(s * 0).astype(jnp.float32)
             return jnp.where(jnp.isfinite(s), z, jnp.float32(-0.0))
     return None
+
+
+_UNSET = _module._UNSET  # an unset cell / global / attribute (one sentinel with the module attribute log)
+
+
+def _bindings(fn) -> list:
+    """The closure cells and globals ``fn``'s own code can rebind (``nonlocal``/``global`` names), with their
+    values before the trace: [(kind, target, name, value)]."""
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    out = []
+    stores = _stores(code)
+    if fn.__closure__:
+        for var, cell in zip(code.co_freevars, fn.__closure__):
+            if var in stores:
+                try:
+                    out.append(("cell", cell, var, cell.cell_contents))
+                except ValueError:
+                    out.append(("cell", cell, var, _UNSET))
+    g = fn.__globals__
+    for n in stores:
+        if n not in code.co_freevars:
+            out.append(("global", g, n, g.get(n, _UNSET)))
+    return out
+
+
+_STORES: dict = {}
+
+
+def _stores(code) -> frozenset:
+    """Names ``code`` rebinds outside itself: STORE_GLOBAL, and STORE_DEREF of its free variables."""
+    hit = _STORES.get(code)
+    if hit is None:
+        import dis
+        hit = _STORES[code] = frozenset(
+            ins.argval for ins in dis.get_instructions(code)
+            if ins.opname == "STORE_GLOBAL" or (ins.opname == "STORE_DEREF" and ins.argval in code.co_freevars))
+    return hit
+
+
+def _read(kind, target, name):
+    if kind == "cell":
+        try:
+            return target.cell_contents
+        except ValueError:
+            return _UNSET
+    return target.get(name, _UNSET)
+
+
+def _effects(bindings, attrs) -> list:
+    """What the traced call rebound: [(kind, target, name, new value)] — replayed after every call (a new tensor
+    becomes an output of the program, as torch.compile replays a global's or a module attribute's rebinding)."""
+    out = []
+    for kind, target, name, old in bindings:
+        new = _read(kind, target, name)
+        if new is not old:
+            if new is _UNSET:
+                raise _UnreachableWrite(f"deleting the {'closure variable' if kind == 'cell' else 'global'} "
+                                        f"{name!r} inside a compiled function")
+            out.append((kind, target, name, new))
+    for (module, name), old in attrs.items():
+        new = module.__dict__.get(name, _UNSET)
+        if new is not old:
+            if new is _UNSET:
+                raise _UnreachableWrite(f"deleting the module attribute {name!r} inside a compiled function")
+            out.append(("attr", module, name, new))
+    return out
+
+
+def _restore(bindings, attrs):
+    """Put back what the trace rebound (cells, globals, module attributes): nothing traced stays reachable."""
+    for kind, target, name, old in bindings:
+        if kind == "cell":
+            if old is _UNSET:
+                try:
+                    del target.cell_contents
+                except ValueError:
+                    pass
+            else:
+                target.cell_contents = old
+        elif old is _UNSET:
+            target.pop(name, None)
+        else:
+            target[name] = old
+    for (module, name), old in attrs.items():
+        if old is _UNSET:
+            module.__dict__.pop(name, None)
+        else:
+            module.__dict__[name] = old
 
 
 def _same(a, b) -> bool:

@@ -417,3 +417,53 @@ def test_a_hook_added_after_compiling_runs():
     np.testing.assert_array_equal(cm(x).detach().numpy(), [[3.0, 3.0]])
     h.remove()
     np.testing.assert_allclose(cm(x).detach().numpy(), m(x).detach().numpy())
+
+
+_G = None
+
+
+@pytest.mark.parametrize("lib", ["ft", "torch"])
+def test_rebinding_globals_cells_and_module_attributes_is_replayed(lib):
+    """``global W; W = W + x``, ``nonlocal``, ``self.last = y.detach()`` inside a compiled function: every call
+    rebinds them as eager does (torch.compile replays these side effects). Before, the traced call left a
+    tracer-backed tensor in the global and the next call failed with JAX's UnexpectedTracerError."""
+    global _G
+    m = ft if lib == "ft" else torch
+    comp = ft.compile if lib == "ft" else (lambda f: torch.compile(f, backend="eager"))
+    _G = m.ones(2)
+
+    def g(x):
+        global _G
+        _G = _G + x
+        return _G.sum()
+    W = m.ones(2)
+
+    def f(x):
+        nonlocal W
+        W = W * x
+        return W.sum()
+    cg, cf = comp(g), comp(f)
+    assert [cg(m.ones(2)).item() for _ in range(3)] == [4.0, 6.0, 8.0]
+    assert [cf(m.full((2,), 2.0)).item() for _ in range(3)] == [4.0, 8.0, 16.0]
+    assert _G.tolist() == [4.0, 4.0] and W.tolist() == [8.0, 8.0]
+
+    class Net(m.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = m.nn.Linear(2, 2)
+
+        def forward(self, x):
+            y = self.lin(x)
+            self.last = y.detach() * 2
+            return y
+    net = Net()
+    with m.no_grad():
+        net.lin.weight.fill_(0.5)
+        net.lin.bias.fill_(0.1)
+    cn = comp(net)
+    seen = []
+    for i in range(3):
+        cn(m.ones(1, 2) * i)
+        seen.append(net.last.tolist())
+    np.testing.assert_allclose(seen, [[[0.2, 0.2]], [[2.2, 2.2]], [[4.2, 4.2]]], rtol=1e-6)
+    _G = None

@@ -30,6 +30,10 @@ class RemovableHandle:
 # Bumped by every change to any module's parameter/buffer/submodule registry (and by creating one): compiled
 # functions reuse what they discovered about a module tree while this is unchanged (_compile/state.py).
 STRUCTURE_EPOCH = [0]
+# while compile traces a function: {(module, name): value before} of the plain attributes it sets (put back
+# after the trace, and the rebinding replayed after every call: _compile.runner)
+SETATTR_LOG: list = [None]
+_UNSET = object()
 
 
 class _Registry(OrderedDict):
@@ -181,6 +185,9 @@ class Module:
         else:
             if name != "training":  # (a guard read on every call) compiled functions walk attributes again
                 STRUCTURE_EPOCH[0] += 1
+                log = SETATTR_LOG[0]
+                if log is not None and (self, name) not in log:
+                    log[(self, name)] = d.get(name, _UNSET)
             object.__setattr__(self, name, value)
 
     def _drop(self, name: str, keep: str) -> None:

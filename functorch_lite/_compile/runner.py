@@ -288,12 +288,13 @@ class CompiledFunction:
     def _graph_break(self, entry, exc, args, kwargs):
         COUNTERS["graph_breaks"] += 1
         cause, where = _cause(exc), _user_line(exc)
+        at = "" if where == "<unknown line>" else f", at {where}"
         if self.fullgraph:
             del self.cache[next(k for k, e in self.cache.items() if e is entry)]
             raise GraphBreak(f"functorch_lite.compile(fullgraph=True): {self.__name__} cannot be one program: "
-                             f"{cause}, at {where}") from exc
+                             f"{cause}{at}") from exc
         entry.eager = True
-        warnings.warn(f"functorch_lite.compile: graph break in {self.__name__}: {cause}, at {where}. This call "
+        warnings.warn(f"functorch_lite.compile: graph break in {self.__name__}: {cause}{at}. This call "
                       "signature runs eagerly (correct results, no speed-up).", stacklevel=3)
         return self._eager(args, kwargs)
 
@@ -361,9 +362,11 @@ class CompiledFunction:
             bindings = _bindings(fn)  # the closure cells / globals fn rebinds are put back, then replayed
             prev_attrs = _module.SETATTR_LOG[0]
             _module.SETATTR_LOG[0] = attrs = {}
+            boxes = None
             try:
                 for s, v in zip(slots, in_vals):
                     s.put(v)
+                boxes = [(n, c, _contents(c)) for n, c in d.containers]  # (after the puts: a group holds tracers)
                 if results_only:
                     with _gm.no_grad():
                         result = fn(*args, **kwargs)
@@ -371,6 +374,10 @@ class CompiledFunction:
                         result, is_leaf=lambda x: isinstance(x, Tensor)) if isinstance(t, Tensor))
                     return r[0] if len(r) == 1 else r
                 result = fn(*args, **kwargs)
+                for n, c, before in boxes:
+                    if not _identical_contents(_contents(c), before):
+                        raise _UnreachableWrite(f"changing the {type(c).__name__} {n} (its contents are not replayed "
+                                                "by a compiled call)")
                 effects = _effects(bindings, attrs)
                 out_vals, spec = self._collect(d, in_vals, result, deferred, wlog, effects)
                 spec.needs_node = grad_on and _engine.BACKWARD_CALLS[0] == backward_before and any(
@@ -380,6 +387,9 @@ class CompiledFunction:
             finally:
                 _module.SETATTR_LOG[0] = prev_attrs
                 _restore(bindings, attrs)
+                for _, c, before in boxes or ():
+                    if not _identical_contents(_contents(c), before):
+                        _set_contents(c, before)
                 for sch in patched:
                     sch.__dict__.pop("step", None)
                 for st, arr, ver in wlog.values():  # writes first: a slot's logged "old" value is a tracer
@@ -657,6 +667,23 @@ def _effects(bindings, attrs) -> list:
                 raise _UnreachableWrite(f"deleting the module attribute {name!r} inside a compiled function")
             out.append(("attr", module, name, new))
     return out
+
+
+def _contents(c) -> list:
+    return list(c.items()) if isinstance(c, dict) else list(c)
+
+
+def _identical_contents(a: list, b: list) -> bool:
+    return len(a) == len(b) and all(x is y or (type(x) is tuple and x[0] == y[0] and x[1] is y[1])
+                                    for x, y in zip(a, b))
+
+
+def _set_contents(c, items: list):
+    if isinstance(c, dict):
+        dict.clear(c)
+        dict.update(c, items)
+    else:
+        c[:] = items
 
 
 def _restore(bindings, attrs):

@@ -248,6 +248,7 @@ class Discovery:
         self._seen: set = set()
         self._storages: set = set()
         self.reads: set = set()      # attribute names the walked code reads: those attributes' scalars are guards
+        self.containers: list = []   # (name, list or dict) walked: a compiled call must not change them
         self.plan = plan
 
     def tensor(self, t, name, grads=True):
@@ -312,8 +313,10 @@ class Discovery:
             self.slots.append(RngSlot(obj, name))
             return
         if isinstance(obj, (list, tuple)):
-            if self.plan is not None and not isinstance(obj, tuple):
-                self.plan.seqs.append((_LIST, obj, None, tuple(obj)))
+            if not isinstance(obj, tuple):
+                self.containers.append((name, obj))
+                if self.plan is not None:
+                    self.plan.seqs.append((_LIST, obj, None, tuple(obj)))
             for i, v in enumerate(obj):
                 if i == _DICT_ITEMS and guard:  # a long list's scalars past its first entries: one guard for all
                     self.guards.append((f"{name}[{i}:]", ("scalars", len(obj), hash(tuple(
@@ -321,6 +324,7 @@ class Discovery:
                 self.visit(v, f"{name}[{i}]", depth + 1, guard and i < _DICT_ITEMS)
             return
         if isinstance(obj, dict):
+            self.containers.append((name, obj))
             items = tuple(islice(obj.items(), _DICT_ITEMS))
             if self.plan is not None:
                 self.plan.seqs.append((_DICT, obj, None, items))
@@ -334,7 +338,8 @@ class Discovery:
             self.visit(obj.__func__, name, depth)
             return
         if isinstance(obj, types.FunctionType):
-            self.function(obj, name, depth + 1)
+            if not (obj.__module__ or "").startswith(_OWN):  # the library's functions: guarded by identity only
+                self.function(obj, name, depth + 1)
             return
         if isinstance(obj, functools.partial):
             self.visit(obj.func, f"{name}.func", depth + 1, guard)
@@ -423,6 +428,7 @@ def _classes():
 
 
 _SCALARS = (bool, int, float, complex, str)
+_OWN = __name__.split(".")[0] + "."  # "functorch_lite.": its functions' globals are the library's own state
 # a module's own bookkeeping (its training flag is a guard of its own; its hook tables are walked as dicts:
 # a hook added after the first call, or its closure's tensors, are seen)
 _MODULE_OWN = frozenset(("training", "_parameters", "_buffers", "_modules", "_non_persistent_buffers_set",
@@ -630,6 +636,7 @@ def discover_cached(fn, args, kwargs, holder) -> Discovery:
     d.slots.extend(pd.slots)
     d.modules, d.schedulers, d.statics, d.guards, d.frozen = pd.modules, pd.schedulers, pd.statics, pd.guards, \
         pd.frozen
+    d.containers = pd.containers
     return d
 
 

@@ -467,3 +467,28 @@ def test_rebinding_globals_cells_and_module_attributes_is_replayed(lib):
         seen.append(net.last.tolist())
     np.testing.assert_allclose(seen, [[[0.2, 0.2]], [[2.2, 2.2]], [[4.2, 4.2]]], rtol=1e-6)
     _G = None
+
+
+def test_changing_a_list_or_dict_it_reaches_is_a_graph_break():
+    """``history.append(y)`` / ``cache['k'] = y`` inside a compiled function: the change is not replayed by a
+    compiled call, so it is a graph break (warning, eager: the list grows on every call as in eager), and
+    fullgraph=True names it. Before, the trace left a tracer-backed tensor in the list and the next call failed
+    with JAX's UnexpectedTracerError."""
+    hist, cache = [], {}
+
+    def f(x):
+        y = x * 2
+        hist.append(y)
+        return y
+
+    def g(x):
+        cache["k"] = x + 1
+        return x
+    cf = ft.compile(f)
+    with pytest.warns(UserWarning, match="graph break in f: changing the list hist"):
+        for i in range(3):
+            cf(ft.ones(1) * i)
+    assert [t.item() for t in hist] == [0.0, 2.0, 4.0]
+    with pytest.raises(ft._compile.GraphBreak, match="changing the dict cache"):
+        ft.compile(g, fullgraph=True)(ft.ones(1))
+    assert cache == {}  # the traced change was put back

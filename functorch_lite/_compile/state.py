@@ -249,6 +249,7 @@ class Discovery:
         self._storages: set = set()
         self.reads: set = set()      # attribute names the walked code reads: those attributes' scalars are guards
         self.containers: list = []   # (name, list or dict) walked: a compiled call must not change them
+        self._own = 0                # > 0 while walking a library object's attributes
         self.plan = plan
 
     def tensor(self, t, name, grads=True):
@@ -314,7 +315,8 @@ class Discovery:
             return
         if isinstance(obj, (list, tuple)):
             if not isinstance(obj, tuple):
-                self.containers.append((name, obj))
+                if not self._own:
+                    self.containers.append((name, obj))
                 if self.plan is not None:
                     self.plan.seqs.append((_LIST, obj, None, tuple(obj)))
             for i, v in enumerate(obj):
@@ -324,7 +326,8 @@ class Discovery:
                 self.visit(v, f"{name}[{i}]", depth + 1, guard and i < _DICT_ITEMS)
             return
         if isinstance(obj, dict):
-            self.containers.append((name, obj))
+            if not self._own:
+                self.containers.append((name, obj))
             items = tuple(islice(obj.items(), _DICT_ITEMS))
             if self.plan is not None:
                 self.plan.seqs.append((_DICT, obj, None, items))
@@ -353,8 +356,11 @@ class Discovery:
             if self.plan is not None:
                 self.plan.seqs.append((_VARS, obj, None, items))
             reads = self.reads
+            own = (type(obj).__module__ or "").startswith(_OWN)  # a library object (GradScaler): its own
+            self._own += own                                      # lists and dicts are its business
             for k, v in items:
                 self.visit(v, f"{name}.{k}", depth + 1, guard and k in reads)
+            self._own -= own
 
     def module(self, m, prefix):
         """A module's parameters and buffers, its other attributes (tensors in them are slots; Python scalars,

@@ -492,3 +492,31 @@ def test_changing_a_list_or_dict_it_reaches_is_a_graph_break():
     with pytest.raises(ft._compile.GraphBreak, match="changing the dict cache"):
         ft.compile(g, fullgraph=True)(ft.ones(1))
     assert cache == {}  # the traced change was put back
+
+
+def test_a_grad_scaler_autocast_step_is_one_program():
+    """zero_grad, autocast forward, scaler.scale(loss).backward(), scaler.step, scaler.update: one compiled
+    program (no eager fallback: the scaler's own bookkeeping dicts change inside, which is the library's
+    business, not a user container), losses equal eager's to bfloat16 precision (XLA may keep excess
+    precision between fused bfloat16 ops) and the same scale."""
+    def run(compiled):
+        ft.manual_seed(0)
+        m = nn.Linear(4, 2)
+        opt = ft.optim.SGD(m.parameters(), lr=0.1)
+        scaler = ft.amp.GradScaler("cpu", init_scale=2.0 ** 10)
+        x, y = ft.randn(8, 4), ft.randn(8, 2)
+
+        def step():
+            opt.zero_grad()
+            with ft.autocast("cpu", dtype=ft.bfloat16):
+                loss = ((m(x).float() - y) ** 2).mean()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            return loss
+        f = ft.compile(step) if compiled else step
+        return [f().item() for _ in range(5)], scaler.get_scale(), f
+    eager, scale_e, _ = run(False)
+    comp, scale_c, f = run(True)
+    np.testing.assert_allclose(comp, eager, rtol=2e-3)
+    assert scale_c == scale_e and f.stats["eager_calls"] == 0 and f.stats["traces"] == 2

@@ -66,6 +66,7 @@ from .cuda import amp as _cuda_amp  # noqa: E402,F401  (torch.cuda.amp.autocast 
 from .quantization import _scaled_mm  # noqa: E402,F401
 from .serialization import *  # noqa: E402,F401,F403  (save, load)
 from ._compile import compile  # noqa: E402,F401
+from . import _dynamo, compiler  # noqa: E402,F401  (torch._dynamo / torch.compiler)
 from .ops.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402,F401  (torch has them at top level)
 from .autograd import tensor_hooks as _tensor_hooks  # noqa: E402
 

@@ -22,6 +22,7 @@ import logging
 import os
 import traceback
 import warnings
+import weakref
 from collections import OrderedDict
 
 import jax
@@ -39,12 +40,27 @@ from . import state as S
 log = logging.getLogger("functorch_lite.compile")
 
 
-class config:
-    """``torch._dynamo.config``-style switches."""
-    cache_size_limit = 8                                       # programs per compiled function
-    log_recompiles = bool(os.environ.get("FUNCTORCH_LITE_LOG_RECOMPILES"))
-    # self-check of the reused discovery: every call also walks everything and compares (the test suite sets it)
-    verify_discovery = bool(os.environ.get("FUNCTORCH_LITE_VERIFY_DISCOVERY"))
+class _Config:
+    """``torch._dynamo.config``-style switches (also ``functorch_lite._dynamo.config``)."""
+
+    def __init__(self):
+        self.cache_size_limit = 8                              # programs per compiled function
+        self.log_recompiles = bool(os.environ.get("FUNCTORCH_LITE_LOG_RECOMPILES"))
+        # self-check of the reused discovery: every call also walks everything and compares (the test suite sets it)
+        self.verify_discovery = bool(os.environ.get("FUNCTORCH_LITE_VERIFY_DISCOVERY"))
+
+    @property
+    def recompile_limit(self) -> int:
+        """torch's newer name for ``cache_size_limit`` (the same setting)."""
+        return self.cache_size_limit
+
+    @recompile_limit.setter
+    def recompile_limit(self, value: int) -> None:
+        self.cache_size_limit = value
+
+
+config = _Config()
+LIVE: "weakref.WeakSet" = weakref.WeakSet()  # every CompiledFunction (``_dynamo.reset()`` empties their caches)
 
 
 TRACING = [0]   # > 0 while a compiled function is being traced (nested compiled calls inline)
@@ -61,7 +77,11 @@ class GraphBreak(RuntimeError):
 
 
 class _UnreachableWrite(Exception):
-    pass
+    """What a single program cannot do (its message is the graph break's cause)."""
+
+
+class Disabled(_UnreachableWrite):
+    """A ``torch.compiler.disable``'d function called while tracing."""
 
 
 def _cause(exc) -> str:
@@ -156,6 +176,13 @@ class CompiledFunction:
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
         self.__doc__ = getattr(fn, "__doc__", None)
         self.__wrapped__ = fn
+        LIVE.add(self)
+
+    def reset(self) -> None:
+        """Forget every compiled program and the reused discovery (``torch._dynamo.reset()``)."""
+        self.cache.clear()
+        self._plan = self._last = None
+        self._warned = self._warned_const = False
 
     # ---- the call ----------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):

@@ -249,7 +249,7 @@ class Discovery:
         self._storages: set = set()
         self.reads: set = set()      # attribute names the walked code reads: those attributes' scalars are guards
         self.containers: list = []   # (name, list or dict) walked: a compiled call must not change them
-        self._own = 0                # > 0 while walking a library object's attributes
+        self._own = False            # True while walking a library object's attributes or function's closure
         self.plan = plan
 
     def tensor(self, t, name, grads=True):
@@ -341,8 +341,7 @@ class Discovery:
             self.visit(obj.__func__, name, depth)
             return
         if isinstance(obj, types.FunctionType):
-            if not (obj.__module__ or "").startswith(_OWN):  # the library's functions: guarded by identity only
-                self.function(obj, name, depth + 1)
+            self.function(obj, name, depth + 1)
             return
         if isinstance(obj, functools.partial):
             self.visit(obj.func, f"{name}.func", depth + 1, guard)
@@ -356,11 +355,11 @@ class Discovery:
             if self.plan is not None:
                 self.plan.seqs.append((_VARS, obj, None, items))
             reads = self.reads
-            own = (type(obj).__module__ or "").startswith(_OWN)  # a library object (GradScaler): its own
-            self._own += own                                      # lists and dicts are its business
-            for k, v in items:
+            own = self._own
+            self._own = own or (type(obj).__module__ or "").startswith(_OWN)  # a library object (GradScaler):
+            for k, v in items:                                                  # its lists and dicts are its own
                 self.visit(v, f"{name}.{k}", depth + 1, guard and k in reads)
-            self._own -= own
+            self._own = own
 
     def module(self, m, prefix):
         """A module's parameters and buffers, its other attributes (tensors in them are slots; Python scalars,
@@ -378,6 +377,12 @@ class Discovery:
         for n, v in islice(d.items(), _ATTR_ITEMS):
             if n not in _MODULE_OWN:
                 self.visit(v, f"{prefix}.{n}", 1)
+        for table in ("_forward_pre_hooks", "_forward_hooks"):  # registries too: a change bumps the epoch
+            hooks = d.get(table)
+            if hooks:
+                self.guards.append((f"{prefix}.{table}", ("keys", tuple(hooks))))
+                for k, h in hooks.items():
+                    self.visit(h, f"{prefix}.{table}[{k}]", 1)
         for n, c in d["_modules"].items():
             if c is not None and id(c) not in self._seen:
                 self._seen.add(id(c))
@@ -385,7 +390,16 @@ class Discovery:
                 self.module(c, f"{prefix}.{n}")
 
     def function(self, fn, name, depth=0):
-        """A function's closure cells, default values, and the globals its code (and nested code) names."""
+        """A function's closure cells, default values, and the globals its code (and nested code) names. A
+        library function's globals are the library's own state (caches), not walked; its closure (a wrapper
+        around the user's function, ``func.grad(f)``) is, its containers left to it."""
+        own, self._own = self._own, (fn.__module__ or "").startswith(_OWN)
+        try:
+            self._function(fn, name, depth, not self._own)
+        finally:
+            self._own = own
+
+    def _function(self, fn, name, depth, with_globals):
         code = fn.__code__
         self.reads |= _attr_reads(code)
         plan = self.plan
@@ -411,6 +425,8 @@ class Discovery:
                 self.visit(v, var, depth)
         if kwdefaults:
             self.visit(kwdefaults, "keyword defaults", depth)
+        if not with_globals:
+            return
         g = fn.__globals__
         names = _names(code)
         if plan is not None:
@@ -435,10 +451,10 @@ def _classes():
 
 _SCALARS = (bool, int, float, complex, str)
 _OWN = __name__.split(".")[0] + "."  # "functorch_lite.": its functions' globals are the library's own state
-# a module's own bookkeeping (its training flag is a guard of its own; its hook tables are walked as dicts:
-# a hook added after the first call, or its closure's tensors, are seen)
+# a module's own bookkeeping (its training flag is a guard of its own; its hook tables, registries that bump
+# the structure epoch, are walked apart: a hook added after the first call, or its closure's tensors, are seen)
 _MODULE_OWN = frozenset(("training", "_parameters", "_buffers", "_modules", "_non_persistent_buffers_set",
-                         "_compiled_call"))
+                         "_compiled_call", "_compiled", "_forward_pre_hooks", "_forward_hooks"))
 
 
 def _scalar_guard(v) -> tuple:

@@ -520,3 +520,42 @@ def test_a_grad_scaler_autocast_step_is_one_program():
     comp, scale_c, f = run(True)
     np.testing.assert_allclose(comp, eager, rtol=2e-3)
     assert scale_c == scale_e and f.stats["eager_calls"] == 0 and f.stats["traces"] == 2
+
+
+def test_dynamo_and_compiler_namespaces():
+    """``torch._dynamo`` / ``torch.compiler`` as scripts use them: list_backends (COMP-08, torch's list),
+    config.cache_size_limit and its newer name recompile_limit (one setting), reset() (every compiled function
+    traces again), is_compiling() (True while traced), disable (a graph break inside a compiled function; the
+    fullgraph error is ``_dynamo.exc.Unsupported``, a RuntimeError as in torch)."""
+    import torch._dynamo
+    assert ft._dynamo.list_backends() == torch._dynamo.list_backends()
+    cfg = ft._dynamo.config
+    assert cfg.cache_size_limit == cfg.recompile_limit == torch._dynamo.config.recompile_limit
+    cfg.recompile_limit = 3
+    try:
+        assert cfg.cache_size_limit == 3
+    finally:
+        cfg.cache_size_limit = 8
+
+    def f(x):
+        return x * 3 if ft.compiler.is_compiling() else x * 2
+    cf = ft.compile(f)
+    assert cf(ft.ones(1)).item() == 3.0 and f(ft.ones(1)).item() == 2.0 and not ft.compiler.is_compiling()
+    ft._dynamo.reset()
+    cf(ft.ones(1))
+    assert cf.stats["traces"] == 2
+    calls = []
+
+    @ft.compiler.disable
+    def helper(x):
+        calls.append(float(x.sum()))  # eager Python: a host read is fine here
+        return x
+
+    def g(x):
+        return helper(x * 2) + 1
+    with pytest.warns(UserWarning, match="graph break in g: a call to 'helper', marked torch.compiler.disable"):
+        assert ft.compile(g)(ft.ones(2)).tolist() == [3.0, 3.0]
+    assert calls == [4.0]
+    with pytest.raises(ft._dynamo.exc.Unsupported, match="marked torch.compiler.disable") as e:
+        ft.compile(g, fullgraph=True)(ft.ones(2))
+    assert isinstance(e.value, RuntimeError)

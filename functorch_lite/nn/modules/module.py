@@ -37,8 +37,8 @@ _UNSET = object()
 
 
 class _Registry(OrderedDict):
-    """A module's ``_parameters``/``_buffers``/``_modules`` table: an OrderedDict whose every change (also a
-    direct ``module._parameters[name] = p``) bumps ``STRUCTURE_EPOCH``."""
+    """A module's ``_parameters``/``_buffers``/``_modules`` (and hook) table: an OrderedDict whose every change
+    (also a direct ``module._parameters[name] = p``) bumps ``STRUCTURE_EPOCH``."""
 
     def __init__(self, *args, **kwargs):
         STRUCTURE_EPOCH[0] += 1
@@ -108,8 +108,8 @@ class Module:
         d["_buffers"] = _Registry()
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = _Registry()
-        d["_forward_hooks"] = OrderedDict()
-        d["_forward_pre_hooks"] = OrderedDict()
+        d["_forward_hooks"] = _Registry()
+        d["_forward_pre_hooks"] = _Registry()
 
     # ---- registration ----------------------------------------------------------------------
     def register_parameter(self, name: str, param: Parameter | None) -> None:

@@ -248,6 +248,7 @@ class Discovery:
         self._seen: set = set()
         self._storages: set = set()
         self.reads: set = set()      # attribute names the walked code reads: those attributes' scalars are guards
+        self.calls: set = set()      # method names the walked code calls (their code's reads count too)
         self.containers: list = []   # (name, list or dict) walked: a compiled call must not change them
         self._own = False            # True while walking a library object's attributes or function's closure
         self.plan = plan
@@ -354,12 +355,36 @@ class Discovery:
             items = tuple(islice(vars(obj).items(), _ATTR_ITEMS))
             if self.plan is not None:
                 self.plan.seqs.append((_VARS, obj, None, items))
+            self.learn_methods(type(obj))
             reads = self.reads
             own = self._own
             self._own = own or (type(obj).__module__ or "").startswith(_OWN)  # a library object (GradScaler):
             for k, v in items:                                                  # its lists and dicts are its own
                 self.visit(v, f"{name}.{k}", depth + 1, guard and k in reads)
             self._own = own
+
+    def learn(self, code) -> None:
+        """Note what ``code`` reads and calls."""
+        r, c = _code_names(code)
+        self.reads |= r
+        self.calls |= c
+
+    def learn_methods(self, cls) -> None:
+        """The methods (and properties) of ``cls`` that the walked code may run on an object of it — those it
+        calls or reads by name, ``__call__``, and those these call in turn — count as read code: an attribute
+        that ``sc.__call__`` reads (``return x * self.s``) is a guard like one the function reads itself."""
+        methods = _class_methods(cls)
+        todo = [n for n in methods if n == "__call__" or n in self.calls or n in self.reads]
+        done: set = set()
+        while todo:
+            n = todo.pop()
+            if n in done:
+                continue
+            done.add(n)
+            r, c = methods[n]
+            self.reads |= r
+            self.calls |= c
+            todo.extend(m for m in methods if m not in done and (m in c or m in r))
 
     def module(self, m, prefix):
         """A module's parameters and buffers, its other attributes (tensors in them are slots; Python scalars,
@@ -373,7 +398,7 @@ class Discovery:
         for n, b in d["_buffers"].items():
             if b is not None:
                 self.tensor(b, f"{prefix}.{n}", grads=False)
-        self.reads |= _attr_reads(getattr(type(m).forward, "__code__", None))
+        self.learn(getattr(type(m).forward, "__code__", None))
         for n, v in islice(d.items(), _ATTR_ITEMS):
             if n not in _MODULE_OWN:
                 self.visit(v, f"{prefix}.{n}", 1)
@@ -401,7 +426,7 @@ class Discovery:
 
     def _function(self, fn, name, depth, with_globals):
         code = fn.__code__
-        self.reads |= _attr_reads(code)
+        self.learn(code)
         plan = self.plan
         if plan is not None:
             plan.seqs.append((_ATTR, fn, "__code__", code))
@@ -467,23 +492,53 @@ def _scalar_guard(v) -> tuple:
 _READS: dict = {}
 
 
-def _attr_reads(code) -> frozenset:
-    """Attribute names ``code`` (and code nested in it) loads as values (not method calls), and its string
-    constants (``getattr(obj, "name")``)."""
+_NONE = (frozenset(), frozenset())
+
+
+def _code_names(code) -> tuple:
+    """(reads, calls) of ``code`` and the code nested in it: the attribute names it loads as values, with its
+    string constants (``getattr(obj, "name")``); the method names it calls (``obj.name(...)``)."""
     if code is None:
-        return frozenset()
+        return _NONE
     hit = _READS.get(code)
     if hit is None:
-        out = set()
+        reads, calls = set(), set()
         for ins in dis.get_instructions(code):
-            if ins.opname == "LOAD_ATTR" and not str(ins.argrepr).startswith("NULL|self"):
-                out.add(ins.argval)
+            if ins.opname == "LOAD_METHOD" or (ins.opname == "LOAD_ATTR" and str(ins.argrepr).startswith("NULL|")):
+                calls.add(ins.argval)
+            elif ins.opname == "LOAD_ATTR":
+                reads.add(ins.argval)
         for c in code.co_consts:
             if isinstance(c, str):
-                out.add(c)
+                reads.add(c)
             elif isinstance(c, types.CodeType):
-                out |= _attr_reads(c)
-        hit = _READS[code] = frozenset(out)
+                r, k = _code_names(c)
+                reads |= r
+                calls |= k
+        hit = _READS[code] = (frozenset(reads), frozenset(calls))
+    return hit
+
+
+_METHODS: dict = {}
+
+
+def _class_methods(cls) -> dict:
+    """{name: (reads, calls)} of the methods and properties ``cls`` defines or inherits (not ``object``'s)."""
+    hit = _METHODS.get(cls)
+    if hit is None:
+        hit = {}
+        for k in reversed(cls.__mro__[:-1]):
+            for n, v in vars(k).items():
+                if isinstance(v, (staticmethod, classmethod)):
+                    v = v.__func__
+                elif isinstance(v, property):
+                    v = v.fget
+                code = getattr(v, "__code__", None)
+                if isinstance(code, types.CodeType):
+                    hit[n] = _code_names(code)
+                else:
+                    hit.pop(n, None)  # a subclass's data attribute hides a base's method
+        _METHODS[cls] = hit
     return hit
 
 
@@ -510,7 +565,7 @@ def discover(fn, args, kwargs, plan=None) -> Discovery:
     from ..random import default_generator
     d = Discovery(plan)
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
-    d.reads |= _attr_reads(code)  # before the arguments: their attributes the function reads are guards
+    d.learn(code)  # before the arguments: their attributes the function reads are guards
     for i, a in enumerate(args):
         if not isinstance(a, _SCALARS):  # the arguments' own values are guards of their own (runner._key)
             d.visit(a, f"arg {i}")

@@ -463,3 +463,38 @@ def test_functions_classes_and_modules_swapped_are_guards():
     m[0] = nn.Tanh()
     _same(cm(x), m(x))
     assert cm(x).detach().numpy()[0] < 0
+
+
+class _Scale:
+    def __init__(self, s):
+        self.s = s
+        self.calls = 0  # written by the caller, read by no method the function runs
+
+    def __call__(self, x):
+        return x * self.factor
+
+    @property
+    def factor(self):
+        return self.s
+
+    def report(self):
+        return self.calls
+
+
+def test_attributes_read_by_methods_the_function_calls_are_guards():
+    """``sc(x)`` runs ``_Scale.__call__``, which reads ``self.factor``, a property reading ``self.s``: ``s`` is a
+    guard though the compiled function never names it (a change ran the old program); ``calls``, read only by a
+    method the function never calls, is not."""
+    sc = _Scale(2.0)
+
+    def f(x):
+        return sc(x)
+    cf = ft.compile(f)
+    x = ft.ones(2)
+    assert cf(x).tolist() == [2.0, 2.0]
+    sc.s = 5.0
+    assert cf(x).tolist() == f(x).tolist() == [5.0, 5.0]
+    for _ in range(3):
+        sc.calls += 1
+        cf(x)
+    assert cf.stats["traces"] == 2

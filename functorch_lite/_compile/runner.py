@@ -27,6 +27,7 @@ from collections import OrderedDict
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import dtypes as D
 from .._tensor import storage as _storage
@@ -126,6 +127,8 @@ def _static_repr(v, depth=0):
         return (type(v).__name__, tuple(_static_repr(x, depth + 1) for x in v))
     if isinstance(v, dict) and depth < 3:
         return ("dict", tuple((k, _static_repr(x, depth + 1)) for k, x in v.items()))
+    if isinstance(v, (np.ndarray, np.generic)):  # read on the host while tracing: its values are constants
+        return S.numpy_guard(v)
     return ("obj", type(v).__qualname__)
 
 

@@ -276,6 +276,14 @@ class Discovery:
             if guard:
                 self.guards.append((name, _scalar_guard(obj)))
             return
+        if isinstance(obj, (np.ndarray, np.generic)):
+            # NumPy values the function reads are constants of the program: guarded by content (an in-place
+            # change to an array is seen by the reused walk's check, for arrays up to _NUMPY_CHECKED bytes)
+            if guard:
+                self.guards.append((name, numpy_guard(obj)))
+                if self.plan is not None and isinstance(obj, np.ndarray):
+                    self.plan.arrays.append((obj, self.guards[-1][1]))
+            return
         if isinstance(obj, (type, types.BuiltinFunctionType, types.FunctionType)) and guard:
             self.guards.append((name, ("is", obj)))  # the object itself: compared by identity, kept alive
         if isinstance(obj, type) or id(obj) in self._seen or depth > _MAX_DEPTH:
@@ -492,6 +500,19 @@ def _scalar_guard(v) -> tuple:
 _READS: dict = {}
 
 
+_NUMPY_CHECKED = 1 << 20  # a closure's / global's NumPy array: contents re-checked on each call up to 1 MB
+
+
+def numpy_guard(v) -> tuple:
+    """A NumPy array or scalar as a guard value: dtype, shape and a hash of its bytes (an object array: its
+    identity)."""
+    if isinstance(v, np.generic):
+        return ("np", str(v.dtype), repr(v.item()))
+    if v.dtype.hasobject:
+        return ("ndarray", "object", v.shape, id(v))
+    return ("ndarray", str(v.dtype), v.shape, hash(v.tobytes()))
+
+
 _NONE = (frozenset(), frozenset())
 
 
@@ -608,9 +629,10 @@ class Plan:
     lists/dicts/objects it went through, each tensor's storage and requires_grad, optimizers' param groups.
     ``valid()`` re-reads those (identity comparisons); modules' parameter/buffer/submodule tables are covered
     by one counter they bump on every change (nn.modules.module.STRUCTURE_EPOCH)."""
-    __slots__ = ("d", "epoch", "cells", "globs", "seqs", "tensors", "groups")
+    __slots__ = ("d", "epoch", "cells", "globs", "seqs", "tensors", "groups", "arrays")
 
     def __init__(self):
+        self.arrays: list = []    # (NumPy array, its guard): its contents are checked on every call
         self.cells: list = []     # (cell, contents)
         self.globs: list = []     # (globals dict, names, values: _EMPTY where unset)
         self.seqs: list = []      # (kind, obj, attr/key, snapshot)
@@ -620,6 +642,9 @@ class Plan:
     def valid(self) -> bool:
         if _epoch() != self.epoch:
             return False
+        for a, g in self.arrays:
+            if a.nbytes <= _NUMPY_CHECKED and numpy_guard(a) != g:
+                return False
         for cell, v in self.cells:
             try:
                 if cell.cell_contents is not v:

@@ -498,3 +498,26 @@ def test_attributes_read_by_methods_the_function_calls_are_guards():
         sc.calls += 1
         cf(x)
     assert cf.stats["traces"] == 2
+
+
+def test_numpy_values_are_guarded_by_content():
+    """A NumPy array (or scalar) argument, or one in the closure changed in place, is read on the host while
+    tracing, so its values are constants of the program: new contents recompile (the old program's result came
+    back before); the same contents reuse it."""
+    def f(x, a):
+        return x * ft.tensor(a)
+    cf = ft.compile(f)
+    x = ft.ones(2)
+    assert cf(x, np.array([1.0, 2.0])).tolist() == [1.0, 2.0]
+    assert cf(x, np.array([3.0, 4.0])).tolist() == [3.0, 4.0]
+    assert cf(x, np.array([3.0, 4.0])).tolist() == [3.0, 4.0] and cf.stats["traces"] == 2
+    assert cf(x, np.float64(5.0)).tolist() == [5.0, 5.0]
+    m = np.array([1.0, 2.0])
+
+    def g(x):
+        return x * ft.from_numpy(m)
+    cg = ft.compile(g)
+    assert cg(x).tolist() == [1.0, 2.0]
+    m[0] = 10.0
+    assert cg(x).tolist() == g(x).tolist() == [10.0, 2.0]
+    assert cg(x).tolist() == [10.0, 2.0] and cg.stats["traces"] == 2

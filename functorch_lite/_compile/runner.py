@@ -364,12 +364,14 @@ class CompiledFunction:
         return "a new signature"
 
     # ---- the traced function -----------------------------------------------------------------------------------
-    def _pure(self, entry, ctx, results_only=False, count=True):
-        """The traced function over the slot values. ``results_only``: the differentiable results alone, run
-        without recording autograd (the body whose vjp is the backward of a compiled forward)."""
+    def _pure(self, entry, ctx, results_only=False, count=True, select=None):
+        """The traced function over the slot values. ``results_only``: the backward of a compiled forward
+        instead (``pure(in_vals, cts, wants)``: the function runs again recording the facade's autograd, and
+        ``autograd.grad`` of the node's outputs, chosen by ``select(result, effects, deferred)``, gives the gradients of
+        the slots ``wants``), so ``no_grad`` regions and ``detach()`` inside stop gradients as they do eagerly."""
         fn = self.fn
 
-        def pure(in_vals):
+        def pure(in_vals, cts=None, wants=()):
             d, args, kwargs = ctx()
             slots = d.slots
             if not results_only and count:
@@ -398,11 +400,19 @@ class CompiledFunction:
                     s.put(v)
                 boxes = [(n, c, _contents(c)) for n, c in d.containers]  # (after the puts: a group holds tracers)
                 if results_only:
-                    with _gm.no_grad():
-                        result = fn(*args, **kwargs)
-                    r = tuple(t._array for t in jax.tree_util.tree_leaves(
-                        result, is_leaf=lambda x: isinstance(x, Tensor)) if isinstance(t, Tensor))
-                    return r[0] if len(r) == 1 else r
+                    inputs = [slots[i].tensor for i in wants]
+                    # an input with a graph behind it (the previous segment's output) is a leaf of this run:
+                    # the facade's backward must stop there, not walk into the caller's graph
+                    cut = [(t, t.grad_fn) for t in inputs if t.grad_fn is not None]
+                    try:
+                        for t, _ in cut:
+                            t.grad_fn = None
+                        with _gm.enable_grad():
+                            result = fn(*args, **kwargs)
+                        return _tape_grads(select(result, _effects(bindings, attrs), deferred), cts, inputs)
+                    finally:
+                        for t, g in cut:
+                            t.grad_fn = g
                 result = fn(*args, **kwargs)
                 for n, c, before in boxes:
                     if not _identical_contents(_contents(c), before):
@@ -541,11 +551,14 @@ class CompiledFunction:
         return result
 
 
-    def _record(self, spec, d, in_vals, args, kwargs, tensors, grad_fn="CompiledFunctionBackward", remat=False):
-        """A compiled forward called with grad enabled: one autograd Node whose backward is the vjp of the
-        whole program with respect to the tensors that require grad (parameters, inputs). ``spec`` caches the
-        node's op and entry (one per guard key); ``remat``: the backward recomputes the forward under
-        ``jax.checkpoint`` (activation checkpointing: XLA may not reuse the forward's activations)."""
+    def _record(self, spec, d, in_vals, args, kwargs, tensors, grad_fn="CompiledFunctionBackward", remat=False,
+                select=None):
+        """A compiled forward called with grad enabled: one autograd Node over ``tensors`` whose backward gives
+        the gradients of the tensors that require grad (parameters, inputs) by running the forward again with the
+        facade's autograd inside one traced program (``_TapeEntry``). ``spec`` caches the node's op and entry (one
+        per guard key); ``select(result, effects, deferred)``: the node's outputs among a run's results (default: the
+        program's new tensors, as ``_write_back`` wraps them); ``remat``: activation checkpointing (the
+        recomputation's inputs are tied to the cotangent: ``_RematEntry``)."""
         from ..autograd import graph as _graph
         from ..ops._registry import OpDef
         if spec.node_op is None:
@@ -555,20 +568,27 @@ class CompiledFunction:
                                  differentiable=True, nout=len(tensors), eager=False, kernel=None, out=False,
                                  result_type=None, device_check="iter", saves=(), broadcast=False)
         leaves, tree = jax.tree_util.tree_flatten(in_vals)
-        targs, diff_idx = [None] * len(leaves), []
+        targs, diff_idx, slot_at = [None] * len(leaves), [], {}
         pos = 0
-        for s, v in zip(d.slots, in_vals):
+        for i, (s, v) in enumerate(zip(d.slots, in_vals)):
             n = len(jax.tree_util.tree_leaves(v))
             if isinstance(s, S.StorageSlot) and s.tensor._requires_grad and s.tensor._chain is None:
                 targs[pos] = s.tensor
                 diff_idx.append(pos)
+                slot_at[pos] = i
             pos += n
         spec.node_ctx = (d, args, kwargs)  # the objects a re-trace of the backward puts tracers into
         if spec.node_entry is None:
-            pure = self._pure(None, lambda: spec.node_ctx, results_only=True)
+            if select is None:
+                def select(result, effects, deferred, _meta=spec.result_meta):  # as _collect lists them
+                    leaves = jax.tree_util.tree_leaves((result, [(a, k) for _, a, k in deferred],
+                                                        [e[3] for e in effects]),
+                                                       is_leaf=lambda x: isinstance(x, Tensor))
+                    return [t for t, m in zip(leaves, _meta) if m[0] == "t"]
+            pure = self._pure(None, lambda: spec.node_ctx, results_only=True, select=select)
 
-            def body(*arrays):
-                return pure(jax.tree_util.tree_unflatten(tree, list(arrays)))
+            def body(arrays, cts, wants):
+                return pure(jax.tree_util.tree_unflatten(tree, list(arrays)), cts, wants)
             outs = tuple(t.dtype for t in tensors)
             if remat:
                 # the recomputation starts from the call's tensor arguments (or, with none, from what it
@@ -579,29 +599,52 @@ class CompiledFunction:
                     if isinstance(s, S.StorageSlot) and id(s.tensor) in arg_ids:
                         tie_idx.append(pos)
                     pos += len(jax.tree_util.tree_leaves(v))
-                spec.node_entry = _RematEntry(outs, body, tuple(tie_idx or diff_idx))
+                spec.node_entry = _RematEntry(outs, body, slot_at, tuple(tie_idx or diff_idx))
             else:
-                spec.node_entry = Entry(None, outs, body, True)
+                spec.node_entry = _TapeEntry(outs, body, slot_at)
         e = spec.node_entry
         outs = tensors[0] if len(tensors) == 1 else tuple(tensors)
         _graph.record(spec.node_op, outs, tuple(targs), tuple(diff_idx), tuple(leaves), e, ())
 
 
-class _RematEntry(Entry):
-    """A checkpointed region's node: its backward recomputes the forward (under ``jax.checkpoint``) from inputs
-    tied to the incoming cotangent, ``x + z`` where ``z`` is -0.0 computed from one cotangent element (exactly
-    ``x``, bit for bit). Inside one compiled step this keeps the recomputation a separate computation that
-    cannot start before the backward reaches it: XLA:CPU expands ``jax.checkpoint``'s optimization barriers
-    away, and CSE then merged the recomputation with the forward, keeping every activation alive as if there
-    were no checkpoint (measured: a 24-layer MLP's temp stayed 192 MB at any segment count; tied, 52 MB)."""
+class _TapeEntry(Entry):
+    """The node entry of a compiled forward (or a checkpointed region): ``vjp_apply`` is a pure function
+    (input arrays, output cotangents) -> gradients that re-runs the forward's Python with the facade's autograd
+    and runs the facade's backward (``_pure``'s results_only mode), traced once into the cached backward
+    program. A plain ``jax.vjp`` of the program differentiated through ``no_grad`` regions and ``detach()``
+    (measured: ``y = (x * 2).detach(); return y * x`` gave x.grad 4 where eager gives 2)."""
+    __slots__ = ("run", "slot_at")
+
+    def __init__(self, outs, run, slot_at):
+        super().__init__(None, outs, None, True)
+        self.run, self.slot_at = run, slot_at  # slot_at: flat input position -> slot index
+
+    def vjp_apply(self, diff_idx):
+        run = self.run
+        wants = tuple(self.slot_at[i] for i in diff_idx)
+
+        def apply(arrays, cts):
+            return run(arrays, tuple(cts), wants)
+        return apply
+
+
+class _RematEntry(_TapeEntry):
+    """A checkpointed region's node: its backward recomputes the forward (under ``jax.checkpoint``, whose
+    optimization barriers keep XLA from merging it with the forward where the backend honours them) from inputs
+    tied to the incoming
+    cotangent, ``x + z`` where ``z`` is -0.0 computed from one cotangent element (exactly ``x``, bit for bit).
+    Inside one compiled step this keeps the recomputation a separate computation that cannot start before the
+    backward reaches it: XLA:CPU expands ``jax.checkpoint``'s optimization barriers away, and CSE then merged
+    the recomputation with the forward, keeping every activation alive as if there were no checkpoint
+    (measured: a 24-layer MLP's temp stayed 192 MB at any segment count; tied, 52 MB)."""
     __slots__ = ("tie_idx",)
 
-    def __init__(self, outs, body, tie_idx):
-        super().__init__(None, outs, jax.checkpoint(body), True)
+    def __init__(self, outs, run, slot_at, tie_idx):
+        super().__init__(outs, jax.checkpoint(run, static_argnums=(2,)), slot_at)
         self.tie_idx = tie_idx
 
     def vjp_apply(self, diff_idx):
-        apply = Entry.vjp_apply(self, diff_idx)
+        apply = _TapeEntry.vjp_apply(self, diff_idx)
         tie_idx = self.tie_idx
 
         def tied(arrays, cts):
@@ -617,6 +660,26 @@ class _RematEntry(Entry):
                 arrays = tuple(arrays)
             return apply(arrays, cts)
         return tied
+
+
+def _tape_grads(outs, cts, inputs) -> tuple:
+    """``autograd.grad`` of ``outs`` (cotangents ``cts``; None: none) w.r.t. the leaf tensors ``inputs``, as
+    arrays (zeros where unused). The inputs' own hooks are left to the engine that runs this node."""
+    from ..autograd.engine import grad as _agrad
+    pairs = [(o, c) for o, c in zip(outs, cts) if c is not None and isinstance(o, Tensor) and o.requires_grad]
+    zeros = tuple(jnp.zeros(t._shape, t.dtype.jnp) for t in inputs)
+    if not pairs or not inputs:
+        return zeros
+    saved = [(t._hooks, t._post_hooks) for t in inputs]
+    for t in inputs:
+        t._hooks = t._post_hooks = None
+    try:
+        gs = _agrad([o for o, _ in pairs], inputs, [Tensor._from_array(c, o.dtype, o.device) for o, c in pairs],
+                    allow_unused=True)
+    finally:
+        for t, (h, ph) in zip(inputs, saved):
+            t._hooks, t._post_hooks = h, ph
+    return tuple(z if g is None else g._array for g, z in zip(gs, zeros))
 
 
 def _negative_zero_of(cts):

@@ -13,6 +13,11 @@ facade state lives.
 - ``RngSlot``: a generator's PRNG key (the default one always), so random ops draw fresh values per call.
 
 Each slot reads its value as a pytree of arrays, and can put a (traced) value in place and take it back.
+
+The walk also lists the *guards*: what a trace bakes into the program as constants — Python scalars in what it
+reaches (for objects, only the attributes the walked code and the methods it calls read by name), NumPy values
+by content, the functions, builtins and classes it finds by identity, each module's class — and the lists and
+dicts it went through (a compiled call must not change them).
 """
 from __future__ import annotations
 
@@ -497,9 +502,6 @@ def _scalar_guard(v) -> tuple:
     return (type(v).__name__, repr(v))
 
 
-_READS: dict = {}
-
-
 _NUMPY_CHECKED = 1 << 20  # a closure's / global's NumPy array: contents re-checked on each call up to 1 MB
 
 
@@ -514,6 +516,7 @@ def numpy_guard(v) -> tuple:
 
 
 _NONE = (frozenset(), frozenset())
+_READS: dict = {}
 
 
 def _code_names(code) -> tuple:

@@ -2,8 +2,9 @@
 
 ``checkpoint(fn, *args, use_reentrant=False)`` runs ``fn`` forward without keeping its graph and records ONE
 autograd node for it: the node keeps only ``fn``'s inputs (arguments, and the parameters/buffers ``fn`` reaches,
-found the way ``compile`` finds them) and the RNG key, and its backward recomputes ``fn`` under
-``jax.checkpoint`` — so the activations are rebuilt during backward, with the same dropout masks (CKPT-10),
+found the way ``compile`` finds them) and the RNG key, and its backward recomputes ``fn`` (with the facade's
+autograd, so ``no_grad``/``detach`` inside behave as eagerly) under ``jax.checkpoint`` — so the activations are
+rebuilt during backward, with the same dropout masks (CKPT-10),
 and inside a compiled training step XLA cannot keep them alive across the forward (smaller peak memory; the
 recomputation's inputs are tied to the cotangent, which keeps it apart on XLA:CPU too, where the barriers
 ``jax.checkpoint`` relies on are dropped: runner._RematEntry).
@@ -94,8 +95,14 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None,
         t.grad_fn = None
         t._requires_grad = False
     name = next((n for n in reversed(names) if n), "CheckpointFunctionBackward")
-    cf._record(holder, d, in_vals, args, kwargs, tensors, grad_fn=name, remat=True)
+    cf._record(holder, d, in_vals, args, kwargs, tensors, grad_fn=name, remat=True, select=_tensor_leaves)
     return out
+
+
+def _tensor_leaves(result, effects, deferred) -> list:
+    """A checkpointed region's node outputs: the tensors among its results, in order."""
+    return [t for t in jax.tree_util.tree_leaves(result, is_leaf=lambda x: isinstance(x, Tensor))
+            if isinstance(t, Tensor)]
 
 
 def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None, **kwargs):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import types
 
 from ._compile import runner as _runner
+from ._compile.effects import Disabled
 from ._compile.runner import GraphBreak, config  # noqa: F401  (torch._dynamo.config)
 
 __all__ = ["config", "reset", "list_backends", "exc", "is_compiling", "disable"]
@@ -36,7 +37,7 @@ def disable(fn=None, recursive: bool = True, *, reason=None):
 
     def run(*args, **kwargs):
         if _runner.TRACING[0]:
-            raise _runner.Disabled(f"a call to {getattr(fn, '__name__', fn)!r}, marked torch.compiler.disable"
+            raise Disabled(f"a call to {getattr(fn, '__name__', fn)!r}, marked torch.compiler.disable"
                                    + (f" ({reason})" if reason else ""))
         return fn(*args, **kwargs)
     run.__wrapped__ = fn

@@ -26,7 +26,6 @@ import weakref
 from collections import OrderedDict
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from .. import dtypes as D
@@ -37,6 +36,9 @@ from ..autograd import grad_mode as _gm
 from ..amp import autocast_mode as _amp
 from ..nn.modules import module as _module
 from . import state as S
+from .effects import (_UnreachableWrite, _bindings, _contents, _effects, _identical_contents, _restore,
+                      _set_contents)
+from .nodes import _RematEntry, _TapeEntry, _tape_grads
 
 log = logging.getLogger("functorch_lite.compile")
 
@@ -67,7 +69,7 @@ LIVE: "weakref.WeakSet" = weakref.WeakSet()  # every CompiledFunction (``_dynamo
 TRACING = [0]   # > 0 while a compiled function is being traced (nested compiled calls inline)
 COUNTERS = {"calls": 0, "traces": 0, "cache_hits": 0, "eager_calls": 0, "graph_breaks": 0}
 
-from ..ops._dispatch import DataDependentError, Entry  # noqa: E402
+from ..ops._dispatch import DataDependentError  # noqa: E402
 
 _BREAKS = (DataDependentError, jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
            jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError)
@@ -75,14 +77,6 @@ _BREAKS = (DataDependentError, jax.errors.ConcretizationTypeError, jax.errors.Tr
 
 class GraphBreak(RuntimeError):
     """A compiled region did something a single XLA program cannot express."""
-
-
-class _UnreachableWrite(Exception):
-    """What a single program cannot do (its message is the graph break's cause)."""
-
-
-class Disabled(_UnreachableWrite):
-    """A ``torch.compiler.disable``'d function called while tracing."""
 
 
 def _cause(exc) -> str:
@@ -605,200 +599,6 @@ class CompiledFunction:
         e = spec.node_entry
         outs = tensors[0] if len(tensors) == 1 else tuple(tensors)
         _graph.record(spec.node_op, outs, tuple(targs), tuple(diff_idx), tuple(leaves), e, ())
-
-
-class _TapeEntry(Entry):
-    """The node entry of a compiled forward (or a checkpointed region): ``vjp_apply`` is a pure function
-    (input arrays, output cotangents) -> gradients that re-runs the forward's Python with the facade's autograd
-    and runs the facade's backward (``_pure``'s results_only mode), traced once into the cached backward
-    program. A plain ``jax.vjp`` of the program differentiated through ``no_grad`` regions and ``detach()``
-    (measured: ``y = (x * 2).detach(); return y * x`` gave x.grad 4 where eager gives 2)."""
-    __slots__ = ("run", "slot_at")
-
-    def __init__(self, outs, run, slot_at):
-        super().__init__(None, outs, None, True)
-        self.run, self.slot_at = run, slot_at  # slot_at: flat input position -> slot index
-
-    def vjp_apply(self, diff_idx):
-        run = self.run
-        wants = tuple(self.slot_at[i] for i in diff_idx)
-
-        def apply(arrays, cts):
-            return run(arrays, tuple(cts), wants)
-        return apply
-
-
-class _RematEntry(_TapeEntry):
-    """A checkpointed region's node: its backward recomputes the forward (under ``jax.checkpoint``, whose
-    optimization barriers keep XLA from merging it with the forward where the backend honours them) from inputs
-    tied to the incoming
-    cotangent, ``x + z`` where ``z`` is -0.0 computed from one cotangent element (exactly ``x``, bit for bit).
-    Inside one compiled step this keeps the recomputation a separate computation that cannot start before the
-    backward reaches it: XLA:CPU expands ``jax.checkpoint``'s optimization barriers away, and CSE then merged
-    the recomputation with the forward, keeping every activation alive as if there were no checkpoint
-    (measured: a 24-layer MLP's temp stayed 192 MB at any segment count; tied, 52 MB)."""
-    __slots__ = ("tie_idx",)
-
-    def __init__(self, outs, run, slot_at, tie_idx):
-        super().__init__(outs, jax.checkpoint(run, static_argnums=(2,)), slot_at)
-        self.tie_idx = tie_idx
-
-    def vjp_apply(self, diff_idx):
-        apply = _TapeEntry.vjp_apply(self, diff_idx)
-        tie_idx = self.tie_idx
-
-        def tied(arrays, cts):
-            z = _negative_zero_of(cts)
-            if z is not None:
-                arrays = list(arrays)
-                for i in tie_idx:
-                    a = arrays[i]
-                    if jnp.issubdtype(a.dtype, jnp.complexfloating):
-                        arrays[i] = a + jax.lax.complex(z, z).astype(a.dtype)
-                    elif jnp.issubdtype(a.dtype, jnp.floating) and a.dtype.itemsize >= 2:
-                        arrays[i] = a + z.astype(a.dtype)
-                arrays = tuple(arrays)
-            return apply(arrays, cts)
-        return tied
-
-
-def _tape_grads(outs, cts, inputs) -> tuple:
-    """``autograd.grad`` of ``outs`` (cotangents ``cts``; None: none) w.r.t. the leaf tensors ``inputs``, as
-    arrays (zeros where unused). The inputs' own hooks are left to the engine that runs this node."""
-    from ..autograd.engine import grad as _agrad
-    pairs = [(o, c) for o, c in zip(outs, cts) if c is not None and isinstance(o, Tensor) and o.requires_grad]
-    zeros = tuple(jnp.zeros(t._shape, t.dtype.jnp) for t in inputs)
-    if not pairs or not inputs:
-        return zeros
-    saved = [(t._hooks, t._post_hooks) for t in inputs]
-    for t in inputs:
-        t._hooks = t._post_hooks = None
-    try:
-        gs = _agrad([o for o, _ in pairs], inputs, [Tensor._from_array(c, o.dtype, o.device) for o, c in pairs],
-                    allow_unused=True)
-    finally:
-        for t, (h, ph) in zip(inputs, saved):
-            t._hooks, t._post_hooks = h, ph
-    return tuple(z if g is None else g._array for g, z in zip(gs, zeros))
-
-
-def _negative_zero_of(cts):
-    """-0.0 (float32) that XLA cannot fold to a constant: it depends on one cotangent element (a non-finite
-    element gives -0.0 too); None without a floating cotangent."""
-    for c in cts:
-        if c is not None and jnp.issubdtype(c.dtype, jnp.inexact) and c.size:
-            s = c.reshape(-1)[0]
-            z = -jnp.abs(s * 0).astype(jnp.float32)
-            return jnp.where(jnp.isfinite(s), z, jnp.float32(-0.0))
-    return None
-
-
-_UNSET = _module._UNSET  # an unset cell / global / attribute (one sentinel with the module attribute log)
-
-
-def _bindings(fn) -> list:
-    """The closure cells and globals ``fn``'s own code can rebind (``nonlocal``/``global`` names), with their
-    values before the trace: [(kind, target, name, value)]."""
-    fn = getattr(fn, "__func__", fn)
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return []
-    out = []
-    stores = _stores(code)
-    if fn.__closure__:
-        for var, cell in zip(code.co_freevars, fn.__closure__):
-            if var in stores:
-                try:
-                    out.append(("cell", cell, var, cell.cell_contents))
-                except ValueError:
-                    out.append(("cell", cell, var, _UNSET))
-    g = fn.__globals__
-    for n in stores:
-        if n not in code.co_freevars:
-            out.append(("global", g, n, g.get(n, _UNSET)))
-    return out
-
-
-_STORES: dict = {}
-
-
-def _stores(code) -> frozenset:
-    """Names ``code`` rebinds outside itself: STORE_GLOBAL, and STORE_DEREF of its free variables."""
-    hit = _STORES.get(code)
-    if hit is None:
-        import dis
-        hit = _STORES[code] = frozenset(
-            ins.argval for ins in dis.get_instructions(code)
-            if ins.opname == "STORE_GLOBAL" or (ins.opname == "STORE_DEREF" and ins.argval in code.co_freevars))
-    return hit
-
-
-def _read(kind, target, name):
-    if kind == "cell":
-        try:
-            return target.cell_contents
-        except ValueError:
-            return _UNSET
-    return target.get(name, _UNSET)
-
-
-def _effects(bindings, attrs) -> list:
-    """What the traced call rebound: [(kind, target, name, new value)] — replayed after every call (a new tensor
-    becomes an output of the program, as torch.compile replays a global's or a module attribute's rebinding)."""
-    out = []
-    for kind, target, name, old in bindings:
-        new = _read(kind, target, name)
-        if new is not old:
-            if new is _UNSET:
-                raise _UnreachableWrite(f"deleting the {'closure variable' if kind == 'cell' else 'global'} "
-                                        f"{name!r} inside a compiled function")
-            out.append((kind, target, name, new))
-    for (module, name), old in attrs.items():
-        new = module.__dict__.get(name, _UNSET)
-        if new is not old:
-            if new is _UNSET:
-                raise _UnreachableWrite(f"deleting the module attribute {name!r} inside a compiled function")
-            out.append(("attr", module, name, new))
-    return out
-
-
-def _contents(c) -> list:
-    return list(c.items()) if isinstance(c, dict) else list(c)
-
-
-def _identical_contents(a: list, b: list) -> bool:
-    return len(a) == len(b) and all(x is y or (type(x) is tuple and x[0] == y[0] and x[1] is y[1])
-                                    for x, y in zip(a, b))
-
-
-def _set_contents(c, items: list):
-    if isinstance(c, dict):
-        dict.clear(c)
-        dict.update(c, items)
-    else:
-        c[:] = items
-
-
-def _restore(bindings, attrs):
-    """Put back what the trace rebound (cells, globals, module attributes): nothing traced stays reachable."""
-    for kind, target, name, old in bindings:
-        if kind == "cell":
-            if old is _UNSET:
-                try:
-                    del target.cell_contents
-                except ValueError:
-                    pass
-            else:
-                target.cell_contents = old
-        elif old is _UNSET:
-            target.pop(name, None)
-        else:
-            target[name] = old
-    for (module, name), old in attrs.items():
-        if old is _UNSET:
-            module.__dict__.pop(name, None)
-        else:
-            module.__dict__[name] = old
 
 
 def _same(a, b) -> bool:

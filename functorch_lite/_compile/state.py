@@ -21,7 +21,6 @@ dicts it went through (a compiled call must not change them).
 """
 from __future__ import annotations
 
-import dis
 import functools
 import types
 from itertools import islice, repeat
@@ -31,6 +30,7 @@ import jax
 import numpy as np
 
 from .._tensor.tensor import Tensor
+from .guards import _class_methods, _code_names, _scalar_guard, numpy_guard, _NUMPY_CHECKED
 
 _MAX_DEPTH = 3
 _DICT_ITEMS, _ATTR_ITEMS = 256, 64  # a dict's / an object's first entries are walked (a vocabulary is not)
@@ -493,77 +493,6 @@ _OWN = __name__.split(".")[0] + "."  # "functorch_lite.": its functions' globals
 # the structure epoch, are walked apart: a hook added after the first call, or its closure's tensors, are seen)
 _MODULE_OWN = frozenset(("training", "_parameters", "_buffers", "_modules", "_non_persistent_buffers_set",
                          "_compiled_call", "_compiled", "_forward_pre_hooks", "_forward_hooks"))
-
-
-def _scalar_guard(v) -> tuple:
-    """A Python scalar as a guard value: its type and repr (1, 1.0 and True differ; nan equals nan)."""
-    if type(v) is str and len(v) > 64:
-        return ("str", len(v), hash(v))
-    return (type(v).__name__, repr(v))
-
-
-_NUMPY_CHECKED = 1 << 20  # a closure's / global's NumPy array: contents re-checked on each call up to 1 MB
-
-
-def numpy_guard(v) -> tuple:
-    """A NumPy array or scalar as a guard value: dtype, shape and a hash of its bytes (an object array: its
-    identity)."""
-    if isinstance(v, np.generic):
-        return ("np", str(v.dtype), repr(v.item()))
-    if v.dtype.hasobject:
-        return ("ndarray", "object", v.shape, id(v))
-    return ("ndarray", str(v.dtype), v.shape, hash(v.tobytes()))
-
-
-_NONE = (frozenset(), frozenset())
-_READS: dict = {}
-
-
-def _code_names(code) -> tuple:
-    """(reads, calls) of ``code`` and the code nested in it: the attribute names it loads as values, with its
-    string constants (``getattr(obj, "name")``); the method names it calls (``obj.name(...)``)."""
-    if code is None:
-        return _NONE
-    hit = _READS.get(code)
-    if hit is None:
-        reads, calls = set(), set()
-        for ins in dis.get_instructions(code):
-            if ins.opname == "LOAD_METHOD" or (ins.opname == "LOAD_ATTR" and str(ins.argrepr).startswith("NULL|")):
-                calls.add(ins.argval)
-            elif ins.opname == "LOAD_ATTR":
-                reads.add(ins.argval)
-        for c in code.co_consts:
-            if isinstance(c, str):
-                reads.add(c)
-            elif isinstance(c, types.CodeType):
-                r, k = _code_names(c)
-                reads |= r
-                calls |= k
-        hit = _READS[code] = (frozenset(reads), frozenset(calls))
-    return hit
-
-
-_METHODS: dict = {}
-
-
-def _class_methods(cls) -> dict:
-    """{name: (reads, calls)} of the methods and properties ``cls`` defines or inherits (not ``object``'s)."""
-    hit = _METHODS.get(cls)
-    if hit is None:
-        hit = {}
-        for k in reversed(cls.__mro__[:-1]):
-            for n, v in vars(k).items():
-                if isinstance(v, (staticmethod, classmethod)):
-                    v = v.__func__
-                elif isinstance(v, property):
-                    v = v.fget
-                code = getattr(v, "__code__", None)
-                if isinstance(code, types.CodeType):
-                    hit[n] = _code_names(code)
-                else:
-                    hit.pop(n, None)  # a subclass's data attribute hides a base's method
-        _METHODS[cls] = hit
-    return hit
 
 
 _NAMES: dict = {}

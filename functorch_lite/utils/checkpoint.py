@@ -7,7 +7,7 @@ autograd, so ``no_grad``/``detach`` inside behave as eagerly) under ``jax.checkp
 rebuilt during backward, with the same dropout masks (CKPT-10),
 and inside a compiled training step XLA cannot keep them alive across the forward (smaller peak memory; the
 recomputation's inputs are tied to the cotangent, which keeps it apart on XLA:CPU too, where the barriers
-``jax.checkpoint`` relies on are dropped: runner._RematEntry).
+``jax.checkpoint`` relies on are dropped: _compile.nodes._RematEntry).
 The output's ``grad_fn`` is named after the last op inside ``fn``, as PyTorch's non-reentrant variant shows it
 (CKPT-03). The recomputation happens inside the cached backward program, so ``fn``'s Python body runs again
 only when that program is first traced (PyTorch re-runs it on every backward, CKPT-02).

@@ -1,0 +1,122 @@
+"""What a traced call did beyond its slots: the closure cells, globals and module attributes it rebound (put
+back after the trace, replayed after every call) and the lists/dicts it changed (a graph break)."""
+from __future__ import annotations
+
+import dis
+
+from ..nn.modules import module as _module
+
+
+class _UnreachableWrite(Exception):
+    """What a single program cannot do (its message is the graph break's cause)."""
+
+
+class Disabled(_UnreachableWrite):
+    """A ``torch.compiler.disable``'d function called while tracing."""
+
+
+_UNSET = _module._UNSET  # an unset cell / global / attribute (one sentinel with the module attribute log)
+
+
+def _bindings(fn) -> list:
+    """The closure cells and globals ``fn``'s own code can rebind (``nonlocal``/``global`` names), with their
+    values before the trace: [(kind, target, name, value)]."""
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    out = []
+    stores = _stores(code)
+    if fn.__closure__:
+        for var, cell in zip(code.co_freevars, fn.__closure__):
+            if var in stores:
+                try:
+                    out.append(("cell", cell, var, cell.cell_contents))
+                except ValueError:
+                    out.append(("cell", cell, var, _UNSET))
+    g = fn.__globals__
+    for n in stores:
+        if n not in code.co_freevars:
+            out.append(("global", g, n, g.get(n, _UNSET)))
+    return out
+
+
+_STORES: dict = {}
+
+
+def _stores(code) -> frozenset:
+    """Names ``code`` rebinds outside itself: STORE_GLOBAL, and STORE_DEREF of its free variables."""
+    hit = _STORES.get(code)
+    if hit is None:
+        hit = _STORES[code] = frozenset(
+            ins.argval for ins in dis.get_instructions(code)
+            if ins.opname == "STORE_GLOBAL" or (ins.opname == "STORE_DEREF" and ins.argval in code.co_freevars))
+    return hit
+
+
+def _read(kind, target, name):
+    if kind == "cell":
+        try:
+            return target.cell_contents
+        except ValueError:
+            return _UNSET
+    return target.get(name, _UNSET)
+
+
+def _effects(bindings, attrs) -> list:
+    """What the traced call rebound: [(kind, target, name, new value)] — replayed after every call (a new tensor
+    becomes an output of the program, as torch.compile replays a global's or a module attribute's rebinding)."""
+    out = []
+    for kind, target, name, old in bindings:
+        new = _read(kind, target, name)
+        if new is not old:
+            if new is _UNSET:
+                raise _UnreachableWrite(f"deleting the {'closure variable' if kind == 'cell' else 'global'} "
+                                        f"{name!r} inside a compiled function")
+            out.append((kind, target, name, new))
+    for (module, name), old in attrs.items():
+        new = module.__dict__.get(name, _UNSET)
+        if new is not old:
+            if new is _UNSET:
+                raise _UnreachableWrite(f"deleting the module attribute {name!r} inside a compiled function")
+            out.append(("attr", module, name, new))
+    return out
+
+
+def _contents(c) -> list:
+    return list(c.items()) if isinstance(c, dict) else list(c)
+
+
+def _identical_contents(a: list, b: list) -> bool:
+    return len(a) == len(b) and all(x is y or (type(x) is tuple and x[0] == y[0] and x[1] is y[1])
+                                    for x, y in zip(a, b))
+
+
+def _set_contents(c, items: list):
+    if isinstance(c, dict):
+        dict.clear(c)
+        dict.update(c, items)
+    else:
+        c[:] = items
+
+
+def _restore(bindings, attrs):
+    """Put back what the trace rebound (cells, globals, module attributes): nothing traced stays reachable."""
+    for kind, target, name, old in bindings:
+        if kind == "cell":
+            if old is _UNSET:
+                try:
+                    del target.cell_contents
+                except ValueError:
+                    pass
+            else:
+                target.cell_contents = old
+        elif old is _UNSET:
+            target.pop(name, None)
+        else:
+            target[name] = old
+    for (module, name), old in attrs.items():
+        if old is _UNSET:
+            module.__dict__.pop(name, None)
+        else:
+            module.__dict__[name] = old

@@ -8,7 +8,10 @@ import types
 import numpy as np
 
 
-def _scalar_guard(v) -> tuple:
+SCALARS = (bool, int, float, complex, str)  # Python scalars: guarded by value wherever a program reads them
+
+
+def scalar_guard(v) -> tuple:
     """A Python scalar as a guard value: its type and repr (1, 1.0 and True differ; nan equals nan)."""
     if type(v) is str and len(v) > 64:
         return ("str", len(v), hash(v))

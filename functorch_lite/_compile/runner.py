@@ -38,6 +38,7 @@ from ..nn.modules import module as _module
 from . import state as S
 from .effects import (_UnreachableWrite, _bindings, _contents, _effects, _identical_contents, _restore,
                       _set_contents)
+from .guards import SCALARS, numpy_guard, scalar_guard
 from .nodes import _RematEntry, _TapeEntry, _tape_grads
 
 log = logging.getLogger("functorch_lite.compile")
@@ -115,14 +116,16 @@ def _static_repr(v, depth=0):
     """Python values among the arguments are constants of the program: part of the guard key."""
     if isinstance(v, Tensor):
         return "T"
-    if v is None or isinstance(v, (bool, int, float, str, complex, D.dtype)):
+    if isinstance(v, SCALARS):
+        return scalar_guard(v)  # the walk's rule: type and repr (nan equals nan, 1 and 1.0 differ)
+    if v is None or isinstance(v, D.dtype):
         return (type(v).__name__, v)
     if isinstance(v, (list, tuple)) and depth < 3:
         return (type(v).__name__, tuple(_static_repr(x, depth + 1) for x in v))
     if isinstance(v, dict) and depth < 3:
         return ("dict", tuple((k, _static_repr(x, depth + 1)) for k, x in v.items()))
     if isinstance(v, (np.ndarray, np.generic)):  # read on the host while tracing: its values are constants
-        return S.numpy_guard(v)
+        return numpy_guard(v)
     return ("obj", type(v).__qualname__)
 
 

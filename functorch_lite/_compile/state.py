@@ -30,7 +30,7 @@ import jax
 import numpy as np
 
 from .._tensor.tensor import Tensor
-from .guards import _class_methods, _code_names, _scalar_guard, numpy_guard, _NUMPY_CHECKED
+from .guards import SCALARS as _SCALARS, _class_methods, _code_names, _NUMPY_CHECKED, numpy_guard, scalar_guard
 
 _MAX_DEPTH = 3
 _DICT_ITEMS, _ATTR_ITEMS = 256, 64  # a dict's / an object's first entries are walked (a vocabulary is not)
@@ -279,7 +279,7 @@ class Discovery:
             return
         if isinstance(obj, _SCALARS):
             if guard:
-                self.guards.append((name, _scalar_guard(obj)))
+                self.guards.append((name, scalar_guard(obj)))
             return
         if isinstance(obj, (np.ndarray, np.generic)):
             # NumPy values the function reads are constants of the program: guarded by content (an in-place
@@ -336,7 +336,7 @@ class Discovery:
             for i, v in enumerate(obj):
                 if i == _DICT_ITEMS and guard:  # a long list's scalars past its first entries: one guard for all
                     self.guards.append((f"{name}[{i}:]", ("scalars", len(obj), hash(tuple(
-                        _scalar_guard(x) for x in obj[i:] if isinstance(x, _SCALARS))))))
+                        scalar_guard(x) for x in obj[i:] if isinstance(x, _SCALARS))))))
                 self.visit(v, f"{name}[{i}]", depth + 1, guard and i < _DICT_ITEMS)
             return
         if isinstance(obj, dict):
@@ -487,7 +487,6 @@ def _classes():
     return _CLASSES
 
 
-_SCALARS = (bool, int, float, complex, str)
 _OWN = __name__.split(".")[0] + "."  # "functorch_lite.": its functions' globals are the library's own state
 # a module's own bookkeeping (its training flag is a guard of its own; its hook tables, registries that bump
 # the structure epoch, are walked apart: a hook added after the first call, or its closure's tensors, are seen)
@@ -552,7 +551,7 @@ class _Guards:
 # ---- reusing a discovery ----------------------------------------------------------------------------------
 _EMPTY = object()                       # an empty closure cell / a global the code names but that is not set
 _LIST, _DICT, _VARS, _ATTR, _ITEM = range(5)
-_SIMPLE = (type(None), bool, int, float, str, complex)
+_SIMPLE = (type(None),) + _SCALARS
 
 
 class Plan:

@@ -521,3 +521,16 @@ def test_numpy_values_are_guarded_by_content():
     m[0] = 10.0
     assert cg(x).tolist() == g(x).tolist() == [10.0, 2.0]
     assert cg(x).tolist() == [10.0, 2.0] and cg.stats["traces"] == 2
+
+
+def test_a_nan_argument_reuses_its_program():
+    """Arguments and walked values share one scalar guard (type and repr): a fresh ``float('nan')`` each call is
+    the same guard (with ``(type, value)`` nan != nan made every call recompile); 1, 1.0 and True stay apart."""
+    cf = ft.compile(lambda x, s: x * s)
+    x = ft.ones(1)
+    for _ in range(3):
+        assert np.isnan(cf(x, float("nan")).item())
+    assert cf.stats["traces"] == 1
+    for s in (1, 1.0, True):
+        assert cf(x, s).tolist() == [1.0]
+    assert cf.stats["traces"] == 4

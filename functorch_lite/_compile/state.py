@@ -3,16 +3,7 @@
 A jitted function sees only its arguments and changes only what it returns. ``discover`` walks the compiled
 function's roots — its arguments, the cells of its closure, the globals its code names (and, one level down,
 the closures/globals of functions found there), a bound method's ``self`` — and lists *slots*: places where
-facade state lives.
-
-- ``StorageSlot``: a tensor's storage (parameters, buffers, argument and closure tensors).
-- ``GradSlot``: the ``.grad`` field of a tensor that requires grad (None or an array).
-- ``OptSlot``: an optimizer's optax state for one parameter (None before its first step).
-- ``HyperSlot``: an optimizer group's numeric hyperparameters (lr, betas...), so a changed LR is an input,
-  never a recompile.
-- ``RngSlot``: a generator's PRNG key (the default one always), so random ops draw fresh values per call.
-
-Each slot reads its value as a pytree of arrays, and can put a (traced) value in place and take it back.
+facade state lives (``slots.py``: storages, ``.grad`` fields, optimizer states and hyperparameters, RNG keys).
 
 The walk also lists the *guards*: what a trace bakes into the program as constants — Python scalars in what it
 reaches (for objects, only the attributes the walked code and the methods it calls read by name), NumPy values
@@ -26,185 +17,14 @@ import types
 from itertools import islice, repeat
 from operator import is_
 
-import jax
 import numpy as np
 
 from .._tensor.tensor import Tensor
 from .guards import SCALARS as _SCALARS, _class_methods, _code_names, _NUMPY_CHECKED, numpy_guard, scalar_guard
+from .slots import GradSlot, HyperSlot, OptSlot, RngSlot, StorageSlot  # noqa: F401  (S.StorageSlot...)
 
 _MAX_DEPTH = 3
 _DICT_ITEMS, _ATTR_ITEMS = 256, 64  # a dict's / an object's first entries are walked (a vocabulary is not)
-
-
-class StorageSlot:
-    __slots__ = ("tensor", "storage", "name")
-
-    def __init__(self, tensor, name):
-        self.tensor, self.storage, self.name = tensor, tensor._storage.root(), name
-
-    def get(self):
-        return self.storage.array
-
-    def put(self, v):
-        self.storage.array = v
-
-    def snap(self):
-        return self.storage.array
-
-    def restore(self, token):
-        self.storage.array = token
-
-    def sig(self):
-        a = self.storage.array
-        return ("s", a.shape, a.dtype, self.storage.device, self.tensor._requires_grad)
-
-
-class GradSlot:
-    __slots__ = ("tensor", "name")
-
-    def __init__(self, tensor, name):
-        self.tensor, self.name = tensor, name
-
-    def get(self):
-        g = self.tensor._grad
-        if g is None:
-            return None
-        if g._chain is not None or g._storage.root() is not g._storage:
-            return g._array
-        return g._storage.array
-
-    def put(self, v):
-        """Trace time: a fresh grad tensor over ``v`` (the original grad object is never written)."""
-        self.tensor._grad = None if v is None else Tensor._from_array(v, self.tensor.dtype, self.tensor.device)
-
-    def snap(self):
-        return self.tensor._grad
-
-    def restore(self, token):
-        self.tensor._grad = token
-
-    def write(self, v, dtype):
-        t = self.tensor
-        cur = t._grad
-        if v is None:
-            t._grad = None
-        elif cur is not None and cur._chain is None and tuple(cur._shape) == tuple(v.shape) and cur.dtype is dtype:
-            cur._storage.array = v  # the existing .grad tensor keeps its identity, as an accumulation would
-            cur._storage.version += 1
-        else:
-            t._grad = Tensor._from_array(v, dtype, t.device)
-
-    def sig(self):
-        g = self.tensor._grad
-        return ("g", None if g is None else (g._shape, g.dtype))
-
-
-class OptSlot:
-    __slots__ = ("opt", "param", "group", "name", "_sig")
-
-    def __init__(self, opt, param, group, name):
-        self.opt, self.param, self.group, self.name = opt, param, group, name
-        self._sig = (None, None)   # (state, its sig): optax states are immutable tuples of arrays
-
-    def get(self):
-        if self.param in self.opt._ostate:
-            self.opt._sync_from_views(self.param)
-        return self.opt._ostate.get(self.param)
-
-    def _set(self, v):
-        if v is None:
-            self.opt._ostate.pop(self.param, None)
-        else:
-            self.opt._ostate[self.param] = v
-
-    def put(self, v):
-        """Install ``v`` and point the ``optimizer.state[p]`` tensors at it (else the optimizer would read the
-        views' old arrays back as a user modification)."""
-        self._set(v)
-        if v is not None and dict.get(self.opt.state, self.param) is not None:
-            self.opt._refresh_views(self.param, self.group)
-
-    def snap(self):
-        return self.opt._ostate.get(self.param), dict.get(self.opt.state, self.param)
-
-    def restore(self, token):
-        st, views = token
-        self._set(st)
-        if views is None:
-            dict.pop(self.opt.state, self.param, None)
-        else:
-            dict.__setitem__(self.opt.state, self.param, views)
-
-    def write(self, v, sig=None):
-        """After the program: the new state (``sig``: its guard sig, when the caller knows it)."""
-        self._set(v)
-        if v is not None:
-            self.opt._refresh_views(self.param, self.group)
-            if sig is not None:
-                self._sig = (v, sig)
-
-    def sig(self):
-        st = self.opt._ostate.get(self.param)
-        if st is None:
-            return ("o", None)
-        old, sig = self._sig
-        if old is st:
-            return sig
-        leaves, tree = jax.tree_util.tree_flatten(st)
-        sig = ("o", tree, tuple((a.shape, a.dtype) for a in leaves))
-        self._sig = (st, sig)
-        return sig
-
-
-class HyperSlot:
-    """The numeric hyperparameters of one param group, traced (``group['lr']`` holds a tracer while tracing)."""
-    __slots__ = ("group", "keys", "name")
-
-    def __init__(self, group, keys, name):
-        self.group, self.keys, self.name = group, keys, name
-
-    def get(self):
-        """NumPy float64 scalars (a jit argument without an eager device op per value)."""
-        out = {}
-        for k in self.keys:
-            v = self.group[k]
-            out[k] = tuple(np.float64(x) for x in v) if isinstance(v, tuple) else np.float64(v)
-        return out
-
-    def put(self, v):
-        for k in self.keys:
-            self.group[k] = v[k]
-
-    def snap(self):
-        return {k: self.group[k] for k in self.keys}
-
-    def restore(self, token):
-        self.group.update(token)
-
-    def sig(self):
-        return ("h", tuple(len(v) if isinstance(v, tuple) else -1 for v in (self.group[k] for k in self.keys)))
-
-
-class RngSlot:
-    __slots__ = ("gen", "name")
-
-    def __init__(self, gen, name):
-        self.gen, self.name = gen, name
-
-    def get(self):
-        return self.gen.key
-
-    def put(self, v):
-        self.gen._key = v
-
-    def snap(self):
-        return self.gen._key
-
-    def restore(self, token):
-        self.gen._key = token
-
-    def sig(self):
-        return ("r",)
 
 
 class _Recorder(dict):

@@ -267,5 +267,9 @@ def worker_loop(iterable: bool, payload: list, forked: bool, index_queue, data_q
                     data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
         _send(data_queue, idx, data, worker_id)
         del data
-    data_queue.cancel_join_thread()
+    if done_event.is_set():  # shutting down: nothing more is read, so exiting must not wait on the queue
+        data_queue.cancel_join_thread()
+    # else (an IterableDataset's end, then None) the exit waits for the queue's feeder thread to finish its
+    # last write: the queue's write lock is shared by every worker, and a process that died holding it would
+    # stall the others' results forever (the main process then waits with no error)
     data_queue.close()

@@ -256,7 +256,8 @@ class CompiledFunction:
         """From the second call of a training-step signature: the same program over flat leaves, with the
         buffers it rewrites (parameters, .grad fields, optimizer state, buffers) donated, so XLA updates them in
         place instead of allocating new ones. (One extra trace; not counted in ``stats['traces']``.)"""
-        rewritten = {i for i, _ in entry.spec.outputs}
+        # (a .grad the call leaves None has no new buffer to take the donated one: JAX would warn)
+        rewritten = {i for i, dt in entry.spec.outputs if dt is not None or not isinstance(d.slots[i], S.GradSlot)}
         donate, pos = [], 0
         for i, (slot, v) in enumerate(zip(d.slots, in_vals)):
             n = len(jax.tree_util.tree_leaves(v))
@@ -377,6 +378,10 @@ class CompiledFunction:
             wlog: dict = {}
             prev_log = _storage.WRITE_LOG[0]
             _storage.WRITE_LOG[0] = wlog
+            slog: dict = {}
+            prev_slog = _storage.SET_LOG[0]
+            _storage.SET_LOG[0] = slog
+            first_uid = next(_storage._ids)  # storages from here on are the trace's own
             TRACING[0] += 1
             origs = [s.snap() for s in slots]  # the Python objects as they are now: put back on the way out
             deferred: list = []
@@ -416,6 +421,7 @@ class CompiledFunction:
                         raise _UnreachableWrite(f"changing the {type(c).__name__} {n} (its contents are not replayed "
                                                 "by a compiled call)")
                 effects = _effects(bindings, attrs)
+                _check_sets(d, slog, first_uid)
                 out_vals, spec = self._collect(d, in_vals, result, deferred, wlog, effects)
                 spec.needs_node = grad_on and _engine.BACKWARD_CALLS[0] == backward_before and any(
                     m[0] == "t" and m[3] for m in spec.result_meta)
@@ -429,6 +435,7 @@ class CompiledFunction:
                         _set_contents(c, before)
                 for sch in patched:
                     sch.__dict__.pop("step", None)
+                _storage.undo_sets(slog)  # (before the slots: a slot's logged "old" value is its traced one)
                 for st, arr, ver in wlog.values():  # writes first: a slot's logged "old" value is a tracer
                     st.version = ver
                     if not isinstance(arr, jax.core.Tracer):
@@ -436,6 +443,7 @@ class CompiledFunction:
                 for s, o in zip(slots, origs):
                     s.restore(o)
                 _storage.WRITE_LOG[0] = prev_log
+                _storage.SET_LOG[0] = prev_slog
                 TRACING[0] -= 1
         return pure
 
@@ -602,6 +610,31 @@ class CompiledFunction:
         e = spec.node_entry
         outs = tensors[0] if len(tensors) == 1 else tuple(tensors)
         _graph.record(spec.node_op, outs, tuple(targs), tuple(diff_idx), tuple(leaves), e, ())
+
+
+def _check_sets(d, slog: dict, first_uid: int) -> None:
+    """The ``.grad`` fields and optimizer states the traced function assigned (``storage.SET_LOG``) must be slots:
+    one the discovery did not reach would keep a traced value (the trace puts it back; the call runs eagerly).
+    A ``.data`` assignment to a tensor from before the call is not replayed either (it runs eagerly)."""
+    grads = {id(s.tensor) for s in d.slots if isinstance(s, S.GradSlot)}
+    states = set()
+    for s in d.slots:
+        if isinstance(s, S.OptSlot):
+            states.add((id(s.opt._ostate), id(s.param)))
+            states.add((id(s.opt.state), id(s.param)))
+    for (oid, k), (obj, key, old) in slog.items():
+        if isinstance(obj, dict):
+            if (oid, id(key)) not in states:
+                raise _UnreachableWrite("an optimizer step on a parameter whose optimizer the compiled function "
+                                        "cannot see (reach it through an argument, the closure, or a global named "
+                                        "in the function)")
+        elif key == ("_grad",):
+            if oid not in grads and obj._storage.root().uid < first_uid:
+                raise _UnreachableWrite("a .grad of a tensor the compiled function cannot see (reach it through an "
+                                        "argument, the closure, or a global named in the function)")
+        elif old[0].root().uid < first_uid:  # (key is tensor.DATA_FIELDS; old[0] its storage before)
+            raise _UnreachableWrite("assigning .data of a tensor that existed before the call (an in-place "
+                                    "write, p.data.copy_(...) or p.copy_(...) under no_grad, is compiled)")
 
 
 def _same(a, b) -> bool:

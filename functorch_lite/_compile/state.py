@@ -12,6 +12,7 @@ dicts it went through (a compiled call must not change them).
 """
 from __future__ import annotations
 
+import dis
 import functools
 import types
 from itertools import islice, repeat
@@ -80,12 +81,13 @@ class Discovery:
 
     def tensor(self, t, name, grads=True):
         if self.plan is not None:
-            self.plan.tensors.append((t, t._storage, t._requires_grad, t.grad_fn is None))
+            self.plan.tensors.append((t, t._storage, t._requires_grad, t.grad_fn is None, t._grad is None))
         r = t._storage.root()
         if id(r) not in self._storages:
             self._storages.add(id(r))
             self.slots.append(StorageSlot(t, name))
-        if grads and t._requires_grad and t.grad_fn is None and id(t) not in self._seen:
+        # (a frozen parameter's stale .grad too: ``zero_grad()`` clears it)
+        if grads and (t._requires_grad or t._grad is not None) and t.grad_fn is None and id(t) not in self._seen:
             self._seen.add(id(t))
             self.slots.append(GradSlot(t, name + ".grad"))
 
@@ -114,7 +116,7 @@ class Discovery:
         if isinstance(obj, type) or id(obj) in self._seen or depth > _MAX_DEPTH:
             return
         self._seen.add(id(obj))
-        Module, Optimizer, LRScheduler, Generator = _CLASSES or _classes()
+        Module, Optimizer, LRScheduler, Generator, Compiled = _CLASSES or _classes()
         if isinstance(obj, Module):
             self.modules.append((name, obj))
             self.module(obj, name)
@@ -176,6 +178,9 @@ class Discovery:
             return
         if isinstance(obj, types.FunctionType):
             self.function(obj, name, depth + 1)
+            return
+        if isinstance(obj, Compiled):  # called inside a compiled region it runs inline: what it reaches counts
+            self.visit(obj.fn, name, depth)  # (its caches and counters are not state of the program)
             return
         if isinstance(obj, functools.partial):
             self.visit(obj.func, f"{name}.func", depth + 1, guard)
@@ -303,7 +308,8 @@ def _classes():
         from ..optim.lr_scheduler import LRScheduler
         from ..optim.optimizer import Optimizer
         from ..random import Generator
-        _CLASSES.extend((Module, Optimizer, LRScheduler, Generator))
+        from .runner import CompiledFunction
+        _CLASSES.extend((Module, Optimizer, LRScheduler, Generator, CompiledFunction))
     return _CLASSES
 
 
@@ -326,10 +332,15 @@ def _names(code) -> list:
 
 
 def _names_uncached(code) -> list:
-    out = list(code.co_names)
+    """The globals ``code`` (and the code nested in it) loads. Not ``co_names``: it also holds attribute names,
+    and ``opt.step()`` beside a module-level loop ``for step in range(n)`` would make the loop counter a guard."""
+    out = []
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and ins.argval not in out:
+            out.append(ins.argval)
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
-            out.extend(_names_uncached(c))
+            out.extend(n for n in _names_uncached(c) if n not in out)
     return out
 
 
@@ -387,7 +398,7 @@ class Plan:
         self.cells: list = []     # (cell, contents)
         self.globs: list = []     # (globals dict, names, values: _EMPTY where unset)
         self.seqs: list = []      # (kind, obj, attr/key, snapshot)
-        self.tensors: list = []   # (tensor, its storage, requires_grad, is_leaf)
+        self.tensors: list = []   # (tensor, its storage, requires_grad, is_leaf, .grad is None)
         self.groups: list = []    # [statics index, optimizer, group, hyper keys, group keys, group values]
 
     def valid(self) -> bool:
@@ -419,8 +430,9 @@ class Plan:
             elif not _same_items(tuple(islice((obj if kind == _DICT else vars(obj)).items(),
                                               _DICT_ITEMS if kind == _DICT else _ATTR_ITEMS)), snap):
                 return False
-        for t, st, rg, leaf in self.tensors:
-            if t._storage is not st or t._requires_grad is not rg or (t.grad_fn is None) is not leaf:
+        for t, st, rg, leaf, nograd in self.tensors:
+            if t._storage is not st or t._requires_grad is not rg or (t.grad_fn is None) is not leaf or (
+                    not rg and (t._grad is None) is not nograd):  # (a frozen tensor's .grad: a slot while set)
                 return False
         statics = self.d.statics
         for rec in self.groups:

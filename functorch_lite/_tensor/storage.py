@@ -26,6 +26,40 @@ def log_write(storage) -> None:
         log[id(r)] = (r, r.array, r.version)
 
 
+# While ``compile`` traces a function, ``SET_LOG[0]`` is a dict of the facade state that changes by assignment
+# rather than by a storage write: a tensor's ``.grad`` and ``.data`` (its header fields), an optimizer's
+# per-parameter state. Each entry, recorded before the first change, is ``(object, attribute names, old values)``
+# or ``(dict, key, old value or MISSING)``: the trace puts them back and checks what it may not change.
+SET_LOG: list = [None]
+MISSING = object()
+
+
+def log_attrs(obj, names: tuple) -> None:
+    log = SET_LOG[0]
+    k = (id(obj), names)
+    if k not in log:
+        log[k] = (obj, names, tuple([getattr(obj, n) for n in names]))
+
+
+def log_item(d: dict, key) -> None:
+    log = SET_LOG[0]
+    k = (id(d), id(key))
+    if k not in log:
+        log[k] = (d, key, dict.get(d, key, MISSING))
+
+
+def undo_sets(log: dict) -> None:
+    for obj, key, old in log.values():
+        if isinstance(obj, dict):
+            if old is MISSING:
+                dict.pop(obj, key, None)
+            else:
+                dict.__setitem__(obj, key, old)
+        else:
+            for n, v in zip(key, old):
+                setattr(obj, n, v)
+
+
 def meta_array(shape, jdtype):
     """A meta tensor's "array": shape and dtype only (``jax.ShapeDtypeStruct``), no memory."""
     import jax

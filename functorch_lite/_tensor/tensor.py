@@ -18,11 +18,13 @@ from .. import dtypes as D
 from .. import _config
 from .._device import device as _device_cls
 from . import views as V
-from .storage import WRITE_LOG as _WRITE_LOG, log_write as _log_write
+from .storage import SET_LOG as _SET_LOG, WRITE_LOG as _WRITE_LOG, log_attrs as _log_attrs, log_write as _log_write
 from .storage import Storage
 from .views import (memory_format, contiguous_format, preserve_format, channels_last,  # noqa: F401
                     channels_last_3d, MEMORY_FORMATS)
 from ..autograd.grad_mode import _state as _gm_state
+
+DATA_FIELDS = ("_storage", "_shape", "dtype", "_chain", "_strides", "_offset", "_cache", "_idx")  # what .data sets
 
 
 class Size(tuple):
@@ -373,6 +375,8 @@ class Tensor:
                                    f"'{value.get_device()}' to a tensor located on device with index "
                                    f"'{self.get_device()}'. Please ensure that the gradient and the tensor are on "
                                    "the same device")
+        if _SET_LOG[0] is not None:
+            _log_attrs(self, ("_grad",))
         self._grad = value
 
     @property
@@ -405,6 +409,8 @@ class Tensor:
     def data(self, value):
         if not isinstance(value, Tensor):
             raise TypeError("data must be a Tensor")
+        if _SET_LOG[0] is not None:
+            _log_attrs(self, DATA_FIELDS)
         self._storage = value._storage
         self._shape = value._shape
         self.dtype = value.dtype

@@ -13,6 +13,7 @@ import heapq
 import jax
 
 from .._stats import COUNTS as _COUNTS
+from .._tensor import storage as _storage
 from . import grad_mode as _gm
 from .compiled import Ones as _Ones, compilable, run_compiled
 from .graph import AccumulateGrad, _FREED_MSG, check_saved, edge_of
@@ -156,6 +157,8 @@ def _accumulate(t, ct, create_graph):
                 g = r
     if g.dtype is not t.dtype:
         g = g.to(t.dtype)
+    if _storage.SET_LOG[0] is not None:
+        _storage.log_attrs(t, ("_grad",))
     if t._grad is None:
         t._grad = g
     elif create_graph:

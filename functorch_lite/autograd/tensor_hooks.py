@@ -2,6 +2,7 @@
 ``backward`` (spec §6.2, §6.4)."""
 from __future__ import annotations
 
+from .._tensor import storage as _storage
 from .graph import _Handle
 
 
@@ -55,6 +56,8 @@ def retain_grad(self):
         if t is None or ct is None or not t._retains_grad or t.grad_fn is not node:
             return cts
         g = ct if isinstance(ct, Tensor) else Tensor._from_array(ct, t.dtype, t._storage.device)
+        if _storage.SET_LOG[0] is not None:
+            _storage.log_attrs(t, ("_grad",))
         t._grad = g if t._grad is None else t._grad + g
         return cts
     node.metadata.setdefault("_retain", []).append(keep)

@@ -76,7 +76,7 @@ class Adagrad(Optimizer):
             key = (type(self).__name__,) + self._static_key(group)
             for p in group["params"]:
                 if p not in self._ostate:
-                    self._ostate[p] = self._init_state(key, p._array)
+                    self._put_state(p, self._init_state(key, p._array))
                     self._refresh_views(p, group)
 
     def _init_state(self, key: tuple, arr) -> Any:

@@ -29,6 +29,7 @@ import numpy as np
 import optax
 
 from .. import _config
+from .._tensor import storage as _storage
 from .._tensor.tensor import Tensor
 from ..autograd.grad_mode import no_grad
 
@@ -191,6 +192,13 @@ class Optimizer:
         """PyTorch's names of the per-parameter state (``exp_avg``...)."""
         raise TypeError(f"{type(self).__name__} subclasses Optimizer without defining _state_fields(group)")
 
+    def _put_state(self, p: Tensor, st) -> None:
+        """``_ostate[p] = st``. While ``compile`` traces, the old state is noted first: an optimizer the compiled
+        function does not reach must not keep a traced state (the trace puts it back, then breaks the graph)."""
+        if _storage.SET_LOG[0] is not None:
+            _storage.log_item(self._ostate, p)
+        self._ostate[p] = st
+
     def _sync_from_views(self, p: Tensor) -> None:
         """Read values written into the ``state[p]`` tensors back into the optax state."""
         views = dict.get(self.state, p)
@@ -204,7 +212,7 @@ class Optimizer:
             if arr is not old:
                 repl[name] = jnp.array(arr, dtype=old.dtype, copy=True)
         if repl:
-            self._ostate[p] = inner._replace(**repl)
+            self._put_state(p, inner._replace(**repl))
 
     def _refresh_views(self, p: Tensor, group: dict) -> None:
         """Point the ``state[p]`` tensors at the new optax arrays (an in-place write: version bumps)."""
@@ -217,6 +225,8 @@ class Optimizer:
                 dt = p.dtype if name != "step" else _float32()
                 views[name] = Tensor._from_array(arr, dt, p.device)
             if views:  # SGD without momentum keeps no state (``optimizer.state`` stays empty, as in PyTorch)
+                if _storage.SET_LOG[0] is not None:
+                    _storage.log_item(self.state, p)
                 dict.__setitem__(self.state, p, views)
         else:
             for name, t in views.items():
@@ -239,14 +249,14 @@ class Optimizer:
                 hyper = self._hyper(group)
                 for p in ps:
                     if p not in self._ostate:
-                        self._ostate[p] = self._init_state(key, p._array)
+                        self._put_state(p, self._init_state(key, p._array))
                     else:
                         self._sync_from_views(p)
                 new_params, new_states = fn([p._array for p in ps], [p._grad._array for p in ps],
                                             [self._ostate[p] for p in ps], hyper)
                 for p, arr, st in zip(ps, new_params, new_states):
                     p._write(arr)
-                    self._ostate[p] = st
+                    self._put_state(p, st)
                     self._refresh_views(p, group)
         return loss
 
@@ -316,7 +326,7 @@ class Optimizer:
                     repl[name] = jnp.array(arr, dtype=old.dtype, copy=True)
             if values and "step" not in values:  # SGD keeps no step: a saved buffer means "not the first step"
                 repl["step"] = jnp.ones((), inner.step.dtype)
-            self._ostate[p] = inner._replace(**repl)
+            self._put_state(p, inner._replace(**repl))
             self._refresh_views(p, group)
 
     def __repr__(self) -> str:

@@ -370,7 +370,7 @@ class CompiledFunction:
         fn = self.fn
 
         def pure(in_vals, cts=None, wants=()):
-            d, args, kwargs = ctx()
+            d, args, kwargs, *amp = ctx()  # (a node's backward: and the autocast state its forward ran under)
             slots = d.slots
             if not results_only and count:
                 self.stats["traces"] += 1
@@ -409,7 +409,7 @@ class CompiledFunction:
                     try:
                         for t, _ in cut:
                             t.grad_fn = None
-                        with _gm.enable_grad():
+                        with _gm.enable_grad(), _amp.state_as(amp[0]):
                             result = fn(*args, **kwargs)
                         return _tape_grads(select(result, _effects(bindings, attrs), deferred), cts, inputs)
                     finally:
@@ -582,7 +582,8 @@ class CompiledFunction:
                 diff_idx.append(pos)
                 slot_at[pos] = i
             pos += n
-        spec.node_ctx = (d, args, kwargs)  # the objects a re-trace of the backward puts tracers into
+        # the objects a re-trace of the backward puts tracers into, and the autocast state to run it under
+        spec.node_ctx = (d, args, kwargs, dict(_amp.STATE.active) if _amp.STATE.active else None)
         if spec.node_entry is None:
             if select is None:
                 def select(result, effects, deferred, _meta=spec.result_meta):  # as _collect lists them

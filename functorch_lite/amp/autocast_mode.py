@@ -291,6 +291,26 @@ def apply(op, targs: tuple, sargs: tuple, cast: Callable) -> tuple:
     return (list(out),) + tuple(targs[1:]) if is_list else out
 
 
+class state_as:
+    """A region under the autocast state ``active`` (``STATE.active`` as it was: device type -> dtype, or None):
+    the backward of a compiled forward (and a checkpointed region) runs the forward again as it ran."""
+
+    def __init__(self, active: Optional[dict]):
+        self.active = active
+
+    def __enter__(self) -> None:
+        st = STATE
+        self.prev = (st.enabled, st.dtype)
+        st.enabled = {d: True for d in self.active or ()}
+        st.dtype = {**st.dtype, **(self.active or {})}
+        _refresh()
+
+    def __exit__(self, *exc) -> bool:
+        STATE.enabled, STATE.dtype = self.prev
+        _refresh()
+        return False
+
+
 def clear_autocast_cache() -> None:
     """Drop this thread's cached weight casts (``torch.clear_autocast_cache``)."""
     STATE.cache.clear()

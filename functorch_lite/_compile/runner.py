@@ -36,7 +36,7 @@ from ..autograd import grad_mode as _gm
 from ..amp import autocast_mode as _amp
 from ..nn.modules import module as _module
 from . import state as S
-from .effects import (_UnreachableWrite, _bindings, _contents, _effects, _identical_contents, _restore,
+from .effects import (_UNSET, _UnreachableWrite, _bindings, _contents, _effects, _identical_contents, _restore,
                       _set_contents)
 from .guards import SCALARS, numpy_guard, scalar_guard
 from .nodes import _RematEntry, _TapeEntry, _tape_grads
@@ -386,10 +386,19 @@ class CompiledFunction:
             origs = [s.snap() for s in slots]  # the Python objects as they are now: put back on the way out
             deferred: list = []
             patched = []
+            stepped: list = []  # (optimizer, its _opt_called before): a step after a deferred scheduler step
             for i, sch in enumerate(d.schedulers):
-                def record(*a, _i=i, **k):
+                def record(*a, _i=i, _o=sch.optimizer, **k):
                     deferred.append((_i, a, k))
+                    stepped.append((_o, _o.__dict__.get("_opt_called", _UNSET)))
+                    _o._opt_called = False  # (the LR scheduler's wrapper of optimizer.step sets it)
+
+                def last_lr(*a, **k):
+                    raise _UnreachableWrite("reading an LR scheduler's get_last_lr() inside a compiled function "
+                                            "(its step() runs after the program: the value would be a stale "
+                                            "constant)")
                 sch.__dict__["step"] = record
+                sch.__dict__["get_last_lr"] = last_lr
                 patched.append(sch)
             backward_before = _engine.BACKWARD_CALLS[0]
             grad_on = _gm._state.enabled
@@ -421,6 +430,10 @@ class CompiledFunction:
                         raise _UnreachableWrite(f"changing the {type(c).__name__} {n} (its contents are not replayed "
                                                 "by a compiled call)")
                 effects = _effects(bindings, attrs)
+                if any([o._opt_called for o, _ in stepped]):
+                    raise _UnreachableWrite("optimizer.step() after scheduler.step() inside a compiled function "
+                                            "(the scheduler's step runs after the program: the optimizer would use "
+                                            "the old learning rate)")
                 _check_sets(d, slog, first_uid)
                 out_vals, spec = self._collect(d, in_vals, result, deferred, wlog, effects)
                 spec.needs_node = grad_on and _engine.BACKWARD_CALLS[0] == backward_before and any(
@@ -435,6 +448,12 @@ class CompiledFunction:
                         _set_contents(c, before)
                 for sch in patched:
                     sch.__dict__.pop("step", None)
+                    sch.__dict__.pop("get_last_lr", None)
+                for o, v in reversed(stepped):
+                    if v is _UNSET:
+                        o.__dict__.pop("_opt_called", None)
+                    else:
+                        o._opt_called = v
                 _storage.undo_sets(slog)  # (before the slots: a slot's logged "old" value is its traced one)
                 for st, arr, ver in wlog.values():  # writes first: a slot's logged "old" value is a tracer
                     st.version = ver
@@ -460,9 +479,13 @@ class CompiledFunction:
             elif isinstance(s, S.OptSlot):
                 for t in (dict.get(s.opt.state, s.param) or {}).values():
                     derived.add(id(t._storage.root()))
-            v = s.get() if not isinstance(s, S.HyperSlot) else None
-            if isinstance(s, S.HyperSlot):
+            if isinstance(s, S.HyperSlot):  # a value the function assigned (``group['lr'] *= 0.5``) is kept
+                changed = {k: s.group[k] for k in s.keys if not _same(s.group[k], in_vals[i][k])}
+                if changed:
+                    outputs.append((i, None))
+                    outs.append(jax.tree_util.tree_map(jax.numpy.asarray, changed))
                 continue
+            v = s.get()
             if isinstance(s, S.GradSlot):
                 if v is in_vals[i]:
                     continue
@@ -520,6 +543,8 @@ class CompiledFunction:
                 s.storage.version += 1
             elif isinstance(s, S.GradSlot):
                 s.write(v, dt)
+            elif isinstance(s, S.HyperSlot):
+                s.write(v)
             elif isinstance(s, S.OptSlot):
                 # the program's output structure is fixed: the state's guard sig is known from the first call
                 s.write(v, spec.out_sigs.get(i))

@@ -156,6 +156,11 @@ class HyperSlot:
         for k in self.keys:
             self.group[k] = v[k]
 
+    def write(self, v):
+        """After the program: the values the function assigned, as Python floats (a host read)."""
+        for k, x in v.items():
+            self.group[k] = tuple(float(y) for y in x) if isinstance(x, tuple) else float(x)
+
     def snap(self):
         return {k: self.group[k] for k in self.keys}
 

@@ -1179,40 +1179,60 @@ def test_state_the_discovery_cannot_reach_is_a_graph_break_not_a_leak(with_optim
     assert all(isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer) for x in leaves)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a write to param_groups[i]['lr'] inside a compiled step is dropped")
-def test_bug_lr_written_inside_the_compiled_step_is_kept():
-    m, opt = _lin_opt()
-
-    def decay(x):
-        opt.zero_grad()
-        m(x).pow(2).sum().backward()
-        opt.step()
-        for g in opt.param_groups:
-            g["lr"] *= 0.5
-    f = ft.compile(decay)
-    for _ in range(3):
-        f(ft.ones(3, 4))
-    assert opt.param_groups[0]["lr"] == pytest.approx(0.0125)
-
-
-@pytest.mark.xfail(strict=True, reason="bug: scheduler.step() before optimizer.step() is deferred after it")
-def test_bug_scheduler_step_before_optimizer_step():
+def test_lr_written_inside_the_compiled_step_is_kept():
+    # `group['lr'] *= 0.5` inside the step: the traced value was dropped (the LR never changed)
     def run(compiled):
-        m, opt = _lin_opt()
-        sch = ft.optim.lr_scheduler.LambdaLR(opt, lambda it: (it + 1) / 4)
+        m, opt = _lin_opt(momentum=0.9, lr=0.1)
+
+        def decay(x):
+            opt.zero_grad()
+            m(x).pow(2).sum().backward()
+            opt.step()
+            for g in opt.param_groups:
+                g["lr"] *= 0.5
+        f = ft.compile(decay) if compiled else decay
+        for i in range(4):
+            f(ft.tensor(XS[i][:, :4]))
+        return opt.param_groups[0], m.weight.detach().numpy().copy(), f
+    (ge, we, _), (gc, wc, f) = run(False), run(True)
+    assert type(gc["lr"]) is float and gc["lr"] == ge["lr"] == 0.1 / 16
+    assert gc["momentum"] == 0.9 and type(gc["weight_decay"]) is type(ge["weight_decay"])
+    np.testing.assert_allclose(wc, we, rtol=1e-6)
+    assert f.stats["traces"] == 2 and f.stats["eager_calls"] == 0
+
+
+@pytest.mark.parametrize("order", ["scheduler first", "get_last_lr returned"])
+def test_scheduler_steps_the_program_cannot_defer_run_eagerly(order):
+    # a scheduler's step() runs after the program: an optimizer.step() after it in the same function would use
+    # the old LR, and get_last_lr() read inside would be a stale constant. Both are graph breaks (they were
+    # silently wrong); the results equal eager and torch
+    def run(L, compiled):
+        ft.manual_seed(0)
+        m = _init(L.nn.Linear(4, 2), 5)
+        opt = L.optim.SGD(m.parameters(), lr=0.1)
+        sch = L.optim.lr_scheduler.LambdaLR(opt, lambda it: (it + 1) / 4)
 
         def warm(x):
             opt.zero_grad()
             m(x).pow(2).sum().backward()
-            sch.step()
+            if order == "scheduler first":
+                sch.step()
+                opt.step()
+                return None
             opt.step()
+            sch.step()
+            return sch.get_last_lr()[0]
         f = ft.compile(warm) if compiled else warm
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for _ in range(3):
-                f(ft.ones(3, 4))
-        return m.weight.detach().numpy()
-    np.testing.assert_allclose(run(True), run(False), rtol=1e-6)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            out = [f(L.tensor(XS[i][:, :4])) for i in range(4)]
+        breaks = [str(x.message) for x in w if "graph break" in str(x.message)]
+        return out, m.weight.detach().numpy().copy(), breaks
+    (oe, we, _), (oc, wc, breaks), (ot, wt, _) = run(ft, False), run(ft, True), run(torch, False)
+    assert oc == oe == ot
+    np.testing.assert_allclose(wc, we, rtol=1e-6)
+    np.testing.assert_allclose(wc, wt, rtol=1e-5)
+    assert breaks and ("get_last_lr" if order != "scheduler first" else "after scheduler.step()") in breaks[0]
 
 
 @pytest.mark.xfail(strict=True, reason="bug: OneCycleLR cycling SGD's momentum retraces every step "
@@ -1262,7 +1282,8 @@ def test_bug_group_lr_usable_as_a_number_inside_the_step():
     ft.compile(reg)(ft.ones(3, 4))
 
 
-@pytest.mark.xfail(strict=True, reason="bug: scheduler values read inside the step are stale trace-time constants")
+@pytest.mark.xfail(strict=True, reason="bug: a scheduler attribute read inside the step (last_epoch) is a "
+                                       "trace-time constant (get_last_lr() is a graph break)")
 def test_bug_scheduler_values_returned_from_the_step():
     m, opt = _lin_opt()
     sch = ft.optim.lr_scheduler.StepLR(opt, 1, 0.5)

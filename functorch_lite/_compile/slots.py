@@ -15,6 +15,7 @@ import jax
 import numpy as np
 
 from .._tensor.tensor import Tensor
+from ..optim.optimizer import CONCRETE
 
 
 class StorageSlot:
@@ -153,6 +154,8 @@ class HyperSlot:
         return out
 
     def put(self, v):
+        if id(self.group) not in CONCRETE:  # (the values as they are, for what selects the program)
+            CONCRETE[id(self.group)] = dict(self.group)
         for k in self.keys:
             self.group[k] = v[k]
 
@@ -166,6 +169,7 @@ class HyperSlot:
 
     def restore(self, token):
         self.group.update(token)
+        CONCRETE.pop(id(self.group), None)
 
     def sig(self):
         return ("h", tuple(len(v) if isinstance(v, tuple) else -1 for v in (self.group[k] for k in self.keys)))

@@ -28,34 +28,20 @@ _MAX_DEPTH = 3
 _DICT_ITEMS, _ATTR_ITEMS = 256, 64  # a dict's / an object's first entries are walked (a vocabulary is not)
 
 
-class _Recorder(dict):
-    def __init__(self, group):
-        super().__init__(group)
-        self.read = set()
-
-    def __getitem__(self, k):
-        self.read.add(k)
-        return dict.__getitem__(self, k)
-
-    def get(self, k, default=None):
-        self.read.add(k)
-        return dict.get(self, k, default)
-
-
 def _hyper_keys(opt, group) -> tuple:
-    """Numeric group options that only feed the update as values (traced): those the optimizer's
-    ``_static_key`` does not read (momentum != 0 selects SGD's transform, so it stays a guard)."""
-    rec = _Recorder(group)
-    opt._static_key(rec)
-    return tuple(k for k, v in group.items() if k not in ("params", "param_names") and k not in rec.read
+    """A group's numeric options (lr, betas, momentum...): traced inputs, never constants. What selects the
+    optimizer's program from them (SGD's ``momentum != 0``) is a guard of its own (``group_statics``)."""
+    return tuple(k for k, v in group.items() if k not in ("params", "param_names")
                  and not isinstance(v, bool)
                  and (isinstance(v, (int, float)) or (isinstance(v, tuple) and v
                                                       and all(isinstance(x, (int, float)) for x in v))))
 
 
-def group_statics(group, traced) -> tuple:
-    """The group options that are not traced: constants of the compiled program, hence guards."""
-    return tuple((k, repr(v)) for k, v in group.items() if k not in ("params", "param_names") and k not in traced)
+def group_statics(opt, group, traced) -> tuple:
+    """The group options that are not traced, and the optimizer's static key (what its traced options select):
+    constants of the compiled program, hence guards."""
+    return tuple((k, repr(v)) for k, v in group.items() if k not in ("params", "param_names") and k not in traced) \
+        + (("static key", opt._key_of(group)),)
 
 
 class Discovery:
@@ -138,7 +124,7 @@ class Discovery:
                     self.slots.append(HyperSlot(group, keys, f"{name}.param_groups[{gi}]"))
                 if plan is not None:
                     plan.groups.append([len(self.statics), obj, group, keys, tuple(group), tuple(group.values())])
-                self.statics.append((f"{name}.param_groups[{gi}]", group_statics(group, keys)))
+                self.statics.append((f"{name}.param_groups[{gi}]", group_statics(obj, group, keys)))
             return
         if isinstance(obj, LRScheduler):
             if self.plan is not None:
@@ -443,7 +429,7 @@ class Plan:
                     return False
                 rec[4], rec[5] = tuple(group), vals
             # the guard values are read afresh (a value may be a list changed in place)
-            statics[si] = (statics[si][0], group_statics(group, keys))
+            statics[si] = (statics[si][0], group_statics(opt, group, keys))
         return True
 
 

@@ -205,7 +205,7 @@ class GradScaler:
             if new_state is None:
                 continue
             if old_state is None:
-                key = (type(optimizer).__name__,) + optimizer._static_key(group)
+                key = optimizer._key_of(group)
                 old_state = optimizer._init_state(key, old_arr)
             optimizer._put_state(p, jax.tree_util.tree_map(lambda o, n: jnp.where(skip, o, n), old_state, new_state))
             optimizer._refresh_views(p, group)

@@ -73,7 +73,7 @@ class Adagrad(Optimizer):
             if foreach:
                 raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
         for group in self.param_groups:  # PyTorch creates Adagrad's state eagerly
-            key = (type(self).__name__,) + self._static_key(group)
+            key = self._key_of(group)
             for p in group["params"]:
                 if p not in self._ostate:
                     self._put_state(p, self._init_state(key, p._array))

@@ -37,6 +37,11 @@ TRACES = {"count": 0}  # traces of the jitted group step (a retrace = a recompil
 
 _STEP_FNS: dict = {}
 
+# While ``compile`` traces a function, an optimizer group's numeric options (lr, betas, momentum...) hold tracers:
+# ``CONCRETE[id(group)]`` is the group as it was, read by what selects a program (``_static_key``) or a state
+# layout (``_state_fields``): ``momentum != 0`` is a Python choice, its value a traced input.
+CONCRETE: dict = {}
+
 
 def _group_step_fn(key: tuple, make_tx: Callable[[], optax.GradientTransformation]):
     """The cached jitted update of one param group for transform ``key`` (built once per key)."""
@@ -192,6 +197,14 @@ class Optimizer:
         """PyTorch's names of the per-parameter state (``exp_avg``...)."""
         raise TypeError(f"{type(self).__name__} subclasses Optimizer without defining _state_fields(group)")
 
+    def _key_of(self, group: dict) -> tuple:
+        """The static key that selects ``group``'s jitted update (from its values as they are, when traced)."""
+        return (type(self).__name__,) + self._static_key(CONCRETE.get(id(group), group))
+
+    def _fields_of(self, group: dict) -> tuple:
+        """PyTorch's state names for ``group`` (from its values as they are, when traced)."""
+        return self._state_fields(CONCRETE.get(id(group), group))
+
     def _put_state(self, p: Tensor, st) -> None:
         """``_ostate[p] = st``. While ``compile`` traces, the old state is noted first: an optimizer the compiled
         function does not reach must not keep a traced state (the trace puts it back, then breaks the graph)."""
@@ -220,7 +233,7 @@ class Optimizer:
         views = dict.get(self.state, p)
         if views is None:
             views = {}
-            for name in self._state_fields(group):
+            for name in self._fields_of(group):
                 arr = getattr(inner, name)
                 dt = p.dtype if name != "step" else _float32()
                 views[name] = Tensor._from_array(arr, dt, p.device)
@@ -244,7 +257,7 @@ class Optimizer:
                 ps = [p for p in group["params"] if p._grad is not None]
                 if not ps:
                     continue
-                key = (type(self).__name__,) + self._static_key(group)
+                key = self._key_of(group)
                 fn = _group_step_fn(key, lambda: self._make_tx(key))
                 hyper = self._hyper(group)
                 for p in ps:
@@ -279,13 +292,13 @@ class Optimizer:
         state = {}
         for group in self.param_groups:
             for p in group["params"]:
-                if p in self._ostate and self._state_fields(group):  # SGD without momentum keeps no state
+                if p in self._ostate and self._fields_of(group):  # SGD without momentum keeps no state
                     self._sync_from_views(p)
                     inner = self._ostate[p]
                     state[index[id(p)]] = {
                         name: Tensor._from_array(jnp.array(getattr(inner, name), copy=True),
                                                  p.dtype if name != "step" else _float32(), p.device)
-                        for name in self._state_fields(group)}
+                        for name in self._fields_of(group)}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
@@ -316,7 +329,7 @@ class Optimizer:
                 continue
             p, _ = id_map[k]
             group = next(g for g in self.param_groups if any(q is p for q in g["params"]))
-            key = (type(self).__name__,) + self._static_key(group)
+            key = self._key_of(group)
             inner = self._init_state(key, p._array)
             repl = {}
             for name, v in values.items():

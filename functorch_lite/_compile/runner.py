@@ -93,7 +93,17 @@ def _cause(exc) -> str:
         return "a tensor's value used as a Python int"
     if isinstance(exc, _UnreachableWrite):
         return str(exc)
+    if isinstance(exc, TypeError):
+        return ("a traced value used where Python needs a number (an optimizer option such as "
+                "param_groups[i]['lr'] is an input of the program, not a float, inside it)")
     return "a tensor's value read on the host (.item(), .tolist(), .numpy(), float(t), or printing a tensor)"
+
+
+def _tracer_type_error(exc) -> bool:
+    """A TypeError from Python code handed a tracer where it wants a number (``f"{group['lr']:.4f}"``,
+    ``tensor * group['lr']``): eagerly the value is a float, so the call runs eagerly (a genuine TypeError then
+    comes from the eager run)."""
+    return "Tracer" in str(exc)
 
 
 def _user_line(exc) -> str:
@@ -242,8 +252,8 @@ class CompiledFunction:
                     entry.consts += _constants(entry.jitted.trace(in_vals))  # traces (cached for the call)
                     entry.scanned = 1
                 outs = entry.jitted(in_vals)
-        except (_BREAKS + (_UnreachableWrite,)) as exc:
-            if not TRACING[0] and entry.spec is None:
+        except (_BREAKS + (_UnreachableWrite, TypeError)) as exc:
+            if not TRACING[0] and entry.spec is None and (not isinstance(exc, TypeError) or _tracer_type_error(exc)):
                 return self._graph_break(entry, exc, args, kwargs)
             raise
         finally:
@@ -480,7 +490,8 @@ class CompiledFunction:
                 for t in (dict.get(s.opt.state, s.param) or {}).values():
                     derived.add(id(t._storage.root()))
             if isinstance(s, S.HyperSlot):  # a value the function assigned (``group['lr'] *= 0.5``) is kept
-                changed = {k: s.group[k] for k in s.keys if not _same(s.group[k], in_vals[i][k])}
+                now = {k: jax.tree_util.tree_map(_arr, s.group[k]) for k in s.keys}  # (traced: 0-d tensors)
+                changed = {k: v for k, v in now.items() if not _same(v, in_vals[i][k])}
                 if changed:
                     outputs.append((i, None))
                     outs.append(jax.tree_util.tree_map(jax.numpy.asarray, changed))
@@ -525,6 +536,9 @@ class CompiledFunction:
                     continue
                 meta.append(("t", leaf.dtype, leaf.device, leaf.requires_grad))
                 outs.append(leaf._array)
+            elif isinstance(leaf, jax.core.Tracer):  # a traced Python number (``return group['lr']``)
+                meta.append(("num",))
+                outs.append(leaf)
             else:
                 meta.append(("const", leaf))
         spec.result_tree = tree
@@ -561,6 +575,8 @@ class CompiledFunction:
                 tensors.append(leaves[-1])
             elif m[0] == "slot":
                 leaves.append(slots[m[1]].tensor)
+            elif m[0] == "num":
+                leaves.append(next(rest).item())
             elif m[0] == "view":
                 s = slots[m[1]]
                 leaves.append(Tensor._header(s.storage, m[2], m[3], m[4], m[5], m[6], s.tensor))
@@ -661,6 +677,10 @@ def _check_sets(d, slog: dict, first_uid: int) -> None:
         elif old[0].root().uid < first_uid:  # (key is tensor.DATA_FIELDS; old[0] its storage before)
             raise _UnreachableWrite("assigning .data of a tensor that existed before the call (an in-place "
                                     "write, p.data.copy_(...) or p.copy_(...) under no_grad, is compiled)")
+
+
+def _arr(v):
+    return v._array if isinstance(v, Tensor) else v
 
 
 def _same(a, b) -> bool:

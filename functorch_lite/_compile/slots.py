@@ -146,23 +146,31 @@ class HyperSlot:
         self.group, self.keys, self.name = group, keys, name
 
     def get(self):
-        """NumPy float64 scalars (a jit argument without an eager device op per value)."""
+        """NumPy float64 scalars (a jit argument without an eager device op per value); a tensor option (an LR
+        given as a tensor, changed in place by a scheduler) is its array, read afresh."""
         out = {}
         for k in self.keys:
             v = self.group[k]
-            out[k] = tuple(np.float64(x) for x in v) if isinstance(v, tuple) else np.float64(v)
+            out[k] = tuple(_value(x) for x in v) if isinstance(v, tuple) else _value(v)
         return out
 
     def put(self, v):
-        if id(self.group) not in CONCRETE:  # (the values as they are, for what selects the program)
-            CONCRETE[id(self.group)] = dict(self.group)
+        """Trace time: the options' tracers (a tensor option: a 0-d facade tensor over its tracer)."""
+        concrete = CONCRETE.setdefault(id(self.group), dict(self.group))  # (as they are: what selects the program)
         for k in self.keys:
-            self.group[k] = v[k]
+            old = concrete[k]
+            self.group[k] = Tensor._from_array(v[k], old.dtype, old.device) if isinstance(old, Tensor) else v[k]
 
     def write(self, v):
-        """After the program: the values the function assigned, as Python floats (a host read)."""
+        """After the program: the values the function assigned: into a tensor option in place, else as Python
+        floats (a host read)."""
         for k, x in v.items():
-            self.group[k] = tuple(float(y) for y in x) if isinstance(x, tuple) else float(x)
+            cur = self.group[k]
+            if isinstance(cur, Tensor):
+                cur._write(x.astype(cur._array.dtype))
+                cur._storage.version += 1
+            else:
+                self.group[k] = tuple(float(y) for y in x) if isinstance(x, tuple) else float(x)
 
     def snap(self):
         return {k: self.group[k] for k in self.keys}
@@ -173,6 +181,10 @@ class HyperSlot:
 
     def sig(self):
         return ("h", tuple(len(v) if isinstance(v, tuple) else -1 for v in (self.group[k] for k in self.keys)))
+
+
+def _value(x):
+    return x._array if isinstance(x, Tensor) else np.float64(x)
 
 
 class RngSlot:

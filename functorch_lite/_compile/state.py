@@ -31,10 +31,14 @@ _DICT_ITEMS, _ATTR_ITEMS = 256, 64  # a dict's / an object's first entries are w
 def _hyper_keys(opt, group) -> tuple:
     """A group's numeric options (lr, betas, momentum...): traced inputs, never constants. What selects the
     optimizer's program from them (SGD's ``momentum != 0``) is a guard of its own (``group_statics``)."""
-    return tuple(k for k, v in group.items() if k not in ("params", "param_names")
-                 and not isinstance(v, bool)
-                 and (isinstance(v, (int, float)) or (isinstance(v, tuple) and v
-                                                      and all(isinstance(x, (int, float)) for x in v))))
+    return tuple(k for k, v in group.items() if k not in ("params", "param_names") and _numeric(v) or (
+        isinstance(v, tuple) and v and all(_numeric(x) for x in v)))
+
+
+def _numeric(v) -> bool:
+    """A number, or a 0-d floating tensor (torch's way to change an LR without recompiling)."""
+    return (isinstance(v, (int, float)) and not isinstance(v, bool)) or (
+        isinstance(v, Tensor) and v.ndim == 0 and v.is_floating_point())
 
 
 def group_statics(opt, group, traced) -> tuple:

@@ -360,8 +360,13 @@ def _float32():
 
 def hyper_arrays(values: dict) -> dict:
     """Hyperparameter values as float64 numpy scalars (jit arguments: same aval every call)."""
-    return {k: jnp.asarray(v, jnp.float64) if isinstance(v, jax.Array) else np.asarray(float(v), dtype=np.float64)
-            for k, v in values.items()}  # a jax value: a hyperparameter traced by compile
+    return {k: jnp.asarray(_unwrap(v), jnp.float64) if isinstance(v, (jax.Array, Tensor))
+            else np.asarray(float(v), dtype=np.float64)
+            for k, v in values.items()}  # a tensor (an LR given as one), or one traced by compile
+
+
+def _unwrap(v):
+    return v._array if isinstance(v, Tensor) else v
 
 
 # ---- PyTorch's CPU arithmetic ------------------------------------------------------------------------------

@@ -1261,34 +1261,62 @@ def test_onecycle_cycling_momentum_is_an_input_not_a_recompile(opt_name):
     assert f.stats["traces"] == 2 and f.stats["eager_calls"] == 0
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a Tensor lr is baked into the program, guarded only by its repr")
-def test_bug_tensor_lr_changes_are_used():
-    def run(compiled):
-        m, opt = _lin_opt(lr=ft.tensor(0.01))
+def test_a_tensor_lr_is_an_input_of_the_program():
+    # torch's way to change the LR without recompiling: lr given as a tensor, changed in place (and by a
+    # scheduler). It was baked in, guarded by its repr (4 decimals): a change below that kept the old LR
+    def run(L, compiled):
+        m = _init(L.nn.Linear(4, 2), 7)
+        opt = L.optim.Adam(m.parameters(), lr=L.tensor(0.01))
+        sch = L.optim.lr_scheduler.ExponentialLR(opt, 0.8)
 
         def plain(x):
             opt.zero_grad()
             m(x).pow(2).sum().backward()
             opt.step()
+            sch.step()
         f = ft.compile(plain) if compiled else plain
-        for i in range(5):
-            opt.param_groups[0]["lr"].fill_(0.01 + 1e-5 * i)
-            f(ft.ones(3, 4))
-        return m.weight.detach().numpy()
-    np.testing.assert_allclose(run(True), run(False), rtol=1e-6, atol=1e-7)
+        for i in range(6):
+            if i == 3:
+                opt.param_groups[0]["lr"].fill_(0.0100001)  # below the printed precision
+            f(L.tensor(XS[i][:, :4]))
+        return m.weight.detach().numpy().copy(), float(opt.param_groups[0]["lr"]), f
+    (we, le, _), (wc, lc, f), (wt, lt, _) = run(ft, False), run(ft, True), run(torch, False)
+    np.testing.assert_allclose(wc, we, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(wc, wt, rtol=1e-5, atol=1e-6)
+    assert lc == le == pytest.approx(lt)
+    assert f.stats["traces"] == 2 and f.stats["eager_calls"] == 0
 
 
-@pytest.mark.xfail(strict=True, reason="bug: param_groups[i]['lr'] is a raw JAX tracer inside a compiled step")
-def test_bug_group_lr_usable_as_a_number_inside_the_step():
+def test_an_optimizer_option_used_as_a_number_inside_the_step():
+    # inside the program param_groups[i]['lr'] is a traced input: returned, it comes back a float; where Python
+    # needs a number (tensor * lr, an f-string) the call runs eagerly (a TypeError before; a tracer returned)
     m, opt = _lin_opt()
 
-    def reg(x):
+    def ret(x):
         opt.zero_grad()
-        loss = m(x).pow(2).sum() + m.weight.pow(2).sum() * opt.param_groups[0]["lr"]
-        loss.backward()
+        m(x).pow(2).sum().backward()
         opt.step()
-        return loss
-    ft.compile(reg)(ft.ones(3, 4))
+        return opt.param_groups[0]["lr"]
+    f = ft.compile(ret)
+    assert [f(ft.ones(3, 4)) for _ in range(3)] == [0.1] * 3 and f.stats["eager_calls"] == 0
+
+    def run(compiled):
+        m, opt = _lin_opt()
+
+        def reg(x):
+            opt.zero_grad()
+            loss = m(x).pow(2).sum() + m.weight.pow(2).sum() * opt.param_groups[0]["lr"]
+            loss.backward()
+            opt.step()
+            return loss, f"lr={opt.param_groups[0]['lr']:.4f}"
+        g = ft.compile(reg) if compiled else reg
+        out = [g(ft.tensor(XS[i][:, :4])) for i in range(3)]
+        return [(a.item(), b) for a, b in out], m.weight.detach().numpy().copy()
+    eager = run(False)
+    with pytest.warns(UserWarning, match="a traced value used where Python needs a number"):
+        compiled = run(True)
+    assert compiled[0] == eager[0]
+    np.testing.assert_allclose(compiled[1], eager[1], rtol=1e-6)
 
 
 @pytest.mark.xfail(strict=True, reason="bug: a scheduler attribute read inside the step (last_epoch) is a "

@@ -35,6 +35,7 @@ from ..autograd import engine as _engine
 from ..autograd import grad_mode as _gm
 from ..amp import autocast_mode as _amp
 from ..nn.modules import module as _module
+from ..optim import optimizer as _optim
 from . import state as S
 from .effects import (_UNSET, _UnreachableWrite, _bindings, _contents, _effects, _identical_contents, _restore,
                       _set_contents)
@@ -166,7 +167,7 @@ def _constants(traced) -> list:
 class _Spec:
     """What one trace produced: which slots come back (and how), the result's structure, deferred calls."""
     __slots__ = ("outputs", "result_tree", "result_meta", "deferred", "n_slot_out", "needs_node", "node_op",
-                 "node_entry", "node_ctx", "out_sigs", "effects")
+                 "node_entry", "node_ctx", "out_sigs", "effects", "firsts")
 
 
 class CompiledFunction:
@@ -392,6 +393,8 @@ class CompiledFunction:
             prev_slog = _storage.SET_LOG[0]
             _storage.SET_LOG[0] = slog
             first_uid = next(_storage._ids)  # storages from here on are the trace's own
+            prev_firsts = _optim.FIRST_STEPS[0]
+            _optim.FIRST_STEPS[0] = firsts = []
             TRACING[0] += 1
             origs = [s.snap() for s in slots]  # the Python objects as they are now: put back on the way out
             deferred: list = []
@@ -446,6 +449,10 @@ class CompiledFunction:
                                             "the old learning rate)")
                 _check_sets(d, slog, first_uid)
                 out_vals, spec = self._collect(d, in_vals, result, deferred, wlog, effects)
+                for o, p, skip in firsts:  # a GradScaler step that creates state: its skip flag is an output
+                    spec.firsts.append(next(i for i, s in enumerate(slots)
+                                            if isinstance(s, S.OptSlot) and s.opt is o and s.param is p))
+                    out_vals.append(skip)
                 spec.needs_node = grad_on and _engine.BACKWARD_CALLS[0] == backward_before and any(
                     m[0] == "t" and m[3] for m in spec.result_meta)
                 entry.spec = spec
@@ -473,12 +480,14 @@ class CompiledFunction:
                     s.restore(o)
                 _storage.WRITE_LOG[0] = prev_log
                 _storage.SET_LOG[0] = prev_slog
+                _optim.FIRST_STEPS[0] = prev_firsts
                 TRACING[0] -= 1
         return pure
 
     def _collect(self, d, in_vals, result, deferred, wlog, effects=()):
         spec = _Spec()
         spec.needs_node, spec.node_op, spec.node_entry, spec.node_ctx = False, None, None, None
+        spec.firsts = []  # OptSlots whose state a skipped GradScaler step must not leave (their flags: last outputs)
         spec.out_sigs = {}
         outs, outputs = [], []
         slot_storages = set()
@@ -582,6 +591,9 @@ class CompiledFunction:
                 leaves.append(Tensor._header(s.storage, m[2], m[3], m[4], m[5], m[6], s.tensor))
             else:
                 leaves.append(m[1])
+        for i, skipped in zip(spec.firsts, outs[len(outs) - len(spec.firsts):]):
+            if bool(skipped):  # (a host read: only for the program of a first step)
+                slots[i].drop()
         if in_vals is not None:
             self._record(entry.spec, d, in_vals, args, kwargs, tensors)
         result, deferred_args, values = jax.tree_util.tree_unflatten(spec.result_tree, leaves)

@@ -106,6 +106,11 @@ class OptSlot:
         if v is not None and dict.get(self.opt.state, self.param) is not None:
             self.opt._refresh_views(self.param, self.group)
 
+    def drop(self):
+        """No state at all (a GradScaler skipped this parameter's first step)."""
+        self._set(None)
+        dict.pop(self.opt.state, self.param, None)
+
     def snap(self):
         return self.opt._ostate.get(self.param), dict.get(self.opt.state, self.param)
 

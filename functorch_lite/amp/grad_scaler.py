@@ -26,6 +26,7 @@ import jax.numpy as jnp
 
 from .. import dtypes as D
 from .._tensor.tensor import Tensor
+from ..optim import optimizer as _optimizer
 
 
 class OptState(Enum):
@@ -207,6 +208,8 @@ class GradScaler:
             if old_state is None:
                 key = optimizer._key_of(group)
                 old_state = optimizer._init_state(key, old_arr)
+                if _optimizer.FIRST_STEPS[0] is not None:
+                    _optimizer.FIRST_STEPS[0].append((optimizer, p, skip))
             optimizer._put_state(p, jax.tree_util.tree_map(lambda o, n: jnp.where(skip, o, n), old_state, new_state))
             optimizer._refresh_views(p, group)
         return retval

@@ -41,6 +41,10 @@ _STEP_FNS: dict = {}
 # ``CONCRETE[id(group)]`` is the group as it was, read by what selects a program (``_static_key``) or a state
 # layout (``_state_fields``): ``momentum != 0`` is a Python choice, its value a traced input.
 CONCRETE: dict = {}
+# While ``compile`` traces: ``FIRST_STEPS[0]`` lists (optimizer, parameter, traced skip flag) for a GradScaler
+# step that creates a parameter's state although it may be skipped (inf gradients): after the program, a skipped
+# one leaves no state, as eagerly (the state's existence is the flag's value, known only then).
+FIRST_STEPS: list = [None]
 
 
 def _group_step_fn(key: tuple, make_tx: Callable[[], optax.GradientTransformation]):

@@ -1359,17 +1359,32 @@ def test_backward_outside_a_compiled_forward_run_under_autocast(wrap):
     np.testing.assert_allclose(g_c, g_t, rtol=2e-2, atol=1e-2)  # bfloat16 forward
 
 
-@pytest.mark.xfail(strict=True, reason="bug: GradScaler skipping the FIRST step still creates optimizer state")
-def test_bug_skipped_first_grad_scaler_step_leaves_no_optimizer_state():
-    m, opt = _lin_opt(lr=0.1, momentum=0.9)
-    scaler = ft.amp.GradScaler("cpu", init_scale=2.0 ** 40)
+@pytest.mark.parametrize("opt_name", ["SGD", "Adam"])
+def test_a_skipped_first_grad_scaler_step_leaves_no_optimizer_state(opt_name):
+    # float16 gradients overflow at a huge initial scale: GradScaler skips the first step, and eagerly (and in
+    # torch) the optimizer then has no state. The compiled step created it anyway (values selected back), so
+    # state_dict() differed and a round trip through a fresh SGD(dampening) diverged
+    def run(L, compiled):
+        m = _init(L.nn.Linear(6, 3), 8)
+        opt = (L.optim.SGD(m.parameters(), lr=0.1, momentum=0.9, dampening=0.5) if opt_name == "SGD"
+               else L.optim.Adam(m.parameters(), lr=1e-2))
+        scaler = L.amp.GradScaler("cpu", init_scale=2.0 ** 40, backoff_factor=2.0 ** -30)
 
-    def amp(x):
-        opt.zero_grad()
-        with ft.autocast("cpu", dtype=ft.float16):
-            loss = m(x).float().pow(2).sum()
-        scaler.scale(loss).backward()
-        scaler.step(opt)
-        scaler.update()
-    ft.compile(amp)(ft.ones(3, 4))  # float16 gradients overflow: the step is skipped
-    assert opt.state_dict()["state"] == {}
+        def amp(x):
+            opt.zero_grad()
+            with L.autocast("cpu", dtype=L.float16):
+                loss = m(x).float().pow(2).mean()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        f = ft.compile(amp) if compiled else amp
+        f(L.tensor(XS[0]))
+        first = opt.state_dict()["state"]
+        for i in range(1, 4):
+            f(L.tensor(XS[i]))
+        return first, m.weight.detach().numpy().copy(), sorted(opt.state_dict()["state"][0]), scaler.get_scale()
+    (fe, we, ke, se), (fc, wc, kc, sc), (ft_, wt, kt, st) = run(ft, False), run(ft, True), run(torch, False)
+    assert fe == fc == ft_ == {}
+    np.testing.assert_allclose(wc, we, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(wc, wt, rtol=1e-3, atol=1e-4)  # float16 forward
+    assert kc == ke == kt and sc == se == st

@@ -1287,6 +1287,34 @@ def test_a_tensor_lr_is_an_input_of_the_program():
     assert f.stats["traces"] == 2 and f.stats["eager_calls"] == 0
 
 
+@pytest.mark.parametrize("mode", ["in place", "rebound"])
+def test_a_tensor_lr_changed_inside_the_step(mode):
+    # `group['lr'].mul_(0.5)` / `group['lr'] = group['lr'] * 0.5` inside: the new value is written back into
+    # the group's tensor (equal values; torch and eager rebind to a new tensor in the second form)
+    def run(L, compiled):
+        m = _init(L.nn.Linear(4, 2), 9)
+        opt = L.optim.SGD(m.parameters(), lr=L.tensor(0.1))
+
+        def step(x):
+            opt.zero_grad()
+            m(x).pow(2).sum().backward()
+            opt.step()
+            if mode == "in place":
+                opt.param_groups[0]["lr"].mul_(0.5)
+            else:
+                opt.param_groups[0]["lr"] = opt.param_groups[0]["lr"] * 0.5
+        f = ft.compile(step) if compiled else step
+        for i in range(4):
+            f(L.tensor(XS[i][:, :4]))
+        lr = opt.param_groups[0]["lr"]
+        return m.weight.detach().numpy().copy(), float(lr), str(lr.dtype), f
+    (we, le, de, _), (wc, lc, dc, f), (wt, lt, dt, _) = run(ft, False), run(ft, True), run(torch, False)
+    np.testing.assert_allclose(wc, we, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(wc, wt, rtol=1e-5, atol=1e-6)
+    assert lc == le == lt == pytest.approx(0.1 / 16) and dc == de == dt
+    assert f.stats["traces"] == 2 and f.stats["eager_calls"] == 0
+
+
 def test_an_optimizer_option_used_as_a_number_inside_the_step():
     # inside the program param_groups[i]['lr'] is a traced input: returned, it comes back a float; where Python
     # needs a number (tensor * lr, an f-string) the call runs eagerly (a TypeError before; a tracer returned)

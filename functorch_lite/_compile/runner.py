@@ -443,6 +443,10 @@ class CompiledFunction:
                         raise _UnreachableWrite(f"changing the {type(c).__name__} {n} (its contents are not replayed "
                                                 "by a compiled call)")
                 effects = _effects(bindings, attrs)
+                if any([i in d.sched_reads for i, _, _ in deferred]):
+                    raise _UnreachableWrite("reading an LR scheduler's state (last_epoch...) in a function that "
+                                            "steps it (its step() runs after the program: the value read would "
+                                            "be the one before)")
                 if any([o._opt_called for o, _ in stepped]):
                     raise _UnreachableWrite("optimizer.step() after scheduler.step() inside a compiled function "
                                             "(the scheduler's step runs after the program: the optimizer would use "

@@ -66,6 +66,7 @@ class Discovery:
         self.reads: set = set()      # attribute names the walked code reads: those attributes' scalars are guards
         self.calls: set = set()      # method names the walked code calls (their code's reads count too)
         self.containers: list = []   # (name, list or dict) walked: a compiled call must not change them
+        self.sched_reads: list = []  # indices of the schedulers whose state the walked code reads
         self._own = False            # True while walking a library object's attributes or function's closure
         self.plan = plan
 
@@ -135,6 +136,15 @@ class Discovery:
                 self.plan.seqs.append((_ATTR, obj, "optimizer", obj.optimizer))
             self.schedulers.append(obj)
             self.visit(obj.optimizer, f"{name}.optimizer", depth + 1)
+            # its state the walked code reads by name (``sched.last_epoch``): a guard (read while tracing, a
+            # constant); and a function that also steps it cannot be one program (runner: its step is deferred)
+            read = [k for k in vars(obj) if k in self.reads and k != "optimizer"]
+            if read:
+                self.sched_reads.append(len(self.schedulers) - 1)
+            for k in read:
+                if self.plan is not None:
+                    self.plan.seqs.append((_ATTR, obj, k, getattr(obj, k)))
+                self.visit(getattr(obj, k), f"{name}.{k}", depth + 1)
             return
         if isinstance(obj, Generator):
             self.slots.append(RngSlot(obj, name))
@@ -491,7 +501,7 @@ def discover_cached(fn, args, kwargs, holder) -> Discovery:
     d.slots.extend(pd.slots)
     d.modules, d.schedulers, d.statics, d.guards, d.frozen = pd.modules, pd.schedulers, pd.statics, pd.guards, \
         pd.frozen
-    d.containers = pd.containers
+    d.containers, d.sched_reads = pd.containers, pd.sched_reads
     return d
 
 

@@ -503,7 +503,7 @@ class CompiledFunction:
                 for t in (dict.get(s.opt.state, s.param) or {}).values():
                     derived.add(id(t._storage.root()))
             if isinstance(s, S.HyperSlot):  # a value the function assigned (``group['lr'] *= 0.5``) is kept
-                now = {k: jax.tree_util.tree_map(_arr, s.group[k]) for k in s.keys}  # (traced: 0-d tensors)
+                now = {k: jax.tree_util.tree_map(_optim.value_of, s.group[k]) for k in s.keys}  # (traced: 0-d tensors)
                 changed = {k: v for k, v in now.items() if not _same(v, in_vals[i][k])}
                 if changed:
                     outputs.append((i, None))
@@ -693,10 +693,6 @@ def _check_sets(d, slog: dict, first_uid: int) -> None:
         elif old[0].root().uid < first_uid:  # (key is tensor.DATA_FIELDS; old[0] its storage before)
             raise _UnreachableWrite("assigning .data of a tensor that existed before the call (an in-place "
                                     "write, p.data.copy_(...) or p.copy_(...) under no_grad, is compiled)")
-
-
-def _arr(v):
-    return v._array if isinstance(v, Tensor) else v
 
 
 def _same(a, b) -> bool:

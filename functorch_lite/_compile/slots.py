@@ -172,8 +172,7 @@ class HyperSlot:
         for k, x in v.items():
             cur = self.group[k]
             if isinstance(cur, Tensor):
-                cur._write(x.astype(cur._array.dtype))
-                cur._storage.version += 1
+                cur._write(x.astype(cur._array.dtype))  # (an in-place write: the version bumps)
             else:
                 self.group[k] = tuple(float(y) for y in x) if isinstance(x, tuple) else float(x)
 

@@ -364,12 +364,13 @@ def _float32():
 
 def hyper_arrays(values: dict) -> dict:
     """Hyperparameter values as float64 numpy scalars (jit arguments: same aval every call)."""
-    return {k: jnp.asarray(_unwrap(v), jnp.float64) if isinstance(v, (jax.Array, Tensor))
+    return {k: jnp.asarray(value_of(v), jnp.float64) if isinstance(v, (jax.Array, Tensor))
             else np.asarray(float(v), dtype=np.float64)
             for k, v in values.items()}  # a tensor (an LR given as one), or one traced by compile
 
 
-def _unwrap(v):
+def value_of(v):
+    """A group option's value: a tensor option's array (compile compares and returns traced options by it)."""
     return v._array if isinstance(v, Tensor) else v
 
 

@@ -385,7 +385,17 @@ class Tensor:
 
     def detach(self):
         """A tensor sharing storage and version counter, cut from the graph (VIEW-47/48)."""
+        if _gm_state.func:
+            return self._cut()
         return self._alias()
+
+    def _cut(self):
+        """Inside a differentiating ``func`` transform (JAX differentiates the arrays): values JAX does not
+        differentiate through (``lax.stop_gradient``) in a storage of their own, where they are traced."""
+        arr = self._array
+        if not isinstance(arr, jax.core.Tracer):
+            return self._alias()
+        return Tensor._from_array(jax.lax.stop_gradient(arr), self.dtype, self._storage.device)
 
     def detach_(self):
         if self._base is not None and self.grad_fn is not None:
@@ -401,6 +411,8 @@ class Tensor:
     @property
     def data(self):
         """Shares the values but has its own version counter (VIEW-53), unlike ``detach()``."""
+        if _gm_state.func:
+            return self._cut()
         t = self._alias()
         t._storage = self._storage.with_new_counter()
         return t
@@ -426,7 +438,7 @@ class Tensor:
         arr = self._array
         if isinstance(arr, jax.core.Tracer):
             from ..ops._dispatch import data_dependent_error
-            raise data_dependent_error("reading tensor values")
+            raise data_dependent_error("reading tensor values", arr)
         if type(arr) is jax.ShapeDtypeStruct:
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         return np.asarray(arr)
@@ -471,7 +483,7 @@ class Tensor:
         base = self._storage.array
         if isinstance(base, jax.core.Tracer):
             from ..ops._dispatch import data_dependent_error
-            raise data_dependent_error("reading tensor values")
+            raise data_dependent_error("reading tensor values", base)
         flat = np.asarray(base).reshape(-1)
         if flat.dtype != np.dtype(self.dtype.jnp):
             return self._host()  # a view(dtype): reinterpreted values
@@ -504,7 +516,7 @@ class Tensor:
         if isinstance(self._array, jax.core.Tracer):
             from ..ops._dispatch import data_dependent_error
             raise data_dependent_error("Data-dependent branching (e.g. `if my_tensor.sum() > 0:`): Python control "
-                                       "flow on a tensor's value")
+                                       "flow on a tensor's value", self._array, branch=True)
         return builtins.bool(self._host().reshape(()))
 
     def _scalar_for_python(self, warn=True):

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import inspect
 
+import jax
+
 from . import grad_mode as _gm
 from .graph import Node, edge_of, node_class
 
@@ -119,6 +121,17 @@ class Function:
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         separate = cls.setup_context is not Function.setup_context
+        if not getattr(cls, "generate_vmap_rule", False) and "vmap" not in vars(cls) and any(
+                isinstance(a, Tensor) and isinstance(getattr(a._array, "batch_dim", None), int) for a in args):
+            raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
+                               "override and implement the vmap staticmethod or set generate_vmap_rule=True. For more "
+                               "details, please see https://pytorch.org/docs/main/notes/extending.func.html")
+        if _gm._state.func and any(isinstance(a, Tensor) and isinstance(a._array, jax.core.Tracer) for a in args):
+            if not separate:
+                raise RuntimeError("In order to use an autograd.Function with functorch transforms (vmap, grad, "
+                                   "jvp, jacrev, ...), it must override the setup_context staticmethod. For more "
+                                   "details, please see https://pytorch.org/docs/main/notes/extending.func.html")
+            return _apply_traced(cls, args, kwargs)
         with _gm.no_grad():
             if separate:
                 out = cls.forward(*args, **kwargs)
@@ -126,7 +139,7 @@ class Function:
             else:
                 out = cls.forward(ctx, *args, **kwargs)
         outs = out if isinstance(out, tuple) else (out,)
-        if not (_gm.is_grad_enabled() and any(ctx.needs_input_grad)):
+        if not (_gm._state.enabled and any(ctx.needs_input_grad)):
             return out
         node = node_class(cls.__name__ + "Backward")
         fn_node = type(node.__name__, (_FunctionNode,), {"__slots__": ()})()
@@ -153,6 +166,102 @@ class Function:
                 k += 1
             new_outs.append(o)
         return tuple(new_outs) if isinstance(out, tuple) else new_outs[0]
+
+
+class _FuncMode:
+    """Inside a differentiating ``func`` transform: recording off, grad mode on and nothing cut (JAX
+    differentiates what runs here, as the transform's function itself), restored on exit."""
+    def __enter__(self):
+        st = _gm._state
+        self.prev = st.enabled, st.user, st.stop
+        st.enabled, st.user, st.stop = False, True, False
+
+    def __exit__(self, *exc):
+        st = _gm._state
+        st.enabled, st.user, st.stop = self.prev
+        return False
+
+
+def _apply_traced(cls, args, kwargs):
+    """``Function.apply`` under a differentiating ``func`` transform (the tensors hold JAX tracers): a
+    ``jax.custom_vjp`` whose forward is ``forward`` + ``setup_context`` and whose backward is the Function's
+    ``backward``, so JAX uses the hand-written gradient as torch.func does. The tensors ``ctx`` saves (and tensor
+    attributes set on it) travel as residuals; its other attributes are Python values kept with it."""
+    import copy
+
+    import numpy as np
+
+    from .._tensor.tensor import Tensor
+    pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+    metas = [(args[i].dtype, args[i].device) for i in pos]
+    box: dict = {}
+
+    def rebuild(arrays):
+        new = list(args)
+        for i, a, (dt, dev) in zip(pos, arrays, metas):
+            new[i] = Tensor._from_array(a, dt, dev)
+        return tuple(new)
+
+    def run(arrays):
+        new = rebuild(arrays)
+        with _FuncMode():
+            out = cls.forward(*new, **kwargs)
+        outs = out if isinstance(out, tuple) else (out,)
+        box["out"] = (isinstance(out, tuple), [(o.dtype, o.device) if isinstance(o, Tensor) else (None, o)
+                                               for o in outs])
+        return new, out, tuple(o._array for o in outs if isinstance(o, Tensor))
+
+    @jax.custom_vjp
+    def f(*arrays):
+        return run(arrays)[2]
+
+    def fwd(*arrays):
+        new, out, res = run(arrays)
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and (a.dtype.is_floating_point or a.dtype.is_complex)
+                                     for a in args)
+        with _FuncMode():
+            cls.setup_context(ctx, new, out)
+        saved = [None if t is None else (t._array, t.dtype, t.device) for t in ctx.to_save]
+        attrs = {k: (v._array, v.dtype, v.device) for k, v in vars(ctx).items()
+                 if isinstance(v, Tensor) and k != "to_save"}
+        for k in attrs:
+            delattr(ctx, k)
+        ctx.to_save, ctx._saved = (), None
+        box["ctx"] = ctx
+        box["meta"] = [None if s is None else s[1:] for s in saved], {k: v[1:] for k, v in attrs.items()}
+        return res, ([None if s is None else s[0] for s in saved], {k: v[0] for k, v in attrs.items()})
+
+    def bwd(res, cts):
+        (saved_arrays, attr_arrays), (saved_meta, attr_meta) = res, box["meta"]
+        ctx = copy.copy(box["ctx"])
+        ts = [None if a is None else Tensor._from_array(a, *m) for a, m in zip(saved_arrays, saved_meta)]
+        ctx.to_save = tuple(ts)
+        ctx._saved = tuple((t, t._storage.version) if t is not None else (None, 0) for t in ts)
+        for k, a in attr_arrays.items():
+            setattr(ctx, k, Tensor._from_array(a, *attr_meta[k]))
+        it = iter(cts)
+        grads = [Tensor._from_array(next(it), dt, dev) for dt, dev in box["out"][1] if dt is not None]
+        with _FuncMode():
+            res = cls.backward(ctx, *grads)
+        if not isinstance(res, tuple):
+            res = (res,)
+        if len(res) != len(args):
+            raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number of gradients "
+                               f"(expected {len(args)}, got {len(res)})")
+        # (an integer or bool input's cotangent is JAX's float0 zeros)
+        return tuple(np.zeros(shape, jax.dtypes.float0) if not jax.numpy.issubdtype(dt, jax.numpy.inexact) else
+                     jax.numpy.zeros(shape, dt) if res[i] is None else res[i]._array.astype(dt)
+                     for i, (shape, dt) in zip(pos, avals))
+
+    f.defvjp(fwd, bwd)
+    arrays = [args[i]._array for i in pos]
+    avals = [(a.shape, a.dtype) for a in arrays]
+    flat = f(*arrays)
+    is_tuple, out_meta = box["out"]
+    it = iter(flat)
+    outs = [Tensor._from_array(next(it), dt, dev) if dt is not None else dev for dt, dev in out_meta]
+    return tuple(outs) if is_tuple else outs[0]
 
 
 class once_differentiable:  # noqa: N801  (PyTorch's name)

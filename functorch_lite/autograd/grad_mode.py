@@ -7,16 +7,47 @@ import threading
 
 
 class _State(threading.local):
+    """``enabled``: the facade records autograd nodes. Inside a ``func`` transform that differentiates (``grad``,
+    ``vjp``, ``jvp``, ``jac*``: JAX differentiates, ``func`` > 0) recording stays off, and ``user`` is the grad
+    mode the function sees (``no_grad`` inside sets it); ``stop`` (``func`` and not ``user``): results computed
+    now are cut from JAX's differentiation (``lax.stop_gradient``), as torch.func respects an inner no_grad."""
     def __init__(self):
         self.enabled = True
         self.inference = False
+        self.func = 0
+        self.user = True
+        self.stop = False
 
 
 _state = _State()
+# differentiating func transforms running, in any thread: the dispatcher's cheap first check before it reads the
+# thread's ``stop`` flag (func._core.call keeps it)
+FUNC_ACTIVE = [0]
 
 
 def is_grad_enabled() -> bool:
-    return _state.enabled
+    return _state.user if _state.func else _state.enabled
+
+
+def _set(mode: bool) -> tuple:
+    """Set the grad mode the running code sees: the recording flag, or inside a differentiating ``func``
+    transform its user-visible mode. Returns the token ``_reset`` takes."""
+    s = _state
+    if s.func:
+        tok = (True, s.user)
+        s.user, s.stop = mode, not mode
+    else:
+        tok = (False, s.enabled)
+        s.enabled = mode
+    return tok
+
+
+def _reset(tok: tuple) -> None:
+    s = _state
+    if tok[0]:
+        s.user, s.stop = tok[1], s.func > 0 and not tok[1]
+    else:
+        s.enabled = tok[1]
 
 
 def is_inference_mode_enabled() -> bool:
@@ -75,12 +106,20 @@ class no_grad(_Mode):
     def __init__(self):
         self._args = ()
 
-    def __enter__(self):
-        self._prev = _state.enabled
-        _state.enabled = False
+    def __enter__(self):  # (``_set(False)``, inlined for the common case: it is on every optimizer step's path)
+        s = _state
+        if s.func:
+            self._prev = _set(False)
+        else:
+            self._prev = s.enabled
+            s.enabled = False
 
     def __exit__(self, *exc):
-        _state.enabled = self._prev
+        p = self._prev
+        if type(p) is tuple:
+            _reset(p)
+        else:
+            _state.enabled = p
         return False
 
 
@@ -89,11 +128,10 @@ class enable_grad(_Mode):
         self._args = ()
 
     def __enter__(self):
-        self._prev = _state.enabled
-        _state.enabled = True
+        self._prev = _set(True)
 
     def __exit__(self, *exc):
-        _state.enabled = self._prev
+        _reset(self._prev)
         return False
 
 
@@ -102,18 +140,17 @@ class set_grad_enabled(_Mode):
 
     def __init__(self, mode: bool):
         self._args = (mode,)
-        self._prev = _state.enabled
-        _state.enabled = bool(mode)
+        self._prev = _set(bool(mode))
 
     def __enter__(self):
         pass
 
     def __exit__(self, *exc):
-        _state.enabled = self._prev
+        _reset(self._prev)
         return False
 
     def __call__(self, fn):
-        _state.enabled = self._prev  # used as a decorator: the constructor must not change the mode
+        _reset(self._prev)  # used as a decorator: the constructor must not change the mode
         return super().__call__(fn)
 
 
@@ -125,13 +162,11 @@ class inference_mode(_Mode):
         self.mode = bool(mode)
 
     def __enter__(self):
-        self._prev = (_state.enabled, _state.inference)
-        if self.mode:
-            _state.enabled = False
-            _state.inference = True
-        else:
-            _state.inference = False
+        self._prev = (_set(False) if self.mode else None, _state.inference)
+        _state.inference = self.mode
 
     def __exit__(self, *exc):
-        _state.enabled, _state.inference = self._prev
+        if self._prev[0] is not None:
+            _reset(self._prev[0])
+        _state.inference = self._prev[1]
         return False

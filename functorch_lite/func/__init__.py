@@ -8,8 +8,14 @@ matching ``jax`` transform; transforms nest freely (``vmap(grad(f))``, ``jacfwd(
 Differences from torch.func (by design or JAX limits):
 
 - results are plain tensors without a facade ``grad_fn``: the transforms do not compose with ``.backward()``
-  through their outputs (compose the transforms instead); inside a transformed function
-  ``is_grad_enabled()`` is False (facade autograd recording is off: JAX differentiates);
+  through their outputs (compose the transforms instead). Inside ``grad``/``vjp``/``jvp``/``jac*`` the facade's
+  autograd recording is off (JAX differentiates) but the function sees grad mode on, as in torch.func, and what
+  it cuts from the graph JAX does not differentiate: ``no_grad`` blocks, ``detach()`` and ``.data`` (under a
+  transform these give a copy, not a view sharing storage). A custom ``autograd.Function`` (with
+  ``setup_context``) is a ``jax.custom_vjp`` there: its ``backward`` gives the gradient (forward mode, ``jvp``/
+  ``jacfwd``, is refused by JAX). The inputs report ``requires_grad=False`` (torch: True);
+- an in-place write to a vmapped input reaches the caller's tensor, as torch's (a BatchNorm's stacked running
+  statistics under ``vmap(functional_call)`` are updated);
 - a value read on the host inside a transform (``.item()``, ``if t > 0``) is an error (JAX traces), where
   torch's grad allows it;
 - an in-place write to a tensor captured from outside (a BatchNorm running statistic under

@@ -26,7 +26,7 @@ def _pure(func: Callable, args: tuple, kwargs: dict, nums: tuple, metas: list, p
     rebuilt from ``arrays``; ``post`` turns its result into ``(main, aux arrays)``."""
     def g(*arrays):
         new = [m.wrap(a) for m, a in zip(metas, arrays)]
-        main, aux = post(C.call(func, tuple(C.replace_args(args, nums, new)), kwargs))
+        main, aux = post(C.call(func, tuple(C.replace_args(args, nums, new)), kwargs, True))
         return main, (aux, writes.collect())
     return g
 
@@ -87,7 +87,8 @@ def grad(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Cal
 
 def _check_cotangents(cts: Any, out: Any) -> list:
     ct_leaves, out_leaves = C.leaves(cts), C.leaves(out)
-    if jax.tree_util.tree_structure(cts, is_leaf=C.is_tensor) != jax.tree_util.tree_structure(out, is_leaf=C.is_tensor):
+    if jax.tree_util.tree_structure(cts, is_leaf=C.is_tensor) != jax.tree_util.tree_structure(
+            out, is_leaf=C.is_tensor) or C.tree_str(cts) != C.tree_str(out):  # (JAX's ignores dict key order)
         raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure of outputs to "
                            f"the function. cotangents: {C.tree_pprint(cts)}, primal output: {C.tree_pprint(out)}")
     arrays = []
@@ -159,6 +160,9 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
         if not isinstance(t, Tensor):
             raise RuntimeError(f"{api}: Expected tangents to only contain Tensors, got {type(t)}")
     metas = [C.diff_meta(p, forward=True) for p in primals]
+    for t in C.leaves(tangents):
+        if not (t.dtype.is_floating_point or t.dtype.is_complex):
+            raise ValueError(f"Expected tangent to be floating point or complex, but got: {t.dtype}")
     p_arrays = tuple(m.arrays(p) for m, p in zip(metas, primals))
     t_flat = []
     for p, t in zip(flat_p, C.leaves(tangents)):

@@ -141,7 +141,8 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
         size = sizes[0]
         arrays = [t._array for t in mapped]
         if chunk_size is None or chunk_size >= size:
-            outs, box = _run(func, name, args, kwargs, flat, tree, dims, axes, arrays, size, out_dims, randomness)
+            outs, box, written = _run(func, name, args, kwargs, flat, tree, dims, axes, arrays, size, out_dims,
+                                      randomness)
         else:
             pieces = []
             for s in range(0, size, chunk_size):
@@ -151,6 +152,10 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
             box = pieces[0][1]
             outs = [p if od is None else jnp.concatenate(list(ps), axis=od)
                     for od, p, ps in zip(box["od"], pieces[0][0], zip(*[p[0] for p in pieces]))]
+            written = [None if ws[0] is None else jnp.concatenate(ws, axis=0) for ws in zip(*[p[2] for p in pieces])]
+        for t, a, ax in zip(mapped, written, axes):  # an in-place write to a mapped input reaches the caller's tensor
+            if a is not None:
+                t.copy_(C.wrap_array(_move(a, ax), t.dtype, t.device))
         return C.reorder_like(jax.tree_util.tree_unflatten(box["tree"], [C.wrap_array(a, dt, dev) for a, (dt, dev)
                                                                          in zip(outs, box["metas"])]), box["skel"])
     return wrapped
@@ -164,6 +169,7 @@ def _run(func, name, args, kwargs, flat, tree, dims, axes, arrays, size, out_dim
         it = iter(mapped_arrays)
         new = [C.wrap_array(next(it), leaf.dtype, leaf.device) if d is not None else leaf
                for leaf, d in zip(flat, dims)]
+        ins = [(t, t._storage.array) for t, d in zip(new, dims) if d is not None]
         trace = getattr(mapped_arrays[0], "_trace", None)
         with random_guard(randomness, index):
             out = C.call(func, C.reorder_like(jax.tree_util.tree_unflatten(tree, new), args), kwargs)
@@ -195,11 +201,14 @@ def _run(func, name, args, kwargs, flat, tree, dims, axes, arrays, size, out_dim
                                    f"is not batched (shape {list(a.shape)}, e.g. a BatchNorm running statistic in "
                                    "training mode). Use out-of-place operations, or pass that tensor as a vmapped "
                                    "input.")
-        return [t._array for t in o_flat], written
+        # the mapped inputs the function changed in place (``a.add_(1)``, BatchNorm statistics in a stacked buffer)
+        changed = [t._storage.array if t._storage.array is not a else None for t, a in ins]
+        return [t._array for t in o_flat], written, changed
 
     index = jnp.arange(size, dtype=jnp.uint32)
     with C.ExternalWrites() as writes:
-        res, written = jax.vmap(inner, in_axes=(list(axes), 0), out_axes=0, axis_size=size)(list(arrays), index)
+        res, written, changed = jax.vmap(inner, in_axes=(list(axes), 0), out_axes=0, axis_size=size)(list(arrays),
+                                                                                                       index)
     writes.write_back([a[0] for a in written])
     outs = [a[0] if od is None else _move(a, od) for a, od in zip(res, box["od"])]
-    return outs, box
+    return outs, box, changed

@@ -33,6 +33,7 @@ _AC_ANY = _amp.ANY  # non-zero only while some thread has autocast enabled: the 
 
 _from_array = Tensor._from_array
 _state = _gm._state
+_FUNC_ACTIVE = _gm.FUNC_ACTIVE
 
 
 class Entry:
@@ -188,6 +189,8 @@ def dispatch(op, targs, sargs, autocast=True):
             outs = _wrap(op, entry.fn(*arrays), entry.outs, dev)
             _graph.record(op, outs, targs, diff_idx, tuple(arrays), entry, sargs)
             return outs
+    if _FUNC_ACTIVE[0] and _state.stop:  # no_grad inside a differentiating func transform: cut from JAX's
+        return _wrap(op, jax.tree_util.tree_map(jax.lax.stop_gradient, entry.fn(*arrays)), entry.outs, dev)
     return _wrap(op, entry.fn(*arrays), entry.outs, dev)
 
 
@@ -221,6 +224,8 @@ def _dispatch_view(op, t, sargs, meta):
     shape, strides, offset = meta[:3]
     dtype = meta[3] if len(meta) > 3 else None
     out = t._view_of(shape, strides, offset, (op, sargs), dtype)
+    if _FUNC_ACTIVE[0] and _state.stop:  # no_grad inside a differentiating func transform: a cut copy
+        return out._cut()
     if t.__dict__.get("_multi_view"):
         out._multi_view = True  # a view of a split/unbind output inherits PyTorch's multi-view restriction
     if t._requires_grad and not _state.enabled:
@@ -403,9 +408,21 @@ class DataDependentError(RuntimeError):
     """Raised when a traced (compiled) region reads tensor values on the host."""
 
 
-def data_dependent_error(what):
-    """``what`` names the host read (the compile graph-break message quotes it)."""
-    e = DataDependentError(f"functorch_lite.compile: {what} inside a compiled region needs concrete values "
-                              "(a graph break). Move it outside the compiled function.")
+_VMAP_READ = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() on "
+              "a Tensor, please try to rewrite what you're doing with other operations. If error is occurring "
+              "somewhere inside PyTorch internals, please file a bug report.")
+_VMAP_BRANCH = ("vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. We don't "
+                "support that yet, please file an issue at https://github.com/pytorch/pytorch/issues .")
+
+
+def data_dependent_error(what, arr=None, branch=False):
+    """``what`` names the host read (the compile graph-break message quotes it). ``arr``: the traced array read;
+    one batched by ``func.vmap`` gets torch's vmap message (``branch``: control flow on the value)."""
+    if isinstance(getattr(arr, "batch_dim", None), int):
+        msg = _VMAP_BRANCH if branch else _VMAP_READ
+    else:
+        msg = (f"functorch_lite.compile: {what} inside a compiled region needs concrete values (a graph break). "
+               "Move it outside the compiled function.")
+    e = DataDependentError(msg)
     e.what = what
     return e

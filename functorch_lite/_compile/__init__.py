@@ -65,6 +65,8 @@ def _optimized_module_cls():
             object.__setattr__(self, "_compiled", CompiledFunction(mod.__call__, fullgraph=fullgraph))
 
         def __call__(self, *args, **kwargs):
+            if self._forward_pre_hooks or self._forward_hooks:  # hooks on the wrapper run around the program
+                return self._call_impl(*args, **kwargs)
             return self._compiled(*args, **kwargs)
 
         def forward(self, *args, **kwargs):

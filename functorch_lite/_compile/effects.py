@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dis
 
+from .._tensor.tensor import Tensor
 from ..nn.modules import module as _module
 
 
@@ -88,8 +89,8 @@ def _contents(c) -> list:
 
 
 def _identical_contents(a: list, b: list) -> bool:
-    return len(a) == len(b) and all(x is y or (type(x) is tuple and x[0] == y[0] and x[1] is y[1])
-                                    for x, y in zip(a, b))
+    return len(a) == len(b) and all(x is y or (type(x) is tuple and x[1] is y[1] and (
+        x[0] is y[0] or (not isinstance(x[0], Tensor) and x[0] == y[0]))) for x, y in zip(a, b))
 
 
 def _set_contents(c, items: list):

@@ -16,6 +16,10 @@ class _TapeEntry(Entry):
     (measured: ``y = (x * 2).detach(); return y * x`` gave x.grad 4 where eager gives 2)."""
     __slots__ = ("run", "slot_at")
 
+    # its node holds the call's inputs (what PyTorch's compiled and checkpoint nodes save): a backward without
+    # retain_graph frees it, and a second one raises PyTorch's "backward through the graph a second time"
+    frees_graph = True
+
     def __init__(self, outs, run, slot_at):
         super().__init__(None, outs, None, True)
         self.run, self.slot_at = run, slot_at  # slot_at: flat input position -> slot index

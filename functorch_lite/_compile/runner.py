@@ -33,6 +33,7 @@ from .._tensor import storage as _storage
 from .._tensor.tensor import Tensor
 from ..autograd import engine as _engine
 from ..autograd import grad_mode as _gm
+from ..func import _core as _fc
 from ..amp import autocast_mode as _amp
 from ..nn.modules import module as _module
 from ..optim import optimizer as _optim
@@ -167,7 +168,7 @@ def _constants(traced) -> list:
 class _Spec:
     """What one trace produced: which slots come back (and how), the result's structure, deferred calls."""
     __slots__ = ("outputs", "result_tree", "result_meta", "deferred", "n_slot_out", "needs_node", "node_op",
-                 "node_entry", "node_ctx", "out_sigs", "effects", "firsts")
+                 "node_entry", "node_ctx", "out_sigs", "effects", "firsts", "result_skel")
 
 
 class CompiledFunction:
@@ -419,7 +420,12 @@ class CompiledFunction:
             prev_attrs = _module.SETATTR_LOG[0]
             _module.SETATTR_LOG[0] = attrs = {}
             boxes = None
+            scaled = [(sc, sc.__dict__.get("_per_optimizer_states")) for sc in d.scalers]
+            scaled = [(sc, st, {k: dict(v) for k, v in st.items()}) for sc, st in scaled if st is not None]
             try:
+                if d.bw_hooks and _gm.is_grad_enabled():
+                    raise _UnreachableWrite(f"{d.bw_hooks} has a full backward hook (register_full_backward_hook "
+                                            "runs Python on the gradients)")
                 for s, v in zip(slots, in_vals):
                     s.put(v)
                 boxes = [(n, c, _contents(c)) for n, c in d.containers]  # (after the puts: a group holds tracers)
@@ -443,6 +449,13 @@ class CompiledFunction:
                         raise _UnreachableWrite(f"changing the {type(c).__name__} {n} (its contents are not replayed "
                                                 "by a compiled call)")
                 effects = _effects(bindings, attrs)
+                for sc, _, _ in scaled:  # unscale_/step inside, update() after the call: not replayed
+                    st = sc.__dict__.get("_per_optimizer_states") or {}
+                    if any(isinstance(t._array, jax.core.Tracer) for v in st.values()
+                           for t in v.get("found_inf_per_device", {}).values()):
+                        raise _UnreachableWrite("GradScaler.step() inside a compiled function whose update() runs "
+                                                "outside it (the inf checks it reads are not replayed: keep step() "
+                                                "and update() on the same side)")
                 if any([i in d.sched_reads for i, _, _ in deferred]):
                     raise _UnreachableWrite("reading an LR scheduler's state (last_epoch...) in a function that "
                                             "steps it (its step() runs after the program: the value read would "
@@ -467,6 +480,9 @@ class CompiledFunction:
                 for _, c, before in boxes or ():
                     if not _identical_contents(_contents(c), before):
                         _set_contents(c, before)
+                for sc, st, before in scaled:  # (its per-optimizer dict: what the trace put there goes)
+                    st.clear()
+                    st.update(before)
                 for sch in patched:
                     sch.__dict__.pop("step", None)
                     sch.__dict__.pop("get_last_lr", None)
@@ -556,6 +572,10 @@ class CompiledFunction:
                 meta.append(("const", leaf))
         spec.result_tree = tree
         spec.result_meta = meta
+        # JAX's pytrees sort dict keys: a result holding a dict is rebuilt in the function's key order
+        spec.result_skel = _fc.skeleton(result) if any(
+            isinstance(n, dict) for n in jax.tree_util.tree_leaves(result, is_leaf=lambda x: isinstance(x, dict))) \
+            else None
         spec.deferred = [i for i, _, _ in deferred]
         return outs, spec
 
@@ -601,6 +621,8 @@ class CompiledFunction:
         if in_vals is not None:
             self._record(entry.spec, d, in_vals, args, kwargs, tensors)
         result, deferred_args, values = jax.tree_util.tree_unflatten(spec.result_tree, leaves)
+        if spec.result_skel is not None:
+            result = _fc.reorder_like(result, spec.result_skel)
         for (kind, target, name), v in zip(spec.effects, values):  # the rebinding the function did, replayed
             if kind == "cell":
                 target.cell_contents = v

@@ -67,7 +67,9 @@ class Discovery:
         self.calls: set = set()      # method names the walked code calls (their code's reads count too)
         self.containers: list = []   # (name, list or dict) walked: a compiled call must not change them
         self.sched_reads: list = []  # indices of the schedulers whose state the walked code reads
-        self._own = False            # True while walking a library object's attributes or function's closure
+        self.scalers: list = []      # GradScalers: what a step inside leaves for an update() outside (runner)
+        self.bw_hooks = None         # the name of a module with full backward (pre-)hooks (they run Python on
+        self._own = False            # gradients: the runner makes that a graph break)            # True while walking a library object's attributes or function's closure
         self.plan = plan
 
     def tensor(self, t, name, grads=True):
@@ -81,6 +83,13 @@ class Discovery:
         if grads and (t._requires_grad or t._grad is not None) and t.grad_fn is None and id(t) not in self._seen:
             self._seen.add(id(t))
             self.slots.append(GradSlot(t, name + ".grad"))
+            # its hooks run in the program's backward: which ones is a guard (registering or removing one bumps
+            # STRUCTURE_EPOCH: a reused walk sees it), and what they reach is walked
+            for table, hooks in (("hooks", t._hooks), ("post_accumulate_grad_hooks", t._post_hooks)):
+                if hooks:
+                    self.guards.append((f"{name}.{table}", ("keys", tuple(hooks))))
+                    for k, h in hooks.items():
+                        self.visit(h, f"{name}.{table}[{k}]", 1)
 
     def visit(self, obj, name, depth=0, guard=True):
         """``guard``: what the program bakes in from here is a guard — a Python scalar's value, a function's or
@@ -88,7 +97,11 @@ class Discovery:
         if isinstance(obj, Tensor):
             self.tensor(obj, name)
             return
-        if obj is None or isinstance(obj, types.ModuleType):
+        if obj is None:  # (a guard: a variable that goes from None to an object the program uses is a recompile)
+            if guard:
+                self.guards.append((name, ("is", None)))
+            return
+        if isinstance(obj, types.ModuleType):
             return
         if isinstance(obj, _SCALARS):
             if guard:
@@ -107,13 +120,13 @@ class Discovery:
         if isinstance(obj, type) or id(obj) in self._seen or depth > _MAX_DEPTH:
             return
         self._seen.add(id(obj))
-        Module, Optimizer, LRScheduler, Generator, Compiled = _CLASSES or _classes()
+        Module, Optimizer, LRScheduler, Generator, Compiled, Scaler = _CLASSES or _classes()
         if isinstance(obj, Module):
             self.modules.append((name, obj))
             self.module(obj, name)
             return
-        if isinstance(obj, Optimizer):
-            plan = self.plan
+        if isinstance(obj, Optimizer) and not obj._custom():  # (a custom one is walked as any object: its
+            plan = self.plan                                   # state tensors in ``state`` are slots)
             if plan is not None:
                 plan.seqs.append((_ATTR, obj, "param_groups", obj.param_groups))
                 plan.seqs.append((_LIST, obj.param_groups, None, tuple(obj.param_groups)))
@@ -132,6 +145,9 @@ class Discovery:
                 self.statics.append((f"{name}.param_groups[{gi}]", group_statics(obj, group, keys)))
             return
         if isinstance(obj, LRScheduler):
+            # which schedulers the code reaches selects the program (their steps are its deferred calls): a
+            # guard, so a variable that goes from None to a scheduler is a recompile
+            self.guards.append((f"{name}.__class__", ("is", type(obj))))
             if self.plan is not None:
                 self.plan.seqs.append((_ATTR, obj, "optimizer", obj.optimizer))
             self.schedulers.append(obj)
@@ -187,6 +203,8 @@ class Discovery:
             self.visit(obj.args, f"{name}.args", depth + 1, guard)
             self.visit(obj.keywords, f"{name}.keywords", depth + 1, guard)
             return
+        if isinstance(obj, Scaler):
+            self.scalers.append(obj)
         if hasattr(obj, "__dict__"):
             if guard:
                 self.guards.append((f"{name}.__class__", ("is", type(obj))))
@@ -237,12 +255,16 @@ class Discovery:
             if b is not None:
                 self.tensor(b, f"{prefix}.{n}", grads=False)
         self.learn(getattr(type(m).forward, "__code__", None))
+        self.methods(type(m), prefix)
         for n, v in islice(d.items(), _ATTR_ITEMS):
             if n not in _MODULE_OWN:
                 self.visit(v, f"{prefix}.{n}", 1)
-        for table in ("_forward_pre_hooks", "_forward_hooks"):  # registries too: a change bumps the epoch
+        for table in ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks", "_backward_pre_hooks"):
+            # (registries too: a change bumps the epoch)
             hooks = d.get(table)
             if hooks:
+                if table.startswith("_backward"):
+                    self.bw_hooks = self.bw_hooks or prefix
                 self.guards.append((f"{prefix}.{table}", ("keys", tuple(hooks))))
                 for k, h in hooks.items():
                     self.visit(h, f"{prefix}.{table}[{k}]", 1)
@@ -251,6 +273,23 @@ class Discovery:
                 self._seen.add(id(c))
                 self.modules.append((f"{prefix}.{n}", c))
                 self.module(c, f"{prefix}.{n}")
+
+    def methods(self, cls, prefix) -> None:
+        """A user-written module class: the methods its forward may run (``forward``, and those named in the walked
+        code) read their globals and closure like the compiled function's own code (``x * SCALE``, a closure
+        variable of a class defined in a function): walked as functions (once per discovery)."""
+        if (cls.__module__ or "").startswith(_OWN):
+            return
+        self.learn_methods(cls)
+        for klass in cls.__mro__:
+            if klass is object or (klass.__module__ or "").startswith(_OWN):
+                continue
+            for n, f in vars(klass).items():
+                f = getattr(f, "__func__", f)  # (static and class methods)
+                if isinstance(f, types.FunctionType) and (n == "forward" or n in self.calls or n in self.reads) \
+                        and id(f) not in self._seen:
+                    self._seen.add(id(f))
+                    self.function(f, f"{prefix}.{n}", 1)
 
     def function(self, fn, name, depth=0):
         """A function's closure cells, default values, and the globals its code (and nested code) names. A
@@ -308,8 +347,9 @@ def _classes():
         from ..optim.lr_scheduler import LRScheduler
         from ..optim.optimizer import Optimizer
         from ..random import Generator
+        from ..amp.grad_scaler import GradScaler
         from .runner import CompiledFunction
-        _CLASSES.extend((Module, Optimizer, LRScheduler, Generator, CompiledFunction))
+        _CLASSES.extend((Module, Optimizer, LRScheduler, Generator, CompiledFunction, GradScaler))
     return _CLASSES
 
 
@@ -317,7 +357,8 @@ _OWN = __name__.split(".")[0] + "."  # "functorch_lite.": its functions' globals
 # a module's own bookkeeping (its training flag is a guard of its own; its hook tables, registries that bump
 # the structure epoch, are walked apart: a hook added after the first call, or its closure's tensors, are seen)
 _MODULE_OWN = frozenset(("training", "_parameters", "_buffers", "_modules", "_non_persistent_buffers_set",
-                         "_compiled_call", "_compiled", "_forward_pre_hooks", "_forward_hooks"))
+                         "_compiled_call", "_compiled", "_forward_pre_hooks", "_forward_hooks",
+                         "_backward_hooks", "_backward_pre_hooks", "_hooks_with_kwargs", "_hooks_always_called"))
 
 
 _NAMES: dict = {}
@@ -350,10 +391,10 @@ def discover(fn, args, kwargs, plan=None) -> Discovery:
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
     d.learn(code)  # before the arguments: their attributes the function reads are guards
     for i, a in enumerate(args):
-        if not isinstance(a, _SCALARS):  # the arguments' own values are guards of their own (runner._key)
-            d.visit(a, f"arg {i}")
+        if a is not None and not isinstance(a, _SCALARS):  # the arguments' own values are guards of their own
+            d.visit(a, f"arg {i}")                          # (runner._key)
     for k, a in kwargs.items():
-        if not isinstance(a, _SCALARS):
+        if a is not None and not isinstance(a, _SCALARS):
             d.visit(a, f"argument {k!r}")
     d.visit(fn, getattr(fn, "__name__", "fn"))
     if id(default_generator) not in d._seen:
@@ -501,7 +542,7 @@ def discover_cached(fn, args, kwargs, holder) -> Discovery:
     d.slots.extend(pd.slots)
     d.modules, d.schedulers, d.statics, d.guards, d.frozen = pd.modules, pd.schedulers, pd.statics, pd.guards, \
         pd.frozen
-    d.containers, d.sched_reads = pd.containers, pd.sched_reads
+    d.containers, d.sched_reads, d.bw_hooks, d.scalers = pd.containers, pd.sched_reads, pd.bw_hooks, pd.scalers
     return d
 
 

@@ -81,7 +81,7 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, i
         results = _run_nodes(order, start, targets, create_graph, accumulate and inputs is None)
     if not retain_graph:
         for n in order:
-            if n._saved:
+            if n._saved or getattr(n._entry, "frees_graph", False):
                 n._freed = True
                 n._arrays = None
     return results

@@ -29,7 +29,7 @@ def register_hook(self, hook):
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if self.grad_fn is None:
         if self._hooks is None:
-            self._hooks = {}
+            self._hooks = _registry()
         return _Handle(self._hooks, hook)
     node = self.grad_fn
     if node._pre_hooks is None:
@@ -70,8 +70,15 @@ def register_post_accumulate_grad_hook(self, hook):
     if not self._requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if self._post_hooks is None:
-        self._post_hooks = {}
+        self._post_hooks = _registry()
     return _Handle(self._post_hooks, hook)
+
+
+def _registry():
+    """A leaf's hook table: a module-registry dict, whose every change bumps ``STRUCTURE_EPOCH`` (a compiled
+    function that reaches the tensor walks it again and sees the hooks as a guard)."""
+    from ..nn.modules.module import _Registry
+    return _Registry()
 
 
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):

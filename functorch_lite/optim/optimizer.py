@@ -93,12 +93,34 @@ class _StateMapping(dict):
         self._opt = opt
 
     def __missing__(self, p):
-        return {}
+        """A ``defaultdict(dict)``, as PyTorch's: the new empty dict is stored (a custom optimizer keeps its
+        state in it); an empty entry means no state."""
+        d = {}
+        dict.__setitem__(self, p, d)
+        return d
 
     def __getitem__(self, p):
         if dict.__contains__(self, p):
             return dict.__getitem__(self, p)
         return self.__missing__(p)
+
+    # removing a parameter's entry removes its state (the next step starts afresh, as in PyTorch)
+    def __delitem__(self, p):
+        dict.__delitem__(self, p)
+        self._opt._ostate.pop(p, None)
+
+    def pop(self, p, *default):
+        self._opt._ostate.pop(p, None)
+        return dict.pop(self, p, *default)
+
+    def popitem(self):
+        p, v = dict.popitem(self)
+        self._opt._ostate.pop(p, None)
+        return p, v
+
+    def clear(self):
+        dict.clear(self)
+        self._opt._ostate.clear()
 
 
 class Optimizer:
@@ -184,6 +206,11 @@ class Optimizer:
                         g.requires_grad_(False)
                     g.zero_()
 
+    def _custom(self) -> bool:
+        """A user's subclass that implements ``step`` itself (no optax transform): its state lives in
+        ``self.state`` as it puts it there, as any ``torch.optim.Optimizer`` subclass's."""
+        return type(self)._make_tx is Optimizer._make_tx
+
     # ---- the step ---------------------------------------------------------------------------------------
     def _hyper(self, group: dict) -> dict:
         """The group's numeric hyperparameters as float64 arrays (values, never static arguments)."""
@@ -235,16 +262,20 @@ class Optimizer:
         """Point the ``state[p]`` tensors at the new optax arrays (an in-place write: version bumps)."""
         inner = self._ostate[p]
         views = dict.get(self.state, p)
-        if views is None:
-            views = {}
+        if not views:  # (None, or the empty entry reading ``state[p]`` leaves)
+            new = {}
             for name in self._fields_of(group):
                 arr = getattr(inner, name)
                 dt = p.dtype if name != "step" else _float32()
-                views[name] = Tensor._from_array(arr, dt, p.device)
-            if views:  # SGD without momentum keeps no state (``optimizer.state`` stays empty, as in PyTorch)
+                new[name] = Tensor._from_array(arr, dt, p.device)
+            if new:  # SGD without momentum keeps no state (``optimizer.state`` stays empty, as in PyTorch)
                 if _storage.SET_LOG[0] is not None:
                     _storage.log_item(self.state, p)
-                dict.__setitem__(self.state, p, views)
+                    dict.__setitem__(self.state, p, new)
+                elif views is None:
+                    dict.__setitem__(self.state, p, new)
+                else:
+                    views.update(new)  # the dict a reference taken before the first step holds
         else:
             for name, t in views.items():
                 t._write(getattr(inner, name))
@@ -303,6 +334,8 @@ class Optimizer:
                         name: Tensor._from_array(jnp.array(getattr(inner, name), copy=True),
                                                  p.dtype if name != "step" else _float32(), p.device)
                         for name in self._fields_of(group)}
+                elif dict.get(self.state, p) and p not in self._ostate:  # a custom optimizer's own state
+                    state[index[id(p)]] = dict(dict.__getitem__(self.state, p))
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
@@ -332,6 +365,9 @@ class Optimizer:
             if k not in id_map:
                 continue
             p, _ = id_map[k]
+            if self._custom():  # its state entries, cast as torch's
+                dict.__setitem__(self.state, p, {name: _cast_like(v, p, name) for name, v in values.items()})
+                continue
             group = next(g for g in self.param_groups if any(q is p for q in g["params"]))
             key = self._key_of(group)
             inner = self._init_state(key, p._array)
@@ -355,6 +391,16 @@ class Optimizer:
                     lines.append(f"    {k}: {group[k]}")
         lines.append(")")
         return "\n".join(lines)
+
+
+def _cast_like(v, p, name):
+    """A loaded state value for a custom optimizer, as PyTorch's ``load_state_dict``: floating tensors (not
+    ``step``) take the parameter's dtype, tensors its device; other values as they are."""
+    if not isinstance(v, Tensor):
+        return v
+    if name != "step" and v.dtype.is_floating_point:
+        return v.to(dtype=p.dtype, device=p.device)
+    return v.to(device=p.device)
 
 
 def _float32():

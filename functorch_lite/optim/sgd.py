@@ -18,7 +18,7 @@ from .optimizer import Optimizer, delta, hyper_arrays, t_add, t_decay, t_mul
 
 class SGDState(NamedTuple):
     step: jax.Array             # float32 scalar, PyTorch's state['step'] (SGD does not expose it)
-    momentum_buffer: jax.Array  # like the parameter (a 0-d placeholder when momentum is off)
+    momentum_buffer: jax.Array  # like the parameter (an empty (0,) placeholder while momentum has been off)
 
 
 def sgd_transform(lr, momentum, dampening, weight_decay, *, use_momentum: bool, nesterov: bool,
@@ -26,7 +26,7 @@ def sgd_transform(lr, momentum, dampening, weight_decay, *, use_momentum: bool, 
     """PyTorch's SGD step, rounded as torch rounds; the updates are float64 deltas onto its result."""
 
     def init(params):
-        buf = jnp.zeros_like(params) if use_momentum else jnp.zeros((), params.dtype)
+        buf = jnp.zeros_like(params) if use_momentum else jnp.zeros((0,), params.dtype)
         return SGDState(jnp.zeros((), jnp.float32), buf)
 
     def update(g, state, p):
@@ -35,9 +35,14 @@ def sgd_transform(lr, momentum, dampening, weight_decay, *, use_momentum: bool, 
         g = t_decay(g, p, weight_decay)  # if weight_decay != 0: grad = grad.add(param, alpha=weight_decay)
         buf = state.momentum_buffer
         if use_momentum:
-            buf = jnp.where(state.step == 0, g, t_add(t_mul(buf, momentum), g, 1 - dampening))
-            g = t_add(g, buf, momentum) if nesterov else buf
-        return delta(t_add(p, g, -lr), p), SGDState(state.step + 1, buf)  # param.add_(grad, alpha=-lr)
+            if buf.shape != g.shape:  # no buffer yet (momentum was off until now): it starts as the gradient, as
+                buf = g               # PyTorch's first momentum step
+            else:  # (in the buffer's dtype, as PyTorch's in-place update: it stays float32 after model.double())
+                gb = g.astype(buf.dtype)
+                buf = jnp.where(state.step == 0, gb, t_add(t_mul(buf, momentum), gb, 1 - dampening))
+            g = t_add(g, buf.astype(g.dtype), momentum) if nesterov else buf
+        # param.add_(grad, alpha=-lr), in the parameter's dtype
+        return delta(t_add(p, g.astype(p.dtype), -lr), p), SGDState(state.step + 1, buf)
 
     return optax.GradientTransformation(init, update)
 

@@ -271,6 +271,104 @@ def test_forward_hooks_pre_and_post_and_remove():
     h3.remove()
 
 
+def _hook_run(L, x0, *, input_grad=True):
+    """A two-layer model with full backward hooks (one rewriting grad_input, a pre-hook rewriting grad_output)
+    on its first layer: what the hooks saw and the gradients that came out."""
+    L.manual_seed(0)
+    m = L.nn.Sequential(L.nn.Linear(3, 4), L.nn.Tanh(), L.nn.Linear(4, 2))
+    g = np.random.default_rng(1)
+    with L.no_grad():
+        for p in m.parameters():
+            p.copy_(L.tensor(g.standard_normal(tuple(p.shape)).astype(np.float32)))
+    seen = []
+
+    def full(mod, gin, gout):
+        seen.append(("full", [None if t is None else t.detach().numpy().copy() for t in gin],
+                     [t.detach().numpy().copy() for t in gout]))
+        return None if gin[0] is None else (gin[0] * 2,)
+
+    def pre(mod, gout):
+        seen.append(("pre", [t.detach().numpy().copy() for t in gout]))
+        return (gout[0] * 3,)
+    h1 = m[0].register_full_backward_hook(full)
+    h2 = m[0].register_full_backward_pre_hook(pre)
+    x = L.tensor(x0, requires_grad=input_grad)
+    (m(x) ** 2).sum().backward()
+    h1.remove()
+    h2.remove()
+    return seen, (x.grad.numpy() if input_grad else None), [p.grad.numpy() for p in m.parameters()]
+
+
+@pytest.mark.parametrize("input_grad", [True, False])
+def test_full_backward_hooks_see_and_replace_gradients_as_torch(input_grad):
+    """grad_output rewritten by the pre-hook, grad_input by the hook (x.grad doubles); with no input requiring
+    grad the hook fires on the output side with grad_input (None,) and warns, as torch."""
+    x0 = np.random.default_rng(2).standard_normal((5, 3)).astype(np.float32)
+    with pytest.warns(UserWarning, match="no inputs require gradients") if not input_grad else _nullcontext():
+        ours = _hook_run(ft, x0, input_grad=input_grad)
+    with pytest.warns(UserWarning, match="no inputs require gradients") if not input_grad else _nullcontext():
+        theirs = _hook_run(torch, x0, input_grad=input_grad)
+    assert [e[0] for e in ours[0]] == [e[0] for e in theirs[0]] == ["pre", "full"]
+    for a, b in zip(ours[0], theirs[0]):
+        for xs, ys in zip(a[1:], b[1:]):
+            assert [y is None for y in ys] == [x is None for x in xs]
+            for xv, yv in zip(xs, ys):
+                if yv is not None:
+                    np.testing.assert_allclose(xv, yv, rtol=1e-5, atol=1e-6)
+    if input_grad:
+        np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-5, atol=1e-6)
+    for a, b in zip(ours[2], theirs[2]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def _nullcontext():
+    import contextlib
+    return contextlib.nullcontext()
+
+
+def test_forward_hook_options_with_kwargs_prepend_always_call():
+    def run(L):
+        class M(L.nn.Module):
+            def forward(self, x, scale=1.0):
+                if scale < 0:
+                    raise ValueError("negative scale")
+                return x * scale
+        m, log = M(), []
+        m.register_forward_pre_hook(lambda mod, a, kw: (a, {**kw, "scale": kw.get("scale", 1.0) * 2}),
+                                    with_kwargs=True)
+        m.register_forward_hook(lambda mod, a, kw, out: log.append(sorted(kw)) or out + 1, with_kwargs=True)
+        m.register_forward_hook(lambda mod, a, out: log.append("first"), prepend=True)
+        h = m.register_forward_hook(lambda mod, a, out: log.append(None if out is None else out.tolist()),
+                                    always_call=True)
+        r = m(L.ones(2), scale=3.0).tolist()
+        with pytest.raises(ValueError):
+            m(L.ones(2), scale=-1.0)
+        with h:
+            pass                              # a handle is a context manager that removes its hook
+        m(L.ones(2))
+        return r, log, isinstance(h.id, int)
+    assert run(ft) == run(torch)
+
+
+def test_get_submodule_and_loading_a_state_dict_without_num_batches_tracked():
+    """An old checkpoint (a plain dict, no version metadata) without BatchNorm's num_batches_tracked loads, the
+    counter kept; get_submodule's paths and errors are torch's."""
+    res = []
+    for L in (ft, torch):
+        m = L.nn.Sequential(L.nn.Linear(2, 2), L.nn.Sequential(L.nn.BatchNorm1d(2)))
+        m[1][0].num_batches_tracked.fill_(4)
+        sd = {k: v for k, v in m.state_dict().items() if "num_batches_tracked" not in k}
+        r = m.load_state_dict(sd)
+        errs = []
+        for t in ("2", "0.weight", "1.x"):
+            with pytest.raises(AttributeError) as e:
+                m.get_submodule(t)
+            errs.append(str(e.value))
+        res.append((r.missing_keys, int(m[1][0].num_batches_tracked), type(m.get_submodule("1.0")).__name__,
+                    m.get_submodule("") is m, errs))
+    assert res[0] == res[1]
+
+
 def test_setattr_errors_match_torch():
     tl, fl = torch.nn.Linear(1, 1), nn.Linear(1, 1)
     with pytest.raises(TypeError) as te:

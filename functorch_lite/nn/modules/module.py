@@ -6,6 +6,7 @@ from typing import Any, Callable, Iterator
 
 from ..._tensor.tensor import Tensor
 from ..parameter import Parameter
+from ...autograd.grad_mode import is_grad_enabled as _grad_enabled
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -22,9 +23,16 @@ class RemovableHandle:
 
     def __init__(self, hooks: dict, key: int):
         self._hooks, self._key = hooks, key
+        self.id = key
 
     def remove(self) -> None:
         self._hooks.pop(self._key, None)
+
+    def __enter__(self) -> "RemovableHandle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
 
 
 # Bumped by every change to any module's parameter/buffer/submodule registry (and by creating one): compiled
@@ -110,6 +118,9 @@ class Module:
         d["_modules"] = _Registry()
         d["_forward_hooks"] = _Registry()
         d["_forward_pre_hooks"] = _Registry()
+        d["_backward_hooks"] = _Registry()
+        d["_backward_pre_hooks"] = _Registry()
+        d["_hooks_with_kwargs"] = set()   # ids of forward (pre-)hooks registered with_kwargs=True
 
     # ---- registration ----------------------------------------------------------------------
     def register_parameter(self, name: str, param: Parameter | None) -> None:
@@ -382,9 +393,11 @@ class Module:
         for k in state_dict:
             if k not in own:
                 unexpected.append(k)
+        versions = getattr(state_dict, "_metadata", None) or {}
         for k, t in own.items():
             if k not in state_dict:
-                missing.append(k)
+                if not self._kept_by_version(k, versions):
+                    missing.append(k)
                 continue
             v = state_dict[k]
             if not isinstance(v, Tensor):
@@ -408,22 +421,70 @@ class Module:
                 type(self).__name__, "\n\t".join(errors)))
         return _IncompatibleKeys(missing, unexpected)
 
+    def get_submodule(self, target: str) -> "Module":
+        """The submodule at dotted path ``target`` (``""``: this module), with PyTorch's errors."""
+        mod = self
+        if target == "":
+            return mod
+        for item in target.split("."):
+            if item not in mod._modules and not hasattr(mod, item):
+                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return mod
+
+    def _kept_by_version(self, key: str, versions: dict) -> bool:
+        """A key a module written before its current version did not save, kept at its current value when
+        loading (PyTorch's ``_load_from_state_dict`` version rule): BatchNorm's ``num_batches_tracked`` (version 2)
+        in a state dict without version metadata (``_metadata``) or one below 2."""
+        prefix, _, name = key.rpartition(".")
+        if name != "num_batches_tracked":
+            return False
+        mod = self.get_submodule(prefix) if prefix else self
+        version = versions.get(prefix, {}).get("version")
+        return getattr(mod, "track_running_stats", False) and (version is None or version < 2)
+
     # ---- call and hooks --------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
-    def _new_hook(self, table: dict, hook: Callable) -> RemovableHandle:
+    def _new_hook(self, table: dict, hook: Callable, prepend: bool = False, with_kwargs: bool = False
+                  ) -> RemovableHandle:
         Module._hook_id += 1
         table[Module._hook_id] = hook
+        if prepend:
+            table.move_to_end(Module._hook_id, last=False)
+        if with_kwargs:
+            self.__dict__.setdefault("_hooks_with_kwargs", set()).add(Module._hook_id)
         return RemovableHandle(table, Module._hook_id)
 
-    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
-        """``hook(module, args)`` before forward; a non-None result replaces args."""
-        return self._new_hook(self._forward_pre_hooks, hook)
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """``hook(module, args)`` before forward; a non-None result replaces args. ``with_kwargs``:
+        ``hook(module, args, kwargs)``, returning None or ``(args, kwargs)``."""
+        return self._new_hook(self._forward_pre_hooks, hook, prepend, with_kwargs)
 
-    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
-        """``hook(module, args, output)`` after forward; a non-None result replaces the output."""
-        return self._new_hook(self._forward_hooks, hook)
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """``hook(module, args, output)`` after forward; a non-None result replaces the output. ``with_kwargs``:
+        ``hook(module, args, kwargs, output)``. ``always_call``: it also runs (with output None) when forward
+        raises, before the exception propagates."""
+        handle = self._new_hook(self._forward_hooks, hook, prepend, with_kwargs)
+        if always_call:
+            self.__dict__.setdefault("_hooks_always_called", set()).add(handle.id)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_output)`` when the gradients of the module's outputs are computed; a non-None
+        result (a tuple as long as ``grad_output``) replaces them."""
+        return self._new_hook(self.__dict__.setdefault("_backward_pre_hooks", _Registry()), hook, prepend)
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` when the gradients of the module's tensor inputs are
+        computed (None for an input that is not a tensor or does not require grad); a non-None result replaces
+        ``grad_input``. With no input requiring grad it fires with the output gradients (and warns), as torch."""
+        return self._new_hook(self.__dict__.setdefault("_backward_hooks", _Registry()), hook, prepend)
 
     def compile(self, *args, **kwargs) -> None:
         """Compile this module's forward in place (``torch.nn.Module.compile``): later calls run one XLA
@@ -440,15 +501,47 @@ class Module:
         return self._call_impl(*args, **kwargs)
 
     def _call_impl(self, *args, **kwargs):
-        for h in list(self._forward_pre_hooks.values()):
+        d = self.__dict__
+        kw_ids = d.get("_hooks_with_kwargs")
+        for k, h in list(self._forward_pre_hooks.items()):
+            if kw_ids and k in kw_ids:
+                r = h(self, args, kwargs)
+                if r is not None:
+                    if not (isinstance(r, tuple) and len(r) == 2):
+                        raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                                           f"but got {r}.")
+                    args, kwargs = r
+                continue
             r = h(self, args)
             if r is not None:
                 args = r if isinstance(r, tuple) else (r,)
-        out = self.forward(*args, **kwargs)
-        for h in list(self._forward_hooks.values()):
-            r = h(self, args, out)
-            if r is not None:
-                out = r
+        bw = None
+        if (d.get("_backward_hooks") or d.get("_backward_pre_hooks")) and _grad_enabled():
+            from ._backward_hook import BackwardHook
+            bw = BackwardHook(self, list(d.get("_backward_hooks", {}).values()),
+                              list(d.get("_backward_pre_hooks", {}).values()))
+            args = bw.setup_input_hook(args)
+        done = set()
+        try:
+            out = self.forward(*args, **kwargs)
+            for k, h in list(self._forward_hooks.items()):
+                done.add(k)
+                r = h(self, args, kwargs, out) if kw_ids and k in kw_ids else h(self, args, out)
+                if r is not None:
+                    out = r
+        except BaseException:
+            for k in d.get("_hooks_always_called") or ():
+                h = self._forward_hooks.get(k)
+                if h is not None and k not in done:
+                    try:
+                        h(self, args, kwargs, None) if kw_ids and k in kw_ids else h(self, args, None)
+                    except Exception as e:
+                        import warnings
+                        warnings.warn(f"forward hook with ``always_call=True`` raised an exception that was silenced "
+                                      f"as another error was raised in forward: {e}")
+            raise
+        if bw is not None:
+            out = bw.setup_output_hook(out)
         return out
 
     # ---- repr --------------------------------------------------------------------------------

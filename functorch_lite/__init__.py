@@ -9,6 +9,10 @@ from __future__ import annotations
 import math as _math
 
 from . import _config  # noqa: F401  (x64 on, first)
+from ._config import (set_float32_matmul_precision, get_float32_matmul_precision,  # noqa: F401
+                      use_deterministic_algorithms, are_deterministic_algorithms_enabled,
+                      is_deterministic_algorithms_warn_only_enabled, set_num_threads, get_num_threads,
+                      set_num_interop_threads, get_num_interop_threads)
 from . import dtypes as _dtypes
 from .dtypes import (  # noqa: F401
     dtype, float32, float64, float16, bfloat16, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz,
@@ -39,6 +43,7 @@ from .ops import creation as _creation
 from .ops import nn_ops as _nn_ops  # noqa: F401  (registers the composite nn ops)
 from .ops import conv as _conv_ops, resample as _resample_ops, norm as _norm_ops  # noqa: F401
 from .ops import attention as _attn_ops, losses as _loss_ops  # noqa: F401
+from .ops import activation as _activation, distance as _distance_ops  # noqa: F401
 from .ops import operators as _operators
 from .ops import complex_ops as _complex_ops
 
@@ -49,7 +54,8 @@ for _mod in (_view_ops, _movement, _conversion, _operators, _indexing, _gather_s
              _complex_ops):
     for _k, _v in getattr(_mod, "METHODS", {}).items():
         setattr(Tensor, _k, _v)
-for _mod in (_view_ops, _movement, _creation, _linalg, _indexing, _gather_scatter, _reduction, _complex_ops):
+for _mod in (_view_ops, _movement, _creation, _linalg, _indexing, _gather_scatter, _reduction, _complex_ops,
+             _activation):
     _ns.update(getattr(_mod, "FUNCTIONS", {}))
 del _mod, _k, _v, _ns
 

@@ -26,3 +26,68 @@ DEBUG: bool = os.environ.get("FUNCTORCH_LITE_DEBUG", "0") == "1"
 OPTIM_ROUNDING: str = os.environ.get("FUNCTORCH_LITE_OPTIM_ROUNDING", "fast")
 # Printing options (set_printoptions changes these).
 PRINT_OPTIONS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+
+
+# ---- process-wide switches PyTorch scripts set (``torch.set_float32_matmul_precision``...) -----------------------
+# torch's precision names -> JAX's jax_default_matmul_precision (TF32 / bf16 passes on GPUs and TPUs; CPU
+# matmuls are float32 whatever the setting)
+_MATMUL_PRECISION = {"highest": "float32", "high": "tensorfloat32", "medium": "bfloat16"}
+_SWITCHES = {"matmul_precision": "highest", "deterministic": False, "deterministic_warn_only": False,
+             "num_threads": os.cpu_count() or 1, "num_interop_threads": os.cpu_count() or 1}
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """``"highest"`` (float32 matmuls), ``"high"`` (TF32 allowed), ``"medium"`` (bfloat16 allowed): JAX's
+    default matmul precision, for the programs traced from now on."""
+    if precision not in _MATMUL_PRECISION:
+        import warnings
+        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
+                      "setFloat32MatmulPrecision call has no effect.", stacklevel=2)
+        return
+    jax.config.update("jax_default_matmul_precision", _MATMUL_PRECISION[precision])
+    _SWITCHES["matmul_precision"] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    return _SWITCHES["matmul_precision"]
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Recorded (``are_deterministic_algorithms_enabled``). XLA's CPU programs are deterministic; on a GPU,
+    XLA needs ``XLA_FLAGS=--xla_gpu_deterministic_ops=true`` set before the process starts (warned if missing)."""
+    _SWITCHES["deterministic"], _SWITCHES["deterministic_warn_only"] = bool(mode), bool(warn_only)
+    if mode and "xla_gpu_deterministic_ops=true" not in os.environ.get("XLA_FLAGS", "") and \
+            any(d.platform == "gpu" for d in jax.devices()):
+        import warnings
+        warnings.warn("use_deterministic_algorithms(True): XLA's GPU programs are deterministic only with "
+                      "XLA_FLAGS=--xla_gpu_deterministic_ops=true set before the process starts", stacklevel=2)
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    return _SWITCHES["deterministic"]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    return _SWITCHES["deterministic_warn_only"]
+
+
+def set_num_threads(n: int) -> None:
+    """Recorded for ``get_num_threads``: XLA sizes its CPU thread pool when the backend starts (set
+    ``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false`` or the process's CPU affinity before start to limit it)."""
+    if not isinstance(n, int) or n <= 0:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    _SWITCHES["num_threads"] = n
+
+
+def get_num_threads() -> int:
+    return _SWITCHES["num_threads"]
+
+
+def set_num_interop_threads(n: int) -> None:
+    if not isinstance(n, int) or n <= 0:
+        raise RuntimeError("set_num_interop_threads expects a positive integer")
+    _SWITCHES["num_interop_threads"] = n
+
+
+def get_num_interop_threads() -> int:
+    return _SWITCHES["num_interop_threads"]

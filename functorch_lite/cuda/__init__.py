@@ -76,3 +76,70 @@ def mem_get_info(device=None) -> tuple:
     total = int(s[0].get("bytes_limit", 0))
     return total - int(s[0].get("bytes_in_use", 0)), total
 
+
+
+def max_memory_reserved(device=None) -> int:
+    """Peak bytes the allocator has held (``peak_pool_bytes``, else the current pool); 0 without a GPU."""
+    s = _stats(device)
+    if not s:
+        return 0
+    return int(s[0].get("peak_pool_bytes", s[0].get("peak_bytes_reserved", memory_reserved(device))))
+
+
+def memory_stats(device=None) -> dict:
+    """PyTorch's ``memory_stats`` keys filled from the JAX device's allocator statistics; ``{}`` without a GPU
+    (as a CPU-only torch returns)."""
+    s = _stats(device)
+    if not s:
+        return {}
+    st = s[0]
+    return {"allocated_bytes.all.current": int(st.get("bytes_in_use", 0)),
+            "allocated_bytes.all.peak": max_memory_allocated(device),
+            "reserved_bytes.all.current": memory_reserved(device),
+            "reserved_bytes.all.peak": max_memory_reserved(device)}
+
+
+def empty_cache() -> None:
+    """Nothing to release: XLA's GPU allocator keeps its pool for the process (``XLA_PYTHON_CLIENT_PREALLOCATE``
+    and ``XLA_PYTHON_CLIENT_ALLOCATOR=platform`` decide how much it takes); a no-op, as on a CPU-only torch."""
+
+
+# ---- seeding: the facade draws every device's random numbers from one generator (functorch_lite.random) ----------
+def manual_seed(seed: int) -> None:
+    """Seed the generator GPU tensors draw from; silently ignored without a GPU, as PyTorch's. The facade has one
+    generator for all devices: on a GPU machine this reseeds ``default_generator`` (``manual_seed``)."""
+    if is_available():
+        from ..random import manual_seed as _seed
+        _seed(seed)
+
+
+def manual_seed_all(seed: int) -> None:
+    manual_seed(seed)
+
+
+def seed() -> None:
+    if is_available():
+        from ..random import seed as _seed
+        _seed()
+
+
+def seed_all() -> None:
+    seed()
+
+
+def initial_seed() -> int:
+    from ..random import initial_seed as _initial
+    return _initial()
+
+
+def get_device_name(device=None) -> str:
+    """The JAX device's kind (``"NVIDIA H200"``...)."""
+    devs = _dev.jax_devices("cuda")
+    if not devs:
+        current_device()  # raises PyTorch's "not compiled with CUDA" error
+    idx = device if isinstance(device, int) else (0 if device is None else (_dev.canonical(device).index or 0))
+    return devs[idx].device_kind
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    return is_available()

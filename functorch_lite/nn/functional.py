@@ -11,6 +11,8 @@ from ..ops.resample import *  # noqa: F401,F403
 from ..ops.norm import *  # noqa: F401,F403
 from ..ops.attention import *  # noqa: F401,F403
 from ..ops.losses import *  # noqa: F401,F403
+from ..ops.activation import *  # noqa: F401,F403
+from ..ops.distance import *  # noqa: F401,F403
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

@@ -160,6 +160,11 @@ def _signature_src(op: OpDef, *, with_out: bool, first="input"):
     parts = []
     defaults = {}
     seen_kwonly = False
+    # a required last positional parameter with a NumPy spelling (``dim``) may come by that keyword: optional here,
+    # checked after the keywords are bound (_rekw)
+    positional = [p for p in op.params if p.kind is p.POSITIONAL_OR_KEYWORD]
+    loose = positional[-1].name if positional and positional[-1].default is positional[-1].empty and \
+        positional[-1].name in _NUMPY_NAMES.values() else None
     for i, p in enumerate(op.params):
         pname = p.name
         if p.kind is p.VAR_POSITIONAL:
@@ -172,6 +177,9 @@ def _signature_src(op: OpDef, *, with_out: bool, first="input"):
         if p.default is not p.empty:
             defaults["_d_" + pname] = p.default
             parts.append(f"{pname}=_d_{pname}")
+        elif pname == loose:
+            defaults["_d_" + pname] = _MISSING
+            parts.append(f"{pname}=_d_{pname}")
         else:
             parts.append(pname)
     if with_out:
@@ -181,10 +189,51 @@ def _signature_src(op: OpDef, *, with_out: bool, first="input"):
     return ", ".join(parts), defaults
 
 
+# keywords PyTorch's argument parser accepts beside a parameter's own name: NumPy's spellings
+_NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}
+_MISSING = inspect.Parameter.empty  # a required parameter that a NumPy spelling may give (``unsqueeze(axis=0)``)
+
+
+def _rekw(op: OpDef, kw: dict, var: str, current: tuple) -> tuple:
+    """A ``*varargs`` parameter given by its keyword (``flip(x, dims=[1])``, ``x.permute(dims=...)``): the
+    keyword's value is its one argument."""
+    for k in kw:
+        if k != var:
+            raise TypeError(f"{op.name}() got an unexpected keyword argument '{k}'")
+    if current:
+        raise TypeError(f"{op.name}() got multiple values for argument '{var}'")
+    return (kw[var],)
+
+
+def _numpy_kw(op: OpDef, target: str, current, value):
+    """A parameter given by its NumPy spelling (``axis=`` for ``dim``): also given by its own name is an error."""
+    default = next(p.default for p in op.params if p.name == target)
+    if current is not _MISSING and current is not default:
+        raise TypeError(f"{op.name}() got multiple values for argument '{target}'")
+    return value
+
+
 def _make(op: OpDef, fname: str, kind: str, ns: dict):
     """Generate one Python function for ``op``: kind 'call' | 'inplace'."""
     with_out = kind == "call" and op.out
     sig, defaults = _signature_src(op, with_out=with_out)
+    # PyTorch's other keywords: NumPy spellings as keyword-only parameters (free when unused), and a ``*varargs``
+    # parameter's own name (``**_kw``, only for those ops)
+    names = [p.name for p in op.params]
+    pre = ""
+    spelled = [(a, t) for a, t in _NUMPY_NAMES.items() if t in names and a not in names]
+    if spelled:
+        star = with_out or any(p.kind in (p.VAR_POSITIONAL, p.KEYWORD_ONLY) for p in op.params)
+        sig += ("" if star else ", *") + "".join(f", {a}=_MISSING" for a, _ in spelled)
+        for a, t in spelled:
+            pre += f"if {a} is not _MISSING:\n        {t} = _numpy_kw(_op, {t!r}, {t}, {a})\n    "
+            if defaults.get("_d_" + t, None) is _MISSING:
+                pre += (f"if {t} is _MISSING:\n        raise TypeError(\"{op.name}() missing 1 required "
+                        f"positional argument: '{t}'\")\n    ")
+    var = next((p.name for p in op.params if p.kind is p.VAR_POSITIONAL), None)
+    if var is not None:
+        sig += ", **_kw"
+        pre += f"if _kw:\n        {var} = _rekw(_op, _kw, {var!r}, {var})\n    "
     tn = ", ".join(op.tensor_names)
     sn = ", ".join(op.static_names)
     targs = f"({tn},)" if op.tensor_names else "()"
@@ -196,10 +245,11 @@ def _make(op: OpDef, fname: str, kind: str, ns: dict):
                 f"    return r if out is None else _write_out(out, r)")
     else:
         body = f"return _dispatch(_op, {targs}, {sargs})"
-    src = f"def {fname}({sig}):\n    {body}\n"
+    src = f"def {fname}({sig}):\n    {pre}{body}\n"
     g = dict(ns)
     g.update(defaults)
     g["_op"] = op
+    g["_rekw"], g["_numpy_kw"], g["_MISSING"] = _rekw, _numpy_kw, _MISSING
     exec(compile(src, f"<functorch_lite op {op.name}>", "exec"), g)
     fn = g[fname]
     fn.__doc__ = op.impl.__doc__

@@ -176,7 +176,14 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
     return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
-METHODS = {"to": to, "cuda": cuda, "cpu": cpu, "new_tensor": new_tensor, "new_zeros": _new("zeros"),
+def type_as(self, other):
+    """``self`` in ``other``'s dtype (and device type); ``self`` itself when nothing changes."""
+    if other.device.type != self.device.type:
+        return to(self, other.device, other.dtype)
+    return to(self, other.dtype)
+
+
+METHODS = {"type_as": type_as, "to": to, "cuda": cuda, "cpu": cpu, "new_tensor": new_tensor, "new_zeros": _new("zeros"),
            "new_ones": _new("ones"), "new_empty": _new("empty"), "new_full": new_full,
            "float": _caster(D.float32), "double": _caster(D.float64), "half": _caster(D.float16),
            "bfloat16": _caster(D.bfloat16), "long": _caster(D.int64), "int": _caster(D.int32),

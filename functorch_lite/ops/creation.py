@@ -21,6 +21,7 @@ from .._promotion import promote_types
 from .._tensor.tensor import Tensor
 from .._promotion import no_kernel
 from .view_ops import _shape_arg, _tname
+from ._registry import defop
 
 _py_bool, _py_int, _py_float, _py_complex = builtins.bool, builtins.int, builtins.float, builtins.complex
 
@@ -91,6 +92,18 @@ def _is_int(x) -> bool:
     if isinstance(x, Tensor):
         return x.dim() == 0 and not (x.dtype.is_floating_point or x.dtype.is_complex)
     return hasattr(type(x), "__index__")
+
+
+def _size_kw(name: str, size: tuple, kw: dict) -> tuple:
+    """``*size`` given as the ``size=`` keyword instead (``zeros(size=(2, 3))``, as PyTorch accepts)."""
+    if not kw:
+        return size
+    extra = [k for k in kw if k != "size"]
+    if extra:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{extra[0]}'")
+    if size:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    return (kw["size"],)
 
 
 def _size(name: str, size: tuple) -> tuple:
@@ -278,18 +291,18 @@ def _full_jit(shape, dt, jdev):
     return f
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    return _fill(_size("zeros", size), 0, _dt(dtype), device, requires_grad)
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
+    return _fill(_size("zeros", _size_kw("zeros", size, kw)), 0, _dt(dtype), device, requires_grad)
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    return _fill(_size("ones", size), 1, _dt(dtype), device, requires_grad)
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
+    return _fill(_size("ones", _size_kw("ones", size, kw)), 1, _dt(dtype), device, requires_grad)
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
-          memory_format=None):
+          memory_format=None, **kw):
     """Uninitialised in PyTorch; zeros here (JAX has no uninitialised memory)."""
-    return _fill(_size("empty", size), 0, _dt(dtype), device, requires_grad)
+    return _fill(_size("empty", _size_kw("empty", size, kw)), 0, _dt(dtype), device, requires_grad)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -496,8 +509,9 @@ def _check_float_sampling(dt, kernel):
 
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-         pin_memory=False):
+         pin_memory=False, **kw):
     """Uniform [0, 1) (CRE-30; integer dtypes raise, CRE-32)."""
+    size = _size_kw("rand", size, kw)
     if not size and not _passed(generator=generator, out=out, dtype=dtype, layout=layout, device=device,
                                 requires_grad=requires_grad, pin_memory=pin_memory):
         raise _invalid_args("rand", (), {})
@@ -507,8 +521,9 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False):
+          pin_memory=False, **kw):
     """Standard normal samples (CRE-31)."""
+    size = _size_kw("randn", size, kw)
     if not size and not _passed(generator=generator, out=out, dtype=dtype, layout=layout, device=device,
                                 requires_grad=requires_grad, pin_memory=pin_memory):
         raise _invalid_args("randn", (), {})
@@ -614,13 +629,83 @@ def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
                               False, generator))
 
 
-def bernoulli_(self, p: float = 0.5, *, generator=None):
-    """Fill ``self`` with 0/1 draws, 1 with probability ``p``, in place."""
+def bernoulli_(self, p=0.5, *, generator=None):
+    """Fill ``self`` with 0/1 draws, 1 with probability ``p`` (a float, or a tensor broadcastable to ``self``)."""
     _no_float8(self.dtype, "bernoulli_scalar_cpu_")
+    if isinstance(p, Tensor):
+        _check_probabilities(p)
+        u = _random("uniform", self._shape, 0.0, 1.0, D.float64, self.device, False, generator)
+        return self.copy_(u < p)
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
     u = _random("uniform", self._shape, 0.0, 1.0, D.float64, self.device, False, generator)
     return self.copy_(u < p)
+
+
+def _check_probabilities(p):
+    """PyTorch's CPU kernel checks every probability (a host read; skipped while tracing)."""
+    arr = p._array
+    if isinstance(arr, jax.core.Tracer) or arr is None:
+        return
+    host = np.asarray(p.detach().double()._array)
+    if not ((host >= 0) & (host <= 1)).all():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
+                           "be improved?  If so, please report an enhancement request to PyTorch.)")
+
+
+def _bernoulli_rule(op, sig, sargs):
+    dt = sig[0][1]
+    if dt.category < D.FLOAT or dt.is_complex or dt in D.FLOAT8:
+        raise no_kernel("bernoulli_tensor_cpu_p_", dt)
+    return (None, None), (dt,)
+
+
+@defop("_bernoulli", promote=_bernoulli_rule, grad_fn="BernoulliBackward0", tensors=2, method=False, function=False,
+       kernel="bernoulli_tensor_cpu_p_", broadcast=False, saves=())
+def _bernoulli(input, key):
+    """1 where a uniform draw falls below the probability ``input``, else 0; ``key`` is raw key data. The
+    gradient is zero, as PyTorch's."""
+    acc = jnp.float64 if input.dtype == jnp.float64 else jnp.float32
+    u = jax.random.uniform(jax.random.wrap_key_data(key), input.shape, acc)
+    return (u < input.astype(acc)).astype(input.dtype)
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    """``torch.bernoulli(probs)``: 0/1 draws in ``probs``' dtype (BernoulliBackward0, zero gradient);
+    ``torch.bernoulli(input, p)`` with a float ``p``: draws of probability ``p`` in ``input``'s shape and dtype."""
+    if p is not None:
+        res = empty_like(input).bernoulli_(p, generator=generator)
+        return res if out is None else out.copy_(res)
+    _check_probabilities(input)
+    from .nn_ops import _on_device_of
+    key = jax.random.key_data(_gen(generator).next_key())
+    kt = Tensor._from_array(_on_device_of(key, input._array), D.uint32, input.device)
+    res = _bernoulli(input, kt)
+    return res if out is None else out.copy_(res)
+
+
+def _tri_indices(name, row, col, offset, dtype, device):
+    dt = D.int64 if dtype is None else D.as_dtype(dtype)
+    if dt not in (D.int64, D.int32):
+        raise no_kernel(name, dt)
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    fn = np.tril_indices if name == "tril_indices" else np.triu_indices
+    idx = np.stack(fn(row, offset, col)).astype(dt.jnp) if row and col else np.zeros((2, 0), dt.jnp)
+    dev = _dev.canonical(device)
+    return Tensor._from_array(jax.device_put(idx, _dev.to_jax(dev)), dt, dev)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """Row and column indices (a 2 x N int64 tensor) of the lower triangle of a ``row x col`` matrix."""
+    return _tri_indices("tril_indices", row, col, offset, dtype, device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """Row and column indices (a 2 x N int64 tensor) of the upper triangle of a ``row x col`` matrix."""
+    return _tri_indices("triu_indices", row, col, offset, dtype, device)
 
 
 _MULTINOMIAL: dict = {}
@@ -663,9 +748,11 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
     return res if out is None else out.copy_(res)
 
 
-METHODS = {"uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_, "multinomial": multinomial}
+METHODS = {"uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_, "bernoulli": bernoulli,
+           "multinomial": multinomial}
 
 FUNCTIONS = {name: globals()[name] for name in (
     "tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like",
     "empty_like", "full_like", "arange", "range", "linspace", "logspace", "eye", "rand", "randn", "randint",
-    "normal", "rand_like", "randn_like", "randint_like", "randperm", "multinomial")}
+    "normal", "rand_like", "randn_like", "randint_like", "randperm", "multinomial", "bernoulli", "tril_indices",
+    "triu_indices")}

@@ -349,6 +349,31 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return jnp.isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
+
+def _isin_prep(targs, sargs):
+    from .._tensor.tensor import Tensor
+    if not any(isinstance(t, Tensor) for t in targs):
+        raise TypeError(f"isin() received an invalid combination of arguments - got ({type(targs[0]).__name__}, "
+                        f"{type(targs[1]).__name__}), but expected one of: (Tensor elements, Tensor test_elements), "
+                        "(Number element, Tensor test_elements), (Tensor elements, Number test_element)")
+    return sargs
+
+
+def _isin_rule(op, sig, sargs):
+    """Both operands are compared in their common dtype (``isin(int, 2.5)`` is all False); Bool is refused."""
+    casts, outs = P.rule_compare(op, sig, sargs)
+    if casts[0] is D.bool or casts[0].is_complex:
+        raise RuntimeError(f"Unsupported input type encountered for isin(): {casts[0].short}")
+    return casts, outs
+
+
+@defop(kernel="isin_default_cpu", promote=_isin_rule, broadcast=False, tensors=2, method=False, differentiable=False,
+       prep=_isin_prep)
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element of ``elements`` occurs in ``test_elements`` (shape of ``elements``; scalars allowed)."""
+    return jnp.isin(elements, test_elements, invert=invert)
+
+
 # ---- logical / bitwise ---------------------------------------------------------------------------
 @defop(kernel="logical_and_cpu", promote="logical", tensors=2, inplace=True, differentiable=False)
 def logical_and(input, other):
@@ -569,9 +594,11 @@ def silu(input):
     return jax.nn.silu(input)
 
 
-@defop(promote="float_only", grad_fn="MishBackward0", kernel="mish_cpu")
+@defop(promote="float_only", grad_fn="MishBackward0", kernel="mish_cpu", inplace=True)
 def mish(input):
-    return input * jnp.tanh(jax.nn.softplus(input))
+    """``x * tanh(softplus(x))``, float16/bfloat16 computed in float32 (PyTorch's opmath)."""
+    x = input.astype(D.opmath(input.dtype))
+    return (x * jnp.tanh(jax.nn.softplus(x))).astype(input.dtype)
 
 
 def _inf_float8(kernel):
@@ -686,3 +713,43 @@ def _masked_fill_rule(op, sig, sargs):
        inplace=True, check=_mask_check)
 def masked_fill(input, mask, value):
     return jnp.where(mask, value, input)
+
+
+# ---- addcmul / addcdiv -----------------------------------------------------------------------------
+_ADDCDIV_INT = ("Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform "
+                "a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as "
+                "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as "
+                "(input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the "
+                "latter implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+
+
+def _addc_rule(op, sig, sargs):
+    """The three operands promote together; Bool has no kernel; addcdiv refuses two integral divisor operands."""
+    if op.name == "addcdiv" and all((s[1].category <= D.INT) if type(s) is tuple else s in (int, bool)
+                                    for s in sig[1:]):
+        raise RuntimeError(_ADDCDIV_INT)
+    casts, outs = P.rule_elementwise(op, sig, sargs)
+    if outs[0] is D.bool:
+        raise no_kernel(f"{op.name}_cpu_out", D.bool)
+    return casts, outs
+
+
+def _value(value, dt):
+    """``value`` in the computation dtype: truncated to an integer for integral results (as PyTorch's kernel)."""
+    if jnp.issubdtype(dt, jnp.integer):
+        value = int(value)
+    return _alpha(value, dt)
+
+
+@defop(kernel="addcmul_cpu_out", promote=_addc_rule, broadcast=True, grad_fn="AddcmulBackward0", tensors=3,
+       inplace=True)
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 * tensor2`` (integral results truncate ``value``)."""
+    return input + _value(value, input.dtype) * tensor1 * tensor2
+
+
+@defop(kernel="addcdiv_cpu_out", promote=_addc_rule, broadcast=True, grad_fn="AddcdivBackward0", tensors=3,
+       inplace=True)
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 / tensor2``; tensor1 and tensor2 may not both be integral (PyTorch's error)."""
+    return input + _value(value, input.dtype) * tensor1 / tensor2

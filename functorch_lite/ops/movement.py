@@ -106,6 +106,21 @@ def triu(input, diagonal=0):
     return jnp.triu(input, diagonal)
 
 
+
+def _diag_prep(targs, sargs):
+    nd = len(targs[0]._shape)
+    if nd not in (1, 2):
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {nd}D")
+    return sargs
+
+
+@defop(float8=True, grad_fn=lambda t, s: "DiagEmbedBackward0" if len(t[0]._shape) == 1 else "DiagonalBackward0_copy",
+       prep=_diag_prep, saves=())
+def diag(input, diagonal=0):
+    """1-D: a square matrix with ``input`` on diagonal ``diagonal``; 2-D: a copy of that diagonal."""
+    return jnp.diag(input, diagonal)
+
+
 def _cat_prep(targs, sargs):
     ts = list(targs[0])
     if not ts:
@@ -248,7 +263,14 @@ def unbind(input, dim=0):
     return _multi_view(input, d, [1] * input._shape[d], "unbind")
 
 
-def split(tensor, split_size_or_sections, dim=0):
+def split(tensor, split_size_or_sections=None, dim=0, *, split_size=None):
+    """(``split_size=``: ``Tensor.split``'s name of the second argument.)"""
+    if split_size is not None:
+        if split_size_or_sections is not None:
+            raise TypeError("split() got multiple values for argument 'split_size'")
+        split_size_or_sections = split_size
+    elif split_size_or_sections is None:
+        raise TypeError("split() missing 1 required positional argument: 'split_size_or_sections'")
     d = _wrap_dim(dim, tensor.dim())
     size = tensor._shape[d]
     if isinstance(split_size_or_sections, int):
@@ -343,9 +365,114 @@ def broadcast_shapes(*shapes):
     return Size(out)
 
 
+# ---- repeat_interleave / meshgrid (composites of the ops above, as in PyTorch) ------------------------------
+def _repeat_index(repeats, output_size):
+    """``torch.repeat_interleave(repeats)``: ``i`` repeated ``repeats[i]`` times (repeats' integer dtype)."""
+    from .._promotion import no_kernel
+    from .. import dtypes as D
+    from ._dispatch import data_dependent_error
+    if repeats.dim() > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if repeats.dtype not in (D.int64, D.int32):
+        raise no_kernel("repeat_interleave_cpu", repeats.dtype)
+    flat = reshape(repeats, (-1,))
+    arr = flat._array
+    if isinstance(arr, jax.core.Tracer):
+        if output_size is None:
+            raise data_dependent_error("repeat_interleave with a tensor of repeats and no output_size", arr)
+        out = jnp.repeat(jnp.arange(arr.shape[0], dtype=arr.dtype), arr, total_repeat_length=int(output_size))
+        return type(repeats)._from_array(out, repeats.dtype, repeats.device)
+    import numpy as np
+    host = np.asarray(arr)
+    if (host < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    if output_size is not None and int(output_size) != int(host.sum()):
+        raise RuntimeError("allocated size does not match required size")
+    out = np.repeat(np.arange(host.shape[0], dtype=host.dtype), host)
+    from .indexing import _host_tensor
+    return _host_tensor(out, repeats.dtype, repeats.device)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Repeat each element (or each slice along ``dim``) ``repeats`` times: an int (a view chain, ViewBackward0)
+    or a 0-d / 1-d integer tensor (``index_select``, IndexSelectBackward0). ``repeat_interleave(repeats)`` gives
+    the indices ``i`` repeated ``repeats[i]`` times."""
+    from .._tensor.tensor import Tensor
+    if repeats is None:
+        return _repeat_index(input, output_size)
+    if dim is None:
+        input, d = flatten(input), 0
+    else:
+        d = _wrap_dim(dim, input.dim())
+    n = input._shape[d] if input._shape else 1
+    if not isinstance(repeats, Tensor):
+        repeats = int(repeats)
+        if repeats < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        if output_size is not None and int(output_size) != n * repeats:
+            raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {n * repeats} but got "
+                               f"{output_size}")
+        shape = input._shape
+        big = shape[:d + 1] + (repeats,) + shape[d + 1:]
+        from .view_ops import unsqueeze
+        rep = expand(unsqueeze(input, d + 1), big)
+        return view(contiguous(rep), shape[:d] + (n * repeats,) + shape[d + 1:])
+    if repeats.dim() > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if repeats.numel() == 1:
+        repeats = expand(reshape(repeats, (1,)), (n,))
+    elif repeats._shape[0] != n:
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                           f"{repeats._shape[0]} and input.size({d}) = {n}")
+    from .gather_scatter import index_select
+    return index_select(input, d, _repeat_index(repeats, output_size))
+
+
+def _repeat_interleave_method(self, repeats, dim=None, *, output_size=None):
+    """``Tensor.repeat_interleave``: ``repeats`` is required (the index form is ``torch.repeat_interleave(r)``)."""
+    return repeat_interleave(self, repeats, dim, output_size=output_size)
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids of 0-d / 1-d tensors (each an expanded view: ExpandBackward0). ``indexing='ij'``
+    (the default, with PyTorch's warning when not given) or ``'xy'`` (first two dims swapped)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                      UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in tensors[1:]:
+        if t.dtype is not tensors[0].dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+        if t.device != tensors[0].device:
+            raise RuntimeError("meshgrid expects all tensors to have the same device")
+    for t in tensors:
+        if t.dim() > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    ts = list(tensors)
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    grid = tuple(t.numel() for t in ts)
+    out = []
+    for i, t in enumerate(ts):
+        vshape = tuple(-1 if j == i else 1 for j in range(len(ts)))
+        out.append(expand(view(t, vshape), grid))
+    if swap:
+        out[0], out[1] = out[1], out[0]
+    return tuple(out)
+
+
 METHODS = {"contiguous": contiguous, "clone": clone, "flatten": flatten, "ravel": ravel, "view_as": view_as,
            "reshape_as": reshape_as, "expand_as": expand_as, "unbind": unbind, "split": split, "chunk": chunk,
-           "tensor_split": tensor_split, "T": property(T), "mT": property(mT)}
+           "tensor_split": tensor_split, "T": property(T), "mT": property(mT),
+           "repeat_interleave": _repeat_interleave_method}
 FUNCTIONS = {"clone": clone, "flatten": flatten, "ravel": ravel, "unbind": unbind, "split": split, "chunk": chunk,
              "tensor_split": tensor_split, "hstack": hstack, "vstack": vstack,
-             "broadcast_tensors": broadcast_tensors, "numel": numel, "broadcast_shapes": broadcast_shapes}
+             "broadcast_tensors": broadcast_tensors, "numel": numel, "broadcast_shapes": broadcast_shapes,
+             "repeat_interleave": repeat_interleave, "meshgrid": meshgrid}

@@ -20,7 +20,7 @@ from .._tensor.views import shape_str as _shape_str
 from ._registry import defop
 
 __all__: list = ["batch_norm", "layer_norm", "group_norm", "rms_norm", "embedding", "one_hot", "leaky_relu",
-                 "leaky_relu_", "bilinear", "normalize", "softplus", "elu", "hardtanh", "relu6", "softsign",
+                 "leaky_relu_", "bilinear", "normalize", "softplus", "hardtanh", "relu6", "softsign",
                  "logsigmoid"]
 
 
@@ -485,15 +485,16 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     return r if out is None else out.copy_(r)
 
 
-def _act(name: str, grad: str, kernel: str, body, rule=None):
+def _act(name: str, grad: str, kernel: str, body, rule=None, inplace=False):
     """An elementwise float activation defop (function/method off) with PyTorch's grad_fn name; ``kernel``
-    names PyTorch's kernel (its dtype errors), ``rule`` a custom dtype rule (default: floating inputs only)."""
+    names PyTorch's kernel (its dtype errors), ``rule`` a custom dtype rule (default: floating inputs only),
+    ``inplace`` adds the in-place form (same grad_fn name, as PyTorch's ``F.hardtanh(x, inplace=True)``)."""
     def impl(input, a, b):
         return body(input, a, b)
     impl.__name__ = name
     impl.__doc__ = f"``F.{name.lstrip('_')}``."
     return defop(name, promote=rule or _float_rule(kernel), grad_fn=grad, method=False, function=False, saves=(0,),
-                 kernel=kernel, autocast={"cuda": "fp32"} if name == "_softplus" else None)(impl)
+                 inplace=inplace, kernel=kernel, autocast={"cuda": "fp32"} if name == "_softplus" else None)(impl)
 
 
 def _hardtanh_rule(op, sig, sargs):
@@ -520,12 +521,14 @@ def _softsign_rule(op, sig, sargs):
 
 
 def _softplus_body(x, beta, threshold):
-    bx = x * jnp.asarray(beta, x.dtype)
-    return jnp.where(bx > threshold, x, jnp.log1p(jnp.exp(bx)) / jnp.asarray(beta, x.dtype))
-
-
-def _elu_body(x, alpha, _):
-    return jnp.where(x > 0, x, jnp.asarray(alpha, x.dtype) * jnp.expm1(x))
+    """In float32 for half types (PyTorch's opmath); the exp branch never sees inputs above the threshold, so
+    neither the value nor the gradient overflows there."""
+    xo = x.astype(D.opmath(x.dtype))
+    b = jnp.asarray(beta, xo.dtype)
+    bx = xo * b
+    above = bx > threshold
+    safe = jnp.where(above, jnp.zeros_like(bx), bx)
+    return jnp.where(above, xo, jnp.log1p(jnp.exp(safe)) / b).astype(x.dtype)
 
 
 def _hardtanh_body(x, lo, hi):
@@ -537,8 +540,8 @@ def _hardtanh_body(x, lo, hi):
 
 
 _softplus = _act("_softplus", "SoftplusBackward0", "softplus_cpu", _softplus_body)
-_elu = _act("_elu", "EluBackward0", "elu_cpu", _elu_body)
-_hardtanh = _act("_hardtanh", "HardtanhBackward0", "clamp_scalar_cpu", _hardtanh_body, _hardtanh_rule)
+_hardtanh = _act("_hardtanh", "HardtanhBackward0", "clamp_scalar_cpu", _hardtanh_body, _hardtanh_rule,
+                 inplace=True)
 _softsign = _act("_softsign", "DivBackward0", "add_stub", lambda x, a, b: x / (jnp.abs(x) + 1), _softsign_rule)
 _logsigmoid = _act("_logsigmoid", "LogSigmoidBackward0", "log_sigmoid_cpu", lambda x, a, b: jax.nn.log_sigmoid(x))
 
@@ -548,16 +551,12 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     return _softplus(input, float(beta), float(threshold))
 
 
-def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """``F.elu``."""
-    r = _elu(input, float(alpha), 0.0)
-    return input.copy_(r) if inplace else r
-
-
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
     """``F.hardtanh``: clamp to ``[min_val, max_val]``."""
-    r = _hardtanh(input, float(min_val), float(max_val))
-    return input.copy_(r) if inplace else r
+    if inplace:
+        from ._registry import OPS
+        return OPS["_hardtanh"].fn_inplace(input, float(min_val), float(max_val))
+    return _hardtanh(input, float(min_val), float(max_val))
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:

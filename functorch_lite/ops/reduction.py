@@ -681,6 +681,31 @@ def median(input: Tensor, dim=None, keepdim: bool = False, *, axis=None, out=Non
     return _call("median_dim", (input,), (dim, keepdim), out)
 
 
-METHODS = {"max": _minmax("max", True), "min": _minmax("min", True), "median": median}
+# ---- whole-tensor comparisons to a Python bool (a host read, like PyTorch's) ----------------------------
+def _need_tensor(fn, other):
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{fn}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+
+
+def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> builtins.bool:
+    """Whether ``|input - other| <= atol + rtol * |other|`` everywhere (broadcasting; both of one dtype)."""
+    _need_tensor("allclose", other)
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{input.dtype.short} did not match {other.dtype.short}")
+    from .elementwise import isclose
+    return builtins.bool(isclose(input, other, rtol, atol, equal_nan).all().item())
+
+
+def equal(input, other) -> builtins.bool:
+    """Same shape and equal elements (dtypes promote; NaN is never equal)."""
+    _need_tensor("equal", other)
+    if input._shape != other._shape:
+        return False
+    from .elementwise import eq
+    return builtins.bool(eq(input, other).all().item())
+
+
+METHODS = {"max": _minmax("max", True), "min": _minmax("min", True), "median": median, "allclose": allclose,
+           "equal": equal}
 FUNCTIONS = {"max": _minmax("max", False), "min": _minmax("min", False), "median": median,
-             "return_types": return_types}
+             "return_types": return_types, "allclose": allclose, "equal": equal}

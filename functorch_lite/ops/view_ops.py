@@ -142,9 +142,13 @@ def view(input, *shape):
     return input.reshape(V.infer_shape(shape, input.size))
 
 
-def _view_method(self, *shape, dtype=None):
+def _view_method(self, *shape, dtype=None, size=None):
     """``Tensor.view``: a shape view, or (``view(dtype)``) a bit reinterpretation that PyTorch does not
-    record as an autograd view: no ``_base``, no gradient (VIEW-22)."""
+    record as an autograd view: no ``_base``, no gradient (VIEW-22). ``size=``: the shape as a keyword."""
+    if size is not None:
+        if shape:
+            raise TypeError("view() got multiple values for argument 'size'")
+        shape = (size,)
     if dtype is not None and not shape:
         shape = (dtype,)
     if len(shape) == 1 and (isinstance(shape[0], D.dtype) or isinstance(shape[0], type)):

@@ -222,8 +222,8 @@ FORWARD_ONLY = {
 
 def _merge():
     """Cases of the nn op files live beside their tests (one file per area)."""
-    import _cases_attn, _cases_conv, _cases_loss, _cases_norm, _cases_quant, _cases_complex
-    for m in (_cases_conv, _cases_norm, _cases_attn, _cases_loss, _cases_quant, _cases_complex):
+    import _cases_attn, _cases_conv, _cases_loss, _cases_norm, _cases_quant, _cases_complex, _cases_added
+    for m in (_cases_conv, _cases_norm, _cases_attn, _cases_loss, _cases_quant, _cases_complex, _cases_added):
         CASES.update(m.CASES)
         FORWARD_ONLY.update(m.FORWARD_ONLY)
 

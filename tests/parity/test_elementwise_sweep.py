@@ -139,6 +139,12 @@ CASES: dict[str, Case] = {
     "clamp_min/tensor": B(), "clamp_max/tensor": B(),
     "where": Case(("K", "A:any", "B:any")), "where/scalar": Case(("K", "A:any", 0.5)),
     "masked_fill": Case(("A:any", "M", 2.5)), "masked_fill/int_value": Case(("A:any", "M", -7)),
+    "addcmul": Case(("A:any", "B:any", "C:any")),
+    "addcmul/value": Case(("A:any", "B:any", "C:any"), lambda m, a, b, c: m.addcmul(a, b, c, value=2)),
+    "addcdiv": Case(("A:any", "B:any", "C:pos")),
+    "addcdiv/value": Case(("A:any", "B:any", "C:pos"), lambda m, a, b, c: m.addcdiv(a, b, c, value=-0.5)),
+    "isin": B(), "isin/scalar": Case(("A:any", 1)),
+    "isin/invert": B(fn=lambda m, a, b: m.isin(a, b, invert=True)),
 }
 
 

@@ -9,3 +9,4 @@ from .conv import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
+from .activation import *  # noqa: F401,F403

@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import functorch_lite as ft
+from _scenario import same_init
 from functorch_lite._compile.runner import config
 
 RNG = np.random.default_rng(7)
@@ -27,13 +28,7 @@ def _production_path(monkeypatch):
 
 
 # ---- helpers ---------------------------------------------------------------------------------------------------
-def _init(model, seed=0, scale=0.3):
-    g = np.random.default_rng(seed)
-    lib = ft if isinstance(model, ft.nn.Module) else torch
-    with lib.no_grad():
-        for _, p in model.named_parameters():
-            p.copy_(lib.tensor((g.standard_normal(tuple(p.shape)) * scale).astype(np.float32)))
-    return model
+_init = same_init
 
 
 def _mlp(L, seed=0, drop=None, bn=False):

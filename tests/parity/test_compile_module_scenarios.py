@@ -4,7 +4,8 @@ memory helpers. Each scenario runs the same PyTorch-style code eagerly here, com
 the same numpy weights and data, and compares values (compiled vs eager 1e-6, vs torch 1e-5).
 
 Whole compiled training steps (optimizer inside the program) are test_compile_scenarios.py's; this file does not
-repeat them. Discrepancies found are kept as ``xfail(strict=True)`` tests with a minimal repro in /tmp/scenM."""
+repeat them. The bugs this sweep found are fixed and tested here; the ``xfail(strict=True)`` tests left are known
+differences, each reason says which."""
 import logging
 import warnings
 
@@ -14,6 +15,7 @@ import torch
 import torch.utils.checkpoint as tck
 
 import functorch_lite as ft
+from _scenario import same_init
 from functorch_lite._compile import config
 from functorch_lite.utils import checkpoint as fck
 
@@ -23,13 +25,7 @@ YS = [RNG.integers(0, 3, 8) for _ in range(10)]
 
 
 # ---- helpers ---------------------------------------------------------------------------------------------------
-def _init(model, seed=0, scale=0.3):
-    g = np.random.default_rng(seed)
-    lib = ft if isinstance(model, ft.nn.Module) else torch
-    with lib.no_grad():
-        for _, p in model.named_parameters():
-            p.copy_(lib.tensor((g.standard_normal(tuple(p.shape)) * scale).astype(np.float32)))
-    return model
+_init = same_init
 
 
 def _np(t):
@@ -692,8 +688,7 @@ def test_checkpoint_with_dropout_recomputes_the_same_mask():
 
 
 @pytest.mark.xfail(strict=True, reason="BUG: checkpoint with several outputs names every output's grad_fn after the "
-                                       "last op (torch keeps each own: SinBackward0 / SumBackward0); "
-                                       "/tmp/scenM/bug_05.py")
+                                       "last op (torch keeps each own: SinBackward0 / SumBackward0)")
 def test_checkpoint_multiple_outputs_keep_their_grad_fn_names():
     names = []
     for L, ck in ((torch, tck.checkpoint), (ft, fck.checkpoint)):
@@ -771,7 +766,7 @@ def test_checkpoint_sequential_with_dropout_and_batchnorm_equals_plain_and_torch
 
 
 @pytest.mark.xfail(strict=True, reason="DIFF (torch quirk): torch's checkpoint recompute updates BatchNorm running "
-                                       "stats twice per step, ft once (as without checkpoint); /tmp/scenM/bug_09.py")
+                                       "stats twice per step, ft once (as without checkpoint)")
 def test_checkpointed_batchnorm_buffers_match_torch():
     res = []
     for L, ck in ((torch, tck.checkpoint), (ft, fck.checkpoint)):

@@ -19,6 +19,7 @@ import pytest
 import torch
 
 import functorch_lite as ft
+from _scenario import same_init
 
 RNG = np.random.default_rng(2024)
 XS = [RNG.standard_normal((8, 6)).astype(np.float32) for _ in range(10)]
@@ -32,14 +33,7 @@ LIBS = (("eager", ft, False), ("compiled", ft, True), ("torch", torch, False))
 
 
 # ---- helpers ---------------------------------------------------------------------------------------------------
-def _init(model, seed=0, scale=0.3):
-    """The same weights in ft and torch: every parameter from one numpy stream, in named_parameters order."""
-    g = np.random.default_rng(seed)
-    lib = ft if isinstance(model, ft.nn.Module) else torch
-    with lib.no_grad():
-        for _, p in model.named_parameters():
-            p.copy_(lib.tensor((g.standard_normal(tuple(p.shape)) * scale).astype(np.float32)))
-    return model
+_init = same_init
 
 
 def _mlp(lib, seed=0, norm=None, drop=None):

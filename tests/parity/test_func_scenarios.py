@@ -6,8 +6,8 @@ pytrees), model ensembling, ``grad_and_value`` / ``vjp`` / ``jvp`` / ``jacrev`` 
 modules, ``vmap`` corner cases (in/out dims, nesting, randomness, tensor methods, int/bool inputs, kwargs), the
 interplay with ``compile`` and with the eager autograd tape, and errors.
 
-Discrepancies are kept as ``xfail(strict=True)`` tests whose reason starts with ``BUG:``; each has a minimal
-repro in ``/tmp/scenF/bug_NN.py``. Tests of *documented* differences (``functorch_lite/func/__init__.py``)
+The bugs this sweep found are fixed and tested here; the ``xfail(strict=True)`` tests left (reason ``BUG``) are
+known minor differences. Tests of *documented* differences (``functorch_lite/func/__init__.py``)
 check that ours fails loudly instead of silently."""
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 import torch
 
 import functorch_lite as ft
+from _scenario import same_init
 import functorch_lite.func  # noqa: F401
 
 RNG = np.random.default_rng(7)
@@ -90,19 +91,7 @@ def both_raise(fn, *inputs, match=None):
 
 
 def _init(model, seed=0, scale=0.4):
-    """The same weights in ft and torch: every parameter (and float buffer) from one numpy stream."""
-    g = np.random.default_rng(seed)
-    lib = ft if isinstance(model, ft.nn.Module) else torch
-    with lib.no_grad():
-        for _, p in model.named_parameters():
-            p.copy_(lib.tensor((g.standard_normal(tuple(p.shape)) * scale).astype(np.float32)))
-        for n, b in model.named_buffers():
-            if b.dtype == lib.float32:
-                v = g.standard_normal(tuple(b.shape)) * 0.2
-                if n.endswith("running_var"):
-                    v = np.abs(v) + 0.5
-                b.copy_(lib.tensor(v.astype(np.float32)))
-    return model
+    return same_init(model, seed, scale, buffers=True)
 
 
 def _mlp(lib, seed=0):
@@ -1011,7 +1000,7 @@ def test_old_style_autograd_function_under_grad_raises():
 
 
 @pytest.mark.xfail(strict=True, reason="BUG (minor): inside grad the input reports requires_grad=False and an "
-                                       "in-place op on it is accepted; torch: True / RuntimeError (/tmp/scenF/bug_11.py)")
+                                       "in-place op on it is accepted; torch: True / RuntimeError")
 def test_requires_grad_and_inplace_on_input_inside_grad():
     x = _np(3)
 
@@ -1036,7 +1025,7 @@ def test_vmap_inplace_on_input_writes_through(in_dim):
 
 
 @pytest.mark.xfail(strict=True, reason="BUG (minor): batched in-place write into a fresh unbatched tensor inside "
-                                       "vmap succeeds; torch raises RuntimeError (/tmp/scenF/bug_06.py)")
+                                       "vmap succeeds; torch raises RuntimeError")
 @pytest.mark.parametrize("how", ["setitem", "add_"])
 def test_vmap_batched_write_into_fresh_unbatched_tensor_raises(how):
     def run(L, x):

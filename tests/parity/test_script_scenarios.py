@@ -1032,7 +1032,7 @@ def test_simclr_nt_xent():
 
 # ---- 15. DQN update: replay batch, gather, target network, soft update via .data -----------------------------------
 def _dqn(L):
-    nn, F = L.nn, L.nn.functional
+    nn = L.nn
     g = np.random.default_rng(81)
     S = g.standard_normal((6, 32, 4)).astype(np.float32)
     A = g.integers(0, 2, (6, 32))

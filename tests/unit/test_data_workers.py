@@ -173,6 +173,8 @@ def test_sigkilled_workers_raise():
     pids = [w.pid for w in it._workers]
     for pid in pids:
         os.kill(pid, signal.SIGKILL)
+    for w in it._workers:  # both dead before the next batch is asked for (a loaded machine delivers late)
+        w.join(timeout=30)
     with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) .*\) exited unexpectedly") as e:
         next(it)
     assert all(str(p) in str(e.value) for p in pids)

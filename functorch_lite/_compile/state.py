@@ -68,8 +68,8 @@ class Discovery:
         self.containers: list = []   # (name, list or dict) walked: a compiled call must not change them
         self.sched_reads: list = []  # indices of the schedulers whose state the walked code reads
         self.scalers: list = []      # GradScalers: what a step inside leaves for an update() outside (runner)
-        self.bw_hooks = None         # the name of a module with full backward (pre-)hooks (they run Python on
-        self._own = False            # gradients: the runner makes that a graph break)            # True while walking a library object's attributes or function's closure
+        self.bw_hooks = None         # a module with full backward (pre-)hooks, by name: a graph break (runner)
+        self._own = False            # True while walking a library object's attributes or function's closure
         self.plan = plan
 
     def tensor(self, t, name, grads=True):

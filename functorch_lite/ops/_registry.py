@@ -161,7 +161,7 @@ def _signature_src(op: OpDef, *, with_out: bool, first="input"):
     defaults = {}
     seen_kwonly = False
     # a required last positional parameter with a NumPy spelling (``dim``) may come by that keyword: optional here,
-    # checked after the keywords are bound (_rekw)
+    # checked in the generated body once the NumPy spelling is read (_make)
     positional = [p for p in op.params if p.kind is p.POSITIONAL_OR_KEYWORD]
     loose = positional[-1].name if positional and positional[-1].default is positional[-1].empty and \
         positional[-1].name in _NUMPY_NAMES.values() else None

@@ -694,8 +694,8 @@ def _tri_indices(name, row, col, offset, dtype, device):
         raise RuntimeError(f"col must be non-negative, got{col}")
     fn = np.tril_indices if name == "tril_indices" else np.triu_indices
     idx = np.stack(fn(row, offset, col)).astype(dt.jnp) if row and col else np.zeros((2, 0), dt.jnp)
-    dev = _dev.canonical(device)
-    return Tensor._from_array(jax.device_put(idx, _dev.to_jax(dev)), dt, dev)
+    from .indexing import _host_tensor
+    return _host_tensor(idx, dt, _dev.canonical(device))
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):

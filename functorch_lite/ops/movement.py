@@ -10,7 +10,10 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from .. import dtypes as D
+from .._promotion import no_kernel
 from .._tensor import views as V
 from .._tensor.tensor import Size, _wrap_dim, contiguous_format, preserve_format, with_memory_order
 from ._registry import defop
@@ -104,7 +107,6 @@ def tril(input, diagonal=0):
 @defop(kernel="triu", grad_fn="TriuBackward0", inplace=True, saves=())
 def triu(input, diagonal=0):
     return jnp.triu(input, diagonal)
-
 
 
 def _diag_prep(targs, sargs):
@@ -368,8 +370,6 @@ def broadcast_shapes(*shapes):
 # ---- repeat_interleave / meshgrid (composites of the ops above, as in PyTorch) ------------------------------
 def _repeat_index(repeats, output_size):
     """``torch.repeat_interleave(repeats)``: ``i`` repeated ``repeats[i]`` times (repeats' integer dtype)."""
-    from .._promotion import no_kernel
-    from .. import dtypes as D
     from ._dispatch import data_dependent_error
     if repeats.dim() > 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
@@ -382,7 +382,6 @@ def _repeat_index(repeats, output_size):
             raise data_dependent_error("repeat_interleave with a tensor of repeats and no output_size", arr)
         out = jnp.repeat(jnp.arange(arr.shape[0], dtype=arr.dtype), arr, total_repeat_length=int(output_size))
         return type(repeats)._from_array(out, repeats.dtype, repeats.device)
-    import numpy as np
     host = np.asarray(arr)
     if (host < 0).any():
         raise RuntimeError("repeats can not be negative")

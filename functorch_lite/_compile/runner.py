@@ -142,7 +142,7 @@ def _static_repr(v, depth=0):
 
 
 class _Entry:
-    __slots__ = ("jitted", "donating", "spec", "eager", "consts", "scanned")
+    __slots__ = ("jitted", "donating", "spec", "eager", "consts", "scanned", "skip", "unused")
 
     def __init__(self):
         self.jitted = None
@@ -151,6 +151,8 @@ class _Entry:
         self.eager = False
         self.consts = []      # (storage, array): tensors the program read as constants (guards)
         self.scanned = 0      # 1: the plain trace's constants are in ``consts``; 2: the donating one's too
+        self.skip = ()        # slots the donating program takes no input for (a generator it draws nothing from)
+        self.unused = ()      # slots whose values the plain trace's program never reads
 
 
 def _constants(traced) -> list:
@@ -165,10 +167,36 @@ def _constants(traced) -> list:
             if type(r) is _storage.Storage and id(r.array) in ids]
 
 
+def _unused_slots(traced, in_vals) -> set:
+    """The slots none of whose input leaves the traced program reads (``traced.jaxpr``'s invars are the
+    flattened ``in_vals``, in order)."""
+    jaxpr = traced.jaxpr.jaxpr
+    used = {id(v) for e in jaxpr.eqns for v in e.invars}
+    used.update(id(v) for v in jaxpr.outvars)
+    out, pos = set(), 0
+    for i, v in enumerate(in_vals):
+        n = len(jax.tree_util.tree_leaves(v))
+        if n and not any(id(x) in used for x in jaxpr.invars[pos:pos + n]):
+            out.add(i)
+        pos += n
+    return out
+
+
+class _UnusedKey:
+    """The stand-in for a generator key the donating program does not take (``CompiledFunction._donating``)."""
+
+    def __jax_array__(self):
+        raise RuntimeError("functorch_lite.compile: a random draw in a program traced as drawing nothing (please "
+                           "report this; torch._dynamo.reset() recovers)")
+
+
+_UNUSED_KEY = _UnusedKey()
+
+
 class _Spec:
     """What one trace produced: which slots come back (and how), the result's structure, deferred calls."""
     __slots__ = ("outputs", "result_tree", "result_meta", "deferred", "n_slot_out", "needs_node", "node_op",
-                 "node_entry", "node_ctx", "out_sigs", "effects", "firsts", "result_skel")
+                 "node_entry", "node_ctx", "out_sigs", "effects", "firsts", "result_skel", "zeros")
 
 
 class CompiledFunction:
@@ -241,6 +269,8 @@ class CompiledFunction:
         try:
             if entry.donating:
                 fn, tree = entry.donating
+                for i in entry.skip:
+                    in_vals[i] = None
                 leaves, t2 = jax.tree_util.tree_flatten(in_vals)
                 if t2 == tree:
                     if entry.scanned < 2:  # its own trace: scanned for constants once
@@ -251,7 +281,9 @@ class CompiledFunction:
                     outs = entry.jitted(in_vals)
             else:
                 if not entry.scanned:
-                    entry.consts += _constants(entry.jitted.trace(in_vals))  # traces (cached for the call)
+                    traced = entry.jitted.trace(in_vals)  # traces (cached for the call)
+                    entry.consts += _constants(traced)
+                    entry.unused = _unused_slots(traced, in_vals)
                     entry.scanned = 1
                 outs = entry.jitted(in_vals)
         except (_BREAKS + (_UnreachableWrite, TypeError)) as exc:
@@ -267,9 +299,14 @@ class CompiledFunction:
     def _donating(self, entry, d, in_vals):
         """From the second call of a training-step signature: the same program over flat leaves, with the
         buffers it rewrites (parameters, .grad fields, optimizer state, buffers) donated, so XLA updates them in
-        place instead of allocating new ones. (One extra trace; not counted in ``stats['traces']``.)"""
+        place instead of allocating new ones. (One extra trace; not counted in ``stats['traces']``.)
+
+        A generator key the first trace's program never read (no random draw) is not an input: ``entry.skip``
+        lists those slots, and the trace gets a stand-in that fails loudly if it is used."""
+        entry.skip = tuple(i for i in sorted(entry.unused) if isinstance(d.slots[i], S.RngSlot))
+        in_vals = [None if i in entry.skip else v for i, v in enumerate(in_vals)]
         # (a .grad the call leaves None has no new buffer to take the donated one: JAX would warn)
-        rewritten = {i for i, dt in entry.spec.outputs if dt is not None or not isinstance(d.slots[i], S.GradSlot)}
+        rewritten = {i for i, dt, _ in entry.spec.outputs if dt is not None or not isinstance(d.slots[i], S.GradSlot)}
         donate, pos = [], 0
         for i, (slot, v) in enumerate(zip(d.slots, in_vals)):
             n = len(jax.tree_util.tree_leaves(v))
@@ -280,9 +317,13 @@ class CompiledFunction:
             return False
         _, tree = jax.tree_util.tree_flatten(in_vals)
         pure = self._pure(entry, lambda: self._ctx, count=False)
+        skip = entry.skip
 
         def flat(*leaves):
-            return pure(jax.tree_util.tree_unflatten(tree, list(leaves)))
+            vals = jax.tree_util.tree_unflatten(tree, list(leaves))
+            for i in skip:
+                vals[i] = _UNUSED_KEY
+            return pure(vals)
         # keep_unused: a donated buffer the program never reads (a .grad that zero_grad() drops) must stay an
         # input, else JAX's in-order pairing of donated inputs with same-shaped outputs shifts by one and pairs
         # each optimizer moment with the wrong output, and XLA copies every aliased buffer twice
@@ -496,6 +537,8 @@ class CompiledFunction:
                     st.version = ver
                     if not isinstance(arr, jax.core.Tracer):
                         st.array = arr
+                    if isinstance(st.zeros, jax.core.Tracer):  # (a zero_() in the trace: not a real array)
+                        st.zeros = None
                 for s, o in zip(slots, origs):
                     s.restore(o)
                 _storage.WRITE_LOG[0] = prev_log
@@ -509,7 +552,8 @@ class CompiledFunction:
         spec.needs_node, spec.node_op, spec.node_entry, spec.node_ctx = False, None, None, None
         spec.firsts = []  # OptSlots whose state a skipped GradScaler step must not leave (their flags: last outputs)
         spec.out_sigs = {}
-        outs, outputs = [], []
+        spec.zeros = []  # (slot index, KnownZero, dtype, version bump): .grad fields the function left zeroed
+        outs, outputs = [], []  # outputs: (slot index, .grad dtype, version bump: the in-place writes made)
         slot_storages = set()
         derived = set()
         for i, s in enumerate(d.slots):
@@ -522,20 +566,25 @@ class CompiledFunction:
                 now = {k: jax.tree_util.tree_map(_optim.value_of, s.group[k]) for k in s.keys}  # (traced: 0-d tensors)
                 changed = {k: v for k, v in now.items() if not _same(v, in_vals[i][k])}
                 if changed:
-                    outputs.append((i, None))
+                    outputs.append((i, None, 0))
                     outs.append(jax.tree_util.tree_map(jax.numpy.asarray, changed))
                 continue
             v = s.get()
             if isinstance(s, S.GradSlot):
-                if v is in_vals[i]:
-                    continue
                 g = s.tensor._grad
-                outputs.append((i, None if g is None else g.dtype))
+                if v is in_vals[i] and (type(v) is not S.KnownZero or g._storage.version == 0):
+                    continue  # (known zeros in and out: unchanged unless written, e.g. zero_() again)
+                # (the traced .grad tensors are new, version 0: their version is the writes the function made)
+                if type(v) is S.KnownZero:  # zeroed by the function: no output, written as zeros after the call
+                    spec.zeros.append((i, v, g.dtype, g._storage.version))
+                    continue
+                outputs.append((i, None, 0) if g is None else (i, g.dtype, max(1, g._storage.version)))
                 outs.append(v)
                 continue
             if _same(v, in_vals[i]):
                 continue
-            outputs.append((i, None))
+            w = wlog.get(id(s.storage)) if isinstance(s, S.StorageSlot) else None
+            outputs.append((i, None, 1 if w is None else max(1, s.storage.version - w[2])))  # (its writes)
             outs.append(v)
         for rid, (st, arr, _) in wlog.items():
             if rid in slot_storages or rid in derived or isinstance(arr, jax.core.Tracer):
@@ -583,13 +632,13 @@ class CompiledFunction:
     def _write_back(self, entry, d, outs, in_vals=None, args=None, kwargs=None):
         spec = entry.spec
         slots = d.slots
-        for (i, dt), v in zip(spec.outputs, outs):
+        for (i, dt, bump), v in zip(spec.outputs, outs):
             s = slots[i]
             if isinstance(s, S.StorageSlot):
                 s.storage.array = v
-                s.storage.version += 1
+                s.storage.version += bump
             elif isinstance(s, S.GradSlot):
-                s.write(v, dt)
+                s.write(v, dt, bump)
             elif isinstance(s, S.HyperSlot):
                 s.write(v)
             elif isinstance(s, S.OptSlot):
@@ -599,6 +648,8 @@ class CompiledFunction:
                     spec.out_sigs[i] = s.sig()
             else:
                 s.put(v)
+        for i, z, dt, bump in spec.zeros:
+            slots[i].write_zero(z, dt, bump)
         rest = iter(outs[spec.n_slot_out:])
         leaves = []
         tensors = []

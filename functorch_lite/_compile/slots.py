@@ -15,6 +15,7 @@ import jax
 import numpy as np
 
 from .._tensor.tensor import Tensor
+from .._device import to_jax
 from ..optim.optimizer import CONCRETE
 
 
@@ -41,6 +42,35 @@ class StorageSlot:
         return ("s", a.shape, a.dtype, self.storage.device, self.tensor._requires_grad)
 
 
+class KnownZero:
+    """A ``.grad`` whose values are known zeros (``zero_()`` wrote them: ``Storage.zeros``): a pytree with no
+    leaves, so the program takes no input for it and traces constant zeros (XLA folds the accumulation into them).
+    One instance per (shape, dtype): a slot's value compares by identity."""
+    __slots__ = ("shape", "dtype")
+    _cache: dict = {}
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
+
+    @classmethod
+    def of(cls, shape, dtype) -> "KnownZero":
+        z = cls._cache.get((shape, dtype))
+        if z is None:
+            z = cls._cache[(shape, dtype)] = cls(shape, dtype)
+        return z
+
+
+jax.tree_util.register_pytree_node(KnownZero, lambda z: ((), (z.shape, z.dtype)), lambda aux, _: KnownZero.of(*aux))
+
+
+def _known_zero(g):
+    """``g``'s values as a KnownZero when ``zero_()`` wrote them last (a plain base tensor), else None."""
+    st = g._storage
+    if g._chain is None and st.zeros is not None and st.zeros is st.array and st.root() is st:
+        return KnownZero.of(g._shape, st.array.dtype)
+    return None
+
+
 class GradSlot:
     __slots__ = ("tensor", "name")
 
@@ -53,10 +83,16 @@ class GradSlot:
             return None
         if g._chain is not None or g._storage.root() is not g._storage:
             return g._array
-        return g._storage.array
+        z = _known_zero(g)
+        return g._storage.array if z is None else z
 
     def put(self, v):
         """Trace time: a fresh grad tensor over ``v`` (the original grad object is never written)."""
+        if type(v) is KnownZero:
+            arr = jax.numpy.zeros(v.shape, v.dtype)
+            self.tensor._grad = Tensor._from_array(arr, self.tensor.dtype, self.tensor.device)
+            self.tensor._grad._storage.zeros = arr
+            return
         self.tensor._grad = None if v is None else Tensor._from_array(v, self.tensor.dtype, self.tensor.device)
 
     def snap(self):
@@ -65,20 +101,41 @@ class GradSlot:
     def restore(self, token):
         self.tensor._grad = token
 
-    def write(self, v, dtype):
+    def write(self, v, dtype, bump=1):
+        """After the program: the new .grad values; ``bump``: the in-place writes the function made to it."""
         t = self.tensor
         cur = t._grad
         if v is None:
             t._grad = None
         elif cur is not None and cur._chain is None and tuple(cur._shape) == tuple(v.shape) and cur.dtype is dtype:
             cur._storage.array = v  # the existing .grad tensor keeps its identity, as an accumulation would
-            cur._storage.version += 1
+            cur._storage.version += bump
         else:
             t._grad = Tensor._from_array(v, dtype, t.device)
+            t._grad._storage.version = bump
+
+    def write_zero(self, z: KnownZero, dtype, bump):
+        """After the program: the function left this .grad zeroed (``zero_()``): its storage takes the zeros
+        array it keeps for that (made once), as an in-place write would (``bump``: the writes made)."""
+        t = self.tensor
+        cur = t._grad
+        if cur is not None and cur._chain is None and cur._shape == z.shape and cur.dtype is dtype and \
+                cur._storage.root() is cur._storage:
+            st = cur._storage
+            arr = st.zeros
+            if arr is None or isinstance(arr, jax.core.Tracer) or arr.is_deleted() or arr.dtype != z.dtype:
+                arr = st.zeros = jax.device_put(np.zeros(z.shape, z.dtype), to_jax(t.device))
+            st.array = arr
+            st.version += bump
+        else:
+            arr = jax.device_put(np.zeros(z.shape, z.dtype), to_jax(t.device))
+            t._grad = Tensor._from_array(arr, dtype, t.device)
+            t._grad._storage.zeros = arr
+            t._grad._storage.version = bump
 
     def sig(self):
         g = self.tensor._grad
-        return ("g", None if g is None else (g._shape, g.dtype))
+        return ("g", None if g is None else (g._shape, g.dtype, _known_zero(g) is not None))
 
 
 class OptSlot:

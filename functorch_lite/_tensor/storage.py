@@ -67,7 +67,7 @@ def meta_array(shape, jdtype):
 
 
 class Storage:
-    __slots__ = ("array", "version", "device", "uid", "inference", "__weakref__")
+    __slots__ = ("array", "version", "device", "uid", "inference", "zeros", "__weakref__")
 
     def __init__(self, array, device, inference=False):
         self.array = array        # jax.Array (or a tracer under compile), shape = base tensor's shape
@@ -75,6 +75,8 @@ class Storage:
         self.device = device      # facade device (canonical)
         self.uid = next(_ids)     # stands in for data_ptr()'s base address
         self.inference = inference
+        self.zeros = None         # the array ``zero_()`` last wrote: while ``array is zeros`` the values are known
+                                  # zeros (compile: a zeroed .grad is neither an input nor an output of the program)
 
     def nbytes(self) -> int:
         return int(self.array.size) * self.array.dtype.itemsize

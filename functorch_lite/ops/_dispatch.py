@@ -372,6 +372,8 @@ def inplace(op, targs, sargs):
     if r.dtype is not self.dtype:
         arr = _cast_jit(r.dtype, self.dtype)(arr)
     self._write(arr, overlap_ok=op.aliased_write_ok and not any(isinstance(a, Tensor) for a in targs[1:]))
+    if op.name == "zero" and self._chain is None:  # known zeros until the next write (Storage.zeros)
+        self._storage.root().zeros = arr
     _graph.rebase(self, r)
     return self
 

@@ -352,14 +352,14 @@ def _assert_donation_pairs_own_outputs(cf, *args):
     entry = list(cf.cache.values())[-1]
     fn, _ = entry.donating
     d = S.discover(cf.fn, args, {})
-    in_vals = [s.get() for s in d.slots]
+    in_vals = [None if i in entry.skip else s.get() for i, s in enumerate(d.slots)]
     slot_of_leaf = [i for i, v in enumerate(in_vals) for _ in jax.tree_util.tree_leaves(v)]
     cf._ctx = (d, args, {})
     try:
         txt = fn.lower(*jax.tree_util.tree_leaves(in_vals)).compile().as_text()
     finally:
         cf._ctx = None
-    slot_of_out = [i for i, _ in entry.spec.outputs for _ in jax.tree_util.tree_leaves(in_vals[i])]
+    slot_of_out = [o[0] for o in entry.spec.outputs for _ in jax.tree_util.tree_leaves(in_vals[o[0]])]
     aliases = txt.split("input_output_alias=")[1].split("\n")[0]  # {output}: (parameter, {}, may-alias)
     pairs = [(int(o), int(i)) for o, i in re.findall(r"\{(\d+)\}: \((\d+), \{\}", aliases)]
     assert pairs
@@ -592,3 +592,89 @@ def test_backward_of_a_compiled_forward_respects_detach_and_no_grad(kind):
     ours = grads(ft, ft.compile)
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def _zeroing_run(lib, compiled, edits):
+    """A seed-loop step that zeroes .grad at its end (so from its second call the .grad fields are known zeros,
+    neither inputs nor outputs of the program), with eager edits of the .grad fields between some calls."""
+    W = lib.tensor(W0[0][:2, :1].copy(), requires_grad=True)
+    b = lib.zeros(1, requires_grad=True)
+    X, Y = lib.tensor(XS[0][:, :2]), lib.tensor(XS[1][:, :1])
+
+    def epoch(zero=True):
+        loss = ((X @ W + b - Y) ** 2).mean()
+        loss.backward()
+        with lib.no_grad():
+            W.sub_(0.1 * W.grad)
+            b.sub_(0.1 * b.grad)
+            if zero:
+                W.grad.zero_()
+                b.grad.zero_()
+        return loss
+    step = (ft.compile(epoch) if compiled else epoch) if lib is ft else epoch
+    out, grads = [], []  # (the .grad objects themselves, kept alive: ids of dead objects are reused)
+    for i in range(8):
+        edit = edits.get(i)
+        if edit == "add":       # values no longer zeros: the next call must read them
+            with lib.no_grad():
+                W.grad.add_(0.5)
+        elif edit == "none":    # no .grad at all
+            W.grad = None
+        elif edit == "eager_zero":  # zeroed eagerly, then a step that accumulates without zeroing
+            W.grad.zero_()
+        loss = step(zero=edit != "eager_zero")
+        if W.grad is not None and not any(g is W.grad for g in grads):
+            grads.append(W.grad)
+        out.append((float(loss.detach()), W.detach().numpy().copy(), b.detach().numpy().copy(),
+                    None if W.grad is None else W.grad.numpy().copy(), b.grad.numpy().copy(), b.grad._version))
+    return out, len(grads)
+
+
+@pytest.mark.parametrize("edits", [{}, {3: "add"}, {3: "none", 5: "add"}, {2: "eager_zero", 4: "eager_zero"}])
+def test_grads_zeroed_inside_the_step_stay_exact(edits):
+    """zero_() at the end of a compiled step leaves known zeros (no program input/output for them): values,
+    the .grad objects' identity and their version counters as eager and as torch, through eager edits."""
+    ref, n_ref = _zeroing_run(torch, False, edits)
+    for compiled in (False, True):
+        got, n = _zeroing_run(ft, compiled, edits)
+        assert n == n_ref
+        for (l1, w1, b1, g1, gb1, v1), (l2, w2, b2, g2, gb2, v2) in zip(got, ref):
+            np.testing.assert_allclose(l1, l2, rtol=1e-5)
+            np.testing.assert_allclose(w1, w2, rtol=1e-5, atol=1e-7)
+            np.testing.assert_allclose(b1, b2, rtol=1e-5, atol=1e-7)
+            assert (g1 is None) == (g2 is None)
+            if g1 is not None:
+                np.testing.assert_allclose(g1, g2, rtol=1e-5, atol=1e-7)
+            np.testing.assert_allclose(gb1, gb2, rtol=1e-5, atol=1e-7)
+            assert v1 == v2
+
+
+def test_known_zero_grads_are_not_program_inputs_or_outputs():
+    """The zeroed .grad fields cost the program nothing (W1's speed): from the third call the program's inputs
+    are W, X, Y, b (no .grad, no unused RNG key) and its outputs W, b and the loss."""
+    W = ft.randn(2, 1, requires_grad=True)
+    b = ft.zeros(1, requires_grad=True)
+    X, Y = ft.randn(64, 2), ft.randn(64, 1)
+
+    @ft.compile
+    def epoch():
+        loss = ((X @ W + b - Y) ** 2).mean()
+        loss.backward()
+        with ft.no_grad():
+            W.sub_(0.1 * W.grad)
+            b.sub_(0.1 * b.grad)
+            W.grad.zero_()
+            b.grad.zero_()
+        return loss
+    for _ in range(4):
+        epoch()
+    entry = list(epoch.cache.values())[-1]
+    assert entry.donating and [len(entry.spec.outputs), len(entry.spec.zeros), len(entry.skip)] == [2, 2, 1]
+    fn, tree = entry.donating
+    d = S.discover_cached(epoch.fn, (), {}, epoch)
+    leaves, t2 = jax.tree_util.tree_flatten([None if i in entry.skip else s.get() for i, s in enumerate(d.slots)])
+    assert t2 == tree
+    assert [a is t._array for a, t in zip(leaves, (W, X, Y, b))] == [True] * 4 and len(leaves) == 4
+    assert [tuple(o.shape) for o in jax.tree_util.tree_leaves(fn.lower(*leaves).out_info)] == [(2, 1), (1,), ()]
+    assert W.grad.abs().sum().item() == 0 and b.grad.abs().sum().item() == 0
+    assert epoch.stats["traces"] == 2

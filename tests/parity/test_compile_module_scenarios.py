@@ -245,7 +245,9 @@ def test_freezing_a_layer_attribute_change_and_zero_grad_modes_between_calls():
         s.update(_snap(m))
         return s, fwd
     stats = _three(scenario)._compiled.stats
-    assert stats["eager_calls"] == 0 and stats["traces"] == 4, stats
+    # (frozen head; scale; the .grad fields zero_grad(set_to_none=False) leaves are known zeros, a signature of
+    # their own, and the accumulating step's are arrays)
+    assert stats["eager_calls"] == 0 and stats["traces"] == 5, stats
 
 
 def test_nested_compiled_submodule_keys_and_training_equal_torch():

@@ -42,6 +42,7 @@ from .effects import (_UNSET, _UnreachableWrite, _bindings, _contents, _effects,
                       _set_contents)
 from .guards import SCALARS, numpy_guard, scalar_guard
 from .nodes import _RematEntry, _TapeEntry, _tape_grads
+from .slots import KnownZero
 
 log = logging.getLogger("functorch_lite.compile")
 
@@ -537,8 +538,6 @@ class CompiledFunction:
                     st.version = ver
                     if not isinstance(arr, jax.core.Tracer):
                         st.array = arr
-                    if isinstance(st.zeros, jax.core.Tracer):  # (a zero_() in the trace: not a real array)
-                        st.zeros = None
                 for s, o in zip(slots, origs):
                     s.restore(o)
                 _storage.WRITE_LOG[0] = prev_log
@@ -572,10 +571,10 @@ class CompiledFunction:
             v = s.get()
             if isinstance(s, S.GradSlot):
                 g = s.tensor._grad
-                if v is in_vals[i] and (type(v) is not S.KnownZero or g._storage.version == 0):
+                if v is in_vals[i] and (type(v) is not KnownZero or g._storage.version == 0):
                     continue  # (known zeros in and out: unchanged unless written, e.g. zero_() again)
                 # (the traced .grad tensors are new, version 0: their version is the writes the function made)
-                if type(v) is S.KnownZero:  # zeroed by the function: no output, written as zeros after the call
+                if type(v) is KnownZero:  # zeroed by the function: no output, written as zeros after the call
                     spec.zeros.append((i, v, g.dtype, g._storage.version))
                     continue
                 outputs.append((i, None, 0) if g is None else (i, g.dtype, max(1, g._storage.version)))

@@ -16,6 +16,7 @@ import numpy as np
 
 from .._tensor.tensor import Tensor
 from .._device import to_jax
+from .._tensor.storage import mark_zeros
 from ..optim.optimizer import CONCRETE
 
 
@@ -66,7 +67,8 @@ jax.tree_util.register_pytree_node(KnownZero, lambda z: ((), (z.shape, z.dtype))
 def _known_zero(g):
     """``g``'s values as a KnownZero when ``zero_()`` wrote them last (a plain base tensor), else None."""
     st = g._storage
-    if g._chain is None and st.zeros is not None and st.zeros is st.array and st.root() is st:
+    z = st.zeros
+    if z is not None and g._chain is None and z() is st.array and st.root() is st:
         return KnownZero.of(g._shape, st.array.dtype)
     return None
 
@@ -91,7 +93,7 @@ class GradSlot:
         if type(v) is KnownZero:
             arr = jax.numpy.zeros(v.shape, v.dtype)
             self.tensor._grad = Tensor._from_array(arr, self.tensor.dtype, self.tensor.device)
-            self.tensor._grad._storage.zeros = arr
+            mark_zeros(self.tensor._grad._storage, arr)
             return
         self.tensor._grad = None if v is None else Tensor._from_array(v, self.tensor.dtype, self.tensor.device)
 
@@ -116,21 +118,26 @@ class GradSlot:
 
     def write_zero(self, z: KnownZero, dtype, bump):
         """After the program: the function left this .grad zeroed (``zero_()``): its storage takes the zeros
-        array it keeps for that (made once), as an in-place write would (``bump``: the writes made)."""
+        array it had (made again only when it was written since), as an in-place write would (``bump``: the
+        writes made)."""
         t = self.tensor
         cur = t._grad
         if cur is not None and cur._chain is None and cur._shape == z.shape and cur.dtype is dtype and \
                 cur._storage.root() is cur._storage:
             st = cur._storage
-            arr = st.zeros
+            arr = None if st.zeros is None else st.zeros()
+            if arr is not None and st.array is arr:  # (known zeros in and out: the steady state)
+                st.version += bump
+                return
             if arr is None or isinstance(arr, jax.core.Tracer) or arr.is_deleted() or arr.dtype != z.dtype:
-                arr = st.zeros = jax.device_put(np.zeros(z.shape, z.dtype), to_jax(t.device))
+                arr = jax.device_put(np.zeros(z.shape, z.dtype), to_jax(t.device))
             st.array = arr
+            mark_zeros(st, arr)
             st.version += bump
         else:
             arr = jax.device_put(np.zeros(z.shape, z.dtype), to_jax(t.device))
             t._grad = Tensor._from_array(arr, dtype, t.device)
-            t._grad._storage.zeros = arr
+            mark_zeros(t._grad._storage, arr)
             t._grad._storage.version = bump
 
     def sig(self):

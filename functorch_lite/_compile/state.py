@@ -22,7 +22,7 @@ import numpy as np
 
 from .._tensor.tensor import Tensor
 from .guards import SCALARS as _SCALARS, _class_methods, _code_names, _NUMPY_CHECKED, numpy_guard, scalar_guard
-from .slots import GradSlot, HyperSlot, KnownZero, OptSlot, RngSlot, StorageSlot  # noqa: F401  (S.StorageSlot...)
+from .slots import GradSlot, HyperSlot, OptSlot, RngSlot, StorageSlot  # noqa: F401  (S.StorageSlot...)
 
 _MAX_DEPTH = 3
 _DICT_ITEMS, _ATTR_ITEMS = 256, 64  # a dict's / an object's first entries are walked (a vocabulary is not)

@@ -10,6 +10,7 @@ storage (views, ``detach()``) sees the new values on its next read and shares it
 from __future__ import annotations
 
 import itertools
+import weakref
 
 _ids = itertools.count(1)
 
@@ -66,6 +67,16 @@ def meta_array(shape, jdtype):
     return jax.ShapeDtypeStruct(tuple(shape), jdtype)
 
 
+def mark_zeros(storage, arr) -> None:
+    """``arr``, now the storage's array, is zeros (``zero_()`` wrote it): while ``storage.zeros()`` is its
+    array, the values are known zeros (``compile`` then neither passes nor returns them: a zeroed .grad costs the
+    program nothing). A weak reference: a storage written since does not keep the old zeros alive."""
+    try:
+        storage.zeros = weakref.ref(arr)
+    except TypeError:  # (a meta tensor's ShapeDtypeStruct)
+        storage.zeros = None
+
+
 class Storage:
     __slots__ = ("array", "version", "device", "uid", "inference", "zeros", "__weakref__")
 
@@ -75,8 +86,7 @@ class Storage:
         self.device = device      # facade device (canonical)
         self.uid = next(_ids)     # stands in for data_ptr()'s base address
         self.inference = inference
-        self.zeros = None         # the array ``zero_()`` last wrote: while ``array is zeros`` the values are known
-                                  # zeros (compile: a zeroed .grad is neither an input nor an output of the program)
+        self.zeros = None         # a weak reference to the array ``zero_()`` last wrote (``mark_zeros``)
 
     def nbytes(self) -> int:
         return int(self.array.size) * self.array.dtype.itemsize

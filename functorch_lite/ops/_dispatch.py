@@ -21,6 +21,7 @@ import jax.numpy as jnp
 
 from .. import _config
 from .. import dtypes as D
+from .._tensor import storage as _storage
 from .._tensor.tensor import Tensor
 from ..autograd import grad_mode as _gm
 from ..autograd import graph as _graph
@@ -372,8 +373,8 @@ def inplace(op, targs, sargs):
     if r.dtype is not self.dtype:
         arr = _cast_jit(r.dtype, self.dtype)(arr)
     self._write(arr, overlap_ok=op.aliased_write_ok and not any(isinstance(a, Tensor) for a in targs[1:]))
-    if op.name == "zero" and self._chain is None:  # known zeros until the next write (Storage.zeros)
-        self._storage.root().zeros = arr
+    if op.name == "zero" and self._chain is None:  # known zeros until the next write
+        _storage.mark_zeros(self._storage.root(), arr)
     _graph.rebase(self, r)
     return self
 

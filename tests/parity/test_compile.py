@@ -678,3 +678,18 @@ def test_known_zero_grads_are_not_program_inputs_or_outputs():
     assert [tuple(o.shape) for o in jax.tree_util.tree_leaves(fn.lower(*leaves).out_info)] == [(2, 1), (1,), ()]
     assert W.grad.abs().sum().item() == 0 and b.grad.abs().sum().item() == 0
     assert epoch.stats["traces"] == 2
+
+
+def test_a_zeroed_tensor_written_since_does_not_keep_its_zeros_alive():
+    """The known-zeros mark is a weak reference: after zero_() and a write, the zeros array is freed."""
+    import gc
+    g = ft.ones(1000)
+    g.zero_()
+    mark = g._storage.zeros
+    assert mark() is g._storage.array
+    g.add_(1)
+    gc.collect()
+    assert mark() is None
+    m = ft.zeros(3, device="meta")
+    m.zero_()
+    assert m._storage.zeros is None

@@ -93,13 +93,22 @@ def _build(op, sargs, sig):
     impl = op.impl_for(sargs)
     src_dts = [None if s is None else (s[1] if type(s) is tuple else None) for s in sig]
     nout = op.nout
+    n = len(sig)
+    traced = tuple(i for i, v in enumerate(sargs) if v is TRACED)  # their values follow the tensors' arrays
 
     def body(*arrays):
+        f = impl
+        if traced:
+            vals = list(sargs)
+            for i, v in zip(traced, arrays[n:]):
+                vals[i] = v
+            f = op.impl_for(tuple(vals))
+            arrays = arrays[:n]
         if op.tensors == "list":
             arrays = (tuple(_cast(a, src_dts[i], casts[i]) for i, a in enumerate(arrays)),)
         else:
             arrays = tuple(_cast(a, src_dts[i], casts[i]) for i, a in enumerate(arrays))
-        res = impl(*arrays)
+        res = f(*arrays)
         if nout == 1:
             return _fix_out(res, outs[0])
         return tuple(_fix_out(r, o) for r, o in zip(res, outs))
@@ -107,6 +116,22 @@ def _build(op, sargs, sig):
     fn = body if op.eager else jax.jit(body)
     diff_ok = op.differentiable and any(o.category >= D.FLOAT for o in outs)
     return Entry(fn, outs, body, diff_ok)
+
+
+TRACED = type("TRACED", (), {"__repr__": lambda self: "<traced>"})()  # a traced static argument, in a cache key
+
+
+def _split_traced(pos, sargs):
+    """``sargs`` with the Python floats at positions ``pos`` replaced by TRACED, and those values (or None)."""
+    extra = None
+    for i in pos:
+        v = sargs[i]
+        if type(v) is float:
+            if extra is None:
+                extra, sargs = [], list(sargs)
+            extra.append(v)
+            sargs[i] = TRACED
+    return (sargs, None) if extra is None else (tuple(sargs), extra)
 
 
 def _cast(a, src, dst):
@@ -158,7 +183,13 @@ def dispatch(op, targs, sargs, autocast=True):
                                 f"must be Tensor, not {type(a).__name__}")
             arrays.append(a)
             sig.append(type(a))
-    key = (sargs, tuple(sig), D._DEFAULT[0])  # rules that produce floats depend on the default dtype
+    if op.traced is None:
+        key = (sargs, tuple(sig), D._DEFAULT[0])  # rules that produce floats depend on the default dtype
+    else:
+        ksargs, extra = _split_traced(op.traced, sargs)
+        if extra is not None:
+            arrays.extend(extra)
+        key = (ksargs, tuple(sig), D._DEFAULT[0])
     _COUNTS["calls"] += 1
     try:
         entry = op.cache.get(key)

@@ -21,11 +21,12 @@ class OpDef:
                  "method", "function", "inplace", "view", "autocast", "prep", "check", "check_dtype",
                  "differentiable", "nout", "eager", "kernel", "cache", "out", "result_type", "params",
                  "device_check", "saves", "broadcast", "fn", "fn_inplace", "aliased_write_ok", "dynamic", "float8",
-                 "conj", "__weakref__")
+                 "conj", "traced", "__weakref__")
 
     def __init__(self, impl, name, *, promote, grad_fn, tensors, method, function, inplace, view, autocast,
                  prep, check, check_dtype, differentiable, nout, eager, kernel, out, result_type,
-                 device_check, saves, broadcast, aliased_write_ok=False, dynamic=None, float8=None, conj=None):
+                 device_check, saves, broadcast, aliased_write_ok=False, dynamic=None, float8=None, conj=None,
+                 traced=()):
         self.name = name
         self.conj = conj
         self.float8 = float8 if float8 is not None else view is not None  # a view computes nothing
@@ -64,6 +65,9 @@ class OpDef:
             self.tensor_names = tuple(p.name for p in params[:tensors])
             rest = params[tensors:]
         self.static_names = tuple(p.name for p in rest)
+        if traced and tensors == "list":
+            raise ValueError(f"op {name}: traced static arguments need a fixed number of tensors")
+        self.traced = tuple(self.static_names.index(n) for n in traced) or None
 
     def sarg(self, sargs, name):
         """Value of static argument ``name`` in a static-args tuple (None if the op has none)."""
@@ -96,7 +100,7 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
           view=None, autocast=None, prep=None, check=None, check_dtype=None, differentiable=True, nout=1,
           eager=False, kernel=None, out=None, result_type=None, aliases=(),
           device_check="iter", saves=("all",), broadcast=None, aliased_write_ok=False, dynamic=None, float8=None,
-          conj=None):
+          conj=None, traced=()):
     """Declare an op. ``tensors``: how many leading parameters are tensor-like (or ``"list"``).
 
     ``method``/``function``: generate ``Tensor.<name>`` / ``functorch_lite.<name>`` (True) or not;
@@ -116,6 +120,9 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
     position arguments (an index, a slice start) from the shape-defining ones, and ``impl(array, offsets,
     *key args)`` computes the view with the offsets traced, so materialising ``x[i]`` for every ``i`` reuses
     one compiled program.
+    ``traced``: static (keyword) parameters whose Python float values are inputs of the kernel rather than
+    part of its cache key (``add(alpha=-lr)``, ``addcdiv(value=-lr)`` with a scheduled LR: one compiled kernel
+    for every value); ints, bools and other values stay static.
     ``float8``: whether PyTorch (CPU) has a kernel for float8 inputs: False refuses them with
     ``"<kernel>" not implemented for 'Float8_e4m3fn'`` (``kernel`` names PyTorch's kernel), True accepts them,
     a function ``sig -> kernel name or None`` decides per signature. Default: True for views (they compute
@@ -130,7 +137,7 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
                    out=out if out is not None else (view is None and nout == 1),
                    result_type=result_type, device_check=device_check,
                    saves=saves, broadcast=broadcast, aliased_write_ok=aliased_write_ok, dynamic=dynamic,
-                   float8=float8, conj=conj)
+                   float8=float8, conj=conj, traced=traced)
         if n in OPS:
             raise ValueError(f"op {n} defined twice")
         OPS[n] = op

@@ -114,8 +114,17 @@ def _rsub_name(targs, sargs):
 
 # ---- binary arithmetic ----------------------------------------------------------------------------
 def _alpha(alpha, dt):
-    """alpha in an operand's dtype; a negative alpha wraps into an unsigned one (uint8: -1 is 255), as in PyTorch."""
-    return np.asarray(alpha).astype(dt) if dt.kind == "u" else jnp.asarray(alpha, dt)
+    """alpha in an operand's dtype; a negative alpha wraps into an unsigned one (uint8: -1 is 255), as in PyTorch.
+    A float alpha is traced (the ops' ``traced``): one kernel for every value."""
+    if dt.kind == "u":
+        return np.asarray(alpha).astype(dt) if isinstance(alpha, (int, float)) else \
+            jnp.asarray(alpha).astype(jnp.int64).astype(dt)
+    return jnp.asarray(alpha, dt)
+
+
+def _unit(alpha) -> bool:
+    """alpha is the static 1 (a traced alpha is never skipped)."""
+    return type(alpha) in (int, bool, float) and alpha == 1
 
 
 def _alpha_prep(targs, sargs):
@@ -133,23 +142,24 @@ def _alpha_prep(targs, sargs):
     return sargs
 
 
-@defop(promote="elementwise", grad_fn="AddBackward0", tensors=2, inplace=True, saves=(), prep=_alpha_prep)
+@defop(promote="elementwise", grad_fn="AddBackward0", tensors=2, inplace=True, saves=(), prep=_alpha_prep,
+       traced=("alpha",))
 def add(input, other, *, alpha=1):
     """``input + alpha * other`` with PyTorch's promotion."""
-    return input + other if alpha == 1 else input + other * _alpha(alpha, other.dtype)
+    return input + other if _unit(alpha) else input + other * _alpha(alpha, other.dtype)
 
 
 @defop(kernel="add_stub", promote=_sub_rule, broadcast=True, grad_fn="SubBackward0", tensors=2, inplace=True,
-       aliases=("subtract",), saves=(), prep=_alpha_prep)
+       aliases=("subtract",), saves=(), prep=_alpha_prep, traced=("alpha",))
 def sub(input, other, *, alpha=1):
-    return input - other if alpha == 1 else input - other * _alpha(alpha, other.dtype)
+    return input - other if _unit(alpha) else input - other * _alpha(alpha, other.dtype)
 
 
 @defop(kernel="add_stub", promote=_sub_rule, broadcast=True, grad_fn=_rsub_name, tensors=2, method=False, saves=(),
-       prep=_alpha_prep)
+       prep=_alpha_prep, traced=("alpha",))
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input`` (``1 - x`` gives RsubBackward1)."""
-    return other - input if alpha == 1 else other - input * _alpha(alpha, input.dtype)
+    return other - input if _unit(alpha) else other - input * _alpha(alpha, input.dtype)
 
 
 def _mul_saves(targs):
@@ -737,19 +747,19 @@ def _addc_rule(op, sig, sargs):
 def _value(value, dt):
     """``value`` in the computation dtype: truncated to an integer for integral results (as PyTorch's kernel)."""
     if jnp.issubdtype(dt, jnp.integer):
-        value = int(value)
+        value = int(value) if isinstance(value, (int, float)) else jnp.trunc(value)
     return _alpha(value, dt)
 
 
 @defop(kernel="addcmul_cpu_out", promote=_addc_rule, broadcast=True, grad_fn="AddcmulBackward0", tensors=3,
-       inplace=True)
+       inplace=True, traced=("value",))
 def addcmul(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 * tensor2`` (integral results truncate ``value``)."""
     return input + _value(value, input.dtype) * tensor1 * tensor2
 
 
 @defop(kernel="addcdiv_cpu_out", promote=_addc_rule, broadcast=True, grad_fn="AddcdivBackward0", tensors=3,
-       inplace=True)
+       inplace=True, traced=("value",))
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 / tensor2``; tensor1 and tensor2 may not both be integral (PyTorch's error)."""
     return input + _value(value, input.dtype) * tensor1 / tensor2

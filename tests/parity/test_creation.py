@@ -562,3 +562,14 @@ def test_random_requires_grad() -> None:
         for t in (m.rand(2, requires_grad=True), m.randn(2, requires_grad=True),
                   m.normal(0., 1., (2,), requires_grad=True)):
             assert t.requires_grad and t.is_leaf
+
+
+def test_size_concatenation_and_repetition_stay_sizes():
+    """``x.shape + (1,)``, ``(1,) + x.shape``, ``x.shape * 2``: torch.Size, as in PyTorch; a list is refused."""
+    for L in (ft, torch):
+        s = L.ones(2, 3).shape
+        for r, want in ((s + (4,), [2, 3, 4]), ((4,) + s, [4, 2, 3]), (s * 2, [2, 3, 2, 3]), (2 * s, [2, 3, 2, 3]),
+                        (s[1:] + s[:1], [3, 2])):
+            assert type(r) is L.Size and list(r) == want and repr(r) == f"torch.Size({want})"
+        with pytest.raises(TypeError, match="can only concatenate tuple"):
+            s + [4]

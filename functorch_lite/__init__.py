@@ -59,6 +59,14 @@ for _mod in (_view_ops, _movement, _creation, _linalg, _indexing, _gather_scatte
     _ns.update(getattr(_mod, "FUNCTIONS", {}))
 del _mod, _k, _v, _ns
 
+from . import linalg  # noqa: E402  (torch.linalg; with the classic torch.det / torch.svd / ... forms below)
+from .ops import set_ops as _set_ops  # noqa: E402  (unique, bincount, histc, quantile, searchsorted, fill_diagonal_)
+for _mod in (linalg, _set_ops):
+    globals().update(_mod.FUNCTIONS)
+    for _k, _v in _mod.METHODS.items():
+        setattr(Tensor, _k, _v)
+del _mod, _k, _v
+
 from . import autograd  # noqa: E402,F401
 from . import cuda, backends, tpu, optim, nn, utils, func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401  (torch.vmap)
@@ -73,7 +81,9 @@ from .quantization import _scaled_mm  # noqa: E402,F401
 from .serialization import *  # noqa: E402,F401,F403  (save, load)
 from ._compile import compile  # noqa: E402,F401
 from . import _dynamo, compiler  # noqa: E402,F401  (torch._dynamo / torch.compiler)
+from . import distributions  # noqa: E402,F401  (torch.distributions)
 from .ops.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402,F401  (torch has them at top level)
+from .ops.conv import conv3d, max_pool1d, avg_pool1d, adaptive_avg_pool1d  # noqa: E402,F401  (top level too)
 from .autograd import tensor_hooks as _tensor_hooks  # noqa: E402
 
 for _k, _v in _tensor_hooks.METHODS.items():

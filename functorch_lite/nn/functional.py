@@ -5,6 +5,7 @@ import warnings
 
 from ..ops import nn_ops as _nn
 from ..ops.nn_ops import linear, mse_loss, dropout  # noqa: F401
+from ..ops.nn_ops import dropout1d, dropout2d, dropout3d, alpha_dropout, feature_alpha_dropout  # noqa: F401
 from .._tensor.tensor import Tensor
 from ..ops.conv import *  # noqa: F401,F403
 from ..ops.resample import *  # noqa: F401,F403

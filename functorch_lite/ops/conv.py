@@ -18,7 +18,9 @@ from .._tensor.tensor import Tensor
 from .._tensor.views import shape_str as _shape_str
 from ._registry import defop
 
-__all__: list = ["conv1d", "conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
+__all__: list = ["conv1d", "conv2d", "conv3d", "conv_transpose2d", "max_pool1d", "max_pool2d", "max_pool3d",
+                 "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+                 "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
 
 def _tup(v, n: int, name: str | None = None) -> tuple:
     """An int or a sequence -> an n-tuple of ints (a 1-sequence is repeated)."""
@@ -45,7 +47,8 @@ def _conv_rule(op, sig, sargs):
         bd = sig[2][1]
         raise RuntimeError(f"Input type ({_cname(xd)}) and bias type ({_cname(bd)}) should be the same")
     if xd is D.bool or xd.is_complex or xd in D.FLOAT8:
-        raise no_kernel("slow_conv_transpose2d_out_cpu" if op.sarg(sargs, "transposed") else "slow_conv2d_cpu", xd)
+        raise no_kernel("slow_conv_transpose2d_out_cpu" if op.sarg(sargs, "transposed") else
+                        "slow_conv3d_cpu" if sig[1][0] == 5 else "slow_conv2d_cpu", xd)
     return (None,) * len(sig), (xd,)
 
 
@@ -206,6 +209,12 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     return _convnd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    """``F.conv3d`` over (N, C, D, H, W) or unbatched (C, D, H, W) input; ``padding`` may be 'same' or 'valid'."""
+    return _convnd("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """``F.conv_transpose2d``: the gradient of conv2d w.r.t. its input; weight is (C_in, C_out/groups, kH, kW)."""
@@ -214,6 +223,13 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
 
 
 # ---- pooling -----------------------------------------------------------------------------------------------
+# The 2-d and 3-d ops share their bodies (the number of spatial dims is the length of the static kernel tuple);
+# the 1-d functions are PyTorch's: the 2-d op over an unsqueezed (N, C, 1, L) input, squeezed back
+# (so their grad_fn is SqueezeBackward1, as in torch).
+_WORDS = {2: "two", 3: "three"}
+_AXES = {2: ("H", "W"), 3: ("T", "H", "W")}
+
+
 def _pool_out(size: int, k: int, p: int, s: int, d: int, ceil: bool) -> int:
     """PyTorch's pooling_output_shape (with the ceil-mode rule that the last window starts inside the input)."""
     if s == 0:
@@ -230,49 +246,60 @@ def _pool_out(size: int, k: int, p: int, s: int, d: int, ceil: bool) -> int:
     return out
 
 
-def _pool_args(name: str, x, kernel_size, stride, padding, dilation, ceil_mode):
-    """Normalise and validate 2-d pooling arguments; returns (k, s, p, d, ceil, (oH, oW))."""
-    def pair(v, what, verb="must either be", omit=""):
-        t = (v, v) if isinstance(v, int) else tuple(v)
+def _pool_args(name: str, x, kernel_size, stride, padding, dilation, ceil_mode, nd: int = 2):
+    """Normalise and validate ``nd``-d pooling arguments; returns (k, s, p, d, ceil, out) (nd-tuples)."""
+    def tup(v, what, verb="must either be", omit=""):
+        if name == "avg_pool3d":  # (PyTorch's wording there)
+            verb = "must be"
+        t = (v,) * nd if isinstance(v, int) else tuple(v)
         if len(t) == 1:
-            t = t * 2
-        if len(t) != 2:
-            raise RuntimeError(f"{name}: {what} {verb} {omit}a single int, or a tuple of two ints")
+            t = t * nd
+        if len(t) != nd:
+            raise RuntimeError(f"{name}: {what} {verb} {omit}a single int, or a tuple of {_WORDS[nd]} ints")
         return tuple(int(e) for e in t)
-    k = pair(kernel_size, "kernel_size")
+
+    def got(prefix, vals):
+        return " ".join(f"{prefix}{a}: {v}" for a, v in zip(_AXES[nd], vals))
+    k = tup(kernel_size, "kernel_size")
     s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else \
-        pair(stride, "stride", omit="omitted, ")
-    p = pair(padding, "padding")
-    d = pair(dilation, "dilation", "must be either")
-    nd = len(x._shape)
-    if name == "avg_pool2d" and nd < 3:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got -3)")
-    if nd not in (3, 4) or any(e == 0 for e in x._shape[-3:]):
-        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-    H, W = x._shape[-2:]
-    oh = _pool_out(H, k[0], p[0], s[0], d[0], ceil_mode)
-    ow = _pool_out(W, k[1], p[1], s[1], d[1], ceil_mode)
-    if k[0] <= 0 or k[1] <= 0:
-        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {k[0]} kW: {k[1]}")
-    if s[0] <= 0 or s[1] <= 0:
-        raise RuntimeError(f"stride should be greater than zero, but got dH: {s[0]} dW: {s[1]}")
-    if d[0] <= 0 or d[1] <= 0:
-        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {d[0]} dilationW: {d[1]}")
-    if k[1] // 2 < p[1] or k[0] // 2 < p[0]:
-        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got padW = {p[1]}, "
-                           f"padH = {p[0]}, kW = {k[1]}, kH = {k[0]}")
-    if oh < 1 or ow < 1:
-        raise RuntimeError(f"Given input size: ({x._shape[-3]}x{H}x{W}). Calculated output size: "
-                           f"({x._shape[-3]}x{oh}x{ow}). Output size is too small")
-    return k, s, p, d, bool(ceil_mode), (oh, ow)
+        tup(stride, "stride", omit="omitted, ")
+    p = tup(padding, "padding")
+    d = tup(dilation, "dilation", "must be either")
+    ndim = len(x._shape)
+    if name == "avg_pool2d" and ndim < 3:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got -3)")
+    if ndim not in (nd + 1, nd + 2) or any(e == 0 for e in x._shape[-nd - 1:]):
+        raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input")
+    size = tuple(x._shape[-nd:])
+    out = tuple(_pool_out(size[i], k[i], p[i], s[i], d[i], ceil_mode) for i in range(nd))
+    if any(e <= 0 for e in k):
+        raise RuntimeError(f"kernel size should be greater than zero, but got {got('k', k)}")
+    if any(e <= 0 for e in s):
+        raise RuntimeError(f"stride should be greater than zero, but got {got('d', s)}")
+    if any(e <= 0 for e in d):
+        raise RuntimeError(f"dilation should be greater than zero, but got {got('dilation', d)}")
+    if name == "avg_pool3d" and any(a < b for a, b in zip(size, k)):
+        raise RuntimeError(f"input image ({got('', size)}) smaller than kernel size ({got('k', k)})")
+    if any(k[i] // 2 < p[i] for i in range(nd)):
+        if nd == 2:
+            raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got padW = {p[1]}, "
+                               f"padH = {p[0]}, kW = {k[1]}, kH = {k[0]}")
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got kT: {k[0]} kW: "
+                           f"{k[2]} kH: {k[1]} padT: {p[0]} padW: {p[2]} padH: {p[1]}")
+    if any(o < 1 for o in out):
+        c = x._shape[-nd - 1]
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (c,) + size))}). Calculated output size: "
+                           f"({'x'.join(map(str, (c,) + out))}). Output size is too small")
+    return k, s, p, d, bool(ceil_mode), out
 
 
 def _win_pads(x_shape, k, s, p, d, out):
     """reduce_window padding: p low, and enough high padding for ``out`` windows (ceil mode)."""
-    pads = [(0, 0)] * (len(x_shape) - 2)
-    for i in range(2):
+    nd = len(k)
+    pads = [(0, 0)] * (len(x_shape) - nd)
+    for i in range(nd):
         need = (out[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1
-        pads.append((p[i], max(p[i], need - x_shape[-2 + i] - p[i])))
+        pads.append((p[i], max(p[i], need - x_shape[-nd + i] - p[i])))
     return pads
 
 
@@ -285,26 +312,52 @@ def _float_kernel_rule(kernel: str, allow_int: bool = True):
     return rule
 
 
-def _maxpool_prep(targs, sargs):
-    k, s, p, d, ceil, out = _pool_args("max_pool2d", targs[0], *sargs[:5])
-    return (k, s, p, d, (ceil, out))  # the output size rides in the ceil_mode slot
+def _indices_rule(kernel: str, allow_int: bool = True):
+    """(values, int64 indices) ops: the values keep the input dtype."""
+    def rule(op, sig, sargs):
+        _float_kernel_rule(kernel, allow_int)(op, sig, sargs)
+        return (None,), (sig[0][1], D.int64)
+    return rule
+
+
+def _maxpool_prep_for(name: str, nd: int):
+    def prep(targs, sargs):
+        k, s, p, d, ceil, out = _pool_args(name, targs[0], *sargs[:5], nd=nd)
+        return (k, s, p, d, (ceil, out))  # the output size rides in the ceil_mode slot
+    return prep
+
+
+_maxpool_prep = _maxpool_prep_for("max_pool2d", 2)
+_maxpool3d_prep = _maxpool_prep_for("max_pool3d", 3)
 
 
 def _max_identity(dt):
     return -jnp.inf if jnp.issubdtype(dt, jnp.floating) else jnp.iinfo(dt).min
 
 
-@defop("max_pool2d", promote=_float_kernel_rule("max_pool2d"), grad_fn="MaxPool2DWithIndicesBackward0",
-       method=False, prep=_maxpool_prep, kernel="max_pool2d")
-def _max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
-    """``torch.max_pool2d``: max over (dilated) windows, padding never wins."""
-    if dilation != (1, 1):  # JAX has no VJP for dilated reduce_window max: pick from the window patches
+def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode):
+    """Max over (dilated) windows of the last ``len(kernel_size)`` dims, padding never wins."""
+    if any(e != 1 for e in dilation):  # JAX has no VJP for dilated reduce_window max: pick from the window patches
         return _max_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode[1])[0]
-    nb = input.ndim - 2
+    nb = input.ndim - len(kernel_size)
     pads = _win_pads(input.shape, kernel_size, stride, padding, dilation, ceil_mode[1])
     init = np.array(_max_identity(input.dtype), input.dtype)
     return lax.reduce_window(input, init, lax.max, (1,) * nb + kernel_size, (1,) * nb + stride, pads,
                              window_dilation=(1,) * nb + dilation)
+
+
+@defop("max_pool2d", promote=_float_kernel_rule("max_pool2d"), grad_fn="MaxPool2DWithIndicesBackward0",
+       method=False, prep=_maxpool_prep, kernel="max_pool2d")
+def _max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """``torch.max_pool2d``: max over (dilated) windows, padding never wins."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@defop("max_pool3d", promote=_float_kernel_rule("max_pool3d"), grad_fn="MaxPool3DWithIndicesBackward0",
+       method=False, prep=_maxpool3d_prep, kernel="max_pool3d", autocast={"cpu": "fp32"})
+def _max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """``torch.max_pool3d``: max over (dilated) (T, H, W) windows, padding never wins."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 def _window_index(size, k, s, p, d, out):
@@ -313,32 +366,51 @@ def _window_index(size, k, s, p, d, out):
 
 
 def _max_with_indices(input, k, stride, padding, dilation, out):
-    """(values, flat h*W+w indices) of the first maximum of each window, from gathered window patches."""
-    H, W = input.shape[-2:]
-    ih = _window_index(H, k[0], stride[0], padding[0], dilation[0], out[0])
-    iw = _window_index(W, k[1], stride[1], padding[1], dilation[1], out[1])
-    lo = max(0, -int(ih.min())), max(0, -int(iw.min()))
-    hi = max(0, int(ih.max()) - H + 1), max(0, int(iw.max()) - W + 1)
-    cfg = [(0, 0, 0)] * (input.ndim - 2) + [(lo[0], hi[0], 0), (lo[1], hi[1], 0)]
+    """(values, flat indices over the pooled dims) of the first maximum of each (dilated, padded) window."""
+    size = input.shape[-len(k):]
+    return _max_over_taps(input, [_window_index(size[i], k[i], stride[i], padding[i], dilation[i], out[i])
+                                  for i in range(len(k))])
+
+
+def _max_over_taps(input, taps):
+    """(values, int64 flat indices into the last ``len(taps)`` dims) of the first maximum of each window, from
+    gathered window patches. ``taps[i]``: (out_i, k_i) input positions along dim i; positions outside the input
+    are padding and never chosen."""
+    nd = len(taps)
+    size = input.shape[-nd:]
+    lo = [max(0, -int(t.min())) for t in taps]
+    hi = [max(0, int(t.max()) - n + 1) for t, n in zip(taps, size)]
+    cfg = [(0, 0, 0)] * (input.ndim - nd) + [(a, b, 0) for a, b in zip(lo, hi)]
     xp = lax.pad(input, np.array(_max_identity(input.dtype), input.dtype), cfg)
-    patches = xp[..., (ih + lo[0])[:, None, :, None], (iw + lo[1])[None, :, None, :]]  # (..., oH, oW, kh, kw)
-    patches = patches.reshape(patches.shape[:-2] + (k[0] * k[1],))
+    idx = []
+    for i, t in enumerate(taps):  # tap tables broadcast to (o_1..o_nd, k_1..k_nd)
+        shape = [1] * (2 * nd)
+        shape[i], shape[nd + i] = t.shape
+        idx.append((t + lo[i]).reshape(shape))
+    patches = xp[(Ellipsis,) + tuple(idx)]
+    ks = [t.shape[1] for t in taps]
+    patches = patches.reshape(patches.shape[:patches.ndim - nd] + (int(np.prod(ks)),))
     a = jnp.argmax(patches, axis=-1)
     vals = jnp.take_along_axis(patches, a[..., None], axis=-1)[..., 0]
-    rows = jnp.asarray(ih)[jnp.arange(out[0])[:, None], a // k[1]]
-    cols = jnp.asarray(iw)[jnp.arange(out[1])[None, :], a % k[1]]
-    return vals, (rows * W + cols).astype(jnp.int64)
+    flat, rem, mul = 0, a, 1
+    for i in reversed(range(nd)):
+        o = jnp.arange(taps[i].shape[0]).reshape([-1 if j == i else 1 for j in range(nd)])
+        flat = flat + jnp.asarray(taps[i])[o, rem % ks[i]] * mul
+        rem, mul = rem // ks[i], mul * size[i]
+    return vals, flat.astype(jnp.int64)
 
 
-def _mpi_rule(op, sig, sargs):
-    _float_kernel_rule("max_pool2d")(op, sig, sargs)
-    return (None,), (sig[0][1], D.int64)
-
-
-@defop("max_pool2d_with_indices", promote=_mpi_rule, grad_fn="MaxPool2DWithIndicesBackward0", method=False,
-       function=False, prep=_maxpool_prep, nout=2, kernel="max_pool2d")
+@defop("max_pool2d_with_indices", promote=_indices_rule("max_pool2d"), grad_fn="MaxPool2DWithIndicesBackward0",
+       method=False, function=False, prep=_maxpool_prep, nout=2, kernel="max_pool2d")
 def _max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """(values, int64 flat h*W+w indices) of the first maximum of each window."""
+    return _max_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode[1])
+
+
+@defop("max_pool3d_with_indices", promote=_indices_rule("max_pool3d"), grad_fn="MaxPool3DWithIndicesBackward0",
+       method=False, function=False, prep=_maxpool3d_prep, nout=2, kernel="max_pool3d")
+def _max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """(values, int64 flat (t*H+h)*W+w indices) of the first maximum of each window."""
     return _max_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode[1])
 
 
@@ -350,13 +422,78 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     return _max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-def _avgpool_prep(targs, sargs):
-    kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = sargs
-    k, s, p, d, ceil, out = _pool_args("avg_pool2d", targs[0], kernel_size, stride, padding, 1, ceil_mode)
-    if divisor_override is not None and int(divisor_override) == 0:
-        raise RuntimeError("divisor must be not zero")
-    div = None if divisor_override is None else int(divisor_override)
-    return (k, s, p, (ceil, out), bool(count_include_pad), div)
+def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """``F.max_pool3d`` over (N, C, D, H, W) or (C, D, H, W); ``return_indices`` adds flat int64 indices."""
+    if return_indices:
+        return _max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def _one(name: str, what: str, v, msg: str | None = None) -> int:
+    """A 1-d pooling argument: an int or a 1-sequence (PyTorch's messages otherwise)."""
+    if isinstance(v, (list, tuple)):
+        if len(v) != 1:
+            raise RuntimeError(msg.format(len(v)) if msg else
+                               f"{name}() argument '{what}' should contain one int (got {len(v)})")
+        v = v[0]
+    return int(v)
+
+
+def _check_1d_dims(name: str, input) -> None:
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 "
+                           f"'self' (while checking arguments for {name})")
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """``F.max_pool1d`` over (N, C, L) or (C, L) (``return_indices``: int64 positions along L)."""
+    xs = input._shape
+    if len(xs) not in (2, 3) or any(e == 0 for e in xs[-2:]):
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got:{_shape_str(xs)}")
+    k = _one("max_pool1d", "", kernel_size, "max_pool1d() kernel_size must be an int, list of ints or tuple of ints "
+             "of size 1 but got size {}")
+    s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else _one(
+        "max_pool1d", "", stride, "max_pool1d() stride must be None, an int, list of ints, or tuple of ints of size 1 "
+        "but got size {}")
+    p = _one("max_pool1d", "", padding, "max_pool1d() padding must be an int, list of ints, or tuple of ints of size "
+             "1 but got size {}")
+    d = _one("max_pool1d", "", dilation, "max_pool1d() dilation must be an int, list of ints or tuple of ints of "
+             "size 1 but got size {}")
+    if k <= 0:
+        raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got {k}")
+    if s <= 0:
+        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {s}")
+    if p < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
+    if p > k // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={p} and "
+                           f"kernel_size={k}")
+    if d <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {d}")
+    out = _pool_out(xs[-1], k, p, s, d, ceil_mode)
+    if out <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+    if not input.dtype.is_floating_point or input.dtype in D.FLOAT8:
+        raise no_kernel("max_pool1d_impl", input.dtype)
+    x = input.unsqueeze(-2)
+    if return_indices:
+        v, i = _max_pool2d_with_indices(x, (1, k), (1, s), (0, p), (1, d), ceil_mode)
+        return v.squeeze(-2), i.squeeze(-2)
+    return _max_pool2d(x, (1, k), (1, s), (0, p), (1, d), ceil_mode).squeeze(-2)
+
+
+def _avgpool_prep_for(name: str, nd: int):
+    def prep(targs, sargs):
+        kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = sargs
+        k, s, p, d, ceil, out = _pool_args(name, targs[0], kernel_size, stride, padding, 1, ceil_mode, nd=nd)
+        if divisor_override is not None and int(divisor_override) == 0:
+            raise RuntimeError("divisor must be not zero")
+        div = None if divisor_override is None else int(divisor_override)
+        return (k, s, p, (ceil, out), bool(count_include_pad), div)
+    return prep
 
 
 def _avg_divisor(size, k, s, p, out, include_pad):
@@ -368,55 +505,97 @@ def _avg_divisor(size, k, s, p, out, include_pad):
     return np.minimum(end, size) - np.maximum(start, 0)
 
 
-@defop(promote=_float_kernel_rule("avg_pool2d"), grad_fn="AvgPool2DBackward0", method=False, function=False,
-       prep=_avgpool_prep, kernel="avg_pool2d")
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None):
-    """``F.avg_pool2d``: window sums over the divisor PyTorch uses (padding counted or not, override)."""
+def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """Window sums over the divisor PyTorch uses (padding counted or not, override), any number of dims."""
     _, out = ceil_mode
-    nb = input.ndim - 2
-    pads = _win_pads(input.shape, kernel_size, stride, padding, (1, 1), out)
+    nd = len(kernel_size)
+    nb = input.ndim - nd
+    pads = _win_pads(input.shape, kernel_size, stride, padding, (1,) * nd, out)
     acc = D.opmath(input.dtype)
     total = lax.reduce_window(input.astype(acc), np.array(0, acc), lax.add, (1,) * nb + kernel_size,
                               (1,) * nb + stride, pads)
     if divisor_override is not None:
         div = np.full(out, divisor_override)
     else:
-        H, W = input.shape[-2:]
-        dh = _avg_divisor(H, kernel_size[0], stride[0], padding[0], out[0], count_include_pad)
-        dw = _avg_divisor(W, kernel_size[1], stride[1], padding[1], out[1], count_include_pad)
-        div = dh[:, None] * dw[None, :]
+        size = input.shape[-nd:]
+        div = np.ones((1,) * nd, np.int64)
+        for i in range(nd):
+            di = _avg_divisor(size[i], kernel_size[i], stride[i], padding[i], out[i], count_include_pad)
+            div = div * di.reshape([-1 if j == i else 1 for j in range(nd)])
     div = jnp.asarray(div, acc)
     r = lax.div(total, jnp.broadcast_to(div, total.shape)) if jnp.issubdtype(acc, jnp.integer) else total / div
     return r.astype(input.dtype)
 
 
-def _adaptive_prep(targs, sargs):
-    x = targs[0]
-    xs = x._shape
-    osz = sargs[0]
-    osz = (osz, osz) if osz is None or isinstance(osz, int) else tuple(osz)
-    if len(osz) != 2:
-        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
-    osz = tuple(xs[-2 + i] if o is None else int(o) for i, o in enumerate(osz))
-    if any(o < 0 for o in osz):
-        raise RuntimeError("adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
-                           f"received {{{osz[0]}, {osz[1]}}}")
-    if len(xs) not in (3, 4):
-        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {_shape_str(xs)}")
-    for i in range(1, len(xs)):
-        if xs[i] == 0:
-            raise RuntimeError("adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
-                               f"dimensions, but input has sizes {_shape_str(xs)} with dimension {i} being empty")
-    return (osz,)
+@defop(promote=_float_kernel_rule("avg_pool2d"), grad_fn="AvgPool2DBackward0", method=False, function=False,
+       prep=_avgpool_prep_for("avg_pool2d", 2), kernel="avg_pool2d")
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """``F.avg_pool2d``: window sums over the divisor PyTorch uses (padding counted or not, override)."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
-def _adaptive_rule(op, sig, sargs):
-    dt = sig[0][1]
-    if sargs[0] == (1, 1) and dt.category < D.FLOAT:  # PyTorch computes the 1x1 case with mean()
-        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
-                           f"complex dtype. Got: {dt.short}")
-    return _float_kernel_rule("adaptive_avg_pool2d", allow_int=False)(op, sig, sargs)
+def _avg3d_rule(op, sig, sargs):
+    """PyTorch's CPU avg_pool3d has float, double and integer kernels, no half / bfloat16 one."""
+    if sig[0][1] in (D.float16, D.bfloat16):
+        raise no_kernel("avg_pool3d_out_frame", sig[0][1])
+    return _float_kernel_rule("avg_pool3d_out_frame")(op, sig, sargs)
+
+
+@defop(promote=_avg3d_rule, grad_fn="AvgPool3DBackward0", method=False,
+       function=False, prep=_avgpool_prep_for("avg_pool3d", 3), kernel="avg_pool3d_out_frame", autocast={"cpu": "fp32"})
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """``F.avg_pool3d`` over (N, C, D, H, W) or (C, D, H, W)."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    """``F.avg_pool1d`` over (N, C, L) or (C, L)."""
+    _check_1d_dims("avg_pool1d", input)
+    k = _one("avg_pool1d", "kernel_size", kernel_size)
+    s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else \
+        _one("avg_pool1d", "stride", stride)
+    p = _one("avg_pool1d", "padding", padding)
+    return avg_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), ceil_mode, count_include_pad).squeeze(-2)
+
+
+def _adaptive_prep_for(name: str, nd: int, maxpool: bool = False):
+    def prep(targs, sargs):
+        xs = targs[0]._shape
+        osz = sargs[0]
+        osz = (osz,) * nd if osz is None or isinstance(osz, int) else tuple(osz)
+        if len(osz) != nd:
+            raise RuntimeError(f"{name}(): internal error: output_size.size() must be {nd}" if maxpool else
+                               f"{name}: output_size must be {nd}")
+        osz = tuple(xs[-nd + i] if o is None else int(o) for i, o in enumerate(osz))
+        if any(o < 0 for o in osz):
+            if maxpool:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {min(osz)}: "
+                                   f"{_shape_str(tuple(xs[:-nd]) + osz)}")
+            got = ", ".join(map(str, osz)) if nd == 2 else f"{osz[0]}, {osz[1]},{osz[2]}"  # (torch's spacing)
+            raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received "
+                               f"{{{got}}}")
+        if len(xs) not in (nd + 1, nd + 2):
+            raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got"
+                               f"{':' if maxpool else ''} {_shape_str(xs)}")
+        for i in range(1, len(xs)):
+            if xs[i] == 0:
+                raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but "
+                                   f"input has sizes {_shape_str(xs)} with dimension {i} being empty")
+        return (osz,)
+    return prep
+
+
+def _adaptive_rule(kernel: str):
+    def rule(op, sig, sargs):
+        dt = sig[0][1]
+        if all(o == 1 for o in sargs[0]) and dt.category < D.FLOAT:  # PyTorch computes the 1x1 case with mean()
+            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point "
+                               f"or complex dtype. Got: {dt.short}")
+        return _float_kernel_rule(kernel, allow_int=False)(op, sig, sargs)
+    return rule
 
 
 def _adaptive_matrix(size: int, out: int) -> np.ndarray:
@@ -429,13 +608,73 @@ def _adaptive_matrix(size: int, out: int) -> np.ndarray:
     return m / np.maximum(end - start, 1)[:, None]
 
 
-@defop(promote=_adaptive_rule, method=False, function=False, prep=_adaptive_prep, kernel="adaptive_avg_pool2d",
+def _adaptive_avg(input, output_size):
+    """Windows [floor(i*H/oH), ceil((i+1)*H/oH)) per pooled dim, as averaging matrices (one einsum)."""
+    nd = len(output_size)
+    acc = D.opmath(input.dtype)
+    ms = [jnp.asarray(_adaptive_matrix(input.shape[-nd + i], output_size[i]), acc) for i in range(nd)]
+    spec = {2: "...hw,oh,pw->...op", 3: "...dhw,od,ph,qw->...opq"}[nd]
+    r = jnp.einsum(spec, input.astype(acc), *ms, precision=lax.Precision.HIGHEST)
+    return r.astype(input.dtype)
+
+
+@defop(promote=_adaptive_rule("adaptive_avg_pool2d"), method=False, function=False,
+       prep=_adaptive_prep_for("adaptive_avg_pool2d", 2), kernel="adaptive_avg_pool2d",
        grad_fn=lambda targs, sargs: "MeanBackward1" if sargs[0] == (1, 1) else "AdaptiveAvgPool2DBackward0")
 def adaptive_avg_pool2d(input, output_size):
     """``F.adaptive_avg_pool2d``: windows [floor(i*H/oH), ceil((i+1)*H/oH)) (output need not divide input)."""
+    return _adaptive_avg(input, output_size)
+
+
+@defop(promote=_adaptive_rule("adaptive_avg_pool3d_cpu"), method=False, function=False,
+       prep=_adaptive_prep_for("adaptive_avg_pool3d", 3), kernel="adaptive_avg_pool3d_cpu", autocast={"cpu": "fp32"},
+       grad_fn=lambda targs, sargs: "MeanBackward1" if sargs[0] == (1, 1, 1) else "AdaptiveAvgPool3DBackward0")
+def adaptive_avg_pool3d(input, output_size):
+    """``F.adaptive_avg_pool3d`` over (N, C, D, H, W) or (C, D, H, W)."""
+    return _adaptive_avg(input, output_size)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """``F.adaptive_avg_pool1d`` over (N, C, L) or (C, L)."""
+    _check_1d_dims("adaptive_avg_pool1d", input)
+    if output_size is None:
+        raise TypeError("adaptive_avg_pool1d(): argument 'output_size' (position 2) must be tuple of ints, not "
+                        "NoneType")
+    o = _one("adaptive_avg_pool1d", "output_size", output_size)
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, o)).squeeze(-2)
+
+
+def _adaptive_taps(size: int, out: int) -> np.ndarray:
+    """(out, kmax) input positions of PyTorch's adaptive windows; a shorter window's spare taps point past the
+    input (padding, never the maximum)."""
+    i = np.arange(out)
+    start = (i * size) // out
+    end = -((-(i + 1) * size) // out)
+    t = start[:, None] + np.arange(int((end - start).max()))[None, :]
+    return np.where(t < end[:, None], t, size)
+
+
+@defop("adaptive_max_pool2d", promote=_indices_rule("adaptive_max_pool2d", allow_int=False),
+       grad_fn="AdaptiveMaxPool2DBackward0", method=False, function=False, nout=2,
+       prep=_adaptive_prep_for("adaptive_max_pool2d", 2, maxpool=True), kernel="adaptive_max_pool2d")
+def _adaptive_max_pool2d(input, output_size):
+    """(values, int64 flat h*W+w indices) of the first maximum of each adaptive window."""
+    if 0 in output_size:
+        shape = input.shape[:-2] + tuple(output_size)
+        return jnp.zeros(shape, input.dtype), jnp.zeros(shape, jnp.int64)
     H, W = input.shape[-2:]
-    acc = D.opmath(input.dtype)
-    mh = jnp.asarray(_adaptive_matrix(H, output_size[0]), acc)
-    mw = jnp.asarray(_adaptive_matrix(W, output_size[1]), acc)
-    r = jnp.einsum("...hw,oh,pw->...op", input.astype(acc), mh, mw, precision=lax.Precision.HIGHEST)
-    return r.astype(input.dtype)
+    return _max_over_taps(input, [_adaptive_taps(H, output_size[0]), _adaptive_taps(W, output_size[1])])
+
+
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    """``F.adaptive_max_pool2d`` (``None`` in ``output_size`` keeps that input size)."""
+    v, i = _adaptive_max_pool2d(input, output_size)
+    return (v, i) if return_indices else v
+
+
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
+    """``F.adaptive_max_pool1d`` over (N, C, L) or (C, L)."""
+    _check_1d_dims("adaptive_max_pool1d", input)
+    o = _one("adaptive_max_pool1d", "output_size", output_size)
+    v, i = _adaptive_max_pool2d(input.unsqueeze(-2), (1, o))
+    return (v.squeeze(-2), i.squeeze(-2)) if return_indices else v.squeeze(-2)

@@ -1,4 +1,5 @@
-"""Distance ops: ``cosine_similarity`` and ``pairwise_distance`` (``torch.*`` and ``torch.nn.functional.*``).
+"""Distance ops: ``cosine_similarity`` and ``pairwise_distance`` (``torch.*`` and ``torch.nn.functional.*``), and
+``torch.cdist``.
 
 Each is one ``@defop`` with a composite jax body and the grad_fn name of PyTorch's outermost node
 (``SumBackward1``, ``NormBackward1``). Norms accumulate float16/bfloat16 in float32 and have a zero gradient
@@ -16,6 +17,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _promotion as P
 from .. import dtypes as D
@@ -23,7 +25,7 @@ from .._tensor.tensor import _wrap_dim
 from ._registry import defop
 from .reduction import _safe_root
 
-__all__: list = ["cosine_similarity", "pairwise_distance"]
+__all__: list = ["cosine_similarity", "pairwise_distance", "cdist"]
 
 _LOW = (jnp.float16, jnp.bfloat16)
 
@@ -93,3 +95,64 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     if d.ndim == 0:
         return _vector_norm(d, p, None, False)
     return _vector_norm(d, p, d.ndim - 1, keepdim)
+
+
+# ---- cdist ------------------------------------------------------------------------------------------------------------
+_CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
+                "donot_use_mm_for_euclid_dist": 2}
+
+
+def _cdist_prep(targs, sargs):
+    p, mode = sargs
+    if mode not in _CDIST_MODES:
+        raise ValueError(f"{mode} is not a valid value for compute_mode")
+    x1, x2 = targs
+    for name, x in (("X1", x1), ("X2", x2)):
+        if len(x._shape) < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {len(x._shape)}D")
+    if x1._shape[-1] != x2._shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1._shape[-1]} X2: {x2._shape[-1]}")
+    m = _CDIST_MODES[mode]
+    use_mm = p == 2 and (m == 1 or (m == 0 and (x1._shape[-2] > 25 or x2._shape[-2] > 25))) and \
+        math.prod(x1._shape) > 0 and math.prod(x2._shape) > 0
+    return (float(p), use_mm)
+
+
+def _cdist_rule(op, sig, sargs):
+    a, b = sig[0][1], sig[1][1]
+    for name, d in (("X1", a), ("X2", b)):
+        if d.category != D.FLOAT:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {d.short}")
+    if a is not b:
+        raise RuntimeError(f"expected scalar type {a.short} but found {b.short}")
+    if a not in (D.float32, D.float64):
+        raise P.no_kernel("cdist", a)
+    if sargs[0] < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    return (None, None), (a,)
+
+
+def _cdist_check(targs, sargs):
+    from ._dispatch import broadcast_shapes
+    broadcast_shapes(targs[0]._shape[:-2], targs[1]._shape[:-2])
+
+
+@defop(kernel="cdist", promote=_cdist_rule, tensors=2, method=False, prep=_cdist_prep, check=_cdist_check, autocast="fp32",
+       grad_fn=lambda targs, sargs: "ViewBackward0" if sargs[1] else "CdistBackward0")
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """p-norm distances between the rows of ``x1`` (.., P, M) and ``x2`` (.., R, M) -> (.., P, R), batch dims
+    broadcast. For p = 2 with more than 25 rows (or ``compute_mode='use_mm_for_euclid_dist'``) PyTorch's
+    matmul form ``sqrt(max(|a|^2 - 2ab + |b|^2, 0))``, else the direct one (zero gradient at zero distance).
+    (``compute_mode`` arrives here as that choice.)"""
+    b = np.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+    x1 = jnp.broadcast_to(x1, b + x1.shape[-2:])
+    x2 = jnp.broadcast_to(x2, b + x2.shape[-2:])
+    if compute_mode:
+        n1 = jnp.sum(x1 * x1, -1, keepdims=True)
+        n2 = jnp.sum(x2 * x2, -1, keepdims=True)
+        a = jnp.concatenate([x1 * jnp.asarray(-2, x1.dtype), n1, jnp.ones_like(n1)], -1)
+        c = jnp.concatenate([x2, jnp.ones_like(n2), n2], -1)
+        return jnp.sqrt(jnp.maximum(a @ jnp.swapaxes(c, -1, -2), jnp.zeros((), x1.dtype)))
+    if x1.shape[-1] == 0:
+        return jnp.zeros(x1.shape[:-1] + x2.shape[-2:-1], x1.dtype)
+    return _vector_norm(x1[..., :, None, :] - x2[..., None, :, :], p, -1, False)

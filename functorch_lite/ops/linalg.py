@@ -1,11 +1,13 @@
-"""Matrix products (spec §9.4, §9.5): no dtype promotion (PRO-33), PyTorch's shape errors."""
+"""Matrix products (spec §9.4, §9.5): no dtype promotion (PRO-33), PyTorch's shape errors; and torch.linalg's
+matrix_power, cross, vecdot, multi_dot (their public functions are in ``functorch_lite/linalg.py``)."""
 from __future__ import annotations
 
 import jax.numpy as jnp
 
 from .. import dtypes as D
 from ._registry import defop
-from .._promotion import no_kernel
+from .._promotion import _cname, no_kernel
+from .._tensor.tensor import _wrap_dim
 
 
 def _mm_check(targs, sargs):
@@ -234,3 +236,173 @@ def einsum(equation, *operands):
 
 
 FUNCTIONS = {"einsum": einsum}
+
+
+# ---- torch.linalg's products: matrix_power, cross, vecdot, multi_dot (public in functorch_lite/linalg.py) ----------
+def _mpow_prep(targs, sargs):
+    s = targs[0]._shape
+    if len(s) < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 dimensions.")
+    if s[-1] != s[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are {s[-2]} by {s[-1]} "
+                           "matrices")
+    return sargs
+
+
+def _mpow_rule(op, sig, sargs):
+    dt = sig[0][1]
+    if dt is D.bool and sargs[0] >= 2:
+        raise no_kernel("addmm_impl_cpu_", dt)
+    return (None,), (dt,)
+
+
+def _mpow_name(targs, sargs):
+    n = sargs[0]
+    if n in (0, 1):
+        return ("CopyBackwards", "CloneBackward0")[n]
+    return "MmBackward0" if len(targs[0]._shape) == 2 else "UnsafeViewBackward0"
+
+
+@defop("linalg_matrix_power", autocast="lower", promote=_mpow_rule, grad_fn=_mpow_name, prep=_mpow_prep,
+       method=False, function=False, float8=True)
+def _matrix_power(A, n):
+    """``A^n`` for n >= 0 in PyTorch's multiplication order (the wrapper inverts A for n < 0)."""
+    if n == 0:
+        return jnp.broadcast_to(jnp.eye(A.shape[-1], dtype=A.dtype), A.shape)
+    if n in (1, 2, 3):
+        return A if n == 1 else (_mm(A, A) if n == 2 else _mm(_mm(A, A), A))
+    z = result = None
+    while n > 0:
+        bit, n = n % 2, n // 2
+        z = A if z is None else _mm(z, z)
+        if bit:
+            result = z if result is None else _mm(result, z)
+    return result
+
+
+def _cross_prep(targs, sargs):
+    a, b = targs
+    if len(a._shape) != len(b._shape):
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    d = _wrap_dim(sargs[0], len(a._shape))
+    if a._shape[d] != 3 or b._shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {sargs[0]} must have length 3. Got {a._shape[d]} and "
+                           f"{b._shape[d]}")
+    from ._dispatch import broadcast_shapes
+    broadcast_shapes(a._shape, b._shape)
+    return (d,)
+
+
+def _cross_rule(op, sig, sargs):
+    a, b = sig[0][1], sig[1][1]
+    if a is not b:
+        raise RuntimeError(f"expected scalar type {a.short} but found {b.short}")
+    if a is D.bool:
+        raise no_kernel("cross", a)
+    return (None, None), (a,)
+
+
+@defop("linalg_cross", promote=_cross_rule, grad_fn="LinalgCrossBackward0", tensors=2, prep=_cross_prep,
+       method=False, function=False, kernel="cross")
+def _cross(input, other, dim):
+    a, b = jnp.broadcast_arrays(input, other)
+    return jnp.cross(a, b, axis=dim)
+
+
+def _vecdot_rule(op, sig, sargs):
+    a, b = sig[0][1], sig[1][1]
+    if a.category < D.FLOAT:
+        raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. Got {a.short}")
+    if a is not b:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type {a.short} and "
+                           f"y of type {b.short} instead")
+    return (None, None), (a,)
+
+
+def _vecdot_prep(targs, sargs):
+    from ._dispatch import broadcast_shapes
+    shape = broadcast_shapes(targs[0]._shape, targs[1]._shape)
+    return (_wrap_dim(sargs[0], len(shape)),)
+
+
+@defop("linalg_vecdot", autocast="lower", promote=_vecdot_rule, grad_fn="SumBackward1", tensors=2, prep=_vecdot_prep, method=False,
+       function=False, kernel="sum_cpu")
+def _vecdot(x, y, dim):
+    """``sum(conj(x) * y, dim)`` over the broadcast inputs."""
+    p = jnp.conj(x) * y
+    return jnp.sum(p.astype(jnp.float32) if p.dtype in (jnp.float16, jnp.bfloat16) else p, dim)
+
+
+def _chain_order(dims):
+    """PyTorch's multi_dot order: a cost comparison for three matrices, else the matrix-chain DP (first
+    minimal split). ``dims[i], dims[i+1]``: the shape of matrix i. Returns a nested tuple of indices."""
+    n = len(dims) - 1
+    if n == 2:
+        return (0, 1)
+    if n == 3:
+        a, b, c, d = dims
+        return (0, (1, 2)) if (a * c) * (b + d) > (b * d) * (a + c) else ((0, 1), 2)
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+
+    def tree(i, j):
+        return i if i == j else (tree(i, split[i][j]), tree(split[i][j] + 1, j))
+    return tree(0, n - 1)
+
+
+def _multi_dot_prep(targs, sargs):
+    ts = list(targs[0])
+    n = len(ts)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    for i, t in enumerate(ts):
+        nd = len(t._shape)
+        if i == 0 and nd not in (1, 2):
+            raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got {nd}D")
+        if i == n - 1 and nd not in (1, 2):
+            raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {nd}D")
+        if 0 < i < n - 1 and nd != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {nd}D")
+        if t.dtype is not ts[0].dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                               f"{_cname(ts[0].dtype)} and tensor {i} {_cname(t.dtype)}")
+    shapes = [tuple(t._shape) for t in ts]
+    shapes[0] = (1,) + shapes[0] if len(shapes[0]) == 1 else shapes[0]
+    shapes[-1] = shapes[-1] + (1,) if len(shapes[-1]) == 1 else shapes[-1]
+    for i in range(n - 1):
+        if shapes[i][1] != shapes[i + 1][0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes {list(ts[i]._shape)} and "
+                               f"{list(ts[i + 1]._shape)} cannot be multiplied")
+    return (_chain_order([s[0] for s in shapes] + [shapes[-1][1]]),)
+
+
+def _multi_dot_rule(op, sig, sargs):
+    dt = sig[0][1]
+    if dt is D.bool:
+        raise no_kernel("addmm_impl_cpu_", dt)
+    return (None,) * len(sig), (dt,)
+
+
+@defop("linalg_multi_dot", autocast="lower", promote=_multi_dot_rule, grad_fn="ViewBackward0", tensors="list", prep=_multi_dot_prep,
+       method=False, function=False, device_check="cat", float8=True)
+def _multi_dot(tensors, order):
+    """The chain product of ``tensors`` in the cheapest order (the first/last may be vectors)."""
+    ms = [t[None, :] if i == 0 and t.ndim == 1 else t for i, t in enumerate(tensors)]
+    ms[-1] = ms[-1][:, None] if tensors[-1].ndim == 1 else ms[-1]
+
+    def run(node):
+        return ms[node] if isinstance(node, int) else _mm(run(node[0]), run(node[1]))
+    r = run(order)
+    if tensors[0].ndim == 1:
+        r = r[0]
+    if tensors[-1].ndim == 1:
+        r = r[..., 0]
+    return r

@@ -2,6 +2,9 @@
 one autograd Node, carrying PyTorch's grad_fn name (spec §6.6)."""
 from __future__ import annotations
 
+import math
+import warnings
+
 import jax
 import jax.numpy as jnp
 
@@ -248,27 +251,111 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, label_smoothing
     return (1 - label_smoothing) * nll + (label_smoothing / nc) * smooth
 
 
-@defop("_dropout", promote=_dropout_rule, grad_fn="MulBackward0", tensors=2, method=False, function=False,
-       kernel="bernoulli_scalar_cpu_")
-def _dropout(input, key, p):
-    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``; ``key`` is raw key data."""
-    keep = jax.random.bernoulli(jax.random.wrap_key_data(key), 1.0 - p, input.shape)
-    return jnp.where(keep, input * jnp.asarray(1.0 / (1.0 - p), input.dtype), jnp.zeros_like(input))
+_SELU_ALPHA = 1.7580993408473766  # ATen's alpha_dropout constant (SELU's scale * alpha)
 
 
-def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
-    """``F.dropout``: identity when not training or ``p == 0``; all zeros when ``p == 1``."""
+@defop("_dropout", promote=_dropout_rule, tensors=2, method=False, function=False, kernel="bernoulli_scalar_cpu_",
+       grad_fn=lambda targs, sargs: "AddBackward0" if sargs[2] else "MulBackward0", inplace=True)
+def _dropout(input, key, p, feature=False, alpha=False):
+    """ATen's ``_dropout_impl``: keep each element (``feature``: each (N, C) channel, the mask broadcast over
+    the spatial dims) with probability ``1 - p``, the kept scaled by ``1/(1-p)``; ``alpha``: alpha dropout's
+    affine map instead (the dropped take SELU's saturation value; mean and variance are kept). ``key`` is raw
+    key data."""
+    if not feature and not alpha:
+        keep = jax.random.bernoulli(jax.random.wrap_key_data(key), 1.0 - p, input.shape)
+        return jnp.where(keep, input * jnp.asarray(1.0 / (1.0 - p), input.dtype), jnp.zeros_like(input))
+    dt = input.dtype
+    shape = input.shape[:2] + (1,) * (input.ndim - 2) if feature else input.shape
+    noise = jax.random.bernoulli(jax.random.wrap_key_data(key), 1.0 - p, shape).astype(dt)
+    if not alpha:  # noise.div_(1 - p); input * noise
+        return input * (noise / jnp.asarray(1.0 - p, dt))
+    a = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
+    b = (noise - 1) * jnp.asarray(_SELU_ALPHA * a, dt) + jnp.asarray(_SELU_ALPHA * a * p, dt)
+    return input * (noise * jnp.asarray(a, dt)) + b
+
+
+def _dropout_impl(input, p, training, inplace, feature=False, alpha=False):
+    """The shared body of ``F.dropout`` and its feature / alpha variants (ATen's ``_dropout_impl``)."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0:
+    if not training or p == 0.0 or (feature or alpha) and input.numel() == 0:
         return input
+    if feature and input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     if p == 1.0:
-        return input * 0.0
+        return input.mul_(0.0) if inplace and (feature or alpha) else input * 0.0
     from .. import random as _random
     from .._tensor.tensor import Tensor
     key = jax.random.key_data(_random.default_generator.next_key())
     kt = Tensor._from_array(_on_device_of(key, input._array), D.uint32, input.device)
-    out = _dropout(input, kt, float(p))
+    if inplace and (feature or alpha):  # ATen's feature_dropout_ / alpha_dropout_: one in-place op (its grad_fn)
+        from ._registry import OPS
+        return OPS["_dropout"].fn_inplace(input, kt, float(p), bool(feature), bool(alpha))
+    out = _dropout(input, kt, float(p), bool(feature), bool(alpha))
     if inplace:
         return input.copy_(out)
     return out
+
+
+def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """``F.dropout``: identity when not training or ``p == 0``; all zeros when ``p == 1``."""
+    return _dropout_impl(input, p, training, inplace)
+
+
+def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
+    """``F.alpha_dropout`` (for SELU networks): dropped elements take the saturation value, then an affine map
+    restores the mean and variance; identity when not training."""
+    return _dropout_impl(input, p, training, inplace, alpha=True)
+
+
+def feature_alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
+    """``F.feature_alpha_dropout``: alpha dropout of whole channels (dims 0 and 1 index them)."""
+    return _dropout_impl(input, p, training, inplace, feature=True, alpha=True)
+
+
+def _feature_dropout_nd(name, nd, input, p, training, inplace):
+    """dropout1d / dropout3d: (C, *spatial) inputs are a batch of one; dropout2d keeps PyTorch's historical
+    (N, C, L) reading of 3-d inputs (with its warning)."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    dim = input.dim()
+    spatial = {1: "1 spatial dimension", 2: "2 spatial dimensions", 3: "3 spatial dimensions"}[nd]
+    if dim not in (nd + 1, nd + 2):
+        if nd == 1:
+            raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {dim}D input. Note that dropout1d "
+                               "exists to provide channel-wise dropout on inputs with 1 spatial dimension, a channel "
+                               "dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+        warnings.warn(f"{name}: Received a {dim}-D input to {name}, which is deprecated and will result in an error "
+                      "in a future release. To retain the behavior and silence this warning, please use dropout "
+                      f"instead. Note that {name} exists to provide channel-wise dropout on inputs with {spatial}, "
+                      f"a channel dimension, and an optional batch dimension (i.e. {nd + 1}D or {nd + 2}D inputs).",
+                      stacklevel=3)
+    if nd == 2:
+        if dim == 3:
+            warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                          "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                          "This behavior will change in a future release to interpret the input as one without a "
+                          "batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, "
+                          "please switch to using dropout1d instead.", stacklevel=3)
+        return _dropout_impl(input, p, training, inplace, feature=True)
+    if dim == nd + 2:
+        return _dropout_impl(input, p, training, inplace, feature=True)
+    if inplace:  # (through a batch-of-one view: written into ``input``, which is returned, as torch's
+        _dropout_impl(input.unsqueeze(0), p, training, True, feature=True)  # unsqueeze_ / squeeze_ pair)
+        return input
+    return _dropout_impl(input.unsqueeze(0), p, training, False, feature=True).squeeze(0)
+
+
+def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """``F.dropout1d``: zero whole channels of (N, C, L) or (C, L) input, scale the rest by ``1/(1-p)``."""
+    return _feature_dropout_nd("dropout1d", 1, input, p, training, inplace)
+
+
+def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """``F.dropout2d``: zero whole channels of (N, C, H, W) input, scale the rest by ``1/(1-p)``."""
+    return _feature_dropout_nd("dropout2d", 2, input, p, training, inplace)
+
+
+def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """``F.dropout3d``: zero whole channels of (N, C, D, H, W) or (C, D, H, W) input, scale the rest."""
+    return _feature_dropout_nd("dropout3d", 3, input, p, training, inplace)

@@ -50,6 +50,8 @@ class Adagrad(Optimizer):
     >>> (w * w).sum().backward(); opt.step()
     """
 
+    _real_only = True  # (PyTorch steps a complex parameter as its view_as_real pairs)
+
     def __init__(self, params: Iterable, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,
                  maximize: bool = False, differentiable: bool = False, fused: bool | None = None):

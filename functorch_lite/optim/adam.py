@@ -70,6 +70,8 @@ class Adam(Optimizer):
     >>> (w * w).sum().backward(); opt.step()
     """
 
+    _real_only = True  # (PyTorch steps a complex parameter as its view_as_real pairs)
+
     def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False, differentiable: bool = False,

@@ -131,6 +131,7 @@ class Optimizer:
     (PyTorch state names present for a group)."""
 
     _hyper_names: tuple = ()
+    _scalar_state: tuple = ("step",)  # float32 0-d state entries (NAdam's mu_product, ASGD's eta and mu too)
 
     def __init__(self, params: Iterable, defaults: dict):
         if isinstance(params, Tensor):
@@ -266,7 +267,7 @@ class Optimizer:
             new = {}
             for name in self._fields_of(group):
                 arr = getattr(inner, name)
-                dt = p.dtype if name != "step" else _float32()
+                dt = p.dtype if name not in self._scalar_state else _float32()
                 new[name] = Tensor._from_array(arr, dt, p.device)
             if new:  # SGD without momentum keeps no state (``optimizer.state`` stays empty, as in PyTorch)
                 if _storage.SET_LOG[0] is not None:
@@ -308,7 +309,12 @@ class Optimizer:
                     self._refresh_views(p, group)
         return loss
 
+    # a transform written for real parameters (squares of gradients): a complex one is refused (refuse_complex)
+    _real_only = False
+
     def _init_state(self, key: tuple, arr) -> Any:
+        if self._real_only:
+            refuse_complex(type(self).__name__, arr)
         return self._make_tx(key).init(arr).inner_state
 
     # ---- state dict ----------------------------------------------------------------------------------------
@@ -332,7 +338,8 @@ class Optimizer:
                     inner = self._ostate[p]
                     state[index[id(p)]] = {
                         name: Tensor._from_array(jnp.array(getattr(inner, name), copy=True),
-                                                 p.dtype if name != "step" else _float32(), p.device)
+                                                 p.dtype if name not in self._scalar_state else _float32(),
+                                                 p.device)
                         for name in self._fields_of(group)}
                 elif dict.get(self.state, p) and p not in self._ostate:  # a custom optimizer's own state
                     state[index[id(p)]] = dict(dict.__getitem__(self.state, p))
@@ -401,6 +408,14 @@ def _cast_like(v, p, name):
     if name != "step" and v.dtype.is_floating_point:
         return v.to(dtype=p.dtype, device=p.device)
     return v.to(device=p.device)
+
+
+def refuse_complex(name: str, arr) -> None:
+    """For transforms written for real parameters: PyTorch steps a complex parameter as its view_as_real pairs;
+    here a complex one is refused rather than stepped with complex arithmetic (a different answer)."""
+    if jnp.iscomplexobj(arr):
+        raise RuntimeError(f"functorch_lite.optim.{name}: complex parameters are not supported (PyTorch optimizes "
+                           "them as their view_as_real pairs)")
 
 
 def _float32():

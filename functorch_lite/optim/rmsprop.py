@@ -66,6 +66,8 @@ class RMSprop(Optimizer):
     >>> (w * w).sum().backward(); opt.step()
     """
 
+    _real_only = True  # (PyTorch steps a complex parameter as its view_as_real pairs)
+
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False, differentiable: bool = False):

@@ -223,9 +223,19 @@ FORWARD_ONLY = {
 def _merge():
     """Cases of the nn op files live beside their tests (one file per area)."""
     import _cases_attn, _cases_conv, _cases_loss, _cases_norm, _cases_quant, _cases_complex, _cases_added
-    for m in (_cases_conv, _cases_norm, _cases_attn, _cases_loss, _cases_quant, _cases_complex, _cases_added):
+    import _cases_rnn
+    for m in (_cases_conv, _cases_norm, _cases_attn, _cases_loss, _cases_quant, _cases_complex, _cases_added,
+              _cases_rnn):
         CASES.update(m.CASES)
         FORWARD_ONLY.update(m.FORWARD_ONLY)
 
 
 _merge()
+
+import _cases_linalg  # noqa: E402  (torch.linalg, unique / bincount / histc / quantile / searchsorted, cdist)
+CASES.update(_cases_linalg.CASES)
+FORWARD_ONLY.update(_cases_linalg.FORWARD_ONLY)
+
+import _cases_dist  # noqa: E402  (the private ops of functorch_lite/distributions/_ops.py)
+CASES.update(_cases_dist.CASES)
+FORWARD_ONLY.update(_cases_dist.FORWARD_ONLY)

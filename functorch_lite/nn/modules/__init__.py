@@ -1,12 +1,15 @@
 """nn modules."""
 from .module import Module, _IncompatibleKeys, RemovableHandle  # noqa: F401
 from .container import Sequential, ModuleList, ModuleDict, ParameterList  # noqa: F401
+from .container import ParameterDict  # noqa: F401
 from .layers import (  # noqa: F401
     Identity, Linear, ReLU, Tanh, Sigmoid, SiLU, GELU, Softmax, LogSoftmax, Flatten, Dropout,
     MSELoss, NLLLoss, CrossEntropyLoss,
 )
+from .layers import Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout  # noqa: F401
 from .conv import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .activation import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403

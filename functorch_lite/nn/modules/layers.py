@@ -110,6 +110,54 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
+class _DropoutNd(Module):
+    """Shared ``p`` / ``inplace`` state of the channel-wise and alpha dropouts (PyTorch's ``_DropoutNd``)."""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout1d(_DropoutNd):
+    """Zero whole channels of (N, C, L) / (C, L) input with probability ``p`` (``F.dropout1d``)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(_DropoutNd):
+    """Zero whole channels of (N, C, H, W) input with probability ``p`` (``F.dropout2d``)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(_DropoutNd):
+    """Zero whole channels of (N, C, D, H, W) / (C, D, H, W) input with probability ``p`` (``F.dropout3d``)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    """Alpha dropout for SELU networks: keeps zero mean and unit variance (``F.alpha_dropout``)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels (``F.feature_alpha_dropout``)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.feature_alpha_dropout(input, self.p, self.training)
+
+
 class _Loss(Module):
     def __init__(self, reduction: str = "mean") -> None:
         super().__init__()

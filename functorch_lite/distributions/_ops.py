@@ -1,0 +1,179 @@
+"""The few kernels the distributions need that the facade has no public op for: samplers (PyTorch's
+``_standard_gamma``, ``poisson``, ``binomial``; categorical draws as ``multinomial`` with replacement;
+Dirichlet draws are normalised gamma draws), ``linalg.solve_triangular`` for ``MultivariateNormal`` (its
+Cholesky factor comes from ``functorch_lite.linalg.cholesky``) and ``special.gammainc`` for ``Gamma.cdf``.
+
+The differentiable ones (gamma draws, ``gammainc``, ``solve_triangular``) are private ``@defop``s (no Tensor
+method, no ``functorch_lite.*`` function), so autograd and compile work as for every other op. The discrete
+samplers have no gradient: each is one cached jitted draw, as ``multinomial`` in ``ops/creation.py``.
+
+Every draw takes one ``Generator.next_key()`` (the gamma op receives its raw key data as a uint32 tensor, as
+``_dropout`` does): ``manual_seed`` reproduces it, and under ``compile`` the key is the traced generator state,
+fresh per call.
+
+Gradients of gamma draws are reparameterised: JAX's implicit gradient of the sample with respect to its
+concentration, the quantity of PyTorch's ``_standard_gamma_grad``. A Dirichlet draw is differentiated through
+the normalisation of its gamma draws: an exact reparameterisation whose per-sample gradient can differ from
+PyTorch's ``_dirichlet_grad`` while its expectation is the same.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .. import dtypes as D
+from .. import random as _random
+from .. import _promotion as P
+from .._promotion import no_kernel
+from .._tensor.tensor import Tensor
+from ..ops._registry import defop
+from ..ops.nn_ops import _on_device_of
+
+__all__: list = []
+
+_LAPACK = (D.float32, D.float64, D.complex64, D.complex128)
+
+
+def _gen(generator):
+    return generator if generator is not None else _random.default_generator
+
+
+def _acc(dt):
+    """float16/bfloat16 sample in float32, as PyTorch's CPU kernels accumulate."""
+    return jnp.float32 if dt in (jnp.float16, jnp.bfloat16) else dt
+
+
+def _check_float(t: Tensor, kernel: str, half: bool = True):
+    dt = t.dtype
+    if dt.category != D.FLOAT or dt in D.FLOAT8 or (not half and dt in (D.float16, D.bfloat16)):
+        raise no_kernel(kernel, dt)
+
+
+# ---- gamma draws (differentiable) -------------------------------------------------------------------------------
+def _gamma_rule(op, sig, sargs):
+    dt = sig[0][1]
+    if dt not in (D.float32, D.float64):
+        raise no_kernel("gamma_cpu", dt)
+    return (None, None), (dt,)
+
+
+@defop("_dist_standard_gamma", promote=_gamma_rule, grad_fn="StandardGammaBackward0", tensors=2, method=False,
+       function=False, broadcast=False, kernel="gamma_cpu")
+def _standard_gamma(concentration, key):
+    """Gamma(concentration, 1) draws in ``concentration``'s shape, at least the dtype's ``tiny`` (PyTorch clamps
+    the sample, not its gradient); ``key`` is raw key data."""
+    x = jax.random.gamma(jax.random.wrap_key_data(key), concentration, concentration.shape, concentration.dtype)
+    tiny = jnp.asarray(jnp.finfo(concentration.dtype).tiny, concentration.dtype)
+    return x + jax.lax.stop_gradient(jnp.maximum(x, tiny) - x)
+
+
+def standard_gamma(concentration: Tensor, generator=None) -> Tensor:
+    """``torch._standard_gamma``: reparameterised Gamma(concentration, 1) draws."""
+    key = jax.random.key_data(_gen(generator).next_key())
+    kt = Tensor._from_array(_on_device_of(key, concentration._array), D.uint32, concentration.device)
+    return _standard_gamma(concentration, kt)
+
+
+def sample_dirichlet(concentration: Tensor, generator=None) -> Tensor:
+    """One Dirichlet draw per row of ``concentration``: normalised gamma draws, as PyTorch's
+    ``_sample_dirichlet`` (so the gradient is that of the gamma draws through the normalisation)."""
+    x = standard_gamma(concentration, generator)
+    return x / x.sum(-1, keepdim=True)
+
+
+# ---- discrete draws (no gradient) -------------------------------------------------------------------------------
+_DRAWS: dict = {}
+
+
+def _draw(kind, static, fn, *tensors, generator=None):
+    """Run the cached jitted draw ``fn(key, *arrays)`` for (kind, static) and wrap it in the first tensor's dtype
+    (int64 for ``categorical``) and device."""
+    f = _DRAWS.get((kind, static))
+    if f is None:
+        f = _DRAWS[(kind, static)] = jax.jit(fn)
+    like = tensors[0]
+    out = f(_gen(generator).next_key(), *[t._array for t in tensors])
+    return Tensor._from_array(out, D.int64 if kind == "categorical" else like.dtype, like.device)
+
+
+def poisson(rate: Tensor, generator=None) -> Tensor:
+    """``torch.poisson``: Poisson(rate) counts in ``rate``'s shape and dtype."""
+    _check_float(rate, "poisson_cpu")
+
+    def fn(k, r):
+        return jax.random.poisson(k, r.astype(_acc(r.dtype)), r.shape, jnp.int64).astype(r.dtype)
+    return _draw("poisson", (), fn, rate, generator=generator)
+
+
+def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
+    """``torch.binomial``: Binomial(count, prob) counts (both of one shape), in ``count``'s dtype."""
+    if count.dtype.category != D.FLOAT:
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: {count.dtype.short}")
+    _check_float(count, "binomial_cpu", half=False)
+
+    def fn(k, n, p):
+        acc = _acc(n.dtype)
+        return jax.random.binomial(k, n.astype(acc), p.astype(acc), n.shape, acc).astype(n.dtype)
+    return _draw("binomial", (), fn, count, prob, generator=generator)
+
+
+def categorical(param: Tensor, sample_shape: tuple, is_logits: bool, generator=None) -> Tensor:
+    """int64 indices drawn from the rows of ``param`` (normalised probabilities, or log-probabilities when
+    ``is_logits``; the last dimension holds the categories), of shape ``sample_shape + param.shape[:-1]``."""
+    sample_shape = tuple(int(s) for s in sample_shape)
+
+    def fn(k, p):
+        acc = jnp.float64 if p.dtype == jnp.float64 else jnp.float32
+        logits = p.astype(acc) if is_logits else jnp.log(p.astype(acc))
+        return jax.random.categorical(k, logits, axis=-1, shape=sample_shape + p.shape[:-1]).astype(jnp.int64)
+    return _draw("categorical", (sample_shape, bool(is_logits)), fn, param, generator=generator)
+
+
+# ---- special functions ------------------------------------------------------------------------------------------
+def _igamma_rule(op, sig, sargs):
+    r = P.result_type_sig(P._entries(sig))
+    if r.category != D.FLOAT or r in D.FLOAT8:
+        raise no_kernel("igamma_cpu", r)
+    return (r, r), (r,)
+
+
+@defop("_dist_gammainc", promote=_igamma_rule, grad_fn="IgammaBackward0", tensors=2, method=False, function=False,
+       kernel="igamma_cpu", broadcast=True)
+def gammainc(input, other):
+    """``torch.special.gammainc``: the regularised lower incomplete gamma function P(a, x) (computed in float32
+    for float16/bfloat16)."""
+    acc = _acc(input.dtype)
+    return jax.scipy.special.gammainc(input.astype(acc), other.astype(acc)).astype(input.dtype)
+
+
+# ---- linear algebra ---------------------------------------------------------------------------------------------
+def _solve_rule(op, sig, sargs):
+    """LAPACK dtypes only (each operand: PyTorch checks A before promoting); operands promote."""
+    for s in sig:
+        if s[1] not in _LAPACK:
+            raise no_kernel("triangular_solve_cpu", s[1])
+    r = P.result_type_sig(P._entries(sig))
+    return (r, r), (r,)
+
+
+def _solve_check(targs, sargs):
+    a, b = targs
+    if len(a._shape) < 2 or len(b._shape) < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor A must have at least 2 dimensions.")
+    if a._shape[-1] != a._shape[-2]:
+        raise RuntimeError(f"linalg.solve_triangular: A must be batches of square matrices, but they are "
+                           f"{a._shape[-2]} by {a._shape[-1]} matrices")
+    if a._shape[-1] != b._shape[-2]:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation AX = B "
+                           f"({a._shape[-2]}x{a._shape[-1]} and {b._shape[-2]}x{b._shape[-1]})")
+
+
+@defop("_dist_solve_triangular", promote=_solve_rule, grad_fn="LinalgSolveTriangularBackward0", tensors=2,
+       method=False, function=False, check=_solve_check, kernel="triangular_solve_cpu")
+def solve_triangular(input, B, upper=False):
+    """``torch.linalg.solve_triangular(A, B, upper=upper)`` (left): X with A X = B reading only A's lower (upper)
+    triangle, batch dimensions broadcast."""
+    batch = jnp.broadcast_shapes(input.shape[:-2], B.shape[:-2])
+    a = jnp.broadcast_to(input, batch + input.shape[-2:])
+    b = jnp.broadcast_to(B, batch + B.shape[-2:])
+    return jax.scipy.linalg.solve_triangular(a, b, lower=not upper)

@@ -1,0 +1,127 @@
+"""``torch.distributions.utils``: parameter broadcasting, probs <-> logits, ``lazy_property``.
+
+Example::
+
+    >>> import functorch_lite as torch
+    >>> from functorch_lite.distributions.utils import probs_to_logits
+    >>> probs_to_logits(torch.tensor([0.5, 0.25]), is_binary=True)
+    tensor([ 0.0000, -1.0986])
+"""
+from __future__ import annotations
+
+from functools import update_wrapper
+
+import jax
+import numpy as np
+
+from .. import dtypes as D
+from ..autograd.grad_mode import enable_grad
+from .._tensor.tensor import Tensor, Size
+
+__all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits", "lazy_property"]
+
+euler_constant = 0.57721566490153286060  # Euler Mascheroni Constant
+
+_Number = (int, float, bool)
+
+
+def broadcast_all(*values):
+    """Broadcast tensors (and Python numbers, made tensors of the first tensor's dtype and device, else of the
+    default dtype) to one shape."""
+    from .. import tensor
+    if not all(isinstance(v, Tensor) or isinstance(v, _Number) for v in values):
+        raise ValueError("Input arguments must all be instances of Number, "
+                         "torch.Tensor or objects implementing __torch_function__.")
+    if not all(isinstance(v, Tensor) for v in values):
+        options = dict(dtype=D.get_default_dtype())
+        for value in values:
+            if isinstance(value, Tensor):
+                options = dict(dtype=value.dtype, device=value.device)
+                break
+        values = [v if isinstance(v, Tensor) else tensor(v, **options) for v in values]
+    return _broadcast_tensors(values)
+
+
+def _broadcast_tensors(values):
+    """``torch.broadcast_tensors``: a tensor already of the broadcast shape is returned itself (no expand node),
+    as PyTorch's ``expand_outplace`` does."""
+    from .. import broadcast_shapes
+    shape = tuple(broadcast_shapes(*[tuple(v.shape) for v in values]))
+    return tuple(v if tuple(v.shape) == shape else v.expand(shape) for v in values)
+
+
+def _standard_normal(shape, dtype, device):
+    from .. import randn
+    return randn(tuple(shape), dtype=dtype, device=device)
+
+
+def _sum_rightmost(value, dim: int):
+    """Sum out the ``dim`` rightmost dimensions of ``value``."""
+    if dim == 0:
+        return value
+    required_shape = tuple(value.shape[:-dim]) + (-1,)
+    return value.reshape(required_shape).sum(-1)
+
+
+def logits_to_probs(logits, is_binary: bool = False):
+    """Log-odds -> probabilities (sigmoid), or unnormalised log-probabilities -> probabilities (softmax)."""
+    from .. import sigmoid, softmax
+    if is_binary:
+        return sigmoid(logits)
+    return softmax(logits, dim=-1)
+
+
+def clamp_probs(probs):
+    """Clamp to ``[eps, 1 - eps]`` (``eps`` of the dtype)."""
+    eps = D.finfo(probs.dtype).eps
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def probs_to_logits(probs, is_binary: bool = False):
+    """Probabilities -> log-odds (binary) or log-probabilities."""
+    ps_clamped = clamp_probs(probs)
+    if is_binary:
+        return ps_clamped.log() - (-ps_clamped).log1p()
+    return ps_clamped.log()
+
+
+class lazy_property:
+    """A non-data descriptor computing the attribute on first access (with grad enabled), then stored on the
+    instance."""
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        update_wrapper(self, wrapped)
+
+    def __get__(self, instance, obj_type=None):
+        if instance is None:
+            return _lazy_property_and_property(self.wrapped)
+        with enable_grad():
+            value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value
+
+
+class _lazy_property_and_property(lazy_property, property):
+    """Seen on the class: a property for documentation tools, a lazy_property for argument validation."""
+
+    def __init__(self, wrapped):
+        property.__init__(self, wrapped)
+
+
+def _traced(t) -> bool:
+    return isinstance(t, Tensor) and isinstance(t._array, jax.core.Tracer)
+
+
+def _is_all_true(valid) -> bool:
+    """``torch._is_all_true``: every element is True. Inside ``compile`` the values are not known: the check
+    passes (validation is an eager-mode check)."""
+    if not isinstance(valid, Tensor):
+        return bool(valid)
+    if _traced(valid):
+        return True
+    return bool(np.asarray(valid._array).all())
+
+
+def _size(shape) -> Size:
+    return shape if isinstance(shape, Size) else Size(tuple(shape))

@@ -1,0 +1,363 @@
+"""Recurrent ops: whole RNN / LSTM / GRU stacks, single cells, and the packed-sequence layout ops.
+
+A recurrent stack (every layer and direction) is ONE op whose jax body runs each layer as one
+``lax.scan`` (both directions of a bidirectional layer step together, the reverse one on time-reversed
+input, with batched matmuls): eager forward is one dispatch and one autograd Node, backward one cached
+jitted vjp, and under ``compile`` the scans inline into the program (never one facade op per time step).
+The input projections ``x @ W_ih^T + b_ih`` of all time steps are computed before the scan; the scan only
+does the recurrent matmul and the gates (PyTorch's gate orders: LSTM i,f,g,o; GRU r,z,n with
+``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``). float16/bfloat16 compute in float32 (opmath).
+
+Packed sequences: ``batch_sizes`` is a static argument (a tuple of Python ints), so the packed data is
+gathered into a time-first padded block by constant indices inside the kernel, and a mask keeps each
+sequence's state frozen past its length (its final hidden state is the one at its own last step; the
+reverse direction starts there), then the output is gathered back into packed order.
+
+grad_fn names: the stack op's one node is named after what PyTorch (CPU) shows on the output:
+``CatBackward0`` (bidirectional or packed), ``MkldnnRnnLayerBackward0`` (float32/bfloat16 LSTM without
+projections), ``StackBackward0`` (the others); ``h_n``/``c_n`` share that node (PyTorch shows
+``StackBackward0`` there). Cells: ``TanhBackward0`` / ``ReluBackward0`` (RNNCell), ``AddBackward0``
+(GRUCell), ``MulBackward0`` (LSTMCell, for h and c: PyTorch shows ``AddBackward0`` on c).
+"""
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from .. import dtypes as D
+from .._promotion import no_kernel
+from ._registry import defop
+
+__all__: list = []
+
+
+def _dtype_error(got, want):
+    return RuntimeError(f"mat1 and mat2 must have the same dtype, but got {got.short} and {want.short}")
+
+
+def _rnn_rule(ref, kind):
+    """Dtype rule: every tensor has the dtype of tensor ``ref`` (the first weight; a function of the static args
+    for the stacks), else PyTorch's matmul error; outputs have it too. A uint32 dropout key passes untouched.
+
+    Other dtypes as PyTorch's CPU composites: bool and float8 have no kernel (``addmm_impl_cpu_`` /
+    ``add_stub``); integers run where every step stays integral (relu; a tanh cell's output is a float of the
+    default dtype), else the in-place sigmoid/tanh refuse to cast back (``kind``: "stack" | "rnn_cell" |
+    "cell")."""
+    def rule(op, sig, sargs):
+        want = sig[ref(sargs) if callable(ref) else ref][1]
+        for s in sig:
+            if s is None or not isinstance(s, tuple) or s[1] is D.uint32:
+                continue
+            if s[1] is not want:
+                raise _dtype_error(s[1], want)
+        outs = (want,) * op.nout
+        if want is D.bool:
+            raise no_kernel("addmm_impl_cpu_", want)
+        if want in D.FLOAT8:
+            raise no_kernel("add_stub", want)
+        if want.category == D.INT:
+            act = sargs[0] if kind != "cell" else None
+            if kind == "rnn_cell" and act == "tanh":
+                outs = (D.get_default_dtype(),)
+            elif kind == "stack" and act == "RNN_TANH":
+                raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {D.get_default_dtype().short} "
+                                   f"and {want.short}")
+            elif not (act == "relu" or act == "RNN_RELU"):
+                raise RuntimeError(f"result type {D.get_default_dtype().short} can't be cast to the desired output "
+                                   f"type {want.short}")
+        elif want.category != D.FLOAT:
+            raise no_kernel("addmm_impl_cpu_", want)
+        return (None,) * len(sig), outs
+    return rule
+
+
+# ---- the cell arithmetic (shared by the stack scan and the cell ops) ------------------------------------
+def _lin(x, w, b):
+    """``x @ w^T + b``; with a leading direction axis (w (D, G, F), x (D, B, F)) one product per direction."""
+    if w.ndim == 3:
+        r = jnp.einsum("dbf,dgf->dbg", x, w)
+        return r if b is None else r + b[:, None, :]
+    r = jnp.matmul(x, w.T)
+    return r if b is None else r + b
+
+
+def _step(mode, gx, h, c, w_hh, b_hh, w_hr):
+    """One time step from the precomputed input projection ``gx``: (h', c')."""
+    gh = _lin(h, w_hh, b_hh)
+    if mode == "LSTM":
+        i, f, g, o = jnp.split(gx + gh, 4, axis=-1)
+        c2 = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+        h2 = jax.nn.sigmoid(o) * jnp.tanh(c2)
+        if w_hr is not None:
+            h2 = _lin(h2, w_hr, None)
+        return h2, c2
+    if mode == "GRU":
+        xr, xz, xn = jnp.split(gx, 3, axis=-1)
+        hr, hz, hn = jnp.split(gh, 3, axis=-1)
+        r = jax.nn.sigmoid(xr + hr)
+        z = jax.nn.sigmoid(xz + hz)
+        n = jnp.tanh(xn + r * hn)
+        return n + z * (h - n), None  # PyTorch's (h - n) * z + n
+    pre = gx + gh
+    return (jnp.tanh(pre) if mode == "RNN_TANH" else jax.nn.relu(pre)), None
+
+
+def _flip_dir(a, nd):
+    """Time-reverse the second direction of a (T, D, ...) array."""
+    return a if nd == 1 else jnp.stack([a[:, 0], jnp.flip(a[:, 1], 0)], axis=1)
+
+
+def _layer(mode, x, h0, c0, ws, bias, proj, mask):
+    """One layer, all its directions in ONE scan, over a time-first block ``x`` (T, B, F).
+
+    ``ws``: per direction (w_ih, w_hh[, b_ih, b_hh][, w_hr]); ``h0``/``c0`` (D, B, H). The reverse direction
+    runs on the time-reversed input, so one loop steps both directions with batched matmuls. ``mask`` (T, B)
+    or None: steps past a sequence's length keep its state and output zeros (reversed, a sequence starts at
+    its own last step). Returns (outputs (T, B, D*H'), h_T (D, B, H'), c_T)."""
+    nd = len(ws)
+    stack = [jnp.stack(p) for p in zip(*ws)]
+    w_ih, w_hh = stack[0], stack[1]
+    b_ih, b_hh = (stack[2], stack[3]) if bias else (None, None)
+    w_hr = stack[-1] if proj else None
+    gx = jnp.einsum("tbf,dgf->tdbg", x, w_ih)
+    if b_ih is not None:
+        gx = gx + b_ih[None, :, None, :]
+    gx = _flip_dir(gx, nd)
+    lstm = mode == "LSTM"
+
+    def body(carry, inp):
+        h, c = carry
+        h2, c2 = _step(mode, inp[0], h, c, w_hh, b_hh, w_hr)
+        if mask is not None:
+            m = inp[1][:, :, None]
+            h2 = jnp.where(m, h2, h)
+            if lstm:
+                c2 = jnp.where(m, c2, c)
+            return (h2, c2), jnp.where(m, h2, jnp.zeros_like(h2))
+        return (h2, c2), h2
+
+    xs = (gx,)
+    if mask is not None:
+        xs = (gx, _flip_dir(jnp.broadcast_to(mask[:, None], (mask.shape[0], nd) + mask.shape[1:]), nd))
+    (h, c), ys = lax.scan(body, (h0, c0), xs)
+    ys = _flip_dir(ys, nd)  # (T, D, B, H')
+    out = ys[:, 0] if nd == 1 else jnp.concatenate([ys[:, 0], ys[:, 1]], axis=-1)
+    return out, h, c
+
+
+@functools.lru_cache(maxsize=256)
+def _pack_index(batch_sizes: tuple):
+    """Constant indices of a packed layout: (gather index (T, B) into data + one pad row, mask (T, B),
+    positions of the packed rows in a flattened (T*B) block)."""
+    bs = np.asarray(batch_sizes, np.int64)
+    T, B = len(bs), int(bs[0])
+    n = int(bs.sum())
+    offs = np.concatenate([[0], np.cumsum(bs)[:-1]])
+    cols = np.arange(B)[None, :]
+    mask = cols < bs[:, None]
+    idx = np.where(mask, offs[:, None] + cols, n)
+    flat = (np.arange(T)[:, None] * B + cols)[mask]
+    return idx, mask, flat
+
+
+def _unpack(data, batch_sizes, fill):
+    """Packed rows (N, *) -> time-first padded block (T, B, *) with ``fill`` past each length."""
+    idx, _, _ = _pack_index(batch_sizes)
+    pad = jnp.full((1,) + data.shape[1:], fill, data.dtype)
+    return jnp.concatenate([data, pad])[idx]
+
+
+def _repack(block, batch_sizes):
+    """Time-first block (T, B, *) -> packed rows (N, *)."""
+    _, _, flat = _pack_index(batch_sizes)
+    T, B = block.shape[:2]
+    return block.reshape((T * B,) + block.shape[2:])[flat]
+
+
+# ---- whole stacks ----------------------------------------------------------------------------------------
+def _stack_name(targs, sargs):
+    mode, bidirectional, proj, batch_sizes = sargs[0], sargs[2], sargs[4], sargs[7]
+    if bidirectional or batch_sizes is not None:
+        return "CatBackward0"
+    if mode == "LSTM" and not proj and targs[0].dtype in (D.float32, D.bfloat16):
+        return "MkldnnRnnLayerBackward0"  # PyTorch's CPU LSTM runs on oneDNN for these
+    return "StackBackward0"
+
+
+def _stack(tensors, mode, num_layers, bidirectional, bias, proj, has_hx, batch_first, batch_sizes, dropout):
+    """The stack's body: ``tensors`` = (input, [h0, [c0]], *flat weights, [dropout key])."""
+    lstm = mode == "LSTM"
+    x = tensors[0]
+    dt = x.dtype
+    acc = D.opmath(dt)
+    i = 1
+    h0 = c0 = None
+    if has_hx:
+        h0 = tensors[1]
+        i = 2
+        if lstm:
+            c0 = tensors[2]
+            i = 3
+    key = tensors[-1] if dropout > 0 else None
+    ws = tensors[i:len(tensors) - (key is not None)]
+    ws = tuple(w.astype(acc) for w in ws)
+    nd = 2 if bidirectional else 1
+    per = 2 + 2 * bias + proj
+    mask = None
+    if batch_sizes is not None:
+        x = _unpack(x, batch_sizes, 0)
+        mask = jnp.asarray(_pack_index(batch_sizes)[1])
+    elif batch_first:
+        x = jnp.swapaxes(x, 0, 1)
+    x = x.astype(acc)
+    B = x.shape[1]
+    hn, cn = [], []
+    for layer in range(num_layers):
+        ks = range(layer * nd, (layer + 1) * nd)
+        w = [ws[k * per:(k + 1) * per] for k in ks]
+        h = h0[layer * nd:(layer + 1) * nd].astype(acc) if has_hx else jnp.zeros((nd, B, w[0][1].shape[1]), acc)
+        c = None
+        if lstm:  # W_hh: (4 * hidden, H_out)
+            c = c0[layer * nd:(layer + 1) * nd].astype(acc) if has_hx else \
+                jnp.zeros((nd, B, w[0][1].shape[0] // 4), acc)
+        x, h, c = _layer(mode, x, h, c, w, bias, proj, mask)
+        hn.append(h)
+        cn.append(c)
+        if dropout > 0 and layer < num_layers - 1:
+            if dropout >= 1:
+                x = x * jnp.asarray(0, acc)
+            else:
+                k = jax.random.fold_in(jax.random.wrap_key_data(key), layer)
+                keep = jax.random.bernoulli(k, 1.0 - dropout, x.shape)
+                x = jnp.where(keep, x * jnp.asarray(1.0 / (1.0 - dropout), acc), jnp.zeros_like(x))
+    out = _repack(x, batch_sizes) if batch_sizes is not None else x
+    res = (out.astype(dt), jnp.concatenate(hn).astype(dt))
+    return res + (jnp.concatenate(cn).astype(dt),) if lstm else res
+
+
+def _first_weight(sargs):
+    mode, has_hx = sargs[0], sargs[5]
+    return 1 + ((2 if mode == "LSTM" else 1) if has_hx else 0)
+
+
+# PyTorch's autocast: every recurrent op is on CUDA's lower-precision list; on CPU the LSTM (oneDNN) and the
+# Elman RNN and cell (linear layers) run in the low dtype, while the GRU and the LSTM/GRU cells compute in the
+# widest input dtype (float32 with a bfloat16 input and float32 weights)
+_PROMOTE_ON_CPU = {"cpu": "promote", "cuda": "lower"}
+
+
+def _stack_autocast(sargs):
+    return _PROMOTE_ON_CPU if sargs[0] == "GRU" else "lower"
+
+
+@defop("_rnn_stack", promote=_rnn_rule(_first_weight, "stack"), grad_fn=_stack_name, tensors="list", method=False,
+       function=False, nout=2, broadcast=False, kernel="rnn", autocast=_stack_autocast)
+def _rnn_stack(tensors, mode, num_layers, bidirectional, bias, proj, has_hx, batch_first, batch_sizes, dropout):
+    """RNN (tanh/relu) or GRU stack -> (output, h_n); output is time-first (packed rows for packed input)."""
+    return _stack(tensors, mode, num_layers, bidirectional, bias, proj, has_hx, batch_first, batch_sizes, dropout)
+
+
+@defop("_lstm_stack", promote=_rnn_rule(_first_weight, "stack"), grad_fn=_stack_name, tensors="list", method=False,
+       function=False, nout=3, broadcast=False, kernel="lstm", autocast=_stack_autocast)
+def _lstm_stack(tensors, mode, num_layers, bidirectional, bias, proj, has_hx, batch_first, batch_sizes, dropout):
+    """LSTM stack (optional projections ``weight_hr``) -> (output, h_n, c_n)."""
+    return _stack(tensors, mode, num_layers, bidirectional, bias, proj, has_hx, batch_first, batch_sizes, dropout)
+
+
+def rnn_stack(mode: str, input, hx, weights, *, num_layers: int, bidirectional: bool, bias: bool, proj: bool,
+              batch_first: bool, batch_sizes, dropout: float, key=None):
+    """Run a whole recurrent stack as one op. ``hx``: None, a tensor (RNN/GRU) or (h0, c0) (LSTM);
+    ``weights``: PyTorch's flat weight list; ``key``: a uint32 key tensor when dropout is applied."""
+    ts = [input]
+    if hx is not None:
+        ts.extend(hx if mode == "LSTM" else (hx,))
+    ts.extend(weights)
+    p = float(dropout) if key is not None else 0.0
+    if key is not None:
+        ts.append(key)
+    op = _lstm_stack if mode == "LSTM" else _rnn_stack
+    return op(ts, mode, int(num_layers), bool(bidirectional), bool(bias), bool(proj), hx is not None,
+              bool(batch_first), batch_sizes, p)
+
+
+# ---- cells -----------------------------------------------------------------------------------------------
+def _acc(*arrays):
+    return tuple(None if a is None else a.astype(D.opmath(a.dtype)) for a in arrays)
+
+
+@defop("_rnn_cell", promote=_rnn_rule(2, "rnn_cell"), grad_fn=lambda t, s: "TanhBackward0" if s[0] == "tanh"
+       else "ReluBackward0", tensors=6, method=False, function=False, broadcast=False, kernel="rnn_cell",
+       autocast="lower")
+def _rnn_cell(input, hx, w_ih, w_hh, b_ih, b_hh, nonlinearity):
+    """One Elman step: act(x W_ih^T + b_ih + h W_hh^T + b_hh)."""
+    dt = input.dtype
+    x, h, w_ih, w_hh, b_ih, b_hh = _acc(input, hx, w_ih, w_hh, b_ih, b_hh)
+    if nonlinearity == "tanh" and not jnp.issubdtype(dt, jnp.floating):  # integer sums, a float tanh (rule)
+        return jnp.tanh((_lin(x, w_ih, b_ih) + _lin(h, w_hh, b_hh)).astype(D.get_default_dtype().jnp))
+    mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
+    return _step(mode, _lin(x, w_ih, b_ih), h, None, w_hh, b_hh, None)[0].astype(dt)
+
+
+@defop("_gru_cell", promote=_rnn_rule(2, "cell"), grad_fn="AddBackward0", tensors=6, method=False, function=False,
+       broadcast=False, kernel="gru_cell", autocast=_PROMOTE_ON_CPU)
+def _gru_cell(input, hx, w_ih, w_hh, b_ih, b_hh):
+    """One GRU step (gates r, z, n)."""
+    dt = input.dtype
+    x, h, w_ih, w_hh, b_ih, b_hh = _acc(input, hx, w_ih, w_hh, b_ih, b_hh)
+    return _step("GRU", _lin(x, w_ih, b_ih), h, None, w_hh, b_hh, None)[0].astype(dt)
+
+
+@defop("_lstm_cell", promote=_rnn_rule(3, "cell"), grad_fn="MulBackward0", tensors=7, method=False, function=False,
+       nout=2, broadcast=False, kernel="lstm_cell", autocast=_PROMOTE_ON_CPU)
+def _lstm_cell(input, hx, cx, w_ih, w_hh, b_ih, b_hh):
+    """One LSTM step (gates i, f, g, o) -> (h', c')."""
+    dt = input.dtype
+    x, h, c, w_ih, w_hh, b_ih, b_hh = _acc(input, hx, cx, w_ih, w_hh, b_ih, b_hh)
+    h2, c2 = _step("LSTM", _lin(x, w_ih, b_ih), h, c, w_hh, b_hh, None)
+    return h2.astype(dt), c2.astype(dt)
+
+
+# ---- packed-sequence layout ------------------------------------------------------------------------------
+@defop("_pack_padded_sequence", promote="same", grad_fn="PackPaddedSequenceBackward0", method=False,
+       function=False, float8=True)
+def _pack_padded_sequence(input, batch_sizes, batch_first):
+    """Padded (T, B, *) (or (B, T, *)) -> packed rows (N, *) for static ``batch_sizes``."""
+    x = jnp.swapaxes(input, 0, 1) if batch_first else input
+    return _repack(x[:len(batch_sizes)], batch_sizes)
+
+
+@defop("_pad_packed_sequence", promote="same", grad_fn="CopySlices", method=False, function=False, float8=True)
+def _pad_packed_sequence(data, batch_sizes, padding_value, total_length):
+    """Packed rows (N, *) -> time-first padded (total_length, B, *) filled with ``padding_value``."""
+    block = _unpack(data, batch_sizes, padding_value)
+    extra = total_length - block.shape[0]
+    if extra > 0:
+        fill = jnp.full((extra,) + block.shape[1:], padding_value, block.dtype)
+        block = jnp.concatenate([block, fill])
+    return block
+
+
+def _pad_rule(op, sig, sargs):
+    """pad_sequence: every sequence is copied into a tensor of the first one's dtype."""
+    dt = sig[0][1]
+    return tuple(None if s[1] is dt else dt for s in sig), (dt,)
+
+
+@defop("_pad_sequence", promote=_pad_rule, grad_fn="CopySlices", tensors="list", method=False, function=False,
+       broadcast=False, float8=True)
+def _pad_sequence(sequences, batch_first, padding_value, padding_side):
+    """Stack sequences of different lengths (dim 0) into (T, n, *) or (n, T, *), padded with ``padding_value``."""
+    first = sequences[0]
+    T = max(s.shape[0] for s in sequences)
+    trailing = first.shape[1:]
+    rows = []
+    for s in sequences:
+        s = jnp.broadcast_to(s, (s.shape[0],) + trailing)
+        widths = [(0, T - s.shape[0]) if padding_side == "right" else (T - s.shape[0], 0)]
+        widths += [(0, 0)] * len(trailing)
+        rows.append(jnp.pad(s, widths, constant_values=jnp.asarray(padding_value).astype(first.dtype)))
+    return jnp.stack(rows, axis=0 if batch_first else 1)

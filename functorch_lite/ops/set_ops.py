@@ -1,0 +1,452 @@
+"""Set, counting, searching and quantile ops: ``unique``, ``unique_consecutive``, ``bincount``, ``histc``,
+``quantile`` / ``nanquantile``, ``searchsorted`` / ``bucketize``, and ``Tensor.fill_diagonal_``.
+
+``unique`` / ``unique_consecutive`` (output length depends on the values) and ``bincount`` (length = max + 1) read
+values on the host: eager only, and inside ``functorch_lite.compile`` they raise the data-dependent error (a graph
+break: the call runs eagerly), like ``nonzero``. ``histc``, ``quantile`` and ``searchsorted`` have static output
+shapes and compile; their value checks (a non-finite histogram range, q outside [0, 1], a sorter index out of
+range) are host reads that only run eagerly. None of these ops is differentiable except ``quantile``
+(PyTorch's ``unique`` / weighted ``bincount`` outputs carry a grad_fn whose backward raises; here they simply do
+not require grad).
+
+Example::
+
+    >>> torch.unique(torch.tensor([3, 1, 3, 2]), return_counts=True)
+    (tensor([1, 2, 3]), tensor([1, 1, 2]))
+    >>> torch.bucketize(torch.tensor([2.0, 6.0]), torch.tensor([1.0, 3.0, 5.0]))
+    tensor([1, 3])
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _promotion as P
+from .. import dtypes as D
+from .._promotion import no_kernel
+from .._tensor.tensor import Tensor, _wrap_dim
+from ._dispatch import autocast_args, data_dependent_error, dispatch, write_out
+from ._registry import OPS, defop
+from .indexing import _Tracer, _host_tensor, _view
+
+_INTEGRAL = (D.uint8, D.int8, D.int16, D.int32, D.int64)
+
+
+def _out(r, out):
+    return r if out is None else write_out(out, r)
+
+
+def _concrete(t: Tensor, what: str) -> np.ndarray:
+    """``t``'s values on the host; a traced tensor raises the data-dependent error (compile's graph break)."""
+    if isinstance(t._array, _Tracer):
+        raise data_dependent_error(what, t._array)
+    return t._host()
+
+
+# ---- unique / unique_consecutive -----------------------------------------------------------------------------------
+def _unique_prep(targs, sargs):
+    x = targs[0]
+    dim = sargs[0]
+    if dim is None:
+        return sargs
+    if not x._shape:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = _wrap_dim(dim, len(x._shape))
+    if any(s == 0 for k, s in enumerate(x._shape) if k != d):
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+    return (d,) + sargs[1:]
+
+
+def _unique_check(targs, sargs):
+    if isinstance(targs[0]._array, _Tracer):
+        raise data_dependent_error("torch.unique (output shape depends on values)", targs[0]._array)
+
+
+def _rows(x, dim):
+    """``x`` as (n, rest) slices along ``dim`` (dim None: the flattened elements)."""
+    if dim is None:
+        return x.reshape(-1, 1)
+    return jnp.moveaxis(x, dim, 0).reshape(x.shape[dim], math.prod(x.shape) // max(x.shape[dim], 1))
+
+
+def _from_rows(rows, x, dim):
+    if dim is None:
+        return rows.reshape(-1)
+    moved = jnp.moveaxis(x, dim, 0).shape
+    return jnp.moveaxis(rows.reshape((rows.shape[0],) + moved[1:]), 0, dim)
+
+
+def _unique_rule(op, sig, sargs):
+    dt = sig[0][1]
+    if dt.category == D.COMPLEX or dt in D.FLOAT8:
+        raise no_kernel("unique_dim" if sargs[0] is not None and not sargs[1] else "unique", dt)
+    return (None,), (dt, D.int64, D.int64)
+
+
+@defop("unique", promote=_unique_rule, nout=3, eager=True,
+       differentiable=False, prep=_unique_prep, check=_unique_check, method=False, function=False, kernel="unique_cpu")
+def _unique(input, dim, consecutive):
+    """(values, inverse, counts): the distinct elements (``dim``: slices) sorted ascending, each NaN its own
+    value; ``consecutive``: only runs of equal neighbours are merged (input order kept). Eager (concrete sizes)."""
+    x = jnp.asarray(input)
+    rows = _rows(x, dim)
+    n = rows.shape[0]
+    if n == 0:
+        inv_shape = x.shape if dim is None else (0,)
+        return (_from_rows(rows, x, dim), jnp.zeros(inv_shape, jnp.int64), jnp.zeros((0,), jnp.int64))
+    if consecutive:
+        change = np.asarray(jnp.any(rows[1:] != rows[:-1], axis=1))
+        starts = np.concatenate([[0], np.flatnonzero(change) + 1])
+        inverse = np.concatenate([[0], np.cumsum(change)])
+        counts = np.diff(np.concatenate([starts, [n]]))
+        vals = rows[jnp.asarray(starts)]
+    else:
+        if dim is None:
+            vals, inverse, counts = jnp.unique(rows[:, 0], return_inverse=True, return_counts=True, equal_nan=False)
+            vals = vals[:, None]
+        else:
+            vals, inverse, counts = jnp.unique(rows, return_inverse=True, return_counts=True, axis=0, equal_nan=False)
+    inverse = jnp.asarray(inverse, jnp.int64).reshape(x.shape if dim is None else (-1,))
+    return _from_rows(vals, x, dim), inverse, jnp.asarray(counts, jnp.int64)
+
+
+def _unique_result(r, return_inverse, return_counts):
+    if not (return_inverse or return_counts):
+        return r[0]
+    return (r[0],) + ((r[1],) if return_inverse else ()) + ((r[2],) if return_counts else ())
+
+
+def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
+           dim=None):
+    """The distinct values (always sorted, as PyTorch's CPU kernel), with the inverse indices (input's shape, or the
+    size of ``dim``) and the counts when asked; ``dim``: distinct slices along it."""
+    return _unique_result(dispatch(OPS["unique"], (input,), (dim, False)), return_inverse, return_counts)
+
+
+def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False, dim=None):
+    """Collapse runs of equal consecutive values (or slices along ``dim``)."""
+    return _unique_result(dispatch(OPS["unique"], (input,), (dim, True)), return_inverse, return_counts)
+
+
+# ---- bincount / histc --------------------------------------------------------------------------------------------------
+def _bincount_rule(op, sig, sargs):
+    dt = sig[0][1]
+    if dt not in _INTEGRAL:
+        raise no_kernel("bincount_cpu", dt)
+    if sig[1] is None:
+        return (None, None), (D.int64,)
+    w = D.float32 if sig[1][1] is D.float32 else D.float64
+    return (None, w), (w,)
+
+
+@defop("bincount", promote=_bincount_rule, tensors=2, differentiable=False, method=False, function=False)
+def _bincount(input, weights, length):
+    return jnp.bincount(input, weights, length=length)
+
+
+def bincount(input: Tensor, weights=None, minlength: int = 0) -> Tensor:
+    """Counts of each value 0..max(input) (at least ``minlength`` bins); ``weights``: sums of weights (float32
+    weights stay float32, others give float64). The length depends on the values: eager only."""
+    if input.dtype not in _INTEGRAL:
+        raise no_kernel("bincount_cpu", input.dtype)
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if input.dim() == 1 and input.numel() == 0:
+        from .creation import zeros
+        return zeros(minlength, dtype=D.int64, device=input.device)
+    h = _concrete(input, "torch.bincount (output size depends on values)") if input.dim() == 1 else None
+    if h is None or h.min() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is not None and (weights.dim() != 1 or weights.shape[0] != input.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    return dispatch(OPS["bincount"], (input, weights), (max(int(h.max()) + 1, minlength),))
+
+
+def _histc_rule(op, sig, sargs):
+    dt = sig[0][1]
+    if dt.category != D.FLOAT or dt in D.FLOAT8:
+        raise no_kernel("histogram_cpu", dt)
+    return (None,), (dt,)
+
+
+def _linspace(start, end, steps, dt):
+    """PyTorch's CPU linspace in dtype ``dt`` (start + i*step for the first half, end - (steps-1-i)*step after)."""
+    step = (end - start) / jnp.asarray(steps - 1, dt)
+    i = jnp.arange(steps)
+    return jnp.where(i < steps // 2, start + step * i.astype(dt), end - step * (steps - 1 - i).astype(dt))
+
+
+@defop("histc", promote=_histc_rule, differentiable=False, method=False, function=False, kernel="histogram_cpu")
+def _histc(input, bins, lo, hi):
+    """Counts of ``bins`` equal-width bins over [lo, hi] (None: the data's range; a zero-width range widens by
+    1 each side); values outside (and NaN) are ignored; the last bin includes its right edge. PyTorch's binning:
+    position by division, corrected against the bin edges."""
+    dt = input.dtype
+    x = input.reshape(-1)
+    if lo is None:
+        if x.size:
+            lo64, hi64 = jnp.min(x).astype(jnp.float64), jnp.max(x).astype(jnp.float64)
+        else:
+            lo64 = hi64 = jnp.zeros((), jnp.float64)
+        same = lo64 == hi64
+        lo_e, hi_e = jnp.where(same, lo64 - 1, lo64).astype(dt), jnp.where(same, hi64 + 1, hi64).astype(dt)
+    else:
+        lo_e, hi_e = jnp.asarray(lo, jnp.float64).astype(dt), jnp.asarray(hi, jnp.float64).astype(dt)
+    edges = _linspace(lo_e, hi_e, bins + 1, dt)
+    left, right = edges[0], edges[-1]
+    inside = (x >= left) & (x <= right)
+    pos = ((x - left) * jnp.asarray(bins, dt) / (right - left))
+    pos = jnp.clip(jnp.where(inside, pos, 0), 0, bins).astype(jnp.int64)
+    p0 = jnp.maximum(pos - 1, 0)
+    p1 = jnp.minimum(pos + 2, bins + 1)
+    count = sum(((p0 + k < p1) & (edges[jnp.minimum(p0 + k, bins)] <= x)).astype(jnp.int64) for k in range(3))
+    pos = p0 + count - 1
+    pos = jnp.where(pos == bins, bins - 1, pos)
+    return jnp.zeros((bins,), dt).at[jnp.where(inside, pos, bins)].add(jnp.ones(x.shape, dt), mode="drop")
+
+
+def _cnum(v: float) -> str:
+    if math.isnan(v):
+        return "-nan"  # the NaN PyTorch's x86 build prints
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return f"{v:g}"
+
+
+def histc(input: Tensor, bins: int = 100, min=0, max=0, *, out=None) -> Tensor:  # noqa: A002
+    """Histogram of ``bins`` equal-width bins over [min, max] (min == max: the data's range)."""
+    if not isinstance(bins, numbers.Integral) or isinstance(bins, bool):
+        raise TypeError(f"histc(): argument 'bins' must be int, not {type(bins).__name__}")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    lo, hi = float(min), float(max)
+    dt = input.dtype
+    if dt is D.bool or dt in D.FLOAT8:  # PyTorch fails in the kernel it reaches first: aminmax or linspace
+        raise no_kernel("aminmax_cpu" if dt is not D.bool and lo == hi and input.numel() else "linspace_cpu", dt)
+    _histc_rule(None, ((input.dim(), dt),), ())
+    if lo == hi and input.numel() and isinstance(input._array, _Tracer):
+        r = dispatch(OPS["histc"], (input,), (int(bins), None, None))  # range from the data, in the program
+        return _out(r, out)
+    if lo == hi and input.numel():
+        h = input._host().astype(np.float64)
+        lo, hi = float(h.min()), float(h.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if math.isinf(lo) or math.isinf(hi) or math.isnan(lo) or math.isnan(hi):
+        raise RuntimeError(f"torch.histc: range of [{_cnum(lo)}, {_cnum(hi)}] is not finite")
+    if not lo < hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    return _out(dispatch(OPS["histc"], (input,), (int(bins), lo, hi)), out)
+
+
+# ---- quantile / nanquantile -----------------------------------------------------------------------------------------
+_INTERP = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile_rule(op, sig, sargs):
+    dt = sig[0][1]
+    return (None, dt), (dt,)
+
+
+def _lerp(a, b, w):
+    """PyTorch's lerp (two formulas, exact at both ends)."""
+    return jnp.where(w < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+@defop("quantile", autocast={"cpu": "fp32"}, promote=_quantile_rule, grad_fn="SqueezeBackward4", tensors=2, method=False, function=False,
+       saves=(0,))
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
+    """Quantiles ``q`` (a number, 0-d or 1-d) of ``input`` along ``dim`` (None: all elements) by sorting; NaN
+    propagates (``ignore_nan``: computed over the non-NaN values)."""
+    x = input
+    if dim is None:
+        srt = jnp.sort(x.reshape(-1))
+        out_shape = (1,) * x.ndim if keepdim else ()
+    else:
+        srt = jnp.sort(jnp.moveaxis(x, dim, -1), -1) if x.ndim else x.reshape(1)
+        out_shape = tuple(1 if k == dim else s for k, s in enumerate(x.shape)) if keepdim else tuple(
+            s for k, s in enumerate(x.shape) if k != dim)
+    n = srt.shape[-1]
+    qv = jnp.asarray(q, x.dtype)
+    qs = qv.reshape((-1,) + (1,) * srt.ndim)                                  # (Q, 1..., 1)
+    nan = jnp.isnan(srt)
+    if ignore_nan:
+        valid = jnp.sum(~nan, -1, keepdims=True)
+        ranks = qs * (valid - 1).astype(x.dtype)
+        ranks = jnp.where(ranks < 0, jnp.zeros((), x.dtype), ranks)
+    else:
+        ranks = jnp.where(nan.any(-1, keepdims=True), jnp.asarray(n - 1, x.dtype), qs * jnp.asarray(n - 1, x.dtype))
+    if interpolation == "lower":
+        ranks = jnp.floor(ranks)
+    elif interpolation == "higher":
+        ranks = jnp.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = jnp.round(ranks)  # half to even, as torch.round
+    full = jnp.broadcast_to(srt, ranks.shape[:-1] + (n,))
+    below = ranks.astype(jnp.int64)
+    v = jnp.take_along_axis(full, below, -1)
+    if interpolation in ("linear", "midpoint"):
+        w = jnp.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below.astype(x.dtype)
+        v = _lerp(v, jnp.take_along_axis(full, jnp.ceil(ranks).astype(jnp.int64), -1), w)
+    v = v.reshape((qs.shape[0],) + out_shape)
+    return v[0] if qv.ndim == 0 else v
+
+
+def _quantile_call(input: Tensor, q, dim, keepdim, interpolation, ignore_nan, out):
+    input, q = autocast_args(OPS["quantile"], (input, q))  # (before the dtype checks, as PyTorch's casts are)
+    if not isinstance(q, Tensor):
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q:g}")
+    if interpolation not in _INTERP:
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, but "
+                           f"got {interpolation}")
+    if input.numel() == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if isinstance(q, Tensor) and q.dim() > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if input.dtype not in (D.float32, D.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if isinstance(q, Tensor):
+        if q.dtype is not input.dtype:
+            raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+        if not isinstance(q._array, _Tracer):
+            h = q._host()
+            if not ((h >= 0) & (h <= 1)).all():
+                raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    else:
+        q = float(q)
+    if dim is not None:
+        dim = _wrap_dim(dim, input.dim())
+    return _out(dispatch(OPS["quantile"], (input, q), (dim, bool(keepdim), interpolation, ignore_nan)), out)
+
+
+def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear", out=None) -> Tensor:
+    """The q-th quantiles along ``dim`` (all elements by default); ``q`` a number or a 0-d / 1-d tensor of the
+    input's dtype (1-d: a leading dim of len(q)); interpolation linear | lower | higher | midpoint | nearest.
+    NaN in a reduced row gives NaN."""
+    return _quantile_call(input, q, dim, keepdim, interpolation, False, out)
+
+
+def nanquantile(input: Tensor, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear",
+                out=None) -> Tensor:
+    """``quantile`` ignoring NaN (a row of NaN gives NaN)."""
+    return _quantile_call(input, q, dim, keepdim, interpolation, True, out)
+
+
+# ---- searchsorted / bucketize --------------------------------------------------------------------------------------------
+def _search_rule(op, sig, sargs):
+    dt = P.promote_types(sig[0][1], sig[1][1])  # PyTorch compares in the promoted type (0-d inputs too)
+    if dt is D.bool or dt in D.FLOAT8:
+        raise no_kernel("searchsorted_out_cpu", dt)
+    return (dt, dt, None), (D.int32 if sargs[0] else D.int64,)
+
+
+def _search_check(targs, sargs):
+    sorter = targs[2]
+    if sorter is not None and not isinstance(sorter._array, _Tracer) and sorter.numel():
+        h = sorter._host()
+        if h.min() < 0 or h.max() >= targs[0]._shape[-1]:
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
+
+
+@defop("searchsorted", promote=_search_rule, tensors=3, differentiable=False, check=_search_check, method=False,
+       function=False, device_check="cat")
+def _searchsorted(sorted_sequence, input, sorter, out_int32, right):
+    """Insertion points of ``input`` in the last dim of ``sorted_sequence`` (``sorter``: its sorting permutation):
+    PyTorch's binary search, so NaN inputs go to the end and unsorted boundaries give PyTorch's answers."""
+    seq, v = sorted_sequence, jnp.asarray(input)
+    n = seq.shape[-1]
+
+    def at(a, i):
+        return a[i] if a.ndim == 1 else jnp.take_along_axis(a, i, -1)
+    start = jnp.zeros(v.shape, jnp.int64)
+    end = jnp.full(v.shape, n, jnp.int64)
+    for _ in range(int(n).bit_length()):
+        active = start < end
+        mid = start + (end - start) // 2
+        idx = jnp.clip(mid, 0, max(n - 1, 0))
+        if sorter is not None:
+            idx = jnp.clip(at(sorter, idx), 0, max(n - 1, 0))
+        mv = at(seq, idx)
+        go = ~(mv > v) if right else ~(mv >= v)
+        start = jnp.where(active & go, mid + 1, start)
+        end = jnp.where(active & ~go, mid, end)
+    return start
+
+
+def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, right: bool = False, side=None,
+                 sorter=None, out=None) -> Tensor:
+    """Indices where ``input`` would be inserted into the last dim of ``sorted_sequence`` to keep it sorted (right:
+    after equal values; ``sorter``: argsort of an unsorted sequence); int64 (``out_int32``: int32)."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        if side == "left" and right:
+            raise RuntimeError(f"torch.searchsorted(): side and right can't be set to opposites, got side of {side} "
+                               f"while right was {bool(right)}")
+        right = side == "right"
+    s = sorted_sequence._shape
+    if sorter is not None:
+        if sorter.dtype is not D.int64:
+            raise RuntimeError(f"torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
+                               f"{sorter.dtype.short}")
+        if sorter._shape != s:
+            raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
+                               f"tensor {list(s)}and got sorter tensor {list(sorter._shape)}")
+    if not s:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 dimension")
+    if len(s) > 1:
+        if not isinstance(input, Tensor):
+            raise RuntimeError(f"torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension "
+                               f"is 1, but we got boundaries tensor dim({len(s)}) and input value's dim(0) numel(1)")
+        if input._shape[:-1] != s[:-1] or len(input._shape) != len(s):
+            raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+                               f"dimensions of boundaries tensor and input value tensor must match, but we got "
+                               f"boundaries tensor {list(s)} and input value tensor {list(input._shape)}")
+    if not isinstance(input, Tensor):
+        h = np.asarray(input)
+        input = _host_tensor(h, D.from_numpy_dtype(h.dtype), sorted_sequence.device)
+    return _out(dispatch(OPS["searchsorted"], (sorted_sequence, input, sorter), (bool(out_int32), bool(right))), out)
+
+
+def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False, out=None) -> Tensor:
+    """The bucket of each ``input`` value among the 1-d sorted ``boundaries`` (``searchsorted(boundaries, input)``)."""
+    if boundaries.dim() != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.dim()})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right, out=out)
+
+
+# ---- fill_diagonal_ ---------------------------------------------------------------------------------------------------------
+def fill_diagonal_(self: Tensor, fill_value, wrap: bool = False) -> Tensor:
+    """Fill the main diagonal (all dims equal beyond 2-D) in place; ``wrap``: a tall matrix's diagonal restarts every
+    ncols + 1 rows (PyTorch's strided layout, so only for a contiguous one here)."""
+    if (isinstance(fill_value, Tensor) and fill_value.dim()) or not isinstance(fill_value, (numbers.Number, Tensor)):
+        raise TypeError(f"fill_diagonal_(): argument 'fill_value' (position 1) must be Number, not "
+                        f"{'Tensor' if isinstance(fill_value, Tensor) else type(fill_value).__name__}")
+    nd = self.dim()
+    if nd < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    h, w = self._shape[0], self._shape[1]
+    if nd > 2 and any(s != h for s in self._shape):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    wraps = wrap and nd == 2 and h > w + 1
+    if wraps and not self.is_contiguous():
+        raise RuntimeError("functorch_lite: fill_diagonal_(wrap=True) of a non-contiguous matrix with more than "
+                           "ncols + 1 rows is not supported (PyTorch writes through its memory layout); call "
+                           ".contiguous() first")
+    d = _view(self, "diagonal", (0, 0, 1))
+    for _ in range(nd - 2):
+        d = _view(d, "diagonal", (0, 0, d.dim() - 1))
+    d.fill_(fill_value)
+    if wraps:
+        for start in range(w + 1, h, w + 1):
+            _view(_view(self, "slice", (0, start, h, 1)), "diagonal", (0, 0, 1)).fill_(fill_value)
+    return self
+
+
+FUNCTIONS = {f.__name__: f for f in (unique, unique_consecutive, bincount, histc, quantile, nanquantile, searchsorted,
+                                     bucketize)}
+METHODS = {f.__name__: f for f in (unique, unique_consecutive, bincount, histc, quantile, nanquantile, fill_diagonal_)}

@@ -1,0 +1,37 @@
+"""Op-table cases (gradient sweep, dtype sweep, autocast sweep) of the private ops of
+functorch_lite/distributions/_ops.py, against their PyTorch counterparts: ``torch._standard_gamma``,
+``torch.special.gammainc``, ``torch.linalg.solve_triangular``."""
+import numpy as np
+import torch
+
+R = np.random.default_rng(11)
+
+
+def _gamma(m, a):
+    if m is torch:
+        return torch._standard_gamma(a)
+    return m.distributions._ops.standard_gamma(a)
+
+
+def _gammainc(m, a, x):
+    return torch.special.gammainc(a, x) if m is torch else m.distributions._ops.gammainc(a, x)
+
+
+def _solve(m, a, b):
+    if m is torch:
+        return torch.linalg.solve_triangular(a, b, upper=False)
+    return m.distributions._ops.solve_triangular(a, b, False)
+
+
+CASES = {
+    # the draws differ between the libraries (another random number generator): the case multiplies them by zero,
+    # which keeps the dtype rules, the shape and a finite (zero) gradient through the draw
+    "_dist_standard_gamma": ([R.uniform(0.5, 2.0, (3, 4))], lambda m, a: _gamma(m, a) * 0 + a),
+    # PyTorch has no derivative of igamma in its first argument: detached in both
+    "_dist_gammainc": ([R.uniform(0.5, 2.0, (5,)), R.uniform(0.2, 3.0, (5,))],
+                       lambda m, a, x: _gammainc(m, a.detach(), x)),
+    # a full A: only its lower triangle is read (and gets a gradient); B's batch dimension broadcasts A
+    "_dist_solve_triangular": ([R.standard_normal((3, 3)) + 3 * np.eye(3), R.standard_normal((2, 3, 2))],
+                               lambda m, a, b: _solve(m, a, b)),
+}
+FORWARD_ONLY: dict = {}

@@ -44,13 +44,7 @@ class Normal(ExponentialFamily):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Normal, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Normal, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Normal, batch_shape, _instance, ('loc', 'scale'))
 
     @property
     def mean(self):
@@ -122,13 +116,7 @@ class Uniform(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Uniform, _instance)
-        batch_shape = Size(batch_shape)
-        new.low = self.low.expand(batch_shape)
-        new.high = self.high.expand(batch_shape)
-        super(Uniform, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Uniform, batch_shape, _instance, ('low', 'high'))
 
     @property
     def mean(self):
@@ -189,12 +177,7 @@ class Exponential(ExponentialFamily):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Exponential, _instance)
-        batch_shape = Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Exponential, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Exponential, batch_shape, _instance, ('rate',))
 
     @property
     def mean(self):
@@ -258,13 +241,7 @@ class Laplace(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Laplace, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Laplace, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Laplace, batch_shape, _instance, ('loc', 'scale'))
 
     @property
     def mean(self):
@@ -323,13 +300,7 @@ class Gamma(ExponentialFamily):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Gamma, _instance)
-        batch_shape = Size(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Gamma, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Gamma, batch_shape, _instance, ('concentration', 'rate'))
 
     @property
     def mean(self):
@@ -454,12 +425,7 @@ class Beta(ExponentialFamily):
         super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Beta, _instance)
-        batch_shape = Size(batch_shape)
-        new._dirichlet = self._dirichlet.expand(batch_shape)
-        super(Beta, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Beta, batch_shape, _instance, ('_dirichlet',))
 
     @property
     def mean(self):

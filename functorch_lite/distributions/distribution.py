@@ -170,6 +170,16 @@ class Distribution:
                              f"of the distribution {repr(self)}, "
                              f"but found invalid values:\n{value}")
 
+    def _expand_params(self, cls, batch_shape, _instance, names: tuple):
+        """``expand`` of a distribution whose parameters ``names`` all have its batch shape."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = Size(batch_shape)
+        for n in names:
+            setattr(new, n, getattr(self, n).expand(batch_shape))
+        super(cls, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:
             raise NotImplementedError(f"Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom "

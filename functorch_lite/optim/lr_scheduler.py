@@ -354,7 +354,25 @@ class CosineAnnealingLR(LRScheduler):
                 for base_lr in self.base_lrs]
 
 
-class SequentialLR(LRScheduler):
+class _Composite(LRScheduler):
+    """A scheduler over ``self._schedulers`` (SequentialLR, ChainedScheduler): its state dict holds theirs."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """The attributes, with each sub-scheduler as its own state dict."""
+        sd = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        sd["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return sd
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore the attributes and every sub-scheduler."""
+        scheds = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        state_dict["_schedulers"] = scheds
+        for s, sd in zip(self._schedulers, scheds):
+            s.load_state_dict(sd)
+
+
+class SequentialLR(_Composite):
     """Run ``schedulers`` one after another, switching at each of the ``milestones``."""
 
     def __init__(self, optimizer: Optimizer, schedulers: list, milestones: list[int], last_epoch: int = -1) -> None:
@@ -406,20 +424,6 @@ class SequentialLR(LRScheduler):
         else:
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
-
-    def state_dict(self) -> dict[str, Any]:
-        """The attributes, with each sub-scheduler as its own state dict."""
-        sd = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        sd["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return sd
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore the attributes and every sub-scheduler."""
-        scheds = state_dict.pop("_schedulers")
-        self.__dict__.update(state_dict)
-        state_dict["_schedulers"] = scheds
-        for s, sd in zip(self._schedulers, scheds):
-            s.load_state_dict(sd)
 
 
 class OneCycleLR(LRScheduler):
@@ -640,7 +644,7 @@ class PolynomialLR(LRScheduler):
                 for base_lr in self.base_lrs]
 
 
-class ChainedScheduler(LRScheduler):
+class ChainedScheduler(_Composite):
     """Step every scheduler of ``schedulers`` at each ``step()`` (their factors multiply)."""
 
     def __init__(self, schedulers: list, optimizer: Optimizer | None = None) -> None:
@@ -668,20 +672,6 @@ class ChainedScheduler(LRScheduler):
         for s in self._schedulers:
             s.step()
         self._last_lr = _lrs(self._schedulers[-1].optimizer)
-
-    def state_dict(self) -> dict[str, Any]:
-        """The attributes, with each sub-scheduler as its own state dict."""
-        sd = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        sd["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return sd
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore the attributes and every sub-scheduler."""
-        scheds = state_dict.pop("_schedulers")
-        self.__dict__.update(state_dict)
-        state_dict["_schedulers"] = scheds
-        for s, sd in zip(self._schedulers, scheds):
-            s.load_state_dict(sd)
 
 
 class CyclicLR(LRScheduler):

@@ -577,7 +577,7 @@ class CompiledFunction:
                 if type(v) is KnownZero:  # zeroed by the function: no output, written as zeros after the call
                     spec.zeros.append((i, v, g.dtype, g._storage.version))
                     continue
-                outputs.append((i, None, 0) if g is None else (i, g.dtype, max(1, g._storage.version)))
+                outputs.append((i, None, 0) if g is None else (i, g.dtype, g._storage.version))
                 outs.append(v)
                 continue
             if _same(v, in_vals[i]):

@@ -104,14 +104,15 @@ class GradSlot:
         self.tensor._grad = token
 
     def write(self, v, dtype, bump=1):
-        """After the program: the new .grad values; ``bump``: the in-place writes the function made to it."""
+        """After the program: the new .grad values; ``bump``: the in-place writes the function made to the
+        .grad it left (0 for one a backward created: a new .grad starts at version 0, as PyTorch's)."""
         t = self.tensor
         cur = t._grad
         if v is None:
             t._grad = None
         elif cur is not None and cur._chain is None and tuple(cur._shape) == tuple(v.shape) and cur.dtype is dtype:
             cur._storage.array = v  # the existing .grad tensor keeps its identity, as an accumulation would
-            cur._storage.version += bump
+            cur._storage.version += max(1, bump)  # (its values changed)
         else:
             t._grad = Tensor._from_array(v, dtype, t.device)
             t._grad._storage.version = bump

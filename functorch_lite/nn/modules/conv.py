@@ -208,18 +208,20 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AdaptiveAvgPool2d(Module):
-    """Average pooling to a fixed output size (``None`` keeps that input size)."""
-
+class _AdaptiveAvgPoolNd(Module):
     def __init__(self, output_size) -> None:
         super().__init__()
         self.output_size = output_size
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.adaptive_avg_pool2d(input, self.output_size)
-
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
+    """Average pooling to a fixed output size (``None`` keeps that input size)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool2d(input, self.output_size)
 
 
 # ---- 1-d / 3-d convolution and pooling, and adaptive max pooling (the same ops over 1 or 3 spatial dims) ----
@@ -302,54 +304,38 @@ class AvgPool3d(Module):
                             self.count_include_pad, self.divisor_override)
 
 
-class AdaptiveAvgPool1d(Module):
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     """Average pooling of (N, C, L) / (C, L) to a fixed length."""
-
-    def __init__(self, output_size) -> None:
-        super().__init__()
-        self.output_size = output_size
-
-    extra_repr = AdaptiveAvgPool2d.extra_repr
 
     def forward(self, input: Tensor) -> Tensor:
         return F.adaptive_avg_pool1d(input, self.output_size)
 
 
-class AdaptiveAvgPool3d(Module):
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     """Average pooling of (N, C, D, H, W) / (C, D, H, W) to a fixed size (``None`` keeps that input size)."""
-
-    def __init__(self, output_size) -> None:
-        super().__init__()
-        self.output_size = output_size
-
-    extra_repr = AdaptiveAvgPool2d.extra_repr
 
     def forward(self, input: Tensor) -> Tensor:
         return F.adaptive_avg_pool3d(input, self.output_size)
 
 
-class AdaptiveMaxPool2d(Module):
-    """Max pooling to a fixed output size (``None`` keeps that input size); ``return_indices`` as MaxPool2d."""
-
+class _AdaptiveMaxPoolNd(Module):
     def __init__(self, output_size, return_indices: bool = False) -> None:
         super().__init__()
         self.output_size, self.return_indices = output_size, return_indices
-
-    def forward(self, input: Tensor):
-        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
 
 
-class AdaptiveMaxPool1d(Module):
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """Max pooling to a fixed output size (``None`` keeps that input size); ``return_indices`` as MaxPool2d."""
+
+    def forward(self, input: Tensor):
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
     """Max pooling of (N, C, L) / (C, L) to a fixed length."""
-
-    def __init__(self, output_size, return_indices: bool = False) -> None:
-        super().__init__()
-        self.output_size, self.return_indices = output_size, return_indices
-
-    extra_repr = AdaptiveMaxPool2d.extra_repr
 
     def forward(self, input: Tensor):
         return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)

@@ -404,7 +404,7 @@ def inplace(op, targs, sargs):
     if r.dtype is not self.dtype:
         arr = _cast_jit(r.dtype, self.dtype)(arr)
     self._write(arr, overlap_ok=op.aliased_write_ok and not any(isinstance(a, Tensor) for a in targs[1:]))
-    if op.name == "zero" and self._chain is None:  # known zeros until the next write
+    if op.zeroes and self._chain is None:  # known zeros until the next write
         _storage.mark_zeros(self._storage.root(), arr)
     _graph.rebase(self, r)
     return self

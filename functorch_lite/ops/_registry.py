@@ -21,13 +21,14 @@ class OpDef:
                  "method", "function", "inplace", "view", "autocast", "prep", "check", "check_dtype",
                  "differentiable", "nout", "eager", "kernel", "cache", "out", "result_type", "params",
                  "device_check", "saves", "broadcast", "fn", "fn_inplace", "aliased_write_ok", "dynamic", "float8",
-                 "conj", "traced", "__weakref__")
+                 "conj", "traced", "zeroes", "__weakref__")
 
     def __init__(self, impl, name, *, promote, grad_fn, tensors, method, function, inplace, view, autocast,
                  prep, check, check_dtype, differentiable, nout, eager, kernel, out, result_type,
                  device_check, saves, broadcast, aliased_write_ok=False, dynamic=None, float8=None, conj=None,
-                 traced=()):
+                 traced=(), zeroes=False):
         self.name = name
+        self.zeroes = zeroes
         self.conj = conj
         self.float8 = float8 if float8 is not None else view is not None  # a view computes nothing
         self.dynamic = dynamic
@@ -100,7 +101,7 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
           view=None, autocast=None, prep=None, check=None, check_dtype=None, differentiable=True, nout=1,
           eager=False, kernel=None, out=None, result_type=None, aliases=(),
           device_check="iter", saves=("all",), broadcast=None, aliased_write_ok=False, dynamic=None, float8=None,
-          conj=None, traced=()):
+          conj=None, traced=(), zeroes=False):
     """Declare an op. ``tensors``: how many leading parameters are tensor-like (or ``"list"``).
 
     ``method``/``function``: generate ``Tensor.<name>`` / ``functorch_lite.<name>`` (True) or not;
@@ -123,6 +124,8 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
     ``traced``: static (keyword) parameters whose Python float values are inputs of the kernel rather than
     part of its cache key (``add(alpha=-lr)``, ``addcdiv(value=-lr)`` with a scheduled LR: one compiled kernel
     for every value); ints, bools and other values stay static.
+    ``zeroes``: the in-place form writes zeros (``zero_``): the storage is marked known zeros
+    (``storage.mark_zeros``; ``compile`` then neither passes nor returns it).
     ``float8``: whether PyTorch (CPU) has a kernel for float8 inputs: False refuses them with
     ``"<kernel>" not implemented for 'Float8_e4m3fn'`` (``kernel`` names PyTorch's kernel), True accepts them,
     a function ``sig -> kernel name or None`` decides per signature. Default: True for views (they compute
@@ -137,7 +140,7 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
                    out=out if out is not None else (view is None and nout == 1),
                    result_type=result_type, device_check=device_check,
                    saves=saves, broadcast=broadcast, aliased_write_ok=aliased_write_ok, dynamic=dynamic,
-                   float8=float8, conj=conj, traced=traced)
+                   float8=float8, conj=conj, traced=traced, zeroes=zeroes)
         if n in OPS:
             raise ValueError(f"op {n} defined twice")
         OPS[n] = op

@@ -60,7 +60,7 @@ def _fill(input, value):
 
 
 @defop("zero", float8=True, grad_fn="ZeroBackward0", inplace=True, method=False, function=False, saves=(),
-       aliased_write_ok=True)
+       aliased_write_ok=True, zeroes=True)
 def _zero(input):
     return jnp.zeros_like(input)
 

@@ -7,8 +7,9 @@ dtype, so JAX's x64 defaults (float64 literals) never leak into results.
 Environment variables read here (and nowhere else):
 - ``FUNCTORCH_LITE_JIT_CACHE_SIZE``: bound on cached jitted kernels per op (default 256).
 - ``FUNCTORCH_LITE_OPTIM_ROUNDING``: "fast" (default) or "exact" (see OPTIM_ROUNDING).
-- ``FUNCTORCH_LITE_DEBUG``: when "1", dispatch checks that every result's jax dtype equals the
-  facade dtype it was given (costs time; off by default).
+- ``FUNCTORCH_LITE_DEBUG``: when "1", dispatch checks that every op result's jax dtype equals the
+  facade dtype it was given and that its array sits on the facade device's jax device (costs time; off by
+  default).
 """
 from __future__ import annotations
 
@@ -34,6 +35,16 @@ PRINT_OPTIONS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth":
 _MATMUL_PRECISION = {"highest": "float32", "high": "tensorfloat32", "medium": "bfloat16"}
 _SWITCHES = {"matmul_precision": "highest", "deterministic": False, "deterministic_warn_only": False,
              "num_threads": os.cpu_count() or 1, "num_interop_threads": os.cpu_count() or 1}
+
+
+# PyTorch computes float32 matmuls in float32 unless asked ("highest"); JAX's default lets GPUs use TF32 and TPUs
+# bfloat16 passes, a silent loss of precision a PyTorch script does not expect. Set at import, unless the process
+# already chose a precision (JAX_DEFAULT_MATMUL_PRECISION or a jax.config.update before the import).
+if jax.config.jax_default_matmul_precision is None:
+    jax.config.update("jax_default_matmul_precision", "float32")
+else:
+    _SWITCHES["matmul_precision"] = {v: k for k, v in _MATMUL_PRECISION.items()}.get(
+        str(jax.config.jax_default_matmul_precision), "highest")
 
 
 def set_float32_matmul_precision(precision: str) -> None:

@@ -173,3 +173,18 @@ def get_default_device() -> device:
 
 def set_default_device(dev) -> None:
     _default[0] = canonical(dev if dev is not None else "cpu")
+
+
+def synchronize(type_: str, index=None) -> None:
+    """Wait until every array on the ``type_`` device(s) is computed (``torch.cuda.synchronize``): JAX dispatches
+    asynchronously and has no device-wide barrier, so this blocks on the live arrays that sit there (a no-op
+    where JAX has no such device)."""
+    ds = jax_devices(type_)
+    if not ds:
+        return
+    if index is not None:
+        ds = ds[index:index + 1]
+    want = set(ds)
+    # (live_arrays() alone lists the default backend's: on a GPU machine, not the CPU's)
+    live = jax.live_arrays(_JAX_PLATFORM[type_])
+    jax.block_until_ready([a for a in live if not a.is_deleted() and want & a.devices()])

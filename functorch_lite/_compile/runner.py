@@ -28,6 +28,7 @@ from collections import OrderedDict
 import jax
 import numpy as np
 
+from .. import _config
 from .. import dtypes as D
 from .._tensor import storage as _storage
 from .._tensor.tensor import Tensor
@@ -194,10 +195,40 @@ class _UnusedKey:
 _UNUSED_KEY = _UnusedKey()
 
 
+def _misplaced(spec, slots, outs):
+    """Where the program leaves an array off the device the facade says it is on: ({output position: jax device}
+    for parameters and .grad fields, {result position: jax device} for tensor results), or None inside another
+    trace. A program places its outputs with its inputs, and with none (a backward that reads no values,
+    d(2w)/dw, or a function that reads no tensor) on JAX's default device -- on a GPU machine, a CPU model's
+    .grad landed on the GPU; a result made by ``.to(device)`` belongs on that device too. Worked out on the
+    first call of a program: its placement does not change between calls."""
+    from .. import _device as _dev
+    slot_moves, moves = {}, {}
+    for k, ((i, _, _), v) in enumerate(zip(spec.outputs, outs)):
+        s = slots[i]
+        if isinstance(s, (S.StorageSlot, S.GradSlot)) and isinstance(v, jax.Array):
+            if isinstance(v, jax.core.Tracer):
+                return None
+            dev = s.tensor.device
+            if dev.type != "meta" and v.devices() != {_dev.to_jax(dev)}:
+                slot_moves[k] = _dev.to_jax(dev)
+    it = iter(outs[spec.n_slot_out:])
+    for k, m in enumerate(spec.result_meta):
+        if m[0] in ("t", "num"):
+            arr = next(it)
+            if isinstance(arr, jax.core.Tracer):
+                return None
+            if m[0] == "t" and m[2].type != "meta":
+                want = _dev.to_jax(m[2])
+                if arr.devices() != {want}:
+                    moves[k] = want
+    return slot_moves, moves
+
+
 class _Spec:
     """What one trace produced: which slots come back (and how), the result's structure, deferred calls."""
     __slots__ = ("outputs", "result_tree", "result_meta", "deferred", "n_slot_out", "needs_node", "node_op",
-                 "node_entry", "node_ctx", "out_sigs", "effects", "firsts", "result_skel", "zeros")
+                 "node_entry", "node_ctx", "out_sigs", "effects", "firsts", "result_skel", "zeros", "moves")
 
 
 class CompiledFunction:
@@ -386,7 +417,8 @@ class CompiledFunction:
         key = (tuple([s.sig() for s in d.slots]), tuple([m.training for _, m in d.modules]),
                tuple([v for _, v in d.statics]), tuple([_static_repr(a) for a in args]),
                tuple([(k, _static_repr(v)) for k, v in sorted(kwargs.items())]) if kwargs else (),
-               _gm._state.enabled, _gm._state.inference, D._DEFAULT[0], _amp.state_key(), d.frozen)
+               _gm._state.enabled, _gm._state.inference, D._DEFAULT[0], _amp.state_key(),
+               _config._SWITCHES["matmul_precision"], d.frozen)
         return key, d
 
     @staticmethod
@@ -396,10 +428,10 @@ class CompiledFunction:
         values = list(key[0]) + list(key[1]) + list(key[2])
         names += [f"arg {i}" for i in range(len(key[3]))] + [f"argument {k!r}" for k, _ in key[4]]
         values += list(key[3]) + [v for _, v in key[4]]
-        names += ["grad mode", "inference mode", "default dtype", "autocast"]
-        values += list(key[5:9])
+        names += ["grad mode", "inference mode", "default dtype", "autocast", "float32 matmul precision"]
+        values += list(key[5:10])
         names += [n for n, _ in d.guards]
-        values += list(key[9].items)
+        values += list(key[10].items)
         return names, values
 
     def _why(self, key, d) -> str:
@@ -552,6 +584,7 @@ class CompiledFunction:
         spec.firsts = []  # OptSlots whose state a skipped GradScaler step must not leave (their flags: last outputs)
         spec.out_sigs = {}
         spec.zeros = []  # (slot index, KnownZero, dtype, version bump): .grad fields the function left zeroed
+        spec.moves = None  # (slot, result) placements the program gets wrong (_misplaced)
         outs, outputs = [], []  # outputs: (slot index, .grad dtype, version bump: the in-place writes made)
         slot_storages = set()
         derived = set()
@@ -631,8 +664,18 @@ class CompiledFunction:
     def _write_back(self, entry, d, outs, in_vals=None, args=None, kwargs=None):
         spec = entry.spec
         slots = d.slots
-        for (i, dt, bump), v in zip(spec.outputs, outs):
+        moves = spec.moves
+        if moves is None:
+            moves = _misplaced(spec, slots, outs)
+            if moves is None:  # called inside another trace: the outer program places them
+                moves = ({}, {})
+            else:
+                spec.moves = moves
+        slot_moves, moves = moves
+        for k, ((i, dt, bump), v) in enumerate(zip(spec.outputs, outs)):
             s = slots[i]
+            if k in slot_moves:
+                v = jax.device_put(v, slot_moves[k])
             if isinstance(s, S.StorageSlot):
                 s.storage.array = v
                 s.storage.version += bump
@@ -652,9 +695,10 @@ class CompiledFunction:
         rest = iter(outs[spec.n_slot_out:])
         leaves = []
         tensors = []
-        for m in spec.result_meta:
+        for k, m in enumerate(spec.result_meta):
             if m[0] == "t":
-                leaves.append(Tensor._from_array(next(rest), m[1], m[2]))
+                arr = next(rest)
+                leaves.append(Tensor._from_array(arr if k not in moves else jax.device_put(arr, moves[k]), m[1], m[2]))
                 tensors.append(leaves[-1])
             elif m[0] == "slot":
                 leaves.append(slots[m[1]].tensor)

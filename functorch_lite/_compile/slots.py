@@ -210,19 +210,35 @@ class OptSlot:
 
 class HyperSlot:
     """The numeric hyperparameters of one param group, traced (``group['lr']`` holds a tracer while tracing)."""
-    __slots__ = ("group", "keys", "name")
+    __slots__ = ("group", "keys", "name", "_on_device")
 
     def __init__(self, group, keys, name):
         self.group, self.keys, self.name = group, keys, name
+        self._on_device = {}  # key -> (the Python value, its float64 array on the parameters' device)
 
     def get(self):
-        """NumPy float64 scalars (a jit argument without an eager device op per value); a tensor option (an LR
+        """float64 scalars on the group's device, each sent once per value (a Python float argument would be
+        copied to the device on every call: on a GPU, a transfer per option per step); a tensor option (an LR
         given as a tensor, changed in place by a scheduler) is its array, read afresh."""
-        out = {}
+        out, cache = {}, self._on_device
         for k in self.keys:
             v = self.group[k]
-            out[k] = tuple(_value(x) for x in v) if isinstance(v, tuple) else _value(v)
+            if isinstance(v, Tensor) or isinstance(v, tuple) and any(isinstance(x, Tensor) for x in v):
+                out[k] = tuple(_value(x) for x in v) if isinstance(v, tuple) else v._array
+                continue
+            hit = cache.get(k)
+            if hit is None or hit[0] != v or type(hit[0]) is not type(v):
+                hit = cache[k] = (v, self._put(v))
+            out[k] = hit[1]
         return out
+
+    def _put(self, v):
+        if isinstance(v, tuple):
+            return tuple(self._put(x) for x in v)
+        ps = self.group.get("params") or ()
+        arr = ps[0]._storage.array if ps else None
+        x = np.float64(v)
+        return x if arr is None or isinstance(arr, jax.core.Tracer) else jax.device_put(x, next(iter(arr.devices())))
 
     def put(self, v):
         """Trace time: the options' tracers (a tensor option: a 0-d facade tensor over its tracer)."""

@@ -9,6 +9,7 @@ node's vjp and the accumulation into the leaves run inside it.
 from __future__ import annotations
 
 import jax
+import numpy as np
 
 from .._stats import COUNTS as _COUNTS
 from .graph import AccumulateGrad
@@ -17,18 +18,30 @@ from .graph import AccumulateGrad
 _PROGRAMS: dict = {}
 
 
-class Ones:
-    """The implicit gradient of a scalar root (``loss.backward()``)."""
-    __slots__ = ("shape", "dtype")
+_ONES: dict = {}  # (shape, dtype, jax device) -> a committed ones array (scalar roots: a handful of shapes)
 
-    def __init__(self, shape, dtype):
-        self.shape, self.dtype = shape, dtype
+
+class Ones:
+    """The implicit gradient of a scalar root (``loss.backward()``). ``device``: the root's jax device, where the
+    gradient is placed (a backward whose nodes keep no arrays has no other input to say where to run, and JAX
+    would run it on its default device: on a GPU machine, a CPU model's .grad would land on the GPU); None
+    under a trace, where the ones are made inside the traced program."""
+    __slots__ = ("shape", "dtype", "device")
+
+    def __init__(self, shape, dtype, device=None):
+        self.shape, self.dtype, self.device = shape, dtype, device
 
     def key(self):
         return (self.shape, str(self.dtype))
 
     def array(self):
-        return jax.numpy.ones(self.shape, self.dtype)
+        if self.device is None:
+            return jax.numpy.ones(self.shape, self.dtype)
+        k = (self.shape, self.dtype, self.device)
+        a = _ONES.get(k)
+        if a is None:
+            a = _ONES[k] = jax.device_put(np.ones(self.shape, self.dtype), self.device)
+        return a
 
 
 def compilable(order):
@@ -56,8 +69,10 @@ def run_compiled(order, start, targets, accumulate):
         spec.append((n._entry, n._diff_idx, len(n._out_meta),
                      tuple((index[id(nx)], nr) for nx, nr in n._edges)))
         node_arrays.append(n._arrays)
-    root_spec = tuple((index[id(n)], nr, g.key() if isinstance(g, Ones) else None) for (n, nr), g in start)
-    root_cts = tuple(None if isinstance(g, Ones) else (g._array if isinstance(g, Tensor) else g) for _, g in start)
+    root_spec = tuple((index[id(n)], nr, g.key() if isinstance(g, Ones) and g.device is None else None)
+                      for (n, nr), g in start)
+    root_cts = tuple((None if g.device is None else g.array()) if isinstance(g, Ones)
+                     else (g._array if isinstance(g, Tensor) else g) for _, g in start)
     target_spec = tuple((index.get(id(n), -1), nr) for n, nr in targets) if targets is not None else ()
     # leaves without hooks accumulate inside the program; hooked leaves get their raw gradient back
     leaf_prev = []
@@ -127,4 +142,4 @@ def _build_program(spec, root_spec, target_spec, accumulate):
                 if ct is not None and ct.dtype != jax.dtypes.float0:
                     add(j, nr, ct)
         return tuple(leaf_out), tuple(captured)
-    return entries, jax.jit(program)
+    return entries, jax.jit(program, keep_unused=True)  # (placed by its inputs even where it reads none)

@@ -12,6 +12,7 @@ import heapq
 
 import jax
 
+from .. import _device as _dev
 from .._stats import COUNTS as _COUNTS
 from .._tensor import storage as _storage
 from . import grad_mode as _gm
@@ -219,7 +220,9 @@ def _roots_and_grads(tensors, grad_tensors, create_graph):
                 g = ones(t._shape, dtype=t.dtype, device=t.device)
             else:
                 roots.append(t)
-                grads.append(_Ones(t._shape, t.dtype.jnp))  # made inside the backward program
+                arr = t._storage.array
+                grads.append(_Ones(t._shape, t.dtype.jnp, None if isinstance(arr, jax.core.Tracer) or arr is None
+                                   else _dev.to_jax(t._storage.device)))
                 continue
         else:
             if not isinstance(g, Tensor):

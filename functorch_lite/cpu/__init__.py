@@ -7,5 +7,6 @@ def is_available() -> bool:
 
 
 def synchronize(device=None) -> None:
-    import jax
-    jax.effects_barrier()
+    """Wait for all queued work on the CPU device(s) (JAX dispatches asynchronously)."""
+    from .._device import synchronize as _sync
+    _sync("cpu")

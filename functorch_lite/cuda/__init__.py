@@ -20,9 +20,9 @@ def current_device() -> int:
 
 
 def synchronize(device=None) -> None:
-    """Wait for all queued work on the device (JAX dispatches asynchronously)."""
-    import jax
-    jax.effects_barrier()
+    """Wait for all queued work on the GPU (JAX dispatches asynchronously); a no-op without one."""
+    idx = None if device is None else (device if isinstance(device, int) else (_dev.canonical(device).index or 0))
+    _dev.synchronize("cuda", idx)
 
 
 # ---- memory statistics, from the JAX device's allocator (0 where a backend keeps none, e.g. CPU) ------------

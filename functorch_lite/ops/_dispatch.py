@@ -75,7 +75,7 @@ class Entry:
         """The cached jitted backward kernel of this entry (used node by node)."""
         f = self.bwds.get(diff_idx)
         if f is None:
-            f = self.bwds[diff_idx] = jax.jit(self.vjp_apply(diff_idx))
+            f = self.bwds[diff_idx] = jax.jit(self.vjp_apply(diff_idx), keep_unused=True)
         return f
 
 
@@ -84,6 +84,16 @@ def _zero_ct(o):
         return jnp.zeros(o.shape, o.dtype)
     import numpy as np
     return np.zeros(o.shape, jax.dtypes.float0)
+
+
+def _placed(body):
+    """An eager kernel (an output shape that depends on values: nonzero, unique...) puts its results where its
+    first input is: the arrays it makes from host values would land on JAX's default device."""
+    def fn(*arrays):
+        res = body(*arrays)
+        a = next((a for a in arrays if isinstance(a, jax.Array)), None)
+        return res if a is None else jax.device_put(res, next(iter(a.devices())))
+    return fn
 
 
 def _build(op, sargs, sig):
@@ -113,7 +123,9 @@ def _build(op, sargs, sig):
             return _fix_out(res, outs[0])
         return tuple(_fix_out(r, o) for r, o in zip(res, outs))
 
-    fn = body if op.eager else jax.jit(body)
+    # keep_unused: a kernel that reads only its inputs' shapes (zero_, zeros_like, a backward of zeros) still
+    # runs where its inputs are; without them JAX would run it on its default device (a GPU's, for a CPU tensor)
+    fn = _placed(body) if op.eager else jax.jit(body, keep_unused=True)
     diff_ok = op.differentiable and any(o.category >= D.FLOAT for o in outs)
     return Entry(fn, outs, body, diff_ok)
 
@@ -310,7 +322,7 @@ def _miss_dynamic(op, key, sargs):
 
     def body(a, *offsets):
         return dyn_impl(a, offsets, *k)
-    entry = op.cache[key] = Entry(jax.jit(body), outs, body, op.differentiable)
+    entry = op.cache[key] = Entry(jax.jit(body, keep_unused=True), outs, body, op.differentiable)
     return entry
 
 
@@ -320,6 +332,19 @@ def _wrap(op, res, outs, dev):
     ts = tuple(_from_array(r, o, dev) for r, o in zip(res, outs))
     rt = op.result_type
     return ts if rt is None else rt(*ts)
+
+
+if _config.DEBUG:  # FUNCTORCH_LITE_DEBUG=1: every op result's jax dtype and device are the facade's
+    _wrap_fast = _wrap
+
+    def _wrap(op, res, outs, dev):
+        from .. import _device as _dev
+        for r, o in zip(res if op.nout != 1 else (res,), outs):
+            if r.dtype != o.jnp:
+                raise AssertionError(f"functorch_lite debug: {op.name} made a {r.dtype} array for a {o} result")
+            if not isinstance(r, jax.core.Tracer) and dev.type != "meta" and r.devices() != {_dev.to_jax(dev)}:
+                raise AssertionError(f"functorch_lite debug: {op.name} left its {dev} result on {r.devices()}")
+        return _wrap_fast(op, res, outs, dev)
 
 
 def _device_mismatch(op, targs, arrays):

@@ -175,6 +175,56 @@ def test_guards_recompile_on_shape_dtype_requires_grad_and_python_values(caplog)
     assert f(ft.ones(4, dtype=ft.float64), 3.0).tolist() == [3.0] * 4
 
 
+def test_a_warm_training_step_moves_nothing_between_host_and_device():
+    """Once compiled, a step passes only device arrays: the optimizer's numeric options go to the device once per
+    value (on a GPU a Python float argument is a host-to-device copy per option per call), and nothing is read
+    back. A changed option is picked up (one copy of the new value)."""
+    ft.manual_seed(0)
+    model = ft.nn.Sequential(ft.nn.Linear(4, 8), ft.nn.ReLU(), ft.nn.Linear(8, 1))
+    opt = ft.optim.AdamW(model.parameters(), lr=1e-2, betas=(0.8, 0.9), weight_decay=0.1)
+    x, y = ft.randn(16, 4), ft.randn(16, 1)
+
+    @ft.compile
+    def step():
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+    for _ in range(4):
+        step()
+    with jax.transfer_guard("disallow"):
+        losses = [step() for _ in range(3)]
+    assert float(losses[-1]) < float(losses[0])
+    opt.param_groups[0]["lr"] = 0.0  # the new value reaches the program: at lr 0 AdamW leaves the weights as they are
+    before = [p.detach().numpy().copy() for p in model.parameters()]
+    step()
+    for p, b in zip(model.parameters(), before):
+        np.testing.assert_array_equal(p.detach().numpy(), b)
+    assert step.stats["traces"] == 2 and step.stats["eager_calls"] == 0
+
+
+def test_float32_matmul_precision_is_a_guard(caplog):
+    """A program traced under one matmul precision is not reused under another (XLA bakes it into the program):
+    changing set_float32_matmul_precision recompiles, and the log names it."""
+    from functorch_lite._compile import config
+    f = ft.compile(lambda a, b: a @ b)
+    a, b = ft.ones(2, 3), ft.ones(3, 2)
+    f(a, b)
+    old = config.log_recompiles
+    config.log_recompiles = True
+    try:
+        with caplog.at_level(logging.WARNING, logger="functorch_lite.compile"):
+            ft.set_float32_matmul_precision("high")
+            f(a, b)
+    finally:
+        config.log_recompiles = old
+        ft.set_float32_matmul_precision("highest")
+    assert f(a, b).tolist() == [[3.0, 3.0], [3.0, 3.0]]
+    assert f.stats["traces"] == 2 and f.stats["recompiles"] == 1 and f.stats["cache_hits"] == 1
+    assert "float32 matmul precision changed: 'highest' -> 'high'" in caplog.records[0].getMessage()
+
+
 def test_cache_size_limit_warns_and_runs_eagerly():
     from functorch_lite._compile import config
 

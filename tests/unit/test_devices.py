@@ -308,3 +308,89 @@ def test_leaf_created_on_second_device_accumulates_there() -> None:
     (w * 3).sum().backward()
     (w * 3).sum().backward()
     assert w.grad.device == ft.device("cpu:1") and w.grad.tolist() == [6., 6.]
+
+
+# ---- float32 matmul precision and synchronize --------------------------------------------------------------
+def test_float32_matmuls_default_to_full_precision_as_pytorch():
+    """JAX's own default lets a GPU use TF32 (a TPU bfloat16 passes) for float32 matmuls; PyTorch's is "highest".
+    The facade sets JAX's default at import, and allow_tf32 is the same switch (PyTorch: True <-> "high")."""
+    assert ft.get_float32_matmul_precision() == "highest"
+    assert jax.config.jax_default_matmul_precision == "float32"
+    assert ft.backends.cuda.matmul.allow_tf32 is False
+    try:
+        ft.backends.cuda.matmul.allow_tf32 = True
+        assert ft.get_float32_matmul_precision() == "high"
+        assert jax.config.jax_default_matmul_precision == "tensorfloat32"
+        ft.set_float32_matmul_precision("medium")
+        assert ft.backends.cuda.matmul.allow_tf32 is True          # torch: "medium" also reads True
+        assert jax.config.jax_default_matmul_precision == "bfloat16"
+    finally:
+        ft.backends.cuda.matmul.allow_tf32 = False
+    assert ft.get_float32_matmul_precision() == "highest"
+    assert jax.config.jax_default_matmul_precision == "float32"
+
+
+def test_synchronize_waits_for_queued_work():
+    """JAX dispatches asynchronously: after synchronize every array on the device is computed."""
+    x = ft.randn(600, 600)
+    ys = [x @ x for _ in range(4)]
+    ft.cpu.synchronize()
+    assert all(y._array.is_ready() for y in ys)
+    ft.cuda.synchronize()  # no GPU: nothing to wait for (a GPU machine waits for its arrays)
+
+
+# ---- results land where the facade says they are, also when a program has no input to place it ---------------
+def test_a_backward_that_reads_no_values_places_the_grad_on_the_tensors_device():
+    """d(2w)/dw reads nothing: the backward program's only input is the seed gradient. Made inside the program, it
+    ran on JAX's default device (on a GPU machine a CPU model's .grad landed on the GPU, seen on an H200)."""
+    for make in (lambda f: f, ft.compile):
+        w = ft.ones(3, requires_grad=True, device="cpu:1")
+        step = make(lambda: (w * 2).sum().backward())
+        for _ in range(3):
+            step()
+        assert w.grad.device == ft.device("cpu:1") and w.grad._array.devices() == {CPU1}
+        assert w.grad.tolist() == [6.0, 6.0, 6.0]
+
+
+def test_compiled_results_are_placed_on_their_facade_device():
+    """A program places its outputs with its inputs: a result moved with .to() inside, or made by a function that
+    reads no tensor, is moved to the device the facade reports."""
+    f = ft.compile(lambda x: (x * 2).to("cpu:1") + 1)
+    for _ in range(2):
+        r = f(ft.ones(3))
+        assert r.device == ft.device("cpu:1") and r._array.devices() == {CPU1} and r.tolist() == [3.0] * 3
+    ft.set_default_device("cpu:1")
+    try:
+        g = ft.compile(lambda n: ft.arange(n) + 1)
+        for _ in range(2):
+            r = g(3)
+            assert r.device == ft.device("cpu:1") and r._array.devices() == {CPU1} and r.tolist() == [1, 2, 3]
+    finally:
+        ft.set_default_device("cpu")
+
+
+def test_nothing_lands_on_jaxs_default_device_when_it_is_not_the_facades():
+    """On a GPU machine JAX's default device is the GPU while the facade's is the CPU (PyTorch's): kernels that
+    read only their inputs' shapes (zero_, zeros_like), eager value-dependent ops (nonzero), a backward that
+    reads no values, and a compiled step must all stay on the tensors' device. Here JAX's default is cpu:1."""
+    with jax.default_device(CPU1):
+        ft.manual_seed(0)
+        model = ft.nn.Sequential(ft.nn.Linear(4, 3), ft.nn.ReLU(), ft.nn.Linear(3, 1))
+        opt = ft.optim.Adam(model.parameters(), lr=0.1)
+        x = ft.randn(8, 4)
+
+        def step():
+            opt.zero_grad()
+            loss = (model(x) * 2).mean()
+            loss.backward()
+            opt.step()
+            return loss
+        made = [step(), ft.compile(step)(), ft.compile(step)()]
+        w = ft.ones(3, requires_grad=True)
+        (w * 3).sum().backward()
+        made += [w.grad, w.grad.zero_(), ft.zeros_like(x), ft.ones_like(x), ft.full_like(x, 2.0), x.new_zeros(2),
+                 ft.nonzero(ft.tensor(1.0)), ft.nonzero(x > 0), ft.unique(ft.tensor([3, 1, 3])), x.sum(), x[x > 0]]
+        made += list(model.parameters()) + [p.grad for p in model.parameters()]
+        made += [v for st in opt.state.values() for v in st.values() if isinstance(v, ft.Tensor)]
+    off = [i for i, t in enumerate(made) if t.device.type != "cpu" or t._array.devices() != {CPU0}]
+    assert not off, [(i, made[i]._array.devices()) for i in off]

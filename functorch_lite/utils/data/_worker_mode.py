@@ -38,24 +38,35 @@ def _blocked(*args, **kwargs):
     raise RuntimeError(WORKER_TENSOR_ERROR)
 
 
+# What the guard replaced, kept alive: in a forked child, dropping the last reference to a jitted function
+# runs its destructor, which frees compiled programs through the parent's GPU client -- and that aborts the
+# child (seen on an H200: "Fatal Python error: Aborted" at the replacing line). CPU clients do not mind.
+_REPLACED: list = []
+
+
+def _replace(obj, name: str, new) -> None:
+    _REPLACED.append(getattr(obj, name))
+    setattr(obj, name, new)
+
+
 def install_guard() -> None:
     """In a worker: make facade tensor creation/reads and new JAX dispatches raise a clear error."""
     import sys
     set_in_worker(True)
     storage_mod = sys.modules.get("functorch_lite._tensor.storage")
     if storage_mod is not None:
-        storage_mod.Storage.array = property(_blocked, _blocked)
+        _replace(storage_mod.Storage, "array", property(_blocked, _blocked))
     jax = sys.modules.get("jax")
     if jax is not None:
-        jax.device_put = _blocked
-        jax.jit = _blocked
+        _replace(jax, "device_put", _blocked)
+        _replace(jax, "jit", _blocked)
     # cached jitted kernels that creation calls before a Storage exists (best effort: private names)
     creation = sys.modules.get("functorch_lite.ops.creation")
     for name in ("_full_jit", "_rand_jit"):
         if creation is not None and hasattr(creation, name):
-            setattr(creation, name, _blocked)
+            _replace(creation, name, _blocked)
     rng = sys.modules.get("functorch_lite.random")
     if rng is not None:
-        rng.Generator.next_key = _blocked
+        _replace(rng.Generator, "next_key", _blocked)
         if hasattr(rng, "_split"):
-            rng._split = _blocked
+            _replace(rng, "_split", _blocked)

@@ -12,6 +12,7 @@ accelerator it warns as PyTorch does, DATA-32).
 """
 from __future__ import annotations
 
+import gc
 import itertools
 import math
 import multiprocessing as python_multiprocessing
@@ -273,10 +274,18 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
 
 def _start(process) -> None:
     """Start a worker; JAX's "os.fork() ... JAX is multithreaded" warning is silenced because the child
-    never runs JAX (the guard in ``_worker_mode`` enforces it)."""
+    never runs JAX (the guard in ``_worker_mode`` enforces it).
+
+    The parent's objects are frozen out of the garbage collector while it forks: a forked child must never
+    destroy a JAX object it inherited (on a GPU the destructor goes through the parent's CUDA client and
+    aborts the child), and a collection in the child would destroy the parent's not-yet-collected cycles."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called", category=RuntimeWarning)
-        process.start()
+        gc.freeze()
+        try:
+            process.start()
+        finally:
+            gc.unfreeze()
 
 
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):

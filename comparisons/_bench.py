@@ -10,7 +10,8 @@ import functorch_lite as ft
 
 
 def sync(x) -> None:
-    """Wait for ``x``'s values: a facade tensor, a jax array, a pytree of them; torch results are ready."""
+    """Wait for ``x``'s values: a facade tensor, a jax array, a pytree of them; a torch CUDA tensor (torch's CPU
+    results are ready)."""
     if isinstance(x, ft.Tensor):
         x._array.block_until_ready()
     elif isinstance(x, (tuple, list)):
@@ -18,6 +19,9 @@ def sync(x) -> None:
             sync(y)
     elif isinstance(x, jax.Array):
         x.block_until_ready()
+    elif getattr(x, "is_cuda", False):
+        import torch
+        torch.cuda.synchronize()
 
 
 def time_calls(fn, n: int, batch: int = 1) -> list:

@@ -31,12 +31,12 @@ except ImportError:
 
 
 # ---- W1 ---------------------------------------------------------------------------------------------------
-def w1(lib):
+def w1(lib, dev=None):
     lib.manual_seed(42)
-    X = lib.randn(64, 2)
-    Y = X @ lib.tensor([[3.0], [-2.0]]) + lib.tensor([5.0])
-    W = lib.randn(2, 1, requires_grad=True)
-    b = lib.zeros(1, requires_grad=True)
+    X = lib.randn(64, 2, device=dev)
+    Y = X @ lib.tensor([[3.0], [-2.0]], device=dev) + lib.tensor([5.0], device=dev)
+    W = lib.randn(2, 1, requires_grad=True, device=dev)
+    b = lib.zeros(1, requires_grad=True, device=dev)
 
     def epoch():
         loss = lib.mean((X @ W + b - Y) ** 2)
@@ -68,12 +68,12 @@ def w1_jax():
 
 
 # ---- W4 ---------------------------------------------------------------------------------------------------
-def w4(lib, x0, p0):
+def w4(lib, x0, p0, dev=None):
     nn = lib.nn
     model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
-    BT._load(model, p0, lib)
+    BT._load(model, p0, lib, dev)
     model.eval()
-    x = lib.tensor(x0)
+    x = lib.tensor(x0, device=dev)
 
     def infer():
         with lib.no_grad():

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -31,20 +32,22 @@ except ImportError:  # still runs facade vs jax
     torch = None
 
 
-def _load(model, arrays, lib):
+def _load(model, arrays, lib, dev=None):
     with lib.no_grad():
         for p, a in zip(model.parameters(), arrays):
             p.copy_(lib.tensor(a))
+    if dev is not None:
+        model.to(dev)
 
 
 # ---- W2 ---------------------------------------------------------------------------------------------------
-def w2(lib, x0, y0, p0):
+def w2(lib, x0, y0, p0, dev=None):
     nn = lib.nn
     model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
-    _load(model, p0, lib)
+    _load(model, p0, lib, dev)
     opt = lib.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = nn.CrossEntropyLoss()
-    x, y = lib.tensor(x0), lib.tensor(y0)
+    x, y = lib.tensor(x0, device=dev), lib.tensor(y0, device=dev)
 
     def step():
         opt.zero_grad()
@@ -70,13 +73,31 @@ def w2_jax(x0, y0, p0):
 
 
 # ---- W3 ---------------------------------------------------------------------------------------------------
-B, T, D, H, V = 8, 128, 256, 4, 256
-SHAPES3 = [(V, D), (D,), (D,), (D,), (D,), (3 * D, D), (3 * D,), (D, D), (D,), (4 * D, D), (4 * D,), (D, 4 * D), (D,),
-           (V, D), (V,)]  # parameter order of the block below
+class Dims(NamedTuple):
+    B: int
+    T: int
+    D: int
+    H: int
+    V: int
 
 
-def w3(lib, idx0, tgt0, p0):
+W3 = Dims(8, 128, 256, 4, 256)       # this file's W3; comparisons/gpu_report.py also runs a larger one
+B, T, D, H, V = W3
+
+
+def shapes3(d: Dims = W3) -> list:
+    """The block's parameter shapes, in its parameter order."""
+    D, V = d.D, d.V
+    return [(V, D), (D,), (D,), (D,), (D,), (3 * D, D), (3 * D,), (D, D), (D,), (4 * D, D), (4 * D,), (D, 4 * D),
+            (D,), (V, D), (V,)]
+
+
+SHAPES3 = shapes3()
+
+
+def w3(lib, idx0, tgt0, p0, dims: Dims = W3, dev=None):
     nn, F = lib.nn, lib.nn.functional
+    B, T, D, H, V = dims
 
     class Block(nn.Module):
         def __init__(self):
@@ -99,9 +120,9 @@ def w3(lib, idx0, tgt0, p0):
             return self.head(x)
 
     model = Block()
-    _load(model, p0, lib)
+    _load(model, p0, lib, dev)
     opt = lib.optim.AdamW(model.parameters(), lr=1e-3)
-    idx, tgt = lib.tensor(idx0), lib.tensor(tgt0)
+    idx, tgt = lib.tensor(idx0, device=dev), lib.tensor(tgt0, device=dev)
 
     def step():
         opt.zero_grad()
@@ -112,9 +133,11 @@ def w3(lib, idx0, tgt0, p0):
     return step, [n for n, _ in model.named_parameters()]
 
 
-def w3_jax(idx0, tgt0, p0, names, bf16=False):
-    """The W3 step hand-written in JAX. ``bf16``: the casts of CPU autocast(bfloat16) — matmul/linear inputs in
-    bfloat16; softmax and the loss in float32, as autocast's fp32 list has them (bench_autocast.py)."""
+def w3_jax(idx0, tgt0, p0, names, bf16=False, dims: Dims = W3):
+    """The W3 step hand-written in JAX (on JAX's default device). ``bf16``: the casts of CPU autocast(bfloat16) —
+    matmul/linear inputs in bfloat16; softmax and the loss in float32, as autocast's fp32 list has them
+    (bench_autocast.py)."""
+    B, T, D, H, V = dims
     idx, tgt = jnp.asarray(idx0), jnp.asarray(tgt0)
     params = {n: jnp.asarray(a) for n, a in zip(names, p0)}
     tx = optax.adamw(1e-3, weight_decay=1e-2)

@@ -238,7 +238,9 @@ class HyperSlot:
         ps = self.group.get("params") or ()
         arr = ps[0]._storage.array if ps else None
         x = np.float64(v)
-        return x if arr is None or isinstance(arr, jax.core.Tracer) else jax.device_put(x, next(iter(arr.devices())))
+        if not isinstance(arr, jax.Array) or isinstance(arr, jax.core.Tracer):  # (no parameter, meta, a trace)
+            return x
+        return jax.device_put(x, next(iter(arr.devices())))
 
     def put(self, v):
         """Trace time: the options' tracers (a tensor option: a 0-d facade tensor over its tracer)."""

@@ -20,6 +20,7 @@ import inspect
 
 import jax
 
+from .. import _device as _dev
 from . import grad_mode as _gm
 from .graph import Node, edge_of, node_class
 
@@ -241,7 +242,7 @@ def _apply_traced(cls, args, kwargs):
         for k, a in attr_arrays.items():
             setattr(ctx, k, Tensor._from_array(a, *attr_meta[k]))
         it = iter(cts)
-        grads = [Tensor._from_array(next(it), dt, dev) for dt, dev in box["out"][1] if dt is not None]
+        grads = [Tensor._from_array(_placed(next(it), dev), dt, dev) for dt, dev in box["out"][1] if dt is not None]
         with _FuncMode():
             res = cls.backward(ctx, *grads)
         if not isinstance(res, tuple):
@@ -262,6 +263,15 @@ def _apply_traced(cls, args, kwargs):
     it = iter(flat)
     outs = [Tensor._from_array(next(it), dt, dev) if dt is not None else dev for dt, dev in out_meta]
     return tuple(outs) if is_tuple else outs[0]
+
+
+def _placed(a, dev):
+    """A cotangent JAX made itself (the seed of an eager func.grad) sits on JAX's default device: put it on the
+    output's device, where the user's backward computes."""
+    if isinstance(a, jax.core.Tracer) or dev.type == "meta":
+        return a
+    jd = _dev.to_jax(dev)
+    return a if a.devices() == {jd} else jax.device_put(a, jd)
 
 
 class once_differentiable:  # noqa: N801  (PyTorch's name)

@@ -391,6 +391,22 @@ def test_nothing_lands_on_jaxs_default_device_when_it_is_not_the_facades():
         made += [w.grad, w.grad.zero_(), ft.zeros_like(x), ft.ones_like(x), ft.full_like(x, 2.0), x.new_zeros(2),
                  ft.nonzero(ft.tensor(1.0)), ft.nonzero(x > 0), ft.unique(ft.tensor([3, 1, 3])), x.sum(), x[x > 0]]
         made += list(model.parameters()) + [p.grad for p in model.parameters()]
+
+        class Scale(ft.autograd.Function):  # func.grad seeds its cotangent itself
+            @staticmethod
+            def forward(t):
+                return t * 3
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(inputs[0])
+
+            @staticmethod
+            def backward(ctx, g):
+                (t,) = ctx.saved_tensors
+                made.append(g * t)
+                return g * 3
+        made.append(ft.func.grad(lambda t: Scale.apply(t).sum())(ft.ones(2)))
         made += [v for st in opt.state.values() for v in st.values() if isinstance(v, ft.Tensor)]
     off = [i for i, t in enumerate(made) if t.device.type != "cpu" or t._array.devices() != {CPU0}]
     assert not off, [(i, made[i]._array.devices()) for i in off]

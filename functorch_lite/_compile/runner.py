@@ -29,6 +29,7 @@ import jax
 import numpy as np
 
 from .. import _config
+from .. import _device as _dev
 from .. import dtypes as D
 from .._tensor import storage as _storage
 from .._tensor.tensor import Tensor
@@ -202,7 +203,6 @@ def _misplaced(spec, slots, outs):
     d(2w)/dw, or a function that reads no tensor) on JAX's default device -- on a GPU machine, a CPU model's
     .grad landed on the GPU; a result made by ``.to(device)`` belongs on that device too. Worked out on the
     first call of a program: its placement does not change between calls."""
-    from .. import _device as _dev
     slot_moves, moves = {}, {}
     for k, ((i, _, _), v) in enumerate(zip(spec.outputs, outs)):
         s = slots[i]

@@ -39,7 +39,7 @@ class Ones:
             return jax.numpy.ones(self.shape, self.dtype)
         k = (self.shape, self.dtype, self.device)
         a = _ONES.get(k)
-        if a is None:
+        if a is None or a.is_deleted():  # (a .grad that IS these ones, donated by a compiled step, deletes them)
             a = _ONES[k] = jax.device_put(np.ones(self.shape, self.dtype), self.device)
         return a
 

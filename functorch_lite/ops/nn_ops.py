@@ -283,18 +283,15 @@ def _dropout_impl(input, p, training, inplace, feature=False, alpha=False):
     if feature and input.dim() < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     if p == 1.0:
-        return input.mul_(0.0) if inplace and (feature or alpha) else input * 0.0
+        return input.mul_(0.0) if inplace else input * 0.0
     from .. import random as _random
     from .._tensor.tensor import Tensor
     key = jax.random.key_data(_random.default_generator.next_key())
     kt = Tensor._from_array(_on_device_of(key, input._array), D.uint32, input.device)
-    if inplace and (feature or alpha):  # ATen's feature_dropout_ / alpha_dropout_: one in-place op (its grad_fn)
+    if inplace:  # ATen's dropout_ / feature_dropout_ / alpha_dropout_: one in-place op (its grad_fn)
         from ._registry import OPS
         return OPS["_dropout"].fn_inplace(input, kt, float(p), bool(feature), bool(alpha))
-    out = _dropout(input, kt, float(p), bool(feature), bool(alpha))
-    if inplace:
-        return input.copy_(out)
-    return out
+    return _dropout(input, kt, float(p), bool(feature), bool(alpha))
 
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):

@@ -272,6 +272,26 @@ def test_dropout_p1_inplace_and_warnings():
         assert m(xe) is xe and L.nn.AlphaDropout(0.5)(xe) is not xe
 
 
+
+def test_plain_dropout_in_place_is_one_in_place_mul_as_torchs():
+    """F.dropout / nn.Dropout(inplace=True) write into their input through one in-place op (grad_fn
+    MulBackward0, version 1), also at p=1, where the input becomes zeros (it used to be left as it was)."""
+    x0 = rnd(3, 5)
+    for L in (torch, ft):
+        F = L.nn.functional
+        x = L.tensor(x0, requires_grad=True)
+        y = x * 1
+        z = F.dropout(y, 0.5, True, inplace=True)
+        assert z is y and z.grad_fn.name() == "MulBackward0" and y._version == 1
+        z.sum().backward()
+        kept = _np(z) != 0  # the gradient is the mask's scale where kept, 0 where dropped
+        np.testing.assert_array_equal(_np(x.grad), np.where(kept, 2.0, 0.0).astype(np.float32))
+        y1 = x * 1
+        z1 = F.dropout(y1, 1.0, True, inplace=True)
+        assert z1 is y1 and z1.grad_fn.name() == "MulBackward0" and y1._version == 1 and not np.any(_np(y1))
+        y2 = x * 1
+        assert L.nn.Dropout(0.3, inplace=True)(y2) is y2 and y2._version == 1
+
 # ---- ParameterDict ---------------------------------------------------------------------------------------------
 def _pdict_story(L):
     from collections import OrderedDict

@@ -39,15 +39,8 @@ def broadcast_all(*values):
                 options = dict(dtype=value.dtype, device=value.device)
                 break
         values = [v if isinstance(v, Tensor) else tensor(v, **options) for v in values]
-    return _broadcast_tensors(values)
-
-
-def _broadcast_tensors(values):
-    """``torch.broadcast_tensors``: a tensor already of the broadcast shape is returned itself (no expand node),
-    as PyTorch's ``expand_outplace`` does."""
-    from .. import broadcast_shapes
-    shape = tuple(broadcast_shapes(*[tuple(v.shape) for v in values]))
-    return tuple(v if tuple(v.shape) == shape else v.expand(shape) for v in values)
+    from .. import broadcast_tensors
+    return broadcast_tensors(*values)
 
 
 def _standard_normal(shape, dtype, device):

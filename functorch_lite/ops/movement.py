@@ -340,9 +340,11 @@ def vstack(tensors):
 
 
 def broadcast_tensors(*tensors):
+    """``torch.broadcast_tensors``: each tensor expanded to the common shape; one that already has it is returned
+    itself, as PyTorch's (no view, no ExpandBackward0)."""
     from ._dispatch import broadcast_shapes
     shape = broadcast_shapes(*[t._shape for t in tensors])
-    return tuple(expand(t, shape) for t in tensors)
+    return tuple(t if t._shape == shape else expand(t, shape) for t in tensors)
 
 
 def numel(input):

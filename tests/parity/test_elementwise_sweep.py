@@ -360,6 +360,20 @@ def test_BC_07_broadcast_shapes_function(shapes: tuple) -> None:
     assert repr(ours) == repr(theirs)
 
 
+def test_broadcast_tensors_returns_an_already_broadcast_tensor_itself():
+    """torch.broadcast_tensors expands only the tensors whose shape differs: one that has the common shape comes
+    back as the same object (no ExpandBackward0 view)."""
+    for m in (torch, ft):
+        a, b = m.ones(3, requires_grad=True), m.ones(2, 3)
+        ra, rb = m.broadcast_tensors(a, b)
+        assert rb is b and ra is not a and tuple(ra.shape) == (2, 3) and ra.grad_fn.name() == "ExpandBackward0"
+        x, y = m.ones(1, 3), m.ones(3, 1)
+        rx, ry = m.broadcast_tensors(x, y)
+        assert rx is not x and ry is not y and tuple(rx.shape) == tuple(ry.shape) == (3, 3)
+        (only,) = m.broadcast_tensors(a)
+        assert only is a
+
+
 # ---- gradients (float64) ----------------------------------------------------------------------------------------
 GRAD_KEYS = [k for k in CASES if OPS[_op_of(k)].differentiable and "special" not in "".join(map(str, CASES[k].args))
              and ("/" not in k or k in ("pow/pos_base", "clamp/tensor_bounds"))]

@@ -188,3 +188,13 @@ def synchronize(type_: str, index=None) -> None:
     # (live_arrays() alone lists the default backend's: on a GPU machine, not the CPU's)
     live = jax.live_arrays(_JAX_PLATFORM[type_])
     jax.block_until_ready([a for a in live if not a.is_deleted() and want & a.devices()])
+
+
+def misplaced(arr, dev):
+    """The jax device ``arr`` should move to for facade device ``dev``, or None when it is already there (or is a
+    tracer, or ``dev`` is meta). JAX puts an array made without a committed input on its own default device,
+    which on a GPU machine is not the facade's CPU."""
+    if dev.type == "meta" or isinstance(arr, jax.core.Tracer):
+        return None
+    jd = to_jax(dev)
+    return None if arr.devices() == {jd} else jd

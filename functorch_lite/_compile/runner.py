@@ -209,19 +209,18 @@ def _misplaced(spec, slots, outs):
         if isinstance(s, (S.StorageSlot, S.GradSlot)) and isinstance(v, jax.Array):
             if isinstance(v, jax.core.Tracer):
                 return None
-            dev = s.tensor.device
-            if dev.type != "meta" and v.devices() != {_dev.to_jax(dev)}:
-                slot_moves[k] = _dev.to_jax(dev)
+            jd = _dev.misplaced(v, s.tensor.device)
+            if jd is not None:
+                slot_moves[k] = jd
     it = iter(outs[spec.n_slot_out:])
     for k, m in enumerate(spec.result_meta):
         if m[0] in ("t", "num"):
             arr = next(it)
             if isinstance(arr, jax.core.Tracer):
                 return None
-            if m[0] == "t" and m[2].type != "meta":
-                want = _dev.to_jax(m[2])
-                if arr.devices() != {want}:
-                    moves[k] = want
+            jd = _dev.misplaced(arr, m[2]) if m[0] == "t" else None
+            if jd is not None:
+                moves[k] = jd
     return slot_moves, moves
 
 

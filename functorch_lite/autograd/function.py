@@ -268,10 +268,8 @@ def _apply_traced(cls, args, kwargs):
 def _placed(a, dev):
     """A cotangent JAX made itself (the seed of an eager func.grad) sits on JAX's default device: put it on the
     output's device, where the user's backward computes."""
-    if isinstance(a, jax.core.Tracer) or dev.type == "meta":
-        return a
-    jd = _dev.to_jax(dev)
-    return a if a.devices() == {jd} else jax.device_put(a, jd)
+    jd = _dev.misplaced(a, dev)
+    return a if jd is None else jax.device_put(a, jd)
 
 
 class once_differentiable:  # noqa: N801  (PyTorch's name)

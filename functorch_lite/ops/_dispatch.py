@@ -342,7 +342,7 @@ if _config.DEBUG:  # FUNCTORCH_LITE_DEBUG=1: every op result's jax dtype and dev
         for r, o in zip(res if op.nout != 1 else (res,), outs):
             if r.dtype != o.jnp:
                 raise AssertionError(f"functorch_lite debug: {op.name} made a {r.dtype} array for a {o} result")
-            if not isinstance(r, jax.core.Tracer) and dev.type != "meta" and r.devices() != {_dev.to_jax(dev)}:
+            if _dev.misplaced(r, dev) is not None:
                 raise AssertionError(f"functorch_lite debug: {op.name} left its {dev} result on {r.devices()}")
         return _wrap_fast(op, res, outs, dev)
 

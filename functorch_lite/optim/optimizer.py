@@ -259,13 +259,25 @@ class Optimizer:
         if repl:
             self._put_state(p, inner._replace(**repl))
 
-    def _refresh_views(self, p: Tensor, group: dict) -> None:
-        """Point the ``state[p]`` tensors at the new optax arrays (an in-place write: version bumps)."""
+    def _held_fields(self, p: Tensor, group: dict) -> tuple:
+        """PyTorch's state names of ``p``: its group's, and those an option switched off since has left (torch
+        keeps ``momentum_buffer`` after momentum goes to 0, ``max_exp_avg_sq`` after amsgrad goes off, unchanged;
+        the transforms pass those arrays through)."""
+        names = self._fields_of(group)
+        views = dict.get(self.state, p)
+        if not views or all(n in names for n in views):
+            return names
+        order = self._ostate[p]._fields
+        return tuple(sorted(set(names) | set(views), key=order.index))
+
+    def _refresh_views(self, p: Tensor, group: dict, names: tuple | None = None) -> None:
+        """Point the ``state[p]`` tensors at the new optax arrays (an in-place write: version bumps); a first
+        step creates them for the group's state names (``names``: a loaded state's)."""
         inner = self._ostate[p]
         views = dict.get(self.state, p)
         if not views:  # (None, or the empty entry reading ``state[p]`` leaves)
             new = {}
-            for name in self._fields_of(group):
+            for name in self._fields_of(group) if names is None else names:
                 arr = getattr(inner, name)
                 dt = p.dtype if name not in self._scalar_state else _float32()
                 new[name] = Tensor._from_array(arr, dt, p.device)
@@ -333,14 +345,15 @@ class Optimizer:
         state = {}
         for group in self.param_groups:
             for p in group["params"]:
-                if p in self._ostate and self._fields_of(group):  # SGD without momentum keeps no state
+                names = self._held_fields(p, group) if p in self._ostate else ()
+                if names:  # (SGD that never had momentum keeps no state)
                     self._sync_from_views(p)
                     inner = self._ostate[p]
                     state[index[id(p)]] = {
                         name: Tensor._from_array(jnp.array(getattr(inner, name), copy=True),
                                                  p.dtype if name not in self._scalar_state else _float32(),
                                                  p.device)
-                        for name in self._fields_of(group)}
+                        for name in names}
                 elif dict.get(self.state, p) and p not in self._ostate:  # a custom optimizer's own state
                     state[index[id(p)]] = dict(dict.__getitem__(self.state, p))
         return {"state": state, "param_groups": groups}
@@ -380,14 +393,17 @@ class Optimizer:
             inner = self._init_state(key, p._array)
             repl = {}
             for name, v in values.items():
-                if name in inner._fields and getattr(inner, name) is not None:
+                if name in inner._fields:
+                    # (an entry of an option that is off here, as amsgrad: held, passed through, as torch keeps it)
                     old = getattr(inner, name)
                     arr = v._array if isinstance(v, Tensor) else jnp.asarray(np.asarray(v))
-                    repl[name] = jnp.array(arr, dtype=old.dtype, copy=True)
+                    dt = old.dtype if old is not None else jnp.float32 if name in self._scalar_state else p._array.dtype
+                    repl[name] = jnp.array(arr, dtype=dt, copy=True)
             if values and "step" not in values:  # SGD keeps no step: a saved buffer means "not the first step"
                 repl["step"] = jnp.ones((), inner.step.dtype)
             self._put_state(p, inner._replace(**repl))
-            self._refresh_views(p, group)
+            loaded = tuple(n for n in values if n in inner._fields)  # (the saved order, as torch's dict keeps it)
+            self._refresh_views(p, group, loaded + tuple(n for n in self._fields_of(group) if n not in loaded))
 
     def __repr__(self) -> str:
         lines = [type(self).__name__ + " ("]

@@ -294,10 +294,6 @@ def test_param_group_options_edited_between_calls(case):
     _stats(f, eager_calls=0)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (ft eager too, not compile): options switched off keep their state in "
-                                       "torch ('momentum_buffer' with SGD momentum 0, 'max_exp_avg_sq' with "
-                                       "amsgrad False: state_dict() still has them); ft's state_dict() drops them "
-                                       "(parameters still match torch)")
 def test_state_of_an_option_switched_off_stays_in_the_state_dict():
     def sc(L, compiled, rec):
         m = _mlp(L)

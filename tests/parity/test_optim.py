@@ -212,6 +212,37 @@ def test_state_dict_round_trip(name, kw):
             np.testing.assert_allclose(_np(a), _np(c), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("name,on,off", [("SGD", dict(momentum=0.9), dict(momentum=0.0)),
+                                          ("Adam", dict(amsgrad=True), dict(amsgrad=False)),
+                                          ("RMSprop", dict(momentum=0.5, centered=True), dict(momentum=0.0))])
+def test_state_of_an_option_that_is_off_is_kept_loaded_and_used_again(name, on, off):
+    """torch keeps a state entry whose option is off (untouched), loads one into an optimizer with the option off,
+    and uses the kept buffer when the option comes back on."""
+    tp, fp = _params(torch), _params(ft)
+    topt, fopt = (getattr(lib.optim, name)(ps, lr=0.01, **on) for lib, ps in ((torch, tp), (ft, fp)))
+    for i in range(2):
+        _train_step(torch, topt, tp, i), _train_step(ft, fopt, fp, i)
+    tsd, fsd = topt.state_dict(), fopt.state_dict()
+    tp2, fp2 = ([lib.tensor(_np(p).copy(), requires_grad=True) for p in tp] for lib in (torch, ft))
+    topt2, fopt2 = (getattr(lib.optim, name)(ps, lr=0.01, **{**on, **off}) for lib, ps in ((torch, tp2), (ft, fp2)))
+    for opt, sd in ((topt2, tsd), (fopt2, fsd)):
+        opt.load_state_dict(sd)  # (the saved groups come back: the option is set off again after it)
+        opt.param_groups[0].update(off)
+    for i in range(2, 6):
+        if i == 4:  # the option back on: the kept buffer is used again
+            topt2.param_groups[0].update(on)
+            fopt2.param_groups[0].update(on)
+        _train_step(torch, topt2, tp2, i), _train_step(ft, fopt2, fp2, i)
+        tsd2, fsd2 = topt2.state_dict(), fopt2.state_dict()
+        assert [list(fsd2["state"][k]) for k in fsd2["state"]] == [list(tsd2["state"][k]) for k in tsd2["state"]]
+        for k in tsd2["state"]:
+            for n in tsd2["state"][k]:
+                np.testing.assert_allclose(_np(fsd2["state"][k][n]), _np(tsd2["state"][k][n]), rtol=1e-5,
+                                           atol=1e-7)
+        for a, c in zip(fp2, tp2):
+            np.testing.assert_allclose(_np(a), _np(c), rtol=1e-5, atol=1e-6)
+
+
 def test_state_view_tracks_steps():
     fp = _params(ft)
     opt = optim.SGD(fp, lr=0.1, momentum=0.9)

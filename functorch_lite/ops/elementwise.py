@@ -9,6 +9,7 @@ from .. import _promotion as P
 from .. import dtypes as D
 from . import grad_overrides as _go
 from ._registry import defop
+from ._rounding import true_div
 from .._promotion import no_kernel
 
 
@@ -113,6 +114,24 @@ def _rsub_name(targs, sargs):
 
 
 # ---- binary arithmetic ----------------------------------------------------------------------------
+def _reduced_opmath(base):
+    """A dtype rule for ``mul``/``div``: ``base``, and for a float16/bfloat16 result whose second operand is a
+    Python scalar or a 0-d tensor, torch's ``mul_cpu_reduced_float``/``div_cpu_reduced_float`` kernels: both
+    operands enter at float32 (the scalar rounded to float32, not to float16) and the float32 result is rounded
+    once to the result dtype (``x.half() * 0.1`` multiplies by float32(0.1); add/sub round the scalar to the
+    tensor's dtype, as the base rule does). A Python scalar first (``0.1 * x``) is torch's ``x.mul(0.1)``; a 0-d
+    tensor first is not that kernel's scalar (it is rounded to the result dtype)."""
+    rule = P.RULES[base] if isinstance(base, str) else base
+
+    def r(op, sig, sargs):
+        casts, outs = rule(op, sig, sargs)
+        if outs[0] in (D.float16, D.bfloat16) and (type(sig[1]) is not tuple or sig[1][0] == 0
+                                                    or type(sig[0]) is not tuple):
+            casts = (D.float32, D.float32) + tuple(casts[2:])
+        return casts, outs
+    return r
+
+
 def _alpha(alpha, dt):
     """alpha in an operand's dtype; a negative alpha wraps into an unsigned one (uint8: -1 is 255), as in PyTorch.
     A float alpha is traced (the ops' ``traced``): one kernel for every value."""
@@ -173,8 +192,8 @@ def _float8_by_operands(tensors, number):
     return lambda sig: tensors if all(type(s) is tuple for s in sig) else number
 
 
-@defop(promote="elementwise", grad_fn="MulBackward0", tensors=2, inplace=True, aliases=("multiply",),
-       saves=_mul_saves, float8=_float8_by_operands(None, "mul_cpu_reduced_float"))
+@defop(promote=_reduced_opmath("elementwise"), broadcast=True, grad_fn="MulBackward0", tensors=2, inplace=True,
+       aliases=("multiply",), saves=_mul_saves, float8=_float8_by_operands(None, "mul_cpu_reduced_float"))
 def mul(input, other):
     return input * other
 
@@ -189,24 +208,25 @@ def _div_rule(op, sig, sargs):
     return casts, outs
 
 
-@defop(kernel="div_cpu", promote=_div_rule, broadcast=True, grad_fn="DivBackward0", tensors=2, inplace=True,
+@defop(kernel="div_cpu", promote=_reduced_opmath(_div_rule), broadcast=True, grad_fn="DivBackward0", tensors=2, inplace=True,
        prep=_div_prep, check=_div_check, float8=_float8_by_operands("div_cpu", "div_cpu_reduced_float"),
        aliases=("divide",))
 def div(input, other, *, rounding_mode=None):
-    """True division (int -> default float, PRO-05) or 'trunc' / 'floor' rounding."""
+    """True division (int -> default float, PRO-05), rounded once as torch's (``_rounding.true_div``), or 'trunc' /
+    'floor' rounding."""
     if rounding_mode is None:
-        return input / other
+        return true_div(input, other)
     if rounding_mode == "trunc":
         if jnp.issubdtype(input.dtype, jnp.integer):
             return jax.lax.div(*jnp.broadcast_arrays(input, other))  # C semantics: truncation
-        return jnp.trunc(input / other)
+        return jnp.trunc(true_div(input, other))
     return jnp.floor_divide(input, other)
 
 
-@defop(kernel="div_cpu", promote="float", grad_fn="DivBackward0", tensors=2, inplace=True,
+@defop(kernel="div_cpu", promote=_reduced_opmath("float"), broadcast=True, grad_fn="DivBackward0", tensors=2, inplace=True,
        float8=_float8_by_operands("div_cpu", "div_cpu_reduced_float"))
 def true_divide(input, other):
-    return input / other
+    return true_div(input, other)
 
 
 @defop(promote="elementwise", grad_fn="FloorDivideBackward0", tensors=2, inplace=True, check=_int_zero_div,

@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import dtypes as D
+from . import _rounding
 from ._registry import defop
 from .._promotion import no_kernel
 
@@ -89,7 +90,7 @@ def linear(input, weight, bias=None):
 
 def _reduce(x, reduction):
     if reduction == "mean":
-        return jnp.mean(x)
+        return _rounding.mean(x)
     if reduction == "sum":
         return jnp.sum(x)
     return x

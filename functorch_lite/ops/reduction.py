@@ -29,7 +29,7 @@ import jax.numpy as jnp
 from .. import _promotion as P
 from .. import dtypes as D
 from .._tensor.tensor import Tensor, _wrap_dim
-from . import _dispatch
+from . import _dispatch, _rounding
 from ._registry import OPS, defop
 from .._promotion import no_kernel
 
@@ -152,7 +152,7 @@ def _mean_rule(op, sig, sargs):
 @defop(kernel="sum_cpu", promote=_mean_rule, grad_fn=_mean_name, prep=_dim_prep, saves=())
 def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Floating/complex only (PRO-12); the mean of nothing is nan (RED-10)."""
-    return jnp.mean(_acc(input), axis=dim, keepdims=keepdim)
+    return _rounding.mean(_acc(input), axis=dim, keepdims=keepdim)
 
 
 def _prod_prep(targs, sargs):

@@ -1,4 +1,6 @@
-"""``functorch_lite.optim``: PyTorch's optimizers on optax (design.md §3) and ``lr_scheduler``."""
+"""``functorch_lite.optim``: PyTorch's optimizers on optax (design.md §3), ``lr_scheduler`` and ``swa_utils``."""
+import importlib
+
 from . import lr_scheduler
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
@@ -12,5 +14,13 @@ from .lbfgs import LBFGS
 from .nadam import NAdam
 from .radam import RAdam
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler",
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler", "swa_utils",
            "RAdam", "NAdam", "Adamax", "Adadelta", "ASGD", "LBFGS"]
+
+
+def __getattr__(name):
+    """``swa_utils`` loads on first access: it needs ``nn`` (AveragedModel is a Module), and ``optim`` is
+    imported while the package is still initialising (amp's GradScaler imports the optimizer base)."""
+    if name == "swa_utils":
+        return importlib.import_module(f"{__name__}.swa_utils")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -419,7 +419,6 @@ def test_regression_frozen_layer_lambdalr_ema(opt_name):
     _both(lambda L: _regression(L, opt_name))
 
 
-@pytest.mark.xfail(strict=True, reason="GAP: torch.optim.swa_utils (AveragedModel, SWALR, update_bn)")
 def test_swa_utils_averaged_model():
     def script(L):
         nn = L.nn
@@ -1433,11 +1432,16 @@ def _seq_model(L, kind):
         losses.append(loss.item())
     seqs = [L.from_numpy(TOK[i, :LENS[i]]) for i in range(4)]
     padded = rnn_utils.pad_sequence(seqs, batch_first=True, padding_value=0)
-    return {"losses": losses, "model": model.state_dict(), "padded": padded}
+    sd = model.state_dict()
+    for k in [k for k in sd if k.endswith("in_proj_bias")]:
+        # the key projection's bias has a zero gradient in exact arithmetic (it adds q . b_k to every score of a
+        # query, which softmax ignores): both libraries step it by rounding noise that Adam scales up to lr-sized
+        # steps, so only the query and value biases are compared
+        sd[k] = L.cat([sd[k][:8], sd[k][16:]])
+    return {"losses": losses, "model": sd, "padded": padded}
 
 
-@pytest.mark.parametrize("kind", ["lstm", "gru", pytest.param("transformer", marks=pytest.mark.xfail(
-    strict=True, reason="GAP: nn.TransformerEncoder / nn.TransformerEncoderLayer"))])
+@pytest.mark.parametrize("kind", ["lstm", "gru", "transformer"])
 def test_sequence_classifier_recurrent_and_transformer_modules(kind):
     _both(lambda L: _seq_model(L, kind), rtol=1e-4, atol=1e-5)
 

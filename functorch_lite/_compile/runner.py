@@ -128,9 +128,12 @@ def _user_line(exc) -> str:
 
 
 def _static_repr(v, depth=0):
-    """Python values among the arguments are constants of the program: part of the guard key."""
+    """Python values among the arguments are constants of the program: part of the guard key. A tensor's values
+    are an input (its storage's slot has the guard), but an argument that is a view of its storage is read through
+    its view chain, traced as a constant: the chain (ops and their static arguments: offsets, sizes) is guarded,
+    or ``f(a[1:])`` then ``f(a[:3])`` would run the first program on the second view."""
     if isinstance(v, Tensor):
-        return "T"
+        return "T" if v._chain is None else ("view", v._chain)
     if isinstance(v, SCALARS):
         return scalar_guard(v)  # the walk's rule: type and repr (nan equals nan, 1 and 1.0 differ)
     if v is None or isinstance(v, D.dtype):
@@ -224,6 +227,11 @@ def _misplaced(spec, slots, outs):
     return slot_moves, moves
 
 
+def _layout(tree) -> list:
+    """(shape, dtype) of each leaf (arrays or their ShapeDtypeStructs)."""
+    return [(tuple(a.shape), a.dtype) for a in jax.tree_util.tree_leaves(tree)]
+
+
 class _Spec:
     """What one trace produced: which slots come back (and how), the result's structure, deferred calls."""
     __slots__ = ("outputs", "result_tree", "result_meta", "deferred", "n_slot_out", "needs_node", "node_op",
@@ -295,9 +303,16 @@ class CompiledFunction:
             return self._eager(args, kwargs)
         in_vals = [slot.get() for slot in d.slots]
         self._ctx = (d, args, kwargs)
-        if entry.donating is None and entry.spec is not None and not entry.spec.needs_node:
-            entry.donating = self._donating(entry, d, in_vals)
         try:
+            if not entry.donating and not entry.scanned:
+                traced = entry.jitted.trace(in_vals)  # traces (cached for the call)
+                entry.consts += _constants(traced)
+                entry.unused = _unused_slots(traced, in_vals)
+                entry.scanned = 1
+                if entry.donating is None and entry.spec is not None and not entry.spec.needs_node:
+                    # the trace told what the program rewrites: it is compiled once, donating, from its first
+                    # call (the plain program is compiled only where donation does not apply)
+                    entry.donating = self._donating(entry, d, in_vals, traced.out_info)
             if entry.donating:
                 fn, tree = entry.donating
                 for i in entry.skip:
@@ -311,11 +326,6 @@ class CompiledFunction:
                 else:
                     outs = entry.jitted(in_vals)
             else:
-                if not entry.scanned:
-                    traced = entry.jitted.trace(in_vals)  # traces (cached for the call)
-                    entry.consts += _constants(traced)
-                    entry.unused = _unused_slots(traced, in_vals)
-                    entry.scanned = 1
                 outs = entry.jitted(in_vals)
         except (_BREAKS + (_UnreachableWrite, TypeError)) as exc:
             if not TRACING[0] and entry.spec is None and (not isinstance(exc, TypeError) or _tracer_type_error(exc)):
@@ -327,17 +337,25 @@ class CompiledFunction:
             return self._write_back(entry, d, outs, in_vals, args, kwargs)
         return self._write_back(entry, d, outs)
 
-    def _donating(self, entry, d, in_vals):
-        """From the second call of a training-step signature: the same program over flat leaves, with the
-        buffers it rewrites (parameters, .grad fields, optimizer state, buffers) donated, so XLA updates them in
-        place instead of allocating new ones. (One extra trace; not counted in ``stats['traces']``.)
+    def _donating(self, entry, d, in_vals, out_info):
+        """From the first call of a signature, once its trace has told what the program rewrites: the same
+        program over flat leaves, with the buffers it rewrites (parameters, .grad fields, optimizer state,
+        buffers) donated, so XLA updates them in place instead of allocating new ones. It is the only program
+        compiled for the signature (one extra trace, not counted in ``stats['traces']``; no XLA compile of the
+        plain one, which runs only where donation does not apply).
+
+        A slot's buffers are donated when the program returns new values of the same shapes and dtypes for them
+        (``out_info``: the plain trace's outputs); a state that changes layout (SGD's empty momentum placeholder
+        becoming a buffer on the step momentum is switched on) is not, as JAX could not use it.
 
         A generator key the first trace's program never read (no random draw) is not an input: ``entry.skip``
         lists those slots, and the trace gets a stand-in that fails loudly if it is used."""
         entry.skip = tuple(i for i in sorted(entry.unused) if isinstance(d.slots[i], S.RngSlot))
         in_vals = [None if i in entry.skip else v for i, v in enumerate(in_vals)]
         # (a .grad the call leaves None has no new buffer to take the donated one: JAX would warn)
-        rewritten = {i for i, dt, _ in entry.spec.outputs if dt is not None or not isinstance(d.slots[i], S.GradSlot)}
+        rewritten = {i for k, (i, dt, _) in enumerate(entry.spec.outputs)
+                     if (dt is not None or not isinstance(d.slots[i], S.GradSlot))
+                     and _layout(out_info[k]) == _layout(in_vals[i])}
         donate, pos = [], 0
         for i, (slot, v) in enumerate(zip(d.slots, in_vals)):
             n = len(jax.tree_util.tree_leaves(v))
@@ -821,4 +839,8 @@ def _same(a, b) -> bool:
 def _fmt(v) -> str:
     if isinstance(v, tuple) and v and v[0] == "s":
         return f"shape {tuple(v[1])} {v[2]} on {v[3]}, requires_grad={v[4]}"
+    if v == "T":
+        return "a tensor"
+    if isinstance(v, tuple) and len(v) == 2 and v[0] == "view":
+        return "a view (" + ", ".join(f"{op.name}{args}" for op, args in v[1]) + ")"
     return repr(v)

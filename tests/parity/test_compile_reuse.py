@@ -6,6 +6,7 @@ against the same function run eagerly (or known numbers). These run with the sui
 (``config.verify_discovery``), so they test what users run; the last test shows the self-check itself."""
 import numpy as np
 import pytest
+import torch
 
 import functorch_lite as ft
 from functorch_lite import nn
@@ -228,6 +229,29 @@ def test_argument_aliasing_the_closure():
     np.testing.assert_allclose(np.asarray(w._array), [2.0, 2.0, 2.0])
     np.testing.assert_allclose(np.asarray(cf(w[1:])._array), 10.0)  # a view of w: w = [2, 4, 4]
     np.testing.assert_allclose(np.asarray(v._array), [4.0, 4.0, 4.0])
+
+
+def test_argument_views_of_other_geometry_are_a_recompile_not_the_first_views_program():
+    """A view argument is read through its view chain, a constant of the program: ``f(a[1:])`` then
+    ``f(a[:3])`` used to return the first view's values again (and, aliasing a closure tensor, ``f(w)`` after
+    ``f(w[1:])`` wrote through the slice's program)."""
+    a = ft.arange(4.)
+    cf = ft.compile(lambda x: x * 10)
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(cf(a[1:])._array), [10.0, 20.0, 30.0])
+        np.testing.assert_array_equal(np.asarray(cf(a[:3])._array), [0.0, 10.0, 20.0])
+    assert cf.stats["traces"] == 2
+    w = ft.ones(3)
+
+    def f(x):
+        x.mul_(2)
+        return w.sum()
+    cf, want = ft.compile(f), torch.ones(3)
+    for view in (False, True, False, True, False):
+        got = cf(w[1:] if view else w)
+        (want[1:] if view else want).mul_(2)
+        np.testing.assert_array_equal(np.asarray(got._array), want.sum().numpy())
+        np.testing.assert_array_equal(np.asarray(w._array), want.numpy())
 
 
 def test_new_argument_tensors_each_call():

@@ -15,3 +15,21 @@ import functorch_lite  # noqa: E402,F401
 from functorch_lite._compile.runner import config as _compile_config  # noqa: E402
 
 _compile_config.verify_discovery = True
+
+# ``make durations``: seconds per test file (setup + call + teardown), written where the variable says; the
+# Makefile merges the shards' files into tests/durations.json, which tests/shard.py balances the shards with
+_DURATIONS_OUT = os.environ.get("FUNCTORCH_LITE_TEST_DURATIONS")
+_FILE_SECONDS: dict = {}
+
+
+def pytest_runtest_logreport(report):
+    if _DURATIONS_OUT:
+        f = report.nodeid.split("::")[0]
+        _FILE_SECONDS[f] = _FILE_SECONDS.get(f, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _DURATIONS_OUT:
+        import json
+        with open(_DURATIONS_OUT, "w") as fh:
+            json.dump({f: round(s, 1) for f, s in sorted(_FILE_SECONDS.items())}, fh, indent=1)

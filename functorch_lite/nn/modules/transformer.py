@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..._tensor.tensor import Tensor
+from ...ops.attention import _check_mask_dtype
 from .. import functional as F
 from .attention import MultiheadAttention
 from .container import ModuleList
@@ -59,11 +60,9 @@ def _canonical_mask(mask, mask_name: str, other_type, other_name: str, target_ty
     """``F._canonical_mask``: bool masks become additive float masks (True -> -inf) of ``target_type``."""
     if mask is None:
         return None
-    from ... import bool as _bool
     from ... import zeros_like
+    _check_mask_dtype(mask, mask_name)
     is_float = mask.dtype.is_floating_point
-    if mask.dtype is not _bool and not is_float:
-        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     if check_other and other_type is not None and mask.dtype is not other_type:
         warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for "
                       "both instead.", UserWarning, stacklevel=3)

@@ -323,7 +323,24 @@ class TransformerDecoder(Module):
 
 
 # ---- layers -----------------------------------------------------------------------------------------
-class TransformerEncoderLayer(Module):
+class _LayerBlocks(Module):
+    """The self-attention and feed-forward blocks both layers run (torch writes them in each class; a subclass
+    overriding ``_sa_block`` / ``_ff_block`` still does so per class). ``_FF_DROPOUT``: the feed-forward
+    block's last dropout (``dropout2`` in the encoder layer, ``dropout3`` in the decoder layer)."""
+
+    _FF_DROPOUT = "dropout2"
+
+    def _sa_block(self, x: Tensor, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
+                           is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+    def _ff_block(self, x: Tensor) -> Tensor:
+        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return getattr(self, self._FF_DROPOUT)(x)
+
+
+class TransformerEncoderLayer(_LayerBlocks):
     """Self-attention then feed-forward, each with dropout, a residual and LayerNorm (before the block when
     ``norm_first``, after it otherwise).
 
@@ -436,17 +453,9 @@ class TransformerEncoderLayer(Module):
         x = norm(self.norm1, x + attend(x))
         return norm(self.norm2, x + ff(x))
 
-    def _sa_block(self, x: Tensor, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                           is_causal=is_causal)[0]
-        return self.dropout1(x)
-
-    def _ff_block(self, x: Tensor) -> Tensor:
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout2(x)
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_LayerBlocks):
     """Self-attention, attention over ``memory``, then feed-forward; each with dropout, a residual and
     LayerNorm (before the block when ``norm_first``, after it otherwise).
 
@@ -456,6 +465,7 @@ class TransformerDecoderLayer(Module):
     """
 
     __constants__ = ["norm_first"]
+    _FF_DROPOUT = "dropout3"
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation: str | Callable[[Tensor], Tensor] = F.relu, layer_norm_eps: float = 1e-5,
@@ -496,16 +506,7 @@ class TransformerDecoderLayer(Module):
             x = self.norm3(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x: Tensor, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
-                           need_weights=False)[0]
-        return self.dropout1(x)
-
     def _mha_block(self, x: Tensor, mem: Tensor, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
                                 is_causal=is_causal, need_weights=False)[0]
         return self.dropout2(x)
-
-    def _ff_block(self, x: Tensor) -> Tensor:
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout3(x)

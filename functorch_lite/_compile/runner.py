@@ -45,6 +45,7 @@ from .effects import (_UNSET, _UnreachableWrite, _bindings, _contents, _effects,
 from .guards import SCALARS, numpy_guard, scalar_guard
 from .nodes import _RematEntry, _TapeEntry, _tape_grads
 from .slots import KnownZero
+from .steady import Steady
 
 log = logging.getLogger("functorch_lite.compile")
 
@@ -73,7 +74,7 @@ LIVE: "weakref.WeakSet" = weakref.WeakSet()  # every CompiledFunction (``_dynamo
 
 
 TRACING = [0]   # > 0 while a compiled function is being traced (nested compiled calls inline)
-COUNTERS = {"calls": 0, "traces": 0, "cache_hits": 0, "eager_calls": 0, "graph_breaks": 0}
+COUNTERS = {"calls": 0, "traces": 0, "cache_hits": 0, "eager_calls": 0, "graph_breaks": 0, "steady_calls": 0}
 
 from ..ops._dispatch import DataDependentError  # noqa: E402
 
@@ -249,6 +250,7 @@ class CompiledFunction:
         self.stats = {"calls": 0, "traces": 0, "cache_hits": 0, "eager_calls": 0, "recompiles": 0}
         self._last = None       # (key, names) of the previous call: names the argument behind a recompile
         self._plan = None       # what fn itself reaches, reused while unchanged (state.discover_cached)
+        self._steady = None     # the last call's state, when the next call may skip the key (steady.py)
         self._ctx = None
         self._warned = False
         self._warned_const = False
@@ -260,7 +262,7 @@ class CompiledFunction:
     def reset(self) -> None:
         """Forget every compiled program and the reused discovery (``torch._dynamo.reset()``)."""
         self.cache.clear()
-        self._plan = self._last = None
+        self._plan = self._last = self._steady = None
         self._warned = self._warned_const = False
 
     # ---- the call ----------------------------------------------------------------------------------------
@@ -273,7 +275,15 @@ class CompiledFunction:
         if config.verify_discovery and not S.same_discovery(d, S.discover(self.fn, args, kwargs)):
             raise AssertionError(f"functorch_lite.compile: {self.__name__}: the reused discovery differs from a "
                                  "fresh walk (a change the discovery checks missed)")
-        key, names = self._key(d, args, kwargs)  # names: the discovery (component names are built on a miss)
+        ambient = self._ambient(d, args, kwargs)
+        steady, self._steady = self._steady, None
+        if steady is not None:
+            ins = steady.inputs(d, ambient)
+            if ins is not None and not (steady.entry.consts and not all([st.array is a for st, a in
+                                                                         steady.entry.consts])):
+                return self._steady_call(steady, d, args, kwargs, ins)
+        key = (tuple([s.sig() for s in d.slots]),) + ambient
+        names = d  # (the component names are built from the discovery on a miss: _flat)
         entry = self.cache.get(key)
         why = None
         if entry is not None and entry.consts and not all([st.array is a for st, a in entry.consts]):
@@ -313,6 +323,7 @@ class CompiledFunction:
                     # the trace told what the program rewrites: it is compiled once, donating, from its first
                     # call (the plain program is compiled only where donation does not apply)
                     entry.donating = self._donating(entry, d, in_vals, traced.out_info)
+            flat = False
             if entry.donating:
                 fn, tree = entry.donating
                 for i in entry.skip:
@@ -323,6 +334,7 @@ class CompiledFunction:
                         entry.consts += _constants(fn.trace(*leaves))
                         entry.scanned = 2
                     outs = fn(*leaves)
+                    flat = True
                 else:
                     outs = entry.jitted(in_vals)
             else:
@@ -335,7 +347,31 @@ class CompiledFunction:
             self._ctx = None
         if entry.spec.needs_node:
             return self._write_back(entry, d, outs, in_vals, args, kwargs)
-        return self._write_back(entry, d, outs)
+        result = self._write_back(entry, d, outs)
+        # the steady state: recorded where the call left the key it was called with (its program's fixed point)
+        if entry.spec.moves is not None and not entry.spec.moves[0] and not entry.spec.firsts and \
+                _same_key(self._key(d, args, kwargs)[0], key):
+            self._steady = Steady(entry, key, ambient, d, flat)
+        return result
+
+    def _steady_call(self, steady, d, args, kwargs, ins):
+        """A call in the steady state (``steady.py``): the last call's program on the slots' values as it left
+        them, with no key to build."""
+        entry = steady.entry
+        self.stats["cache_hits"] += 1
+        COUNTERS["cache_hits"] += 1
+        COUNTERS["steady_calls"] += 1
+        self._last = (steady.key, d)
+        self._ctx = (d, args, kwargs)
+        try:
+            outs = entry.donating[0](*ins) if steady.flat else entry.jitted(ins)
+        finally:
+            self._ctx = None
+        ok = steady.write(d, outs)
+        result = self._results(entry, d, outs, entry.spec.moves[1])
+        if ok:
+            self._steady = steady
+        return result
 
     def _donating(self, entry, d, in_vals, out_info):
         """From the first call of a signature, once its trace has told what the program rewrites: the same
@@ -362,8 +398,10 @@ class CompiledFunction:
             if i in rewritten and isinstance(slot, (S.StorageSlot, S.GradSlot, S.OptSlot)):
                 donate.extend(range(pos, pos + n))
             pos += n
-        if not donate:
+        if not donate and not entry.skip:
             return False
+        # (with nothing to donate but an unread generator key, the program over flat leaves still leaves the key
+        # out: its dispatch handles fewer and plainer inputs than the plain program's list)
         _, tree = jax.tree_util.tree_flatten(in_vals)
         pure = self._pure(entry, lambda: self._ctx, count=False)
         skip = entry.skip
@@ -431,12 +469,17 @@ class CompiledFunction:
     # ---- guards ---------------------------------------------------------------------------------------------
     def _key(self, d, args, kwargs):
         """The guard key (values) and, built lazily on a miss, the name of each component."""
-        key = (tuple([s.sig() for s in d.slots]), tuple([m.training for _, m in d.modules]),
-               tuple([v for _, v in d.statics]), tuple([_static_repr(a) for a in args]),
-               tuple([(k, _static_repr(v)) for k, v in sorted(kwargs.items())]) if kwargs else (),
-               _gm._state.enabled, _gm._state.inference, D._DEFAULT[0], _amp.state_key(),
-               _config._SWITCHES["matmul_precision"], d.frozen)
-        return key, d
+        return (tuple([s.sig() for s in d.slots]),) + self._ambient(d, args, kwargs), d
+
+    @staticmethod
+    def _ambient(d, args, kwargs) -> tuple:
+        """The guard key's components beside the slots' sigs (the key is ``(slot sigs,) + ambient``; ``_flat``
+        names each)."""
+        return (tuple([m.training for _, m in d.modules]), tuple([v for _, v in d.statics]),
+                tuple([_static_repr(a) for a in args]),
+                tuple([(k, _static_repr(v)) for k, v in sorted(kwargs.items())]) if kwargs else (),
+                _gm._state.enabled, _gm._state.inference, D._DEFAULT[0], _amp.state_key(),
+                _config._SWITCHES["matmul_precision"], d.frozen)
 
     @staticmethod
     def _flat(key, d):
@@ -709,6 +752,13 @@ class CompiledFunction:
                 s.put(v)
         for i, z, dt, bump in spec.zeros:
             slots[i].write_zero(z, dt, bump)
+        return self._results(entry, d, outs, moves, in_vals, args, kwargs)
+
+    def _results(self, entry, d, outs, moves, in_vals=None, args=None, kwargs=None):
+        """The call's result from the program's outputs after the slots' (``moves``: results the program places
+        off their device); the rebinding and scheduler steps the function made, replayed."""
+        spec = entry.spec
+        slots = d.slots
         rest = iter(outs[spec.n_slot_out:])
         leaves = []
         tensors = []
@@ -826,6 +876,15 @@ def _check_sets(d, slog: dict, first_uid: int) -> None:
         elif old[0].root().uid < first_uid:  # (key is tensor.DATA_FIELDS; old[0] its storage before)
             raise _UnreachableWrite("assigning .data of a tensor that existed before the call (an in-place "
                                     "write, p.data.copy_(...) or p.copy_(...) under no_grad, is compiled)")
+
+
+def _same_key(a: tuple, b: tuple) -> bool:
+    """Two guard keys are equal (a dict lookup compares them only on equal hashes; a PyTreeDef refuses to compare
+    with None, as an optimizer state's sig before and after its first step would)."""
+    try:
+        return a == b
+    except TypeError:
+        return False
 
 
 def _same(a, b) -> bool:

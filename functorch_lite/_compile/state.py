@@ -71,6 +71,7 @@ class Discovery:
         self.bw_hooks = None         # a module with full backward (pre-)hooks, by name: a graph break (runner)
         self._own = False            # True while walking a library object's attributes or function's closure
         self.plan = plan
+        self.base = None             # the reused discovery whose slots this one's follow (discover_cached)
 
     def tensor(self, t, name, grads=True):
         if self.plan is not None:
@@ -141,7 +142,8 @@ class Discovery:
                 if keys:
                     self.slots.append(HyperSlot(group, keys, f"{name}.param_groups[{gi}]"))
                 if plan is not None:
-                    plan.groups.append([len(self.statics), obj, group, keys, tuple(group), tuple(group.values())])
+                    plan.groups.append([len(self.statics), obj, group, keys, tuple(group), tuple(group.values()),
+                                        False])
                 self.statics.append((f"{name}.param_groups[{gi}]", group_statics(obj, group, keys)))
             return
         if isinstance(obj, LRScheduler):
@@ -424,6 +426,7 @@ class _Guards:
 _EMPTY = object()                       # an empty closure cell / a global the code names but that is not set
 _LIST, _DICT, _VARS, _ATTR, _ITEM = range(5)
 _SIMPLE = (type(None),) + _SCALARS
+_FIXED = {type(None), bool, int, float, str}  # option values whose guard values cannot change in place
 
 
 class Plan:
@@ -477,14 +480,19 @@ class Plan:
                 return False
         statics = self.d.statics
         for rec in self.groups:
-            si, opt, group, keys, gkeys, gvals = rec
+            si, opt, group, keys, gkeys, gvals, fixed = rec
             vals = tuple(group.values())
-            if not (_identical(vals, gvals) and tuple(group) == gkeys):
+            if _identical(vals, gvals) and tuple(group) == gkeys:
+                if fixed:  # the same immutable values: the same guard values
+                    continue
+            else:
                 if _hyper_keys(opt, group) != keys:  # a HyperSlot appears, goes or changes: walk again
                     return False
                 rec[4], rec[5] = tuple(group), vals
-            # the guard values are read afresh (a value may be a list changed in place)
+            # the guard values are read afresh (a value may be a list, or a tensor, changed in place)
             statics[si] = (statics[si][0], group_statics(opt, group, keys))
+            rec[6] = all(type(v) in _FIXED or type(v) is tuple and all(type(x) in _FIXED for x in v)
+                         for k, v in group.items() if k not in ("params", "param_names"))
         return True
 
 
@@ -540,6 +548,7 @@ def discover_cached(fn, args, kwargs, holder) -> Discovery:
         return discover(fn, args, kwargs)
     pd = plan.d
     d.slots.extend(pd.slots)
+    d.base = pd
     d.modules, d.schedulers, d.statics, d.guards, d.frozen = pd.modules, pd.schedulers, pd.statics, pd.guards, \
         pd.frozen
     d.containers, d.sched_reads, d.bw_hooks, d.scalers = pd.containers, pd.sched_reads, pd.bw_hooks, pd.scalers

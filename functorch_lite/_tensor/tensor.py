@@ -333,8 +333,9 @@ class Tensor:
         from .. import strided
         return strided
 
-    def __hash__(self):
-        return id(self)
+    # identity hashing (tensors key dicts: optimizer state, autograd bookkeeping), as object's own: a C slot, not
+    # a Python call per lookup
+    __hash__ = object.__hash__
 
     # ---- autograd metadata (the engine lives in functorch_lite.autograd) --------------------------
     @property

@@ -10,7 +10,7 @@ import torch
 
 import functorch_lite as ft
 from functorch_lite import nn
-from functorch_lite._compile.runner import config
+from functorch_lite._compile.runner import COUNTERS, config
 
 X = ft.tensor(np.arange(6, dtype=np.float32).reshape(2, 3) / 4)
 
@@ -261,6 +261,102 @@ def test_new_argument_tensors_each_call():
         x = ft.full((2, 3), float(i))
         _same(cf(x), lin(x))
     assert cf.stats["traces"] == 1
+
+
+def _twin():
+    ft.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    opt = ft.optim.AdamW(model.parameters(), lr=0.01)
+    x = ft.tensor(np.linspace(-1, 1, 15, dtype=np.float32).reshape(5, 3))
+
+    def step():
+        opt.zero_grad()
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+    return model, opt, x, step
+
+
+def _set_lr(m, o, x):
+    o.param_groups[0]["lr"] = 0.05
+
+
+def _scale_weight(m, o, x):
+    with ft.no_grad():
+        m[0].weight.mul_(0.9)
+
+
+def _save(m, o, x, saved={}):
+    saved.setdefault(id(o), o.state_dict())
+    return saved
+
+
+# (edits made to both twins between calls, each followed by a compiled and an eager step)
+_EDITS = [None, None, None, _set_lr, None,
+          lambda m, o, x: o.state[m[0].weight]["exp_avg"].mul_(0.5), None,  # a write into a state tensor
+          _scale_weight, None, _save, None,
+          lambda m, o, x: x.copy_(x * 2), None,                           # a closure tensor written in place
+          lambda m, o, x: setattr(m[2].weight, "grad", None), None,       # a .grad dropped
+          lambda m, o, x: o.state[m[2].bias]["step"].fill_(1.0), None,    # PyTorch's step tensor rewritten
+          lambda m, o, x: m.eval(), lambda m, o, x: m.train(), None,
+          lambda m, o, x: o.load_state_dict(_save(m, o, x)[id(o)]), None, None]
+
+
+def test_steady_state_calls_see_every_edit_made_between_calls():
+    """From its third call a compiled step takes the steady path (_compile/steady.py: no guard key, the values the
+    last call left as inputs); each kind of edit between calls must still reach the program: compiled and eager
+    twins agree after every step, and most calls were steady ones."""
+    mc, oc, xc, fc = _twin()
+    me, oe, xe, fe = _twin()
+    fc = ft.compile(fc)
+    before = COUNTERS["steady_calls"]
+    for k, edit in enumerate(_EDITS):
+        if edit is not None:
+            edit(mc, oc, xc)
+            edit(me, oe, xe)
+        _same(fc(), fe())
+        for a, b in zip(mc.parameters(), me.parameters()):
+            _same(a, b)
+        for a, b in zip(oc.state.values(), oe.state.values()):
+            for name in a:
+                _same(a[name], b[name])
+    assert COUNTERS["steady_calls"] - before >= 8, COUNTERS["steady_calls"] - before
+
+
+def test_steady_state_calls_take_new_argument_tensors():
+    lin = _lin(0)
+
+    def f(x, scale):
+        with ft.no_grad():
+            return lin(x) * scale
+    cf = ft.compile(f)
+    before = COUNTERS["steady_calls"]
+    for i in range(6):
+        x = ft.full((2, 3), float(i))
+        _same(cf(x, 2.0), f(x, 2.0))
+    assert COUNTERS["steady_calls"] - before >= 3
+    v = ft.arange(12.).reshape(4, 3)
+    for x, scale in [(ft.ones(4, 3), 2.0), (ft.ones(2, 3), 3.0), (v[1:3], 2.0), (v[2:4], 2.0), (v[:2], 2.0),
+                     (ft.ones(2, 3) + 1, 2.0)]:
+        _same(cf(x, scale), f(x, scale))  # new shapes, constants, views, dtypes: their own programs
+
+
+def test_steady_state_calls_see_a_reseed():
+    ft.manual_seed(0)
+    drop, x = nn.Dropout(0.5), ft.ones(64)
+    f = ft.compile(lambda: drop(x))
+    for _ in range(4):
+        f()
+    before = COUNTERS["steady_calls"]
+    ft.manual_seed(7)
+    a = [f().numpy() for _ in range(3)]
+    ft.manual_seed(7)
+    b = [f().numpy() for _ in range(3)]
+    assert COUNTERS["steady_calls"] - before == 6
+    for p, q in zip(a, b):
+        np.testing.assert_array_equal(p, q)
+    assert not np.array_equal(a[0], a[1])
 
 
 def test_self_check_catches_an_unchecked_change(monkeypatch):

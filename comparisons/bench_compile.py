@@ -93,6 +93,17 @@ def w4_jax(x0, p0):
     return lambda: f(ps, x)
 
 
+def mlp_data(rng):
+    """W2's batch (x0, y0), W4's batch x4 and the MLP's parameters p2, drawn from ``rng`` in this order (the
+    benchmark scripts that run W2/W4 share them)."""
+    x0 = rng.standard_normal((128, 784)).astype(np.float32)
+    y0 = rng.integers(0, 10, 128)
+    x4 = rng.standard_normal((1024, 784)).astype(np.float32)
+    p2 = [(rng.standard_normal(s) * 0.05).astype(np.float32)
+          for s in [(256, 784), (256,), (256, 256), (256,), (10, 256), (10,)]]
+    return x0, y0, x4, p2
+
+
 def _first_call(fn):
     t0 = time.perf_counter()
     sync(fn())
@@ -106,11 +117,7 @@ def main():
     ap.add_argument("--no-torch-compile", action="store_true")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
-    x0 = rng.standard_normal((128, 784)).astype(np.float32)
-    y0 = rng.integers(0, 10, 128)
-    x4 = rng.standard_normal((1024, 784)).astype(np.float32)
-    p2 = [(rng.standard_normal(s) * 0.05).astype(np.float32)
-          for s in [(256, 784), (256,), (256, 256), (256,), (10, 256), (10,)]]
+    x0, y0, x4, p2 = mlp_data(rng)
     idx0, tgt0 = rng.integers(0, BT.V, (BT.B, BT.T)), rng.integers(0, BT.V, (BT.B, BT.T))
     p3 = [(rng.standard_normal(s) * 0.05).astype(np.float32) for s in BT.SHAPES3]
     f3, names = BT.w3(ft, idx0, tgt0, p3)

@@ -170,11 +170,7 @@ def main():
     args = ap.parse_args()
     dev = args.device
     rng = np.random.default_rng(0)
-    x0 = rng.standard_normal((128, 784)).astype(np.float32)
-    y0 = rng.integers(0, 10, 128)
-    x4 = rng.standard_normal((1024, 784)).astype(np.float32)
-    p2 = [(rng.standard_normal(s) * 0.05).astype(np.float32)
-          for s in [(256, 784), (256,), (256, 256), (256,), (10, 256), (10,)]]
+    x0, y0, x4, p2 = BC.mlp_data(rng)
     rows = {"W1 facade": ft.compile(BC.w1(ft, dev)), "W1 jax": BC.w1_jax(),
             "W2 facade": ft.compile(BT.w2(ft, x0, y0, p2, dev)), "W2 jax": BT.w2_jax(x0, y0, p2),
             "W4 facade": ft.compile(BC.w4(ft, x4, p2, dev)), "W4 jax": BC.w4_jax(x4, p2)}

@@ -323,10 +323,7 @@ def speed(dev, args):
     tdev = "cuda" if torch is not None and torch.cuda.is_available() and ft.device(dev).type == "cuda" else "cpu"
     tc = (lambda f: torch.compile(f)) if (torch is not None and args.torch_compile) else (lambda f: None)
     rng = np.random.default_rng(0)
-    x0, y0 = rng.standard_normal((128, 784)).astype(np.float32), rng.integers(0, 10, 128)
-    x4 = rng.standard_normal((1024, 784)).astype(np.float32)
-    p2 = [(rng.standard_normal(s) * 0.05).astype(np.float32)
-          for s in [(256, 784), (256,), (256, 256), (256,), (10, 256), (10,)]]
+    x0, y0, x4, p2 = BC.mlp_data(rng)
 
     def w3_rows(dims):
         idx0, tgt0 = rng.integers(0, dims.V, (dims.B, dims.T)), rng.integers(0, dims.V, (dims.B, dims.T))

@@ -9,7 +9,8 @@ For W1, W2 and W4 of bench_compile.py (and W3 with --w3), per callable:
 then, for the facade's, how much of the host time is the jitted program's call (its dispatch) and how much the
 facade's Python around it (steady-state check, write-back, result); and, from one ``jax.profiler`` trace of N
 calls each (``--out``: written there as trace.json.gz), the device's kernels per call and their summed time.
-``--buffers`` times a jitted call against its number of donated buffers and of scalar inputs (what each costs
+``--python-only`` times the facade's Python alone, its program stubbed out (comparable across hosts and
+commits); ``--buffers`` times a jitted call against its number of donated buffers and of scalar inputs (what each costs
 the dispatch); ``--cprofile`` prints the facade W2 step's Python profile. With XLA_FLAGS' dump set, ``--hlo``
 counts the instructions of each dumped optimized program's entry computation by opcode (fusions, custom calls,
 copies: on a GPU each a kernel launch).
@@ -86,6 +87,40 @@ def _program_share(cf, n):
     finally:
         entry.donating, entry.jitted = saved
     return statistics.median(tot), statistics.median(acc)
+
+
+def _python_only(cf, n):
+    """Seconds per call of the facade's Python alone: the jitted program replaced by one that returns the outputs
+    of a real call (nothing is donated then, so the slots keep the same arrays and every call is a steady one).
+    Best of 5 blocks of ``n`` calls; host-independent of the device, so it isolates what the facade adds."""
+    entry = next(reversed(cf.cache.values()))
+    saved, got = (entry.donating, entry.jitted), []
+
+    def grab(inner):
+        def call(*a):
+            got.append(inner(*a))
+            return got[-1]
+        return call
+    if entry.donating:
+        entry.donating = (grab(entry.donating[0]), entry.donating[1])
+    else:
+        entry.jitted = grab(entry.jitted)
+    try:
+        cf()
+        outs = jax.block_until_ready(got[-1])
+        if entry.donating:
+            entry.donating = (lambda *a: outs, entry.donating[1])
+        else:
+            entry.jitted = lambda *a: outs
+        best = float("inf")
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                cf()
+            best = min(best, (time.perf_counter() - t0) / n)
+    finally:
+        entry.donating, entry.jitted = saved
+    return best
 
 
 def _buffers(n_calls):
@@ -167,6 +202,8 @@ def main():
     ap.add_argument("--cprofile", action="store_true")
     ap.add_argument("--hlo")
     ap.add_argument("--buffers", action="store_true")
+    ap.add_argument("--python-only", action="store_true")
+    ap.add_argument("--no-trace", action="store_true")
     args = ap.parse_args()
     dev = args.device
     rng = np.random.default_rng(0)
@@ -192,9 +229,16 @@ def main():
             tot, prog = _program_share(fn, args.calls)
             print(f"{name:12s} host/call {tot * 1e6:7.1f} us, of which the program call {prog * 1e6:7.1f} us, the "
                   f"facade's Python {(tot - prog) * 1e6:7.1f} us", flush=True)
+    if args.python_only:
+        for name, fn in rows.items():
+            if "facade" in name:
+                print(f"{name:12s} the facade's Python alone (program stubbed): {_python_only(fn, 200) * 1e6:6.1f} "
+                      "us/call", flush=True)
     if args.buffers:
         _buffers(args.calls)
     try:
+        if args.no_trace:
+            raise RuntimeError("skipped (--no-trace)")
         tr = _trace(rows, min(args.calls, 20), args.out)
         print(f"\n{'callable':12s} {'dev ev/call':>11s} {'dev us/call':>11s}  top device events (us per call)")
         for name, (k, us, top) in tr.items():

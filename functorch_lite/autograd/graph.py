@@ -218,7 +218,15 @@ def check_inplace(t):
         raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
                            "clone to get a normal tensor before doing inplace update.See "
                            "https://github.com/pytorch/rfcs/pull/17 for more details.")
-    if not _gm._state.enabled:
+    st = _gm._state
+    if not st.enabled:
+        # inside torch.func's reverse-mode transforms (the tape is off, the user sees grad mode on) the inputs
+        # they differentiate are leaves that require grad (func._autodiff._pure): refused as any such leaf
+        if st.func and st.user:
+            b = t if t._base is None else t._base
+            if b._requires_grad and b.grad_fn is None:
+                raise RuntimeError(("a view of a" if b is not t else "a") +
+                                   " leaf Variable that requires grad is being used in an in-place operation.")
         return
     if t.__dict__.get("_multi_view") and t.grad_fn is not None:
         nm = t.grad_fn.name()

@@ -21,11 +21,18 @@ def _conj(tree: Any) -> Any:
 
 
 def _pure(func: Callable, args: tuple, kwargs: dict, nums: tuple, metas: list, post: Callable,
-          writes: C.ExternalWrites) -> Callable:
+          writes: C.ExternalWrites, reverse: bool = True) -> Callable:
     """``g(*arrays) -> (main, (aux arrays, written arrays))``: the user's function with the arguments ``nums``
-    rebuilt from ``arrays``; ``post`` turns its result into ``(main, aux arrays)``."""
+    rebuilt from ``arrays``; ``post`` turns its result into ``(main, aux arrays)``. ``reverse`` (grad, vjp,
+    jacrev): inside the function the differentiated inputs require grad, as torch.func's reverse-mode transforms
+    show them (so an in-place op on one is refused as on any leaf that requires grad); forward mode (jvp, jacfwd,
+    linearize) leaves them as they are."""
     def g(*arrays):
         new = [m.wrap(a) for m, a in zip(metas, arrays)]
+        if reverse:
+            for t in jax.tree_util.tree_leaves(new, is_leaf=C.is_tensor):
+                if isinstance(t, Tensor) and (t.dtype.is_floating_point or t.dtype.is_complex):
+                    t._requires_grad = True
         main, aux = post(C.call(func, tuple(C.replace_args(args, nums, new)), kwargs, True))
         return main, (aux, writes.collect())
     return g
@@ -182,7 +189,7 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
         return arrs, (aux_box.unwrap(aux) if has_aux else [])
 
     with C.ExternalWrites() as w:
-        g = _pure(func, primals, {}, tuple(range(len(primals))), metas, post, w)
+        g = _pure(func, primals, {}, tuple(range(len(primals))), metas, post, w, reverse=False)
         (out_arrays, (aux_arrays, written)), (tan_arrays, _) = jax.jvp(g, p_arrays, t_arrays)
     w.write_back(written)
     out, tan = box["out"].wrap(out_arrays), box["out"].wrap(tan_arrays)
@@ -208,7 +215,7 @@ def linearize(func: Callable, *primals: Any) -> tuple:
         return arrs, []
 
     with C.ExternalWrites() as w:
-        g = _pure(func, primals, {}, tuple(range(len(primals))), metas, post, w)
+        g = _pure(func, primals, {}, tuple(range(len(primals))), metas, post, w, reverse=False)
         (out_arrays, (_, written)), f_jvp = jax.linearize(g, *arrays)
     w.write_back(written)
 
@@ -249,7 +256,7 @@ def _jac(kind: str, func: Callable, argnums: Any, has_aux: bool) -> Callable:
 
         tr = jax.jacrev if kind == "rev" else jax.jacfwd
         with C.ExternalWrites() as w:
-            g = _pure(func, args, kwargs, nums, metas, post, w)
+            g = _pure(func, args, kwargs, nums, metas, post, w, reverse=kind == "rev")
             jac, (aux_arrays, written) = tr(g, argnums=tuple(range(len(nums))), has_aux=True)(*arrays)
         w.write_back(written)
         out_meta = box["out"]

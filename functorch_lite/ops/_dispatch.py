@@ -428,6 +428,11 @@ def inplace(op, targs, sargs):
     arr = r._storage.array
     if r.dtype is not self.dtype:
         arr = _cast_jit(r.dtype, self.dtype)(arr)
+    if _FUNC_ACTIVE[0] and _state.stop and (self.dtype.is_floating_point or self.dtype.is_complex):
+        # no_grad inside a differentiating func transform: the new values, with the tensor's history kept (torch's
+        # autograd does not see a no_grad in-place write: gradients reach what the tensor was computed from)
+        old = self._array
+        arr = old + jax.lax.stop_gradient(arr - old)
     self._write(arr, overlap_ok=op.aliased_write_ok and not any(isinstance(a, Tensor) for a in targs[1:]))
     if op.zeroes and self._chain is None:  # known zeros until the next write
         _storage.mark_zeros(self._storage.root(), arr)

@@ -999,17 +999,47 @@ def test_old_style_autograd_function_under_grad_raises():
     both_raise(run, _np(3), match="setup_context")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (minor): inside grad the input reports requires_grad=False and an "
-                                       "in-place op on it is accepted; torch: True / RuntimeError")
 def test_requires_grad_and_inplace_on_input_inside_grad():
+    """Reverse-mode transforms show their inputs as requiring grad (an in-place op on one is refused, as on a
+    leaf); forward-mode ones do not."""
     x = _np(3)
 
     def seen(L, x):
-        out = []
-        L.func.grad(lambda a: (out.append(a.requires_grad), (a * a).sum())[1])(x)
+        F, out = L.func, {}
+        for name, run in [("grad", lambda f: F.grad(f)(x)), ("vjp", lambda f: F.vjp(f, x)),
+                          ("jacrev", lambda f: F.jacrev(f)(x)), ("jvp", lambda f: F.jvp(f, (x,), (x,))),
+                          ("jacfwd", lambda f: F.jacfwd(f)(x)), ("hessian", lambda f: F.hessian(f)(x)),
+                          ("grad_and_value", lambda f: F.grad_and_value(f)(x)), ("linearize", lambda f: F.linearize(f, x))]:
+            seen_here = set()
+            run(lambda a: (seen_here.add(a.requires_grad), (a * a).sum())[1])
+            out[name] = sorted(seen_here)
         return out
     _cmp(seen(ft, ft.tensor(x)), seen(torch, torch.tensor(x)))
     both_raise(lambda L, x: L.func.grad(lambda a: a.mul_(2).pow(2).sum())(x), x, match="in-place")
+    both_raise(lambda L, x: L.func.vjp(lambda a: a.mul_(2).sum(), x), x, match="in-place")
+    both_raise(lambda L, x: L.func.grad(lambda a: (a[0].mul_(2), a.sum())[1])(x), x, match="view of a leaf")
+    both(lambda L, x: L.func.grad(lambda a: (a * 1).mul_(2).sum())(x), x)   # a non-leaf: fine
+    both(lambda L, x: L.func.jvp(lambda a: a.mul_(2).sum(), (x.clone(),), (x,)), x)  # forward mode: fine
+
+
+def _scaled_under_no_grad(L, a):
+    with L.no_grad():
+        a.mul_(2)
+    return (a * a).sum()
+
+
+def _shifted_intermediate_under_no_grad(L, a):
+    h = a * 3
+    with L.no_grad():
+        h.add_(1)
+    return (h * a).sum()
+
+
+@pytest.mark.parametrize("f", [_scaled_under_no_grad, _shifted_intermediate_under_no_grad])
+def test_inplace_under_no_grad_inside_grad_keeps_the_history(f):
+    """torch's autograd does not see an in-place write made under no_grad: the new values are used, and gradients
+    still reach what the tensor was computed from (it was a silent zero gradient here)."""
+    both(lambda L, x: L.func.grad(lambda a: f(L, a))(x.clone()), _np(3))
 
 
 # ---- vmap in-place semantics ----------------------------------------------------------------------------

@@ -10,13 +10,16 @@ class _State(threading.local):
     """``enabled``: the facade records autograd nodes. Inside a ``func`` transform that differentiates (``grad``,
     ``vjp``, ``jvp``, ``jac*``: JAX differentiates, ``func`` > 0) recording stays off, and ``user`` is the grad
     mode the function sees (``no_grad`` inside sets it); ``stop`` (``func`` and not ``user``): results computed
-    now are cut from JAX's differentiation (``lax.stop_gradient``), as torch.func respects an inner no_grad."""
+    now are cut from JAX's differentiation (``lax.stop_gradient``), as torch.func's reverse-mode transforms
+    respect an inner no_grad; ``forward``: the innermost of them is forward mode (``jvp``, ``jacfwd``), which
+    no_grad does not affect in torch (no cut; ``detach()`` still cuts)."""
     def __init__(self):
         self.enabled = True
         self.inference = False
         self.func = 0
         self.user = True
         self.stop = False
+        self.forward = False
 
 
 _state = _State()
@@ -35,7 +38,7 @@ def _set(mode: bool) -> tuple:
     s = _state
     if s.func:
         tok = (True, s.user)
-        s.user, s.stop = mode, not mode
+        s.user, s.stop = mode, not mode and not s.forward
     else:
         tok = (False, s.enabled)
         s.enabled = mode
@@ -45,7 +48,7 @@ def _set(mode: bool) -> tuple:
 def _reset(tok: tuple) -> None:
     s = _state
     if tok[0]:
-        s.user, s.stop = tok[1], s.func > 0 and not tok[1]
+        s.user, s.stop = tok[1], s.func > 0 and not tok[1] and not s.forward
     else:
         s.enabled = tok[1]
 

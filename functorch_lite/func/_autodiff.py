@@ -33,7 +33,7 @@ def _pure(func: Callable, args: tuple, kwargs: dict, nums: tuple, metas: list, p
             for t in jax.tree_util.tree_leaves(new, is_leaf=C.is_tensor):
                 if isinstance(t, Tensor) and (t.dtype.is_floating_point or t.dtype.is_complex):
                     t._requires_grad = True
-        main, aux = post(C.call(func, tuple(C.replace_args(args, nums, new)), kwargs, True))
+        main, aux = post(C.call(func, tuple(C.replace_args(args, nums, new)), kwargs, True, forward=not reverse))
         return main, (aux, writes.collect())
     return g
 

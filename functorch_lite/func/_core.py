@@ -162,25 +162,25 @@ def normalize_argnums(argnums: Any, num_args: int) -> tuple:
     return nums
 
 
-def call(func: Callable, args: tuple, kwargs: dict, differentiate: bool = False) -> Any:
+def call(func: Callable, args: tuple, kwargs: dict, differentiate: bool = False, forward: bool = False) -> Any:
     """Run the user's function with autograd recording off: JAX differentiates, the facade tape must not.
 
     ``differentiate`` (``grad``, ``vjp``, ``jvp``, ``jac*``): the function sees grad mode on, as under torch.func,
-    and what it cuts from the graph is cut from JAX's differentiation (``no_grad`` regions, ``detach()``,
-    ``.data``: ``grad_mode._State``). A ``vmap`` keeps the mode it is called in."""
+    and what it cuts from the graph is cut from JAX's differentiation (``no_grad`` regions unless ``forward``,
+    ``detach()``, ``.data``: ``grad_mode._State``). A ``vmap`` keeps the mode it is called in."""
     st = _gm._state
     if not (differentiate or st.func):
         with no_grad():
             return func(*args, **kwargs)
-    prev = st.enabled, st.func, st.user, st.stop
+    prev = st.enabled, st.func, st.user, st.stop, st.forward
     st.enabled = False
     if differentiate:
-        st.func, st.user, st.stop = st.func + 1, True, False
+        st.func, st.user, st.stop, st.forward = st.func + 1, True, False, forward
         _gm.FUNC_ACTIVE[0] += 1
     try:
         return func(*args, **kwargs)
     finally:
-        st.enabled, st.func, st.user, st.stop = prev
+        st.enabled, st.func, st.user, st.stop, st.forward = prev
         if differentiate:
             _gm.FUNC_ACTIVE[0] -= 1
 

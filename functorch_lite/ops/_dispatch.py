@@ -431,13 +431,23 @@ def inplace(op, targs, sargs):
     if _FUNC_ACTIVE[0] and _state.stop and (self.dtype.is_floating_point or self.dtype.is_complex):
         # no_grad inside a differentiating func transform: the new values, with the tensor's history kept (torch's
         # autograd does not see a no_grad in-place write: gradients reach what the tensor was computed from)
-        old = self._array
-        arr = old + jax.lax.stop_gradient(arr - old)
+        arr = _keep_history(self._array, arr)
     self._write(arr, overlap_ok=op.aliased_write_ok and not any(isinstance(a, Tensor) for a in targs[1:]))
     if op.zeroes and self._chain is None:  # known zeros until the next write
         _storage.mark_zeros(self._storage.root(), arr)
     _graph.rebase(self, r)
     return self
+
+
+@jax.custom_jvp
+def _keep_history(old, new):
+    """``new``'s values (exactly) with ``old``'s derivative: an identity from ``old`` for JAX's differentiation."""
+    return new
+
+
+@_keep_history.defjvp
+def _keep_history_jvp(primals, tangents):
+    return primals[1], tangents[0]
 
 
 _CAST_JIT: dict = {}

@@ -1042,6 +1042,24 @@ def test_inplace_under_no_grad_inside_grad_keeps_the_history(f):
     both(lambda L, x: L.func.grad(lambda a: f(L, a))(x.clone()), _np(3))
 
 
+def _doubled_under_no_grad(L, a):
+    with L.no_grad():
+        b = a * 2
+    return (b * a).sum()
+
+
+@pytest.mark.parametrize("api", ["jvp", "jacfwd", "grad"])
+def test_no_grad_cuts_reverse_mode_only(api):
+    """torch.func's forward-mode transforms are not affected by an inner no_grad (they differentiated nothing
+    through it here: a zero tangent); reverse mode is (only ``a``'s second factor is differentiated)."""
+    def run(L, x):
+        F, f = L.func, lambda a: _doubled_under_no_grad(L, a)
+        if api == "jvp":
+            return F.jvp(f, (x,), (L.ones_like(x),))
+        return F.jacfwd(f)(x) if api == "jacfwd" else F.grad(f)(x)
+    both(run, _np(3))
+
+
 # ---- vmap in-place semantics ----------------------------------------------------------------------------
 @pytest.mark.parametrize("in_dim", [0, 1])
 def test_vmap_inplace_on_input_writes_through(in_dim):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import cProfile
 import glob
 import gzip
@@ -59,11 +60,26 @@ def _times(fn, n):
     return statistics.median(s), a, statistics.median(h)
 
 
+@contextlib.contextmanager
+def _program_wrapped(cf, wrap):
+    """The compiled function's last program (its flat one, else the plain one) replaced by ``wrap(program)``
+    while the block runs."""
+    entry = next(reversed(cf.cache.values()))
+    saved = entry.donating, entry.jitted
+    if entry.donating:
+        entry.donating = (wrap(entry.donating[0]), entry.donating[1])
+    else:
+        entry.jitted = wrap(entry.jitted)
+    try:
+        yield
+    finally:
+        entry.donating, entry.jitted = saved
+
+
 def _program_share(cf, n):
     """Median host seconds of the whole facade call and of the jitted program call inside it (the rest is the
     facade's Python: discovery, guard key, reading and writing back the slots)."""
-    entry = next(reversed(cf.cache.values()))
-    acc = []
+    acc, tot = [], []
 
     def timed(inner):
         def call(*a):
@@ -72,20 +88,12 @@ def _program_share(cf, n):
             acc.append(time.perf_counter() - t0)
             return r
         return call
-    saved = entry.donating, entry.jitted
-    if entry.donating:
-        entry.donating = (timed(entry.donating[0]), entry.donating[1])
-    else:
-        entry.jitted = timed(entry.jitted)
-    try:
-        tot = []
+    with _program_wrapped(cf, timed):
         for _ in range(n):
             t0 = time.perf_counter()
             r = cf()
             tot.append(time.perf_counter() - t0)
             sync(r)
-    finally:
-        entry.donating, entry.jitted = saved
     return statistics.median(tot), statistics.median(acc)
 
 
@@ -93,33 +101,23 @@ def _python_only(cf, n):
     """Seconds per call of the facade's Python alone: the jitted program replaced by one that returns the outputs
     of a real call (nothing is donated then, so the slots keep the same arrays and every call is a steady one).
     Best of 5 blocks of ``n`` calls; host-independent of the device, so it isolates what the facade adds."""
-    entry = next(reversed(cf.cache.values()))
-    saved, got = (entry.donating, entry.jitted), []
+    got = []
 
     def grab(inner):
         def call(*a):
             got.append(inner(*a))
             return got[-1]
         return call
-    if entry.donating:
-        entry.donating = (grab(entry.donating[0]), entry.donating[1])
-    else:
-        entry.jitted = grab(entry.jitted)
-    try:
+    with _program_wrapped(cf, grab):
         cf()
-        outs = jax.block_until_ready(got[-1])
-        if entry.donating:
-            entry.donating = (lambda *a: outs, entry.donating[1])
-        else:
-            entry.jitted = lambda *a: outs
-        best = float("inf")
+    outs = jax.block_until_ready(got[-1])
+    best = float("inf")
+    with _program_wrapped(cf, lambda inner: lambda *a: outs):
         for _ in range(5):
             t0 = time.perf_counter()
             for _ in range(n):
                 cf()
             best = min(best, (time.perf_counter() - t0) / n)
-    finally:
-        entry.donating, entry.jitted = saved
     return best
 
 

@@ -279,14 +279,13 @@ class CompiledFunction:
         steady, self._steady = self._steady, None
         if steady is not None:
             ins = steady.inputs(d, ambient)
-            if ins is not None and not (steady.entry.consts and not all([st.array is a for st, a in
-                                                                         steady.entry.consts])):
+            if ins is not None and not _stale(steady.entry):
                 return self._steady_call(steady, d, args, kwargs, ins)
         key = (tuple([s.sig() for s in d.slots]),) + ambient
         names = d  # (the component names are built from the discovery on a miss: _flat)
         entry = self.cache.get(key)
         why = None
-        if entry is not None and entry.consts and not all([st.array is a for st, a in entry.consts]):
+        if entry is not None and _stale(entry):
             why = self._stale_constant(key)
             entry = None
         if entry is None:
@@ -876,6 +875,11 @@ def _check_sets(d, slog: dict, first_uid: int) -> None:
         elif old[0].root().uid < first_uid:  # (key is tensor.DATA_FIELDS; old[0] its storage before)
             raise _UnreachableWrite("assigning .data of a tensor that existed before the call (an in-place "
                                     "write, p.data.copy_(...) or p.copy_(...) under no_grad, is compiled)")
+
+
+def _stale(entry) -> bool:
+    """A tensor the program read as a constant (``entry.consts``) holds another array now."""
+    return bool(entry.consts) and not all([st.array is a for st, a in entry.consts])
 
 
 def _same_key(a: tuple, b: tuple) -> bool:

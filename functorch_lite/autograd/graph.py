@@ -223,10 +223,7 @@ def check_inplace(t):
         # inside torch.func's reverse-mode transforms (the tape is off, the user sees grad mode on) the inputs
         # they differentiate are leaves that require grad (func._autodiff._pure): refused as any such leaf
         if st.func and st.user:
-            b = t if t._base is None else t._base
-            if b._requires_grad and b.grad_fn is None:
-                raise RuntimeError(("a view of a" if b is not t else "a") +
-                                   " leaf Variable that requires grad is being used in an in-place operation.")
+            _check_leaf_write(t)
         return
     if t.__dict__.get("_multi_view") and t.grad_fn is not None:
         nm = t.grad_fn.name()
@@ -240,13 +237,15 @@ def check_inplace(t):
                            "your code by moving both the view and the inplace either both inside the no_grad block "
                            "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
                            "to be tracked).")
-    if t._requires_grad and t.grad_fn is None:
-        if t._base is not None:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    _check_leaf_write(t)
+
+
+def _check_leaf_write(t):
+    """An in-place write to a leaf that requires grad, or to a view of one, is refused."""
     b = t._base
-    if b is not None and b._requires_grad and b.grad_fn is None:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if t._requires_grad and t.grad_fn is None or b is not None and b._requires_grad and b.grad_fn is None:
+        raise RuntimeError(("a view of a" if b is not None else "a") +
+                           " leaf Variable that requires grad is being used in an in-place operation.")
 
 
 def rebase(self, r):

@@ -214,7 +214,8 @@ class Tensor:
                 s.array = V.scatter_units(base, idx, arr, not overlap)
             else:
                 s.array = (_scatter_dup if overlap else _scatter)(base, idx, arr)
-            self._cache = (s.array, val)
+            # (a cut view's reads are cut: ``val`` may carry the history, ``_uncut_array``)
+            self._cache = None if V.CUT_STEP in self._chain else (s.array, val)
         s.version += 1
 
     # ---- metadata --------------------------------------------------------------------------------
@@ -406,13 +407,23 @@ class Tensor:
             return self._cut()
         return self._alias()
 
-    def _cut(self):
-        """Inside a differentiating ``func`` transform (JAX differentiates the arrays): values JAX does not
-        differentiate through (``lax.stop_gradient``) in a storage of their own, where they are traced."""
-        arr = self._array
-        if not isinstance(arr, jax.core.Tracer):
-            return self._alias()
-        return Tensor._from_array(jax.lax.stop_gradient(arr), self.dtype, self._storage.device)
+    def _cut(self, base=None):
+        """Inside a differentiating ``func`` transform (JAX differentiates the arrays): this tensor's storage seen
+        through a ``V.CUT`` step, whose reads JAX does not differentiate through (``lax.stop_gradient``) while
+        writes reach the storage, as torch's ``detach()`` and no_grad views share theirs. ``base``: the view's
+        ``_base`` (a no_grad view keeps it; ``detach()`` has none)."""
+        strides = self._strides if self._strides is not None else V.contiguous_strides(self._shape)
+        chain = (V.CUT_STEP,) if self._chain is None else self._chain + (V.CUT_STEP,)
+        return Tensor._header(self._storage, self._shape, self.dtype, chain, strides, self._offset, base)
+
+    def _uncut_array(self):
+        """The values with the history JAX sees (``_array`` without the chain's ``V.CUT`` steps): what an
+        in-place write under no_grad keeps (``ops._dispatch.inplace``)."""
+        chain = self._chain
+        if chain is None or V.CUT_STEP not in chain:
+            return self._array
+        fn, offsets = _view_fn(tuple(s for s in chain if s is not V.CUT_STEP))
+        return fn(self._storage.array, *offsets)
 
     def detach_(self):
         if self._base is not None and self.grad_fn is not None:

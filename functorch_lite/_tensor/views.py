@@ -171,6 +171,26 @@ class StridedGather:
 STRIDED = StridedGather()
 
 
+class CutStep:
+    """A view-chain step that reads its input unchanged but cut from JAX's differentiation
+    (``lax.stop_gradient``): inside a differentiating ``func`` transform, what ``detach()``, ``.data`` and a view
+    taken under ``no_grad`` return (``Tensor._cut``). Writes go through the strides, so they reach the storage as
+    in PyTorch; reads give values gradients do not flow back through."""
+
+    name = "stop_gradient"
+    dynamic = None
+
+    def impl_for(self, sargs):
+        return jax.lax.stop_gradient
+
+    def __repr__(self):
+        return "<view step stop_gradient>"
+
+
+CUT = CutStep()
+CUT_STEP = (CUT, ())
+
+
 def infer_dense_strides(shape, strides) -> tuple:
     """PyTorch's ``infer_dense_strides``: dense strides keeping the input's dim order (the layout of
     ``empty_like``/``clone`` of a non-dense tensor); dims with stride 0 keep their place.

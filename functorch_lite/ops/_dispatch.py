@@ -22,6 +22,7 @@ import jax.numpy as jnp
 from .. import _config
 from .. import dtypes as D
 from .._tensor import storage as _storage
+from .._tensor import views as V
 from .._tensor.tensor import Tensor
 from ..autograd import grad_mode as _gm
 from ..autograd import graph as _graph
@@ -268,8 +269,8 @@ def _dispatch_view(op, t, sargs, meta):
     shape, strides, offset = meta[:3]
     dtype = meta[3] if len(meta) > 3 else None
     out = t._view_of(shape, strides, offset, (op, sargs), dtype)
-    if _FUNC_ACTIVE[0] and _state.stop:  # no_grad inside a differentiating func transform: a cut copy
-        return out._cut()
+    if _FUNC_ACTIVE[0] and _state.stop:  # no_grad inside a differentiating func transform: reads cut, writes
+        return out._cut(out._base)  # through to the storage (``Tensor._cut``)
     if t.__dict__.get("_multi_view"):
         out._multi_view = True  # a view of a split/unbind output inherits PyTorch's multi-view restriction
     if t._requires_grad and not _state.enabled:
@@ -428,10 +429,12 @@ def inplace(op, targs, sargs):
     arr = r._storage.array
     if r.dtype is not self.dtype:
         arr = _cast_jit(r.dtype, self.dtype)(arr)
-    if _FUNC_ACTIVE[0] and _state.stop and (self.dtype.is_floating_point or self.dtype.is_complex):
-        # no_grad inside a differentiating func transform: the new values, with the tensor's history kept (torch's
-        # autograd does not see a no_grad in-place write: gradients reach what the tensor was computed from)
-        arr = _keep_history(self._array, arr)
+    if _FUNC_ACTIVE[0] and (_state.stop or self._chain is not None and V.CUT_STEP in self._chain) and \
+            (self.dtype.is_floating_point or self.dtype.is_complex):
+        # inside a differentiating func transform, a write under no_grad or through a detached / no_grad view: the
+        # new values, with the storage's history kept (torch's autograd does not see such a write: gradients reach
+        # what the tensor was computed from)
+        arr = _keep_history(self._uncut_array(), arr)
     self._write(arr, overlap_ok=op.aliased_write_ok and not any(isinstance(a, Tensor) for a in targs[1:]))
     if op.zeroes and self._chain is None:  # known zeros until the next write
         _storage.mark_zeros(self._storage.root(), arr)

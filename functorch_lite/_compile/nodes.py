@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+from jax.extend import core as _jex
 
 from .._tensor.tensor import Tensor
 from ..ops._dispatch import Entry
@@ -31,6 +32,45 @@ class _TapeEntry(Entry):
         def apply(arrays, cts):
             return run(arrays, tuple(cts), wants)
         return apply
+
+
+class _SavedEntry(_TapeEntry):
+    """The node entry of a compiled forward whose program saved its backward's residuals
+    (``CompiledFunction._saving``): the node's arrays are its input leaves then those residuals, and the backward
+    is the linear part of ``run`` in the cotangents (a jaxpr over the residuals), so it does not run the forward
+    again. ``differentiable_apply`` (``create_graph=True``) is ``run`` itself on the input leaves: it is what
+    gradients of the backward flow through."""
+    __slots__ = ("n_leaves", "diff_idx", "jaxpr", "consts", "fidx", "avals")
+
+    def __init__(self, outs, run, slot_at, n_leaves, diff_idx):
+        super().__init__(outs, run, slot_at)
+        self.n_leaves, self.diff_idx = n_leaves, diff_idx
+        self.jaxpr = self.consts = self.fidx = self.avals = None
+
+    def set(self, jaxpr, consts, fidx, avals):
+        """From the trace of the forward program: the backward's jaxpr, its constants (None where the program
+        returns the value: a residual), which outputs take a cotangent (floating ones) and their shapes/dtypes."""
+        self.jaxpr, self.consts, self.fidx, self.avals = jaxpr, consts, fidx, avals
+
+    def vjp_apply(self, diff_idx):
+        if tuple(diff_idx) != self.diff_idx:
+            return self.differentiable_apply(diff_idx)
+        n = self.n_leaves
+
+        def apply(arrays, cts):
+            res = iter(arrays[n:])
+            consts = [next(res) if c is None else c for c in self.consts]
+            fcts = [jnp.zeros(*av) if cts[k] is None else cts[k] for k, av in zip(self.fidx, self.avals)]
+            return tuple(_jex.jaxpr_as_fun(_jex.ClosedJaxpr(self.jaxpr, consts))(*fcts))
+        return apply
+
+    def differentiable_apply(self, diff_idx):
+        apply = _TapeEntry.vjp_apply(self, diff_idx)
+        n = self.n_leaves
+
+        def leaves_only(arrays, cts):
+            return apply(tuple(arrays[:n]), cts)
+        return leaves_only
 
 
 class _RematEntry(_TapeEntry):

@@ -43,7 +43,7 @@ from . import state as S
 from .effects import (_UNSET, _UnreachableWrite, _bindings, _contents, _effects, _identical_contents, _restore,
                       _set_contents)
 from .guards import SCALARS, numpy_guard, scalar_guard
-from .nodes import _RematEntry, _TapeEntry, _tape_grads
+from .nodes import _RematEntry, _SavedEntry, _TapeEntry, _tape_grads
 from .slots import KnownZero
 from .steady import Steady
 
@@ -149,11 +149,12 @@ def _static_repr(v, depth=0):
 
 
 class _Entry:
-    __slots__ = ("jitted", "donating", "spec", "eager", "consts", "scanned", "skip", "unused")
+    __slots__ = ("jitted", "donating", "saving", "spec", "eager", "consts", "scanned", "skip", "unused")
 
     def __init__(self):
         self.jitted = None
         self.donating = None  # (jitted over flat leaves with the rewritten ones donated, treedef)
+        self.saving = None    # a compiled forward's program that also saves its backward's residuals (_saving)
         self.spec = None
         self.eager = False
         self.consts = []      # (storage, array): tensors the program read as constants (guards)
@@ -323,7 +324,10 @@ class CompiledFunction:
                     # call (the plain program is compiled only where donation does not apply)
                     entry.donating = self._donating(entry, d, in_vals, traced.out_info)
             flat = False
-            if entry.donating:
+            saved = None
+            if entry.spec is not None and entry.spec.needs_node and entry.saving is not False:
+                outs, saved = self._run_saving(entry, d, in_vals, args, kwargs)
+            elif entry.donating:
                 fn, tree = entry.donating
                 for i in entry.skip:
                     in_vals[i] = None
@@ -345,7 +349,7 @@ class CompiledFunction:
         finally:
             self._ctx = None
         if entry.spec.needs_node:
-            return self._write_back(entry, d, outs, in_vals, args, kwargs)
+            return self._write_back(entry, d, outs, in_vals, args, kwargs, saved)
         result = self._write_back(entry, d, outs)
         # the steady state: recorded where the call left the key it was called with (its program's fixed point)
         if entry.spec.moves is not None and not entry.spec.moves[0] and not entry.spec.firsts and \
@@ -720,7 +724,7 @@ class CompiledFunction:
         return outs, spec
 
     # ---- after the program -----------------------------------------------------------------------------------
-    def _write_back(self, entry, d, outs, in_vals=None, args=None, kwargs=None):
+    def _write_back(self, entry, d, outs, in_vals=None, args=None, kwargs=None, saved=None):
         spec = entry.spec
         slots = d.slots
         moves = spec.moves
@@ -751,9 +755,9 @@ class CompiledFunction:
                 s.put(v)
         for i, z, dt, bump in spec.zeros:
             slots[i].write_zero(z, dt, bump)
-        return self._results(entry, d, outs, moves, in_vals, args, kwargs)
+        return self._results(entry, d, outs, moves, in_vals, args, kwargs, saved)
 
-    def _results(self, entry, d, outs, moves, in_vals=None, args=None, kwargs=None):
+    def _results(self, entry, d, outs, moves, in_vals=None, args=None, kwargs=None, saved=None):
         """The call's result from the program's outputs after the slots' (``moves``: results the program places
         off their device); the rebinding and scheduler steps the function made, replayed."""
         spec = entry.spec
@@ -779,7 +783,7 @@ class CompiledFunction:
             if bool(skipped):  # (a host read: only for the program of a first step)
                 slots[i].drop()
         if in_vals is not None:
-            self._record(entry.spec, d, in_vals, args, kwargs, tensors)
+            self._record(entry.spec, d, in_vals, args, kwargs, tensors, saved=saved)
         result, deferred_args, values = jax.tree_util.tree_unflatten(spec.result_tree, leaves)
         if spec.result_skel is not None:
             result = _fc.reorder_like(result, spec.result_skel)
@@ -796,13 +800,15 @@ class CompiledFunction:
 
 
     def _record(self, spec, d, in_vals, args, kwargs, tensors, grad_fn="CompiledFunctionBackward", remat=False,
-                select=None):
+                select=None, saved=None):
         """A compiled forward called with grad enabled: one autograd Node over ``tensors`` whose backward gives
         the gradients of the tensors that require grad (parameters, inputs) by running the forward again with the
         facade's autograd inside one traced program (``_TapeEntry``). ``spec`` caches the node's op and entry (one
         per guard key); ``select(result, effects, deferred)``: the node's outputs among a run's results (default: the
         program's new tensors, as ``_write_back`` wraps them); ``remat``: activation checkpointing (the
-        recomputation's inputs are tied to the cotangent: ``_RematEntry``)."""
+        recomputation's inputs are tied to the cotangent: ``_RematEntry``); ``saved``: ``(entry, residuals)`` from
+        the forward program that saved what the backward needs (``_saving``): the node's backward starts from
+        them instead of running the forward again (``_SavedEntry``)."""
         from ..autograd import graph as _graph
         from ..ops._registry import OpDef
         if spec.node_op is None:
@@ -811,29 +817,18 @@ class CompiledFunction:
                                  inplace=False, view=None, autocast=None, prep=None, check=None, check_dtype=None,
                                  differentiable=True, nout=len(tensors), eager=False, kernel=None, out=False,
                                  result_type=None, device_check="iter", saves=(), broadcast=False)
-        leaves, tree = jax.tree_util.tree_flatten(in_vals)
-        targs, diff_idx, slot_at = [None] * len(leaves), [], {}
-        pos = 0
-        for i, (s, v) in enumerate(zip(d.slots, in_vals)):
-            n = len(jax.tree_util.tree_leaves(v))
-            if isinstance(s, S.StorageSlot) and s.tensor._requires_grad and s.tensor._chain is None:
-                targs[pos] = s.tensor
-                diff_idx.append(pos)
-                slot_at[pos] = i
-            pos += n
+        leaves, tree, targs, diff_idx, slot_at = _node_inputs(d, in_vals)
         # the objects a re-trace of the backward puts tracers into, and the autocast state to run it under
         spec.node_ctx = (d, args, kwargs, dict(_amp.STATE.active) if _amp.STATE.active else None)
+        if saved is not None:
+            e, residuals = saved
+            if e.diff_idx == tuple(diff_idx):
+                outs = tensors[0] if len(tensors) == 1 else tuple(tensors)
+                _graph.record(spec.node_op, outs, tuple(targs), tuple(diff_idx), tuple(leaves) + tuple(residuals),
+                              e, ())
+                return
         if spec.node_entry is None:
-            if select is None:
-                def select(result, effects, deferred, _meta=spec.result_meta):  # as _collect lists them
-                    leaves = jax.tree_util.tree_leaves((result, [(a, k) for _, a, k in deferred],
-                                                        [e[3] for e in effects]),
-                                                       is_leaf=lambda x: isinstance(x, Tensor))
-                    return [t for t, m in zip(leaves, _meta) if m[0] == "t"]
-            pure = self._pure(None, lambda: spec.node_ctx, results_only=True, select=select)
-
-            def body(arrays, cts, wants):
-                return pure(jax.tree_util.tree_unflatten(tree, list(arrays)), cts, wants)
+            body = self._node_body(spec, tree, select)
             outs = tuple(t.dtype for t in tensors)
             if remat:
                 # the recomputation starts from the call's tensor arguments (or, with none, from what it
@@ -850,6 +845,121 @@ class CompiledFunction:
         e = spec.node_entry
         outs = tensors[0] if len(tensors) == 1 else tuple(tensors)
         _graph.record(spec.node_op, outs, tuple(targs), tuple(diff_idx), tuple(leaves), e, ())
+
+    def _node_body(self, spec, tree, select=None):
+        """The node's backward as a pure function ``body(arrays, cts, wants)`` of the flat input leaves: the
+        forward run again recording the facade's autograd, then ``autograd.grad`` of its outputs (chosen by
+        ``select``, default: the program's new tensors) w.r.t. the slots ``wants``."""
+        if select is None:
+            def select(result, effects, deferred, _meta=spec.result_meta):  # as _collect lists them
+                leaves = jax.tree_util.tree_leaves((result, [(a, k) for _, a, k in deferred],
+                                                    [e[3] for e in effects]),
+                                                   is_leaf=lambda x: isinstance(x, Tensor))
+                return [t for t, m in zip(leaves, _meta) if m[0] == "t"]
+        pure = self._pure(None, lambda: spec.node_ctx, results_only=True, select=select)
+
+        def body(arrays, cts, wants):
+            return pure(jax.tree_util.tree_unflatten(tree, list(arrays)), cts, wants)
+        return body
+
+    # ---- a compiled forward that saves its backward's residuals ------------------------------------------------
+    def _run_saving(self, entry, d, in_vals, args, kwargs):
+        """(outputs, (node entry, residuals)) of a compiled forward called with grad enabled, from the program
+        that also computes what its backward needs (``_saving``); built on the first such call. Where that
+        program cannot be made (a backward that runs Python on the gradients: a hook, a custom
+        ``autograd.Function``), ``entry.saving`` is False and the plain program runs: its node runs the forward
+        again in the backward."""
+        spec = entry.spec
+        spec.node_ctx = (d, args, kwargs, dict(_amp.STATE.active) if _amp.STATE.active else None)
+        if entry.saving is None:
+            calls = _engine.BACKWARD_CALLS[0]
+            try:  # (the constants it reads are the plain trace's: the same function on the same slots)
+                fn, node_entry = self._saving(entry, d, in_vals)
+                outs, residuals = fn(in_vals)
+            except Exception as exc:  # _NotSaved, or a backward JAX cannot linearize: the plain program, as before
+                log.debug("functorch_lite.compile: %s: the backward runs the forward again (%s: %s)",
+                          self.__name__, type(exc).__name__, exc)
+                entry.saving = False
+                return entry.jitted(in_vals), None
+            finally:
+                _engine.BACKWARD_CALLS[0] = calls  # (the backward traced here is not a call of the user's)
+            entry.saving = (fn, node_entry)
+            return outs, (node_entry, residuals)
+        fn, node_entry = entry.saving
+        outs, residuals = fn(in_vals)
+        return outs, (node_entry, residuals)
+
+    def _saving(self, entry, d, in_vals):
+        """The forward program of a compiled forward called with grad enabled, made to save its backward's
+        residuals: ``program(in_vals) -> (outputs, residuals)``, and the node entry whose backward starts from
+        them (``_SavedEntry``).
+
+        The node's backward (``_node_body``: the forward run again with the facade's autograd, then its
+        backward) is linear in the output cotangents wherever the facade's backward runs as one program
+        (``autograd.compiled``: every node a dispatch op's pullback, no hook). Then ``jax.linearize`` of it in the
+        cotangents, traced inside the forward program, splits it: what does not depend on the cotangents (the
+        forward run again, the activations the pullbacks read) is computed there, XLA merging it with the
+        forward's own ops, and becomes the program's extra outputs; what does (the backward proper) is a jaxpr
+        the node runs on them. A backward the facade runs node by node (a hook, a custom Function: Python that
+        may not be linear) raises ``_NotSaved``: its forward keeps the plain program.
+
+        Why: the node's backward ran the whole forward again (matmuls included), so ``compile(model)`` trained
+        slower than eager."""
+        spec = entry.spec
+        _, tree, _, diff_idx, slot_at = _node_inputs(d, in_vals)
+        wants = tuple(slot_at[i] for i in diff_idx)
+        body = self._node_body(spec, tree)
+        forward = self._pure(_Entry(), lambda: self._ctx, count=False)  # (its own spec: the entry's is kept)
+        node_entry = _SavedEntry(tuple(m[1] for m in spec.result_meta if m[0] == "t"), body, slot_at,
+                                 len(jax.tree_util.tree_leaves(in_vals)), tuple(diff_idx))
+
+        def program(in_vals):
+            outs = forward(in_vals)
+            pos, touts = spec.n_slot_out, []
+            for m in spec.result_meta:
+                if m[0] in ("t", "num"):
+                    if m[0] == "t":
+                        touts.append(outs[pos])
+                    pos += 1
+            fidx = tuple(k for k, o in enumerate(touts) if jax.numpy.issubdtype(o.dtype, jax.numpy.inexact))
+            avals = tuple((touts[k].shape, touts[k].dtype) for k in fidx)
+            leaves = jax.tree_util.tree_leaves(in_vals)
+
+            def backward(*fcts):
+                cts = [None] * len(touts)
+                for k, c in zip(fidx, fcts):
+                    cts[k] = c
+                return tuple(body(leaves, tuple(cts), wants))
+            zeros = [jax.numpy.zeros(shape, dt) for shape, dt in avals]
+            runs = _engine.NODE_BY_NODE[0]
+            _, linear = jax.linearize(backward, *zeros)
+            closed = jax.make_jaxpr(linear)(*zeros)
+            if _engine.NODE_BY_NODE[0] != runs:
+                raise _NotSaved
+            consts = list(closed.consts)
+            tracer = [isinstance(c, jax.core.Tracer) for c in consts]
+            node_entry.set(closed.jaxpr, [None if t else c for c, t in zip(consts, tracer)], fidx, avals)
+            return outs, [c for c, t in zip(consts, tracer) if t]
+        return jax.jit(program), node_entry
+
+class _NotSaved(Exception):
+    """A compiled forward whose backward cannot start from saved residuals (``CompiledFunction._saving``)."""
+
+
+def _node_inputs(d, in_vals):
+    """A compiled forward's node inputs: the flat leaves of the slot values and their treedef, the tensors at
+    the positions that require grad (None elsewhere), those positions, and {position: slot index}."""
+    leaves, tree = jax.tree_util.tree_flatten(in_vals)
+    targs, diff_idx, slot_at = [None] * len(leaves), [], {}
+    pos = 0
+    for i, (s, v) in enumerate(zip(d.slots, in_vals)):
+        n = len(jax.tree_util.tree_leaves(v))
+        if isinstance(s, S.StorageSlot) and s.tensor._requires_grad and s.tensor._chain is None:
+            targs[pos] = s.tensor
+            diff_idx.append(pos)
+            slot_at[pos] = i
+        pos += n
+    return leaves, tree, targs, diff_idx, slot_at
 
 
 def _check_sets(d, slog: dict, first_uid: int) -> None:

@@ -79,6 +79,7 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, i
     if not create_graph and compilable(order):
         results = run_compiled(order, start, targets, accumulate and inputs is None)
     else:
+        NODE_BY_NODE[0] += 1
         results = _run_nodes(order, start, targets, create_graph, accumulate and inputs is None)
     if not retain_graph:
         for n in order:
@@ -173,6 +174,9 @@ def _accumulate(t, ct, create_graph):
 
 # ---- public API -----------------------------------------------------------------------------------
 BACKWARD_CALLS = [0]  # backward()/grad() calls so far (compile tells a training step from a forward)
+# backward runs that went node by node (hooks, custom Functions, create_graph: Python between the nodes); compile
+# tells from it whether a compiled forward's backward is one linear program (runner.CompiledFunction._saving)
+NODE_BY_NODE = [0]
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):

@@ -16,13 +16,15 @@ def _vjp_op(node):
     from ..ops._registry import OpDef
     entry, diff_idx = node._entry, node._diff_idx
     n_in = len(node._inputs)
-    extra = tuple(node._arrays[n_in:]) if node._arrays is not None else ()  # traced view positions
+    # (a compiled forward's node that saved residuals: its differentiable backward reads the inputs alone)
+    differentiable = getattr(entry, "differentiable_apply", None)
+    extra = tuple(node._arrays[n_in:]) if node._arrays is not None and differentiable is None else ()  # view positions
     key = (id(entry), diff_idx, extra)
     hit = _VJP_OPS.get(key)
     if hit is not None and hit[0] is entry:
         return hit[1]
     int_outs = tuple(dt.category < D.FLOAT for _, dt in node._out_meta)
-    apply = entry.vjp_apply(diff_idx)  # the same pullback the engine runs, here as a recorded op
+    apply = (differentiable or entry.vjp_apply)(diff_idx)  # the same pullback the engine runs, as a recorded op
 
     def backward_body(arrays):
         cts = tuple(None if is_int else c for c, is_int in zip(arrays[n_in:], int_outs))

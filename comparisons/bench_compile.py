@@ -6,6 +6,8 @@ W1: the seed loop (X (64,2), W (2,1), b (1,), MSE, manual SGD under no_grad, gra
 W2: MLP 784-256-256-10, batch 128, nn.CrossEntropyLoss, optim.Adam(lr=1e-3): one step.
 W3: transformer block (B=8, T=128, d=256, 4 heads, causal attention, 4x GELU MLP, LayerNorm), AdamW: one step.
 W4: MLP 784-256-256-10 inference, batch 1024, no_grad.
+W2m: W2 with only the model compiled (``compile(model)``; loss, backward and Adam step eager), torch's with
+``torch.compile(model)``: the usual torch.compile usage. Its pure JAX column is W2's whole jitted step.
 The facade compiles the plain PyTorch-style step (zero_grad, forward, backward, step) with
 ``functorch_lite.compile``; pure JAX is ``jax.jit(value_and_grad + optax)``; torch.compile uses its default
 backend. First-call times (trace + XLA compile here; Dynamo + Inductor for torch) are printed beside.
@@ -135,10 +137,15 @@ def main():
                                 tc(BT.w3(torch, idx0, tgt0, p3)[0]) if torch else None],
         "W4 MLP infer b1024": [ft.compile(w4(ft, x4, p2)), w4_jax(x4, p2), w4(torch, x4, p2) if torch else None,
                                tc(w4(torch, x4, p2)) if torch else None],
+        "W2m compile(model)": [BT.w2(ft, x0, y0, p2, wrap=ft.compile), BT.w2_jax(x0, y0, p2),
+                               BT.w2(torch, x0, y0, p2) if torch else None,
+                               BT.w2(torch, x0, y0, p2, wrap=torch.compile)
+                               if torch is not None and not args.no_torch_compile else None],
     }
     first = {k: [(_first_call(f) if f is not None else float("nan")) for f in fns] for k, fns in rows.items()}
     scale = 0.3 if args.quick else 1.0
-    n = {"W1 seed loop /epoch": 400, "W2 MLP Adam step": 60, "W3 block AdamW step": 6, "W4 MLP infer b1024": 60}
+    n = {"W1 seed loop /epoch": 400, "W2 MLP Adam step": 60, "W3 block AdamW step": 6, "W4 MLP infer b1024": 60,
+         "W2m compile(model)": 60}
     # (the warm-up inside also covers the facade's second trace: .grad and optimizer state exist from then on)
     res = interleave(rows, args.rounds, lambda name: (max(2, int(n[name] * scale)), 20 if name.startswith("W1")
                                                       else 1))
@@ -154,7 +161,8 @@ def main():
         print(f"{name:22s} " + " ".join(f"{v:8.2f}{unit}" for v in shown)
               + f" {med[0] / med[1]:8.2f} {med[0] / med[2]:9.2f} {med[0] / med[3]:10.2f}"
               + f"   {f[0]:.2f} / {f[1]:.2f} / {f[3]:.2f}")
-    c = {k: v[0].stats if hasattr(v[0], "stats") else v[0]._compiled.stats for k, v in rows.items()}
+    c = {k: v[0].stats if hasattr(v[0], "stats") else v[0]._compiled.stats for k, v in rows.items()
+         if hasattr(v[0], "stats") or hasattr(v[0], "_compiled")}
     print("facade compile stats:", {k: (s["traces"], s["eager_calls"]) for k, s in c.items()},
           "(traces, eager calls)")
 

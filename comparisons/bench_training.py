@@ -41,17 +41,19 @@ def _load(model, arrays, lib, dev=None):
 
 
 # ---- W2 ---------------------------------------------------------------------------------------------------
-def w2(lib, x0, y0, p0, dev=None):
+def w2(lib, x0, y0, p0, dev=None, wrap=None):
+    """W2's step; ``wrap``: what the forward runs (``compile(model)``: the model compiled, the rest eager)."""
     nn = lib.nn
     model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
     _load(model, p0, lib, dev)
     opt = lib.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = nn.CrossEntropyLoss()
     x, y = lib.tensor(x0, device=dev), lib.tensor(y0, device=dev)
+    fwd = model if wrap is None else wrap(model)
 
     def step():
         opt.zero_grad()
-        loss = loss_fn(model(x), y)
+        loss = loss_fn(fwd(x), y)
         loss.backward()
         opt.step()
         return loss

@@ -65,13 +65,13 @@ def w2_jax(x0, y0, p0):
     params = [jnp.asarray(a) for a in p0]
     tx = optax.adam(1e-3)
 
-    def loss(ps):
+    def loss(ps, x, y):
         h = jax.nn.relu(x @ ps[0].T + ps[1])
         h = jax.nn.relu(h @ ps[2].T + ps[3])
         logits = h @ ps[4].T + ps[5]
         return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), y[:, None], axis=1))
 
-    return jit_step(loss, params, tx)
+    return jit_step(loss, params, tx, (x, y))
 
 
 # ---- W3 ---------------------------------------------------------------------------------------------------
@@ -154,7 +154,7 @@ def w3_jax(idx0, tgt0, p0, names, bf16=False, dims: Dims = W3):
         v = ((x - m) ** 2).mean(-1, keepdims=True)
         return (x - m) / jnp.sqrt(v + 1e-5) * w + b
 
-    def loss(p):
+    def loss(p, idx, tgt):
         x = p["emb.weight"][idx]
         qkv = lin(ln(x, p["ln1.weight"], p["ln1.bias"]), p["qkv.weight"], p["qkv.bias"])
         q, k, v = (t.reshape(B, T, H, D // H).transpose(0, 2, 1, 3) for t in jnp.split(qkv, 3, axis=2))
@@ -167,7 +167,7 @@ def w3_jax(idx0, tgt0, p0, names, bf16=False, dims: Dims = W3):
         logits = lin(x, p["head.weight"], p["head.bias"]).reshape(-1, V).astype(jnp.float32)
         return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), tgt.reshape(-1, 1), axis=1))
 
-    return jit_step(loss, params, tx)
+    return jit_step(loss, params, tx, (idx, tgt))
 
 
 def main():

@@ -42,9 +42,12 @@ def time_calls(fn, n: int, batch: int = 1) -> list:
 IDLE_S = 0.3
 
 
-def interleave(rows: dict, rounds: int, budget) -> dict:
+def interleave(rows: dict, rounds: int, budget, paired: int = 2) -> dict:
     """Warm every callable up (3 calls: compiles), then time the rows interleaved, ``rounds`` times over, each
-    timing block after ``IDLE_S`` of idle time.
+    timing block after ``IDLE_S`` of idle time. A row's first ``paired`` callables (the facade and pure JAX,
+    whose ratio is the target) are timed in one block, sample by sample in turn (the order flipping each time):
+    this host's speed drifts by 10-30% within seconds, which timed one block after the other put into their
+    ratio (the same pure JAX step measured 1.32 and 1.82 ms in two rows of one run).
 
     ``rows``: name -> list of callables (None = absent); ``budget(name) -> (calls per round, batch)``.
     Returns name -> one list of per-call seconds per callable."""
@@ -57,8 +60,13 @@ def interleave(rows: dict, rounds: int, budget) -> dict:
     for _ in range(rounds):
         for name, fns in rows.items():
             n, batch = budget(name)
+            pair = [(i, fn) for i, fn in enumerate(fns[:paired]) if fn is not None]
+            time.sleep(IDLE_S)
+            for k in range(max(1, n // batch)):
+                for i, fn in (pair if k % 2 == 0 else pair[::-1]):
+                    res[name][i].extend(time_calls(fn, batch, batch))
             for i, fn in enumerate(fns):
-                if fn is not None:
+                if fn is not None and i >= paired:
                     time.sleep(IDLE_S)
                     res[name][i].extend(time_calls(fn, n, batch))
     return res

@@ -898,9 +898,9 @@ class CompiledFunction:
         backward) is linear in the output cotangents wherever the facade's backward runs as one program
         (``autograd.compiled``: every node a dispatch op's pullback, no hook). Then ``jax.linearize`` of it in the
         cotangents, traced inside the forward program, splits it: what does not depend on the cotangents (the
-        forward run again, the activations the pullbacks read) is computed there, XLA merging it with the
-        forward's own ops, and becomes the program's extra outputs; what does (the backward proper) is a jaxpr
-        the node runs on them. A backward the facade runs node by node (a hook, a custom Function: Python that
+        forward run again, XLA merging it with the forward's own ops) is computed there, and the matmuls' outputs
+        among it become the program's extra outputs; what does (the backward proper, and the elementwise ops
+        recomputed from those) is a jaxpr the node runs on them. A backward the facade runs node by node (a hook, a custom Function: Python that
         may not be linear) raises ``_NotSaved``: its forward keeps the plain program.
 
         Why: the node's backward ran the whole forward again (matmuls included), so ``compile(model)`` trained
@@ -932,7 +932,11 @@ class CompiledFunction:
                 return tuple(body(leaves, tuple(cts), wants))
             zeros = [jax.numpy.zeros(shape, dt) for shape, dt in avals]
             runs = _engine.NODE_BY_NODE[0]
-            _, linear = jax.linearize(backward, *zeros)
+            # (saving the matmuls' outputs only: the elementwise rest is recomputed from them in the backward,
+            # where it reads the arrays eager's pullbacks read -- a saved transpose of a weight made XLA compute
+            # the input's gradient with another operand layout, one float32 ulp off eager's)
+            saving = jax.checkpoint(backward, policy=jax.checkpoint_policies.dots_saveable)
+            _, linear = jax.linearize(saving, *zeros)
             closed = jax.make_jaxpr(linear)(*zeros)
             if _engine.NODE_BY_NODE[0] != runs:
                 raise _NotSaved

@@ -1370,8 +1370,7 @@ def test_a_scheduler_attribute_read_inside_is_its_current_value(steps_inside):
     (oe, we, _), (oc, wc, f), (ot, wt, _) = run(ft, False), run(ft, True), run(torch, False)
     assert oc == oe == ot
     np.testing.assert_allclose(wc, we, rtol=1e-6)
-    # (atol: one weight is a cancellation near 5e-4 out of terms near 0.1; its last bits follow the codegen)
-    np.testing.assert_allclose(wc, wt, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(wc, wt, rtol=1e-5)
     if steps_inside:
         assert f.stats["eager_calls"] == 4
     else:

@@ -818,8 +818,7 @@ class CompiledFunction:
                                  differentiable=True, nout=len(tensors), eager=False, kernel=None, out=False,
                                  result_type=None, device_check="iter", saves=(), broadcast=False)
         leaves, tree, targs, diff_idx, slot_at = _node_inputs(d, in_vals)
-        # the objects a re-trace of the backward puts tracers into, and the autocast state to run it under
-        spec.node_ctx = (d, args, kwargs, dict(_amp.STATE.active) if _amp.STATE.active else None)
+        spec.node_ctx = _node_ctx(d, args, kwargs)
         if saved is not None:
             e, residuals = saved
             if e.diff_idx == tuple(diff_idx):
@@ -870,7 +869,7 @@ class CompiledFunction:
         ``autograd.Function``), ``entry.saving`` is False and the plain program runs: its node runs the forward
         again in the backward."""
         spec = entry.spec
-        spec.node_ctx = (d, args, kwargs, dict(_amp.STATE.active) if _amp.STATE.active else None)
+        spec.node_ctx = _node_ctx(d, args, kwargs)
         if entry.saving is None:
             calls = _engine.BACKWARD_CALLS[0]
             try:  # (the constants it reads are the plain trace's: the same function on the same slots)
@@ -900,8 +899,9 @@ class CompiledFunction:
         cotangents, traced inside the forward program, splits it: what does not depend on the cotangents (the
         forward run again, XLA merging it with the forward's own ops) is computed there, and the matmuls' outputs
         among it become the program's extra outputs; what does (the backward proper, and the elementwise ops
-        recomputed from those) is a jaxpr the node runs on them. A backward the facade runs node by node (a hook, a custom Function: Python that
-        may not be linear) raises ``_NotSaved``: its forward keeps the plain program.
+        recomputed from those) is a jaxpr the node runs on them. A backward the facade runs node by node (a hook,
+        a custom Function: Python that may not be linear) raises ``_NotSaved``: its forward keeps the plain
+        program.
 
         Why: the node's backward ran the whole forward again (matmuls included), so ``compile(model)`` trained
         slower than eager."""
@@ -946,8 +946,14 @@ class CompiledFunction:
             return outs, [c for c, t in zip(consts, tracer) if t]
         return jax.jit(program), node_entry
 
+
 class _NotSaved(Exception):
     """A compiled forward whose backward cannot start from saved residuals (``CompiledFunction._saving``)."""
+
+
+def _node_ctx(d, args, kwargs) -> tuple:
+    """What a trace of a compiled forward's backward puts tracers into, and the autocast state to run it under."""
+    return d, args, kwargs, dict(_amp.STATE.active) if _amp.STATE.active else None
 
 
 def _node_inputs(d, in_vals):

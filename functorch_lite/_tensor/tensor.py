@@ -418,7 +418,7 @@ class Tensor:
 
     def _uncut_array(self):
         """The values with the history JAX sees (``_array`` without the chain's ``V.CUT`` steps): what an
-        in-place write under no_grad keeps (``ops._dispatch.inplace``)."""
+        in-place write under no_grad or through a cut tensor keeps (``ops._dispatch.inplace``)."""
         chain = self._chain
         if chain is None or V.CUT_STEP not in chain:
             return self._array

@@ -11,6 +11,15 @@ import torch
 
 import functorch_lite as ft
 
+
+@pytest.fixture(autouse=True)
+def _validation_on():
+    """Argument validation on in both libraries, as by default: importing torch.compile's machinery (any earlier
+    test in the process that calls ``torch.compile``) turns torch's off for the whole process."""
+    for L in (torch, ft):
+        L.distributions.Distribution.set_default_validate_args(True)
+    yield
+
 RNG = np.random.default_rng(0)
 TOL = dict(rtol=2e-5, atol=2e-5)
 

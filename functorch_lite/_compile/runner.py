@@ -883,9 +883,9 @@ class CompiledFunction:
             finally:
                 _engine.BACKWARD_CALLS[0] = calls  # (the backward traced here is not a call of the user's)
             entry.saving = (fn, node_entry)
-            return outs, (node_entry, residuals)
-        fn, node_entry = entry.saving
-        outs, residuals = fn(in_vals)
+        else:
+            fn, node_entry = entry.saving
+            outs, residuals = fn(in_vals)
         return outs, (node_entry, residuals)
 
     def _saving(self, entry, d, in_vals):

@@ -451,32 +451,77 @@ def _gen(generator):
 
 
 _RAND: dict = {}
+_RAND_FLAT: dict = {}
+_TAKE: dict = {}
+# Draws of up to this many values run a flat program of a bucketed size (_rand_size) and take their prefix: a
+# random program costs 5-10x a plain one to compile on CPU (threefry's unrolled rounds), and a model's layers,
+# a test's inputs, each new shape compiled its own. JAX's threefry is partitionable (the default since 0.5): a
+# value depends on the key and its flat index only, so the prefix of a longer draw IS the shorter draw, bit for
+# bit (tests/unit/test_random_draws.py). Larger draws compile their exact shape (no wasted work).
+_RAND_BUCKET_MAX = 1 << 20
+
+
+def _rand_size(n: int) -> int:
+    """The flat size a draw of ``n`` values runs at: the next 2**k or 3 * 2**(k - 1), at least 64 (fewer than half
+    again as many values as asked for)."""
+    if n <= 64:
+        return 64
+    p = 1 << (n - 1).bit_length()
+    return 3 * p // 4 if 3 * p // 4 >= n else p
+
+
+def _draw(kind, shape, dt):
+    """``draw(key, a, b)``: ``shape`` values of ``kind`` (uniform on [a, b), normal N(a, b^2), randint [a, b))
+    in ``dt``, traceable."""
+    def draw(k, a, b):
+        if dt.is_complex and kind in ("uniform", "normal"):
+            # PyTorch: real and imaginary parts drawn independently, each U(a, b) / N(a, b^2 / 2)
+            part = dt.to_real()
+            if kind == "normal":
+                b = b * 0.7071067811865476
+            x = _draw(kind, shape + (2,), part)(k, a, b)
+            return jax.lax.complex(x[..., 0], x[..., 1]).astype(dt.jnp)
+        if kind == "uniform":
+            # sampled in the target dtype so that rounding never produces 1.0 (rand is [0, 1))
+            x = jax.random.uniform(k, shape, dt.jnp, 0.0, 1.0)
+            return a.astype(dt.jnp) + (b - a).astype(dt.jnp) * x
+        if kind == "normal":
+            x = jax.random.normal(k, shape, jnp.float64 if dt is D.float64 else jnp.float32)
+            return D.cast_array(a + b * x, D.float64 if dt is D.float64 else D.float32, dt)
+        if kind == "randint":
+            x = jax.random.randint(k, shape, a, b, jnp.int64)
+            return D.cast_array(x, D.int64, dt)
+        raise ValueError(kind)
+    return draw
 
 
 def _rand_jit(kind, shape, dt, jdev):
+    """The jitted ``draw(key, a, b)`` of ``shape`` values on jax device ``jdev`` (see ``_RAND_BUCKET_MAX``)."""
     key = (kind, shape, dt, jdev)
     f = _RAND.get(key)
     if f is None:
-        def draw(k, a, b):
-            if dt.is_complex and kind in ("uniform", "normal"):
-                # PyTorch: real and imaginary parts drawn independently, each U(a, b) / N(a, b^2 / 2)
-                part = dt.to_real()
-                if kind == "normal":
-                    b = b * 0.7071067811865476
-                x = _rand_jit(kind, shape + (2,), part, jdev)(k, a, b)
-                return jax.lax.complex(x[..., 0], x[..., 1]).astype(dt.jnp)
-            if kind == "uniform":
-                # sampled in the target dtype so that rounding never produces 1.0 (rand is [0, 1))
-                x = jax.random.uniform(k, shape, dt.jnp, 0.0, 1.0)
-                return a.astype(dt.jnp) + (b - a).astype(dt.jnp) * x
-            if kind == "normal":
-                x = jax.random.normal(k, shape, jnp.float64 if dt is D.float64 else jnp.float32)
-                return D.cast_array(a + b * x, D.float64 if dt is D.float64 else D.float32, dt)
-            if kind == "randint":
-                x = jax.random.randint(k, shape, a, b, jnp.int64)
-                return D.cast_array(x, D.int64, dt)
-            raise ValueError(kind)
-        f = _RAND[key] = jax.jit(draw, out_shardings=jax.sharding.SingleDeviceSharding(jdev))
+        placed = jax.sharding.SingleDeviceSharding(jdev)
+        n = math.prod(shape)
+        if n > _RAND_BUCKET_MAX or not jax.config.jax_threefry_partitionable:
+            f = jax.jit(_draw(kind, shape, dt), out_shardings=placed)
+        else:
+            m = _rand_size(n)
+            fkey = (kind, m, dt, jdev)
+            flat = _RAND_FLAT.get(fkey)
+            if flat is None:
+                flat = _RAND_FLAT[fkey] = jax.jit(_draw(kind, (m,), dt), out_shardings=placed)
+            tkey = (m, shape, dt, jdev)
+            take = _TAKE.get(tkey)
+            if take is None:
+                if len(_TAKE) > 1024:
+                    _TAKE.clear()
+                take = _TAKE[tkey] = jax.jit(lambda x: x[:n].reshape(shape), out_shardings=placed)
+
+            def f(k, a, b):
+                return take(flat(k, a, b))
+        if len(_RAND) > 1024:
+            _RAND.clear()
+        _RAND[key] = f
     return f
 
 

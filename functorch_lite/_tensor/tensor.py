@@ -361,8 +361,8 @@ class Tensor:
             raise RuntimeError(msg)
         if flag and self._storage.inference and not _gm_state.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
-        if self.grad_fn is None:
-            self._requires_grad = flag
+        if self.grad_fn is None and (flag or not self.__dict__.get("_no_grad_view")):
+            self._requires_grad = flag  # (a no_grad view of a tensor that requires grad does, as its base: PyTorch)
 
     @property
     def is_leaf(self) -> bool:

@@ -70,7 +70,7 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, i
     start = [(edge_of(t), g) for t, g in zip(roots, root_grads) if t._requires_grad]
     targets = None
     if inputs is not None:
-        targets = [edge_of(t) for t in inputs]
+        targets = [edge_of(t) or (None, 0) for t in inputs]  # (a no_grad view has none: "not used in the graph")
     order = _topo([n for (n, _), _ in start])
     for n in order:
         if n._freed:
@@ -212,7 +212,7 @@ def _roots_and_grads(tensors, grad_tensors, create_graph):
     Tensor = _tensor_cls()
     roots, grads = [], []
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
-        if not t._requires_grad:
+        if not t._requires_grad or t.grad_fn is None and t.__dict__.get("_no_grad_view"):  # (no edge: torch's error)
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         if g is None:
             if t.numel() != 1:

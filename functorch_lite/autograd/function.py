@@ -147,10 +147,12 @@ class Function:
         fn_node._ctx = ctx
         fn_node._fn = cls
         fn_node._n_args = len(args)
-        fn_node._edge_pos = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad)
-        fn_node._edges = tuple(edge_of(args[i]) for i in fn_node._edge_pos)
-        fn_node.next_functions = tuple(edge_of(a) if a._requires_grad else (None, 0)
-                                       for a in args if isinstance(a, Tensor))
+        edges = [(i, edge_of(a)) for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad]
+        edges = [(i, e) for i, e in edges if e is not None]  # (a no_grad view's gradient goes nowhere)
+        fn_node._edge_pos = tuple(i for i, _ in edges)
+        fn_node._edges = tuple(e for _, e in edges)
+        nf = dict(edges)
+        fn_node.next_functions = tuple(nf.get(i, (None, 0)) for i, a in enumerate(args) if isinstance(a, Tensor))
         tens = [o for o in outs if isinstance(o, Tensor)]
         fn_node._out_meta = tuple((o._shape, o.dtype) for o in tens)
         fn_node._outs_meta_dev = tens[0].device if tens else None

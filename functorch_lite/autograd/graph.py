@@ -130,11 +130,33 @@ _INFERENCE_MSG = ("Inference tensors cannot be saved for backward. Please do not
                   "tensor and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
 
 
+_NGV_TAIL = ("Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+             "moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+             "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+
+
+def mark_no_grad_view(v, base) -> None:
+    """``v``, a view of ``base`` (which requires grad) made in no_grad mode: as in PyTorch it requires grad (its
+    base does) but is a leaf with no gradient edge -- ops on it record nodes whose gradient for it goes nowhere
+    (``edge_of`` returns None) -- and it must not be used in a recorded op once its storage was written in place
+    (its creation version is kept: ``edge_of`` raises)."""
+    v._requires_grad = True
+    v._no_grad_view = True
+    v._ngv_at = base._storage.version
+
+
 def edge_of(t):
-    """(node, output index) that receives the gradient of tensor ``t`` (requires_grad assumed)."""
+    """(node, output index) that receives the gradient of tensor ``t`` (requires_grad assumed); None for a view
+    made in no_grad mode (``mark_no_grad_view``), whose gradient PyTorch drops."""
     fn = t.grad_fn
     if fn is not None:
         return fn, t._out_nr
+    d = t.__dict__
+    if d and d.get("_no_grad_view"):
+        if t._storage.version != d["_ngv_at"]:
+            raise RuntimeError("A view was created in no_grad mode and its base or another view of its base has "
+                               "been modified inplace with grad mode enabled. " + _NGV_TAIL)
+        return None
     acc = t._acc
     if acc is None or acc.variable is not t:
         acc = t._acc = AccumulateGrad(t)
@@ -154,7 +176,12 @@ def record(op, outs, targs, diff_idx, arrays, entry=None, sargs=()):
     node._entry = entry
     node._diff_idx = diff_idx
     node._inputs = targs
-    node._edges = tuple([edge_of(targs[i]) for i in diff_idx])
+    edges = tuple([edge_of(targs[i]) for i in diff_idx])
+    if None in edges:  # inputs that are no_grad views: no edge (their gradient is dropped, as in PyTorch)
+        diff_idx = tuple([i for i, e in zip(diff_idx, edges) if e is not None])
+        edges = tuple([e for e in edges if e is not None])
+        node._diff_idx = diff_idx
+    node._edges = edges
     if type(outs) is tuple or isinstance(outs, tuple):
         outs_t = outs
         node._out_meta = tuple([(o._shape, o.dtype) for o in outs])
@@ -232,11 +259,12 @@ def check_inplace(t):
                            "functions do not allow the output views to be modified inplace. You should replace the "
                            "inplace operation by an out-of-place one.")
     if t.__dict__.get("_no_grad_view"):
-        raise RuntimeError("A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
-                           "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
-                           "your code by moving both the view and the inplace either both inside the no_grad block "
-                           "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
-                           "to be tracked).")
+        raise RuntimeError("A view was created in no_grad mode and is being modified inplace with grad mode "
+                           "enabled. " + _NGV_TAIL)
+    if t.__dict__.get("_ngv_derived") and t.grad_fn is not None:
+        nm = t.grad_fn.name()
+        raise RuntimeError(f"Output {t._out_nr} of {nm[:nm.rfind('Backward')]} is a view of a view which was created "
+                           "in no_grad mode and is being modified inplace with grad mode enabled. " + _NGV_TAIL)
     _check_leaf_write(t)
 
 

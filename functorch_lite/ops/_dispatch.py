@@ -271,10 +271,15 @@ def _dispatch_view(op, t, sargs, meta):
     out = t._view_of(shape, strides, offset, (op, sargs), dtype)
     if _FUNC_ACTIVE[0] and _state.stop:  # no_grad inside a differentiating func transform: reads cut, writes
         return out._cut(out._base)  # through to the storage (``Tensor._cut``)
-    if t.__dict__.get("_multi_view"):
-        out._multi_view = True  # a view of a split/unbind output inherits PyTorch's multi-view restriction
+    d = t.__dict__
+    if d:
+        if d.get("_multi_view"):
+            out._multi_view = True  # a view of a split/unbind output inherits PyTorch's multi-view restriction
+        if d.get("_no_grad_view") or d.get("_ngv_derived"):
+            out._ngv_derived = True  # (its in-place writes with grad enabled are refused, as its base's are)
     if t._requires_grad and not _state.enabled:
-        out._no_grad_view = True  # an in-place write to it with grad enabled is refused (INP-28)
+        # requires grad with no edge; an in-place write to it with grad enabled is refused (INP-28)
+        _graph.mark_no_grad_view(out, t)
     elif t._requires_grad:
         sig = ((len(t._shape), t.dtype),)
         if op.dynamic is None:
@@ -305,7 +310,7 @@ def record_views(op, t, outs, sargs):
         return
     if not _state.enabled:
         for o in outs:
-            o._no_grad_view = True
+            _graph.mark_no_grad_view(o, t)
         return
     _graph.record(op, outs, (t,), (0,), (t._array,), _entry(op, sargs, ((len(t._shape), t.dtype),)), sargs)
     for o in outs:

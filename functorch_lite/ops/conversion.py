@@ -91,8 +91,9 @@ def _move(t, dev):
         node = _DeviceCopy()
         node._src = _dev.to_jax(t.device)
         node._out_meta = ((out._shape, out.dtype),)
-        node._edges = (_graph.edge_of(t),)
-        node.next_functions = node._edges
+        e = _graph.edge_of(t)
+        node._edges = () if e is None else (e,)  # (a no_grad view's gradient goes nowhere)
+        node.next_functions = (e or (None, 0),)
         out.grad_fn = node
         out._requires_grad = True
     return out

@@ -156,6 +156,9 @@ def _view_method(self, *shape, dtype=None, size=None):
         with no_grad():
             r = view(self, shape[0])
         r._base = None
+        r._requires_grad = False  # (not a no_grad view either: no autograd view at all)
+        for k in ("_no_grad_view", "_ngv_at", "_ngv_derived"):
+            r.__dict__.pop(k, None)
         return r
     return view(self, *shape)
 

@@ -505,6 +505,83 @@ def test_view_created_in_no_grad_then_modified_with_grad():  # INP-28
     assert f == t
 
 
+def _outcome(f):
+    """What ``f()`` returns, or the error it raises (type and message)."""
+    try:
+        return f()
+    except Exception as e:  # noqa: BLE001 (the outcome itself is compared)
+        return (type(e).__name__, str(e))
+
+
+def test_view_created_in_no_grad_requires_grad_but_drops_its_gradient():
+    """A view made in no_grad mode of a tensor that requires grad requires grad too (its base does) yet is a leaf
+    without a gradient edge: ops on it are recorded, the gradient reaching it goes nowhere (not into its base, not
+    into its own .grad); it cannot be a root or a differentiated input; requires_grad_(False) leaves it True; and
+    once its storage was written in place it may not be used in a recorded op. Each outcome against torch's."""
+    def run(mod):
+        out = {}
+        p = mod.ones(3, requires_grad=True)
+        c = p * 1
+        with mod.no_grad():
+            v, w, parts = p[:2], c[1:], p.split(1)
+        out["flags"] = [(t.requires_grad, t.is_leaf, t.grad_fn is None) for t in (v, w, *parts)]
+        y = v * 2
+        out["y"] = (y.requires_grad, type(y.grad_fn).__name__, y.grad_fn.next_functions[0])
+        z = (y * p[:2]).sum() + (w * c[1:]).sum() + (parts[0] * 5).sum()
+        z.backward(retain_graph=True)
+        out["grads"] = (p.grad.tolist(), v.grad, w.grad)
+        u = v[0:1]  # a grad-mode view of the no_grad view: recorded, leads nowhere
+        out["u"] = (u.requires_grad, u.is_leaf, type(u.grad_fn).__name__)
+        out["u inplace"] = _outcome(lambda: u.mul_(2))
+        out["root"] = _outcome(lambda: v.backward(mod.ones(2)))
+        out["sum root"] = _outcome(lambda: (v.sum().backward(), p.grad.tolist()))
+        out["grad wrt v"] = _outcome(lambda: mod.autograd.grad(z, v, retain_graph=True))
+        out["allow_unused"] = _outcome(lambda: mod.autograd.grad(z, [v, p], allow_unused=True)[0])
+        out["requires_grad_(False)"] = v.requires_grad_(False).requires_grad
+        out["detach"] = v.detach().requires_grad
+        out["to"] = _outcome(lambda: type(v.to(mod.float64).grad_fn).__name__)
+        out["no_grad use"] = _outcome(lambda: v.add_(0) is v)  # (in no_grad: allowed)
+        with mod.no_grad():
+            v.mul_(3)  # its own in-place write under no_grad
+            q = p[:1]
+        out["after own write"] = _outcome(lambda: (v * 1).sum())
+        with mod.no_grad():
+            p.add_(1)  # the base written (an SGD-like update)
+            out["no_grad read after"] = (v * 1).tolist()
+        out["after base write"] = _outcome(lambda: q + 1)
+        out["view after base write"] = _outcome(lambda: q.view(1))
+        out["values"] = (v.tolist(), p.tolist())
+        return out
+    t, f = both(run)
+    assert f == t
+
+
+def test_no_grad_view_through_a_custom_function():
+    """A custom autograd.Function called on a no_grad view and a leaf: the view's gradient is dropped, the leaf's
+    is accumulated; next_functions shows (None, 0) for the view."""
+    def run(mod):
+        class Sq(mod.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                ctx.save_for_backward(a, b)
+                return a * a * b
+
+            @staticmethod
+            def backward(ctx, g):
+                a, b = ctx.saved_tensors
+                return 2 * a * b * g, a * a * g
+        p = mod.tensor([1.0, 2.0], requires_grad=True)
+        q = mod.tensor([3.0, 4.0], requires_grad=True)
+        with mod.no_grad():
+            v = p.view(2)
+        r = Sq.apply(v, q)
+        nf = [None if n is None else type(n).__name__ for n, _ in r.grad_fn.next_functions]
+        r.sum().backward()
+        return r.requires_grad, nf, p.grad, q.grad.tolist()
+    t, f = both(run)
+    assert f == t
+
+
 def test_no_grad_on_generator_and_inference_requires_grad():  # MODE-10, MODE-19, MODE-25
     def run(mod):
         @mod.no_grad()

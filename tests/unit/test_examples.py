@@ -54,23 +54,32 @@ def test_digits_classifier_cnn(tmp_path):
     assert float(re.search(r"held-out accuracy: (\S+)", out).group(1)) > 0.9, out
 
 
+CHAR_ARGS = ["--steps", "120", "--sample", "40"]
+
+
+@pytest.fixture(scope="module")
+def char_eager(tmp_path_factory):
+    """The facade's eager run of the char transformer (shared: the compiled run is compared with it)."""
+    return _run("char_transformer.py", "functorch_lite", CHAR_ARGS, tmp_path_factory.mktemp("char_eager"))
+
+
+def _losses(out):
+    return [(float(a), float(b)) for a, b in re.findall(r"train loss (\S+)\s+val loss (\S+)", out)]
+
+
 @pytest.mark.parametrize("framework", ["functorch_lite", "torch"])
-def test_char_transformer(framework, tmp_path):
-    out = _run("char_transformer.py", framework, ["--steps", "120", "--sample", "40"], tmp_path)
+def test_char_transformer(framework, tmp_path, request):
+    out = request.getfixturevalue("char_eager") if framework == "functorch_lite" else \
+        _run("char_transformer.py", framework, CHAR_ARGS, tmp_path)
     losses = [float(v) for v in re.findall(r"train loss (\S+)", out)]
     assert losses[0] > 3.0 and losses[-1] < 2.6, out
     sample = out.split("---- sample ----\n", 1)[1]
     assert sample.startswith("From fairest creatures") and len(sample.strip()) >= 64 + 40 - 5
 
 
-def test_char_transformer_compiled_step_equals_eager(tmp_path):
+def test_char_transformer_compiled_step_equals_eager(char_eager, tmp_path):
     """``--compile``: the whole training step (forward, backward, clip_grad_norm_, AdamW with two param groups,
     LambdaLR) as one compiled program trains exactly as the eager loop does (same seed, same batches): the same
     train/val losses at every report, to the printed digit."""
-    eager = _run("char_transformer.py", "functorch_lite", ["--steps", "60", "--sample", "0"], tmp_path)
-    compiled = _run("char_transformer.py", "functorch_lite", ["--steps", "60", "--sample", "0", "--compile"],
-                    tmp_path)
-
-    def losses(out):
-        return [(float(a), float(b)) for a, b in re.findall(r"train loss (\S+)\s+val loss (\S+)", out)]
-    assert len(losses(eager)) == 3 and losses(compiled) == losses(eager), (eager, compiled)
+    compiled = _run("char_transformer.py", "functorch_lite", CHAR_ARGS + ["--compile"], tmp_path)
+    assert len(_losses(char_eager)) == 4 and _losses(compiled) == _losses(char_eager), (char_eager, compiled)

@@ -145,6 +145,14 @@ def mark_no_grad_view(v, base) -> None:
     v._ngv_at = base._storage.version
 
 
+def not_an_autograd_view(v) -> None:
+    """``v`` (made under no_grad by the facade itself, ``view(dtype)``) is no autograd view at all, PyTorch's
+    no_grad-view rules aside: it does not require grad."""
+    v._requires_grad = False
+    for k in ("_no_grad_view", "_ngv_at", "_ngv_derived"):
+        v.__dict__.pop(k, None)
+
+
 def edge_of(t):
     """(node, output index) that receives the gradient of tensor ``t`` (requires_grad assumed); None for a view
     made in no_grad mode (``mark_no_grad_view``), whose gradient PyTorch drops."""

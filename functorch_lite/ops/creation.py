@@ -457,7 +457,8 @@ _TAKE: dict = {}
 # random program costs 5-10x a plain one to compile on CPU (threefry's unrolled rounds), and a model's layers,
 # a test's inputs, each new shape compiled its own. JAX's threefry is partitionable (the default since 0.5): a
 # value depends on the key and its flat index only, so the prefix of a longer draw IS the shorter draw, bit for
-# bit (tests/unit/test_random_draws.py). Larger draws compile their exact shape (no wasted work).
+# bit (tests/unit/test_random_draws.py; one float32 normal value alone is one ulp off: XLA compiles a
+# one-element program differently). Larger draws compile their exact shape (no wasted work).
 _RAND_BUCKET_MAX = 1 << 20
 
 

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 from .. import dtypes as D
 from .._tensor import views as V
 from .._tensor.tensor import _wrap_dim
+from ..autograd import graph as _graph
 from ._registry import defop
 
 
@@ -156,9 +157,7 @@ def _view_method(self, *shape, dtype=None, size=None):
         with no_grad():
             r = view(self, shape[0])
         r._base = None
-        r._requires_grad = False  # (not a no_grad view either: no autograd view at all)
-        for k in ("_no_grad_view", "_ngv_at", "_ngv_derived"):
-            r.__dict__.pop(k, None)
+        _graph.not_an_autograd_view(r)
         return r
     return view(self, *shape)
 

@@ -9,9 +9,6 @@ from __future__ import annotations
 import itertools
 import weakref
 
-import jax
-import numpy as np
-
 from .. import dtypes as D
 from . import grad_mode as _gm
 

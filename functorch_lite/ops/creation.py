@@ -278,8 +278,6 @@ def _full_jit(shape, dt, jdev):
     key = (shape, dt, jdev)
     f = _FULL.get(key)
     if f is None:
-        src = None
-
         def make(v):
             v = jnp.asarray(v)
             return jnp.broadcast_to(D.cast_array(v, D.from_numpy_dtype(v.dtype), dt), shape)
@@ -287,7 +285,6 @@ def _full_jit(shape, dt, jdev):
         if len(_FULL) > 512:
             _FULL.clear()
         _FULL[key] = f
-        del src
     return f
 
 

@@ -68,7 +68,7 @@ class Entry:
             # PyTorch's complex gradient is the conjugate of JAX's cotangent convention (both linear),
             # so a complex op's pullback runs as conj(vjp(conj(ct)))
             full = tuple(jnp.conj(c) if jnp.iscomplexobj(c) else c for c in full)
-            res = pb(full[0] if len(full) == 1 else full)
+            res = pb(full if isinstance(out, tuple) else full[0])  # (a one-piece split's output is a 1-tuple)
             return tuple(jnp.conj(r) if jnp.iscomplexobj(r) else r for r in res)
         return apply
 

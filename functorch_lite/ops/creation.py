@@ -791,6 +791,62 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
     return res if out is None else out.copy_(res)
 
 
+# ---- window functions (torch.hann_window ...) ------------------------------------------------------------------
+_CPP_NAME = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+             "bool": "bool"}
+
+
+def _window(name, window_length, periodic, dtype, device, requires_grad, fn):
+    """A window of ``window_length`` points from ``fn(n, N)`` (``n`` = 0..N-1, float64 on the host, cast to
+    ``dtype``); ``periodic``: the first ``window_length`` points of the ``window_length + 1`` symmetric window."""
+    dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    if dt.category != D.FLOAT:
+        raise RuntimeError(f"{name} expects floating point dtypes, got: TensorOptions(dtype="
+                           f"{_CPP_NAME.get(dt.name, dt.name)}, device={_dev.canonical(device)}, layout=Strided "
+                           f"(default), requires_grad=false (default), pinned_memory=false, memory_format=(nullopt))")
+    if window_length < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
+    _no_float8(dt, name)
+    if window_length <= 1:
+        host = np.ones(window_length, np.float64)
+    else:
+        big = window_length + 1 if periodic else window_length
+        host = fn(np.arange(big, dtype=np.float64), big)[:window_length]
+    return _finish(_host_cast(host, D.float64, dt), dt, device, requires_grad)
+
+
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+                requires_grad=False):
+    return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda n, N: 0.5 - 0.5 * np.cos(2 * np.pi * n / (N - 1)))
+
+
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
+                   pin_memory=False, requires_grad=False):
+    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda n, N: alpha - beta * np.cos(2 * np.pi * n / (N - 1)))
+
+
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+                    requires_grad=False):
+    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda n, N: 0.42 - 0.5 * np.cos(2 * np.pi * n / (N - 1)) + 0.08 * np.cos(4 * np.pi * n / (N - 1)))
+
+
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+                    requires_grad=False):
+    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda n, N: 1 - np.abs(2 * n / (N - 1) - 1))
+
+
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,
+                  pin_memory=False, requires_grad=False):
+    def kaiser(n, N):
+        a = (N - 1) / 2
+        return np.i0(beta * np.sqrt(np.maximum(1 - ((n - a) / a) ** 2, 0.0))) / np.i0(beta)
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, kaiser)
+
+
 METHODS = {"uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_, "bernoulli": bernoulli,
            "multinomial": multinomial}
 
@@ -798,4 +854,4 @@ FUNCTIONS = {name: globals()[name] for name in (
     "tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like",
     "empty_like", "full_like", "arange", "range", "linspace", "logspace", "eye", "rand", "randn", "randint",
     "normal", "rand_like", "randn_like", "randint_like", "randperm", "multinomial", "bernoulli", "tril_indices",
-    "triu_indices")}
+    "triu_indices", "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window")}

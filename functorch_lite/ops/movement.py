@@ -123,6 +123,98 @@ def diag(input, diagonal=0):
     return jnp.diag(input, diagonal)
 
 
+def _trace_rule(op, sig, sargs):
+    """trace sums integers in int64 (as sum); PyTorch's kernel has no bool or float8 case."""
+    dt = sig[0][1]
+    if dt is D.bool or dt in D.FLOAT8:
+        raise no_kernel("trace", dt)
+    r = D.int64 if dt.category == D.INT else dt
+    return (r,), (r,)
+
+
+def _trace_check(targs, sargs):
+    if len(targs[0]._shape) != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {len(targs[0]._shape)}")
+    return sargs
+
+
+@defop(promote=_trace_rule, grad_fn="TraceBackward0", prep=_trace_check, saves=(), autocast={"cpu": "fp32"})
+def trace(input):
+    """Sum of the main diagonal of a matrix."""
+    return jnp.trace(input)
+
+
+def _diag_embed_prep(targs, sargs):
+    offset, d1, d2 = sargs
+    nd = len(targs[0]._shape) + 1
+    w1, w2 = _wrap_dim(d1, nd), _wrap_dim(d2, nd)
+    if w1 == w2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {d1}, {d2}")
+    return offset, w1, w2
+
+
+@defop(float8=True, grad_fn="DiagEmbedBackward0", prep=_diag_embed_prep, saves=())
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """Each last-dim vector of ``input`` on diagonal ``offset`` of a new (dim1, dim2) matrix."""
+    n = input.shape[-1] if input.ndim else 1
+    x = input.reshape(input.shape[:-1] + (n,)) if input.ndim else input.reshape((1,))
+    m = n + abs(offset)
+    i = np.arange(n)
+    out = jnp.zeros(x.shape[:-1] + (m, m), x.dtype).at[..., i + max(-offset, 0), i + max(offset, 0)].set(x)
+    return jnp.moveaxis(out, (-2, -1), (dim1, dim2))
+
+
+def _rot90_prep(targs, sargs):
+    k, dims = sargs
+    dims = tuple(dims)
+    nd = len(targs[0]._shape)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if nd < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {nd}")
+    wrapped = (_wrap_dim(dims[0], nd), _wrap_dim(dims[1], nd))
+    if dims[0] == dims[1] or abs(dims[0] - dims[1]) == nd:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
+    return k % 4, wrapped
+
+
+@defop(kernel="flip_cpu", grad_fn="Rot90Backward0", prep=_rot90_prep, saves=())
+def rot90(input, k=1, dims=(0, 1)):
+    """Rotate by ``k`` quarter turns in the plane of ``dims``, from the first towards the second axis."""
+    return jnp.rot90(input, k, axes=dims)
+
+
+def _block_diag_prep(targs, sargs):
+    for i, t in enumerate(targs[0]):
+        if t.dim() > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t.dim()} dimensions")
+    return sargs
+
+
+@defop("block_diag", float8=True, promote="cat", grad_fn="BlockDiagBackward0", tensors="list", prep=_block_diag_prep,
+       method=False, function=False, device_check="cat", saves=())
+def _block_diag(tensors):
+    mats = [t.reshape((1, 1)) if t.ndim == 0 else t.reshape((1, -1)) if t.ndim == 1 else t for t in tensors]
+    rows = sum(m.shape[0] for m in mats)
+    cols = sum(m.shape[1] for m in mats)
+    out = jnp.zeros((rows, cols), mats[0].dtype)
+    r = c = 0
+    for m in mats:
+        out = out.at[r:r + m.shape[0], c:c + m.shape[1]].set(m)
+        r, c = r + m.shape[0], c + m.shape[1]
+    return out
+
+
+def block_diag(*tensors):
+    """``torch.block_diag``: the inputs (0-d: 1x1, 1-d: one row) on the diagonal of a zero matrix, dtypes
+    promoted; no inputs: an empty (1, 0) float tensor, as PyTorch's."""
+    if not tensors:
+        from .creation import empty
+        return empty(1, 0)
+    return _block_diag(tensors)
+
+
 def _cat_prep(targs, sargs):
     ts = list(targs[0])
     if not ts:
@@ -172,9 +264,9 @@ def stack(tensors, dim=0):
     return jnp.stack(tensors, axis=dim)
 
 
-@defop(float8=True, grad_fn="ExpandBackward0", method=False, saves=())
 def broadcast_to(input, size):
-    return jnp.broadcast_to(input, tuple(size))
+    """``torch.broadcast_to`` / ``Tensor.broadcast_to``: ``expand`` (a view, ExpandBackward0, -1 keeps a size)."""
+    return expand(input, tuple(size))
 
 
 # ---- helpers that are not ops (they call ops) -----------------------------------------------------
@@ -339,6 +431,243 @@ def vstack(tensors):
     return cat([t if t.dim() >= 2 else reshape(t, (1, -1)) for t in tensors], 0)
 
 
+def row_stack(tensors):
+    """``torch.row_stack``: an alias of ``vstack``."""
+    return vstack(tensors)
+
+
+def column_stack(tensors):
+    """0-d and 1-d inputs as columns, then concatenated along dim 1."""
+    return cat([reshape(t, (t.numel(), 1)) if t.dim() <= 1 else t for t in tensors], 1)
+
+
+def dstack(tensors):
+    """Concatenated along the third dim after ``atleast_3d``."""
+    return cat(list(atleast_3d(list(tensors))), 2)
+
+
+def _split_dim(name, input, sections, dim, need):
+    if input.dim() < need:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {need} dimension, but got a tensor with "
+                           f"{input.dim()} dimensions!")
+    if isinstance(sections, int):
+        size = input._shape[dim]
+        if sections == 0 or size % sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the dimension "
+                               f"{size} is not divisible by the split_size {sections}!")
+    return tensor_split(input, sections, dim)
+
+
+def hsplit(input, indices_or_sections):
+    """Split along dim 1 (dim 0 of a 1-d tensor); an int must divide that dim."""
+    return _split_dim("hsplit", input, indices_or_sections, 0 if input.dim() == 1 else 1, 1)
+
+
+def vsplit(input, indices_or_sections):
+    return _split_dim("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input, indices_or_sections):
+    return _split_dim("dsplit", input, indices_or_sections, 2, 3)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    return split(input, list(split_sizes), dim)
+
+
+def _atleast(n, tensors):
+    single = len(tensors) == 1 and not isinstance(tensors[0], (list, tuple))
+    ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+    out = []
+    for t in ts:
+        nd = t.dim()
+        if nd >= n:
+            out.append(t)
+        elif nd == 0:
+            out.append(reshape(t, (1,) * n))
+        elif n == 3 and nd == 1:
+            out.append(t.unsqueeze(0).unsqueeze(-1))
+        else:
+            out.append(t.unsqueeze(0) if n == 2 else t.unsqueeze(-1))
+    return out[0] if single else tuple(out)
+
+
+def atleast_1d(*tensors):
+    """The tensor itself when it has >= 1 dims, else a view of it with one; several (or a list): a tuple."""
+    return _atleast(1, tensors)
+
+
+def atleast_2d(*tensors):
+    return _atleast(2, tensors)
+
+
+def atleast_3d(*tensors):
+    return _atleast(3, tensors)
+
+
+def fliplr(input):
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, (1,))
+
+
+def flipud(input):
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, (0,))
+
+
+def diagflat(input, offset=0):
+    """The flattened input on diagonal ``offset`` of a square matrix (DiagEmbedBackward0, as PyTorch's)."""
+    return diag_embed(reshape(input, (-1,)), offset)
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """``n``-th forward difference along ``dim`` (bool: ``logical_xor``), after concatenating ``prepend`` /
+    ``append``."""
+    if input.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = _wrap_dim(dim, input.dim())
+    for other in (prepend, append):
+        if other is None:
+            continue
+        if other.dim() != input.dim():
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+        for i in range(input.dim()):
+            if i != d and other._shape[i] != input._shape[i]:
+                raise RuntimeError(f"diff expects the shape of tensor to prepend or append to match that of input "
+                                   f"except along the differencing dimension; input.size({i}) = {input._shape[i]}, "
+                                   f"but got tensor.size({i}) = {other._shape[i]}")
+    if prepend is not None or append is not None:
+        input = cat([t for t in (prepend, input, append) if t is not None], d)
+    if n == 0:  # a copy (CopyBackwards, as PyTorch's)
+        from .creation import empty_like
+        return empty_like(input).copy_(input)
+    for _ in range(n):
+        m = input._shape[d]
+        if m == 0:
+            break
+        hi, lo = narrow(input, d, 1, m - 1), narrow(input, d, 0, m - 1)
+        input = hi.logical_xor(lo) if input.dtype is D.bool else hi - lo
+    return input
+
+
+@defop(float8=True, promote="elementwise", grad_fn="UnsafeViewBackward0", tensors=2, broadcast=False, saves=())
+def kron(input, other):
+    """Kronecker product: ``input``'s dims interleaved with ``other``'s (the shorter shape padded with leading
+    ones), multiplied, and viewed as the product shape."""
+    nd = max(input.ndim, other.ndim)
+    a = input.reshape((1,) * (nd - input.ndim) + input.shape)
+    b = other.reshape((1,) * (nd - other.ndim) + other.shape)
+    out = a.reshape(sum(((s, 1) for s in a.shape), ())) * b.reshape(sum(((1, s) for s in b.shape), ()))
+    return out.reshape(tuple(x * y for x, y in zip(a.shape, b.shape)))
+
+
+def tensordot(a, b, dims=2, out=None):
+    """Contract ``a``'s dims ``dims[0]`` with ``b``'s ``dims[1]`` (an int n: ``a``'s last n with ``b``'s first
+    n): both permuted and reshaped to matrices, one ``mm``, the result viewed back."""
+    from .linalg import mm
+    if isinstance(dims, int) or (hasattr(dims, "dim") and dims.dim() == 0):
+        n = int(dims)
+        if n < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={n}")
+        if n > min(a.dim(), b.dim()):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={n}")
+        da, db = list(range(-n, 0)), list(range(n))  # (a's as negative dims: PyTorch's error names them so)
+    else:
+        if hasattr(dims, "tolist"):
+            dims = dims.tolist()
+        if len(dims) != 2:
+            raise RuntimeError("tensordot expects dims to be a pair of lists or an int")
+        da = [dims[0]] if isinstance(dims[0], int) else list(dims[0])
+        db = [dims[1]] if isinstance(dims[1], int) else list(dims[1])
+        if len(da) != len(db):
+            raise RuntimeError("both dimension lists should have same length")
+    for x, y in zip(da, db):
+        sx, sy = a._shape[_wrap_dim(x, a.dim())], b._shape[_wrap_dim(y, b.dim())]
+        if sx != sy:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {sx} in dim {x} "
+                               f"and second has size {sy} in dim {y}")
+    da = [_wrap_dim(d, a.dim()) for d in da]
+    db = [_wrap_dim(d, b.dim()) for d in db]
+    ka = [i for i in range(a.dim()) if i not in da]
+    kb = [i for i in range(b.dim()) if i not in db]
+    k = math.prod(a._shape[i] for i in da)
+    am = reshape(permute(a, tuple(ka + da)), (math.prod(a._shape[i] for i in ka), k))
+    bm = reshape(permute(b, tuple(db + kb)), (k, math.prod(b._shape[i] for i in kb)))
+    res = reshape(mm(am, bm), tuple(a._shape[i] for i in ka) + tuple(b._shape[i] for i in kb))
+    if out is not None:
+        from ._dispatch import write_out
+        return write_out(out, res)
+    return res
+
+
+def cartesian_prod(*tensors):
+    """Every combination of the 1-d inputs' elements, one per row (``meshgrid`` then ``stack``)."""
+    if len(tensors) == 1:
+        if tensors[0].dim() != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(tensors[0]._shape)}")
+        return tensors[0]
+    for t in tensors:
+        if t.dim() != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t._shape)}")
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([reshape(g, (-1,)) for g in grids], 1)
+
+
+def combinations(input, r=2, with_replacement=False):
+    """The length-``r`` combinations of a 1-d tensor's elements, one per row, in ``itertools`` order."""
+    import itertools
+    from .creation import empty
+    from .indexing import _host_tensor
+    if input.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input._shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return empty(0, dtype=input.dtype, device=input.device)
+    n = input._shape[0]
+    gen = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    combos = np.asarray(list(gen(range(n), r)), dtype=np.int64).reshape(-1, r)
+    return stack([input[_host_tensor(combos[:, j], D.int64, input.device)] for j in range(r)], 1)
+
+
+def vander(x, N=None, increasing=False):
+    """Vandermonde matrix: columns ``x ** (N-1) ... x ** 0`` (``increasing``: reversed); integer and bool inputs
+    give int64, as PyTorch's ``promote_types(dtype, int64)``."""
+    from .creation import ones
+    if x.dim() != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x._shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    dt = D.int64 if x.dtype.category <= D.INT else x.dtype
+    res = ones(x._shape[0], min(n, 1), dtype=dt, device=x.device)
+    if n > 1:
+        res = cat([res, x.to(dt).unsqueeze(1).expand(x._shape[0], n - 1).cumprod(1)], 1)
+    return res if increasing else flip(res, (1,))
+
+
+def is_nonzero(input):
+    """``bool(input)`` for a one-element tensor (PyTorch's errors for none or several)."""
+    n = input.numel()
+    if n == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.item() != 0)
+
+
+def is_same_size(input, other):
+    return input._shape == other._shape
+
+
+def is_signed(input):
+    return input.dtype.is_signed
+
+
 def broadcast_tensors(*tensors):
     """``torch.broadcast_tensors``: each tensor expanded to the common shape; one that already has it is returned
     itself, as PyTorch's (no view, no ExpandBackward0)."""
@@ -472,8 +801,18 @@ def meshgrid(*tensors, indexing=None):
 METHODS = {"contiguous": contiguous, "clone": clone, "flatten": flatten, "ravel": ravel, "view_as": view_as,
            "reshape_as": reshape_as, "expand_as": expand_as, "unbind": unbind, "split": split, "chunk": chunk,
            "tensor_split": tensor_split, "T": property(T), "mT": property(mT),
-           "repeat_interleave": _repeat_interleave_method}
+           "repeat_interleave": _repeat_interleave_method, "broadcast_to": broadcast_to, "diff": diff,
+           "fliplr": fliplr, "flipud": flipud, "diagflat": diagflat, "hsplit": hsplit,
+           "vsplit": vsplit, "dsplit": dsplit, "split_with_sizes": split_with_sizes, "is_nonzero": is_nonzero,
+           "is_same_size": is_same_size, "is_signed": is_signed}
 FUNCTIONS = {"clone": clone, "flatten": flatten, "ravel": ravel, "unbind": unbind, "split": split, "chunk": chunk,
              "tensor_split": tensor_split, "hstack": hstack, "vstack": vstack,
              "broadcast_tensors": broadcast_tensors, "numel": numel, "broadcast_shapes": broadcast_shapes,
-             "repeat_interleave": repeat_interleave, "meshgrid": meshgrid}
+             "repeat_interleave": repeat_interleave, "meshgrid": meshgrid, "broadcast_to": broadcast_to,
+             "row_stack": row_stack, "column_stack": column_stack, "dstack": dstack, "hsplit": hsplit,
+             "vsplit": vsplit, "dsplit": dsplit, "split_with_sizes": split_with_sizes, "atleast_1d": atleast_1d,
+             "atleast_2d": atleast_2d, "atleast_3d": atleast_3d, "fliplr": fliplr, "flipud": flipud,
+             "diagflat": diagflat, "diff": diff, "tensordot": tensordot,
+             "cartesian_prod": cartesian_prod, "combinations": combinations, "vander": vander,
+             "is_nonzero": is_nonzero, "is_same_size": is_same_size, "is_signed": is_signed,
+             "block_diag": block_diag}

@@ -11,6 +11,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import dtypes as D
 from .._tensor import views as V
@@ -253,24 +254,22 @@ def _expand_meta(t, sargs):
                            f"({len(sizes)}) must be greater or equal to the number of dimensions in the tensor ({nd})")
     lead = len(sizes) - nd
     st = t.stride()
-    shape, strides = [], []
-    for i, s in enumerate(sizes):
+    shape, strides = [0] * len(sizes), [0] * len(sizes)
+    for i in range(len(sizes) - 1, -1, -1):  # from the last dim, as PyTorch's inferExpandGeometry (its errors)
+        s = sizes[i]
         if i < lead:
             if s < 0:
                 raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a leading, non-existing "
                                    f"dimension {i}")
-            shape.append(s)
-            strides.append(0)
+            shape[i] = s
             continue
         cur = t._shape[i - lead]
         if s == -1:
             s = cur
         if cur == s:
-            shape.append(s)
-            strides.append(st[i - lead])
+            shape[i], strides[i] = s, st[i - lead]
         elif cur == 1:
-            shape.append(s)
-            strides.append(0)
+            shape[i] = s
         else:
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
                                f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
@@ -489,6 +488,43 @@ def _diag_meta(t, sargs):
 @defop(grad_fn="DiagonalBackward0", view=_diag_meta, prep=_diag_prep, saves=())
 def diagonal(input, offset=0, dim1=0, dim2=1):
     return jnp.diagonal(input, offset, dim1, dim2)
+
+
+def _unfold_prep(targs, sargs):
+    t = targs[0]
+    dim, size, step = sargs
+    nd = len(t._shape)
+    d = _wrap_dim(dim, nd)
+    n = t._shape[d] if nd else 1
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return d, size, step
+
+
+def _unfold_meta(t, sargs):
+    d, size, step = sargs
+    if not t._shape:
+        return (size,), (1,), t._offset
+    st = t.stride()
+    count = (t._shape[d] - size) // step + 1
+    return (t._shape[:d] + (count,) + t._shape[d + 1:] + (size,), st[:d] + (st[d] * step,) + st[d + 1:] + (st[d],),
+            t._offset)
+
+
+@defop("tensor_unfold", float8=True, grad_fn="UnfoldBackward0", view=_unfold_meta, prep=_unfold_prep, method="unfold",
+       function=False, saves=())
+def _tensor_unfold(input, dimension, size, step):
+    """``Tensor.unfold``: every ``size``-long window along ``dimension`` (``step`` apart) as a new last dim."""
+    if input.ndim == 0:
+        return input.reshape((1,))[:size]
+    n = input.shape[dimension]
+    count = (n - size) // step + 1
+    idx = np.arange(count)[:, None] * step + np.arange(size)[None, :]
+    return jnp.moveaxis(jnp.take(input, idx, axis=dimension), dimension + 1, -1)
 
 
 def _movedim_prep(targs, sargs):

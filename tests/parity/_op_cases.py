@@ -239,3 +239,8 @@ FORWARD_ONLY.update(_cases_linalg.FORWARD_ONLY)
 import _cases_dist  # noqa: E402  (the private ops of functorch_lite/distributions/_ops.py)
 CASES.update(_cases_dist.CASES)
 FORWARD_ONLY.update(_cases_dist.FORWARD_ONLY)
+
+import _cases_shape  # noqa: E402,E401  (later areas, one file each)
+for _m in (_cases_shape,):
+    CASES.update(_m.CASES)
+    FORWARD_ONLY.update(_m.FORWARD_ONLY)

@@ -46,16 +46,17 @@ from .ops import attention as _attn_ops, losses as _loss_ops  # noqa: F401
 from .ops import activation as _activation, distance as _distance_ops  # noqa: F401
 from .ops import operators as _operators
 from .ops import complex_ops as _complex_ops
+from .ops import math_extra as _math_extra  # noqa: F401
 
 _ns = globals()
 _registry.install(Tensor, _ns)
 
 for _mod in (_view_ops, _movement, _conversion, _operators, _indexing, _gather_scatter, _reduction, _creation,
-             _complex_ops):
+             _complex_ops, _math_extra):
     for _k, _v in getattr(_mod, "METHODS", {}).items():
         setattr(Tensor, _k, _v)
 for _mod in (_view_ops, _movement, _creation, _linalg, _indexing, _gather_scatter, _reduction, _complex_ops,
-             _activation):
+             _activation, _math_extra):
     _ns.update(getattr(_mod, "FUNCTIONS", {}))
 del _mod, _k, _v, _ns
 

@@ -47,16 +47,17 @@ from .ops import activation as _activation, distance as _distance_ops  # noqa: F
 from .ops import operators as _operators
 from .ops import complex_ops as _complex_ops
 from .ops import math_extra as _math_extra  # noqa: F401
+from .ops import special_ops as _special_ops  # noqa: F401
 
 _ns = globals()
 _registry.install(Tensor, _ns)
 
 for _mod in (_view_ops, _movement, _conversion, _operators, _indexing, _gather_scatter, _reduction, _creation,
-             _complex_ops, _math_extra):
+             _complex_ops, _math_extra, _special_ops):
     for _k, _v in getattr(_mod, "METHODS", {}).items():
         setattr(Tensor, _k, _v)
 for _mod in (_view_ops, _movement, _creation, _linalg, _indexing, _gather_scatter, _reduction, _complex_ops,
-             _activation, _math_extra):
+             _activation, _math_extra, _special_ops):
     _ns.update(getattr(_mod, "FUNCTIONS", {}))
 del _mod, _k, _v, _ns
 
@@ -68,6 +69,7 @@ for _mod in (linalg, _set_ops):
         setattr(Tensor, _k, _v)
 del _mod, _k, _v
 
+from . import special  # noqa: E402,F401  (torch.special)
 from . import autograd  # noqa: E402,F401
 from . import cuda, backends, tpu, optim, nn, utils, func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401  (torch.vmap)

@@ -11,6 +11,7 @@ from . import grad_overrides as _go
 from ._registry import defop
 from ._rounding import true_div
 from .._promotion import no_kernel
+from .._tensor.tensor import Tensor
 
 
 # ---- checks ---------------------------------------------------------------------------------------
@@ -337,7 +338,14 @@ def lerp(input, end, weight):
     return jnp.where(jnp.abs(w) < 0.5, a + w * diff, b - diff * (1 - w)).astype(input.dtype)
 
 
-@defop(kernel="xlogy_cpu", promote="float", grad_fn="XlogyBackward0", tensors=2)
+def _xlogy_name(targs, sargs):
+    """XlogyBackward0 for two tensors; 1 when ``self`` is a Python number, 2 when ``other`` is (PyTorch's)."""
+    if not isinstance(targs[0], Tensor):
+        return "XlogyBackward1"
+    return "XlogyBackward0" if isinstance(targs[1], Tensor) else "XlogyBackward2"
+
+
+@defop(kernel="xlogy_cpu", promote="float", grad_fn=_xlogy_name, tensors=2)
 def xlogy(input, other):
     """``x * log(y)`` (0 where x == 0); int/bool inputs give the default float dtype."""
     return _go.xlogy(input, other)
@@ -585,7 +593,8 @@ def _round_rule(op, sig, sargs):
     return casts, outs
 
 
-@defop(kernel="round_vml_cpu", promote=_round_rule, grad_fn="RoundBackward0", inplace=True, saves=())
+@defop(kernel="round_vml_cpu", promote=_round_rule, inplace=True, saves=(),
+       grad_fn=lambda targs, sargs: "RoundBackward0" if sargs[0] is None else "RoundBackward1")
 def round(input, *, decimals=None):  # noqa: A001
     """Round half to even, as PyTorch (``decimals`` defaults to 0)."""
     if jnp.issubdtype(input.dtype, jnp.integer):
@@ -615,7 +624,7 @@ def relu(input):
 @defop(promote="float_only", grad_fn="GeluBackward0", kernel="GeluKernelImpl", method=True)
 def gelu(input, *, approximate="none"):
     if approximate not in ("none", "tanh"):
-        raise RuntimeError(f"approximate argument must be either none or tanh.")
+        raise RuntimeError("approximate argument must be either none or tanh.")
     return jax.nn.gelu(input, approximate=(approximate == "tanh"))
 
 

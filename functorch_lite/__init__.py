@@ -48,6 +48,7 @@ from .ops import operators as _operators
 from .ops import complex_ops as _complex_ops
 from .ops import math_extra as _math_extra  # noqa: F401
 from .ops import special_ops as _special_ops  # noqa: F401
+from .ops import fft_ops as _fft_ops  # noqa: F401
 
 _ns = globals()
 _registry.install(Tensor, _ns)
@@ -69,7 +70,7 @@ for _mod in (linalg, _set_ops):
         setattr(Tensor, _k, _v)
 del _mod, _k, _v
 
-from . import special  # noqa: E402,F401  (torch.special)
+from . import fft, special  # noqa: E402,F401  (torch.fft, torch.special)
 from . import autograd  # noqa: E402,F401
 from . import cuda, backends, tpu, optim, nn, utils, func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401  (torch.vmap)

@@ -49,6 +49,7 @@ from .ops import complex_ops as _complex_ops
 from .ops import math_extra as _math_extra  # noqa: F401
 from .ops import special_ops as _special_ops  # noqa: F401
 from .ops import fft_ops as _fft_ops  # noqa: F401
+from .ops import nn_extra as _nn_extra  # noqa: F401
 
 _ns = globals()
 _registry.install(Tensor, _ns)
@@ -58,7 +59,7 @@ for _mod in (_view_ops, _movement, _conversion, _operators, _indexing, _gather_s
     for _k, _v in getattr(_mod, "METHODS", {}).items():
         setattr(Tensor, _k, _v)
 for _mod in (_view_ops, _movement, _creation, _linalg, _indexing, _gather_scatter, _reduction, _complex_ops,
-             _activation, _math_extra, _special_ops):
+             _activation, _math_extra, _special_ops, _nn_extra):
     _ns.update(getattr(_mod, "FUNCTIONS", {}))
 del _mod, _k, _v, _ns
 

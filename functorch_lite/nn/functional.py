@@ -72,3 +72,6 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
                   ignore_index: int = -100, reduce=None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
     return _nn.cross_entropy(input, target, weight, ignore_index, label_smoothing, reduction)
+
+
+from ..ops.nn_extra import *  # noqa: F401,F403,E402  (pixel_shuffle, unfold/fold, the margin losses, ...)

@@ -240,7 +240,7 @@ import _cases_dist  # noqa: E402  (the private ops of functorch_lite/distributio
 CASES.update(_cases_dist.CASES)
 FORWARD_ONLY.update(_cases_dist.FORWARD_ONLY)
 
-import _cases_shape, _cases_tensorops, _cases_special, _cases_fft  # noqa: E402,E401  (later areas, one file each)
-for _m in (_cases_shape, _cases_tensorops, _cases_special, _cases_fft,):
+import _cases_shape, _cases_tensorops, _cases_special, _cases_fft, _cases_nnextra  # noqa: E402,E401  (later areas, one file each)
+for _m in (_cases_shape, _cases_tensorops, _cases_special, _cases_fft, _cases_nnextra,):
     CASES.update(_m.CASES)
     FORWARD_ONLY.update(_m.FORWARD_ONLY)

@@ -14,3 +14,4 @@ from .loss import *  # noqa: F401,F403
 from .activation import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
+from .extra import *  # noqa: F401,F403,E402  (PixelShuffle, InstanceNorm*, the margin losses, ...)

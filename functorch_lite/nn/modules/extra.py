@@ -1,0 +1,599 @@
+"""More ``torch.nn`` modules: pixel (un)shuffle, Unfold / Fold, InstanceNorm1d/2d/3d, BatchNorm3d, the shrink and
+threshold activations, ConvTranspose1d/3d, LazyLinear, the 1-d / 3-d padding modules, the margin / embedding /
+Poisson / Gaussian losses, LocalResponseNorm and LPPool1d/2d/3d (PyTorch's constructors, attributes, reprs and
+state_dict keys)."""
+from __future__ import annotations
+
+import warnings
+
+from ..._tensor.tensor import Tensor
+from .. import functional as F
+from ..parameter import Parameter
+from .activation import PairwiseDistance
+from .conv import _ConvNd
+from .layers import Linear, _Loss
+from .module import Module
+from .normalization import _BatchNorm, _affine, _no_grad, _reset_affine
+
+__all__: list = ["PixelShuffle", "PixelUnshuffle", "Unfold", "Fold", "InstanceNorm1d", "InstanceNorm2d",
+                 "InstanceNorm3d", "BatchNorm3d", "Softmin", "LogSigmoid", "Threshold", "Softshrink", "Hardshrink",
+                 "Tanhshrink", "ConvTranspose1d", "ConvTranspose3d", "LazyLinear", "UninitializedParameter",
+                 "ZeroPad1d", "ZeroPad3d", "ConstantPad1d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad3d",
+                 "ReplicationPad1d", "ReplicationPad3d", "CircularPad1d", "CircularPad3d", "MarginRankingLoss",
+                 "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CosineEmbeddingLoss", "HingeEmbeddingLoss",
+                 "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss",
+                 "PoissonNLLLoss", "GaussianNLLLoss", "LocalResponseNorm", "LPPool1d", "LPPool2d", "LPPool3d"]
+
+
+# ---- shape modules --------------------------------------------------------------------------------------------
+class PixelShuffle(Module):
+    """(*, C r^2, H, W) -> (*, C, H r, W r)."""
+
+    def __init__(self, upscale_factor: int) -> None:
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """(*, C, H r, W r) -> (*, C r^2, H, W)."""
+
+    def __init__(self, downscale_factor: int) -> None:
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"
+
+
+class Unfold(Module):
+    """Sliding local blocks as columns (``F.unfold``)."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1) -> None:
+        super().__init__()
+        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, "
+                f"stride={self.stride}")
+
+
+class Fold(Module):
+    """Columns summed back into an image (``F.fold``)."""
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, dilation={self.dilation}, "
+                f"padding={self.padding}, stride={self.stride}")
+
+
+# ---- normalisation ----------------------------------------------------------------------------------------------
+class _InstanceNorm(Module):
+    """InstanceNorm1d/2d/3d (PyTorch's ``_InstanceNorm``): no affine part and no running statistics by default."""
+
+    _nd = 1
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,
+                 track_running_stats: bool = False, device=None, dtype=None) -> None:
+        super().__init__()
+        from ... import int64, ones, tensor, zeros
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        _affine(self, num_features, affine, True, device, dtype)
+        if track_running_stats:
+            self.register_buffer("running_mean", zeros(num_features, device=device, dtype=dtype))
+            self.register_buffer("running_var", ones(num_features, device=device, dtype=dtype))
+            self.register_buffer("num_batches_tracked", tensor(0, dtype=int64, device=device))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            with _no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1)
+                self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        _reset_affine(self)
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() not in (self._nd + 1, self._nd + 2):
+            raise ValueError(f"expected {self._nd + 1}D or {self._nd + 2}D input (got {input.dim()}D input)")
+
+    def _apply_instance_norm(self, input: Tensor) -> Tensor:
+        return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
+                               self.training or not self.track_running_stats,
+                               self.momentum if self.momentum is not None else 0.0, self.eps)
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        feature_dim = input.dim() - (self._nd + 1)
+        if input.size(feature_dim) != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
+                                 f"({self.num_features}), but got: {input.size(feature_dim)}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
+                          "warning by not passing in num_features, which is not used because affine=False",
+                          stacklevel=2)
+        if input.dim() == self._nd + 1:
+            return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
+        return self._apply_instance_norm(input)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance norm over (N, C, L) or (C, L) input."""
+    _nd = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance norm over (N, C, H, W) or (C, H, W) input."""
+    _nd = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance norm over (N, C, D, H, W) or (C, D, H, W) input."""
+    _nd = 3
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch norm over (N, C, D, H, W) input."""
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class LocalResponseNorm(Module):
+    """Normalise each channel by its ``size`` neighbours (``F.local_response_norm``)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+# ---- activations ----------------------------------------------------------------------------------------------------
+class Softmin(Module):
+    """``softmax(-x)`` along ``dim``."""
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmin(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSigmoid(Module):
+    """``log(sigmoid(x))``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.logsigmoid(input)
+
+
+class Tanhshrink(Module):
+    """``x - tanh(x)``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.tanhshrink(input)
+
+
+class Threshold(Module):
+    """``value`` where ``x <= threshold``, else ``x``."""
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
+
+
+class Softshrink(Module):
+    """``x -/+ lambd`` outside ``[-lambd, lambd]``, else 0."""
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+class Hardshrink(Softshrink):
+    """``x`` outside ``[-lambd, lambd]``, else 0."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardshrink(input, self.lambd)
+
+
+# ---- transposed convolutions --------------------------------------------------------------------------------------
+class _ConvTransposeNd(_ConvNd):
+    _nd = 1
+    _fn = "conv_transpose1d"
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
+                 dtype=None) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {self.__class__.__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, True, output_padding,
+                         groups, bias, padding_mode, self._nd, device, dtype)
+
+    def _output_padding(self, input: Tensor, output_size) -> tuple:
+        if output_size is None:
+            return self.output_padding
+        nd = self._nd
+        output_size = list(output_size)
+        has_batch = input.dim() == nd + 2
+        if len(output_size) == nd + 2 or (len(output_size) == nd + 1 and not has_batch):
+            output_size = output_size[-nd:]
+        if len(output_size) != nd:
+            raise ValueError(f"ConvTranspose{nd}D: for {input.dim()}D input, output_size must have {nd} or "
+                             f"{nd + (2 if has_batch else 1)} elements (got {len(output_size)})")
+        mins, maxs = [], []
+        for d in range(nd):
+            n = input.shape[input.dim() - nd + d]
+            m = (n - 1) * self.stride[d] - 2 * self.padding[d] + self.dilation[d] * (self.kernel_size[d] - 1) + 1
+            mins.append(m)
+            maxs.append(m + self.stride[d] - 1)
+        for d in range(nd):
+            if not mins[d] <= output_size[d] <= maxs[d]:
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {mins} to "
+                                 f"{maxs} (for an input of {input.shape[2:]})")
+        return tuple(o - m for o, m in zip(output_size, mins))
+
+    def forward(self, input: Tensor, output_size=None) -> Tensor:
+        op = self._output_padding(input, output_size)
+        return getattr(F, self._fn)(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
+                                    self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-d transposed convolution over (N, C_in, L) or (C_in, L)."""
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-d transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W)."""
+    _nd = 3
+    _fn = "conv_transpose3d"
+
+
+# ---- LazyLinear ---------------------------------------------------------------------------------------------------
+class UninitializedParameter(Parameter):
+    """A parameter with no shape yet (``torch.nn.parameter.UninitializedParameter``): ``materialize(shape)``
+    gives it storage and turns it into a plain ``Parameter`` (the same object, so optimizers keep it)."""
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
+        from ... import empty
+        p = Parameter.__new__(cls, empty(0, device=device, dtype=dtype), requires_grad)
+        p._lazy_factory = (device, dtype)
+        return p
+
+    def __init__(self, requires_grad: bool = True, device=None, dtype=None):
+        pass
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        from ... import empty
+        d0, t0 = self._lazy_factory
+        self.data = empty(shape, device=device or d0, dtype=dtype or t0)
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self) -> str:
+        return "<UninitializedParameter>"
+
+
+class LazyLinear(Linear):
+    """``Linear`` whose ``in_features`` is read from the first input; it then becomes a ``Linear``."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        Module.__init__(self)
+        self.in_features = 0
+        self.out_features = out_features
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        else:
+            self.register_parameter("bias", None)
+        self._initialize_hook = self.register_forward_pre_hook(LazyLinear._infer_parameters)
+
+    def has_uninitialized_params(self) -> bool:
+        return any(isinstance(p, UninitializedParameter) for p in (self.weight, self.bias))
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        if self.has_uninitialized_params():
+            with _no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
+
+    @staticmethod
+    def _infer_parameters(module, args):
+        module.initialize_parameters(*args)
+        if not module.has_uninitialized_params():
+            module._initialize_hook.remove()
+            del module._initialize_hook
+            module.__class__ = module.cls_to_become
+
+
+# ---- padding ------------------------------------------------------------------------------------------------------
+class _PadNd(Module):
+    _mode = "reflect"
+    _nd = 1
+
+    def __init__(self, padding) -> None:
+        super().__init__()
+        n = 2 * self._nd
+        self.padding = tuple(padding) if isinstance(padding, (list, tuple)) else (padding,) * n
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pad(input, self.padding, self._mode)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class _ConstantPadNd(_PadNd):
+    def __init__(self, padding, value: float) -> None:
+        super().__init__(padding)
+        self.value = value
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pad(input, self.padding, "constant", self.value)
+
+    def extra_repr(self) -> str:
+        return f"padding={self.padding}, value={self.value}"
+
+
+class ConstantPad1d(_ConstantPadNd):
+    """Pad the last dim with a constant."""
+
+
+class ConstantPad3d(_ConstantPadNd):
+    """Pad the last three dims with a constant."""
+    _nd = 3
+
+
+class ZeroPad1d(ConstantPad1d):
+    """Pad the last dim with zeros."""
+
+    def __init__(self, padding) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ZeroPad3d(ConstantPad3d):
+    """Pad the last three dims with zeros."""
+
+    def __init__(self, padding) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ReflectionPad1d(_PadNd):
+    _mode = "reflect"
+
+
+class ReflectionPad3d(_PadNd):
+    _mode, _nd = "reflect", 3
+
+
+class ReplicationPad1d(_PadNd):
+    _mode = "replicate"
+
+
+class ReplicationPad3d(_PadNd):
+    _mode, _nd = "replicate", 3
+
+
+class CircularPad1d(_PadNd):
+    _mode = "circular"
+
+
+class CircularPad3d(_PadNd):
+    _mode, _nd = "circular", 3
+
+
+# ---- pooling --------------------------------------------------------------------------------------------------------
+class _LPPoolNd(Module):
+    _nd = 1
+
+    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        fn = {1: F.lp_pool1d, 2: F.lp_pool2d, 3: F.lp_pool3d}[self._nd]
+        return fn(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """Power-average pooling over (N, C, L)."""
+
+
+class LPPool2d(_LPPoolNd):
+    """Power-average pooling over (N, C, H, W)."""
+    _nd = 2
+
+
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling over (N, C, D, H, W)."""
+    _nd = 3
+
+
+# ---- losses ---------------------------------------------------------------------------------------------------------
+def _legacy(size_average, reduce, reduction):
+    from ...ops.losses import _legacy as lg
+    return lg(size_average, reduce, reduction)
+
+
+class MarginRankingLoss(_Loss):
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(_legacy(size_average, reduce, reduction))
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    def __init__(self, margin: float = 1.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(_legacy(size_average, reduce, reduction))
+        self.margin = margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(MarginRankingLoss):
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(margin, size_average, reduce, reduction)
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(_legacy(size_average, reduce, reduction))
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(SoftMarginLoss):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_Loss):
+    def __init__(self, weight: Tensor | None = None, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(_legacy(size_average, reduce, reduction))
+        self.register_buffer("weight", weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class MultiMarginLoss(_Loss):
+    def __init__(self, p: int = 1, margin: float = 1.0, weight: Tensor | None = None, size_average=None, reduce=None,
+                 reduction: str = "mean") -> None:
+        super().__init__(_legacy(size_average, reduce, reduction))
+        if p != 1 and p != 2:
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.dim() != 1:
+            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.dim()}D instead")
+        self.register_buffer("weight", weight)
+        self.p, self.margin = p, margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
+                                   reduction=self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False, size_average=None,
+                 reduce=None, reduction: str = "mean") -> None:
+        super().__init__(_legacy(size_average, reduce, reduction))
+        if margin <= 0:
+            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead")
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
+                                     swap=self.swap, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
+                             "instead")
+        self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_with_distance_loss(anchor, positive, negative,
+                                                   distance_function=self.distance_function, margin=self.margin,
+                                                   swap=self.swap, reduction=self.reduction)
+
+
+class PoissonNLLLoss(_Loss):
+    def __init__(self, log_input: bool = True, full: bool = False, size_average=None, eps: float = 1e-8, reduce=None,
+                 reduction: str = "mean") -> None:
+        super().__init__(_legacy(size_average, reduce, reduction))
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full, eps=self.eps,
+                                  reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input: Tensor, target: Tensor, var) -> Tensor:
+        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)

@@ -7,3 +7,4 @@ from .graph import Node  # noqa: F401
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .gradcheck import gradcheck, GradcheckError  # noqa: F401
 from . import graph  # noqa: F401
+from . import functional  # noqa: F401

@@ -177,3 +177,28 @@ def solve_triangular(input, B, upper=False):
     a = jnp.broadcast_to(input, batch + input.shape[-2:])
     b = jnp.broadcast_to(B, batch + B.shape[-2:])
     return jax.scipy.linalg.solve_triangular(a, b, lower=not upper)
+
+
+def von_mises(loc: Tensor, concentration: Tensor, proposal_r: Tensor, shape: tuple, generator=None) -> Tensor:
+    """Von Mises draws of ``shape`` (float64 parameters broadcast to it) by PyTorch's rejection sampler (Best &
+    Fisher), as one jitted ``while_loop`` (so it also runs inside ``compile``), wrapped to within ``[-pi, pi)``."""
+    shape = tuple(int(s) for s in shape)
+
+    def fn(k, loc, conc, r):
+        loc, conc, r = (jnp.broadcast_to(a, shape) for a in (loc, conc, r))
+
+        def body(state):
+            key, x, done = state
+            key, sub = jax.random.split(key)
+            u1, u2, u3 = jax.random.uniform(sub, (3,) + shape, loc.dtype)
+            z = jnp.cos(jnp.pi * u1)
+            f = (1 + r * z) / (r + z)
+            c = conc * (r - f)
+            accept = ((c * (2 - c) - u2) > 0) | ((jnp.log(c / u2) + 1 - c) >= 0)
+            x = jnp.where(accept, jnp.sign(u3 - 0.5) * jnp.arccos(f), x)
+            return key, x, done | accept
+
+        init = (k, jnp.zeros(shape, loc.dtype), jnp.zeros(shape, bool))
+        _, x, _ = jax.lax.while_loop(lambda s: ~jnp.all(s[2]), body, init)
+        return jnp.mod(x + jnp.pi + loc, 2 * jnp.pi) - jnp.pi
+    return _draw("von_mises", shape, fn, loc, concentration, proposal_r, generator=generator)

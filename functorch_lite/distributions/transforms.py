@@ -2,7 +2,10 @@
 
 Supported: ``Transform`` (with ``.inv`` and ``cache_size``), ``ComposeTransform``, ``identity_transform``,
 ``IndependentTransform``, ``ReshapeTransform``, ``ExpTransform``, ``PowerTransform``, ``SigmoidTransform``,
-``SoftplusTransform``, ``TanhTransform``, ``AbsTransform``, ``AffineTransform``.
+``SoftplusTransform``, ``TanhTransform``, ``AbsTransform``, ``AffineTransform``; and (from
+``_transforms_more.py``) ``CatTransform``, ``StackTransform``, ``SoftmaxTransform``, ``StickBreakingTransform``,
+``LowerCholeskyTransform``, ``PositiveDefiniteTransform``, ``CorrCholeskyTransform``,
+``CumulativeDistributionTransform``.
 
 Example (a SAC-style tanh-squashed Gaussian)::
 
@@ -24,9 +27,11 @@ from .._tensor.tensor import Size
 from . import constraints
 from .utils import _sum_rightmost, broadcast_all, lazy_property, _Number
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "IndependentTransform",
-           "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform",
-           "Transform", "identity_transform"]
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
+           "identity_transform"]
 
 
 def _broadcast_shapes(*shapes):
@@ -610,3 +615,10 @@ class AffineTransform(Transform):
     def inverse_shape(self, shape):
         return _broadcast_shapes(tuple(shape), tuple(getattr(self.loc, "shape", ())),
                                  tuple(getattr(self.scale, "shape", ())))
+
+
+# the structured transforms live in _transforms_more.py (this file's size); PyTorch's module holds them all
+from ._transforms_more import (  # noqa: E402
+    CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform, LowerCholeskyTransform,
+    PositiveDefiniteTransform, SoftmaxTransform, StackTransform, StickBreakingTransform,
+)

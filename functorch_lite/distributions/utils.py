@@ -18,7 +18,8 @@ from .. import dtypes as D
 from ..autograd.grad_mode import enable_grad
 from .._tensor.tensor import Tensor, Size
 
-__all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits", "lazy_property"]
+__all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits", "lazy_property", "tril_matrix_to_vec",
+           "vec_to_tril_matrix"]
 
 euler_constant = 0.57721566490153286060  # Euler Mascheroni Constant
 
@@ -118,3 +119,46 @@ def _is_all_true(valid) -> bool:
 
 def _size(shape) -> Size:
     return shape if isinstance(shape, Size) else Size(tuple(shape))
+
+
+def _tril_index(n: int, diag: int):
+    """Flat (row-major) positions of the entries of an ``n x n`` matrix on or below diagonal ``diag``."""
+    rows, cols = np.nonzero(np.arange(n) < np.arange(n).reshape(-1, 1) + (diag + 1))
+    return rows * n + cols
+
+
+def tril_matrix_to_vec(mat, diag: int = 0):
+    """The lower-triangular entries (on or below diagonal ``diag``) of (a batch of) ``D x D`` matrices, in row
+    order."""
+    from .. import tensor, int64
+    n = mat.shape[-1]
+    if not _traced(mat) and (diag < -n or diag >= n):
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    idx = tensor(_tril_index(n, diag), dtype=int64, device=mat.device)
+    return mat.reshape(tuple(mat.shape[:-2]) + (n * n,))[..., idx]
+
+
+def vec_to_tril_matrix(vec, diag: int = 0):
+    """(A batch of) ``D x D`` lower-triangular matrices holding ``vec``'s entries below diagonal ``diag`` in row
+    order, zeros elsewhere."""
+    from .. import tensor, int64, cat
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    eps = D.finfo(vec.dtype).eps
+    if round(n) - n > eps:
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be expressed as "
+                         "the lower triangular part of a square D x D matrix.")
+    n = round(n)
+    idx = _tril_index(n, diag)
+    if len(idx) != vec.shape[-1]:  # PyTorch's check rounds the size down: its boolean-index write fails
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(vec.shape)} cannot be broadcast to indexing "
+                           f"result of shape {list(vec.shape[:-1]) + [len(idx)]}")
+    flat = np.full(n * n, vec.shape[-1], dtype=np.int64)  # off the triangle: the appended zero
+    flat[idx] = np.arange(vec.shape[-1])
+    padded = cat([vec, vec.new_zeros(tuple(vec.shape[:-1]) + (1,))], -1)
+    return padded[..., tensor(flat, dtype=int64, device=vec.device)].reshape(tuple(vec.shape[:-1]) + (n, n))
+
+
+def _cholesky_solve(b, L):
+    """``torch.cholesky_solve(b, L)``: X with ``L L^T X = b`` (``L`` lower-triangular)."""
+    from ._ops import solve_triangular
+    return solve_triangular(L.mT, solve_triangular(L, b, False), True)

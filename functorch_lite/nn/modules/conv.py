@@ -8,8 +8,10 @@ from ..parameter import Parameter
 from .module import Module
 
 __all__: list = ["Conv1d", "Conv2d", "ConvTranspose2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Upsample",
-                 "UpsamplingNearest2d", "UpsamplingBilinear2d", "ZeroPad2d", "ConstantPad2d", "ReflectionPad2d",
-                 "ReplicationPad2d", "CircularPad2d",
+                 "UpsamplingNearest2d", "UpsamplingBilinear2d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
+                 "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
+                 "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
+                 "CircularPad2d", "CircularPad3d",
                  "Conv3d", "MaxPool1d", "MaxPool3d", "AvgPool1d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool3d",
                  "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
 
@@ -378,12 +380,14 @@ class UpsamplingBilinear2d(Upsample):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
-class _Pad2d(Module):
-    _mode = "constant"
+class _PadNd(Module):
+    """Pads the last ``_nd`` dims with ``F.pad``'s ``_mode`` (``padding``: one int for every side, or the
+    ``2 * _nd`` sizes)."""
+    _mode, _nd = "constant", 2
 
     def __init__(self, padding) -> None:
         super().__init__()
-        self.padding = tuple(padding) if isinstance(padding, (list, tuple)) else (padding,) * 4
+        self.padding = tuple(padding) if isinstance(padding, (list, tuple)) else (padding,) * (2 * self._nd)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.pad(input, self.padding, self._mode)
@@ -392,9 +396,7 @@ class _Pad2d(Module):
         return f"{self.padding}"
 
 
-class ConstantPad2d(_Pad2d):
-    """Pad the last two dims with a constant ``value``."""
-
+class _ConstantPadNd(_PadNd):
     def __init__(self, padding, value: float) -> None:
         super().__init__(padding)
         self.value = value
@@ -406,8 +408,8 @@ class ConstantPad2d(_Pad2d):
         return f"padding={self.padding}, value={self.value}"
 
 
-class ZeroPad2d(ConstantPad2d):
-    """Pad the last two dims with zeros."""
+class _Zeros:
+    """ZeroPadNd: its ConstantPadNd (a subclass, as torch's) with value 0 and the plain repr."""
 
     def __init__(self, padding) -> None:
         super().__init__(padding, 0.0)
@@ -416,13 +418,63 @@ class ZeroPad2d(ConstantPad2d):
         return f"{self.padding}"
 
 
-class ReflectionPad2d(_Pad2d):
+class ConstantPad1d(_ConstantPadNd):
+    """Pad the last dim with a constant ``value``."""
+    _nd = 1
+
+
+class ConstantPad2d(_ConstantPadNd):
+    """Pad the last two dims with a constant ``value``."""
+
+
+class ConstantPad3d(_ConstantPadNd):
+    """Pad the last three dims with a constant ``value``."""
+    _nd = 3
+
+
+class ZeroPad1d(_Zeros, ConstantPad1d):
+    """Pad the last dim with zeros."""
+
+
+class ZeroPad2d(_Zeros, ConstantPad2d):
+    """Pad the last two dims with zeros."""
+
+
+class ZeroPad3d(_Zeros, ConstantPad3d):
+    """Pad the last three dims with zeros."""
+
+
+class ReflectionPad1d(_PadNd):
+    _mode, _nd = "reflect", 1
+
+
+class ReflectionPad2d(_PadNd):
     _mode = "reflect"
 
 
-class ReplicationPad2d(_Pad2d):
+class ReflectionPad3d(_PadNd):
+    _mode, _nd = "reflect", 3
+
+
+class ReplicationPad1d(_PadNd):
+    _mode, _nd = "replicate", 1
+
+
+class ReplicationPad2d(_PadNd):
     _mode = "replicate"
 
 
-class CircularPad2d(_Pad2d):
+class ReplicationPad3d(_PadNd):
+    _mode, _nd = "replicate", 3
+
+
+class CircularPad1d(_PadNd):
+    _mode, _nd = "circular", 1
+
+
+class CircularPad2d(_PadNd):
     _mode = "circular"
+
+
+class CircularPad3d(_PadNd):
+    _mode, _nd = "circular", 3

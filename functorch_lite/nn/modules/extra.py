@@ -13,13 +13,12 @@ from .activation import PairwiseDistance
 from .conv import _ConvNd
 from .layers import Linear, _Loss
 from .module import Module
-from .normalization import _BatchNorm, _affine, _no_grad, _reset_affine
+from .normalization import _BatchNorm, _NormBase, _no_grad
 
 __all__: list = ["PixelShuffle", "PixelUnshuffle", "Unfold", "Fold", "InstanceNorm1d", "InstanceNorm2d",
                  "InstanceNorm3d", "BatchNorm3d", "Softmin", "LogSigmoid", "Threshold", "Softshrink", "Hardshrink",
                  "Tanhshrink", "ConvTranspose1d", "ConvTranspose3d", "LazyLinear", "UninitializedParameter",
-                 "ZeroPad1d", "ZeroPad3d", "ConstantPad1d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad3d",
-                 "ReplicationPad1d", "ReplicationPad3d", "CircularPad1d", "CircularPad3d", "MarginRankingLoss",
+                 "MarginRankingLoss",
                  "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CosineEmbeddingLoss", "HingeEmbeddingLoss",
                  "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss",
                  "PoissonNLLLoss", "GaussianNLLLoss", "LocalResponseNorm", "LPPool1d", "LPPool2d", "LPPool3d"]
@@ -86,38 +85,14 @@ class Fold(Module):
 
 
 # ---- normalisation ----------------------------------------------------------------------------------------------
-class _InstanceNorm(Module):
+class _InstanceNorm(_NormBase):
     """InstanceNorm1d/2d/3d (PyTorch's ``_InstanceNorm``): no affine part and no running statistics by default."""
 
     _nd = 1
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,
                  track_running_stats: bool = False, device=None, dtype=None) -> None:
-        super().__init__()
-        from ... import int64, ones, tensor, zeros
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        _affine(self, num_features, affine, True, device, dtype)
-        if track_running_stats:
-            self.register_buffer("running_mean", zeros(num_features, device=device, dtype=dtype))
-            self.register_buffer("running_var", ones(num_features, device=device, dtype=dtype))
-            self.register_buffer("num_batches_tracked", tensor(0, dtype=int64, device=device))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
-        self.reset_parameters()
-
-    def reset_running_stats(self) -> None:
-        if self.track_running_stats:
-            with _no_grad():
-                self.running_mean.zero_()
-                self.running_var.fill_(1)
-                self.num_batches_tracked.zero_()
-
-    def reset_parameters(self) -> None:
-        self.reset_running_stats()
-        _reset_affine(self)
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() not in (self._nd + 1, self._nd + 2):
@@ -365,88 +340,6 @@ class LazyLinear(Linear):
             module._initialize_hook.remove()
             del module._initialize_hook
             module.__class__ = module.cls_to_become
-
-
-# ---- padding ------------------------------------------------------------------------------------------------------
-class _PadNd(Module):
-    _mode = "reflect"
-    _nd = 1
-
-    def __init__(self, padding) -> None:
-        super().__init__()
-        n = 2 * self._nd
-        self.padding = tuple(padding) if isinstance(padding, (list, tuple)) else (padding,) * n
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.pad(input, self.padding, self._mode)
-
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class _ConstantPadNd(_PadNd):
-    def __init__(self, padding, value: float) -> None:
-        super().__init__(padding)
-        self.value = value
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.pad(input, self.padding, "constant", self.value)
-
-    def extra_repr(self) -> str:
-        return f"padding={self.padding}, value={self.value}"
-
-
-class ConstantPad1d(_ConstantPadNd):
-    """Pad the last dim with a constant."""
-
-
-class ConstantPad3d(_ConstantPadNd):
-    """Pad the last three dims with a constant."""
-    _nd = 3
-
-
-class ZeroPad1d(ConstantPad1d):
-    """Pad the last dim with zeros."""
-
-    def __init__(self, padding) -> None:
-        super().__init__(padding, 0.0)
-
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ZeroPad3d(ConstantPad3d):
-    """Pad the last three dims with zeros."""
-
-    def __init__(self, padding) -> None:
-        super().__init__(padding, 0.0)
-
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ReflectionPad1d(_PadNd):
-    _mode = "reflect"
-
-
-class ReflectionPad3d(_PadNd):
-    _mode, _nd = "reflect", 3
-
-
-class ReplicationPad1d(_PadNd):
-    _mode = "replicate"
-
-
-class ReplicationPad3d(_PadNd):
-    _mode, _nd = "replicate", 3
-
-
-class CircularPad1d(_PadNd):
-    _mode = "circular"
-
-
-class CircularPad3d(_PadNd):
-    _mode, _nd = "circular", 3
 
 
 # ---- pooling --------------------------------------------------------------------------------------------------------

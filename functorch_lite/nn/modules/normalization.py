@@ -45,8 +45,9 @@ def _shape_tuple(normalized_shape) -> tuple:
     return tuple(int(s) for s in normalized_shape)
 
 
-class _BatchNorm(Module):
-    """Shared body of BatchNorm1d/2d: affine parameters, running statistics and their update."""
+class _NormBase(Module):
+    """What BatchNorm and InstanceNorm share (PyTorch's ``_NormBase``): the affine parameters and the running
+    statistics with their reset."""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
@@ -80,6 +81,10 @@ class _BatchNorm(Module):
         """Running stats reset; weight = 1, bias = 0."""
         self.reset_running_stats()
         _reset_affine(self)
+
+
+class _BatchNorm(_NormBase):
+    """Shared body of BatchNorm1d/2d/3d: batch statistics and the running statistics' update."""
 
     def _check_input_dim(self, input: Tensor) -> None:
         raise TypeError(f"{type(self).__name__} subclasses _BatchNorm without defining _check_input_dim")

@@ -17,11 +17,6 @@ Differences from PyTorch, by design:
   graph (a ``grad_fn``) only when an input requires grad and grad mode is on (then it is differentiable
   further, e.g. third derivatives through a forward-mode Hessian); PyTorch's forward-mode Hessian has a
   ``grad_fn`` (``ReshapeAliasBackward0``) even when no input requires grad, a graph that leads to no leaf.
-- ``create_graph=True`` results (and strict mode's checks, which read ``requires_grad``) follow the engine:
-  the gradient of a node recorded with ``create_graph`` requires grad whenever the node's inputs do, also
-  where PyTorch's derivative formula does not use them (a linear function): there the result carries a
-  ``grad_fn`` where PyTorch's has none, and strict mode's "independent of the input ... when
-  create_graph=True" / "jacobian ... independent of the input" errors are not raised.
 
 >>> import functorch_lite as torch
 >>> from functorch_lite.autograd.functional import jacobian, hessian

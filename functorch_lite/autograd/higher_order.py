@@ -74,5 +74,41 @@ def apply_differentiable(node, cts):
             ct = Tensor._from_array(ct, dt, dev)
         full.append(ct)
     op = _vjp_op(node)
-    res = dispatch(op, (tuple(node._inputs) + tuple(full),), ())
+    args = tuple(node._inputs) + tuple(full)
+    used = _used_inputs(op, args)
+    if not all(used):  # what the gradient does not depend on is no edge of it: a linear op's gradient of a
+        # constant cotangent requires no grad, as PyTorch's (whose derivative formulas read only what they use)
+        args = tuple(a if u or not isinstance(a, Tensor) or not a._requires_grad else a.detach()
+                     for a, u in zip(args, used))
+    res = dispatch(op, (args,), ())
     return list(res) if isinstance(res, tuple) else [res]
+
+
+_USED: dict = {}
+
+
+def _used_inputs(op, args) -> tuple:
+    """Which of the backward op's inputs its outputs depend on (dead-code elimination of its jaxpr), per input
+    shapes and dtypes; computed once."""
+    from .._tensor.tensor import Tensor
+    key = (op, tuple((a._shape, a.dtype) if isinstance(a, Tensor) else (type(a), a) for a in args))
+    used = _USED.get(key)
+    if used is None:
+        import jax
+        from jax._src.interpreters import partial_eval as pe
+        pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+
+        def body(*arrays):
+            full = list(args)  # (a Python number stays a constant of the trace)
+            for i, arr in zip(pos, arrays):
+                full[i] = arr
+            return op.impl(tuple(full))
+        closed = jax.make_jaxpr(body)(*[jax.ShapeDtypeStruct(args[i]._shape, args[i].dtype.jnp) for i in pos])
+        _, flags = pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars))
+        used = [True] * len(args)
+        for i, f in zip(pos, flags):
+            used[i] = f
+        used = _USED[key] = tuple(used)
+        if len(_USED) > 4096:
+            _USED.clear()
+    return used

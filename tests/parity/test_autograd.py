@@ -211,6 +211,29 @@ def test_hessian_vector_product_matches_torch():
     close(*both(hvp), tol=1e-10)
 
 
+def test_create_graph_gradient_requires_grad_only_where_the_derivative_reads_an_input():
+    """A create_graph gradient is an edge of the inputs its backward reads, as PyTorch's derivative formulas: a
+    linear op's gradient (of a constant cotangent) requires no grad, so a second backward through it raises."""
+    xv, wv = RNG.standard_normal(3), RNG.standard_normal(3)
+
+    def run(mod):
+        x = mod.tensor(xv, requires_grad=True)
+        w = mod.tensor(wv, requires_grad=True)
+        out = []
+        for f in (lambda: (2 * x).sum(), lambda: (x * w).sum(), lambda: (x * x + 3 * x).sum(),
+                  lambda: (x @ w.detach()) + w.sum()):
+            (g,) = mod.autograd.grad(f(), x, create_graph=True)
+            # (the graph's node names differ: the facade's are "<node>Backward")
+            out.append((g.requires_grad, g.grad_fn is None, np.round(g.detach().numpy(), 12).tolist()))
+        (g,) = mod.autograd.grad((2 * x).sum(), x, create_graph=True)
+        with pytest.raises(RuntimeError) as e:
+            g.sum().backward()
+        out.append(str(e.value))
+        return out
+    t, f = both(run)
+    assert f == t
+
+
 # ---- hooks (AG-41..46) ---------------------------------------------------------------------------
 def test_hooks():
     seen = []

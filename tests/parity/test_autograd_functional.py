@@ -240,6 +240,20 @@ def test_strict_mode_errors():
     both(lambda lib, i: F(lib).vjp(indep, i, lib.ones(3, dtype=lib.float64)), (X3, Y3))
 
 
+def test_strict_mode_linear_functions():
+    """A linear function's create_graph derivatives do not depend on the input: torch's strict errors, and a
+    result without grad_fn when not strict (the engine records no edge to an input its backward does not read)."""
+    F = AF
+    both_raise(lambda lib, x: F(lib).jacobian(lambda t: 2 * t, x, create_graph=True, strict=True), X3)
+    both_raise(lambda lib, x: F(lib).vjp(lambda t: 3 * t, x, lib.ones(3, dtype=lib.float64), create_graph=True,
+                                         strict=True), X3)
+    both_raise(lambda lib, x: F(lib).hessian(lambda t: (2 * t).sum(), x, strict=True), X3)
+    both_raise(lambda lib, x: F(lib).hvp(lambda t: (t * 2).sum(), x, lib.ones(3, dtype=lib.float64), strict=True),
+               X3)
+    both(lambda lib, x: F(lib).jacobian(lambda t: 2 * t + 1, x, create_graph=True), X3)
+    both(lambda lib, x: F(lib).hessian(lambda t: (t * 2).sum() + (t * t).sum(), x, create_graph=True), X3)
+
+
 def test_argument_errors():
     F = AF
     both_raise(lambda lib, x: F(lib).jacobian(f_elem, 3), X3)

@@ -58,22 +58,6 @@ def _tensors_only(name, names):
     return prep
 
 
-def _guard(base, bad):
-    """A dtype rule: ``base`` (a RULES name), then ``bad(op, result dtype)`` may raise."""
-    rule = P.RULES[base]
-
-    def r(op, sig, sargs):
-        casts, outs = rule(op, sig, sargs)
-        bad(op, outs[0])
-        return casts, outs
-    return r
-
-
-def _need_float(op, dt):
-    if dt.category < D.FLOAT:
-        raise no_kernel(op.kernel, dt)
-
-
 # ---- elementwise ---------------------------------------------------------------------------------------
 def _lae_complex(a, b, log_base=None):
     m = jnp.where(jnp.real(a) >= jnp.real(b), a, b)
@@ -81,7 +65,7 @@ def _lae_complex(a, b, log_base=None):
     return jnp.where(jnp.isinf(jnp.real(m)) & (m == o), m, m + jnp.log1p(jnp.exp(o - m)))
 
 
-@defop(kernel="logaddexp_cpu", promote=_guard("elementwise", _need_float), grad_fn="LogaddexpBackward0", tensors=2,
+@defop(kernel="logaddexp_cpu", promote="float_only", grad_fn="LogaddexpBackward0", tensors=2,
        prep=_tensors_only("logaddexp", ("input", "other")))
 def logaddexp(input, other):
     """``log(exp(input) + exp(other))``, stable; floating/complex only (float16 computes in float32)."""
@@ -95,7 +79,7 @@ def _lae2_bad(op, dt):
         raise no_kernel(op.kernel, dt)
 
 
-@defop(kernel="logaddexp2_cpu", promote=_guard("elementwise", _lae2_bad), grad_fn="Logaddexp2Backward0", tensors=2,
+@defop(kernel="logaddexp2_cpu", promote="elementwise", check_dtype=_lae2_bad, grad_fn="Logaddexp2Backward0", tensors=2,
        prep=_tensors_only("logaddexp2", ("input", "other")))
 def logaddexp2(input, other):
     """``log2(2**input + 2**other)``, stable; real floating only."""
@@ -184,14 +168,14 @@ def _int_only(op, dt):
         raise no_kernel(op.kernel, dt)
 
 
-@defop(kernel="gcd_cpu", promote=_guard("elementwise", _int_only), tensors=2, inplace=True, differentiable=False,
+@defop(kernel="gcd_cpu", promote="elementwise", check_dtype=_int_only, tensors=2, inplace=True, differentiable=False,
        prep=_tensors_only("gcd", ("input", "other")))
 def gcd(input, other):
     """Greatest common divisor (non-negative; ``gcd(0, 0) == 0``); integer dtypes only."""
     return jnp.gcd(input, other)
 
 
-@defop(kernel="lcm_cpu", promote=_guard("elementwise", _int_only), tensors=2, inplace=True, differentiable=False,
+@defop(kernel="lcm_cpu", promote="elementwise", check_dtype=_int_only, tensors=2, inplace=True, differentiable=False,
        prep=_tensors_only("lcm", ("input", "other")))
 def lcm(input, other):
     """``|a / gcd(a, b) * b|`` computed as PyTorch's kernel (C integer arithmetic, wrapping into the dtype)."""
@@ -485,7 +469,7 @@ def cummin(input, dim, *, axis=None, out=None):
     return R._call("cummin", (input,), (dim if axis is None else axis,), out)
 
 
-@defop(kernel="logcumsumexp_out_cpu", promote=_guard("same", _need_float), grad_fn="LogcumsumexpBackward0",
+@defop(kernel="logcumsumexp_out_cpu", promote="float_only", grad_fn="LogcumsumexpBackward0",
        prep=_scan_prep("logcumsumexp"))
 def logcumsumexp(input, dim):
     """Running ``log(sum(exp(x)))`` along ``dim``, stable; floating/complex only (float16 in float32)."""

@@ -70,6 +70,7 @@ class Entry:
             full = tuple(jnp.conj(c) if jnp.iscomplexobj(c) else c for c in full)
             res = pb(full if isinstance(out, tuple) else full[0])  # (a one-piece split's output is a 1-tuple)
             return tuple(jnp.conj(r) if jnp.iscomplexobj(r) else r for r in res)
+        apply.__name__ = apply.__qualname__ = f"{getattr(body, '__name__', 'op')}_backward"  # jit_<op>_backward
         return apply
 
     def bwd_fn(self, diff_idx):
@@ -124,6 +125,7 @@ def _build(op, sargs, sig):
             return _fix_out(res, outs[0])
         return tuple(_fix_out(r, o) for r, o in zip(res, outs))
 
+    body.__name__ = body.__qualname__ = op.name  # XLA's program is jit_<op> (profiles, dumps, compile logs)
     # keep_unused: a kernel that reads only its inputs' shapes (zero_, zeros_like, a backward of zeros) still
     # runs where its inputs are; without them JAX would run it on its default device (a GPU's, for a CPU tensor)
     fn = _placed(body) if op.eager else jax.jit(body, keep_unused=True)
@@ -328,6 +330,7 @@ def _miss_dynamic(op, key, sargs):
 
     def body(a, *offsets):
         return dyn_impl(a, offsets, *k)
+    body.__name__ = body.__qualname__ = op.name
     entry = op.cache[key] = Entry(jax.jit(body, keep_unused=True), outs, body, op.differentiable)
     return entry
 

@@ -50,6 +50,10 @@ from .ops import math_extra as _math_extra  # noqa: F401
 from .ops import special_ops as _special_ops  # noqa: F401
 from .ops import fft_ops as _fft_ops  # noqa: F401
 from .ops import nn_extra as _nn_extra  # noqa: F401
+from .ops import tensor_more as _tensor_more, tensor_math as _tensor_math, random_fill as _random_fill  # noqa: E501  (tensor/top-level gaps)
+from .ops import pool_more as _pool_more  # noqa: F401  (unpooling, adaptive_max_pool3d, rrelu, channel_shuffle)
+from .ops import weight_norm_ops as _weight_norm_ops  # noqa: F401  (registers _weight_norm_interface)
+from .ops import nn_sampling as _nn_sampling, ctc as _ctc_ops  # noqa: F401  (grid_sampler, embedding_bag, _ctc_loss)
 
 _ns = globals()
 _registry.install(Tensor, _ns)
@@ -61,6 +65,10 @@ for _mod in (_view_ops, _movement, _conversion, _operators, _indexing, _gather_s
 for _mod in (_view_ops, _movement, _creation, _linalg, _indexing, _gather_scatter, _reduction, _complex_ops,
              _activation, _math_extra, _special_ops, _nn_extra):
     _ns.update(getattr(_mod, "FUNCTIONS", {}))
+for _mod in (_tensor_more, _tensor_math, _random_fill):  # (in-place views, *_copy, scatters, random fills...)
+    for _k, _v in _mod.METHODS.items():
+        setattr(Tensor, _k, _v)
+    _ns.update(_mod.FUNCTIONS)
 del _mod, _k, _v, _ns
 
 from . import linalg  # noqa: E402  (torch.linalg; with the classic torch.det / torch.svd / ... forms below)
@@ -73,6 +81,7 @@ del _mod, _k, _v
 
 from . import fft, special  # noqa: E402,F401  (torch.fft, torch.special)
 from . import autograd  # noqa: E402,F401
+from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled, set_anomaly_enabled  # noqa: E402,F401,E501
 from . import cuda, backends, tpu, optim, nn, utils, func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401  (torch.vmap)
 from . import quantization, amp  # noqa: E402,F401
@@ -89,6 +98,10 @@ from . import _dynamo, compiler  # noqa: E402,F401  (torch._dynamo / torch.compi
 from . import distributions  # noqa: E402,F401  (torch.distributions)
 from .ops.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402,F401  (torch has them at top level)
 from .ops.conv import conv3d, max_pool1d, avg_pool1d, adaptive_avg_pool1d  # noqa: E402,F401  (top level too)
+globals().update(_pool_more.FUNCTIONS)  # max_pool1d_with_indices, adaptive_max_pool1d, rrelu(_), the dropout family
+from .ops.weight_norm_ops import _weight_norm, _weight_norm_interface, norm_except_dim  # noqa: E402,F401
+from .ops.nn_sampling import grid_sampler, grid_sampler_2d, grid_sampler_3d  # noqa: E402,F401  (top level)
+from .ops.ctc import ctc_loss_aten as ctc_loss  # noqa: E402,F401  (torch.ctc_loss: reduction as ATen's enum)
 from .autograd import tensor_hooks as _tensor_hooks  # noqa: E402
 
 for _k, _v in _tensor_hooks.METHODS.items():

@@ -519,3 +519,11 @@ METHODS = dict(FUNCTIONS)
 for _k, _f in FUNCTIONS.items():
     _f.__name__ = _k
 del _k, _f
+
+
+# the rest of torch.linalg (lu, eig, matrix_exp, cond, ldl...) and its classic top-level forms (_linalg_more.py)
+from . import _linalg_more  # noqa: E402
+globals().update(_linalg_more.LINALG)
+__all__ += list(_linalg_more.LINALG)
+FUNCTIONS.update(_linalg_more.FUNCTIONS)
+METHODS.update(_linalg_more.METHODS)

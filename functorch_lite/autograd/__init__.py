@@ -8,3 +8,7 @@ from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .gradcheck import gradcheck, GradcheckError  # noqa: F401
 from . import graph  # noqa: F401
 from . import functional  # noqa: F401
+from . import forward_ad, anomaly_mode  # noqa: F401
+from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
+from .gradcheck import gradgradcheck  # noqa: F401
+from .variable import Variable  # noqa: F401

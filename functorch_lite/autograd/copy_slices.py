@@ -56,11 +56,25 @@ class AsStridedBackward0(Node):
         return [_scatter_into(g, self._idx, self._shape, self._dtype, self._sign)]
 
 
+def _base_positions(view):
+    """The view's index map in its base's logical (row-major) element order: its storage positions translated
+    when the base is laid out differently from its storage (a base transposed in place, ``x.t_()``)."""
+    base = view._base
+    idx = view._idx
+    if base._chain is None or view.dtype.itemsize != base._storage.array.dtype.itemsize:
+        return idx
+    import numpy as np
+    pos = V.index_map(base._shape, base.stride(), base._offset).reshape(-1)
+    inv = np.full(base._storage.array.size, -1, np.int64)
+    inv[pos] = np.arange(pos.size)
+    return jax.device_put(inv[np.asarray(idx)], next(iter(idx.devices())))
+
+
 def copy_slices(view, node, out_nr):
     """Rebase ``view``'s base onto a CopySlices node after an in-place op recorded as ``node``."""
     base = view._base
     cs = CopySlices()
-    cs._idx = view._idx
+    cs._idx = idx = _base_positions(view)
     cs._has_base = base._requires_grad
     cs._vdt = view.dtype.jnp
     cs._sign = V.view_sign(view._chain)
@@ -72,7 +86,7 @@ def copy_slices(view, node, out_nr):
     base._requires_grad = True
     base._out_nr = 0
     vn = AsStridedBackward0()
-    vn._idx = view._idx
+    vn._idx = idx
     vn._shape = base._shape
     vn._dtype = base.dtype.jnp
     vn._sign = cs._sign

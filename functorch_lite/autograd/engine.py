@@ -15,6 +15,7 @@ import jax
 from .. import _device as _dev
 from .._stats import COUNTS as _COUNTS
 from .._tensor import storage as _storage
+from . import anomaly_mode as _anomaly
 from . import grad_mode as _gm
 from .compiled import Ones as _Ones, compilable, run_compiled
 from .graph import AccumulateGrad, _FREED_MSG, check_saved, edge_of
@@ -76,7 +77,7 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, i
         if n._freed:
             raise RuntimeError(_FREED_MSG)
         check_saved(n)
-    if not create_graph and compilable(order):
+    if not create_graph and not _anomaly.ENABLED[0] and compilable(order):  # (anomaly mode: node by node)
         results = run_compiled(order, start, targets, accumulate and inputs is None)
     else:
         NODE_BY_NODE[0] += 1
@@ -97,6 +98,7 @@ def _run_nodes(order, start, targets, create_graph, accumulate):
     results = [None] * (len(targets) if targets is not None else 0)
     prev_mode = _gm._state.enabled
     _gm._state.enabled = create_graph
+    anomaly = _anomaly.ENABLED[0]
     try:
         for node in order:
             cts = buffers.pop(id(node), None) or [None] * len(getattr(node, "_out_meta", ((),)))
@@ -115,7 +117,10 @@ def _run_nodes(order, start, targets, create_graph, accumulate):
                 if accumulate:
                     _accumulate(node.variable, cts[0], create_graph)
                 continue
-            in_cts = _apply(node, cts, create_graph)
+            if anomaly:
+                in_cts = _anomaly.run_node(_apply, node, cts, create_graph)
+            else:
+                in_cts = _apply(node, cts, create_graph)
             for (nxt, nr), ct in zip(node._edges, in_cts):
                 if ct is not None and not _is_float0(ct):
                     _acc(buffers, nxt, nr, ct)

@@ -10,6 +10,7 @@ import itertools
 import weakref
 
 from .. import dtypes as D
+from . import anomaly_mode as _anomaly
 from . import grad_mode as _gm
 
 _seq = itertools.count()
@@ -224,6 +225,8 @@ def record(op, outs, targs, diff_idx, arrays, entry=None, sargs=()):
             o.grad_fn = node
             o._requires_grad = True
             o._out_nr = i
+    if _anomaly.ENABLED[0]:
+        _anomaly.record_traceback(node)  # (PyTorch's metadata['traceback_'], for its backward error warning)
     return node
 
 

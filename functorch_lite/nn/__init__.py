@@ -2,6 +2,7 @@
 from ..ops import nn_ops as _nn_ops  # noqa: F401  (registers the composite nn ops)
 from . import functional  # noqa: F401
 from .parameter import Parameter  # noqa: F401
+from .parameter import Buffer, UninitializedParameter, UninitializedBuffer  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import Module, Sequential, ModuleList, ModuleDict, ParameterList, Linear  # noqa: F401
 from . import init, utils  # noqa: F401,E402

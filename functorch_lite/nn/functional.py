@@ -75,3 +75,6 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
 
 
 from ..ops.nn_extra import *  # noqa: F401,F403,E402  (pixel_shuffle, unfold/fold, the margin losses, ...)
+from ..ops.nn_sampling import *  # noqa: F401,F403,E402  (grid_sample, affine_grid, embedding_bag)
+from ..ops.ctc import *  # noqa: F401,F403,E402  (ctc_loss)
+from ..ops.pool_more import *  # noqa: F401,F403,E402  (max_unpool*, *_with_indices, rrelu, channel_shuffle, upsample*)

@@ -26,6 +26,7 @@ from .._tensor import views as V
 from .._tensor.tensor import Tensor
 from ..autograd import grad_mode as _gm
 from ..autograd import graph as _graph
+from ..autograd import forward_ad as _fwad
 from .. import _promotion
 from .._stats import COUNTS as _COUNTS
 from ..amp import autocast_mode as _amp
@@ -36,17 +37,19 @@ _AC_ANY = _amp.ANY  # non-zero only while some thread has autocast enabled: the 
 _from_array = Tensor._from_array
 _state = _gm._state
 _FUNC_ACTIVE = _gm.FUNC_ACTIVE
+_FW_ACTIVE = _fwad.ACTIVE  # non-zero only while a forward-AD dual level is entered (autograd/forward_ad.py)
 
 
 class Entry:
     """Everything dispatch needs for one (op, static args, signature): built once."""
-    __slots__ = ("fn", "outs", "body", "bwds", "diff_ok")
+    __slots__ = ("fn", "outs", "body", "bwds", "jvps", "diff_ok")
 
     def __init__(self, fn, outs, body, diff_ok):
         self.fn = fn          # jitted forward: arrays -> array(s)
         self.outs = outs      # facade dtypes of the outputs
         self.body = body      # the same forward, unjitted (traced into vjps and whole-graph backwards)
         self.bwds = {}
+        self.jvps = {}
         self.diff_ok = diff_ok
 
     def vjp_apply(self, diff_idx):
@@ -57,12 +60,7 @@ class Entry:
         body = self.body
 
         def apply(arrays, cts):
-            def g(*d):
-                merged = list(arrays)
-                for i, v in zip(diff_idx, d):
-                    merged[i] = v
-                return body(*merged)
-            out, pb = jax.vjp(g, *[arrays[i] for i in diff_idx])
+            out, pb = jax.vjp(_of(body, arrays, diff_idx), *[arrays[i] for i in diff_idx])
             outs = out if isinstance(out, tuple) else (out,)
             full = tuple(_zero_ct(o) if c is None else c for c, o in zip(cts, outs))
             # PyTorch's complex gradient is the conjugate of JAX's cotangent convention (both linear),
@@ -73,12 +71,35 @@ class Entry:
         apply.__name__ = apply.__qualname__ = f"{getattr(body, '__name__', 'op')}_backward"  # jit_<op>_backward
         return apply
 
+    def jvp_fn(self, tan_idx, jit=True):
+        """The cached jitted forward-mode kernel (forward AD): (input arrays, tangents of inputs ``tan_idx``) ->
+        output tangent(s), from ``jax.jvp`` of the forward body (``jit=False``: an eager op's, run as it is)."""
+        f = self.jvps.get(tan_idx)
+        if f is None:
+            body = self.body
+
+            def apply(arrays, tangents):
+                return jax.jvp(_of(body, arrays, tan_idx), tuple(arrays[i] for i in tan_idx), tuple(tangents))[1]
+            apply.__name__ = apply.__qualname__ = f"{getattr(body, '__name__', 'op')}_jvp"
+            f = self.jvps[tan_idx] = jax.jit(apply, keep_unused=True) if jit else apply
+        return f
+
     def bwd_fn(self, diff_idx):
         """The cached jitted backward kernel of this entry (used node by node)."""
         f = self.bwds.get(diff_idx)
         if f is None:
             f = self.bwds[diff_idx] = jax.jit(self.vjp_apply(diff_idx), keep_unused=True)
         return f
+
+
+def _of(body, arrays, idx):
+    """``body`` as a function of its inputs ``idx`` only, the others fixed at ``arrays`` (what vjp/jvp take)."""
+    def g(*d):
+        merged = list(arrays)
+        for i, v in zip(idx, d):
+            merged[i] = v
+        return body(*merged)
+    return g
 
 
 def _zero_ct(o):
@@ -169,6 +190,8 @@ def dispatch(op, targs, sargs, autocast=True):
 
     ``autocast``: apply the op's autocast policy when an autocast region is active (in-place forms don't,
     as in PyTorch)."""
+    if _FW_ACTIVE[0]:  # a forward-AD dual level is entered: the op, then its output tangents (forward_ad.py)
+        return _fwad.dispatch(op, targs, sargs, autocast)
     if _AC_ANY[0] and autocast and op.autocast is not None:
         targs = _amp.apply(op, targs, sargs, _autocast_cast)
     if op.prep is not None:
@@ -308,6 +331,8 @@ def record_views(op, t, outs, sargs):
     """Autograd for a multi-output view function (split, unbind): views ``outs`` of ``t`` made from view
     metadata get ONE node of ``op`` (whose jax body computes all the pieces), and PyTorch's multi-view
     in-place restriction; in no_grad mode, the no-grad-view flag instead."""
+    if _FW_ACTIVE[0]:
+        _fwad.mark_views(t, outs)  # (their tangents: views of t's)
     if not t._requires_grad:
         return
     if not _state.enabled:
@@ -447,6 +472,8 @@ def inplace(op, targs, sargs):
     if op.zeroes and self._chain is None:  # known zeros until the next write
         _storage.mark_zeros(self._storage.root(), arr)
     _graph.rebase(self, r)
+    if _FW_ACTIVE[0]:
+        _fwad.after_write(self, r)  # (the tangent of self receives r's)
     return self
 
 
@@ -486,6 +513,8 @@ def write_out(out, r):
         out._shape = r._shape
         out._strides = None
     out._write(arr)
+    if _FW_ACTIVE[0]:
+        _fwad.after_write(out, r)
     return out
 
 

@@ -213,3 +213,23 @@ def norm2(x, axis=None, keepdims=False):
         dn = jnp.sum(jnp.real(jnp.conj(x) * t) / safe, axis=axis, keepdims=keepdims)
         return n, dn
     return f(x)
+
+
+@functools.lru_cache(maxsize=None)
+def no_derivative(msg: str, exc: type = RuntimeError):
+    """Identity ``f(x, *deps) -> x`` whose backward raises ``exc(msg)``: the output of an op PyTorch has no
+    derivative for (its grad_fn's backward raises). ``deps``: what ``x`` was computed from out of JAX's sight
+    (a ``stop_gradient`` or host computation), so that the error is raised for them too."""
+    @jax.custom_vjp
+    def f(x, *deps):
+        return x
+
+    def bwd(_, g):
+        raise exc(msg)
+    f.defvjp(lambda x, *deps: (x, None), bwd)
+    return f
+
+
+def aten_no_derivative(name: str):
+    """:func:`no_derivative` with ATen's message: ``derivative for aten::<name> is not implemented``."""
+    return no_derivative(f"derivative for aten::{name} is not implemented")

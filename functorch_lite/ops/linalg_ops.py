@@ -35,6 +35,7 @@ from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from ._dispatch import broadcast_shapes
 from ._registry import defop
+from .grad_overrides import no_derivative
 from .reduction import _acc, _structseq, return_types as RT
 
 for _n, _f in (("linalg_inv_ex", ("inverse", "info")), ("linalg_solve_ex", ("result", "info")),
@@ -315,18 +316,6 @@ def _svdvals(A):
     return jnp.linalg.svd(A, compute_uv=False)
 
 
-def _no_derivative(msg):
-    """Identity whose backward raises PyTorch's error (a factor PyTorch cannot differentiate)."""
-    @jax.custom_vjp
-    def f(x):
-        return x
-
-    def bwd(_, g):
-        raise RuntimeError(msg)
-    f.defvjp(lambda x: (x, None), bwd)
-    return f
-
-
 _QR_R = ("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use linalg.qr(A, "
          "mode='reduced') if you are going to differentiate through linalg.qr.")
 _QR_COMPLETE = "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
@@ -346,7 +335,7 @@ def _qr(A, mode="reduced"):
     """``A = QR`` (Householder, as LAPACK's geqrf); ``mode='r'``: Q is an empty tensor."""
     m, n = A.shape[-2:]
     if mode == "r" or (mode == "complete" and m > n):
-        f = _no_derivative(_QR_R if mode == "r" else _QR_COMPLETE)
+        f = no_derivative(_QR_R if mode == "r" else _QR_COMPLETE)
         R = jnp.linalg.qr(A, mode="r") if A.size else jnp.zeros(A.shape[:-2] + (min(m, n) if mode == "r" else m, n),
                                                                  A.dtype)
         if mode == "r":

@@ -13,9 +13,11 @@ from .asgd import ASGD
 from .lbfgs import LBFGS
 from .nadam import NAdam
 from .radam import RAdam
+from .rprop import Rprop
+from .adafactor import Adafactor
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler", "swa_utils",
-           "RAdam", "NAdam", "Adamax", "Adadelta", "ASGD", "LBFGS"]
+           "RAdam", "NAdam", "Adamax", "Adadelta", "ASGD", "LBFGS", "Rprop", "Adafactor"]
 
 
 def __getattr__(name):

@@ -236,6 +236,10 @@ import _cases_linalg  # noqa: E402  (torch.linalg, unique / bincount / histc / q
 CASES.update(_cases_linalg.CASES)
 FORWARD_ONLY.update(_cases_linalg.FORWARD_ONLY)
 
+import _cases_linalg_more  # noqa: E402  (LU, triangular / Cholesky solves, matrix_exp, eig, Householder, LDL)
+CASES.update(_cases_linalg_more.CASES)
+FORWARD_ONLY.update(_cases_linalg_more.FORWARD_ONLY)
+
 import _cases_dist  # noqa: E402  (the private ops of functorch_lite/distributions/_ops.py)
 CASES.update(_cases_dist.CASES)
 FORWARD_ONLY.update(_cases_dist.FORWARD_ONLY)
@@ -244,3 +248,19 @@ import _cases_shape, _cases_tensorops, _cases_special, _cases_fft, _cases_nnextr
 for _m in (_cases_shape, _cases_tensorops, _cases_special, _cases_fft, _cases_nnextra,):
     CASES.update(_m.CASES)
     FORWARD_ONLY.update(_m.FORWARD_ONLY)
+
+import _cases_parametrize  # noqa: E402  (torch._weight_norm_interface)
+CASES.update(_cases_parametrize.CASES)
+FORWARD_ONLY.update(_cases_parametrize.FORWARD_ONLY)
+
+import _cases_tensor_more  # noqa: E402  (tensor_more / tensor_math / random_fill: *_copy, scatters, random draws)
+CASES.update(_cases_tensor_more.CASES)
+FORWARD_ONLY.update(_cases_tensor_more.FORWARD_ONLY)
+
+import _cases_pool_more  # noqa: E402  (adaptive_max_pool3d, max_unpool2d/3d, rrelu, channel_shuffle)
+CASES.update(_cases_pool_more.CASES)
+FORWARD_ONLY.update(_cases_pool_more.FORWARD_ONLY)
+
+import _cases_nn_sampling  # noqa: E402  (grid_sampler, affine_grid_generator, embedding_bag, _ctc_loss)
+CASES.update(_cases_nn_sampling.CASES)
+FORWARD_ONLY.update(_cases_nn_sampling.FORWARD_ONLY)

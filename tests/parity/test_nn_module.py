@@ -77,6 +77,7 @@ def test_parameter_shares_data_and_repr():
     x = ft.tensor([1.0, 2.0])
     p = nn.Parameter(x)
     assert repr(p) == repr(t)
+    assert str(p) == str(t) and f"{p}" == f"{t}"  # (print shows the header too)
     assert isinstance(p, ft.Tensor) and isinstance(p, nn.Parameter)
     assert p.requires_grad and p.is_leaf
     p.data.mul_(3)

@@ -15,3 +15,6 @@ from .activation import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .extra import *  # noqa: F401,F403,E402  (PixelShuffle, InstanceNorm*, the margin losses, ...)
+from .pool_more import *  # noqa: F401,F403,E402  (AdaptiveMaxPool3d, MaxUnpool*, RReLU, Softmax2d, ChannelShuffle)
+from .lazy import *  # noqa: F401,F403,E402  (LazyLinear, LazyConv*, LazyBatchNorm*, LazyInstanceNorm*)
+from .sampling import *  # noqa: F401,F403,E402  (EmbeddingBag, CTCLoss)

@@ -1,5 +1,5 @@
 """More ``torch.nn`` modules: pixel (un)shuffle, Unfold / Fold, InstanceNorm1d/2d/3d, BatchNorm3d, the shrink and
-threshold activations, ConvTranspose1d/3d, LazyLinear, the 1-d / 3-d padding modules, the margin / embedding /
+threshold activations, ConvTranspose1d/3d, the 1-d / 3-d padding modules, the margin / embedding /
 Poisson / Gaussian losses, LocalResponseNorm and LPPool1d/2d/3d (PyTorch's constructors, attributes, reprs and
 state_dict keys)."""
 from __future__ import annotations
@@ -8,17 +8,16 @@ import warnings
 
 from ..._tensor.tensor import Tensor
 from .. import functional as F
-from ..parameter import Parameter
+from ..parameter import UninitializedParameter  # noqa: F401  (LazyLinear moved to lazy.py; imported from here)
 from .activation import PairwiseDistance
 from .conv import _ConvNd
-from .layers import Linear, _Loss
+from .layers import _Loss
 from .module import Module
-from .normalization import _BatchNorm, _NormBase, _no_grad
+from .normalization import _BatchNorm, _NormBase
 
 __all__: list = ["PixelShuffle", "PixelUnshuffle", "Unfold", "Fold", "InstanceNorm1d", "InstanceNorm2d",
                  "InstanceNorm3d", "BatchNorm3d", "Softmin", "LogSigmoid", "Threshold", "Softshrink", "Hardshrink",
-                 "Tanhshrink", "ConvTranspose1d", "ConvTranspose3d", "LazyLinear", "UninitializedParameter",
-                 "MarginRankingLoss",
+                 "Tanhshrink", "ConvTranspose1d", "ConvTranspose3d", "MarginRankingLoss",
                  "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CosineEmbeddingLoss", "HingeEmbeddingLoss",
                  "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss",
                  "PoissonNLLLoss", "GaussianNLLLoss", "LocalResponseNorm", "LPPool1d", "LPPool2d", "LPPool3d"]
@@ -273,73 +272,6 @@ class ConvTranspose3d(_ConvTransposeNd):
     """3-d transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W)."""
     _nd = 3
     _fn = "conv_transpose3d"
-
-
-# ---- LazyLinear ---------------------------------------------------------------------------------------------------
-class UninitializedParameter(Parameter):
-    """A parameter with no shape yet (``torch.nn.parameter.UninitializedParameter``): ``materialize(shape)``
-    gives it storage and turns it into a plain ``Parameter`` (the same object, so optimizers keep it)."""
-
-    cls_to_become = Parameter
-
-    def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
-        from ... import empty
-        p = Parameter.__new__(cls, empty(0, device=device, dtype=dtype), requires_grad)
-        p._lazy_factory = (device, dtype)
-        return p
-
-    def __init__(self, requires_grad: bool = True, device=None, dtype=None):
-        pass
-
-    def materialize(self, shape, device=None, dtype=None) -> None:
-        from ... import empty
-        d0, t0 = self._lazy_factory
-        self.data = empty(shape, device=device or d0, dtype=dtype or t0)
-        self.__class__ = self.cls_to_become
-
-    def __repr__(self) -> str:
-        return "<UninitializedParameter>"
-
-
-class LazyLinear(Linear):
-    """``Linear`` whose ``in_features`` is read from the first input; it then becomes a ``Linear``."""
-
-    cls_to_become = Linear
-
-    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
-        Module.__init__(self)
-        self.in_features = 0
-        self.out_features = out_features
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
-        else:
-            self.register_parameter("bias", None)
-        self._initialize_hook = self.register_forward_pre_hook(LazyLinear._infer_parameters)
-
-    def has_uninitialized_params(self) -> bool:
-        return any(isinstance(p, UninitializedParameter) for p in (self.weight, self.bias))
-
-    def reset_parameters(self) -> None:
-        if not self.has_uninitialized_params() and self.in_features != 0:
-            super().reset_parameters()
-
-    def initialize_parameters(self, input: Tensor) -> None:
-        if self.has_uninitialized_params():
-            with _no_grad():
-                self.in_features = input.shape[-1]
-                self.weight.materialize((self.out_features, self.in_features))
-                if self.bias is not None:
-                    self.bias.materialize((self.out_features,))
-                self.reset_parameters()
-
-    @staticmethod
-    def _infer_parameters(module, args):
-        module.initialize_parameters(*args)
-        if not module.has_uninitialized_params():
-            module._initialize_hook.remove()
-            del module._initialize_hook
-            module.__class__ = module.cls_to_become
 
 
 # ---- pooling --------------------------------------------------------------------------------------------------------

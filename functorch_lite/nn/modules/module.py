@@ -5,7 +5,7 @@ from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator
 
 from ..._tensor.tensor import Tensor
-from ..parameter import Parameter
+from ..parameter import Buffer, Parameter
 from ...autograd.grad_mode import is_grad_enabled as _grad_enabled
 
 
@@ -188,11 +188,14 @@ class Module:
                 raise TypeError(f"cannot assign '{_typename(value)}' as child module "
                                 f"'{name}' (torch.nn.Module or None expected)")
             d["_modules"][name] = None
-        elif "_buffers" in d and name in d["_buffers"]:
+        elif ("_buffers" in d and name in d["_buffers"]) or isinstance(value, Buffer):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_typename(value)}' as buffer "
-                                f"'{name}' (torch.Tensor or None expected)")
-            d["_buffers"][name] = value
+                                f"'{name}' (torch.nn.Buffer, torch.Tensor or None expected)")
+            if isinstance(value, Buffer):  # nn.Buffer(t): registered, with its own persistence
+                self.register_buffer(name, value, value.persistent)
+            else:
+                d["_buffers"][name] = value
         else:
             if name != "training":  # (a guard read on every call) compiled functions walk attributes again
                 STRUCTURE_EPOCH[0] += 1
@@ -389,6 +392,9 @@ class Module:
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False) -> _IncompatibleKeys:
         """Copy ``state_dict`` into parameters/buffers; PyTorch's errors and returned key lists."""
         missing, unexpected, errors = [], [], []
+        for prefix, m in self.named_modules():  # lazy modules first give their parameters the loaded shapes
+            if hasattr(m, "_lazy_load_hook"):
+                m._lazy_load_hook(state_dict, prefix + "." if prefix else "", {}, strict, missing, unexpected, errors)
         own = self.state_dict(keep_vars=True)
         for k in state_dict:
             if k not in own:

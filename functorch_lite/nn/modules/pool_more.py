@@ -1,0 +1,161 @@
+"""More ``torch.nn`` modules: AdaptiveMaxPool3d, MaxUnpool1d/2d/3d, RReLU, Softmax2d, ChannelShuffle and the
+legacy CrossMapLRN2d (PyTorch's constructors, attributes and reprs)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..._tensor.tensor import Tensor
+from ...autograd.function import Function
+from .. import functional as F
+from .module import Module
+
+__all__: list = ["AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "RReLU", "Softmax2d",
+                 "ChannelShuffle", "CrossMapLRN2d"]
+
+
+class AdaptiveMaxPool3d(Module):
+    """Max pooling of (N, C, D, H, W) / (C, D, H, W) to a fixed size (``None`` keeps that input size)."""
+
+    def __init__(self, output_size, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input: Tensor):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+def _ntuple(v, n: int) -> tuple:
+    return tuple(v) if isinstance(v, (list, tuple)) else (v,) * n
+
+
+class _MaxUnpoolNd(Module):
+    _nd = 1
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        self.kernel_size = _ntuple(kernel_size, self._nd)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, self._nd)
+        self.padding = _ntuple(padding, self._nd)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        fn = {1: F.max_unpool1d, 2: F.max_unpool2d, 3: F.max_unpool3d}[self._nd]
+        return fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """Partial inverse of ``MaxPool1d(return_indices=True)``: maxima back at their positions, zeros elsewhere."""
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """Partial inverse of ``MaxPool2d(return_indices=True)``."""
+    _nd = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Partial inverse of ``MaxPool3d(return_indices=True)``."""
+    _nd = 3
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: slopes drawn from U(lower, upper) in training, ``(lower + upper) / 2`` in eval."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of (N, C, H, W) or (C, H, W) input."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3, _stacklevel=5)
+
+
+class ChannelShuffle(Module):
+    """``F.channel_shuffle`` as a module."""
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
+
+
+# ---- CrossMapLRN2d (PyTorch's legacy autograd.Function, vectorised) --------------------------------------------
+def _lrn_windows(channels: int, size: int) -> tuple:
+    """PyTorch's channel windows as 0/1 matrices: ``fwd[c, j]`` counts ``x[j]**2`` in channel c's scale (its running
+    sum never drops channel 0, as the original loop), ``bwd[c, j]`` the ratio terms its backward adds up."""
+    pre_pad = int((size - 1) / 2 + 1)
+    fwd = np.zeros((channels, channels))
+    fwd[0, :min(pre_pad, channels)] = 1
+    for c in range(1, channels):
+        fwd[c] = fwd[c - 1]
+        if c < channels - pre_pad + 1:
+            fwd[c, c + pre_pad - 1] += 1
+        if c > pre_pad:
+            fwd[c, c - pre_pad] -= 1
+    inverse_pre_pad = int(size - (size - 1) / 2)
+    j = np.arange(channels)[None, :] + inverse_pre_pad
+    c = np.arange(channels)[:, None]
+    bwd = ((j >= c) & (j <= c + size - 1)).astype(np.float64)
+    return fwd, bwd
+
+
+class _CrossMapLRN2d(Function):
+    @staticmethod
+    def forward(ctx, input, size, alpha=1e-4, beta=0.75, k=1):
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        from ... import tensor
+        fwd, bwd = _lrn_windows(input.shape[1], size)
+        ctx.size, ctx.alpha, ctx.beta, ctx.k = size, alpha, beta, k
+        ctx.bwd = tensor(bwd, dtype=input.dtype, device=input.device)
+        sums = tensor(fwd, dtype=input.dtype, device=input.device)
+        scale = (sums @ input.pow(2).flatten(2)).view_as(input) * (alpha / size) + k
+        ctx.scale = scale
+        output = scale.pow(-beta) * input
+        ctx.save_for_backward(input, output)
+        return output
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, output = ctx.saved_tensors
+        ratio = (grad_output * output / ctx.scale).flatten(2)
+        accum = (ctx.bwd @ ratio).view_as(input)
+        grad_input = ctx.scale.pow(-ctx.beta) * grad_output - (2 * ctx.alpha * ctx.beta / ctx.size) * input * accum
+        return grad_input, None, None, None, None
+
+
+_CrossMapLRN2d.__name__ = _CrossMapLRN2d.__qualname__ = "CrossMapLRN2d"  # grad_fn: CrossMapLRN2dBackward
+
+
+class CrossMapLRN2d(Module):
+    """Legacy cross-channel LRN over (N, C, H, W) with PyTorch's own forward and backward loops' windows."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _CrossMapLRN2d.apply(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

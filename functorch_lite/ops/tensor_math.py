@@ -1,0 +1,194 @@
+"""``torch.histogram``, ``torch.unravel_index`` and ``torch.gradient`` (PyTorch names and behaviour).
+
+``histogram`` is one op (no gradient, as PyTorch's): equal-width bins over ``range`` (default: the data's min and
+max, widened by 0.5 each side when they are equal) or explicit bin edges, optional weights and density. A value
+lands in the bin whose edges hold it (the last bin includes its right edge; values outside and NaN are dropped),
+the bins PyTorch's kernel finds. ``unravel_index`` and ``gradient`` are composites over facade ops, as PyTorch's
+(``gradient``'s results carry the inner ops' grad_fn, e.g. ``CatBackward0``).
+
+Example::
+
+    >>> torch.histogram(torch.tensor([1., 2., 1.]), bins=2)
+    torch.return_types.histogram(hist=tensor([2., 1.]), bin_edges=tensor([1.0000, 1.5000, 2.0000]))
+"""
+from __future__ import annotations
+
+import numbers
+
+import jax.numpy as jnp
+
+from .. import dtypes as D
+from .._promotion import no_kernel
+from .._tensor.tensor import Tensor, _wrap_dim
+from ._dispatch import dispatch
+from ._registry import OPS, defop
+from .reduction import _structseq, return_types as RT
+from .set_ops import _linspace
+
+RT.histogram = _structseq("histogram", ("hist", "bin_edges"))
+
+
+def _hist_rule(op, sig, sargs):
+    dt = sig[0][1]
+    if dt not in (D.float32, D.float64):
+        raise no_kernel("histogramdd", dt)
+    return (None, None, None), (dt, dt)
+
+
+@defop("histogram", promote=_hist_rule, tensors=3, nout=2, result_type=RT.histogram, differentiable=False,
+       method=False, function=False, broadcast=False, kernel="histogramdd", out=False)
+def _histogram(input, edges, weight, bins, lo, hi, density):
+    """(hist, bin_edges): ``edges`` given, or ``bins`` equal-width bins over [lo, hi] (None: the data's range)."""
+    dt = input.dtype
+    x = input.reshape(-1)
+    if edges is None:
+        if lo is None:
+            if x.size:
+                lo_e, hi_e = jnp.min(x), jnp.max(x)
+            else:
+                lo_e = hi_e = jnp.zeros((), dt)
+        else:
+            lo_e, hi_e = jnp.asarray(lo, jnp.float64).astype(dt), jnp.asarray(hi, jnp.float64).astype(dt)
+        same = lo_e == hi_e
+        half = jnp.asarray(0.5, dt)
+        lo_e, hi_e = jnp.where(same, lo_e - half, lo_e), jnp.where(same, hi_e + half, hi_e)
+        edges = _linspace(lo_e, hi_e, bins + 1, dt)
+    nb = edges.shape[0] - 1
+    inside = (x >= edges[0]) & (x <= edges[-1])
+    pos = jnp.minimum(jnp.searchsorted(edges, x, side="right") - 1, nb - 1)
+    w = jnp.ones(x.shape, dt) if weight is None else weight.reshape(-1).astype(dt)
+    hist = jnp.zeros((nb,), dt).at[jnp.where(inside, pos, nb)].add(w, mode="drop")
+    if density:
+        hist = hist / (jnp.sum(hist) * (edges[1:] - edges[:-1]))
+    return hist, edges
+
+
+def _fmt(v):
+    return f"{v:g}"
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: A002
+    """``torch.histogram(x, bins, range=None, weight=None, density=False)``: (hist, bin_edges); ``bins`` an int
+    (equal-width bins) or a 1-d tensor of increasing edges."""
+    if isinstance(bins, Tensor):
+        edges, nb = bins, None
+        if bins.dim() != 1:
+            raise RuntimeError(f"torch.histogramdd(): bins tensor should have one dimension, but got {bins.dim()} "
+                               "dimensions in the bins tensor for dimension 0")
+        lo = hi = None
+    else:
+        if not isinstance(bins, numbers.Integral) or isinstance(bins, bool):
+            raise TypeError(f"histogram(): argument 'bins' must be int or Tensor, not {type(bins).__name__}")
+        if bins <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+        edges, nb = None, int(bins)
+        lo, hi = (None, None) if range is None else (float(range[0]), float(range[1]))
+        if lo is not None and lo > hi:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {_fmt(lo)} max {_fmt(hi)} "
+                               "for dimension 0")
+    if weight is not None and tuple(weight._shape) != tuple(input._shape):
+        raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
+                           "input tensor excluding its innermost dimension")
+    return dispatch(OPS["histogram"], (input, edges, weight), (nb, lo, hi, bool(density)))
+
+
+def unravel_index(indices, shape):
+    """``torch.unravel_index(i, shape)``: the coordinates (int64 tensors) of flat indices ``i`` into ``shape``
+    (floor division and remainder, as PyTorch: negative indices count back from the end)."""
+    if not isinstance(indices, Tensor):
+        raise TypeError(f"expected 'indices' to be a tensor, but got {type(indices).__name__}")
+    if indices.dtype.category > D.INT or indices.dtype is D.bool:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    idx = indices.long()
+    coords = []
+    for s in reversed(shape):
+        coords.append(idx.remainder(s))
+        idx = idx.div(s, rounding_mode="floor")
+    return tuple(reversed(coords))
+
+
+# ---- gradient --------------------------------------------------------------------------------------------------------
+def _grad_dims(input, spacing, dim, edge_order):
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    nd = input.dim()
+    if dim is None:
+        dims = list(range(nd))
+    else:
+        dims = [dim] if isinstance(dim, numbers.Integral) else list(dim)
+        dims = [_wrap_dim(d, nd) for d in dims]
+        for d in dims:
+            if dims.count(d) > 1:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            if dim is None:
+                raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar, or a list of length "
+                                   f"equal to 'self.dim() = {nd}', since dim argument was not given, but got a list "
+                                   f"of length {len(spacing)}")
+            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                               f"arguments to have the same length, but got a spacing argument of length "
+                               f"{len(spacing)} and a dim argument of length {len(dims)}.")
+        steps = list(spacing)
+    else:
+        steps = [spacing] * len(dims)
+    for d in dims:
+        if input._shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    return dims, steps
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """``torch.gradient``: second-order central differences inside, first- or second-order one-sided at the
+    edges, along each dim of ``dim`` (default: all); ``spacing`` a number, one number per dim, or one 1-d tensor
+    of coordinates per dim."""
+    from .movement import cat
+    if input.dim() == 0:
+        return ()
+    dims, steps = _grad_dims(input, spacing, dim, edge_order)
+    x = input if input.dtype.category >= D.FLOAT else input.to(D.get_default_dtype())
+    out = []
+    for d, h in zip(dims, steps):
+        n = x._shape[d]
+
+        def s(a, b):  # x[a:b] along d (Python slice semantics, b None: to the end)
+            a = a + n if a < 0 else a
+            b = n if b is None else (b + n if b < 0 else b)
+            return x.narrow(d, a, b - a)
+        if isinstance(h, Tensor):
+            dx = h[1:] - h[:-1]
+            shp = [1] * x.dim()
+            shp[d] = -1
+            dx1, dx2 = dx[:-1], dx[1:]
+            a = (-dx2 / (dx1 * (dx1 + dx2))).reshape(shp)
+            b = ((dx2 - dx1) / (dx1 * dx2)).reshape(shp)
+            c = (dx1 / (dx2 * (dx1 + dx2))).reshape(shp)
+            center = a * s(0, -2) + b * s(1, -1) + c * s(2, None)
+            if edge_order == 1:
+                pre = (s(1, 2) - s(0, 1)) / dx[0]
+                app = (s(-1, None) - s(-2, -1)) / dx[-1]
+            else:
+                d0, d1 = dx[0], dx[1]
+                pre = (-(2.0 * d0 + d1) / (d0 * (d0 + d1))) * s(0, 1) + ((d0 + d1) / (d0 * d1)) * s(1, 2) + \
+                      (-d0 / (d1 * (d0 + d1))) * s(2, 3)
+                e1, e2 = dx[-1], dx[-2]
+                app = (e1 / (e2 * (e1 + e2))) * s(-3, -2) - ((e1 + e2) / (e1 * e2)) * s(-2, -1) + \
+                      ((2 * e1 + e2) / (e1 * (e1 + e2))) * s(-1, None)
+        else:
+            h = h.item() if isinstance(h, Tensor) else h
+            center = (s(2, None) - s(0, -2)) / (2 * h)
+            if edge_order == 1:
+                pre = (s(1, 2) - s(0, 1)) / h
+                app = (s(-1, None) - s(-2, -1)) / h
+            else:
+                pre = (-1.5 * s(0, 1) + 2 * s(1, 2) - 0.5 * s(2, 3)) / h
+                app = (0.5 * s(-3, -2) - 2 * s(-2, -1) + 1.5 * s(-1, None)) / h
+        out.append(cat([pre, center, app], d))
+    return tuple(out)
+
+
+FUNCTIONS = {"histogram": histogram, "unravel_index": unravel_index, "gradient": gradient}
+METHODS = {"histogram": histogram}

@@ -33,6 +33,8 @@ from .transformed_more import (HalfNormal, HalfCauchy, Gumbel, Weibull, Pareto, 
                                RelaxedOneHotCategorical)
 from .matrix import LowRankMultivariateNormal, LKJCholesky, Wishart
 from .kl import kl_divergence, register_kl
+from . import constraint_registry
+from .constraint_registry import biject_to, transform_to
 from . import kl_more as _kl_more  # noqa: F401  (registers the KL divergences of the classes above)
 from . import kl, continuous, discrete, distribution, transformed
 from . import continuous_more, discrete_more, transformed_more, matrix, multivariate_normal  # noqa: F401
@@ -58,6 +60,7 @@ __all__ = [
     "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
     "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
     "identity_transform",
+    "biject_to", "transform_to", "constraint_registry",
 ]
 
 # PyTorch's module paths (``torch.distributions.normal.Normal``, ``from ...categorical import Categorical``) name

@@ -214,24 +214,28 @@ def _src_dim(src, d):
     return src._shape[d] if src._shape else 1
 
 
-def _index_add_prep(targs, sargs):
-    x, index, src = targs
-    d = _wrap_dim(sargs[0], len(x._shape))
-    _need(index, _INT_INDEX, f"index_add_(): Expected dtype int32/int64 for index but got: {index.dtype.short}")
+def check_index_source(name, x, index, src, dim) -> int:
+    """PyTorch's checks of ``name(self, dim, index, source)`` (index_add_, index_reduce_): the wrapped dim."""
+    d = _wrap_dim(dim, len(x._shape))
+    _need(index, _INT_INDEX, f"{name}(): Expected dtype int32/int64 for index but got: {index.dtype.short}")
     if index.ndim > 1:
-        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
+        raise IndexError(f"{name}(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
                          f"{index.dtype.short} and size: {list(index._shape)}")
     if src.dtype is not x.dtype:
-        raise RuntimeError(f"index_add_(): self ({x.dtype.short}) and source ({src.dtype.short}) must have the same "
+        raise RuntimeError(f"{name}(): self ({x.dtype.short}) and source ({src.dtype.short}) must have the same "
                            "scalar type")
     n, m = index.numel(), _src_dim(src, d)
     if n != m:
-        raise RuntimeError(f"index_add_(): Number of indices ({n}) should be equal to source.size(dim): ({m}), for "
+        raise RuntimeError(f"{name}(): Number of indices ({n}) should be equal to source.size(dim): ({m}), for "
                            f"dim: {d}")
     if src.ndim != x.ndim or any(a != b for k, (a, b) in enumerate(zip(src._shape, x._shape)) if k != d):
         raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. Got "
                            f"self.shape = {list(x._shape)} source.shape = {list(src._shape)}")
-    return (d,) + sargs[1:]
+    return d
+
+
+def _index_add_prep(targs, sargs):
+    return (check_index_source("index_add_", *targs, sargs[0]),) + sargs[1:]
 
 
 def _index_fill_prep(targs, sargs):

@@ -34,8 +34,9 @@ from . import _dispatch
 from . import view_ops as VO
 from ._dispatch import dispatch
 from ._registry import OPS, defop
+from .gather_scatter import check_index_source
 from .grad_overrides import aten_no_derivative
-from .indexing import _INT_INDEX, _bounds, _dim_size, _rule_cast, _twin, index_put
+from .indexing import _bounds, _dim_size, _rule_cast, _twin, index_put
 from .math_extra import _tensors_only
 from .reduction import _structseq, return_types as RT
 
@@ -329,22 +330,7 @@ def _index_reduce_prep(targs, sargs):
     dim, reduce, include_self = sargs
     if reduce not in _INDEX_REDUCES:
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
-    d = _wrap_dim(dim, len(x._shape))
-    if index.dtype not in _INT_INDEX:
-        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: {index.dtype.short}")
-    if index.ndim > 1:
-        raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
-                         f"{index.dtype.short} and size: {list(index._shape)}")
-    if src.dtype is not x.dtype:
-        raise RuntimeError(f"index_reduce_(): self ({x.dtype.short}) and source ({src.dtype.short}) must have the "
-                           "same scalar type")
-    n, m = index.numel(), (src._shape[d] if src._shape else 1)
-    if n != m:
-        raise RuntimeError(f"index_reduce_(): Number of indices ({n}) should be equal to source.size(dim): ({m}), "
-                           f"for dim: {d}")
-    if src.ndim != x.ndim or any(a != b for k, (a, b) in enumerate(zip(src._shape, x._shape)) if k != d):
-        raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. Got "
-                           f"self.shape = {list(x._shape)} source.shape = {list(src._shape)}")
+    d = check_index_source("index_reduce_", x, index, src, dim)
     dt = x.dtype
     if dt is D.bool or dt.is_complex or dt in D.FLOAT8:  # PyTorch's kernels for these: only its composite path
         if not include_self:

@@ -77,9 +77,10 @@ class Adadelta(Optimizer):
         return (bool(group["maximize"]),)
 
     def _make_tx(self, key):
-        _, maximize = key
+        _, maximize, decays = key
         return optax.inject_hyperparams(
-            lambda lr, rho, eps, weight_decay: adadelta_transform(lr, rho, eps, weight_decay, maximize=maximize),
+            lambda lr, rho, eps, weight_decay: adadelta_transform(lr, rho, eps, weight_decay if decays else None,
+                                                                  maximize=maximize),
             hyperparam_dtype=jnp.float64)(lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0)
 
     def _state_fields(self, group):

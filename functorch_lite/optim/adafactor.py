@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import Optimizer, cast, delta, hyper_arrays, t_add, t_lerp, t_mul
+from .optimizer import Optimizer, cast, delta, hyper_arrays, t_add, t_decoupled, t_lerp, t_mul
 
 
 class AdafactorState(NamedTuple):
@@ -62,7 +62,7 @@ def adafactor_transform(lr, beta2_decay, eps1, eps2, d, weight_decay, *, maximiz
         numel = math.prod(p.shape)
         rms_p = _f64(jnp.sqrt(jnp.sum(p * p))) / numel ** 0.5     # param.norm(2).item() / numel ** 0.5
         alpha = jnp.maximum(eps2, rms_p) * rho_t
-        pw = jnp.where(weight_decay != 0, t_mul(p, 1 - lr * weight_decay), p)  # param.mul_(1 - lr * weight_decay)
+        pw = t_decoupled(p, lr, weight_decay)  # param.mul_(1 - lr * weight_decay)
         row_var = col_var = variance = None
         if g.ndim > 1:
             row_var = t_lerp(state.row_var, _sq_mean(g, -1), one_minus_beta2_t)
@@ -121,10 +121,11 @@ class Adafactor(Optimizer):
         return (bool(group["maximize"]), group["eps"][0] is None)
 
     def _make_tx(self, key):
-        _, maximize, eps1_none = key
+        _, maximize, eps1_none, decays = key
         return optax.inject_hyperparams(
             lambda lr, beta2_decay, eps1, eps2, d, weight_decay: adafactor_transform(
-                lr, beta2_decay, eps1, eps2, d, weight_decay, maximize=maximize, eps1_none=eps1_none),
+                lr, beta2_decay, eps1, eps2, d, weight_decay if decays else None, maximize=maximize,
+                eps1_none=eps1_none),
             hyperparam_dtype=jnp.float64)(lr=0.0, beta2_decay=-0.8, eps1=0.0, eps2=1e-3, d=1.0, weight_decay=0.0)
 
     def _init_state(self, key, arr):

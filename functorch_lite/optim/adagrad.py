@@ -93,10 +93,10 @@ class Adagrad(Optimizer):
         return (bool(group["maximize"]),)
 
     def _make_tx(self, key):
-        _, maximize = key
+        _, maximize, decays = key
         return optax.inject_hyperparams(
-            lambda lr, lr_decay, weight_decay, eps: adagrad_transform(lr, lr_decay, weight_decay, eps,
-                                                                      maximize=maximize),
+            lambda lr, lr_decay, weight_decay, eps: adagrad_transform(
+                lr, lr_decay, weight_decay if decays else None, eps, maximize=maximize),
             hyperparam_dtype=jnp.float64)(lr=0.0, lr_decay=0.0, weight_decay=0.0, eps=1e-10)
 
     def _state_fields(self, group):

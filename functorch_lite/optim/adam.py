@@ -5,8 +5,8 @@ optax's ``scale_by_adam`` rounds differently (it divides bias-corrected moments;
 the bias-corrected ``v_hat``; PyTorch takes the max of the raw ``v``. Each op rounds where torch's CPU
 kernel rounds (``optimizer.t_*``), so float32 results are PyTorch's bit for bit. So the core is a small custom
 ``GradientTransformation`` in PyTorch's operation order, wrapped by ``optax.inject_hyperparams``
-(``lr``, ``beta1``, ``beta2``, ``eps``, ``weight_decay`` are arrays: changing them never recompiles;
-PyTorch's ``if weight_decay != 0`` is a select on the traced value, ``optimizer.t_decay``).
+(``lr``, ``beta1``, ``beta2``, ``eps``, ``weight_decay`` are arrays: changing them never recompiles, but for
+PyTorch's ``if weight_decay != 0``: a group at 0 has a program without the term, ``Optimizer._key_of``).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import (Optimizer, cast, delta, hyper_arrays, t_add, t_addcdiv, t_addcmul, t_decay, t_div,
+from .optimizer import (Optimizer, cast, delta, hyper_arrays, t_add, t_addcdiv, t_addcmul, t_decay, t_decoupled, t_div,
                         t_lerp, t_mul, t_sqrt)
 
 
@@ -41,7 +41,7 @@ def adam_transform(lr, beta1, beta2, eps, weight_decay, *, amsgrad: bool, maximi
             g = -g
         base = p
         if decoupled:
-            base = t_mul(p, 1 - lr * weight_decay)  # param.mul_(1 - lr * weight_decay): exactly p at 0
+            base = t_decoupled(p, lr, weight_decay)  # param.mul_(1 - lr * weight_decay): exactly p at 0
         else:
             g = t_decay(g, p, weight_decay)  # if weight_decay != 0: grad = grad.add(param, alpha=weight_decay)
         exp_avg = t_lerp(state.exp_avg, g, 1 - beta1)
@@ -100,10 +100,11 @@ class Adam(Optimizer):
         return (bool(group["amsgrad"]), bool(group["maximize"]), bool(group["decoupled_weight_decay"]))
 
     def _make_tx(self, key):
-        _, amsgrad, maximize, decoupled = key
+        _, amsgrad, maximize, decoupled, decays = key
         return optax.inject_hyperparams(
             lambda lr, beta1, beta2, eps, weight_decay: adam_transform(
-                lr, beta1, beta2, eps, weight_decay, amsgrad=amsgrad, maximize=maximize, decoupled=decoupled),
+                lr, beta1, beta2, eps, weight_decay if decays else None, amsgrad=amsgrad, maximize=maximize,
+                decoupled=decoupled),
             hyperparam_dtype=jnp.float64)(lr=0.0, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0)
 
     def _state_fields(self, group):

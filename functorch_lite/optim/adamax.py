@@ -81,10 +81,10 @@ class Adamax(Optimizer):
         return (bool(group["maximize"]),)
 
     def _make_tx(self, key):
-        _, maximize = key
+        _, maximize, decays = key
         return optax.inject_hyperparams(
             lambda lr, beta1, beta2, eps, weight_decay: adamax_transform(
-                lr, beta1, beta2, eps, weight_decay, maximize=maximize),
+                lr, beta1, beta2, eps, weight_decay if decays else None, maximize=maximize),
             hyperparam_dtype=jnp.float64)(lr=0.0, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0)
 
     def _state_fields(self, group):

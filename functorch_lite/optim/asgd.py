@@ -81,10 +81,10 @@ class ASGD(Optimizer):
         return (bool(group["maximize"]),)
 
     def _make_tx(self, key):
-        _, maximize = key
+        _, maximize, decays = key
         return optax.inject_hyperparams(
-            lambda lr, lambd, alpha, t0, weight_decay: asgd_transform(lr, lambd, alpha, t0, weight_decay,
-                                                                      maximize=maximize),
+            lambda lr, lambd, alpha, t0, weight_decay: asgd_transform(
+                lr, lambd, alpha, t0, weight_decay if decays else None, maximize=maximize),
             hyperparam_dtype=jnp.float64)(lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0.0)
 
     def _state_fields(self, group):

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import (Optimizer, cast, delta, hyper_arrays, t_add, t_addcdiv, t_addcmul, t_decay,
+from .optimizer import (Optimizer, cast, delta, hyper_arrays, t_add, t_addcdiv, t_addcmul, t_decay, t_decoupled,
                         t_div, t_lerp, t_mul, t_sqrt)
 
 
@@ -41,7 +41,7 @@ def nadam_transform(lr, beta1, beta2, eps, weight_decay, momentum_decay, *, maxi
             g = -g
         base = p
         if decoupled:
-            base = t_mul(p, 1 - lr * weight_decay)  # param.mul_(1 - lr * weight_decay): exactly p at 0
+            base = t_decoupled(p, lr, weight_decay)  # param.mul_(1 - lr * weight_decay): exactly p at 0
         else:
             g = t_decay(g, p, weight_decay)
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (s * momentum_decay)))
@@ -103,10 +103,11 @@ class NAdam(Optimizer):
         return (bool(group["maximize"]), bool(group["decoupled_weight_decay"]))
 
     def _make_tx(self, key):
-        _, maximize, decoupled = key
+        _, maximize, decoupled, decays = key
         return optax.inject_hyperparams(
             lambda lr, beta1, beta2, eps, weight_decay, momentum_decay: nadam_transform(
-                lr, beta1, beta2, eps, weight_decay, momentum_decay, maximize=maximize, decoupled=decoupled),
+                lr, beta1, beta2, eps, weight_decay if decays else None, momentum_decay, maximize=maximize,
+                decoupled=decoupled),
             hyperparam_dtype=jnp.float64)(lr=0.0, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0,
                                           momentum_decay=4e-3)
 

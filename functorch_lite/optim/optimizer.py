@@ -230,8 +230,14 @@ class Optimizer:
         raise TypeError(f"{type(self).__name__} subclasses Optimizer without defining _state_fields(group)")
 
     def _key_of(self, group: dict) -> tuple:
-        """The static key that selects ``group``'s jitted update (from its values as they are, when traced)."""
-        return (type(self).__name__,) + self._static_key(CONCRETE.get(id(group), group))
+        """The static key that selects ``group``'s jitted update (from its values as they are, when traced). For a
+        group with a ``weight_decay``, its last component says whether that is nonzero: PyTorch's ``if
+        weight_decay != 0`` is a Python branch, so a group at 0 gets the program without the term (which reads
+        every parameter once more) and its transform a ``weight_decay`` of None. Moving it off 0 selects another
+        program (``compile`` guards on the key); its other values are data."""
+        g = CONCRETE.get(id(group), group)
+        key = (type(self).__name__,) + self._static_key(g)
+        return key + (bool(g["weight_decay"] != 0),) if "weight_decay" in g else key
 
     def _fields_of(self, group: dict) -> tuple:
         """PyTorch's state names for ``group`` (from its values as they are, when traced)."""
@@ -528,9 +534,17 @@ def t_div(a, b):
 
 
 def t_decay(g, p, weight_decay):
-    """PyTorch's ``if weight_decay != 0: grad = grad.add(param, alpha=weight_decay)`` with ``weight_decay``
-    traced: the parameter is not added at 0 (``0 * inf`` would put a nan into the gradient)."""
+    """PyTorch's ``if weight_decay != 0: grad = grad.add(param, alpha=weight_decay)``: ``weight_decay`` is None
+    where the group's is 0 (``Optimizer._key_of``); traced, the parameter is still not added at 0 (``0 * inf``
+    would put a nan into the gradient)."""
+    if weight_decay is None:
+        return g
     return jnp.where(weight_decay != 0, t_add(g, p, weight_decay), g)
+
+
+def t_decoupled(p, lr, weight_decay):
+    """AdamW's ``param.mul_(1 - lr * weight_decay)``: ``p`` itself where the group's weight decay is 0 (None)."""
+    return p if weight_decay is None else t_mul(p, 1 - lr * weight_decay)
 
 
 def delta(new_p, p):

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import (Optimizer, cast, delta, hyper_arrays, t_add, t_addcmul, t_decay, t_div,
+from .optimizer import (Optimizer, cast, delta, hyper_arrays, t_add, t_addcmul, t_decay, t_decoupled, t_div,
                         t_lerp, t_mul, t_sqrt)
 
 
@@ -38,7 +38,7 @@ def radam_transform(lr, beta1, beta2, eps, weight_decay, *, maximize: bool,
             g = -g
         base = p
         if decoupled:
-            base = t_mul(p, 1 - lr * weight_decay)  # param.mul_(1 - lr * weight_decay): exactly p at 0
+            base = t_decoupled(p, lr, weight_decay)  # param.mul_(1 - lr * weight_decay): exactly p at 0
         else:
             g = t_decay(g, p, weight_decay)
         exp_avg = t_lerp(state.exp_avg, g, 1 - beta1)
@@ -99,10 +99,10 @@ class RAdam(Optimizer):
         return (bool(group["maximize"]), bool(group["decoupled_weight_decay"]))
 
     def _make_tx(self, key):
-        _, maximize, decoupled = key
+        _, maximize, decoupled, decays = key
         return optax.inject_hyperparams(
             lambda lr, beta1, beta2, eps, weight_decay: radam_transform(
-                lr, beta1, beta2, eps, weight_decay, maximize=maximize, decoupled=decoupled),
+                lr, beta1, beta2, eps, weight_decay if decays else None, maximize=maximize, decoupled=decoupled),
             hyperparam_dtype=jnp.float64)(lr=0.0, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0)
 
     def _state_fields(self, group):

@@ -93,11 +93,11 @@ class RMSprop(Optimizer):
         return (group["momentum"] > 0, bool(group["centered"]), bool(group["maximize"]))
 
     def _make_tx(self, key):
-        _, use_momentum, centered, maximize = key
+        _, use_momentum, centered, maximize, decays = key
         return optax.inject_hyperparams(
             lambda lr, alpha, eps, weight_decay, momentum: rmsprop_transform(
-                lr, alpha, eps, weight_decay, momentum, use_momentum=use_momentum, centered=centered,
-                maximize=maximize),
+                lr, alpha, eps, weight_decay if decays else None, momentum, use_momentum=use_momentum,
+                centered=centered, maximize=maximize),
             hyperparam_dtype=jnp.float64)(lr=0.0, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0)
 
     def _state_fields(self, group):

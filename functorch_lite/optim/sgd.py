@@ -79,10 +79,10 @@ class SGD(Optimizer):
         return (group["momentum"] != 0, bool(group["nesterov"]), bool(group["maximize"]))
 
     def _make_tx(self, key):
-        _, use_momentum, nesterov, maximize = key
+        _, use_momentum, nesterov, maximize, decays = key
         return optax.inject_hyperparams(
             lambda lr, momentum, dampening, weight_decay: sgd_transform(
-                lr, momentum, dampening, weight_decay, use_momentum=use_momentum, nesterov=nesterov,
+                lr, momentum, dampening, weight_decay if decays else None, use_momentum=use_momentum, nesterov=nesterov,
                 maximize=maximize),
             hyperparam_dtype=jnp.float64)(lr=0.0, momentum=0.0, dampening=0.0, weight_decay=0.0)
 

@@ -168,7 +168,14 @@ def test_hyperparameter_changes():
     cf()
     np.testing.assert_allclose(np.asarray(lin.bias.detach()._array), np.asarray(b._array) - 0.125 * 2, rtol=1e-6)
     assert cf.stats["traces"] == traces                     # a traced value: no new program
-    opt.param_groups[0]["weight_decay"] = 0.5               # SGD's weight decay is traced too
+    opt.param_groups[0]["weight_decay"] = 0.25              # torch's `if weight_decay != 0`: another program
+    b = lin.bias.detach().clone()
+    cf()
+    np.testing.assert_allclose(np.asarray(lin.bias.detach()._array),
+                               np.asarray(b._array) - 0.125 * (2 + 0.25 * np.asarray(b._array)), rtol=1e-6)
+    assert cf.stats["traces"] > traces
+    traces = cf.stats["traces"]
+    opt.param_groups[0]["weight_decay"] = 0.5               # a nonzero weight decay's value is traced
     b = lin.bias.detach().clone()
     cf()
     np.testing.assert_allclose(np.asarray(lin.bias.detach()._array),
@@ -388,8 +395,9 @@ def test_group_value_changed_in_place_is_still_a_guard():
 
 @pytest.mark.parametrize("name", ["Adam", "AdamW", "SGD", "RMSprop", "Adagrad"])
 def test_weight_decay_is_a_traced_value(name):
-    """Every optimizer's weight_decay is an input of the compiled step: 0 -> 0.5 -> 0 changes no program, and
-    each step equals the same step taken eagerly (PyTorch's ``if weight_decay != 0`` is a select)."""
+    """Every optimizer's nonzero weight_decay is an input of the compiled step: 0.5 -> 0.25 changes no program;
+    PyTorch's ``if weight_decay != 0`` selects the program (0 has none of the term's work), so 0 -> 0.5 adds one
+    and back to 0 reuses the first. Each step equals the same step taken eagerly."""
     lins = [_lin(0), _lin(0)]
     opts = [getattr(ft.optim, name)(m.parameters(), lr=0.1, weight_decay=0.0) for m in lins]
 
@@ -400,14 +408,15 @@ def test_weight_decay_is_a_traced_value(name):
             opt.step()
         return step
     eager, cf = make(lins[0], opts[0]), ft.compile(make(lins[1], opts[1]))
-    for wd in (0.0, 0.0, 0.0, 0.5, 0.5, 0.0):
+    for wd in (0.0, 0.0, 0.0, 0.5, 0.25, 0.0):
         for opt in opts:
             opt.param_groups[0]["weight_decay"] = wd
         eager()
         cf()
         for a, b in zip(lins[0].parameters(), lins[1].parameters()):
             _same(a, b)
-    assert cf.stats["traces"] == 2    # the first call, then the one with .grad fields and optimizer state
+    # the first call, the one with .grad fields and optimizer state, the one that decays
+    assert cf.stats["traces"] == 3
 
 
 def test_default_values_are_reached():

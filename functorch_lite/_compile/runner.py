@@ -371,7 +371,10 @@ class CompiledFunction:
         finally:
             self._ctx = None
         ok = steady.write(d, outs)
-        result = self._results(entry, d, outs, entry.spec.moves[1])
+        if steady.single is not None:
+            result = Tensor._from_array(outs[entry.spec.n_slot_out], *steady.single)
+        else:
+            result = self._results(entry, d, outs, entry.spec.moves[1])
         if ok:
             self._steady = steady
         return result

@@ -81,7 +81,7 @@ def _leaves(v) -> list:
 
 class Steady:
     __slots__ = ("base", "n", "n_args", "entry", "key", "ambient", "flat", "kinds", "recs", "vals", "leaves",
-                 "starts", "counts", "check", "writers")
+                 "starts", "counts", "check", "writers", "single")
 
     def __init__(self, entry, key, ambient, d, flat: bool):
         """After a call of ``entry`` whose key was ``key``, its results written back: the slots' values now are
@@ -94,6 +94,14 @@ class Steady:
         self.kinds = [_KIND[type(s)] for s in d.slots]
         self.check = [i for i in range(self.n) if i not in skip]
         self.writers = [(self.kinds[i], i, dt, bump) for i, dt, bump in entry.spec.outputs]
+        # a result that is one new tensor (a loss), with nothing to replay: its (dtype, device), so the call builds
+        # it directly (``CompiledFunction._results`` otherwise)
+        spec, self.single = entry.spec, None
+        if len(spec.result_meta) == 1 and spec.result_meta[0][0] == "t" and not spec.effects and \
+                not spec.deferred and spec.result_skel is None and 0 not in spec.moves[1]:
+            mark = object()
+            if jax.tree_util.tree_unflatten(spec.result_tree, [mark])[0] is mark:
+                self.single = spec.result_meta[0][1:3]
         self.recs, self.vals, self.leaves, self.starts, self.counts = [], [], [], [], []
         for i, s in enumerate(d.slots):
             v = None if i in skip else s.get()

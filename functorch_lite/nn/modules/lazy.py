@@ -45,6 +45,7 @@ class LazyModuleMixin:
         self._register_lazy_hook()
 
     def _register_lazy_hook(self) -> None:
+        self._load_hook = self._register_load_state_dict_pre_hook(self._lazy_load_hook)
         self._initialize_hook = self.register_forward_pre_hook(self._infer_parameters, with_kwargs=True)
 
     def initialize_parameters(self, *args, **kwargs) -> None:
@@ -54,13 +55,12 @@ class LazyModuleMixin:
         """Whether a parameter or buffer still has no shape."""
         return any(is_lazy(t) for t in itertools.chain(self._parameters.values(), self._buffers.values()))
 
-    def state_dict(self, destination=None, prefix: str = "", keep_vars: bool = False):
-        """As ``Module.state_dict``, the uninitialized tensors themselves standing for their entries."""
-        destination = super().state_dict(destination, prefix, keep_vars)
+    def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
+        """As ``Module``'s, the uninitialized tensors themselves standing for their entries."""
+        super()._save_to_state_dict(destination, prefix, keep_vars)
         for name, t in itertools.chain(self._parameters.items(), self._buffers.items()):
             if is_lazy(t) and prefix + name in destination:
                 destination[prefix + name] = t
-        return destination
 
     def _lazy_load_hook(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                         error_msgs) -> None:
@@ -77,7 +77,8 @@ class LazyModuleMixin:
         if module.has_uninitialized_params():
             raise RuntimeError(f"module {module._get_name()} has not been fully initialized")
         module._initialize_hook.remove()
-        del module._initialize_hook
+        module._load_hook.remove()
+        del module._initialize_hook, module._load_hook
         if module.cls_to_become is not None:
             module.__class__ = module.cls_to_become
 

@@ -69,6 +69,21 @@ class _NormBase(Module):
             self.register_buffer("num_batches_tracked", None)
         self.reset_parameters()
 
+    _version = 2  # (version 2 added num_batches_tracked)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:
+        """A state dict saved before version 2 has no ``num_batches_tracked``: the module's own value is kept."""
+        version = local_metadata.get("version", None)
+        if (version is None or version < 2) and self.track_running_stats:
+            key = prefix + "num_batches_tracked"
+            if key not in state_dict:
+                from ... import tensor, int64
+                state_dict[key] = self.num_batches_tracked if self.num_batches_tracked is not None else \
+                    tensor(0, dtype=int64)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+
     def reset_running_stats(self) -> None:
         """running_mean = 0, running_var = 1, num_batches_tracked = 0."""
         if self.track_running_stats:

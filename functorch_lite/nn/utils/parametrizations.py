@@ -195,9 +195,7 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
             state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g_key)
             state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v_key)
 
-    register = getattr(module, "_register_load_state_dict_pre_hook", None)
-    if register is not None:  # (the facade's Module has no load pre-hooks yet: README "Differences")
-        register(_weight_norm_compat_hook)
+    module._register_load_state_dict_pre_hook(_weight_norm_compat_hook)
     return module
 
 

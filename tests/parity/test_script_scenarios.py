@@ -1443,10 +1443,7 @@ def _seq_model(L, kind):
 
 @pytest.mark.parametrize("kind", ["lstm", "gru", "transformer"])
 def test_sequence_classifier_recurrent_and_transformer_modules(kind):
-    # The LSTM's rnn.weight_hh_l0_reverse[9, 2] has a first gradient at rounding level (-6.3e-9 in both libraries,
-    # 0.9% apart; the tensor's mean |g| is 7e-5), and Adam's first step g / (|g| + eps) turns that noise into a
-    # 2e-5 difference of the weight. atol 5e-5 still fails a wrong update (lr-sized: 1e-2).
-    _both(lambda L: _seq_model(L, kind), rtol=1e-4, atol=5e-5 if kind == "lstm" else 1e-5)
+    _both(lambda L: _seq_model(L, kind), rtol=1e-4, atol=1e-5)
 
 
 # ---- 22. a common "seed everything" + reproducibility preamble ------------------------------------------------------

@@ -407,9 +407,6 @@ class Module:
         """Parameters, persistent buffers and extra state by qualified name, detached unless ``keep_vars``;
         ``_metadata`` holds each module's ``_version``. State-dict pre- and post-hooks run around each module."""
         if args:
-            if len(args) > 3:
-                raise TypeError(f"state_dict() takes from 1 to 4 positional arguments but {len(args) + 1} were "
-                                "given")
             warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
                           "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
                           " for details.", FutureWarning, stacklevel=2)

@@ -324,9 +324,10 @@ class Module:
         fn(self)
         return self
 
-    def _apply(self, fn: Callable[[Tensor], Tensor]) -> "Module":
-        for m in self.children():
-            m._apply(fn)
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> "Module":
+        if recurse:
+            for m in self.children():
+                m._apply(fn)
         for k, p in self._parameters.items():
             if p is not None:
                 with _no_grad():
@@ -356,6 +357,15 @@ class Module:
             dt = dtype if (dtype is not None and t.is_floating_point()) else None
             return t.to(device=device, dtype=dt) if (dt or device is not None) else t
         return self._apply(conv)
+
+    def to_empty(self, *, device=None, recurse: bool = True) -> "Module":
+        """Parameters and buffers replaced by new uninitialized tensors of their shapes on ``device``."""
+        from ... import empty_like
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
+    def type(self, dst_type) -> "Module":
+        """Every parameter and buffer cast to ``dst_type`` (integer buffers too, as in PyTorch)."""
+        return self._apply(lambda t: t.type(dst_type))
 
     def cpu(self) -> "Module":
         return self.to("cpu")
@@ -588,6 +598,42 @@ class Module:
             if not isinstance(mod, Module):
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path ``target``, with PyTorch's errors."""
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        p = getattr(mod, name)
+        if not isinstance(p, Parameter):
+            raise AttributeError("`" + name + "` is not an nn.Parameter")
+        return p
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path ``target``, with PyTorch's errors."""
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        b = getattr(mod, name)
+        if name not in mod._buffers:
+            raise AttributeError("`" + name + "` is not a buffer")
+        return b
+
+    def set_submodule(self, target: str, module: "Module", strict: bool = False) -> None:
+        """Put ``module`` at dotted path ``target`` (``strict``: the attribute must exist already)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError("`module` is not an nn.Module, found " + str(type(module)))
+        parent = self if len(atoms) == 1 else self.get_submodule(".".join(atoms[:-1]))
+        if strict and not hasattr(parent, atoms[-1]):
+            raise AttributeError(parent._get_name() + " has no attribute `" + atoms[-1] + "`")
+        if hasattr(parent, atoms[-1]) and not isinstance(getattr(parent, atoms[-1]), Module):
+            raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
+        setattr(parent, atoms[-1], module)
 
     # ---- call and hooks --------------------------------------------------------------------------
     def forward(self, *args, **kwargs):

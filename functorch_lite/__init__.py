@@ -22,6 +22,12 @@ from .dtypes import (  # noqa: F401
 )
 from ._device import device, get_default_device, set_default_device, DeviceUnavailableError  # noqa: F401
 from ._tensor.tensor import Tensor, Size  # noqa: F401
+from ._tensor.legacy import set_default_tensor_type, tensortype, typename  # noqa: F401  (torch.FloatTensor & co below)
+from ._tensor import legacy as _legacy
+globals().update(_legacy.CPU_TYPES)
+globals().update(_legacy.CONSTANTS)  # torch.pi, e, inf, nan, newaxis
+for _k, _v in _legacy.METHODS.items():  # is_sparse, is_quantized, ... (False), to_dense, is_set_to, output_nr
+    setattr(Tensor, _k, _v)
 from ._tensor.tensor import memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d  # noqa: F401,E501
 from ._promotion import promote_types, result_type, can_cast  # noqa: F401
 from ._stats import cache_info, reset_cache_info  # noqa: F401
@@ -107,6 +113,10 @@ from .autograd import tensor_hooks as _tensor_hooks  # noqa: E402
 for _k, _v in _tensor_hooks.METHODS.items():
     setattr(Tensor, _k, _v)
 del _k, _v
+
+
+def get_device(input) -> int:
+    return input.get_device()
 
 
 def is_tensor(obj) -> bool:

@@ -116,6 +116,12 @@ class Tensor:
                  "_requires_grad", "_grad", "grad_fn", "_retains_grad", "_hooks", "_post_hooks", "_out_nr",
                  "_idx", "_acc", "__weakref__", "__dict__")
 
+    def __new__(cls, *args, **kwargs):
+        """``torch.Tensor(2, 3)``, ``torch.Tensor([1., 2.])``, ``torch.Tensor(other)``: the legacy constructor
+        (``_tensor/legacy.py``), in the default dtype."""
+        from .legacy import legacy_new
+        return legacy_new(None, None, args, kwargs)
+
     # ---- construction (internal) -----------------------------------------------------------
     @classmethod
     def _header(cls, storage, shape, dtype, chain, strides, offset, base, cache=None, idx=None):
@@ -634,12 +640,11 @@ class Tensor:
                 raise RuntimeError(f"no legacy tensor type name for {self.dtype!r}")
             prefix = "torch." if self._storage.device.type == "cpu" else f"torch.{self._storage.device.type}."
             return prefix + self.dtype.legacy
-        if isinstance(dtype, str):
-            for d in D.ALL:
-                if d.legacy and dtype.endswith(d.legacy):
-                    dtype = d
-                    break
-        return self.to(dtype)
+        from .legacy import resolve
+        dt, device_type = resolve(dtype)  # a dtype, torch.DoubleTensor, 'torch.cuda.FloatTensor', torch.Tensor
+        if device_type is None or device_type == self._storage.device.type:
+            return self.to(dt, non_blocking=non_blocking)
+        return self.to(device_type, dt, non_blocking=non_blocking)
 
 
 def with_memory_order(t, order, strides):

@@ -143,3 +143,9 @@ def get_device_name(device=None) -> str:
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
     return is_available()
+
+
+# ---- legacy tensor types: torch.cuda.FloatTensor, ... (_tensor/legacy.py) ------------------------------------
+from .._tensor.legacy import CUDA_TYPES as _CUDA_TYPES  # noqa: E402
+
+globals().update(_CUDA_TYPES)

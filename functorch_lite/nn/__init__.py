@@ -6,3 +6,5 @@ from .parameter import Buffer, UninitializedParameter, UninitializedBuffer  # no
 from .modules import *  # noqa: F401,F403
 from .modules import Module, Sequential, ModuleList, ModuleDict, ParameterList, Linear  # noqa: F401
 from . import init, utils  # noqa: F401,E402
+from . import parallel  # noqa: F401,E402
+from .parallel import DataParallel  # noqa: F401,E402

@@ -30,6 +30,7 @@ import optax
 
 from .. import _config
 from .._tensor import storage as _storage
+from .._tensor.legacy import typename as _typename
 from .._tensor.tensor import Tensor
 from ..autograd.grad_mode import no_grad
 
@@ -71,13 +72,6 @@ def _group_step_fn(key: tuple, make_tx: Callable[[], optax.GradientTransformatio
     fn = jax.jit(step, donate_argnums=(2,))
     _STEP_FNS[key] = fn
     return fn
-
-
-def _typename(obj: Any) -> str:
-    if isinstance(obj, Tensor):
-        return obj.type()
-    t = type(obj)
-    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
 
 class _StateMapping(dict):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Callable, Iterator
 
+from ..._tensor.legacy import typename as _typename
 from ..._tensor.tensor import Tensor
 from ..parameter import Buffer, Parameter
 from ._state_dict import StateDictMixin, _IncompatibleKeys  # noqa: F401  (re-exported)
@@ -80,14 +81,6 @@ class _Registry(OrderedDict):
     def __ior__(self, other):
         STRUCTURE_EPOCH[0] += 1
         return OrderedDict.__ior__(self, other)
-
-
-def _typename(obj: Any) -> str:
-    """``torch.typename``: 'torch.FloatTensor' for tensors, 'module.Class' otherwise."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    m = type(obj).__module__
-    return type(obj).__qualname__ if m in (None, "builtins") else f"{m}.{type(obj).__qualname__}"
 
 
 def _addindent(s: str, n: int) -> str:
@@ -389,12 +382,17 @@ class Module(StateDictMixin):
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
 
-    def get_parameter(self, target: str) -> Parameter:
-        """The parameter at dotted path ``target``, with PyTorch's errors."""
+    def _attr_at(self, target: str):
+        """(owning module, attribute name) of the dotted path ``target``; the attribute must exist."""
         path, _, name = target.rpartition(".")
         mod = self.get_submodule(path)
         if not hasattr(mod, name):
             raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        return mod, name
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path ``target``, with PyTorch's errors."""
+        mod, name = self._attr_at(target)
         p = getattr(mod, name)
         if not isinstance(p, Parameter):
             raise AttributeError("`" + name + "` is not an nn.Parameter")
@@ -402,14 +400,10 @@ class Module(StateDictMixin):
 
     def get_buffer(self, target: str) -> Tensor:
         """The buffer at dotted path ``target``, with PyTorch's errors."""
-        path, _, name = target.rpartition(".")
-        mod = self.get_submodule(path)
-        if not hasattr(mod, name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
-        b = getattr(mod, name)
+        mod, name = self._attr_at(target)
         if name not in mod._buffers:
             raise AttributeError("`" + name + "` is not a buffer")
-        return b
+        return getattr(mod, name)
 
     def set_submodule(self, target: str, module: "Module", strict: bool = False) -> None:
         """Put ``module`` at dotted path ``target`` (``strict``: the attribute must exist already)."""

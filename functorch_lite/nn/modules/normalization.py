@@ -49,6 +49,8 @@ class _NormBase(Module):
     """What BatchNorm and InstanceNorm share (PyTorch's ``_NormBase``): the affine parameters and the running
     statistics with their reset."""
 
+    _version = 2  # (version 2 added num_batches_tracked)
+
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
         super().__init__()
@@ -68,8 +70,6 @@ class _NormBase(Module):
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
         self.reset_parameters()
-
-    _version = 2  # (version 2 added num_batches_tracked)
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs) -> None:

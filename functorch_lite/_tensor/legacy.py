@@ -1,0 +1,219 @@
+"""PyTorch's legacy tensor constructors and types, still common in real scripts:
+
+* ``torch.Tensor(2, 3)`` (an uninitialized tensor of that size), ``torch.Tensor([1, 2])`` (data, in the default
+  dtype), ``torch.Tensor(other)`` (an alias of ``other``), ``torch.Tensor(size=...)``, ``torch.Tensor()``;
+* ``torch.FloatTensor``, ``torch.LongTensor``, ... and ``torch.cuda.FloatTensor``, ...: the same constructor with
+  a fixed dtype and device type, ``isinstance(t, torch.FloatTensor)`` (a float32 tensor on that device type),
+  ``t.type(torch.DoubleTensor)``, ``torch.set_default_tensor_type``;
+* ``torch.pi``/``e``/``inf``/``nan``/``newaxis``, ``torch.typename``, and the layout/backend flags scripts test
+  (``is_sparse``, ``is_quantized``, ``is_mps``, ...: False, the facade's tensors being dense), ``to_dense``,
+  ``is_set_to``, ``output_nr``.
+
+The argument rules and error texts are ``torch/csrc/utils/tensor_new.cpp``'s ``legacy_tensor_ctor``.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .. import dtypes as D
+from .. import _device as _dev
+
+_SIGNATURES = ("expected one of:\n * (*, torch.device device = None)\n{why} * (torch.Storage storage)\n"
+               " * (Tensor other)\n * (tuple of ints size, *, torch.device device = None)\n"
+               " * (object data, *, torch.device device = None)\n")
+
+# the C++ scalar names torch's TensorOptions mismatch message prints
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "bool": "bool"}
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _argtypes(args, kwargs) -> str:
+    def name(v):
+        from .tensor import Tensor
+        if isinstance(v, Tensor):
+            return "Tensor"
+        if isinstance(v, D.dtype):
+            return "torch.dtype"
+        return type(v).__name__
+    return ", ".join([name(a) for a in args] + [f"{k}={name(v)}" for k, v in kwargs.items()])
+
+
+def _options(dtype, device) -> str:
+    return (f"TensorOptions(dtype={_CPP_NAMES.get(dtype.name, dtype.name)}, device={device}, layout=Strided, "
+            "requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt))")
+
+
+def legacy_new(dtype, device_type, args: tuple, kwargs: dict):
+    """``torch.Tensor(...)`` (``dtype``/``device_type`` None: the defaults) or ``torch.<Type>Tensor(...)``."""
+    from .tensor import Tensor, Size
+    from .. import empty, tensor
+    bad = [k for k in kwargs if k not in ("device", "size")]
+    if bad or ("size" in kwargs and args):
+        why = f"      didn't match because some of the keywords were incorrect: {', '.join(bad)}\n" if bad else ""
+        raise TypeError(f"new() received an invalid combination of arguments - got ({_argtypes(args, kwargs)}), "
+                        "but " + _SIGNATURES.format(why=why))
+    typed = dtype is not None
+    dtype = D.get_default_dtype() if dtype is None else dtype
+    device = kwargs.get("device")
+    if device is not None:
+        device = _dev.canonical(device)
+        if typed and device.type != device_type:
+            raise RuntimeError(f"legacy constructor expects device type: {device_type} but device type: "
+                               f"{device.type} was passed")
+    elif typed and device_type != "cpu":
+        device = _dev.canonical(device_type)
+    if "size" in kwargs:
+        return empty(tuple(kwargs["size"]), dtype=dtype, device=device)
+    if not args:
+        return empty(0, dtype=dtype, device=device)
+    if len(args) == 1:
+        a = args[0]
+        if isinstance(a, Tensor):
+            if typed and (a.dtype is not dtype or a.device.type != device_type):
+                raise TypeError(f"expected {_options(dtype, device_type)} (got {_options(a.dtype, a.device)})")
+            from ..ops._dispatch import dispatch
+            from ..ops._registry import OPS
+            return dispatch(OPS["alias"], (a,), ())  # (AliasBackward0, as torch's)
+        if isinstance(a, Size):
+            return empty(tuple(a), dtype=dtype, device=device)
+        if isinstance(a, str):
+            raise TypeError(f"new(): invalid data type '{type(a).__name__}'")
+        if isinstance(a, (list, tuple, np.ndarray)):
+            return tensor(a, dtype=dtype, device=device)
+        if not _is_int(a):
+            raise TypeError(f"new(): data must be a sequence (got {type(a).__name__})")
+    for i, a in enumerate(args):
+        if not _is_int(a):
+            raise TypeError(f"new(): argument 'size' failed to unpack the object at pos {i + 1} with error "
+                            f"\"type must be tuple of ints,but got {type(a).__name__}\"")
+    return empty(tuple(int(a) for a in args), dtype=dtype, device=device)
+
+
+class tensortype(type):
+    """The class of ``torch.FloatTensor`` and its kind: calling one constructs a tensor of its dtype and device
+    type; ``isinstance`` checks a tensor's dtype and device type (they are not Tensor subclasses, as in PyTorch)."""
+
+    def __call__(cls, *args, **kwargs):
+        return legacy_new(cls.dtype, cls._device_type, args, kwargs)
+
+    def __instancecheck__(cls, obj) -> bool:
+        from .tensor import Tensor
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.device.type == cls._device_type
+
+    def __repr__(cls) -> str:
+        return f"<class '{cls._torch_name}'>"
+
+
+def _make(dt, device_type: str, module: str):
+    prefix = "torch." if device_type == "cpu" else f"torch.{device_type}."
+    return tensortype(dt.legacy, (), {"dtype": dt, "is_cuda": device_type == "cuda", "_device_type": device_type,
+                                      "_torch_name": prefix + dt.legacy, "__module__": module,
+                                      "__qualname__": dt.legacy})
+
+
+_LEGACY_DTYPES = (D.float32, D.float64, D.float16, D.bfloat16, D.uint8, D.int8, D.int16, D.int32, D.int64, D.bool)
+CPU_TYPES = {dt.legacy: _make(dt, "cpu", "functorch_lite") for dt in _LEGACY_DTYPES}
+CUDA_TYPES = {dt.legacy: _make(dt, "cuda", "functorch_lite.cuda") for dt in _LEGACY_DTYPES}
+
+
+def resolve(spec):
+    """``t.type(spec)``'s target as (dtype, device type or None): a tensortype, ``torch.Tensor`` (the default
+    dtype), a dtype, or a name such as 'torch.cuda.DoubleTensor'."""
+    from .tensor import Tensor
+    if isinstance(spec, tensortype):
+        return spec.dtype, spec._device_type
+    if spec is Tensor:
+        return D.get_default_dtype(), None
+    if isinstance(spec, D.dtype):
+        return spec, None
+    if isinstance(spec, str):
+        table = CUDA_TYPES if spec.startswith("torch.cuda.") else CPU_TYPES
+        name = spec[len("torch.cuda."):] if spec.startswith("torch.cuda.") else spec[len("torch."):]
+        if spec.startswith("torch.") and name in table:
+            return table[name].dtype, table[name]._device_type
+        raise ValueError(f"invalid type: '{spec}'")
+    raise TypeError(f"type() received an invalid argument: {type(spec).__name__}")
+
+
+_WARNED_DEFAULT_TYPE: list = []
+
+
+def set_default_tensor_type(t) -> None:
+    """``torch.set_default_tensor_type`` (deprecated in PyTorch 2.1): the type's dtype becomes the default, and a
+    ``torch.cuda.*`` type makes 'cuda' the default device. Its deprecation warning comes once per process, as
+    PyTorch's (a C++ ``TORCH_WARN_ONCE``)."""
+    if not _WARNED_DEFAULT_TYPE:
+        _WARNED_DEFAULT_TYPE.append(True)
+        warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                      "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
+                      stacklevel=2)
+    if isinstance(t, str):
+        parts = t.split(".")
+        table = CUDA_TYPES if parts[:2] == ["torch", "cuda"] else CPU_TYPES
+        if parts[-1] not in table or parts[0] != "torch":
+            raise AttributeError(f"module '{'.'.join(parts[:-1])}' has no attribute '{parts[-1]}'")
+        t = table[parts[-1]]
+    if not isinstance(t, tensortype):
+        raise TypeError("invalid type object: only floating-point types are supported as the default type")
+    if not t.dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    D.set_default_dtype(t.dtype)
+    if t._device_type != "cpu":
+        _dev.set_default_device(t._device_type)
+
+
+def typename(obj) -> str:
+    """``torch.typename``: 'torch.FloatTensor' for a tensor or tensor type, 'module.QualName' otherwise (what
+    PyTorch's errors name an object by)."""
+    from .tensor import Tensor
+    if isinstance(obj, Tensor):
+        return obj.type()
+    if isinstance(obj, tensortype):
+        return obj._torch_name
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        name = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        name = obj.__name__
+    else:
+        module, name = type(obj).__module__ or "", type(obj).__qualname__
+    return name if module in ("", "builtins") else f"{module}.{name}"
+
+
+# ---- the layout/backend flags scripts test: the facade's tensors are dense and strided ---------------------
+_FALSE_FLAGS = ("is_sparse", "is_sparse_csr", "is_quantized", "is_nested", "is_mkldnn", "is_mps", "is_xla",
+                "is_vulkan", "is_ipu", "is_xpu", "is_maia", "is_mtia")
+
+
+def _is_set_to(self, tensor) -> bool:
+    """True when both tensors are the same view of the same storage (offset, sizes and strides)."""
+    return (self._storage is tensor._storage and self.storage_offset() == tensor.storage_offset()
+            and self.shape == tensor.shape and self.stride() == tensor.stride())
+
+
+def _is_coalesced(self) -> bool:
+    raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got Strided")
+
+
+def _to_dense(self, dtype=None, *, masked_grad=None):
+    return self if dtype is None or dtype is self.dtype else self.to(dtype)
+
+
+METHODS = {**{name: property(lambda self: False) for name in _FALSE_FLAGS},
+           "is_shared": lambda self: False,  # (no tensor lives in shared memory: share_memory_ is not offered)
+           "is_distributed": lambda self: False,
+           "is_set_to": _is_set_to,
+           "is_coalesced": _is_coalesced,
+           "to_dense": _to_dense,
+           "dense_dim": lambda self: self.dim(),
+           "sparse_dim": lambda self: 0,
+           "output_nr": property(lambda self: self._out_nr)}
+
+CONSTANTS = {"pi": float(np.pi), "e": float(np.e), "inf": float("inf"), "nan": float("nan"), "newaxis": None}

@@ -89,6 +89,9 @@ from . import fft, special  # noqa: E402,F401  (torch.fft, torch.special)
 from . import autograd  # noqa: E402,F401
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled, set_anomaly_enabled  # noqa: E402,F401,E501
 from . import cuda, backends, tpu, optim, nn, utils, func  # noqa: E402,F401
+from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402,F401  (and Tensor.__dlpack__, __dlpack_device__)
+for _k, _v in utils.dlpack.METHODS.items():
+    setattr(Tensor, _k, _v)
 from .func import vmap  # noqa: E402,F401  (torch.vmap)
 from . import quantization, amp  # noqa: E402,F401
 from .amp import (  # noqa: E402,F401

@@ -60,6 +60,7 @@ from .ops import tensor_more as _tensor_more, tensor_math as _tensor_math, rando
 from .ops import pool_more as _pool_more  # noqa: F401  (unpooling, adaptive_max_pool3d, rrelu, channel_shuffle)
 from .ops import weight_norm_ops as _weight_norm_ops  # noqa: F401  (registers _weight_norm_interface)
 from .ops import nn_sampling as _nn_sampling, ctc as _ctc_ops  # noqa: F401  (grid_sampler, embedding_bag, _ctc_loss)
+from .ops import strided as _strided  # noqa: F401  (as_strided, empty_strided, new_empty_strided)
 
 _ns = globals()
 _registry.install(Tensor, _ns)
@@ -71,7 +72,7 @@ for _mod in (_view_ops, _movement, _conversion, _operators, _indexing, _gather_s
 for _mod in (_view_ops, _movement, _creation, _linalg, _indexing, _gather_scatter, _reduction, _complex_ops,
              _activation, _math_extra, _special_ops, _nn_extra):
     _ns.update(getattr(_mod, "FUNCTIONS", {}))
-for _mod in (_tensor_more, _tensor_math, _random_fill):  # (in-place views, *_copy, scatters, random fills...)
+for _mod in (_tensor_more, _tensor_math, _random_fill, _strided):  # (in-place views, *_copy, scatters, fills...)
     for _k, _v in _mod.METHODS.items():
         setattr(Tensor, _k, _v)
     _ns.update(_mod.FUNCTIONS)

@@ -20,6 +20,8 @@ CASES = {
     "block_diag": ([_rnd(2, 3), _rnd(3), _rnd(1, 1)], lambda m, a, b, c: m.block_diag(a, b, c)),
     "kron": ([_rnd(2, 3), _rnd(2, 1, 2)], lambda m, a, b: m.kron(a, b)),
     "tensor_unfold": ([_rnd(3, 7)], lambda m, a: a.unfold(1, 3, 2) * 1),
+    # (over a transposed view: as_strided reads the storage, overlapping windows read elements twice)
+    "as_strided": ([_rnd(3, 4)], lambda m, a: a.t().as_strided((3, 4), (2, 1), 1) * 1),
 }
 
 FORWARD_ONLY = {

@@ -80,7 +80,8 @@ del _mod, _k, _v, _ns
 
 from . import linalg  # noqa: E402  (torch.linalg; with the classic torch.det / torch.svd / ... forms below)
 from .ops import set_ops as _set_ops  # noqa: E402  (unique, bincount, histc, quantile, searchsorted, fill_diagonal_)
-for _mod in (linalg, _set_ops):
+from .ops import spectral as _spectral  # noqa: E402  (stft, istft)
+for _mod in (linalg, _set_ops, _spectral):
     globals().update(_mod.FUNCTIONS)
     for _k, _v in _mod.METHODS.items():
         setattr(Tensor, _k, _v)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _config
 from .. import dtypes as D
@@ -216,9 +217,12 @@ def dispatch(op, targs, sargs, autocast=True):
             arrays.append(None)
             sig.append(None)
         else:
-            if isinstance(a, (list, tuple)):
+            if type(a) not in _PY_SCALARS and _not_an_argument(a):
+                what = type(a).__name__ if isinstance(a, (list, tuple)) else \
+                    f"{type(a).__module__}.{type(a).__qualname__} (another library's array: convert it with " \
+                    "functorch_lite.tensor(...) or from_dlpack)"
                 raise TypeError(f"{op.name}(): argument '{op.tensor_names[min(len(arrays), len(op.tensor_names) - 1)]}' "
-                                f"must be Tensor, not {type(a).__name__}")
+                                f"must be Tensor, not {what}")
             arrays.append(a)
             sig.append(type(a))
     if op.traced is None:
@@ -342,6 +346,16 @@ def record_views(op, t, outs, sargs):
     _graph.record(op, outs, (t,), (0,), (t._array,), _entry(op, sargs, ((len(t._shape), t.dtype),)), sargs)
     for o in outs:
         o._multi_view = True
+
+
+_PY_SCALARS = frozenset({int, float, bool, complex})
+
+
+def _not_an_argument(a) -> bool:
+    """A list/tuple where a tensor goes, or another library's array (real torch's, CuPy's): never taken as a
+    scalar (its values would reach a kernel as a foreign object). NumPy and JAX values are."""
+    return isinstance(a, (list, tuple)) or (hasattr(a, "__dlpack__") and not isinstance(a, (jax.Array, np.ndarray,
+                                                                                                 np.generic)))
 
 
 _DYN = object()  # marks cache keys of view entries whose positions are traced

@@ -191,6 +191,13 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         src = D.from_numpy_dtype(data.dtype)
         dt = D.as_dtype(dtype) if dtype is not None else src
         return _finish(_host_cast(np.asarray(data), src, dt), dt, device, requires_grad)
+    if hasattr(data, "__dlpack__"):  # another library's array (real torch, JAX, CuPy ...): values and dtype, copied
+        from ..utils.dlpack import import_foreign
+        src = import_foreign(data)
+        t = src.to(dtype=D.as_dtype(dtype) if dtype is not None else src.dtype, device=device)
+        return t.requires_grad_(True) if requires_grad else t
+    if hasattr(data, "__array__") and not isinstance(data, (list, tuple, builtins.range)):
+        return tensor(np.asarray(data), dtype=dtype, device=device, requires_grad=requires_grad)
     cat = _infer_dtype(data)
     if isinstance(data, builtins.range):
         data = list(data)

@@ -62,4 +62,18 @@ def from_dlpack(ext_tensor) -> Tensor:
     return Tensor._from_array(arr, D.from_numpy_dtype(arr.dtype), _dev.from_jax(next(iter(arr.devices()))))
 
 
+def is_foreign_array(obj) -> bool:
+    """An array of another DLPack library (real torch, JAX, CuPy ...): not a facade tensor, not NumPy."""
+    return (hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__")
+            and not isinstance(obj, (Tensor, np.ndarray, np.generic)))
+
+
+def import_foreign(obj) -> Tensor:
+    """``from_dlpack`` of another library's array, detached first where it tracks gradients (a real torch
+    ``nn.Parameter`` in a state dict)."""
+    if getattr(obj, "requires_grad", False) and callable(getattr(obj, "detach", None)):
+        obj = obj.detach()
+    return from_dlpack(obj)
+
+
 METHODS = {"__dlpack__": __dlpack__, "__dlpack_device__": __dlpack_device__}

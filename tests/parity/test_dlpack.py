@@ -78,3 +78,48 @@ def test_import_is_a_copy_taken_now():
     assert t.tolist() == [0.0, 1.0, 2.0] and u.tolist() == [0.0, 1.0, 2.0]
     with pytest.raises(RuntimeError, match="capsule is not supported"):
         ft.from_dlpack(torch.utils.dlpack.to_dlpack(torch.ones(1)))
+
+
+def test_tensor_and_as_tensor_of_other_libraries_arrays():
+    for src, want in ((torch.arange(6.0).reshape(2, 3).t(), torch.arange(6.0).reshape(2, 3).t().tolist()),
+                      (jnp.arange(3, dtype=jnp.int32), [0, 1, 2])):
+        for make in (ft.tensor, ft.as_tensor):
+            t = make(src)
+            assert t.tolist() == want and str(t.dtype).split(".")[-1] == str(src.dtype).split(".")[-1]
+    t = ft.tensor(torch.ones(2, dtype=torch.bfloat16), dtype=ft.float64, requires_grad=True)
+    assert t.dtype == ft.float64 and t.requires_grad and t.is_leaf
+    src = torch.ones(2)
+    t = ft.tensor(src)
+    src[0] = 5.0  # a copy
+    assert t.tolist() == [1.0, 1.0]
+    assert ft.tensor(torch.ones(2, requires_grad=True) * 3).tolist() == [3.0, 3.0]  # (detached first)
+
+
+def test_load_state_dict_from_real_torch():
+    """A facade extension for parity work: real torch's state dict (or its parameters) loads by copy."""
+    torch.manual_seed(0)
+    tm = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4), torch.nn.Linear(4, 2))
+    tm(torch.randn(8, 3))  # running statistics that are not the defaults
+    fm = ft.nn.Sequential(ft.nn.Linear(3, 4), ft.nn.BatchNorm1d(4), ft.nn.Linear(4, 2))
+    assert str(fm.load_state_dict(tm.state_dict())) == "<All keys matched successfully>"
+    for (k, a), (k2, b) in zip(fm.state_dict().items(), tm.state_dict().items()):
+        assert k == k2 and a.tolist() == b.tolist() and str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
+    assert all(isinstance(p, ft.nn.Parameter) and p.requires_grad for p in fm.parameters())
+    x = np.linspace(-1, 1, 12).reshape(4, 3)
+    tm.eval()
+    fm.eval()
+    np.testing.assert_allclose(fm(ft.tensor(x, dtype=ft.float32)).detach().numpy(),
+                               tm(torch.tensor(x, dtype=torch.float32)).detach().numpy(), rtol=1e-6, atol=1e-6)
+    fm.load_state_dict(dict(tm.named_parameters()), strict=False)  # nn.Parameters that require grad
+    # NumPy values are refused as PyTorch refuses them
+    with pytest.raises(RuntimeError, match="expected torch.Tensor or Tensor-like object from checkpoint"):
+        ft.nn.Linear(3, 4).load_state_dict({"weight": np.zeros((4, 3)), "bias": np.zeros(4)})
+
+
+def test_another_librarys_array_as_an_op_argument_is_a_type_error():
+    with pytest.raises(TypeError, match=r"copy\(\): argument 'src' must be Tensor, not torch.Tensor \(another "
+                                        r"library's array"):
+        ft.zeros(3).copy_(torch.ones(3))
+    with pytest.raises(TypeError, match="must be Tensor, not list"):
+        ft.zeros(3).copy_([1.0, 2.0, 3.0])
+    assert ft.zeros(2).copy_(np.ones(2)).tolist() == [1.0, 1.0]  # NumPy values are taken, as before

@@ -104,6 +104,10 @@ class StateDictMixin:
                     missing_keys.append(key)
                 continue
             v = state_dict[key]
+            if not isinstance(v, Tensor) and hasattr(v, "__dlpack__"):
+                from ...utils.dlpack import is_foreign_array, import_foreign
+                if is_foreign_array(v):  # real torch's (or JAX's) state dict: its values, copied (a facade extension)
+                    v = import_foreign(v)
             if not isinstance(v, Tensor):
                 error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
                                   f"object from checkpoint but received {type(v)}")

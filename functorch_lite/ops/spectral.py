@@ -127,6 +127,14 @@ def _check_fft_dtype(t: Tensor) -> None:
         raise RuntimeError(f"MKL FFT doesn't support tensors of type: {t.dtype.short}")
 
 
+def _hop_and_win(fname: str, input: Tensor, window, n_fft: int, hop_length, win_length) -> tuple:
+    """The window's device check and the ``hop_length`` (n_fft // 4) and ``win_length`` (n_fft) defaults."""
+    if window is not None and window.device != input.device:
+        raise RuntimeError(f"{fname} input and window must be on the same device but got self on {input.device} and "
+                           f"window on {window.device}")
+    return (n_fft >> 2) if hop_length is None else hop_length, n_fft if win_length is None else win_length
+
+
 # ---- stft -----------------------------------------------------------------------------------------------------
 def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
          window: Tensor | None = None, center: bool = True, pad_mode: str = "reflect", normalized: bool = False,
@@ -163,11 +171,7 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
 
     if window is None:
         _warn_once(_STFT_NO_WINDOW)
-    if window is not None and window.device != input.device:
-        raise RuntimeError(f"stft input and window must be on the same device but got self on {input.device} and "
-                           f"window on {window.device}")
-    hop = (n_fft >> 2) if hop_length is None else hop_length
-    win = n_fft if win_length is None else win_length
+    hop, win = _hop_and_win("stft", input, window, n_fft, hop_length, win_length)
     as_complex = return_complex if return_complex is not None else \
         (input.is_complex() or (window is not None and window.is_complex()))
     if not as_complex:
@@ -261,11 +265,7 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
 
     if window is None:
         _warn_once(_ISTFT_NO_WINDOW)
-    if window is not None and window.device != input.device:
-        raise RuntimeError(f"istft input and window must be on the same device but got self on {input.device} and "
-                           f"window on {window.device}")
-    hop = (n_fft >> 2) if hop_length is None else hop_length
-    win = n_fft if win_length is None else win_length
+    hop, win = _hop_and_win("istft", input, window, n_fft, hop_length, win_length)
     if not input.is_complex():
         raise RuntimeError("istft requires a complex-valued input tensor matching the output from stft with "
                            "return_complex=True.")

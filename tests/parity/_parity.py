@@ -35,3 +35,34 @@ def assert_same_outcome(fn: Callable[[Any], Any], torch_mod: Any, ft_mod: Any) -
     assert str(f_out.dtype) == str(t_out.dtype) and tuple(f_out.shape) == tuple(t_out.shape)
     exact = [(o.double() if o.dtype.is_floating_point else o).numpy() for o in (f_out, t_out)]
     np.testing.assert_array_equal(*exact)
+
+
+def describe(r: Any) -> Any:
+    """A result as comparable plain data: a tensor (of either library) as its shape, strides, storage offset,
+    dtype name, requires_grad, grad_fn class name and values (bfloat16 values as float32); tuples, lists and
+    Sizes element by element; anything else as it is."""
+    if hasattr(r, "grad_fn") and hasattr(r, "storage_offset"):
+        d = r.detach()
+        vals = (d.float() if str(d.dtype).endswith("bfloat16") else d).cpu().tolist()
+        return (tuple(r.shape), r.stride(), r.storage_offset(), str(r.dtype).split(".")[-1], r.requires_grad,
+                type(r.grad_fn).__name__ if r.grad_fn is not None else None, vals)
+    if type(r).__name__ == "Size":
+        return ("Size", tuple(r))
+    if isinstance(r, (tuple, list)):
+        return type(r)(describe(x) for x in r)
+    return r
+
+
+def same(fn: Callable[[Any], Any]) -> tuple:
+    """``fn(functorch_lite)`` and ``fn(torch)`` give the same ``describe``d result, or raise the same exception
+    type with the same message (warnings are left to ``fn``); returns that outcome."""
+    import torch
+    import functorch_lite as ft
+    out = []
+    for lib in (ft, torch):
+        try:
+            out.append(("ok", describe(fn(lib))))
+        except Exception as e:  # noqa: BLE001  (the exception itself is what is compared)
+            out.append((type(e).__name__, str(e)))
+    assert out[0] == out[1], out
+    return out[0]

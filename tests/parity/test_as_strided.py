@@ -9,25 +9,7 @@ import torch
 
 import functorch_lite as ft
 
-
-def _desc(r):
-    if isinstance(r, (torch.Tensor, ft.Tensor)):
-        return (tuple(r.shape), r.stride(), r.storage_offset(), str(r.dtype).split(".")[-1],
-                type(r.grad_fn).__name__ if r.grad_fn is not None else None, r.detach().tolist())
-    if isinstance(r, (tuple, list)):
-        return type(r)(_desc(x) for x in r)
-    return r
-
-
-def _run(fn):
-    out = []
-    for L in (ft, torch):
-        try:
-            out.append(("ok", _desc(fn(L))))
-        except Exception as e:  # noqa: BLE001  (the exception itself is compared)
-            out.append((type(e).__name__, str(e)))
-    assert out[0] == out[1], out
-    return out[0]
+from _parity import same
 
 
 CASES = {
@@ -52,7 +34,7 @@ CASES = {
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_as_strided(case):
-    _run(CASES[case])
+    same(CASES[case])
 
 
 def test_writes_through_the_view_reach_the_storage():
@@ -64,7 +46,7 @@ def test_writes_through_the_view_reach_the_storage():
         w.mul_(10.0)
         a[0] = 7.0  # and the view sees later writes to its base
         return a, v, w
-    _run(f)
+    same(f)
 
 
 def test_gradients():
@@ -75,7 +57,7 @@ def test_gradients():
         w = L.tensor(np.arange(12.0).reshape(3, 4))
         (s * w).sum().backward()
         return s, a.grad
-    _run(f)
+    same(f)
 
 
 def test_inside_compile():
@@ -108,4 +90,4 @@ def test_empty_strided(size, stride):
         n = L.ones(2, dtype=L.int32).new_empty_strided(size, stride)
         return tuple(e.shape), e.stride(), e.dtype == L.float64, n.stride(), n.dtype == L.int32, \
             e.is_contiguous(), e.fill_(2.0).sum().item(), e.t().stride()
-    _run(f)
+    same(f)

@@ -9,26 +9,15 @@ import torch
 
 import functorch_lite as ft
 
-
-def _run(fn):
-    out = []
-    for L in (ft, torch):
-        try:
-            r = fn(L)
-            out.append(("ok", (tuple(r.shape), str(r.dtype).split(".")[-1], r.stride(), r.tolist())
-                        if isinstance(r, (ft.Tensor, torch.Tensor)) else r))
-        except Exception as e:  # noqa: BLE001  (the exception itself is compared)
-            out.append((type(e).__name__, str(e)))
-    assert out[0] == out[1], out
-    return out[0]
+from _parity import same
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "int8", "uint8", "bool",
                                    "complex64"])
 def test_from_dlpack_numpy(dtype):
     a = (np.arange(6) % 3).astype(dtype).reshape(2, 3)
-    _run(lambda L: L.from_dlpack(a))
-    _run(lambda L: L.from_dlpack(a.T))  # NumPy's layout kept: stride (1, 3)
+    same(lambda L: L.from_dlpack(a))
+    same(lambda L: L.from_dlpack(a.T))  # NumPy's layout kept: stride (1, 3)
 
 
 def test_from_dlpack_of_other_libraries_and_of_itself():
@@ -41,8 +30,8 @@ def test_from_dlpack_of_other_libraries_and_of_itself():
     assert ft.from_dlpack(j).dtype == ft.int32 and ft.from_dlpack(j).tolist() == [0, 1, 2, 3]
     b = torch.ones(2, dtype=torch.bfloat16) * 1.5
     assert ft.from_dlpack(b).dtype == ft.bfloat16 and ft.from_dlpack(b).float().tolist() == [1.5, 1.5]
-    _run(lambda L: L.from_dlpack(L.arange(5) * 2))
-    _run(lambda L: L.utils.dlpack.from_dlpack(L.tensor([1.0, 2.0])))
+    same(lambda L: L.from_dlpack(L.arange(5) * 2))
+    same(lambda L: L.utils.dlpack.from_dlpack(L.tensor([1.0, 2.0])))
 
 
 def test_export_to_numpy_jax_and_real_torch():
@@ -64,7 +53,7 @@ def test_refusals(case):
            "from requires grad": lambda L: L.from_dlpack(L.ones(2, requires_grad=True)),
            "int": lambda L: L.from_dlpack(3),
            "list": lambda L: L.from_dlpack([1])}
-    assert _run(fns[case])[0] != "ok"
+    assert same(fns[case])[0] != "ok"
 
 
 def test_import_is_a_copy_taken_now():

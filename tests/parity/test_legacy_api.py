@@ -14,28 +14,7 @@ import torch
 
 import functorch_lite as ft
 
-
-def _desc(r):
-    if isinstance(r, (torch.Tensor, ft.Tensor)):
-        vals = None if r.dtype in (torch.bfloat16, ft.bfloat16) else np.asarray(r.detach().cpu().numpy()).tolist()
-        return ("tensor", tuple(r.shape), str(r.dtype).split(".")[-1], r.requires_grad,
-                type(r.grad_fn).__name__ if r.grad_fn is not None else None, vals)
-    if isinstance(r, (tuple, list)):
-        return type(r)(_desc(x) for x in r)
-    if isinstance(r, (torch.Size, ft.Size)):
-        return ("size", tuple(r))
-    return r
-
-
-def _run(fn):
-    out = []
-    for L in (ft, torch):
-        try:
-            out.append(("ok", _desc(fn(L))))
-        except Exception as e:  # noqa: BLE001  (the exception itself is compared)
-            out.append((type(e).__name__, str(e)))
-    assert out[0] == out[1], out
-    return out[0]
+from _parity import same
 
 
 CTOR = {
@@ -87,7 +66,7 @@ CTOR = {
 
 @pytest.mark.parametrize("case", sorted(CTOR))
 def test_legacy_constructor(case):
-    _run(CTOR[case])
+    same(CTOR[case])
 
 
 def test_legacy_constructor_alias_shares_data_and_gradient():
@@ -98,7 +77,7 @@ def test_legacy_constructor_alias_shares_data_and_gradient():
         d = L.Tensor(x.detach())
         d[0] = 5.0  # an alias: the write is seen through x
         return a.is_leaf, x.grad, x
-    _run(f)
+    same(f)
 
 
 def test_legacy_constructor_follows_the_default_dtype():
@@ -108,7 +87,7 @@ def test_legacy_constructor_follows_the_default_dtype():
             return L.Tensor(2).dtype == L.float64, L.Tensor([1]), L.Tensor(2).type()
         finally:
             L.set_default_dtype(L.float32)
-    _run(f)
+    same(f)
 
 
 def test_uninitialized_parameter_then_reset_parameters():
@@ -119,7 +98,7 @@ def test_uninitialized_parameter_then_reset_parameters():
         L.nn.init.kaiming_uniform_(w, a=math.sqrt(5))
         bound = 1 / math.sqrt(3)
         return w.shape, w.requires_grad, bool((w.abs() <= bound).all())
-    _run(f)
+    same(f)
 
 
 TYPES = {
@@ -145,7 +124,7 @@ TYPES = {
 
 @pytest.mark.parametrize("case", sorted(TYPES))
 def test_legacy_types(case):
-    _run(TYPES[case])
+    same(TYPES[case])
 
 
 @pytest.mark.parametrize("spec", ["DoubleTensor", "torch.DoubleTensor", "LongTensor", "torch.Foo"])
@@ -160,7 +139,7 @@ def test_set_default_tensor_type(spec):
                     [(x.category.__name__, str(x.message)[:120]) for x in w]
             finally:
                 L.set_default_dtype(L.float32)
-    _run(f)
+    same(f)
 
 
 def test_constants_typename_get_device():
@@ -171,7 +150,7 @@ def test_constants_typename_get_device():
                 L.typename(L.FloatTensor), L.typename(L.nn.Parameter(L.ones(1))),
                 L.get_device(L.ones(1)), L.ones(1).get_device(),
                 L.full((2,), -L.inf).tolist(), L.tensor([1.0]).masked_fill(L.tensor([True]), L.nan).isnan().item())
-    out = _run(f)
+    out = same(f)
     assert out[1][0] == math.pi and out[1][2] == math.inf
 
 
@@ -193,7 +172,7 @@ def test_module_and_optimizer_errors_name_the_object_by_typename():
             except TypeError as e:
                 msgs.append(str(e))
         return msgs
-    _run(f)
+    same(f)
 
 
 @pytest.mark.parametrize("name", ["uniform", "normal", "constant", "eye", "dirac", "xavier_uniform",
@@ -212,7 +191,7 @@ def test_deprecated_init_names(name):
         if name in ("constant", "eye", "dirac"):
             out += (t,)  # deterministic fills: the values too
         return out
-    _run(f)
+    same(f)
 
 
 def test_data_parallel_without_an_accelerator():
@@ -231,8 +210,8 @@ def test_data_parallel_without_an_accelerator():
         plain.load_state_dict({k[len("module."):]: v for k, v in sd.items()})
         return (m.device_ids, m.module is inner, list(sd), y, inner.weight.grad, repr(m), plain(x),
                 isinstance(m, L.nn.Module), hasattr(m, "output_device"))
-    _run(f)
-    _run(lambda L: L.nn.parallel.DataParallel is L.nn.DataParallel)
+    same(f)
+    same(lambda L: L.nn.parallel.DataParallel is L.nn.DataParallel)
 
 
 def test_dense_tensor_flags():
@@ -245,5 +224,5 @@ def test_dense_tensor_flags():
                 t.is_set_to(t.clone()), t.is_set_to(t[1:]), t.is_set_to(t.t()), t.to_dense() is t,
                 t.to_dense(L.float64).dtype == L.float64, t.dense_dim(), t.sparse_dim(), t.output_nr,
                 [u.output_nr for u in x.unbind()])
-    _run(f)
-    _run(lambda L: L.ones(2).is_coalesced())
+    same(f)
+    same(lambda L: L.ones(2).is_coalesced())

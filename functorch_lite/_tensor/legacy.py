@@ -5,6 +5,7 @@
 * ``torch.FloatTensor``, ``torch.LongTensor``, ... and ``torch.cuda.FloatTensor``, ...: the same constructor with
   a fixed dtype and device type, ``isinstance(t, torch.FloatTensor)`` (a float32 tensor on that device type),
   ``t.type(torch.DoubleTensor)``, ``torch.set_default_tensor_type``;
+* ``Tensor.apply_``/``map_``/``map2_`` (a Python callable per element, on the host);
 * ``torch.pi``/``e``/``inf``/``nan``/``newaxis``, ``torch.typename``, and the layout/backend flags scripts test
   (``is_sparse``, ``is_quantized``, ``is_mps``, ...: False, the facade's tensors being dense), ``to_dense``,
   ``is_set_to``, ``output_nr``.
@@ -206,7 +207,40 @@ def _to_dense(self, dtype=None, *, masked_grad=None):
     return self if dtype is None or dtype is self.dtype else self.to(dtype)
 
 
+# ---- Python callables applied element by element on the host (PyTorch: CPU tensors only) -------------------
+def _host_map(name: str, self, others: dict, fn):
+    """``self`` rewritten in place with ``fn(self_i, *others_i)`` (Python scalars in, one element at a time)."""
+    from .tensor import Tensor
+    from .. import tensor
+    from ..autograd.grad_mode import no_grad
+    for t in (self, *others.values()):
+        if t.requires_grad:
+            raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() "
+                               "instead.")
+        if t.device.type != "cpu":
+            raise TypeError(f"{name} is only implemented on CPU tensors")
+    for arg, o in others.items():
+        if not isinstance(o, Tensor) or o.dtype is not self.dtype:
+            got = o.type() if isinstance(o, Tensor) else type(o).__name__
+            raise TypeError(f"{name}: expected {self.type()} for {arg} (got {got})")
+    cols = [self.numpy()] + [o.expand(self.shape).numpy() for o in others.values()]
+    kind = "complex" if self.dtype.is_complex else "real number"
+    out = np.empty(tuple(self.shape), dtype=cols[0].dtype)
+    for i in np.ndindex(out.shape):
+        r = fn(*(c[i].item() for c in cols))
+        if not isinstance(r, (bool, int, float, complex, np.generic)):
+            raise TypeError(f"must be {kind}, not {type(r).__name__}")
+        out[i] = r
+    with no_grad():
+        self.copy_(tensor(out, dtype=self.dtype))
+    return self
+
+
 METHODS = {**{name: property(lambda self: False) for name in _FALSE_FLAGS},
+           "apply_": lambda self, callable: _host_map("apply_", self, {}, callable),
+           "map_": lambda self, tensor, callable: _host_map("map_", self, {"'other'": tensor}, callable),
+           "map2_": lambda self, x, y, callable: _host_map("map2_", self, {"argument 'x'": x, "argument 'y'": y},
+                                                           callable),
            "is_shared": lambda self: False,  # (no tensor lives in shared memory: share_memory_ is not offered)
            "is_distributed": lambda self: False,
            "is_set_to": _is_set_to,

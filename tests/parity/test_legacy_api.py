@@ -226,3 +226,37 @@ def test_dense_tensor_flags():
                 [u.output_nr for u in x.unbind()])
     same(f)
     same(lambda L: L.ones(2).is_coalesced())
+
+
+HOST_MAPS = {
+    "apply_": lambda L: L.arange(4.0).apply_(lambda v: v * 2 + 1),
+    "apply_ on int truncates": lambda L: L.arange(4).apply_(lambda v: v * 2.7),
+    "apply_ returns self": lambda L: (lambda t: t.apply_(lambda v: v) is t)(L.ones(2)),
+    "apply_ through a view": lambda L: (lambda t: (t[::2].apply_(lambda v: -v), t)[1])(L.arange(4.0)),
+    "apply_ bool": lambda L: L.tensor([True, False]).apply_(lambda v: not v),
+    "apply_ complex": lambda L: L.tensor([1 + 1j]).apply_(lambda v: v * 1j),
+    "apply_ gets Python scalars": lambda L: (lambda seen: (L.tensor([1.5]).apply_(lambda v: seen.append(type(v)) or v),
+                                                           L.tensor([1]).apply_(lambda v: seen.append(type(v)) or v),
+                                                           seen)[2])([]),
+    "apply_ requires grad": lambda L: L.ones(2, requires_grad=True).apply_(lambda v: v),
+    "apply_ bad result": lambda L: L.ones(2).apply_(lambda v: "x"),
+    "map_": lambda L: L.arange(3.0).map_(L.ones(3), lambda a, b: a + b * 10),
+    "map_ broadcasts other": lambda L: L.zeros(2, 3).map_(L.arange(3.0), lambda a, b: b),
+    "map_ other dtype": lambda L: L.zeros(2).map_(L.ones(2, dtype=L.int64), lambda a, b: a + b),
+    "map_ other requires grad": lambda L: L.zeros(3).map_(L.ones(3, requires_grad=True), lambda a, b: a + b),
+    "map2_": lambda L: L.zeros(3).map2_(L.ones(3), L.arange(3.0), lambda a, b, c: a + b + c),
+    "map2_ x dtype": lambda L: L.zeros(3).map2_(L.ones(3, dtype=L.int64), L.ones(3), lambda a, b, c: a),
+    "map2_ y dtype": lambda L: L.zeros(3).map2_(L.ones(3), L.ones(3, dtype=L.int64), lambda a, b, c: a),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOST_MAPS))
+def test_host_callables(case):
+    same(HOST_MAPS[case])
+
+
+def test_apply_bumps_the_version_counter():
+    t = ft.ones(3)
+    v = t._version
+    t.apply_(lambda x: x + 1)
+    assert t._version > v and t.tolist() == [2.0, 2.0, 2.0]

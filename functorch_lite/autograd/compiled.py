@@ -48,7 +48,7 @@ def compilable(order):
     for n in order:
         if isinstance(n, AccumulateGrad):
             continue
-        if n._entry is None or n._pre_hooks or (n._metadata and n._metadata.get("_retain")):
+        if n._entry is None or n._pre_hooks or n._hooks or (n._metadata and n._metadata.get("_retain")):
             return False
     return True
 

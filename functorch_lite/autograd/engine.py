@@ -18,7 +18,7 @@ from .._tensor import storage as _storage
 from . import anomaly_mode as _anomaly
 from . import grad_mode as _gm
 from .compiled import Ones as _Ones, compilable, run_compiled
-from .graph import AccumulateGrad, _FREED_MSG, check_saved, edge_of
+from .graph import AccumulateGrad, _FREED_MSG, as_grad_tensor, check_saved, edge_of, from_grad_tensor
 
 
 def _tensor_cls():
@@ -121,12 +121,39 @@ def _run_nodes(order, start, targets, create_graph, accumulate):
                 in_cts = _anomaly.run_node(_apply, node, cts, create_graph)
             else:
                 in_cts = _apply(node, cts, create_graph)
+            if node._hooks:
+                in_cts = run_post_hooks(node, cts, in_cts)
             for (nxt, nr), ct in zip(node._edges, in_cts):
                 if ct is not None and not _is_float0(ct):
                     _acc(buffers, nxt, nr, ct)
     finally:
         _gm._state.enabled = prev_mode
     return results
+
+
+def run_post_hooks(node, cts, in_cts):
+    """``node.register_hook`` hooks: ``hook(grad_inputs, grad_outputs)`` with ``grad_inputs`` in
+    ``next_functions`` order (None for an input without a gradient); a returned tuple replaces them."""
+    Tensor = _tensor_cls()
+    if node._inputs is not None:
+        slots = [i for i, a in enumerate(node._inputs) if isinstance(a, Tensor)]
+    else:  # (a custom Function's node: its edges are its inputs)
+        slots = list(node._diff_idx or range(len(in_cts)))
+    at = {d: k for k, d in enumerate(node._diff_idx or range(len(in_cts)))}
+    grad_in = tuple(as_grad_tensor(node, in_cts[at[i]]) if i in at else None for i in slots)
+    grad_out = tuple(as_grad_tensor(node, c) for c in cts)
+    replaced = None
+    for h in list(node._hooks.values()):
+        r = h(grad_in if replaced is None else replaced, grad_out)
+        if r is not None:
+            replaced = tuple(r)
+    if replaced is None:
+        return in_cts
+    out = list(in_cts)
+    for g, i in zip(replaced, slots):
+        if i in at:
+            out[at[i]] = from_grad_tensor(g, in_cts[at[i]])
+    return out
 
 
 def _acc(buffers, node, nr, ct):

@@ -9,6 +9,8 @@ from __future__ import annotations
 import itertools
 import weakref
 
+import jax
+
 from .. import dtypes as D
 from . import anomaly_mode as _anomaly
 from . import grad_mode as _gm
@@ -60,14 +62,24 @@ class Node:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` once this node has computed its input gradients (tuples of tensors,
+        None where there is none; ``grad_inputs`` in ``next_functions`` order): a returned tuple replaces
+        ``grad_inputs`` (the engine runs them, ``engine.run_post_hooks``)."""
         if self._hooks is None:
             self._hooks = {}
         return _Handle(self._hooks, fn)
 
     def register_prehook(self, fn):
+        """``fn(grad_outputs)`` before this node runs (a tuple of tensors, None where there is none): a returned
+        tuple replaces them."""
         if self._pre_hooks is None:
             self._pre_hooks = {}
-        return _Handle(self._pre_hooks, fn)
+        node = self
+
+        def pre(cts):
+            r = fn(tuple(as_grad_tensor(node, c) for c in cts))
+            return cts if r is None else [from_grad_tensor(g, c) for g, c in zip(r, cts)]
+        return _Handle(self._pre_hooks, pre)
 
     def apply(self, cts):
         """Cotangents of the outputs (None = zero) -> cotangents of the differentiable inputs, with the
@@ -149,6 +161,28 @@ def not_an_autograd_view(v) -> None:
     v._requires_grad = False
     for k in ("_no_grad_view", "_ngv_at", "_ngv_derived"):
         v.__dict__.pop(k, None)
+
+
+def as_grad_tensor(node, ct):
+    """A cotangent the engine holds (a jax array, or a tensor under ``create_graph``) as the tensor hooks see."""
+    from .._tensor.tensor import Tensor
+    if ct is None or isinstance(ct, Tensor):
+        return ct
+    if ct.dtype == jax.dtypes.float0:  # (the zero cotangent of an integer input: no gradient)
+        return None
+    dev = next((a._storage.device for a in node._inputs or () if isinstance(a, Tensor)), None)
+    if dev is None:
+        from .._device import get_default_device
+        dev = get_default_device()
+    return Tensor._from_array(ct, D.from_numpy_dtype(ct.dtype), dev)
+
+
+def from_grad_tensor(g, like):
+    """A hook's tensor back in the engine's form of ``like`` (the cotangent it replaces)."""
+    from .._tensor.tensor import Tensor
+    if g is None:
+        return None
+    return g if isinstance(like, Tensor) else g._array
 
 
 def edge_of(t):

@@ -458,7 +458,20 @@ class Module(StateDictMixin):
         """``hook(module, grad_input, grad_output)`` when the gradients of the module's tensor inputs are
         computed (None for an input that is not a tensor or does not require grad); a non-None result replaces
         ``grad_input``. With no input requiring grad it fires with the output gradients (and warns), as torch."""
+        self._backward_hook_kind(True)
         return self._new_hook(self.__dict__.setdefault("_backward_hooks", _Registry()), hook, prepend)
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """Deprecated (PyTorch's non-full hook): ``hook(module, grad_input, grad_output)`` on the autograd node
+        that made the module's output, so ``grad_input`` is that node's input gradients (``_backward_hook.py``)."""
+        self._backward_hook_kind(False)
+        return self._new_hook(self.__dict__.setdefault("_non_full_backward_hooks", _Registry()), hook)
+
+    def _backward_hook_kind(self, full: bool) -> None:
+        if self.__dict__.get("_is_full_backward_hook", full) is not full:
+            from ._backward_hook import _MIXED_HOOKS
+            raise RuntimeError(_MIXED_HOOKS)
+        self.__dict__["_is_full_backward_hook"] = full
 
     def compile(self, *args, **kwargs) -> None:
         """Compile this module's forward in place (``torch.nn.Module.compile``): later calls run one XLA
@@ -516,6 +529,9 @@ class Module(StateDictMixin):
             raise
         if bw is not None:
             out = bw.setup_output_hook(out)
+        if d.get("_non_full_backward_hooks"):
+            from ._backward_hook import attach_non_full
+            attach_non_full(self, list(d["_non_full_backward_hooks"].values()), args, out)
         return out
 
     # ---- repr --------------------------------------------------------------------------------

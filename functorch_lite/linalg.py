@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 
 import jax
 import numpy as np
@@ -28,6 +27,7 @@ import numpy as np
 from . import dtypes as D
 from ._promotion import promote_types
 from ._tensor.tensor import Tensor, _wrap_dim
+from ._warn import WARNED as _WARNED, warn_once as _warn_once  # noqa: F401  (_linalg_more and tests use them)
 from .amp import autocast_mode as _amp
 from .ops._dispatch import autocast_args, data_dependent_error, dispatch, write_out
 from .ops._registry import OPS
@@ -71,16 +71,6 @@ def _run(name, targs, sargs=(), out=None):
             write_out(o, v)
         return type(r)(tuple(out))
     return write_out(out, r)
-
-
-_WARNED: set = set()
-
-
-def _warn_once(key, msg):
-    """PyTorch's TORCH_WARN_ONCE."""
-    if key not in _WARNED:
-        _WARNED.add(key)
-        warnings.warn(msg, UserWarning, stacklevel=3)
 
 
 # ---- inverse / solve / determinants ------------------------------------------------------------------------------

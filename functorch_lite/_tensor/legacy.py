@@ -14,12 +14,11 @@ The argument rules and error texts are ``torch/csrc/utils/tensor_new.cpp``'s ``l
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from .. import dtypes as D
 from .. import _device as _dev
+from .._warn import warn_once
 
 _SIGNATURES = ("expected one of:\n * (*, torch.device device = None)\n{why} * (torch.Storage storage)\n"
                " * (Tensor other)\n * (tuple of ints size, *, torch.device device = None)\n"
@@ -124,6 +123,14 @@ CPU_TYPES = {dt.legacy: _make(dt, "cpu", "functorch_lite") for dt in _LEGACY_DTY
 CUDA_TYPES = {dt.legacy: _make(dt, "cuda", "functorch_lite.cuda") for dt in _LEGACY_DTYPES}
 
 
+def _by_name(name: str):
+    """The tensor type 'torch.FloatTensor' / 'torch.cuda.LongTensor' ... names, or None."""
+    for prefix, table in (("torch.cuda.", CUDA_TYPES), ("torch.", CPU_TYPES)):
+        if name.startswith(prefix):
+            return table.get(name[len(prefix):])
+    return None
+
+
 def resolve(spec):
     """``t.type(spec)``'s target as (dtype, device type or None): a tensortype, ``torch.Tensor`` (the default
     dtype), a dtype, or a name such as 'torch.cuda.DoubleTensor'."""
@@ -135,32 +142,25 @@ def resolve(spec):
     if isinstance(spec, D.dtype):
         return spec, None
     if isinstance(spec, str):
-        table = CUDA_TYPES if spec.startswith("torch.cuda.") else CPU_TYPES
-        name = spec[len("torch.cuda."):] if spec.startswith("torch.cuda.") else spec[len("torch."):]
-        if spec.startswith("torch.") and name in table:
-            return table[name].dtype, table[name]._device_type
-        raise ValueError(f"invalid type: '{spec}'")
+        named = _by_name(spec)
+        if named is None:
+            raise ValueError(f"invalid type: '{spec}'")
+        return named.dtype, named._device_type
     raise TypeError(f"type() received an invalid argument: {type(spec).__name__}")
-
-
-_WARNED_DEFAULT_TYPE: list = []
 
 
 def set_default_tensor_type(t) -> None:
     """``torch.set_default_tensor_type`` (deprecated in PyTorch 2.1): the type's dtype becomes the default, and a
     ``torch.cuda.*`` type makes 'cuda' the default device. Its deprecation warning comes once per process, as
     PyTorch's (a C++ ``TORCH_WARN_ONCE``)."""
-    if not _WARNED_DEFAULT_TYPE:
-        _WARNED_DEFAULT_TYPE.append(True)
-        warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
-                      "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
-                      stacklevel=2)
+    warn_once("set_default_tensor_type", "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please "
+              "use torch.set_default_dtype() and torch.set_default_device() as alternatives.")
     if isinstance(t, str):
-        parts = t.split(".")
-        table = CUDA_TYPES if parts[:2] == ["torch", "cuda"] else CPU_TYPES
-        if parts[-1] not in table or parts[0] != "torch":
-            raise AttributeError(f"module '{'.'.join(parts[:-1])}' has no attribute '{parts[-1]}'")
-        t = table[parts[-1]]
+        named = _by_name(t)
+        if named is None:
+            module, _, attr = t.rpartition(".")
+            raise AttributeError(f"module '{module}' has no attribute '{attr}'")
+        t = named
     if not isinstance(t, tensortype):
         raise TypeError("invalid type object: only floating-point types are supported as the default type")
     if not t.dtype.is_floating_point:

@@ -32,12 +32,12 @@ tensor([0., 1., 2., 3., 4., 5., 6., 7.])
 from __future__ import annotations
 
 import operator
-import warnings
 
 import jax
 import numpy as np
 
 from .. import dtypes as D
+from .._warn import warn_once  # (each of these warnings is shown once per process, as PyTorch's)
 from .._tensor.tensor import Tensor
 from . import fft_ops as _k
 from .complex_ops import view_as_real
@@ -64,16 +64,6 @@ _ISTFT_SHORT = (
     "The length of signal is shorter than the length parameter. Result is being padded with zeros in the tail. "
     "Please check your center and hop_length settings.")
 _ONESIDED_COMPLEX = "Cannot have onesided output if window or input is complex"
-
-_WARNED: set = set()
-
-
-def _warn_once(msg: str) -> None:
-    """PyTorch's ``TORCH_WARN_ONCE``: each of these warnings is shown once per process."""
-    if msg not in _WARNED:
-        _WARNED.add(msg)
-        warnings.warn(msg, UserWarning, stacklevel=3)
-
 
 # ---- argument checks (PyTorch's argument parser) --------------------------------------------------------------
 def _check_int(fname: str, name: str, v, pos: int | None = None, optional: bool = True):
@@ -170,14 +160,14 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
     window = None if window is None else _k.autocast_fp32(window)
 
     if window is None:
-        _warn_once(_STFT_NO_WINDOW)
+        warn_once(_STFT_NO_WINDOW, _STFT_NO_WINDOW)
     hop, win = _hop_and_win("stft", input, window, n_fft, hop_length, win_length)
     as_complex = return_complex if return_complex is not None else \
         (input.is_complex() or (window is not None and window.is_complex()))
     if not as_complex:
         if return_complex is None:
             raise RuntimeError(_STFT_NEED_RETURN_COMPLEX)
-        _warn_once(_STFT_REAL_DEPRECATED)
+        warn_once(_STFT_REAL_DEPRECATED, _STFT_REAL_DEPRECATED)
 
     desc = (f"stft({_type_str(input)}{_sizes(input)}, n_fft={n_fft}, hop_length={hop}, win_length={win}, "
             f"window={_window_str(window)}, normalized={int(normalized)}, onesided={_opt(onesided)}, "
@@ -264,7 +254,7 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
     return_complex = _check_bool("istft", "return_complex", return_complex)
 
     if window is None:
-        _warn_once(_ISTFT_NO_WINDOW)
+        warn_once(_ISTFT_NO_WINDOW, _ISTFT_NO_WINDOW)
     hop, win = _hop_and_win("istft", input, window, n_fft, hop_length, win_length)
     if not input.is_complex():
         raise RuntimeError("istft requires a complex-valued input tensor matching the output from stft with "
@@ -342,7 +332,7 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
     if input_dim == 3:
         y = y.squeeze(0)
     if end > expected_len:
-        _warn_once(_ISTFT_SHORT)
+        warn_once(_ISTFT_SHORT, _ISTFT_SHORT)
         y = _pad(y, [0, end - expected_len])
     return y
 

@@ -1,6 +1,8 @@
 """Shared by the scenario parity files (the same code run eagerly here, compiled here and in real torch)."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import torch
 
@@ -23,3 +25,55 @@ def same_init(model, seed: int = 0, scale: float = 0.3, buffers: bool = False):
                         v = np.abs(v) + 0.5
                     b.copy_(lib.tensor(v.astype(np.float32)))
     return model
+
+
+# ---- the scenario files' comparison: a script run with L = functorch_lite and L = torch -------------------------
+def is_tensor(x):
+    return isinstance(x, (torch.Tensor, ft.Tensor))
+
+
+def to_np(x):
+    x = x.detach()
+    if x.dtype in (torch.bfloat16, ft.bfloat16) or str(x.dtype) == "torch.bfloat16":
+        x = x.float()
+    return x.numpy().copy()
+
+
+def flat(obj, prefix=""):
+    """Nested dicts / lists / tuples of tensors and Python values -> {path: value} (tensors as numpy)."""
+    out = {}
+    if isinstance(obj, dict):
+        out[prefix + "#keys"] = sorted(map(str, obj))
+        for k, v in obj.items():
+            out.update(flat(v, f"{prefix}/{k}"))
+    elif isinstance(obj, (list, tuple)):
+        out[prefix + "#len"] = len(obj)
+        for i, v in enumerate(obj):
+            out.update(flat(v, f"{prefix}[{i}]"))
+    elif is_tensor(obj):
+        out[prefix + "#dtype"] = str(obj.dtype)
+        out[prefix] = to_np(obj)
+    else:
+        out[prefix] = obj
+    return out
+
+
+def cmp(a, b, rtol=1e-5, atol=1e-6):
+    """``a`` (functorch_lite's run) equals ``b`` (torch's): same structure, same dtypes, close values."""
+    fa, fb = flat(a), flat(b)
+    assert sorted(fa) == sorted(fb), f"different structure: {sorted(set(fa) ^ set(fb))}"
+    for k in fa:
+        x, y = fa[k], fb[k]
+        if isinstance(y, np.ndarray) or (isinstance(y, float) and not isinstance(y, bool)):
+            np.testing.assert_allclose(np.asarray(x, np.float64), np.asarray(y, np.float64), rtol=rtol, atol=atol,
+                                       err_msg=k)
+        else:
+            assert x == y, f"{k}: {x!r} != {y!r}"
+
+
+def both(script, rtol=1e-5, atol=1e-6):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got, want = script(ft), script(torch)
+    cmp(got, want, rtol, atol)
+    return got, want

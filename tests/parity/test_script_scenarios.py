@@ -31,55 +31,7 @@ TOK_Y = RNG.integers(0, 2, 12)
 
 
 # ---- helpers ---------------------------------------------------------------------------------------------------
-def _is_tensor(x):
-    return isinstance(x, (torch.Tensor, ft.Tensor))
-
-
-def _to_np(x):
-    x = x.detach()
-    if x.dtype in (torch.bfloat16, ft.bfloat16) or str(x.dtype) == "torch.bfloat16":
-        x = x.float()
-    return x.numpy().copy()
-
-
-def _flat(obj, prefix=""):
-    """Nested dicts / lists / tuples of tensors and Python values -> {path: value} (tensors as numpy)."""
-    out = {}
-    if isinstance(obj, dict):
-        out[prefix + "#keys"] = sorted(map(str, obj))
-        for k, v in obj.items():
-            out.update(_flat(v, f"{prefix}/{k}"))
-    elif isinstance(obj, (list, tuple)):
-        out[prefix + "#len"] = len(obj)
-        for i, v in enumerate(obj):
-            out.update(_flat(v, f"{prefix}[{i}]"))
-    elif _is_tensor(obj):
-        out[prefix + "#dtype"] = str(obj.dtype)
-        out[prefix] = _to_np(obj)
-    else:
-        out[prefix] = obj
-    return out
-
-
-def _cmp(a, b, rtol=1e-5, atol=1e-6):
-    """``a`` (functorch_lite's run) equals ``b`` (torch's): same structure, same dtypes, close values."""
-    fa, fb = _flat(a), _flat(b)
-    assert sorted(fa) == sorted(fb), f"different structure: {sorted(set(fa) ^ set(fb))}"
-    for k in fa:
-        x, y = fa[k], fb[k]
-        if isinstance(y, np.ndarray) or (isinstance(y, float) and not isinstance(y, bool)):
-            np.testing.assert_allclose(np.asarray(x, np.float64), np.asarray(y, np.float64), rtol=rtol, atol=atol,
-                                       err_msg=k)
-        else:
-            assert x == y, f"{k}: {x!r} != {y!r}"
-
-
-def _both(script, rtol=1e-5, atol=1e-6):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        got, want = script(ft), script(torch)
-    _cmp(got, want, rtol, atol)
-    return got, want
+from _scenario import both as _both, cmp as _cmp, is_tensor as _is_tensor, to_np as _to_np  # noqa: E402,F401
 
 
 def _np_init(model, L, seed=1, scale=0.3):

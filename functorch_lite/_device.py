@@ -144,16 +144,24 @@ def _resolve(dev: device):
     return canon, ds[i]
 
 
+# the current CUDA device (``torch.cuda.set_device`` / ``with torch.cuda.device(i)``): where a bare "cuda" goes
+CURRENT_CUDA = [0]
+
+
 def canonical(dev) -> device:
     """Facade device a tensor created with ``device=dev`` reports as ``.device``."""
     if dev is None:
         return _default[0]
     if not isinstance(dev, device):
         dev = device(dev)
+    if dev.index is None and CURRENT_CUDA[0] and dev.type == "cuda":
+        dev = _make("cuda", CURRENT_CUDA[0])
     return _resolve(dev)[0]
 
 
 def to_jax(dev: device):
+    if dev.index is None and CURRENT_CUDA[0] and dev.type == "cuda":
+        dev = _make("cuda", CURRENT_CUDA[0])
     return _resolve(dev)[1]
 
 

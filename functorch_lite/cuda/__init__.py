@@ -1,6 +1,8 @@
 """``functorch_lite.cuda``: availability and device count of JAX's GPU backend."""
 from __future__ import annotations
 
+import warnings
+
 from .. import _device as _dev
 
 
@@ -12,11 +14,137 @@ def device_count() -> int:
     return len(_dev.jax_devices("cuda"))
 
 
-def current_device() -> int:
+def _require() -> None:
     if not is_available():
         raise _dev.DeviceUnavailableError("Torch not compiled with CUDA enabled: JAX has no GPU backend here. "
                                           f"Available devices: {_dev.available()}.")
-    return 0
+
+
+def current_device() -> int:
+    """The current CUDA device's index (``set_device``, ``with cuda.device(i)``): where a bare "cuda" goes."""
+    _require()
+    return _dev.CURRENT_CUDA[0]
+
+
+def _device_index(device, optional: bool = False, allow_cpu: bool = False):
+    """PyTorch's ``torch.cuda._utils._get_device_index``: an int as it is, a "cuda:i" string or device its index, a
+    CPU device -1 (``allow_cpu``), a bare "cuda" or None the current device (``optional``; None without a GPU)."""
+    if isinstance(device, int):
+        return device
+    if isinstance(device, str):
+        device = _dev.device(device)
+    if isinstance(device, _dev.device):
+        if allow_cpu:
+            if device.type not in ("cuda", "cpu"):
+                raise ValueError(f"Expected a cuda or cpu device, but got: {device}")
+        elif device.type != "cuda":
+            raise ValueError(f"Expected a cuda device, but got: {device}")
+        if device.type == "cpu":
+            return -1
+        if device.index is not None:
+            return device.index
+    elif isinstance(device, globals()["device"]):
+        return device.idx
+    if optional:
+        return _dev.CURRENT_CUDA[0] if is_available() else None
+    raise ValueError(f"Expected a torch.device with a specified index or an integer, but got:{device}")
+
+
+def set_device(device) -> None:
+    """Make ``device`` the current CUDA device: a bare "cuda" (``.to('cuda')``, ``device='cuda'``, ``.cuda()``) goes
+    there from now on. A negative index is ignored, as PyTorch's."""
+    idx = _device_index(device)
+    if idx < 0:
+        return
+    _require()
+    if idx >= device_count():
+        raise RuntimeError("CUDA error: invalid device ordinal")
+    _dev.CURRENT_CUDA[0] = idx
+
+
+def _exchange(idx):
+    """Make ``idx`` current; the previous index (-1 for a negative or None ``idx``: nothing changes)."""
+    if idx is None or idx < 0:
+        return -1
+    if not is_available():
+        raise RuntimeError("PyTorch was compiled without CUDA support")
+    prev = _dev.CURRENT_CUDA[0]
+    set_device(idx)
+    return prev
+
+
+class device:
+    """``with torch.cuda.device(i):`` makes CUDA device ``i`` current inside the block (a negative index: no
+    change)."""
+
+    def __init__(self, device):
+        self.idx = _device_index(device, optional=True)
+        self.prev_idx = -1
+
+    def __enter__(self):
+        self.prev_idx = _exchange(self.idx)
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        self.idx = _exchange(self.prev_idx)
+        return False
+
+
+class device_of(device):
+    """``with torch.cuda.device_of(t):``: the device ``t`` lives on, when it is a CUDA tensor (else no change)."""
+
+    def __init__(self, obj):
+        super().__init__(obj.get_device() if obj.is_cuda else -1)
+
+
+def is_initialized() -> bool:
+    """Whether the GPU runtime is up: JAX starts its GPU backend when asked for its devices, so where there is one."""
+    return is_available()
+
+
+def init() -> None:
+    _require()
+
+
+def ipc_collect() -> None:
+    """Nothing to collect: no CUDA IPC handles are made (one process drives every device)."""
+    _require()
+
+
+class _CudaDeviceProperties:
+    """``torch.cuda.get_device_properties``: the GPU's name, compute capability, memory and SM count, from the JAX
+    device (``device_kind``, ``compute_capability``, ``core_count``, its allocator's ``bytes_limit``)."""
+
+    def __init__(self, jdev):
+        self.name = jdev.device_kind
+        cc = str(getattr(jdev, "compute_capability", "0.0")).split(".")
+        self.major, self.minor = int(cc[0]), int(cc[1]) if len(cc) > 1 else 0
+        self.multi_processor_count = int(getattr(jdev, "core_count", 0) or 0)
+        self.total_memory = int((jdev.memory_stats() or {}).get("bytes_limit", 0))
+        self.is_integrated = 0
+        self.is_multi_gpu_board = 0
+
+    def __repr__(self):
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+                f"total_memory={self.total_memory // (1024 * 1024)}MB, "
+                f"multi_processor_count={self.multi_processor_count})")
+
+
+def get_device_properties(device=None) -> _CudaDeviceProperties:
+    _require()
+    idx = _device_index(device, optional=True)
+    devs = _dev.jax_devices("cuda")
+    if idx < 0 or idx >= len(devs):
+        raise AssertionError("Invalid device id")
+    return _CudaDeviceProperties(devs[idx])
+
+
+def get_device_capability(device=None) -> tuple:
+    p = get_device_properties(device)
+    return p.major, p.minor
+
+
+def is_tf32_supported() -> bool:
+    return is_available() and get_device_capability()[0] >= 8
 
 
 def synchronize(device=None) -> None:
@@ -33,9 +161,7 @@ def _stats(device=None):
     devs = _dev.jax_devices("cuda")
     if not devs:
         return {}
-    idx = 0
-    if device is not None:
-        idx = device if isinstance(device, int) else (_dev.canonical(device).index or 0)
+    idx = _device_index(device, optional=True)
     d = devs[idx]
     return d.memory_stats() or {}, idx
 
@@ -99,6 +225,48 @@ def memory_stats(device=None) -> dict:
             "reserved_bytes.all.peak": max_memory_reserved(device)}
 
 
+def reset_max_memory_allocated(device=None) -> None:
+    warnings.warn("torch.cuda.reset_max_memory_allocated now calls torch.cuda.reset_peak_memory_stats, "
+                  "which resets /all/ peak memory stats.", FutureWarning, stacklevel=2)
+    return reset_peak_memory_stats(device=device)
+
+
+def reset_max_memory_cached(device=None) -> None:
+    warnings.warn("torch.cuda.reset_max_memory_cached now calls torch.cuda.reset_peak_memory_stats, "
+                  "which resets /all/ peak memory stats.", FutureWarning, stacklevel=2)
+    return reset_peak_memory_stats(device=device)
+
+
+def memory_cached(device=None) -> int:
+    warnings.warn("`torch.cuda.memory_cached` has been renamed to `torch.cuda.memory_reserved`", FutureWarning,
+                  stacklevel=2)
+    return memory_reserved(device=device)
+
+
+def max_memory_cached(device=None) -> int:
+    warnings.warn("`torch.cuda.max_memory_cached` has been renamed to `torch.cuda.max_memory_reserved`",
+                  FutureWarning, stacklevel=2)
+    return max_memory_reserved(device=device)
+
+
+def memory_summary(device=None, abbreviated: bool = False) -> str:
+    """A table of ``memory_stats``: current and peak bytes allocated and reserved (the JAX allocator keeps no
+    per-pool or per-size breakdown). Without a GPU ``memory_stats`` is empty and this raises the ``KeyError``
+    PyTorch's CPU build raises."""
+    stats = memory_stats(device)
+
+    def mb(n):
+        return f"{n / (1024 * 1024):10.1f} MiB"
+    rows = [("Allocated memory", stats["allocated_bytes.all.current"], stats["allocated_bytes.all.peak"]),
+            ("Reserved memory", stats["reserved_bytes.all.current"], stats["reserved_bytes.all.peak"])]
+    bar = "|" + "=" * 63 + "|"
+    lines = [bar, f"|{'functorch_lite CUDA memory summary, device ID ' + str(_device_index(device, True)):^63}|",
+             "|" + "-" * 63 + "|", f"| {'Metric':<25}| {'Cur Usage':>16} | {'Peak Usage':>16} |",
+             "|" + "-" * 63 + "|"]
+    lines += [f"| {name:<25}| {mb(cur):>16} | {mb(peak):>16} |" for name, cur, peak in rows]
+    return "\n".join(lines + [bar]) + "\n"
+
+
 def empty_cache() -> None:
     """Nothing to release: XLA's GPU allocator keeps its pool for the process (``XLA_PYTHON_CLIENT_PREALLOCATE``
     and ``XLA_PYTHON_CLIENT_ALLOCATOR=platform`` decide how much it takes); a no-op, as on a CPU-only torch."""
@@ -132,13 +300,33 @@ def initial_seed() -> int:
     return _initial()
 
 
+def get_rng_state(device="cuda"):
+    """The generator's state (the facade's one generator, which GPU tensors draw from too)."""
+    _require()
+    from ..random import get_rng_state as _get
+    return _get()
+
+
+def get_rng_state_all() -> list:
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state(new_state, device="cuda") -> None:
+    """Restore ``get_rng_state``'s state; ignored without a GPU (PyTorch queues it until CUDA starts, which on a
+    CPU-only build is never)."""
+    if is_available():
+        from ..random import set_rng_state as _set
+        _set(new_state)
+
+
+def set_rng_state_all(new_states) -> None:
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
+
+
 def get_device_name(device=None) -> str:
     """The JAX device's kind (``"NVIDIA H200"``...)."""
-    devs = _dev.jax_devices("cuda")
-    if not devs:
-        current_device()  # raises PyTorch's "not compiled with CUDA" error
-    idx = device if isinstance(device, int) else (0 if device is None else (_dev.canonical(device).index or 0))
-    return devs[idx].device_kind
+    return get_device_properties(device).name
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
@@ -149,3 +337,7 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
 from .._tensor.legacy import CUDA_TYPES as _CUDA_TYPES  # noqa: E402
 
 globals().update(_CUDA_TYPES)
+
+
+# ---- events and streams (streams.py) ------------------------------------------------------------------------------
+from .streams import Event, Stream, StreamContext, current_stream, default_stream, set_stream, stream  # noqa: E402,F401

@@ -12,7 +12,8 @@ from . import _config  # noqa: F401  (x64 on, first)
 from ._config import (set_float32_matmul_precision, get_float32_matmul_precision,  # noqa: F401
                       use_deterministic_algorithms, are_deterministic_algorithms_enabled,
                       is_deterministic_algorithms_warn_only_enabled, set_num_threads, get_num_threads,
-                      set_num_interop_threads, get_num_interop_threads)
+                      set_num_interop_threads, get_num_interop_threads, set_deterministic_debug_mode,
+                      get_deterministic_debug_mode, set_warn_always, is_warn_always_enabled, set_flush_denormal)
 from . import dtypes as _dtypes
 from .dtypes import (  # noqa: F401
     dtype, float32, float64, float16, bfloat16, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz,
@@ -140,6 +141,10 @@ def is_floating_point(input) -> bool:
 
 def is_complex(input) -> bool:
     return input.is_complex()
+
+
+def is_inference(input) -> bool:
+    return input.is_inference()
 
 
 def numel(input) -> int:

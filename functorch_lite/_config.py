@@ -34,7 +34,7 @@ PRINT_OPTIONS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth":
 # matmuls are float32 whatever the setting)
 _MATMUL_PRECISION = {"highest": "float32", "high": "tensorfloat32", "medium": "bfloat16"}
 _SWITCHES = {"matmul_precision": "highest", "deterministic": False, "deterministic_warn_only": False,
-             "num_threads": os.cpu_count() or 1, "num_interop_threads": os.cpu_count() or 1}
+             "num_threads": os.cpu_count() or 1, "num_interop_threads": os.cpu_count() or 1, "warn_always": False}
 
 
 # PyTorch computes float32 matmuls in float32 unless asked ("highest"); JAX's default lets GPUs use TF32 and TPUs
@@ -80,6 +80,41 @@ def are_deterministic_algorithms_enabled() -> bool:
 
 def is_deterministic_algorithms_warn_only_enabled() -> bool:
     return _SWITCHES["deterministic_warn_only"]
+
+
+def set_deterministic_debug_mode(debug_mode) -> None:
+    """0 / "default", 1 / "warn", 2 / "error": ``use_deterministic_algorithms`` off, on with ``warn_only``, on."""
+    if not isinstance(debug_mode, (int, str)):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if isinstance(debug_mode, str):
+        if debug_mode not in ("default", "warn", "error"):
+            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, `error`, but got "
+                               f"{debug_mode}")
+        debug_mode = ("default", "warn", "error").index(debug_mode)
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
+    use_deterministic_algorithms(debug_mode > 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode() -> int:
+    if not _SWITCHES["deterministic"]:
+        return 0
+    return 1 if _SWITCHES["deterministic_warn_only"] else 2
+
+
+def set_warn_always(b, /) -> None:
+    """Warnings PyTorch shows once per process (``TORCH_WARN_ONCE``: ``_warn.warn_once``) show every time."""
+    _SWITCHES["warn_always"] = bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    return _SWITCHES["warn_always"]
+
+
+def set_flush_denormal(mode) -> bool:
+    """False, as PyTorch returns where the CPU cannot switch denormal flushing: XLA fixes its CPU programs'
+    handling when it compiles them (they keep denormals), so the setting cannot change here."""
+    return False
 
 
 def set_num_threads(n: int) -> None:

@@ -260,6 +260,38 @@ def from_numpy(ndarray):
     return tensor_from_numpy(ndarray, dt)
 
 
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """``torch.frombuffer``: ``count`` elements of ``dtype`` from ``buffer`` (anything with the buffer protocol:
+    bytes, bytearray, array.array, mmap...) after ``offset`` bytes, with PyTorch's checks and messages. Like
+    ``from_numpy`` it is a copy taken now, where PyTorch's tensor shares the buffer's memory."""
+    dt = D.as_dtype(dtype)
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    length = view.nbytes
+    size = np.dtype(dt.np).itemsize
+    if length == 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if offset < 0 or offset >= length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length ({length} "
+                         "bytes) minus 1")
+    if count <= 0:
+        if (length - offset) % size:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} bytes) must be a "
+                             f"multiple of element size ({size})")
+        count = (length - offset) // size
+    elif offset + count * size > length:
+        raise ValueError(f"requested buffer length ({count} * {size} bytes) after offset ({offset} bytes) must not "
+                         f"be greater than actual buffer length ({length} bytes)")
+    host = np.frombuffer(view.cast("B"), dtype=dt.np, count=count, offset=offset).copy()
+    from .._tensor.tensor import tensor_from_numpy
+    t = tensor_from_numpy(host, dt)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
 # ---- filled tensors ----------------------------------------------------------------------------------
 def _dt(dtype, default=None):
     return D.as_dtype(dtype) if dtype is not None else (default or D.get_default_dtype())
@@ -858,7 +890,7 @@ METHODS = {"uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_, "
            "multinomial": multinomial}
 
 FUNCTIONS = {name: globals()[name] for name in (
-    "tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like",
+    "tensor", "as_tensor", "asarray", "from_numpy", "frombuffer", "zeros", "ones", "empty", "full", "zeros_like", "ones_like",
     "empty_like", "full_like", "arange", "range", "linspace", "logspace", "eye", "rand", "randn", "randint",
     "normal", "rand_like", "randn_like", "randint_like", "randperm", "multinomial", "bernoulli", "tril_indices",
     "triu_indices", "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window")}

@@ -499,7 +499,7 @@ def sign(input):
     return input if input.dtype == jnp.bool_ else jnp.sign(input)
 
 
-@defop(kernel="sign_cpu", grad_fn="SgnBackward0")
+@defop(kernel="sign_cpu", grad_fn="SgnBackward0", inplace=True)
 def sgn(input):
     """sign, and ``z / |z|`` for complex (bool: itself)."""
     return input if input.dtype == jnp.bool_ else jnp.sign(input)

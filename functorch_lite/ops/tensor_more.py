@@ -680,7 +680,7 @@ METHODS = {"unsqueeze_": unsqueeze_, "squeeze_": squeeze_, "t_": t_, "transpose_
            "index_reduce": index_reduce, "index_reduce_": _index_reduce_, "sum_to_size": sum_to_size,
            "ldexp_": ldexp_, "isreal": isreal, "new": new, "fix": fix, "fix_": fix_,
            "unsafe_split": unsafe_split, "unsafe_chunk": unsafe_chunk,
-           "unsafe_split_with_sizes": unsafe_split_with_sizes}
+           "unsafe_split_with_sizes": unsafe_split_with_sizes, "narrow_copy": narrow_copy}
 FUNCTIONS = {f.__name__: f for f in (
     split_copy, split_with_sizes_copy, unbind_copy, unsafe_split, unsafe_split_with_sizes, unsafe_chunk,
     index_reduce, put, ldexp_, isreal, scalar_tensor, zero_, detach, detach_, fix, fix_)}

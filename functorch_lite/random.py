@@ -7,6 +7,7 @@ Under ``compile`` the key is threaded through the traced function as state (it i
 """
 from __future__ import annotations
 
+import contextlib
 import time
 
 import jax
@@ -24,7 +25,7 @@ class Generator:
     def manual_seed(self, seed):
         seed = int(seed)
         if seed < -(2 ** 63) or seed >= 2 ** 64:
-            raise RuntimeError(f"Overflow when unpacking long long")
+            raise RuntimeError("Overflow when unpacking long long")
         self._seed = seed % (2 ** 64)
         self._key = None
         return self
@@ -92,3 +93,23 @@ def get_rng_state():
 
 def set_rng_state(state):
     default_generator.set_state(state)
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices", device_type="cuda"):
+    """Run the block on a fork of the random state: draws inside it leave the state after it as before it. The
+    facade's one generator serves every device, so its state is the only one to restore (a device listed in
+    ``devices`` is still checked, as PyTorch reads its state: without a GPU, "Torch not compiled with CUDA")."""
+    if not enabled:
+        yield
+        return
+    if devices is not None:
+        import functorch_lite
+        device_mod = getattr(functorch_lite, device_type)
+        for d in list(devices):
+            device_mod.get_rng_state(d)
+    state = get_rng_state()
+    try:
+        yield
+    finally:
+        set_rng_state(state)

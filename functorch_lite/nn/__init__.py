@@ -6,5 +6,8 @@ from .parameter import Buffer, UninitializedParameter, UninitializedBuffer  # no
 from .modules import *  # noqa: F401,F403
 from .modules import Module, Sequential, ModuleList, ModuleDict, ParameterList, Linear  # noqa: F401
 from . import init, utils  # noqa: F401,E402
-from . import parallel  # noqa: F401,E402
+from . import parallel, common_types  # noqa: F401,E402
+# torch.nn.attention (sdpa_kernel); imported by its dotted name, as the star import above has bound ``attention`` to
+# the modules' attention.py
+from .attention import SDPBackend as _SDPBackend  # noqa: F401,E402
 from .parallel import DataParallel  # noqa: F401,E402

@@ -18,6 +18,7 @@ from .nn_ops import _on_device_of
 import jax.numpy as jnp
 
 from .. import dtypes as D
+from ..backends import SDP_ENABLED as _SDP_ENABLED
 from .._tensor.tensor import Tensor
 from ._registry import defop
 from .._promotion import no_kernel
@@ -177,7 +178,15 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         hq, hk, hv = q._shape[-3], k._shape[-3], v._shape[-3]
         if hk == 0 or hv == 0 or hq % hk or hq % hv:
             raise RuntimeError("Number of heads in key and value must divide the number of heads in ")
-    flash = _uses_flash(q, k, v, m, dropout_p, enable_gqa)
+    sdp = _SDP_ENABLED
+    flash = sdp["flash"] and _uses_flash(q, k, v, m, dropout_p, enable_gqa)
+    if not flash and not sdp["math"] and (q.device.type != "cuda" or not (sdp["mem_efficient"] or sdp["cudnn"])):
+        # (nn.attention.sdpa_kernel / backends.cuda.enable_*_sdp left no kernel PyTorch could run here: none enabled,
+        # or only the flash kernel, which these inputs cannot take)
+        if not sdp["flash"]:
+            raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This is likely due to "
+                               "turning off both the math kernel and the fused kernels.")
+        raise RuntimeError("No available kernel.  Aborting execution.")
     if flash:
         if dropout_p != 0.0:
             raise RuntimeError("scaled_dot_product_attention_flash_attention: Currently do not support dropout > 0")

@@ -1,6 +1,7 @@
 """Top-level switches and small entry points scripts call, against real torch: ``frombuffer``,
 ``set/get_deterministic_debug_mode``, ``set_warn_always`` (TORCH_WARN_ONCE warnings every time),
-``set_flush_denormal``, ``is_inference``, ``Tensor.sgn_`` and ``Tensor.narrow_copy``."""
+``set_flush_denormal``, ``is_inference``, ``Tensor.sgn_``, ``Tensor.narrow_copy``, ``random.fork_rng``, and the
+helpers custom layers import (``nn.modules.utils._pair`` ..., ``nn.common_types``)."""
 import array
 import struct
 import warnings
@@ -90,3 +91,57 @@ def test_is_inference_sgn_and_narrow_copy():
     same(lambda L: (lambda x: (x.sgn_(), x.grad_fn is not None))(L.tensor([-2.0, 1.0], requires_grad=True) * 1))
     same(lambda L: L.arange(10).view(2, 5).narrow_copy(1, 1, 3))
     same(lambda L: L.arange(10.0, requires_grad=True).narrow_copy(0, 2, 3))
+
+
+def test_fork_rng():
+    def run(L):
+        L.manual_seed(3)
+        with L.random.fork_rng(devices=[]):
+            inside = L.rand(4)
+        after = L.rand(2)
+        L.manual_seed(3)
+        first = L.rand(4)
+        with L.random.fork_rng(enabled=False):
+            L.rand(1)
+        return bool(L.equal(inside, first)), bool(L.equal(after, first[:2])), L.rand(1).shape
+    assert same(run) == ("ok", (True, True, ("Size", (1,))))
+    for L in (torch, ft):   # a CUDA device listed, without one: torch's error (the facade's names what JAX has)
+        with pytest.raises(AssertionError, match="^Torch not compiled with CUDA enabled"):
+            L.random.fork_rng(devices=[0]).__enter__()
+
+
+def test_fork_rng_restores_after_an_error():
+    ft.manual_seed(5)
+    expected = ft.rand(3)
+    ft.manual_seed(5)
+    with pytest.raises(KeyError):
+        with ft.random.fork_rng(devices=[]):
+            ft.rand(10)
+            raise KeyError("x")
+    assert ft.equal(ft.rand(3), expected)
+
+
+def test_nn_modules_utils_and_common_types():
+    from functorch_lite.nn.modules import utils as fu
+    from torch.nn.modules import utils as tu
+    for name in ("_single", "_pair", "_triple", "_quadruple"):
+        for v in (3, (1, 2), [4, 5, 6], range(2)):
+            assert getattr(fu, name)(v) == getattr(tu, name)(v)
+        assert getattr(fu, name).__name__ == getattr(tu, name).__name__
+    assert fu._reverse_repeat_tuple((1, 2, 3), 2) == tu._reverse_repeat_tuple((1, 2, 3), 2)
+    assert fu._list_with_default([None, 3], [1, 2, 7, 8]) == tu._list_with_default([None, 3], [1, 2, 7, 8])
+    stripped = []
+    for lib, mod in ((torch, tu), (ft, fu)):
+        with pytest.raises(ValueError, match="^Input dimension should be at least 3$"):
+            mod._list_with_default([None, 3], [1, 2])
+        sd = lib.nn.DataParallel(lib.nn.Sequential(lib.nn.Linear(2, 1))).state_dict()
+        mod.consume_prefix_in_state_dict_if_present(sd, "module.")
+        stripped.append((list(sd), sorted(sd._metadata)))
+        assert str(lib.nn.Sequential(lib.nn.Linear(2, 1)).load_state_dict(sd)) == "<All keys matched successfully>"
+    assert stripped[0] == stripped[1] and stripped[0][0] == ["0.weight", "0.bias"]
+    from functorch_lite.nn.common_types import _size_2_t, _ratio_any_t
+    from torch.nn import common_types as tct
+    # (PyTorch spells the tuple with the builtin, the facade with typing.Tuple: the same types)
+    assert str(tct._size_2_t) == "typing.Union[int, tuple[int, int]]"
+    assert str(_size_2_t) == "typing.Union[int, typing.Tuple[int, int]]"
+    assert str(_ratio_any_t) == "typing.Union[float, typing.Tuple[float, ...]]"

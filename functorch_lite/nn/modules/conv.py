@@ -6,6 +6,7 @@ from ..._tensor.tensor import Tensor
 from .. import functional as F
 from ..parameter import Parameter
 from .module import Module
+from .utils import _ntuple
 
 __all__: list = ["Conv1d", "Conv2d", "ConvTranspose2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Upsample",
                  "UpsamplingNearest2d", "UpsamplingBilinear2d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
@@ -16,12 +17,6 @@ __all__: list = ["Conv1d", "Conv2d", "ConvTranspose2d", "MaxPool2d", "AvgPool2d"
                  "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
-
-
-def _ntuple(v, n: int) -> tuple:
-    if isinstance(v, (list, tuple)):
-        return tuple(v)
-    return (v,) * n
 
 
 class _ConvNd(Module):
@@ -40,17 +35,17 @@ class _ConvNd(Module):
         if isinstance(padding, str):
             if padding not in ("same", "valid"):
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
-            if padding == "same" and any(s != 1 for s in _ntuple(stride, nd)):
+            if padding == "same" and any(s != 1 for s in _ntuple(nd)(stride)):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         if padding_mode not in _PADDING_MODES:
             raise ValueError(f"padding_mode must be one of {_PADDING_MODES}, but got padding_mode='{padding_mode}'")
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = _ntuple(kernel_size, nd)
-        self.stride = _ntuple(stride, nd)
-        self.padding = padding if isinstance(padding, str) else _ntuple(padding, nd)
-        self.dilation = _ntuple(dilation, nd)
+        self.kernel_size = _ntuple(nd)(kernel_size)
+        self.stride = _ntuple(nd)(stride)
+        self.padding = padding if isinstance(padding, str) else _ntuple(nd)(padding)
+        self.dilation = _ntuple(nd)(dilation)
         self.transposed = transposed
-        self.output_padding = _ntuple(output_padding, nd)
+        self.output_padding = _ntuple(nd)(output_padding)
         self.groups = groups
         self.padding_mode = padding_mode
         if isinstance(self.padding, str):
@@ -275,9 +270,9 @@ class AvgPool1d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True) -> None:
         super().__init__()
-        self.kernel_size = _ntuple(kernel_size, 1)
-        self.stride = _ntuple(stride if stride is not None else kernel_size, 1)
-        self.padding = _ntuple(padding, 1)
+        self.kernel_size = _ntuple(1)(kernel_size)
+        self.stride = _ntuple(1)(stride if stride is not None else kernel_size)
+        self.padding = _ntuple(1)(padding)
         self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
 
     def forward(self, input: Tensor) -> Tensor:

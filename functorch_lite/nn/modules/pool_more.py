@@ -8,6 +8,7 @@ from ..._tensor.tensor import Tensor
 from ...autograd.function import Function
 from .. import functional as F
 from .module import Module
+from .utils import _ntuple
 
 __all__: list = ["AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "RReLU", "Softmax2d",
                  "ChannelShuffle", "CrossMapLRN2d"]
@@ -27,18 +28,14 @@ class AdaptiveMaxPool3d(Module):
         return f"output_size={self.output_size}"
 
 
-def _ntuple(v, n: int) -> tuple:
-    return tuple(v) if isinstance(v, (list, tuple)) else (v,) * n
-
-
 class _MaxUnpoolNd(Module):
     _nd = 1
 
     def __init__(self, kernel_size, stride=None, padding=0) -> None:
         super().__init__()
-        self.kernel_size = _ntuple(kernel_size, self._nd)
-        self.stride = _ntuple(stride if stride is not None else kernel_size, self._nd)
-        self.padding = _ntuple(padding, self._nd)
+        self.kernel_size = _ntuple(self._nd)(kernel_size)
+        self.stride = _ntuple(self._nd)(stride if stride is not None else kernel_size)
+        self.padding = _ntuple(self._nd)(padding)
 
     def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
         fn = {1: F.max_unpool1d, 2: F.max_unpool2d, 3: F.max_unpool3d}[self._nd]

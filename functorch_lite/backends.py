@@ -24,11 +24,17 @@ class _Matmul:
 # scaled_dot_product_attention's backend switches (PyTorch's global flags, for every device):
 # ``nn.attention.sdpa_kernel`` sets them; F.scaled_dot_product_attention reads them (ops/attention.py)
 SDP_ENABLED = {"cudnn": True, "flash": True, "mem_efficient": True, "math": True, "overrideable": True}
+SDP_KEY = [tuple(SDP_ENABLED.values())]  # (the switches as one value: part of compile's guard key)
+
+
+def set_sdp(name: str, enabled: bool) -> None:
+    SDP_ENABLED[name] = bool(enabled)
+    SDP_KEY[0] = tuple(SDP_ENABLED.values())
 
 
 def _sdp_switch(name):
     def enable(enabled: bool) -> None:
-        SDP_ENABLED[name] = bool(enabled)
+        set_sdp(name, enabled)
 
     def is_enabled() -> bool:
         return SDP_ENABLED[name]

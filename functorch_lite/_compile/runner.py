@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import _config
 from .. import _device as _dev
+from ..backends import SDP_KEY as _SDP_KEY
 from .. import dtypes as D
 from .._tensor import storage as _storage
 from .._tensor.tensor import Tensor
@@ -485,7 +486,7 @@ class CompiledFunction:
                 tuple([_static_repr(a) for a in args]),
                 tuple([(k, _static_repr(v)) for k, v in sorted(kwargs.items())]) if kwargs else (),
                 _gm._state.enabled, _gm._state.inference, D._DEFAULT[0], _amp.state_key(),
-                _config._SWITCHES["matmul_precision"], d.frozen)
+                _config._SWITCHES["matmul_precision"], _dev.CURRENT_CUDA[0], _SDP_KEY[0], d.frozen)
 
     @staticmethod
     def _flat(key, d):
@@ -494,10 +495,11 @@ class CompiledFunction:
         values = list(key[0]) + list(key[1]) + list(key[2])
         names += [f"arg {i}" for i in range(len(key[3]))] + [f"argument {k!r}" for k, _ in key[4]]
         values += list(key[3]) + [v for _, v in key[4]]
-        names += ["grad mode", "inference mode", "default dtype", "autocast", "float32 matmul precision"]
-        values += list(key[5:10])
+        names += ["grad mode", "inference mode", "default dtype", "autocast", "float32 matmul precision",
+                  "current CUDA device", "attention backends (sdpa_kernel)"]
+        values += list(key[5:12])
         names += [n for n, _ in d.guards]
-        values += list(key[10].items)
+        values += list(key[12].items)
         return names, values
 
     def _why(self, key, d) -> str:

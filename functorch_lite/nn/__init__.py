@@ -5,9 +5,12 @@ from .parameter import Parameter  # noqa: F401
 from .parameter import Buffer, UninitializedParameter, UninitializedBuffer  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import Module, Sequential, ModuleList, ModuleDict, ParameterList, Linear  # noqa: F401
-from . import init, utils  # noqa: F401,E402
+from . import init  # noqa: F401,E402
 from . import parallel, common_types  # noqa: F401,E402
-# torch.nn.attention (sdpa_kernel); imported by its dotted name, as the star import above has bound ``attention`` to
-# the modules' attention.py
-from .attention import SDPBackend as _SDPBackend  # noqa: F401,E402
+from importlib import import_module as _import_module  # noqa: E402
+
+# torch.nn.utils and torch.nn.attention by their dotted names: the star import above binds ``utils`` and ``attention``
+# to nn.modules' own submodules of those names (modules/utils.py's _pair, modules/attention.py's MultiheadAttention)
+utils = _import_module(f"{__name__}.utils")
+attention = _import_module(f"{__name__}.attention")
 from .parallel import DataParallel  # noqa: F401,E402

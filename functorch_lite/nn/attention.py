@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import enum
 
-from ..backends import SDP_ENABLED
+from ..backends import SDP_ENABLED, set_sdp
 
 __all__ = ["SDPBackend", "sdpa_kernel", "WARN_FOR_UNFUSED_KERNELS"]
 
@@ -41,7 +41,7 @@ def _cur_sdpa_kernel_backends(with_priority: bool = False) -> list:
 
 def _sdpa_kernel(backends, set_priority: bool = False) -> None:
     for name, val in _backend_names.items():
-        SDP_ENABLED[name] = getattr(SDPBackend, val) in backends
+        set_sdp(name, getattr(SDPBackend, val) in backends)
     if set_priority:
         order = list(backends)
         _PRIORITY[0] = order + [b for b in _PRIORITY[0] if b not in order]

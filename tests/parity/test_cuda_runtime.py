@@ -177,3 +177,16 @@ def test_properties_rng_and_summary(fake_cuda):
     assert "device ID 0" in summary and "Allocated memory" in summary and "Reserved memory" in summary
     ft.cuda.init()
     ft.cuda.ipc_collect()
+
+
+
+def test_compiled_function_follows_the_current_device(fake_cuda):
+    @ft.compile
+    def make(scale):
+        return ft.ones(3, device="cuda") * scale   # (a bare "cuda": the current device, a guard of the program)
+
+    assert make(2.0).device == ft.device("cuda:0") and make(2.0).device == ft.device("cuda:0")
+    ft.cuda.set_device(1)
+    out = make(2.0)
+    assert out.device == ft.device("cuda:1") and out.tolist() == [2.0, 2.0, 2.0]
+    assert make.stats["recompiles"] == 1

@@ -87,3 +87,26 @@ def test_global_switches_and_deprecated_sdp_kernel():
         messages = [str(m.message) for m in w if m.category is FutureWarning]
         return math_name, inside, flash_name, _flags(L), messages
     same(run)
+
+
+
+def test_compiled_function_recompiles_when_the_backends_change(caplog):
+    from functorch_lite._compile.runner import config
+    q = ft.randn(1, 2, 4, 8)
+
+    @ft.compile
+    def attend(q):
+        return ft.nn.functional.scaled_dot_product_attention(q, q, q).sum()
+
+    attend(q)
+    attend(q)
+    prev, config.log_recompiles = config.log_recompiles, True
+    try:
+        with ft.nn.attention.sdpa_kernel([ft.nn.attention.SDPBackend.EFFICIENT_ATTENTION]):
+            with pytest.raises(RuntimeError, match="^No viable backend for scaled_dot_product_attention"):
+                attend(q)   # (a new trace, not the program traced with the flash kernel enabled)
+    finally:
+        config.log_recompiles = prev
+    assert attend.stats["recompiles"] == 1
+    assert "attention backends (sdpa_kernel) changed" in caplog.text
+    assert float(attend(q)) == float(ft.nn.functional.scaled_dot_product_attention(q, q, q).sum())

@@ -57,10 +57,9 @@ def _sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, 
 
 mps = types.SimpleNamespace(is_available=lambda: False, is_built=lambda: False)
 cuda = types.SimpleNamespace(matmul=_Matmul(), is_built=lambda: True, sdp_kernel=_sdp_kernel)
-for _name, _spelling in (("flash", "flash"), ("mem_efficient", "mem_efficient"), ("math", "math"),
-                         ("cudnn", "cudnn")):
+for _name in ("flash", "mem_efficient", "math", "cudnn"):
     _enable, _enabled = _sdp_switch(_name)
-    setattr(cuda, f"enable_{_spelling}_sdp", _enable)
-    setattr(cuda, f"{_spelling}_sdp_enabled", _enabled)
+    setattr(cuda, f"enable_{_name}_sdp", _enable)
+    setattr(cuda, f"{_name}_sdp_enabled", _enabled)
 # cudnn.allow_tf32 (True, as PyTorch's default) is recorded only: XLA's convolutions follow the matmul precision
 cudnn = types.SimpleNamespace(benchmark=False, deterministic=False, allow_tf32=True, enabled=True)

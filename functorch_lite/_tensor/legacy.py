@@ -236,12 +236,22 @@ def _host_map(name: str, self, others: dict, fn):
     return self
 
 
+def _share_memory_(self):
+    """Refused: PyTorch moves the storage into shared memory so that other processes (Hogwild workers) update the
+    same tensor, and a JAX array cannot be shared so; a no-op would let each worker train its own copy."""
+    raise RuntimeError("functorch_lite: Tensor.share_memory_ / Module.share_memory is not supported: a JAX array "
+                       "cannot live in memory other processes write to, so Hogwild-style workers would each train "
+                       "their own copy of the model. Train in one process (functorch_lite.compile makes the whole "
+                       "step one program; several local devices are JAX sharding's job).")
+
+
 METHODS = {**{name: property(lambda self: False) for name in _FALSE_FLAGS},
            "apply_": lambda self, callable: _host_map("apply_", self, {}, callable),
            "map_": lambda self, tensor, callable: _host_map("map_", self, {"'other'": tensor}, callable),
            "map2_": lambda self, x, y, callable: _host_map("map2_", self, {"argument 'x'": x, "argument 'y'": y},
                                                            callable),
-           "is_shared": lambda self: False,  # (no tensor lives in shared memory: share_memory_ is not offered)
+           "is_shared": lambda self: False,  # (no tensor lives in shared memory: share_memory_ refuses)
+           "share_memory_": _share_memory_,
            "is_distributed": lambda self: False,
            "is_set_to": _is_set_to,
            "is_coalesced": _is_coalesced,

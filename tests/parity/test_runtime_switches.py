@@ -145,3 +145,17 @@ def test_nn_modules_utils_and_common_types():
     assert str(tct._size_2_t) == "typing.Union[int, tuple[int, int]]"
     assert str(_size_2_t) == "typing.Union[int, typing.Tuple[int, int]]"
     assert str(_ratio_any_t) == "typing.Union[float, typing.Tuple[float, ...]]"
+
+
+def test_share_memory_refused_by_name():
+    # PyTorch moves storages into shared memory for Hogwild workers; a JAX array cannot be shared so, and a no-op
+    # would let each worker train its own copy: refused, saying why (a module without tensors passes, as PyTorch's)
+    msg = "^functorch_lite: Tensor.share_memory_ / Module.share_memory is not supported: a JAX array cannot live"
+    with pytest.raises(RuntimeError, match=msg):
+        ft.ones(2).share_memory_()
+    with pytest.raises(RuntimeError, match=msg):
+        ft.nn.Linear(2, 2).share_memory()
+    relu = ft.nn.ReLU()
+    assert relu.share_memory() is relu and torch.nn.ReLU().share_memory() is not None
+    assert ft.ones(2).is_shared() is False
+    same(lambda L: L.nn.LazyLinear(3).share_memory())   # (PyTorch's own uninitialized-parameter error)

@@ -304,6 +304,11 @@ class Module(StateDictMixin):
         fn(self)
         return self
 
+    def share_memory(self) -> "Module":
+        """Every parameter's and buffer's ``share_memory_()``, which the facade refuses (see ``Tensor.share_memory_``):
+        a module without tensors is returned as it is."""
+        return self._apply(lambda t: t.share_memory_())
+
     def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> "Module":
         if recurse:
             for m in self.children():

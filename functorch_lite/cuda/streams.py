@@ -14,17 +14,13 @@ from __future__ import annotations
 import time
 
 from .. import _device as _dev
-
-
-def _cuda():
-    from . import _require, _device_index, is_available, synchronize
-    return _require, _device_index, is_available, synchronize
+# (cuda/__init__.py imports this module after defining these)
+from . import _device_index, _require, is_available, synchronize
 
 
 class Event:
     def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False,
                  external: bool = False):
-        _, _, is_available, _ = _cuda()
         if not is_available():
             raise RuntimeError("Tried to instantiate dummy base class Event")
         self.enable_timing, self.blocking, self.interprocess = enable_timing, blocking, interprocess
@@ -33,7 +29,6 @@ class Event:
 
     def record(self, stream=None) -> None:
         """The time the device's work queued so far is done (this waits for it)."""
-        _, _, _, synchronize = _cuda()
         self._device = (stream.device if stream is not None else _dev.canonical("cuda")).index
         synchronize(self._device)
         self._time = time.perf_counter()
@@ -63,16 +58,14 @@ class Stream:
     """A device's one ordered queue (see the module's note); every ``Stream`` of a device is equal to the others."""
 
     def __new__(cls, device=None, priority: int = 0, **kwargs):
-        _, device_index, is_available, _ = _cuda()
         if not is_available():
             raise RuntimeError("torch.cuda.Stream requires CUDA support")
         self = super().__new__(cls)
-        self.device = _dev.canonical(f"cuda:{device_index(device, optional=True)}")
+        self.device = _dev.canonical(f"cuda:{_device_index(device, optional=True)}")
         self.priority = priority
         return self
 
     def synchronize(self) -> None:
-        _, _, _, synchronize = _cuda()
         synchronize(self.device.index)
 
     def query(self) -> bool:
@@ -101,8 +94,7 @@ class Stream:
 
 
 def current_stream(device=None) -> Stream:
-    require, _, _, _ = _cuda()
-    require()
+    _require()
     return Stream(device)
 
 

@@ -153,12 +153,8 @@ class SyncBatchNorm(_BatchNorm):
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() < 2:
             raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
-
-    def forward(self, input: Tensor) -> Tensor:
-        self._check_input_dim(input)
         if input.size(1) == 0:
             raise ValueError("SyncBatchNorm number of input channels should be non-zero")
-        return super().forward(input)
 
     @classmethod
     def convert_sync_batchnorm(cls, module, process_group=None):

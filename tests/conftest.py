@@ -3,17 +3,23 @@ so that any implicit JAX type promotion inside the facade is an error, not a sil
 import os
 
 # Two host devices, and XLA:CPU's code generation made cheaper: most of the suite's time is XLA compiling tiny
-# programs (``x + y``: 40 ms with XLA's defaults; 16 ms so). LLVM without its expensive passes, XLA's loop emitters
-# in place of its newer MLIR fusion emitters (each fusion compiled in a fresh MLIR context), and the LLVM module
-# compiled as one piece. The first and last change only code generation; with the loop emitters a lone reduce is
-# not wrapped in a fusion, and tanh/sigmoid/exp/log-softmax bits are unchanged. The shards took 16.6 and 16.9 min
-# with them, 28 and 27.5 with only the first (2026-12-01, this 2-core host). The emitters did move one LSTM weight
-# whose first gradient is a cancellation, amplified by Adam's eps-sized first step: that scenario now uses eps 1e-6
-# (test_script_scenarios.py). Tried and left out: LLVM at -O0 (no FMA contraction: results' last bits change);
-# XLA's plain op scheduler (the checkpoint test reads its schedule's peak memory). comparisons/ keep the defaults.
+# programs (86% of the whole suite's time, measured per test file 2026-12-01; ``x + y``: 40 ms with XLA's defaults,
+# 16 ms so). LLVM without its expensive passes and at -O1, XLA's loop emitters in place of its newer MLIR fusion
+# emitters (each fusion compiled in a fresh MLIR context), and the LLVM module compiled as one piece. LLVM's
+# options change only code generation: at -O1 the results' bits equalled the defaults' on 46 programs checked
+# (elementwise, transcendental, reductions, matmul/conv and their gradients, scan RNNs, sort, scatter; float32 and
+# float64). -O0 does not: it drops FMA contraction in the small matmuls XLA emits itself (a scan RNN's bits
+# change). With the loop emitters a lone reduce is not wrapped in a fusion, and tanh/sigmoid/exp/log-softmax bits
+# are unchanged. The shards took 16.6 and 16.9 min with the emitter and split flags, 28 and 27.5 with only
+# disable_expensive_passes; -O1 took a further 15% off backend compile time (test_grad_sweep sample) and 17% off
+# the example and scenario files. The emitters did move one LSTM weight whose first gradient is a cancellation,
+# amplified by Adam's eps-sized first step: that scenario now uses eps 1e-6 (test_script_scenarios.py). Tried and
+# left out: XLA's plain op scheduler (the checkpoint test reads its schedule's peak memory); the FAST_COMPILE
+# preset (no gain beside -O1). comparisons/ keep the defaults.
 os.environ.setdefault("XLA_FLAGS", " ".join([
     "--xla_force_host_platform_device_count=2",
     "--xla_llvm_disable_expensive_passes=true",
+    "--xla_backend_optimization_level=1",
     "--xla_cpu_use_fusion_emitters=false",
     "--xla_cpu_parallel_codegen_split_count=1",
 ]))

@@ -304,12 +304,13 @@ def opmath(jdt):
     return jnp.float32 if jdt in (jnp.float16, jnp.bfloat16) else jdt
 
 
-def cast_array(arr, src: dtype, dst: dtype):
-    """Cast a jax array from ``src`` to ``dst`` the way PyTorch's CPU kernels do (spec §2.2).
+def cast_array(arr, src: dtype, dst: dtype, xp=jnp):
+    """Cast an array from ``src`` to ``dst`` the way PyTorch's CPU kernels do (spec §2.2).
 
     float -> integer: truncate toward zero into int64 (for int64 targets) or int32 (for narrower
     ones), NaN/inf/out-of-range giving that type's minimum, then wrap modulo 2^bits (DTY-19..23).
-    -> float8_e4m3fn: saturate to +-448 (DTY-07). Pure jnp: works on tracers too.
+    -> float8_e4m3fn: saturate to +-448 (DTY-07). ``xp``: ``jnp`` (a jax array or a tracer) or ``np`` (a host
+    array: ``torch.tensor(data, dtype=...)`` casts before the transfer, with no XLA program to compile per shape).
     """
     if src is dst:
         return arr
@@ -317,26 +318,26 @@ def cast_array(arr, src: dtype, dst: dtype):
         raise RuntimeError("functorch_lite does not support torch.complex32 (ComplexHalf): JAX has no such dtype")
     if src.category >= FLOAT and dst.category == INT:
         if src.is_complex:
-            arr = jnp.real(arr)
-        t = jnp.trunc(arr.astype(jnp.float64))
+            arr = xp.real(arr)
+        t = xp.trunc(arr.astype(np.float64))
         if dst is int64 or dst is uint64:
-            lo, hi, mid, inter = -9.223372036854775808e18, 9.223372036854775808e18, _INT64_MIN, jnp.int64
+            lo, hi, mid, inter = -9.223372036854775808e18, 9.223372036854775808e18, _INT64_MIN, np.int64
         else:
-            lo, hi, mid, inter = -2147483648.0, 2147483648.0, _INT32_MIN, jnp.int32
-        ok = jnp.isfinite(t) & (t >= lo) & (t < hi)
-        i = jnp.where(ok, jnp.where(ok, t, 0).astype(inter), jnp.asarray(mid, inter))
+            lo, hi, mid, inter = -2147483648.0, 2147483648.0, _INT32_MIN, np.int32
+        ok = xp.isfinite(t) & (t >= lo) & (t < hi)
+        i = xp.where(ok, xp.where(ok, t, 0).astype(inter), xp.asarray(mid, inter))
         return i.astype(dst.jnp)
     if dst is float8_e4m3fn and src is not bool:
         # PyTorch saturates to +-448, infinities included (DTY-07); JAX gives NaN.
         if src.is_complex:
-            arr = jnp.real(arr)
-        f = arr.astype(jnp.float32)  # float64 too: PyTorch rounds float64 -> float32 -> float8 (twice)
-        return jnp.where(jnp.isnan(f), f, jnp.clip(f, -448.0, 448.0)).astype(dst.jnp)
+            arr = xp.real(arr)
+        f = arr.astype(np.float32)  # float64 too: PyTorch rounds float64 -> float32 -> float8 (twice)
+        return xp.where(xp.isnan(f), f, xp.clip(f, -448.0, 448.0)).astype(dst.jnp)
     if dst.category == FLOAT and src.is_complex:
-        arr = jnp.real(arr)
+        arr = xp.real(arr)
     if dst in FLOAT8 and src is float64:
-        arr = arr.astype(jnp.float32)  # PyTorch's float64 -> float8 goes through float32 (two roundings)
+        arr = arr.astype(np.float32)  # PyTorch's float64 -> float8 goes through float32 (two roundings)
     if src is bool and dst.category >= FLOAT:
         # via uint8: XLA's simplifier rewrites convert(pred) / y into select(pred, 1 / y, 0), losing 0/0 = NaN
-        arr = arr.astype(jnp.uint8)
+        arr = arr.astype(np.uint8)
     return arr.astype(dst.jnp)

@@ -45,12 +45,11 @@ def _finish_meta(shape, dt, dev, requires_grad):
 
 
 def _host_cast(a: np.ndarray, src: D.dtype, dt: D.dtype):
+    """PyTorch's cast (``dtypes.cast_array``) on the host, before the array goes to its device."""
     if src is dt:
         return a
-    if src.category >= D.FLOAT and dt.category == D.INT or dt is D.float8_e4m3fn:
-        return np.asarray(D.cast_array(jnp.asarray(a), src, dt))
     with np.errstate(over="ignore", invalid="ignore"):  # out-of-range -> inf silently, as PyTorch (DTY-12)
-        return a.astype(dt.jnp)
+        return np.asarray(D.cast_array(a, src, dt, np))
 
 
 # ---- argument errors in PyTorch's python_arg_parser wording -------------------------------------
@@ -238,8 +237,13 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype) if (dtype is not None or device is not None) else data
     if isinstance(data, np.ndarray):
-        return from_numpy(data).to(device=device, dtype=dtype) if data.dtype.kind in "biufc" else \
-            tensor(data, dtype=dtype, device=device)
+        if data.dtype.kind not in "biufc":
+            return tensor(data, dtype=dtype, device=device)
+        src = D.from_numpy_dtype(data.dtype)
+        if dtype is None or D.as_dtype(dtype) is src:
+            return from_numpy(data).to(device=device)
+        _check_strides(data)  # (a copy either way: cast on the host, no program to compile per shape)
+        return _finish(_host_cast(data, src, D.as_dtype(dtype)), D.as_dtype(dtype), device, False)
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -251,13 +255,17 @@ def from_numpy(ndarray):
     now: later writes to ``ndarray`` are not seen by the tensor (see README, "NumPy bridge")."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    _check_strides(ndarray)
+    dt = D.from_numpy_dtype(ndarray.dtype)
+    from .._tensor.tensor import tensor_from_numpy
+    return tensor_from_numpy(ndarray, dt)
+
+
+def _check_strides(ndarray):
     if any(s < 0 for s in ndarray.strides):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative strides "
                          "are not currently supported. (You can probably work around this by making a copy of your "
                          "array  with array.copy().) ")
-    dt = D.from_numpy_dtype(ndarray.dtype)
-    from .._tensor.tensor import tensor_from_numpy
-    return tensor_from_numpy(ndarray, dt)
 
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
@@ -353,28 +361,30 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
     return _fill(_size("full", (size,)), fill_value, dt, device, requires_grad)
 
 
-def _like(input, dtype, device):
+def _like(name, input, dtype, device):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     return (D.as_dtype(dtype) if dtype is not None else input.dtype,
             input.device if device is None else device)
 
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    dt, dev = _like(input, dtype, device)
+    dt, dev = _like("zeros_like", input, dtype, device)
     return _fill(input._shape, 0, dt, dev, requires_grad)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    dt, dev = _like(input, dtype, device)
+    dt, dev = _like("ones_like", input, dtype, device)
     return _fill(input._shape, 1, dt, dev, requires_grad)
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    dt, dev = _like(input, dtype, device)
+    dt, dev = _like("empty_like", input, dtype, device)
     return _fill(input._shape, 0, dt, dev, requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    dt, dev = _like(input, dtype, device)
+    dt, dev = _like("full_like", input, dtype, device)
     return _fill(input._shape, fill_value, dt, dev, requires_grad)
 
 
@@ -658,13 +668,13 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
 
 
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    dt, dev = _like(input, dtype, device)
+    dt, dev = _like("rand_like", input, dtype, device)
     _check_float_sampling(dt, "check_uniform_bounds")
     return _random("uniform", input._shape, 0.0, 1.0, dt, dev, requires_grad, None)
 
 
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    dt, dev = _like(input, dtype, device)
+    dt, dev = _like("randn_like", input, dtype, device)
     _check_float_sampling(dt, "normal_kernel_cpu")
     return _random("normal", input._shape, 0.0, 1.0, dt, dev, requires_grad, None)
 
@@ -673,7 +683,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
                  memory_format=None):
     if high is None:
         low, high = 0, low
-    dt, dev = _like(input, dtype, device)
+    dt, dev = _like("randint_like", input, dtype, device)
     _no_float8(dt, "random_update_from_to")
     return _random("randint", input._shape, int(low), int(high), dt, dev, requires_grad, None)
 

@@ -1,0 +1,78 @@
+"""``torch.tensor(data, dtype=...)`` and ``as_tensor(ndarray, dtype=...)`` cast on the host with the same rules
+(``dtypes.cast_array`` with ``xp=np``) as a device cast (``xp=jnp``, what ``.to(dtype)`` runs): the same bits for
+every pair of dtypes, and no XLA program compiled for a new shape (the device path compiled up to nine per shape:
+a float -> int64 creation in a loop over new shapes paid ~0.3 s each)."""
+import warnings
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import monitoring
+
+import functorch_lite as ft
+import functorch_lite.dtypes as D
+
+_BASE = np.concatenate([
+    np.random.default_rng(0).standard_normal(200) * 10.0 ** np.random.default_rng(1).integers(-8, 25, 200),
+    [np.nan, np.inf, -np.inf, 0.0, -0.0, 448.0, 449.0, 464.0, 465.0, 2.5, -2.5, 0.5, 1.5, 2.0 ** 31, -2.0 ** 31,
+     2.0 ** 31 - 0.5, 2.0 ** 63, -2.0 ** 63, 1e300, 57344.0, 61440.0, 65504.0, 65520.0, 1 + 2.0 ** -9,
+     1 + 2.0 ** -8 + 2.0 ** -20]])
+_SRC = [D.float64, D.float32, D.float16, D.bfloat16, D.complex128, D.complex64, D.int64, D.int32, D.int8, D.uint8,
+        D.bool, D.float8_e5m2]
+_DST = [D.int64, D.int32, D.int16, D.int8, D.uint8, D.uint16, D.uint32, D.uint64, D.bool, D.float64, D.float32,
+        D.float16, D.bfloat16, D.float8_e4m3fn, D.float8_e5m2, D.complex64, D.complex128]
+
+
+def _source(s):
+    with np.errstate(all="ignore"):
+        if s.is_complex:
+            return (_BASE + 1j * _BASE[::-1]).astype(s.jnp)
+        if s is D.bool:
+            return _BASE > 0
+        if s.category == D.INT:
+            return np.where(np.isfinite(_BASE), np.clip(_BASE, -1e6, 1e6), 0).astype(s.jnp)
+        return _BASE.astype(s.jnp)
+
+
+@pytest.mark.parametrize("src", _SRC, ids=str)
+def test_host_cast_has_the_device_cast_bits(src):
+    a = _source(src)
+    for dst in _DST:
+        if dst is src:
+            continue
+        dev = np.asarray(D.cast_array(jnp.asarray(a), src, dst))
+        with np.errstate(all="ignore"):
+            host = np.asarray(D.cast_array(a, src, dst, np))
+        assert dev.dtype == host.dtype, (src, dst)
+        if dst.is_floating_point and dst.itemsize == 1:  # NaN payloads may differ (no NaN in PyTorch's float8 reads)
+            nan = np.isnan(dev.astype(np.float32))
+            np.testing.assert_array_equal(nan, np.isnan(host.astype(np.float32)))
+            dev, host = dev[~nan], host[~nan]
+        assert dev.tobytes() == host.tobytes(), (src, dst)
+
+
+def test_creation_with_a_dtype_compiles_no_program():
+    compiles = []
+
+    def listen(event, duration, **kw):
+        if event.endswith("backend_compile_duration"):
+            compiles.append(kw.get("fun_name"))
+    monitoring.register_event_duration_secs_listener(listen)
+    try:
+        for shape in [(3, 7), (5, 2, 3)]:
+            a = np.random.default_rng(2).standard_normal(shape) * 30  # (Python numbers are range-checked)
+            for dt in (ft.int64, ft.int8, ft.float8_e4m3fn, ft.float8_e5m2, ft.bfloat16, ft.bool, ft.complex64):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    t1 = ft.tensor(a, dtype=dt)
+                    t2 = ft.as_tensor(a, dtype=dt)
+                    t3 = ft.tensor(a.tolist(), dtype=dt)
+                assert t1.dtype is dt and t2.dtype is dt and t3.dtype is dt
+    finally:
+        monitoring.unregister_event_duration_listener(listen)
+    assert compiles == []
+    # the values are the device cast's (.to(dtype): ``_to_copy``)
+    a = np.array([[1.7, -2.5, 3e10, np.nan], [np.inf, -0.5, 448.5, 1e5]])
+    for dt in (ft.int64, ft.int8, ft.float8_e4m3fn, ft.uint8):
+        np.testing.assert_array_equal(np.array(ft.tensor(a, dtype=dt).tolist()),  # (NaN equals NaN here)
+                                      np.array(ft.tensor(a).to(dt).tolist()))

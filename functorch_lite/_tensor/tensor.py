@@ -628,6 +628,11 @@ class Tensor:
         return (_rebuild, (np.asarray(self.detach().cpu()._array), self.dtype.name, self._requires_grad))
 
     def __deepcopy__(self, memo):
+        if not self.is_leaf:  # (a copy would silently drop the graph it is part of)
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                               "because of a torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
         r = self.detach().clone()
         r._requires_grad = self._requires_grad
         memo[id(self)] = r

@@ -21,13 +21,14 @@ class OpDef:
                  "method", "function", "inplace", "view", "autocast", "prep", "check", "check_dtype",
                  "differentiable", "nout", "eager", "kernel", "cache", "out", "result_type", "params",
                  "device_check", "saves", "broadcast", "fn", "fn_inplace", "aliased_write_ok", "dynamic", "float8",
-                 "conj", "traced", "zeroes", "__weakref__")
+                 "conj", "traced", "zeroes", "fn_method", "__weakref__")
 
     def __init__(self, impl, name, *, promote, grad_fn, tensors, method, function, inplace, view, autocast,
                  prep, check, check_dtype, differentiable, nout, eager, kernel, out, result_type,
                  device_check, saves, broadcast, aliased_write_ok=False, dynamic=None, float8=None, conj=None,
                  traced=(), zeroes=False):
         self.name = name
+        self.fn_method = None  # (set by defop where it differs from fn)
         self.zeroes = zeroes
         self.conj = conj
         self.float8 = float8 if float8 is not None else view is not None  # a view computes nothing
@@ -148,6 +149,8 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
         from . import _dispatch
         ns = {"_dispatch": _dispatch.dispatch, "_inplace": _dispatch.inplace, "_write_out": _dispatch.write_out}
         op.fn = _make(op, n, "call", ns)
+        # (the method form differs only in how it numbers a None tensor argument: without ``self``)
+        op.fn_method = _make(op, n, "method", ns) if op.method and len(_required(op)) > 1 else None
         op.fn_inplace = _make(op, n + "_", "inplace", ns) if inplace else None
         return op.fn  # the module-level name is the public, dispatching function
     return deco
@@ -223,9 +226,29 @@ def _numpy_kw(op: OpDef, target: str, current, value):
     return value
 
 
+def _required(op: OpDef) -> list:
+    """The tensor parameters where a None is PyTorch's TypeError: the first (``input``/``self``), and every
+    operand of a broadcasting (elementwise) op. (Other ops' tensor parameters may take None without a default:
+    a ``bias``, an ``attn_mask``, a running stat; their kernels decide.)"""
+    if op.tensors == "list":
+        return []
+    ps = [p.name for p in op.params[:op.tensors] if p.default is p.empty]
+    return ps if op.broadcast else ps[:1]
+
+
+def _none_arg(op: OpDef, fname: str, values: tuple, method: bool):
+    """A required tensor argument is None: PyTorch's argument parser's TypeError, with its position counted
+    as PyTorch counts it (a method's ``self`` is not counted)."""
+    names = _required(op)
+    name = names[values.index(None)]
+    pos = [p.name for p in op.params].index(name) + 1 - method
+    raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be Tensor, not NoneType")
+
+
 def _make(op: OpDef, fname: str, kind: str, ns: dict):
-    """Generate one Python function for ``op``: kind 'call' | 'inplace'."""
-    with_out = kind == "call" and op.out
+    """Generate one Python function for ``op``: kind 'call' | 'method' (a call that numbers its arguments
+    without ``self`` in its errors) | 'inplace'."""
+    with_out = kind in ("call", "method") and op.out
     sig, defaults = _signature_src(op, with_out=with_out)
     # PyTorch's other keywords: NumPy spellings as keyword-only parameters (free when unused), and a ``*varargs``
     # parameter's own name (``**_kw``, only for those ops)
@@ -240,6 +263,10 @@ def _make(op: OpDef, fname: str, kind: str, ns: dict):
             if defaults.get("_d_" + t, None) is _MISSING:
                 pre += (f"if {t} is _MISSING:\n        raise TypeError(\"{op.name}() missing 1 required "
                         f"positional argument: '{t}'\")\n    ")
+    req = _required(op)
+    if req:  # (evaluated only on a call that passes None: one identity test per tensor parameter otherwise)
+        pre = (f"if {' or '.join(n + ' is None' for n in req)}:\n        "
+               f"_none_arg(_op, {fname!r}, ({', '.join(req)},), {kind != 'call'})\n    ") + pre
     var = next((p.name for p in op.params if p.kind is p.VAR_POSITIONAL), None)
     if var is not None:
         sig += ", **_kw"
@@ -259,7 +286,7 @@ def _make(op: OpDef, fname: str, kind: str, ns: dict):
     g = dict(ns)
     g.update(defaults)
     g["_op"] = op
-    g["_rekw"], g["_numpy_kw"], g["_MISSING"] = _rekw, _numpy_kw, _MISSING
+    g["_rekw"], g["_numpy_kw"], g["_MISSING"], g["_none_arg"] = _rekw, _numpy_kw, _MISSING, _none_arg
     exec(compile(src, f"<functorch_lite op {op.name}>", "exec"), g)
     fn = g[fname]
     fn.__doc__ = op.impl.__doc__
@@ -272,6 +299,7 @@ def install(tensor_cls, namespace: dict):
     """Attach every op's generated function as Tensor method(s) and module function(s)."""
     for op in OPS.values():
         call = op.fn
+        meth = op.fn_method or call
         names = (op.name,) + _ALIASES[op.name]
         if op.function:
             fnames = names if op.function is True else (op.function,)
@@ -281,7 +309,7 @@ def install(tensor_cls, namespace: dict):
             mnames = names if op.method is True else ((op.method,) if isinstance(op.method, str) else op.method)
             for n in mnames:
                 if n not in tensor_cls.__dict__:
-                    setattr(tensor_cls, n, call)
+                    setattr(tensor_cls, n, meth)
         if op.inplace:
             ip = op.fn_inplace
             for n in names:

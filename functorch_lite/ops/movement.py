@@ -218,7 +218,7 @@ def block_diag(*tensors):
 def _cat_prep(targs, sargs):
     ts = list(targs[0])
     if not ts:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     dim = sargs[0]
     nonempty = [t for t in ts if not (t.dim() == 1 and t._shape[0] == 0)]
     ref = nonempty[0] if nonempty else ts[0]

@@ -538,6 +538,8 @@ def _topk_prep(targs, sargs):
     d = _one_dim("topk", _ax(dim, axis), nd)
     if t.dtype is D.bool:
         raise RuntimeError("topk does not support bool dtypes on CPU")
+    if isinstance(k, bool) or not hasattr(k, "__index__"):  # (PyTorch's parser refuses a bool, a float, ...)
+        raise TypeError(f"topk(): argument 'k' (position 2) must be int, not {type(k).__name__}")
     k = operator.index(k)
     if not 0 <= k <= (t._shape[d] if nd else 1):
         raise RuntimeError("selected index k out of range")

@@ -276,8 +276,16 @@ def check_fits(value, d: dtype, floats: str = "all", cname: str | None = None) -
 
 def check_fill(value, d: dtype, numel: int) -> None:
     """``fill_``/``full``: :func:`check_fits`, except that PyTorch fills a single element of a 16- or 8-bit float
-    type unchecked (``full((1,), 1e6, dtype=float16)`` is inf; with two elements it raises)."""
-    if not (numel == 1 and d.category == FLOAT and d.itemsize <= 2):
+    type unchecked (``full((1,), 1e6, dtype=float16)`` is inf; with two elements it raises). A complex number
+    into a real (not bool) type must have no imaginary part (the one-element small-float fill goes through a
+    double, which its message names), and its real part must fit."""
+    one_small = numel == 1 and d.category == FLOAT and d.itemsize <= 2
+    if isinstance(value, (builtins_complex, np.complexfloating)) and FLOAT >= d.category > BOOL:
+        if value.imag != 0:
+            name = "double" if one_small else _CNAME.get(d.name, "c10::" + d.short)
+            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+        value = value.real
+    if not one_small:
         check_fits(value, d)
 
 

@@ -44,8 +44,11 @@ def _finish_meta(shape, dt, dev, requires_grad):
     return t
 
 
-def _host_cast(a: np.ndarray, src: D.dtype, dt: D.dtype):
-    """PyTorch's cast (``dtypes.cast_array``) on the host, before the array goes to its device."""
+def _host_cast(a: np.ndarray, src: D.dtype | None, dt: D.dtype):
+    """PyTorch's cast (``dtypes.cast_array``) on the host, before the array goes to its device. ``src`` None: the
+    NumPy dtype's."""
+    if src is None:
+        src = D.from_numpy_dtype(a.dtype)
     if src is dt:
         return a
     with np.errstate(over="ignore", invalid="ignore"):  # out-of-range -> inf silently, as PyTorch (DTY-12)
@@ -312,11 +315,27 @@ def _fill(shape, value, dt, device, requires_grad):
     if requires_grad and not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     jdev = _dev.to_jax(dev)
-    arr = _full_jit(tuple(shape), dt, jdev)(value) if jdev is not None else meta_array(shape, dt.jnp)
+    if jdev is None:
+        arr = meta_array(shape, dt.jnp)
+    elif math.prod(shape) <= _HOST_FILL and not _compiling():
+        arr = jax.device_put(np.full(tuple(shape), _host_cast(np.asarray(value), None, dt)), jdev)
+    else:
+        arr = _full_jit(tuple(shape), dt, jdev)(value)
     t = Tensor._from_array(arr, dt, dev)
     t._requires_grad = _py_bool(requires_grad)
     return t
 
+
+# Up to this many elements a filled tensor (zeros, ones, full) is filled on the host and transferred: no XLA program
+# to compile for each new shape (20-40 ms each on CPU), where the transfer costs microseconds. Larger ones are filled
+# on their device by a program compiled per shape (no host buffer, no transfer of the whole tensor), and so is every
+# fill inside a compiled function's trace (a host array there would be a constant baked into the program).
+_HOST_FILL = 1 << 16
+
+
+def _compiling() -> bool:
+    from .._compile import runner
+    return runner.TRACING[0] > 0
 
 _FULL: dict = {}
 

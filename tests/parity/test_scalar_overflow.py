@@ -46,6 +46,13 @@ def _cases():
         c[f"add-{dt}-{v}"] = lambda m, x=x, v=v: x(m) + v  # wraps in both: no check on arithmetic
         c[f"tensor-{dt}-{v}"] = lambda m, dt=dt, v=v: m.tensor([v, 1], dtype=getattr(m, dt))
         c[f"tensor0d-{dt}-{v}"] = lambda m, dt=dt, v=v: m.tensor(v, dtype=getattr(m, dt))
+    # a complex number filled into a real type: its imaginary part must be 0 (the message names a double for one
+    # 16-bit float element), its real part must fit; a bool takes any
+    for dt in ("float32", "float64", "bfloat16", "float16", "float8_e5m2", "int32", "int8", "uint8", "bool"):
+        for v in (1 + 2j, 2j, 1 + 0j, 300 + 0j):
+            for n in (1, 3):
+                c[f"full-{dt}-{v}-n{n}"] = lambda m, dt=dt, v=v, n=n: m.full((n,), v, dtype=getattr(m, dt))
+            c[f"fill_-{dt}-{v}"] = lambda m, dt=dt, v=v: m.zeros(3, dtype=getattr(m, dt)).fill_(v)
     c["tensor-numpy-wraps"] = lambda m: m.tensor(np.array([300, -129]), dtype=m.int8)
     c["tensor-int32-float"] = lambda m: m.tensor([2.5e9], dtype=m.int32)
     c["tensor-int64-nan"] = lambda m: m.tensor([1.0, math.nan], dtype=m.int64)

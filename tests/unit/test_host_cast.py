@@ -76,3 +76,52 @@ def test_creation_with_a_dtype_compiles_no_program():
     for dt in (ft.int64, ft.int8, ft.float8_e4m3fn, ft.uint8):
         np.testing.assert_array_equal(np.array(ft.tensor(a, dtype=dt).tolist()),  # (NaN equals NaN here)
                                       np.array(ft.tensor(a).to(dt).tolist()))
+
+
+def test_small_fills_compile_no_program_and_large_ones_fill_on_device():
+    """zeros/ones/full/zeros_like up to ``creation._HOST_FILL`` elements are filled on the host (no program per
+    new shape); a larger one by its device program. Both give PyTorch's cast of the fill value."""
+    from functorch_lite.ops import creation
+    compiles = []
+
+    def listen(event, duration, **kw):
+        if event.endswith("backend_compile_duration"):
+            compiles.append(kw.get("fun_name"))
+    monitoring.register_event_duration_secs_listener(listen)
+    try:
+        small = [ft.zeros(7, 3), ft.ones(13, dtype=ft.int8), ft.full((2, 9), 447.0, dtype=ft.float8_e4m3fn),
+                 ft.full((5,), 2.5, dtype=ft.bfloat16), ft.zeros_like(ft.empty(4, 4, dtype=ft.float64)),
+                 ft.full((3,), -7, dtype=ft.uint8), ft.full((2,), 1 + 2j)]
+    finally:
+        monitoring.unregister_event_duration_listener(listen)
+    assert compiles == []
+    assert [t.tolist() for t in small[:2]] == [[[0.0] * 3] * 7, [1] * 13]
+    assert small[2].float().tolist() == [[448.0] * 9] * 2 and small[3].float().tolist() == [2.5] * 5
+    assert small[5].tolist() == [249] * 3 and small[6].tolist() == [1 + 2j] * 2 and small[4].dtype is ft.float64
+    n = creation._HOST_FILL + 1
+    big = ft.full((n,), 447.0, dtype=ft.float8_e4m3fn)
+    assert big.shape == (n,) and set(big.float().tolist()) == {448.0}
+    assert ft.ones(n, dtype=ft.int8).sum().item() == n
+
+
+def test_a_fill_inside_a_compiled_function_is_computed_not_baked(monkeypatch):
+    """Inside a compiled function's trace, zeros/ones are computed by the program (the device fill), not a host
+    array baked into it as a constant; outside, the same small fill is the host's."""
+    from functorch_lite.ops import creation
+    device_fills = []
+    real = creation._full_jit
+
+    def spy(shape, dt, jdev):
+        device_fills.append(shape)
+        return real(shape, dt, jdev)
+    monkeypatch.setattr(creation, "_full_jit", spy)
+
+    @ft.compile
+    def f(x):
+        return x + ft.ones(3) + ft.zeros(3)
+
+    x = ft.arange(3.0)
+    assert f(x).tolist() == [1.0, 2.0, 3.0]
+    n = len(device_fills)
+    assert n >= 2 and set(device_fills) == {(3,)}  # (once per trace)
+    assert (x + ft.ones(3)).tolist() == [1.0, 2.0, 3.0] and len(device_fills) == n

@@ -44,11 +44,8 @@ def _finish_meta(shape, dt, dev, requires_grad):
     return t
 
 
-def _host_cast(a: np.ndarray, src: D.dtype | None, dt: D.dtype):
-    """PyTorch's cast (``dtypes.cast_array``) on the host, before the array goes to its device. ``src`` None: the
-    NumPy dtype's."""
-    if src is None:
-        src = D.from_numpy_dtype(a.dtype)
+def _host_cast(a: np.ndarray, src: D.dtype, dt: D.dtype):
+    """PyTorch's cast (``dtypes.cast_array``) on the host, before the array goes to its device."""
     if src is dt:
         return a
     with np.errstate(over="ignore", invalid="ignore"):  # out-of-range -> inf silently, as PyTorch (DTY-12)
@@ -318,7 +315,8 @@ def _fill(shape, value, dt, device, requires_grad):
     if jdev is None:
         arr = meta_array(shape, dt.jnp)
     elif math.prod(shape) <= _HOST_FILL and not _compiling():
-        arr = jax.device_put(np.full(tuple(shape), _host_cast(np.asarray(value), None, dt)), jdev)
+        v = np.asarray(value)
+        arr = jax.device_put(np.full(tuple(shape), _host_cast(v, D.from_numpy_dtype(v.dtype), dt)), jdev)
     else:
         arr = _full_jit(tuple(shape), dt, jdev)(value)
     t = Tensor._from_array(arr, dt, dev)
@@ -336,6 +334,7 @@ _HOST_FILL = 1 << 16
 def _compiling() -> bool:
     from .._compile import runner
     return runner.TRACING[0] > 0
+
 
 _FULL: dict = {}
 

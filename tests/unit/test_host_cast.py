@@ -2,6 +2,7 @@
 (``dtypes.cast_array`` with ``xp=np``) as a device cast (``xp=jnp``, what ``.to(dtype)`` runs): the same bits for
 every pair of dtypes, and no XLA program compiled for a new shape (the device path compiled up to nine per shape:
 a float -> int64 creation in a loop over new shapes paid ~0.3 s each)."""
+import contextlib
 import warnings
 
 import jax.numpy as jnp
@@ -51,14 +52,23 @@ def test_host_cast_has_the_device_cast_bits(src):
         assert dev.tobytes() == host.tobytes(), (src, dst)
 
 
-def test_creation_with_a_dtype_compiles_no_program():
-    compiles = []
+@contextlib.contextmanager
+def _compiles():
+    """The names of the XLA programs compiled inside the block."""
+    names = []
 
     def listen(event, duration, **kw):
         if event.endswith("backend_compile_duration"):
-            compiles.append(kw.get("fun_name"))
+            names.append(kw.get("fun_name"))
     monitoring.register_event_duration_secs_listener(listen)
     try:
+        yield names
+    finally:
+        monitoring.unregister_event_duration_listener(listen)
+
+
+def test_creation_with_a_dtype_compiles_no_program():
+    with _compiles() as compiles:
         for shape in [(3, 7), (5, 2, 3)]:
             a = np.random.default_rng(2).standard_normal(shape) * 30  # (Python numbers are range-checked)
             for dt in (ft.int64, ft.int8, ft.float8_e4m3fn, ft.float8_e5m2, ft.bfloat16, ft.bool, ft.complex64):
@@ -68,8 +78,6 @@ def test_creation_with_a_dtype_compiles_no_program():
                     t2 = ft.as_tensor(a, dtype=dt)
                     t3 = ft.tensor(a.tolist(), dtype=dt)
                 assert t1.dtype is dt and t2.dtype is dt and t3.dtype is dt
-    finally:
-        monitoring.unregister_event_duration_listener(listen)
     assert compiles == []
     # the values are the device cast's (.to(dtype): ``_to_copy``)
     a = np.array([[1.7, -2.5, 3e10, np.nan], [np.inf, -0.5, 448.5, 1e5]])
@@ -82,18 +90,10 @@ def test_small_fills_compile_no_program_and_large_ones_fill_on_device():
     """zeros/ones/full/zeros_like up to ``creation._HOST_FILL`` elements are filled on the host (no program per
     new shape); a larger one by its device program. Both give PyTorch's cast of the fill value."""
     from functorch_lite.ops import creation
-    compiles = []
-
-    def listen(event, duration, **kw):
-        if event.endswith("backend_compile_duration"):
-            compiles.append(kw.get("fun_name"))
-    monitoring.register_event_duration_secs_listener(listen)
-    try:
+    with _compiles() as compiles:
         small = [ft.zeros(7, 3), ft.ones(13, dtype=ft.int8), ft.full((2, 9), 447.0, dtype=ft.float8_e4m3fn),
                  ft.full((5,), 2.5, dtype=ft.bfloat16), ft.zeros_like(ft.empty(4, 4, dtype=ft.float64)),
                  ft.full((3,), -7, dtype=ft.uint8), ft.full((2,), 1 + 2j)]
-    finally:
-        monitoring.unregister_event_duration_listener(listen)
     assert compiles == []
     assert [t.tolist() for t in small[:2]] == [[[0.0] * 3] * 7, [1] * 13]
     assert small[2].float().tolist() == [[448.0] * 9] * 2 and small[3].float().tolist() == [2.5] * 5

@@ -221,14 +221,8 @@ class RandomUnstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        from ... import contiguous_format, rand_like, topk
-        tensor_size = t.nelement()
-        k = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(k, tensor_size)
-        mask = default_mask.clone(memory_format=contiguous_format)
-        if k != 0:
-            mask.view(-1)[topk(rand_like(t).view(-1), k=k).indices] = 0
-        return mask
+        from ... import rand_like
+        return _unstructured_mask(self.amount, t, default_mask, lambda: rand_like(t), largest=True)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float) -> "RandomUnstructured":  # type: ignore[override]
@@ -245,14 +239,7 @@ class L1Unstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        from ... import contiguous_format, topk
-        tensor_size = t.nelement()
-        k = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(k, tensor_size)
-        mask = default_mask.clone(memory_format=contiguous_format)
-        if k != 0:
-            mask.view(-1)[topk(t.abs().view(-1), k=k, largest=False).indices] = 0
-        return mask
+        return _unstructured_mask(self.amount, t, default_mask, t.abs, largest=False)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float,  # type: ignore[override]
@@ -455,6 +442,19 @@ def _validate_structured_pruning(t: Tensor) -> None:
     if len(shape) <= 1:
         raise ValueError("Structured pruning can only be applied to multidimensional tensors. Found tensor of "
                          f"shape {shape} with {len(shape)} dims")
+
+
+def _unstructured_mask(amount: int | float, t: Tensor, default_mask: Tensor, scores, largest: bool) -> Tensor:
+    """``default_mask`` with the ``amount`` entries of ``t`` that rank first by ``scores()`` (computed, a random
+    draw included, only when something is pruned) zeroed."""
+    from ... import contiguous_format, topk
+    tensor_size = t.nelement()
+    k = _compute_nparams_toprune(amount, tensor_size)
+    _validate_pruning_amount(k, tensor_size)
+    mask = default_mask.clone(memory_format=contiguous_format)
+    if k != 0:
+        mask.view(-1)[topk(scores().view(-1), k=k, largest=largest).indices] = 0
+    return mask
 
 
 def _compute_nparams_toprune(amount: int | float, tensor_size: int) -> int:

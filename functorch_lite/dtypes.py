@@ -343,8 +343,10 @@ def cast_array(arr, src: dtype, dst: dtype, xp=jnp):
         return xp.where(xp.isnan(f), f, xp.clip(f, -448.0, 448.0)).astype(dst.jnp)
     if dst.category == FLOAT and src.is_complex:
         arr = xp.real(arr)
-    if dst in FLOAT8 and src is float64:
-        arr = arr.astype(np.float32)  # PyTorch's float64 -> float8 goes through float32 (two roundings)
+    if dst.category == FLOAT and dst.itemsize <= 2 and src is not bool and src is not float32:
+        # PyTorch's Half/BFloat16/float8 are built from a float: float64 (and int64, int32) -> float32 -> the small
+        # type, two roundings (NumPy's float16 and ml_dtypes >= 0.7 round float64 once; XLA's bfloat16 twice)
+        arr = arr.astype(np.float32)
     if src is bool and dst.category >= FLOAT:
         # via uint8: XLA's simplifier rewrites convert(pred) / y into select(pred, 1 / y, 0), losing 0/0 = NaN
         arr = arr.astype(np.uint8)

@@ -10,14 +10,20 @@ import numpy as np
 import pytest
 from jax import monitoring
 
+import torch
+
 import functorch_lite as ft
 import functorch_lite.dtypes as D
 
+# float64 values a hair above a float16 / bfloat16 / float8 halfway point whose float32 rounding lands on the tie:
+# rounded once they go up, through float32 (PyTorch's Half/BFloat16 take a float) to even
+_TIES = [1 + 2.0 ** -11 + 2.0 ** -40, 1 + 2.0 ** -8 + 2.0 ** -40, float.fromhex("-0x1.85000032a9a60p+63"),
+         1 + 2.0 ** -4 + 2.0 ** -40, 1 + 2.0 ** -3 + 2.0 ** -40, 1 + 2.0 ** -3 + 2.0 ** -4 + 2.0 ** -40]
 _BASE = np.concatenate([
     np.random.default_rng(0).standard_normal(200) * 10.0 ** np.random.default_rng(1).integers(-8, 25, 200),
     [np.nan, np.inf, -np.inf, 0.0, -0.0, 448.0, 449.0, 464.0, 465.0, 2.5, -2.5, 0.5, 1.5, 2.0 ** 31, -2.0 ** 31,
      2.0 ** 31 - 0.5, 2.0 ** 63, -2.0 ** 63, 1e300, 57344.0, 61440.0, 65504.0, 65520.0, 1 + 2.0 ** -9,
-     1 + 2.0 ** -8 + 2.0 ** -20]])
+     1 + 2.0 ** -8 + 2.0 ** -20] + _TIES])
 _SRC = [D.float64, D.float32, D.float16, D.bfloat16, D.complex128, D.complex64, D.int64, D.int32, D.int8, D.uint8,
         D.bool, D.float8_e5m2]
 _DST = [D.int64, D.int32, D.int16, D.int8, D.uint8, D.uint16, D.uint32, D.uint64, D.bool, D.float64, D.float32,
@@ -50,6 +56,25 @@ def test_host_cast_has_the_device_cast_bits(src):
             np.testing.assert_array_equal(nan, np.isnan(host.astype(np.float32)))
             dev, host = dev[~nan], host[~nan]
         assert dev.tobytes() == host.tobytes(), (src, dst)
+
+
+@pytest.mark.parametrize("src", ["float64", "int64", "int32", "complex128"])
+def test_small_floats_are_made_through_float32_as_torch_makes_them(src):
+    """float64 / int64 / int32 / complex128 -> float16, bfloat16, float8: PyTorch converts to float32 first (two
+    roundings); NumPy's float16 and ml_dtypes >= 0.7 round once, which differs on the values just past a tie. The
+    host path (``tensor(data, dtype=)``) and the device path (``.to``) both give torch's bits."""
+    ints = [2 ** 24 + 1, 2 ** 25 + 3, 2 ** 53 + 1, 16777217 * 8 + 4, 2049, 4097 * 64 + 1, -(2 ** 31) + 1]
+    if src == "int32":
+        ints = ints[:2] + ints[3:]
+    data = np.array(ints if src.startswith("int") else _TIES + [3.0, -0.5], dtype=src)
+    for dt in ("float16", "bfloat16", "float8_e5m2", "float8_e4m3fn"):
+        bits = torch.uint8 if "float8" in dt else torch.int16
+        want = torch.tensor(data).to(getattr(torch, dt)).view(bits).tolist()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            host = ft.tensor(data, dtype=getattr(ft, dt)).view(getattr(ft, str(bits).split(".")[-1])).tolist()
+            dev = ft.tensor(data).to(getattr(ft, dt)).view(getattr(ft, str(bits).split(".")[-1])).tolist()
+        assert host == want and dev == want, (dt, host, dev, want)
 
 
 @contextlib.contextmanager

@@ -91,7 +91,7 @@ del _mod, _k, _v
 from . import fft, special  # noqa: E402,F401  (torch.fft, torch.special)
 from . import autograd  # noqa: E402,F401
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled, set_anomaly_enabled  # noqa: E402,F401,E501
-from . import cuda, backends, tpu, optim, nn, utils, func, jit, distributed, hub  # noqa: E402,F401
+from . import cuda, backends, tpu, optim, nn, utils, func, jit, distributed, hub, multiprocessing  # noqa: E402,F401,E501
 from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402,F401  (and Tensor.__dlpack__, __dlpack_device__)
 for _k, _v in utils.dlpack.METHODS.items():
     setattr(Tensor, _k, _v)

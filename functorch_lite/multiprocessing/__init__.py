@@ -19,11 +19,9 @@ from .spawn import (ENV_VAR_PARALLEL_START, ProcessContext, ProcessExitedExcepti
 
 __all__ = ["set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies"] + multiprocessing.__all__
 
-if sys.platform in ("darwin", "win32"):
-    _ALL_STRATEGIES = {"file_system"}
-else:
-    _ALL_STRATEGIES = {"file_descriptor", "file_system"}
-_STRATEGY = ["file_system" if sys.platform in ("darwin", "win32") else "file_descriptor"]
+_DEFAULT = "file_system" if sys.platform in ("darwin", "win32") else "file_descriptor"
+_ALL_STRATEGIES = {_DEFAULT, "file_system"}
+_STRATEGY = [_DEFAULT]
 
 
 def set_sharing_strategy(new_strategy: str) -> None:

@@ -21,13 +21,14 @@ class OpDef:
                  "method", "function", "inplace", "view", "autocast", "prep", "check", "check_dtype",
                  "differentiable", "nout", "eager", "kernel", "cache", "out", "result_type", "params",
                  "device_check", "saves", "broadcast", "fn", "fn_inplace", "aliased_write_ok", "dynamic", "float8",
-                 "conj", "traced", "zeroes", "fn_method", "__weakref__")
+                 "conj", "traced", "zeroes", "fn_method", "required", "__weakref__")
 
     def __init__(self, impl, name, *, promote, grad_fn, tensors, method, function, inplace, view, autocast,
                  prep, check, check_dtype, differentiable, nout, eager, kernel, out, result_type,
                  device_check, saves, broadcast, aliased_write_ok=False, dynamic=None, float8=None, conj=None,
-                 traced=(), zeroes=False):
+                 traced=(), zeroes=False, required=False):
         self.name = name
+        self.required = required
         self.fn_method = None  # (set by defop where it differs from fn)
         self.zeroes = zeroes
         self.conj = conj
@@ -102,7 +103,7 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
           view=None, autocast=None, prep=None, check=None, check_dtype=None, differentiable=True, nout=1,
           eager=False, kernel=None, out=None, result_type=None, aliases=(),
           device_check="iter", saves=("all",), broadcast=None, aliased_write_ok=False, dynamic=None, float8=None,
-          conj=None, traced=(), zeroes=False):
+          conj=None, traced=(), zeroes=False, required=False):
     """Declare an op. ``tensors``: how many leading parameters are tensor-like (or ``"list"``).
 
     ``method``/``function``: generate ``Tensor.<name>`` / ``functorch_lite.<name>`` (True) or not;
@@ -132,6 +133,8 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
     a function ``sig -> kernel name or None`` decides per signature. Default: True for views (they compute
     nothing), False otherwise — PyTorch's float8 dtypes are storage types with few kernels (copies, views,
     indexing, abs, eq/ne, mul, mm/addmm).
+    ``required``: every tensor parameter without a default is a required Tensor (None is PyTorch's argument
+    parser TypeError, as for a broadcasting op's operands); else only the first is (``_required``).
     """
     def deco(fn):
         n = name or fn.__name__
@@ -141,7 +144,7 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
                    out=out if out is not None else (view is None and nout == 1),
                    result_type=result_type, device_check=device_check,
                    saves=saves, broadcast=broadcast, aliased_write_ok=aliased_write_ok, dynamic=dynamic,
-                   float8=float8, conj=conj, traced=traced, zeroes=zeroes)
+                   float8=float8, conj=conj, traced=traced, zeroes=zeroes, required=required)
         if n in OPS:
             raise ValueError(f"op {n} defined twice")
         OPS[n] = op
@@ -228,12 +231,13 @@ def _numpy_kw(op: OpDef, target: str, current, value):
 
 def _required(op: OpDef) -> list:
     """The tensor parameters where a None is PyTorch's TypeError: the first (``input``/``self``), and every
-    operand of a broadcasting (elementwise) op. (Other ops' tensor parameters may take None without a default:
-    a ``bias``, an ``attn_mask``, a running stat; their kernels decide.)"""
+    operand of a broadcasting (elementwise) op or one declared ``required`` (the matrix products). (Other ops'
+    tensor parameters may take None without a default: a ``bias``, an ``attn_mask``, a running stat; their
+    kernels decide.)"""
     if op.tensors == "list":
         return []
     ps = [p.name for p in op.params[:op.tensors] if p.default is p.empty]
-    return ps if op.broadcast else ps[:1]
+    return ps if op.broadcast or op.required else ps[:1]
 
 
 def _none_arg(op: OpDef, fname: str, values: tuple, method: bool):

@@ -137,7 +137,7 @@ def _cdist_check(targs, sargs):
     broadcast_shapes(targs[0]._shape[:-2], targs[1]._shape[:-2])
 
 
-@defop(kernel="cdist", promote=_cdist_rule, tensors=2, method=False, prep=_cdist_prep, check=_cdist_check, autocast="fp32",
+@defop(required=True, kernel="cdist", promote=_cdist_rule, tensors=2, method=False, prep=_cdist_prep, check=_cdist_check, autocast="fp32",
        grad_fn=lambda targs, sargs: "ViewBackward0" if sargs[1] else "CdistBackward0")
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """p-norm distances between the rows of ``x1`` (.., P, M) and ``x2`` (.., R, M) -> (.., P, R), batch dims

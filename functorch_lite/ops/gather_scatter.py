@@ -321,7 +321,7 @@ def _take_prep(targs, sargs):
     return sargs
 
 
-@defop(kernel="take_cpu", promote="index", grad_fn="TakeBackward0", tensors=2, saves=(1,), prep=_take_prep,
+@defop(required=True, kernel="take_cpu", promote="index", grad_fn="TakeBackward0", tensors=2, saves=(1,), prep=_take_prep,
        check=_bounds(1, lambda targs, sargs: targs[0].numel(), True, lambda v, t, s, n: IndexError(
            f"out of range: tried to access index {v} on a tensor of {n} elements.")))
 def take(input, index):
@@ -343,7 +343,7 @@ def _take_along_prep(targs, sargs):
     return (d,)
 
 
-@defop(kernel="scatter_gather_tensor_cpu", promote="index", grad_fn="GatherBackward0", tensors=2, saves=(1,),
+@defop(required=True, kernel="scatter_gather_tensor_cpu", promote="index", grad_fn="GatherBackward0", tensors=2, saves=(1,),
        prep=_take_along_prep,
        check=_bounds(1, lambda targs, sargs: targs[0].numel() if sargs[0] is None else _dim_size(targs, sargs),
                      False, lambda v, t, s, n: RuntimeError(f"index {v} is out of bounds for dimension "

@@ -76,7 +76,7 @@ def _matmul_device(targs):
     return ("self", "mat2"), "bmm"
 
 
-@defop(float8=True, promote="matmul", grad_fn=_matmul_name, tensors=2, check=_matmul_check, device_check=_matmul_device,
+@defop(required=True, float8=True, promote="matmul", grad_fn=_matmul_name, tensors=2, check=_matmul_check, device_check=_matmul_device,
        kernel="dot", autocast="lower")
 def matmul(input, other):
     """``a @ b`` with PyTorch's broadcasting and errors; operands must share a dtype."""
@@ -90,7 +90,7 @@ def _mm(a, b):
     return jnp.matmul(a, b)
 
 
-@defop(float8=True, promote="matmul", grad_fn="MmBackward0", tensors=2, check=_mm_check, device_check=("self", "mat2"),
+@defop(required=True, float8=True, promote="matmul", grad_fn="MmBackward0", tensors=2, check=_mm_check, device_check=("self", "mat2"),
        kernel="addmm_impl_cpu_", autocast="lower")
 def mm(input, mat2):
     return _mm(input, mat2)
@@ -107,7 +107,7 @@ def _bmm_check(targs, sargs):
                            f"{a._shape[2]}] but got: [{b._shape[0]}, {b._shape[1]}].")
 
 
-@defop(promote="matmul", grad_fn="BmmBackward0", tensors=2, check=_bmm_check, device_check=("self", "mat2"),
+@defop(required=True, promote="matmul", grad_fn="BmmBackward0", tensors=2, check=_bmm_check, device_check=("self", "mat2"),
        kernel="bmm", autocast="lower")
 def bmm(input, mat2):
     return jnp.matmul(input, mat2)
@@ -122,7 +122,7 @@ def _mv_check(targs, sargs):
                            f"({v._shape[0]})")
 
 
-@defop(promote="matmul", grad_fn="MvBackward0", tensors=2, check=_mv_check, device_check=("self", "vec"),
+@defop(required=True, promote="matmul", grad_fn="MvBackward0", tensors=2, check=_mv_check, device_check=("self", "vec"),
        kernel="addmv_impl_cpu", autocast={"cuda": "lower"})
 def mv(input, vec):
     return jnp.matmul(input, vec)
@@ -138,13 +138,13 @@ def _dot_check(targs, sargs):
                            "respectively")
 
 
-@defop(promote="matmul", grad_fn="DotBackward0", tensors=2, check=_dot_check, device_check=("self", "tensor"),
+@defop(required=True, promote="matmul", grad_fn="DotBackward0", tensors=2, check=_dot_check, device_check=("self", "tensor"),
        autocast={"cuda": "promote"}, aliases=("inner",))
 def dot(input, tensor):
     return jnp.dot(input, tensor)
 
 
-@defop(float8=True, promote="elementwise", broadcast=False, grad_fn="MulBackward0", tensors=2, aliases=("ger",))
+@defop(required=True, float8=True, promote="elementwise", broadcast=False, grad_fn="MulBackward0", tensors=2, aliases=("ger",))
 def outer(input, vec2):
     """``input[:, None] * vec2`` (it promotes, as PyTorch's outer does)."""
     return jnp.outer(input, vec2)
@@ -157,7 +157,7 @@ def _addmm_rule(op, sig, sargs):
     return (dt, None, None), (dt,)
 
 
-@defop(float8=True, promote=_addmm_rule, grad_fn="AddmmBackward0", tensors=3, autocast="lower",
+@defop(required=True, float8=True, promote=_addmm_rule, grad_fn="AddmmBackward0", tensors=3, autocast="lower",
        device_check=("self", "mat1", "mat2"))
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     r = jnp.matmul(mat1, mat2)
@@ -173,7 +173,7 @@ def _baddbmm_rule(op, sig, sargs):
     return _addmm_rule(op, sig, sargs)
 
 
-@defop(promote=_baddbmm_rule, grad_fn="BaddbmmBackward0", tensors=3, autocast="lower", kernel="baddbmm")
+@defop(required=True, promote=_baddbmm_rule, grad_fn="BaddbmmBackward0", tensors=3, autocast="lower", kernel="baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     r = jnp.matmul(batch1, batch2)
     if alpha != 1:

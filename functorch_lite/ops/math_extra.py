@@ -864,7 +864,7 @@ def _vdot_check(targs, sargs):
     _dot_check(targs, sargs)
 
 
-@defop(kernel="dot", promote="matmul", grad_fn="VdotBackward0", tensors=2, check=_vdot_check,
+@defop(required=True, kernel="dot", promote="matmul", grad_fn="VdotBackward0", tensors=2, check=_vdot_check,
        device_check=("self", "other"))
 def vdot(input, other):
     """``sum(conj(input) * other)`` of two 1-D tensors of one dtype."""
@@ -1007,7 +1007,7 @@ def _addmv_check(targs, sargs):
         raise RuntimeError(f"size mismatch, got input ({n}), mat ({m._shape[0]}x{m._shape[1]}), vec ({v._shape[0]})")
 
 
-@defop(kernel="addmv_impl_cpu", promote=_addmv_rule, broadcast=False, grad_fn="AddmvBackward0", tensors=3,
+@defop(required=True, kernel="addmv_impl_cpu", promote=_addmv_rule, broadcast=False, grad_fn="AddmvBackward0", tensors=3,
        check=_addmv_check, prep=_tensors_only("addmv", ("input", "mat", "vec")))  # (on no autocast list)
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``; the three tensors of one dtype."""
@@ -1040,7 +1040,7 @@ def _addr_check(targs, sargs):
     del broadcast_shapes
 
 
-@defop(kernel="addr_cpu", promote=_addr_rule, broadcast=False, grad_fn="AddrBackward0", tensors=3,
+@defop(required=True, kernel="addr_cpu", promote=_addr_rule, broadcast=False, grad_fn="AddrBackward0", tensors=3,
        check=_addr_check, prep=_tensors_only("addr", ("input", "vec1", "vec2")))
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """``beta * input + alpha * outer(vec1, vec2)`` (operands promote; bool is logical)."""
@@ -1073,7 +1073,7 @@ def _addbmm_check(targs, sargs):
     _dispatch.broadcast_shapes(inp._shape, (a._shape[1], b._shape[2]))
 
 
-@defop(promote=_addbmm_rule, broadcast=False, grad_fn="AddbmmBackward0", tensors=3, check=_addbmm_check,
+@defop(required=True, promote=_addbmm_rule, broadcast=False, grad_fn="AddbmmBackward0", tensors=3, check=_addbmm_check,
        float8=True, kernel="addmm_impl_cpu_", prep=_tensors_only("addbmm", ("input", "batch1", "batch2")),
        autocast="lower")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):

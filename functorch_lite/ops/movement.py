@@ -554,7 +554,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     return input
 
 
-@defop(float8=True, promote="elementwise", grad_fn="UnsafeViewBackward0", tensors=2, broadcast=False, saves=())
+@defop(required=True, float8=True, promote="elementwise", grad_fn="UnsafeViewBackward0", tensors=2, broadcast=False, saves=())
 def kron(input, other):
     """Kronecker product: ``input``'s dims interleaved with ``other``'s (the shorter shape padded with leading
     ones), multiplied, and viewed as the product shape."""

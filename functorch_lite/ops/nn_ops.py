@@ -79,7 +79,7 @@ def _linear_check(targs, sargs):
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {b.dtype.short} and {w.dtype.short}")
 
 
-@defop(float8=True, promote=_kernel_rule("addmm_impl_cpu_", allow_int=True), grad_fn=_linear_name, tensors=3,
+@defop(required=True, float8=True, promote=_kernel_rule("addmm_impl_cpu_", allow_int=True), grad_fn=_linear_name, tensors=3,
        method=False,
        check=_linear_check, kernel="addmm", device_check=("self", "mat1", "mat2"), autocast="lower")
 def linear(input, weight, bias=None):

@@ -1,5 +1,5 @@
 """Arguments PyTorch's argument parser refuses: None where a tensor is required (counted without ``self`` in a
-method), a bool or float ``k``, ``*_like`` of a non-tensor, an empty ``cat``, and ``deepcopy`` of a tensor that
+method; a matrix product's every operand), a bool or float ``k``, ``*_like`` of a non-tensor, an empty ``cat``, and ``deepcopy`` of a tensor that
 is not a graph leaf. Each case runs under torch and functorch_lite: the same exception type and message (or the
 same result). (Where PyTorch's parser has several overloads for an op, ``eq(x, None)``, it words the error as
 "received an invalid combination of arguments"; the facade's TypeError names the argument as above.)"""
@@ -22,6 +22,29 @@ CASES = {
     "matmul-none-input": lambda m: m.matmul(None, m.ones(3)),
     "linear-none-input": lambda m: m.nn.functional.linear(None, m.ones(2, 3)),
     "linear-none-bias-ok": lambda m: m.nn.functional.linear(m.ones(1, 3), m.ones(2, 3), None),
+    # the matrix products' other operands (declared ``required``): PyTorch's parser names each
+    "matmul-none-other": lambda m: m.matmul(m.ones(2, 2), None),
+    "matmul-method-none": lambda m: m.ones(2, 2).matmul(None),
+    "mm-none": lambda m: m.mm(m.ones(2, 2), None),
+    "mm-method-none": lambda m: m.ones(2, 2).mm(None),
+    "bmm-none": lambda m: m.bmm(m.ones(1, 2, 2), None),
+    "mv-none": lambda m: m.mv(m.ones(2, 2), None),
+    "dot-none": lambda m: m.dot(m.ones(2), None),
+    "vdot-none": lambda m: m.vdot(m.ones(2), None),
+    "outer-none": lambda m: m.outer(m.ones(2), None),
+    "kron-none": lambda m: m.kron(m.ones(2), None),
+    "addmm-none-mat1": lambda m: m.addmm(m.ones(2, 2), None, m.ones(2, 2)),
+    "addmm-none-mat2": lambda m: m.addmm(m.ones(2, 2), m.ones(2, 2), None),
+    "addmm-method-none": lambda m: m.ones(2, 2).addmm(None, m.ones(2, 2)),
+    "baddbmm-none": lambda m: m.baddbmm(m.ones(1, 2, 2), m.ones(1, 2, 2), None),
+    "addbmm-none": lambda m: m.addbmm(m.ones(2, 2), None, m.ones(1, 2, 2)),
+    "addmv-none": lambda m: m.addmv(m.ones(2), m.ones(2, 2), None),
+    "addr-none": lambda m: m.addr(m.ones(2, 2), None, m.ones(2)),
+    "linear-none-weight": lambda m: m.nn.functional.linear(m.ones(2, 2), None),
+    "take-none": lambda m: m.take(m.ones(2, 2), None),
+    "take_along_dim-none": lambda m: m.take_along_dim(m.ones(2, 2), None, 0),
+    "cdist-none": lambda m: m.cdist(m.ones(2, 2), None),
+    "prelu-none": lambda m: m.nn.functional.prelu(m.ones(2, 2), None),
     "exp-none": lambda m: m.exp(None),
     "ones_like-none": lambda m: m.ones_like(None),
     "zeros_like-int": lambda m: m.zeros_like(3),

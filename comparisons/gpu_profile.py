@@ -10,7 +10,9 @@ then, for the facade's, how much of the host time is the jitted program's call (
 facade's Python around it (steady-state check, write-back, result); and, from one ``jax.profiler`` trace of N
 calls each (``--out``: written there as trace.json.gz), the device's kernels per call and their summed time.
 ``--python-only`` times the facade's Python alone, its program stubbed out (comparable across hosts and
-commits); ``--buffers`` times a jitted call against its number of donated buffers and of scalar inputs (what each costs
+commits), warm and right after a cache flush (what a call costs when a program has just run; on this 2-core
+host, 2026-12-02: W2's 19 us warm, 33 us after a flush, and 106 us beside its real program, whose XLA threads
+share the cores: most of the 8-17% bench_compile.py's W2 ratio shows); ``--buffers`` times a jitted call against its number of donated buffers and of scalar inputs (what each costs
 the dispatch); ``--cprofile`` prints the facade W2 step's Python profile. With XLA_FLAGS' dump set, ``--hlo``
 counts the instructions of each dumped optimized program's entry computation by opcode (fusions, custom calls,
 copies: on a GPU each a kernel launch).
@@ -100,7 +102,10 @@ def _program_share(cf, n):
 def _python_only(cf, n):
     """Seconds per call of the facade's Python alone: the jitted program replaced by one that returns the outputs
     of a real call (nothing is donated then, so the slots keep the same arrays and every call is a steady one).
-    Best of 5 blocks of ``n`` calls; host-independent of the device, so it isolates what the facade adds."""
+    Returns (warm, cold): warm is the best of 5 blocks of ``n`` calls; cold the median of ``n`` single calls each
+    made right after 12 MB of NumPy writes flushed the CPU caches, as a program's run does between a training
+    loop's calls (the objects and code the call goes through are then cache misses). Host-independent of the
+    device, so it isolates what the facade adds."""
     got = []
 
     def grab(inner):
@@ -111,14 +116,19 @@ def _python_only(cf, n):
     with _program_wrapped(cf, grab):
         cf()
     outs = jax.block_until_ready(got[-1])
-    best = float("inf")
+    best, cold = float("inf"), []
     with _program_wrapped(cf, lambda inner: lambda *a: outs):
         for _ in range(5):
             t0 = time.perf_counter()
             for _ in range(n):
                 cf()
             best = min(best, (time.perf_counter() - t0) / n)
-    return best
+        for _ in range(n):
+            np.ones(3_000_000, np.float32).sum()
+            t0 = time.perf_counter()
+            cf()
+            cold.append(time.perf_counter() - t0)
+    return best, statistics.median(cold)
 
 
 def _buffers(n_calls):
@@ -230,8 +240,9 @@ def main():
     if args.python_only:
         for name, fn in rows.items():
             if "facade" in name:
-                print(f"{name:12s} the facade's Python alone (program stubbed): {_python_only(fn, 200) * 1e6:6.1f} "
-                      "us/call", flush=True)
+                warm, cold = _python_only(fn, 200)
+                print(f"{name:12s} the facade's Python alone (program stubbed): {warm * 1e6:6.1f} us/call warm, "
+                      f"{cold * 1e6:6.1f} us after a cache flush", flush=True)
     if args.buffers:
         _buffers(args.calls)
     try:

@@ -20,7 +20,10 @@ import warnings
 from copy import deepcopy
 from typing import Any, Callable, Iterable
 
+import jax
+
 from .. import is_complex, is_floating_point, long, no_grad
+from .. import where as _where
 from .. import tensor as _tensor
 from .._tensor.tensor import Tensor
 from ..nn.modules.module import Module
@@ -158,7 +161,11 @@ class AveragedModel(Module):
             model_param = model.parameters()
         self_param_detached: list = []
         model_param_detached: list = []
-        copy_param = bool(self.n_averaged == 0)
+        # Inside a compiled function the count is not known: both branches run and the first call's copy is a
+        # select on it (the average computed on that call is discarded), so an EMA/SWA update does not break
+        # the compiled step's graph. (``torch.compile`` breaks it here, on ``if self.n_averaged == 0``.)
+        traced = isinstance(self.n_averaged._array, jax.core.Tracer)
+        copy_param = not traced and bool(self.n_averaged == 0)
         for p_averaged, p_model in zip(self_param, model_param):
             p_model_ = p_model.detach().to(p_averaged.device)
             self_param_detached.append(p_averaged.detach())
@@ -166,7 +173,7 @@ class AveragedModel(Module):
             if copy_param:
                 p_averaged.detach().copy_(p_model_)
 
-        if self.n_averaged > 0:
+        if traced or self.n_averaged > 0:
             if self.multi_avg_fn is not None or self.avg_fn is None:
                 groups = _group_by_device_and_dtype(self_param_detached, model_param_detached)
                 for (device, _), (self_params, model_params) in groups.items():
@@ -183,6 +190,10 @@ class AveragedModel(Module):
                 for p_averaged, p_model in zip(self_param_detached, model_param_detached, strict=True):
                     n_averaged = self.n_averaged.to(p_averaged.device)
                     p_averaged.detach().copy_(self.avg_fn(p_averaged.detach(), p_model, n_averaged))
+        if traced:
+            first = self.n_averaged == 0
+            for p_averaged, p_model in zip(self_param_detached, model_param_detached):
+                p_averaged.copy_(_where(first.to(p_averaged.device), p_model, p_averaged))
 
         if not self.use_buffers:
             # buffers are not averaged: keep them in sync with the source model

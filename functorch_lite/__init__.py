@@ -108,6 +108,7 @@ from .serialization import *  # noqa: E402,F401,F403  (save, load)
 from ._compile import compile  # noqa: E402,F401
 from . import _dynamo, compiler  # noqa: E402,F401  (torch._dynamo / torch.compiler)
 from . import distributions  # noqa: E402,F401  (torch.distributions)
+from . import profiler  # noqa: E402,F401  (torch.profiler)
 from . import testing  # noqa: E402,F401  (torch.testing.assert_close)
 from .ops.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402,F401  (torch has them at top level)
 from .ops.conv import conv3d, max_pool1d, avg_pool1d, adaptive_avg_pool1d  # noqa: E402,F401  (top level too)

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import jax.monitoring
 
+# the recording profiler (profiler/__init__.py: its _Recorder) while a profile records, else None: every op
+# dispatch checks it (ops/_dispatch.py)
+PROFILER: list = [None]
+
 COUNTS = {"calls": 0, "misses": 0, "evictions": 0, "backward_programs": 0, "backward_runs": 0, "compiles": 0}
 
 

@@ -33,6 +33,7 @@ from .. import _device as _dev
 from ..backends import SDP_KEY as _SDP_KEY
 from .. import dtypes as D
 from .._tensor import storage as _storage
+from .._stats import PROFILER as _PROFILER
 from .._tensor.tensor import Tensor
 from ..autograd import engine as _engine
 from ..autograd import grad_mode as _gm
@@ -253,6 +254,7 @@ class CompiledFunction:
         self._last = None       # (key, names) of the previous call: names the argument behind a recompile
         self._plan = None       # what fn itself reaches, reused while unchanged (state.discover_cached)
         self._steady = None     # the last call's state, when the next call may skip the key (steady.py)
+        self._profiled = False  # inside the call a recording profile wraps in one event (_profiled_call)
         self._ctx = None
         self._warned = False
         self._warned_const = False
@@ -271,6 +273,8 @@ class CompiledFunction:
     def __call__(self, *args, **kwargs):
         if TRACING[0]:  # called from inside another compiled region: inline
             return self.fn(*args, **kwargs)
+        if _PROFILER[0] is not None and not self._profiled:  # a profile records: the call as one event
+            return self._profiled_call(args, kwargs)
         self.stats["calls"] += 1
         COUNTERS["calls"] += 1
         d = S.discover_cached(self.fn, args, kwargs, self)
@@ -357,6 +361,17 @@ class CompiledFunction:
                 _same_key(self._key(d, args, kwargs)[0], key):
             self._steady = Steady(entry, key, ambient, d, flat)
         return result
+
+    def _profiled_call(self, args, kwargs):
+        from ..profiler import _range, _wait
+        self._profiled = True
+        try:
+            with _range(f"Torch-Compiled Region: {self.__name__}"):
+                r = self(*args, **kwargs)
+                _wait(jax.tree_util.tree_leaves(r, is_leaf=lambda x: isinstance(x, Tensor)))
+        finally:
+            self._profiled = False
+        return r
 
     def _steady_call(self, steady, d, args, kwargs, ins):
         """A call in the steady state (``steady.py``): the last call's program on the slots' values as it left

@@ -9,6 +9,7 @@ from .gradcheck import gradcheck, GradcheckError  # noqa: F401
 from . import graph  # noqa: F401
 from . import functional  # noqa: F401
 from . import forward_ad, anomaly_mode  # noqa: F401
+from . import profiler  # noqa: F401  (torch.autograd.profiler)
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 from .gradcheck import gradgradcheck  # noqa: F401
 from .variable import Variable  # noqa: F401

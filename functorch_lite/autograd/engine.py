@@ -14,6 +14,7 @@ import jax
 
 from .. import _device as _dev
 from .._stats import COUNTS as _COUNTS
+from ..profiler import _range
 from .._tensor import storage as _storage
 from . import anomaly_mode as _anomaly
 from . import grad_mode as _gm
@@ -68,26 +69,28 @@ def _topo(start_nodes):
 def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, inputs=None, accumulate=True):
     """Propagate ``root_grads`` from ``roots``; accumulate into leaves' ``.grad`` (``accumulate``) and/or
     return the gradients reaching ``inputs`` (``autograd.grad``)."""
-    start = [(edge_of(t), g) for t, g in zip(roots, root_grads) if t._requires_grad]
-    targets = None
-    if inputs is not None:
-        targets = [edge_of(t) or (None, 0) for t in inputs]  # (a no_grad view has none: "not used in the graph")
-    order = _topo([n for (n, _), _ in start])
-    for n in order:
-        if n._freed:
-            raise RuntimeError(_FREED_MSG)
-        check_saved(n)
-    if not create_graph and not _anomaly.ENABLED[0] and compilable(order):  # (anomaly mode: node by node)
-        results = run_compiled(order, start, targets, accumulate and inputs is None)
-    else:
-        NODE_BY_NODE[0] += 1
-        results = _run_nodes(order, start, targets, create_graph, accumulate and inputs is None)
-    if not retain_graph:
+    with _range("autograd::engine::backward"):  # (one event while a profile records: profiler/)
+        start = [(edge_of(t), g) for t, g in zip(roots, root_grads) if t._requires_grad]
+        targets = None
+        if inputs is not None:
+            # (a no_grad view has none: "not used in the graph")
+            targets = [edge_of(t) or (None, 0) for t in inputs]
+        order = _topo([n for (n, _), _ in start])
         for n in order:
-            if n._saved or getattr(n._entry, "frees_graph", False):
-                n._freed = True
-                n._arrays = None
-    return results
+            if n._freed:
+                raise RuntimeError(_FREED_MSG)
+            check_saved(n)
+        if not create_graph and not _anomaly.ENABLED[0] and compilable(order):  # (anomaly mode: node by node)
+            results = run_compiled(order, start, targets, accumulate and inputs is None)
+        else:
+            NODE_BY_NODE[0] += 1
+            results = _run_nodes(order, start, targets, create_graph, accumulate and inputs is None)
+        if not retain_graph:
+            for n in order:
+                if n._saved or getattr(n._entry, "frees_graph", False):
+                    n._freed = True
+                    n._arrays = None
+        return results
 
 
 # ---- node by node -------------------------------------------------------------------------------

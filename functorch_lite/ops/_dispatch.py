@@ -29,7 +29,7 @@ from ..autograd import grad_mode as _gm
 from ..autograd import graph as _graph
 from ..autograd import forward_ad as _fwad
 from .. import _promotion
-from .._stats import COUNTS as _COUNTS
+from .._stats import COUNTS as _COUNTS, PROFILER as _PROFILER
 from ..amp import autocast_mode as _amp
 from ._registry import SELF
 
@@ -186,11 +186,13 @@ def _fix_out(r, dt):
     return r
 
 
-def dispatch(op, targs, sargs, autocast=True):
+def dispatch(op, targs, sargs, autocast=True, _recorded=False):
     """Run ``op`` on tensor arguments ``targs`` and static arguments ``sargs`` (see the module docstring).
 
     ``autocast``: apply the op's autocast policy when an autocast region is active (in-place forms don't,
     as in PyTorch)."""
+    if _PROFILER[0] is not None and not _recorded:  # a profile records (profiler/): the op as one event
+        return _PROFILER[0].op(op, targs, sargs, lambda: dispatch(op, targs, sargs, autocast, True))
     if _FW_ACTIVE[0]:  # a forward-AD dual level is entered: the op, then its output tangents (forward_ad.py)
         return _fwad.dispatch(op, targs, sargs, autocast)
     if _AC_ANY[0] and autocast and op.autocast is not None:

@@ -463,11 +463,13 @@ def broadcast_shapes(*shapes):
     return out
 
 
-def inplace(op, targs, sargs):
+def inplace(op, targs, sargs, _recorded=False):
     """``self.<op>_(...)``: compute ``op`` then write the result into ``self`` (its dtype kept)."""
+    if _PROFILER[0] is not None and not _recorded:  # a profile records: one event, named as PyTorch's (add_)
+        return _PROFILER[0].op(op, targs, sargs, lambda: inplace(op, targs, sargs, True), op.name + "_")
     self = targs[0]
     _graph.check_inplace(self)
-    r = dispatch(op, targs, sargs, False)
+    r = dispatch(op, targs, sargs, False, _recorded)
     if r.dtype is not self.dtype:
         if not _promotion.can_cast(r.dtype, self.dtype):
             raise RuntimeError(f"result type {r.dtype.short} can't be cast to the desired output type "

@@ -83,13 +83,14 @@ class _Recorder:
         if stack and stack[-1] is ev:
             stack.pop()
 
-    def op(self, op, targs, sargs, run):
-        """One op's dispatch (``run``: the dispatch itself) as an event that ends when its result is ready. Not
-        while a compiled function traces: its ops are parts of a program, recorded as the program's call."""
+    def op(self, op, targs, sargs, run, name=None):
+        """One op's dispatch (``run``: the dispatch itself; ``name``: the op's, or its in-place form's) as an
+        event that ends when its result is ready. Not while a compiled function traces: its ops are parts of a
+        program, recorded as the program's call."""
         if _tracing():
             return run()
         shapes = [list(t._shape) if hasattr(t, "_shape") else [] for t in targs] if self.record_shapes else None
-        ev = self.open("aten::" + op.name, shapes)
+        ev = self.open("aten::" + (name or op.name), shapes)
         try:
             r = run()
             _wait(r)

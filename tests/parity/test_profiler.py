@@ -26,6 +26,8 @@ def _script(L):
         y = ((x @ w).relu() + 1).sum()
     with L.profiler.record_function("backward"):
         y.backward()
+    with L.no_grad():
+        w.mul_(0.5)
     return w
 
 
@@ -42,7 +44,7 @@ def test_the_same_public_ops_and_ranges_are_recorded():
     t, f = _profile(torch, _script, record_shapes=True), _profile(ft, _script, record_shapes=True)
     tk = {e.key: e.count for e in t.key_averages()}
     fk = {e.key: e.count for e in f.key_averages()}
-    for key in ("forward", "backward", "aten::matmul", "aten::relu", "aten::add", "aten::sum"):
+    for key in ("forward", "backward", "aten::matmul", "aten::relu", "aten::add", "aten::sum", "aten::mul_"):
         assert fk[key] == tk[key], (key, fk, tk)
     assert "autograd::engine::backward" in fk      # (the whole backward: one XLA program here)
     shapes = {e.key: e.input_shapes for e in f.key_averages(group_by_input_shape=True)}

@@ -33,7 +33,10 @@ _IQR_GROSS_WARN_THRESHOLD = 0.25
 
 def timer() -> float:
     """``timeit.default_timer`` once the queued device work is done (the arrays alive now are ready)."""
-    jax.block_until_ready([a for a in jax.live_arrays() if not a.is_deleted()])
+    live = jax.live_arrays()
+    if jax.default_backend() != "cpu":  # (live_arrays() lists the default backend's: the CPU's too)
+        live = live + jax.live_arrays("cpu")
+    jax.block_until_ready([a for a in live if not a.is_deleted()])
     return timeit.default_timer()
 
 

@@ -312,9 +312,10 @@ def _fill(shape, value, dt, device, requires_grad):
     if requires_grad and not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     jdev = _dev.to_jax(dev)
+    from .._dynamo import is_compiling  # (imported here: the compile runner imports the ops)
     if jdev is None:
         arr = meta_array(shape, dt.jnp)
-    elif math.prod(shape) <= _HOST_FILL and not _compiling():
+    elif math.prod(shape) <= _HOST_FILL and not is_compiling():
         v = np.asarray(value)
         arr = jax.device_put(np.full(tuple(shape), _host_cast(v, D.from_numpy_dtype(v.dtype), dt)), jdev)
     else:
@@ -331,9 +332,6 @@ def _fill(shape, value, dt, device, requires_grad):
 _HOST_FILL = 1 << 16
 
 
-def _compiling() -> bool:
-    from .._compile import runner
-    return runner.TRACING[0] > 0
 
 
 _FULL: dict = {}

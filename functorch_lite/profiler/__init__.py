@@ -100,8 +100,8 @@ class _Recorder:
 
 
 def _tracing() -> bool:
-    from .._compile.runner import TRACING
-    return bool(TRACING[0])
+    from .._dynamo import is_compiling  # (imported here: the compile runner imports the autograd engine, this)
+    return is_compiling()
 
 
 def _wait(r) -> None:

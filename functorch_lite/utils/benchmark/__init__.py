@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import contextlib
 import dataclasses
 import enum
 import math
@@ -19,8 +20,9 @@ import textwrap
 import timeit
 from typing import Any, Callable, Iterable
 
-import jax
 import numpy as np
+
+from ... import _device as _dev
 
 __all__ = ["Language", "Measurement", "TaskSpec", "Timer", "ordered_unique", "select_unit", "timer", "trim_sigfig",
            "unit_to_english"]
@@ -32,12 +34,23 @@ _IQR_GROSS_WARN_THRESHOLD = 0.25
 
 
 def timer() -> float:
-    """``timeit.default_timer`` once the queued device work is done (the arrays alive now are ready)."""
-    live = jax.live_arrays()
-    if jax.default_backend() != "cpu":  # (live_arrays() lists the default backend's: the CPU's too)
-        live = live + jax.live_arrays("cpu")
-    jax.block_until_ready([a for a in live if not a.is_deleted()])
+    """``timeit.default_timer`` once the queued device work is done (the arrays alive now are ready, on every
+    device type: ``torch.cuda.synchronize``'s wait)."""
+    for t in ("cpu", "cuda", "tpu"):
+        _dev.synchronize(t)
     return timeit.default_timer()
+
+
+@contextlib.contextmanager
+def set_torch_threads(n: int):
+    """PyTorch's: ``set_num_threads(n)`` for the block, the prior count restored after."""
+    from ... import get_num_threads, set_num_threads
+    prior = get_num_threads()
+    try:
+        set_num_threads(n)
+        yield
+    finally:
+        set_num_threads(prior)
 
 
 class Language(enum.Enum):
@@ -258,18 +271,7 @@ class Timer:
         return max(self._timer.timeit(number), 1e-9)
 
     def _threads(self):
-        from ... import get_num_threads, set_num_threads
-        import contextlib
-
-        @contextlib.contextmanager
-        def ctx():
-            prior = get_num_threads()
-            try:
-                set_num_threads(self._task_spec.num_threads)
-                yield
-            finally:
-                set_num_threads(prior)
-        return ctx()
+        return set_torch_threads(self._task_spec.num_threads)
 
     def timeit(self, number: int = 1000000) -> Measurement:
         """One block of ``number`` runs, after a warm-up of ``number // 100`` (at least 2)."""

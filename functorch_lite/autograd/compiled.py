@@ -53,22 +53,30 @@ def compilable(order):
     return True
 
 
+def _age(node):
+    return node._seq
+
+
 def run_compiled(order, start, targets, accumulate):
     from .._tensor.tensor import Tensor
     from .engine import _accumulate
-    index = {id(n): i for i, n in enumerate(order)}
+    # The program walks the inner nodes in the engine's order, then the leaves oldest first. A leaf has no edges,
+    # so where it stands changes nothing the program computes (its gradient is complete once its producers ran),
+    # but the engine's order puts a leaf by its node's age: a parameter's AccumulateGrad is made during the first
+    # forward, between that step's nodes, and is older than every node of the later steps. Keyed on the engine's
+    # order, a training loop's first backward and all the others were two programs, compiled twice.
+    inner = [n for n in order if not isinstance(n, AccumulateGrad)]
+    leaves = sorted((n for n in order if isinstance(n, AccumulateGrad)), key=_age)
+    index = {id(n): i for i, n in enumerate(inner)}
+    index.update((id(n), len(inner) + j) for j, n in enumerate(leaves))
     spec = []
     node_arrays = []
-    leaves = []
-    for n in order:
-        if isinstance(n, AccumulateGrad):
-            leaves.append(n)
-            spec.append(None)
-            node_arrays.append(None)
-            continue
+    for n in inner:
         spec.append((n._entry, n._diff_idx, len(n._out_meta),
                      tuple((index[id(nx)], nr) for nx, nr in n._edges)))
         node_arrays.append(n._arrays)
+    spec.extend([None] * len(leaves))
+    node_arrays.extend([None] * len(leaves))
     root_spec = tuple((index[id(n)], nr, g.key() if isinstance(g, Ones) and g.device is None else None)
                       for (n, nr), g in start)
     root_cts = tuple((None if g.device is None else g.array()) if isinstance(g, Ones)
@@ -91,7 +99,11 @@ def run_compiled(order, start, targets, accumulate):
         _PROGRAMS[key] = prog
     leaf_out, captured = prog[1](tuple(node_arrays), root_cts, tuple(leaf_prev))
     if accumulate:
-        for lf, prev, g in zip(leaves, leaf_prev, leaf_out):
+        done = {id(lf): (prev, g) for lf, prev, g in zip(leaves, leaf_prev, leaf_out)}
+        for lf in order:  # (hooks run in the engine's order)
+            if not isinstance(lf, AccumulateGrad):
+                continue
+            prev, g = done[id(lf)]
             if g is None:
                 continue
             t = lf.variable

@@ -327,7 +327,7 @@ class Optimizer:
     def _init_state(self, key: tuple, arr) -> Any:
         if self._real_only:
             refuse_complex(type(self).__name__, arr)
-        return self._make_tx(key).init(arr).inner_state
+        return placed_like(self._make_tx(key).init(arr).inner_state, arr)
 
     # ---- state dict ----------------------------------------------------------------------------------------
     def state_dict(self) -> dict:
@@ -401,7 +401,7 @@ class Optimizer:
                     repl[name] = jnp.array(arr, dtype=dt, copy=True)
             if values and "step" not in values:  # SGD keeps no step: a saved buffer means "not the first step"
                 repl["step"] = jnp.ones((), inner.step.dtype)
-            self._put_state(p, inner._replace(**repl))
+            self._put_state(p, placed_like(inner._replace(**repl), p._array))
             loaded = tuple(n for n in values if n in inner._fields)  # (the saved order, as torch's dict keeps it)
             self._refresh_views(p, group, loaded + tuple(n for n in self._fields_of(group) if n not in loaded))
 
@@ -414,6 +414,19 @@ class Optimizer:
                     lines.append(f"    {k}: {group[k]}")
         lines.append(")")
         return "\n".join(lines)
+
+
+def placed_like(state, arr):
+    """``state``'s arrays committed to ``arr``'s device, as the update's outputs are. optax makes a scalar state
+    (the step count) with ``jnp.zeros``, an uncommitted array, and a jitted function is keyed on its arguments'
+    commitment too: the update was compiled for the first step's state and again for every later step's, the
+    largest program of an eager training loop compiled twice. (A traced or a multi-device ``arr``, a state made
+    inside a trace: unchanged.)"""
+    if isinstance(arr, jax.core.Tracer) or not arr.committed or len(arr.devices()) != 1:
+        return state
+    dev = next(iter(arr.devices()))
+    return jax.tree.map(lambda x: x if isinstance(x, jax.core.Tracer) or x.committed else jax.device_put(x, dev),
+                        state)
 
 
 def _cast_like(v, p, name):

@@ -295,7 +295,7 @@ class CompiledFunction:
             why = self._stale_constant(key)
             entry = None
         if entry is None:
-            limit = self.cache_size_limit if self.cache_size_limit is not None else config.cache_size_limit
+            limit = self._limit()
             if len(self.cache) >= limit:
                 if not self._warned:
                     self._warned = True
@@ -318,9 +318,14 @@ class CompiledFunction:
             return self._eager(args, kwargs)
         in_vals = [slot.get() for slot in d.slots]
         self._ctx = (d, args, kwargs)
+        placeholders = ()
         try:
             if not entry.donating and not entry.scanned:
                 traced = entry.jitted.trace(in_vals)  # traces (cached for the call)
+                primed = self._primed(key, entry, d, in_vals, traced, ambient)
+                if primed is not None:
+                    key, entry, in_vals, traced, placeholders = primed
+                    self._last = (key, names)
                 entry.consts += _constants(traced)
                 entry.unused = _unused_slots(traced, in_vals)
                 entry.scanned = 1
@@ -353,6 +358,8 @@ class CompiledFunction:
             raise
         finally:
             self._ctx = None
+            for slot in placeholders:  # (the program never read them: the call's .grad fields are new tensors)
+                slot.tensor._grad = None
         if entry.spec.needs_node:
             return self._write_back(entry, d, outs, in_vals, args, kwargs, saved)
         result = self._write_back(entry, d, outs)
@@ -361,6 +368,79 @@ class CompiledFunction:
                 _same_key(self._key(d, args, kwargs)[0], key):
             self._steady = Steady(entry, key, ambient, d, flat)
         return result
+
+    def _primed(self, key, entry, d, in_vals, traced, ambient):
+        """The first call of a training step makes the .grad fields (``backward``) and the optimizer state
+        (``step``) that every later call then reads or drops: its signature is not theirs, and its program,
+        compiled once, served one call before the second signature compiled again (W2: 0.96 + 0.99 s; pure JAX,
+        whose state exists before its first call, and torch.compile compile once). Here the first call runs the
+        later calls' program instead, once a second trace has shown that to be exact:
+
+        - each optimizer state the call creates is made now, as ``step()`` would make it at its start (the same
+          ``_init_state``, committed to the parameter's device);
+        - each .grad field the call creates gets a placeholder of its shape, and the program must not read it
+          (``zero_grad()`` dropped it before ``backward``): those placeholders are removed before the write-back,
+          so the new .grad fields are new tensors, as the plain program makes them;
+        - the second trace must produce what the first did: the same slots written, the same results, effects,
+          deferred scheduler steps and zeroed fields.
+
+        Only a call that steps an optimizer is primed (its .grad fields stay for the next call; with the step
+        outside, ``zero_grad()`` there may drop them, and the primed signature would be a new one). Otherwise (a
+        .grad the program accumulates into, a GradScaler step that may skip, a custom optimizer, a
+        compiled forward whose backward runs outside) everything made here is undone and the call keeps its
+        own program. ``stats['traces']`` counts the programs traced to be compiled: the first trace, or this
+        one in its place (not counted itself). Returns (key, entry, in_vals, traced, placeholder slots) for the
+        primed call, or None."""
+        spec = entry.spec
+        if spec is None or spec.firsts or spec.needs_node or len(self.cache) >= self._limit():
+            return None
+        made = []
+        for k, (i, dt, _) in enumerate(spec.outputs):
+            s = d.slots[i]
+            if in_vals[i] is not None:
+                continue
+            if isinstance(s, S.OptSlot) and not s.opt._custom():
+                made.append((s, None))
+            elif isinstance(s, S.GradSlot) and dt is s.tensor.dtype and s.tensor._grad is None:
+                made.append((s, traced.out_info[k]))
+            else:
+                return None
+        if not made or not any(isinstance(d.slots[i], S.OptSlot) for i, _, _ in spec.outputs):
+            return None  # (only a whole training step: a .grad that a step outside drops would be a new signature)
+        grads = []
+        try:
+            for s, info in made:
+                if info is None:
+                    p = s.param
+                    s._set(s.opt._init_state(s.opt._key_of(s.group), p._array))
+                else:
+                    jd = _dev.to_jax(s.tensor.device)
+                    s.put(jax.device_put(np.zeros(info.shape, info.dtype), jd))
+                    grads.append(s)
+            key1 = (tuple([sl.sig() for sl in d.slots]),) + ambient
+            entry1 = None if key1 in self.cache else _Entry()
+            if entry1 is not None:
+                entry1.jitted = jax.jit(self._pure(entry1, lambda: self._ctx, count=False))
+                in_vals1 = [sl.get() for sl in d.slots]
+                traced1 = entry1.jitted.trace(in_vals1)
+                spec1 = entry1.spec
+                gi = {d.slots.index(g) for g in grads}
+                if spec1 is not None and not spec1.firsts and not spec1.needs_node and \
+                        gi <= _unused_slots(traced1, in_vals1) and _same_spec(spec, spec1):
+                    del self.cache[key]
+                    self.cache[key1] = entry1
+                    return key1, entry1, in_vals1, traced1, tuple(grads)
+        except (_BREAKS + (_UnreachableWrite, TypeError)):
+            pass
+        for s, info in made:  # undone: the call keeps its own program
+            if info is None:
+                s.drop()
+            else:
+                s.tensor._grad = None
+        return None
+
+    def _limit(self) -> int:
+        return self.cache_size_limit if self.cache_size_limit is not None else config.cache_size_limit
 
     def _profiled_call(self, args, kwargs):
         from ..profiler import _range, _wait
@@ -1015,6 +1095,17 @@ def _check_sets(d, slog: dict, first_uid: int) -> None:
         elif old[0].root().uid < first_uid:  # (key is tensor.DATA_FIELDS; old[0] its storage before)
             raise _UnreachableWrite("assigning .data of a tensor that existed before the call (an in-place "
                                     "write, p.data.copy_(...) or p.copy_(...) under no_grad, is compiled)")
+
+
+def _same_spec(a, b) -> bool:
+    """Two traces of one call produced the same thing: the slots written (in order, with their dtypes and version
+    bumps), the results, effects, deferred scheduler steps and zeroed .grad fields."""
+    try:
+        return (a.outputs == b.outputs and a.result_tree == b.result_tree and a.result_meta == b.result_meta
+                and a.effects == b.effects and a.deferred == b.deferred and a.result_skel == b.result_skel
+                and [z[0] for z in a.zeros] == [z[0] for z in b.zeros])
+    except Exception:  # (values that do not compare plainly: not the same)
+        return False
 
 
 def _stale(entry) -> bool:

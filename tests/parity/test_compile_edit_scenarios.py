@@ -644,7 +644,7 @@ def test_same_input_tensor_edited_in_place_and_a_closure_tensor_edited():
                 x, y = _t(L, XS[7]), _t(L, YS[7])
             rec(model=m, opt=opt, out=f(x, y), x=x)
         return f
-    _stats(_three(sc), eager_calls=0, traces=3)
+    _stats(_three(sc), eager_calls=0, traces=2)
 
 
 def test_input_requires_grad_toggled_and_its_grad_read_after_each_call():
@@ -697,7 +697,7 @@ def test_one_compiled_step_alternating_between_two_models_and_optimizers_passed_
             rec(model=ma, opt=oa, out=out)
             rec(model=mb, opt=ob)
         return f
-    _stats(_three(sc), eager_calls=0, traces=4)
+    _stats(_three(sc), eager_calls=0, traces=2)  # (one program per model: each first call runs it)
 
 
 # ---- RNG ------------------------------------------------------------------------------------------------------
@@ -906,7 +906,7 @@ def test_alternating_batch_sizes_past_cache_size_limit_and_reset():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         f = _three(sc)
-    assert f.stats["eager_calls"] >= 2 and f.stats["traces"] >= 4, f.stats
+    assert f.stats["eager_calls"] >= 1 and f.stats["traces"] >= 4, f.stats
 
 
 def test_compiled_forward_with_module_edits_between_calls():

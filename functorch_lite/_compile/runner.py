@@ -239,7 +239,8 @@ def _layout(tree) -> list:
 class _Spec:
     """What one trace produced: which slots come back (and how), the result's structure, deferred calls."""
     __slots__ = ("outputs", "result_tree", "result_meta", "deferred", "n_slot_out", "needs_node", "node_op",
-                 "node_entry", "node_ctx", "out_sigs", "effects", "firsts", "result_skel", "zeros", "moves")
+                 "node_entry", "node_ctx", "out_sigs", "effects", "firsts", "result_skel", "zeros", "moves",
+                 "read_state")
 
 
 class CompiledFunction:
@@ -384,7 +385,9 @@ class CompiledFunction:
         - the second trace must produce what the first did: the same slots written, the same results, effects,
           deferred scheduler steps and zeroed fields.
 
-        Only a call that steps an optimizer is primed (its .grad fields stay for the next call; with the step
+        A call that reads an ``optimizer.state`` mapping (``if not opt.state:``, ``state_dict()``) is not
+        primed: it would see the state before the step creates it. (Not detected: Python that branches on
+        whether a .grad exists without reading or writing it; the first call sees the placeholder.) Only a call that steps an optimizer is primed (its .grad fields stay for the next call; with the step
         outside, ``zero_grad()`` there may drop them, and the primed signature would be a new one). Otherwise (a
         .grad the program accumulates into, a GradScaler step that may skip, a custom optimizer, a
         compiled forward whose backward runs outside) everything made here is undone and the call keeps its
@@ -399,7 +402,7 @@ class CompiledFunction:
             s = d.slots[i]
             if in_vals[i] is not None:
                 continue
-            if isinstance(s, S.OptSlot) and not s.opt._custom():
+            if isinstance(s, S.OptSlot) and not s.opt._custom() and not spec.read_state:
                 made.append((s, None))
             elif isinstance(s, S.GradSlot) and dt is s.tensor.dtype and s.tensor._grad is None:
                 made.append((s, traced.out_info[k]))
@@ -430,7 +433,7 @@ class CompiledFunction:
                     del self.cache[key]
                     self.cache[key1] = entry1
                     return key1, entry1, in_vals1, traced1, tuple(grads)
-        except (_BREAKS + (_UnreachableWrite, TypeError)):
+        except Exception:  # (the second trace failed where the first did not: the call keeps its own program)
             pass
         for s, info in made:  # undone: the call keeps its own program
             if info is None:
@@ -680,7 +683,9 @@ class CompiledFunction:
                     finally:
                         for t, g in cut:
                             t.grad_fn = g
+                reads = _optim.READS[0]
                 result = fn(*args, **kwargs)
+                reads = _optim.READS[0] != reads
                 for n, c, before in boxes:
                     if not _identical_contents(_contents(c), before):
                         raise _UnreachableWrite(f"changing the {type(c).__name__} {n} (its contents are not replayed "
@@ -709,6 +714,7 @@ class CompiledFunction:
                     out_vals.append(skip)
                 spec.needs_node = grad_on and _engine.BACKWARD_CALLS[0] == backward_before and any(
                     m[0] == "t" and m[3] for m in spec.result_meta)
+                spec.read_state = reads
                 entry.spec = spec
                 return out_vals
             finally:
@@ -744,6 +750,7 @@ class CompiledFunction:
     def _collect(self, d, in_vals, result, deferred, wlog, effects=()):
         spec = _Spec()
         spec.needs_node, spec.node_op, spec.node_entry, spec.node_ctx = False, None, None, None
+        spec.read_state = False  # (a user-level read of an optimizer.state mapping during the trace: pure sets it)
         spec.firsts = []  # OptSlots whose state a skipped GradScaler step must not leave (their flags: last outputs)
         spec.out_sigs = {}
         spec.zeros = []  # (slot index, KnownZero, dtype, version bump): .grad fields the function left zeroed

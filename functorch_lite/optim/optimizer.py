@@ -74,6 +74,9 @@ def _group_step_fn(key: tuple, make_tx: Callable[[], optax.GradientTransformatio
     return fn
 
 
+READS = [0]  # user-level reads of an ``optimizer.state`` mapping (the optimizers' own code reads it with dict's)
+
+
 class _StateMapping(dict):
     """``optimizer.state``: tensor -> dict of PyTorch-named state tensors (views onto the optax state).
 
@@ -94,9 +97,40 @@ class _StateMapping(dict):
         return d
 
     def __getitem__(self, p):
+        READS[0] += 1
         if dict.__contains__(self, p):
             return dict.__getitem__(self, p)
         return self.__missing__(p)
+
+    # (counted: a compiled step that looks at the state does not get its first call run with the state made
+    # beforehand, _compile.runner.CompiledFunction._primed)
+    def __contains__(self, p):
+        READS[0] += 1
+        return dict.__contains__(self, p)
+
+    def __len__(self):
+        READS[0] += 1
+        return dict.__len__(self)
+
+    def __iter__(self):
+        READS[0] += 1
+        return dict.__iter__(self)
+
+    def get(self, p, default=None):
+        READS[0] += 1
+        return dict.get(self, p, default)
+
+    def keys(self):
+        READS[0] += 1
+        return dict.keys(self)
+
+    def values(self):
+        READS[0] += 1
+        return dict.values(self)
+
+    def items(self):
+        READS[0] += 1
+        return dict.items(self)
 
     # removing a parameter's entry removes its state (the next step starts afresh, as in PyTorch)
     def __delitem__(self, p):

@@ -743,3 +743,44 @@ def test_a_zeroed_tensor_written_since_does_not_keep_its_zeros_alive():
     m = ft.zeros(3, device="meta")
     m.zero_()
     assert m._storage.zeros is None
+
+
+@pytest.mark.parametrize("look", [False, True])
+def test_first_call_runs_the_later_calls_program_unless_the_step_looks_at_the_state(look):
+    """A plain training step compiles one program (CompiledFunction._primed): its first call runs with the optimizer
+    state made first and placeholder .grad fields it never reads; its losses, parameters and new .grad fields
+    (new tensors, version 0) equal eager's and torch's. A step that branches on whether the optimizer state exists
+    keeps its first call's own program, so that call takes the first-step branch as eager and torch do."""
+    def run(L, compiled):
+        L.manual_seed(0)
+        m = L.nn.Linear(3, 2)
+        with L.no_grad():
+            m.weight.copy_(L.tensor([[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]))
+            m.bias.copy_(L.tensor([0.05, -0.05]))
+        opt = L.optim.Adam(m.parameters(), lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            loss = m(x).pow(2).mean()
+            if look and not opt.state:  # (a first-step branch)
+                loss = loss * 10.0
+            loss.backward()
+            opt.step()
+            return loss
+        f = ft.compile(step) if compiled else step
+        x = L.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3))
+        with L.no_grad():
+            plain = m(x).pow(2).mean().item()
+        losses = [f(x).item()]
+        assert losses[0] == pytest.approx(plain * (10.0 if look else 1.0), rel=1e-6)
+        versions = [p.grad._version for p in m.parameters()]
+        losses += [f(x).item() for _ in range(3)]
+        return losses, [p.detach().numpy().copy() for p in m.parameters()], versions, f
+    (le, pe, ve, _), (lc, pc, vc, f), (lt, pt, vt, _) = run(ft, False), run(ft, True), run(torch, False)
+    np.testing.assert_allclose(lc, le, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(lc, lt, rtol=1e-5, atol=1e-6)
+    for a, b, c in zip(pc, pe, pt):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(a, c, rtol=1e-5, atol=1e-6)
+    assert vc == ve == vt == [0, 0]
+    assert f.stats["traces"] == (2 if look else 1) and f.stats["eager_calls"] == 0, f.stats

@@ -102,35 +102,6 @@ class _StateMapping(dict):
             return dict.__getitem__(self, p)
         return self.__missing__(p)
 
-    # (counted: a compiled step that looks at the state does not get its first call run with the state made
-    # beforehand, _compile.runner.CompiledFunction._primed)
-    def __contains__(self, p):
-        READS[0] += 1
-        return dict.__contains__(self, p)
-
-    def __len__(self):
-        READS[0] += 1
-        return dict.__len__(self)
-
-    def __iter__(self):
-        READS[0] += 1
-        return dict.__iter__(self)
-
-    def get(self, p, default=None):
-        READS[0] += 1
-        return dict.get(self, p, default)
-
-    def keys(self):
-        READS[0] += 1
-        return dict.keys(self)
-
-    def values(self):
-        READS[0] += 1
-        return dict.values(self)
-
-    def items(self):
-        READS[0] += 1
-        return dict.items(self)
 
     # removing a parameter's entry removes its state (the next step starts afresh, as in PyTorch)
     def __delitem__(self, p):
@@ -149,6 +120,22 @@ class _StateMapping(dict):
     def clear(self):
         dict.clear(self)
         self._opt._ostate.clear()
+
+
+def _counted(name: str):
+    base = getattr(dict, name)
+
+    def read(self, *args):
+        READS[0] += 1
+        return base(self, *args)
+    read.__name__ = name
+    return read
+
+
+# the user-level reads of ``optimizer.state`` are counted: a compiled step that looks at the state does not get its
+# first call run with the state made beforehand (_compile.runner.CompiledFunction._primed)
+for _name in ("__contains__", "__len__", "__iter__", "get", "keys", "values", "items"):
+    setattr(_StateMapping, _name, _counted(_name))
 
 
 class Optimizer:

@@ -906,7 +906,9 @@ def test_alternating_batch_sizes_past_cache_size_limit_and_reset():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         f = _three(sc)
-    assert f.stats["eager_calls"] >= 1 and f.stats["traces"] >= 4, f.stats
+    # (the three programs: batch sizes 8, 5 and 3, the first call's run with its state made first; 6 runs eagerly;
+    # after reset(), 3 and 6 are traced again)
+    assert f.stats["eager_calls"] == 1 and f.stats["traces"] == 5, f.stats
 
 
 def test_compiled_forward_with_module_edits_between_calls():

@@ -387,13 +387,14 @@ class CompiledFunction:
 
         A call that reads an ``optimizer.state`` mapping (``if not opt.state:``, ``state_dict()``) is not
         primed: it would see the state before the step creates it. (Not detected: Python that branches on
-        whether a .grad exists without reading or writing it; the first call sees the placeholder.) Only a call that steps an optimizer is primed (its .grad fields stay for the next call; with the step
-        outside, ``zero_grad()`` there may drop them, and the primed signature would be a new one). Otherwise (a
-        .grad the program accumulates into, a GradScaler step that may skip, a custom optimizer, a
-        compiled forward whose backward runs outside) everything made here is undone and the call keeps its
-        own program. ``stats['traces']`` counts the programs traced to be compiled: the first trace, or this
-        one in its place (not counted itself). Returns (key, entry, in_vals, traced, placeholder slots) for the
-        primed call, or None."""
+        whether a .grad exists without reading or writing it; the first call sees the placeholder.) Only a call
+        that steps an optimizer is primed (its .grad fields stay for the next call; with the step outside,
+        ``zero_grad()`` there may drop them, and the primed signature would be a new one). Otherwise (a .grad
+        the program accumulates into, a GradScaler step that may skip, a custom optimizer, a compiled forward
+        whose backward runs outside) everything made here is undone and the call keeps its own program.
+        ``stats['traces']`` counts the programs traced to be compiled: the first trace, or this one in its place
+        (not counted itself). Returns (key, entry, in_vals, traced, placeholder slots) for the primed call, or
+        None."""
         spec = entry.spec
         if spec is None or spec.firsts or spec.needs_node or len(self.cache) >= self._limit():
             return None
@@ -414,8 +415,7 @@ class CompiledFunction:
         try:
             for s, info in made:
                 if info is None:
-                    p = s.param
-                    s._set(s.opt._init_state(s.opt._key_of(s.group), p._array))
+                    s._set(s.opt._init_state(s.opt._key_of(s.group), s.param._array))
                 else:
                     jd = _dev.to_jax(s.tensor.device)
                     s.put(jax.device_put(np.zeros(info.shape, info.dtype), jd))

@@ -102,7 +102,6 @@ class _StateMapping(dict):
             return dict.__getitem__(self, p)
         return self.__missing__(p)
 
-
     # removing a parameter's entry removes its state (the next step starts afresh, as in PyTorch)
     def __delitem__(self, p):
         dict.__delitem__(self, p)

@@ -85,7 +85,7 @@ def _parse(spec, index=None) -> device:
             raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: {spec}")
     elif index is not None:
         if not isinstance(index, int) or index < 0:
-            raise RuntimeError(f"Device index must not be negative")
+            raise RuntimeError("Device index must not be negative")
         idx = index
     return _make(head, idx)
 

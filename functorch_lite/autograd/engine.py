@@ -13,7 +13,6 @@ import heapq
 import jax
 
 from .. import _device as _dev
-from .._stats import COUNTS as _COUNTS
 from ..profiler import _range
 from .._tensor import storage as _storage
 from . import anomaly_mode as _anomaly

@@ -331,9 +331,6 @@ def _fill(shape, value, dt, device, requires_grad):
 # fill inside a compiled function's trace (a host array there would be a constant baked into the program).
 _HOST_FILL = 1 << 16
 
-
-
-
 _FULL: dict = {}
 
 

@@ -186,7 +186,7 @@ def copysign(x, y):
 
 @functools.partial(copysign.defjvp, symbolic_zeros=True)
 def _copysign_jvp(primals, tangents):
-    (x, y), (tx, ty) = primals, tangents
+    (x, y), (tx, _) = primals, tangents
     r = copysign(x, y)
     z = jnp.zeros((), r.dtype)
     ratio = jnp.where(x == 0, z, r / jnp.where(x == 0, jnp.ones((), x.dtype), x))

@@ -203,7 +203,7 @@ def _ce_check(targs, sargs):
 
 def _ce_rule(op, sig, sargs):
     """Class indices: the input's dtype; class probabilities: input and target promote together."""
-    (xnd, xdt), (tnd, tdt) = sig[0], sig[1]
+    (_, xdt), (_, tdt) = sig[0], sig[1]
     if tdt.category >= D.FLOAT and xdt.category >= D.FLOAT and tdt is not xdt:
         from .._promotion import promote_types
         dt = promote_types(xdt, tdt)

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import Optimizer, cast, delta, hyper_arrays, t_add, t_decoupled, t_lerp, t_mul
+from .optimizer import Optimizer, cast, delta, hyper_arrays, t_add, t_decoupled, t_lerp
 
 
 class AdafactorState(NamedTuple):

@@ -1,8 +1,10 @@
-"""What a traced call did beyond its slots: the closure cells, globals and module attributes it rebound (put
-back after the trace, replayed after every call) and the lists/dicts it changed (a graph break)."""
+"""What a traced call did beyond its slots: the closure cells, globals and attributes (of modules and of the
+user's plain objects) it rebound (put back after the trace, replayed after every call) and the lists/dicts it
+changed (a graph break)."""
 from __future__ import annotations
 
 import dis
+from operator import is_
 
 from .._tensor.tensor import Tensor
 from ..nn.modules import module as _module
@@ -10,6 +12,11 @@ from ..nn.modules import module as _module
 
 class _UnreachableWrite(Exception):
     """What a single program cannot do (its message is the graph break's cause)."""
+
+
+class _ViewArgWrite(_UnreachableWrite):
+    """The function wrote to a view argument traced as its own values (slots.ArgViewSlot): traced again, reading
+    it through its storage (not a graph break)."""
 
 
 class Disabled(_UnreachableWrite):
@@ -79,9 +86,32 @@ def _effects(bindings, attrs) -> list:
         new = module.__dict__.get(name, _UNSET)
         if new is not old:
             if new is _UNSET:
-                raise _UnreachableWrite(f"deleting the module attribute {name!r} inside a compiled function")
+                raise _UnreachableWrite(f"deleting the attribute {name!r} of {type(module).__name__} inside a "
+                                        "compiled function")
             out.append(("attr", module, name, new))
     return out
+
+
+def _snap_objects(objects) -> list:
+    """The attributes of the user's plain objects before a trace (``_object_writes`` compares)."""
+    return [(o, dict(o.__dict__)) for o in objects]
+
+
+def _object_writes(snaps, attrs: dict) -> None:
+    """Log in ``attrs`` ((object, name) -> value before, as ``Module.__setattr__`` logs a module's) the attributes
+    the trace set or deleted on the plain objects ``snaps`` holds: ``self.step += 1`` is put back after the trace
+    and replayed after every call, not left done by the trace (and done again by the replay or an eager run)."""
+    for o, before in snaps:
+        now = o.__dict__
+        if len(now) == len(before) and all(map(is_, now.values(), before.values())) and \
+                all(map(is_, now, before)):
+            continue
+        for k, v in list(now.items()):
+            if before.get(k, _UNSET) is not v and (o, k) not in attrs:
+                attrs[(o, k)] = before.get(k, _UNSET)
+        for k, v in before.items():
+            if k not in now and (o, k) not in attrs:
+                attrs[(o, k)] = v
 
 
 def _contents(c) -> list:

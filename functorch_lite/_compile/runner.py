@@ -43,8 +43,8 @@ from ..amp import autocast_mode as _amp
 from ..nn.modules import module as _module
 from ..optim import optimizer as _optim
 from . import state as S
-from .effects import (_UNSET, _UnreachableWrite, _bindings, _contents, _effects, _identical_contents, _restore,
-                      _set_contents)
+from .effects import (_UNSET, _UnreachableWrite, _ViewArgWrite, _bindings, _contents, _effects,
+                      _identical_contents, _object_writes, _restore, _set_contents, _snap_objects)
 from .guards import SCALARS, numpy_guard, scalar_guard
 from .nodes import _RematEntry, _SavedEntry, _TapeEntry, _tape_grads
 from .slots import KnownZero
@@ -256,6 +256,7 @@ class CompiledFunction:
         self._last = None       # (key, names) of the previous call: names the argument behind a recompile
         self._plan = None       # what fn itself reaches, reused while unchanged (state.discover_cached)
         self._steady = None     # the last call's state, when the next call may skip the key (steady.py)
+        self._views = True      # view arguments needing no gradient are their values (slots.ArgViewSlot)
         self._profiled = False  # inside the call a recording profile wraps in one event (_profiled_call)
         self._ctx = None
         self._warned = False
@@ -270,6 +271,7 @@ class CompiledFunction:
         self.cache.clear()
         self._plan = self._last = self._steady = None
         self._warned = self._warned_const = False
+        self._views = True
 
     # ---- the call ----------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -280,7 +282,8 @@ class CompiledFunction:
         self.stats["calls"] += 1
         COUNTERS["calls"] += 1
         d = S.discover_cached(self.fn, args, kwargs, self)
-        if config.verify_discovery and not S.same_discovery(d, S.discover(self.fn, args, kwargs)):
+        if config.verify_discovery and not S.same_discovery(d, S.discover(self.fn, args, kwargs,
+                                                                            views=self._views)):
             raise AssertionError(f"functorch_lite.compile: {self.__name__}: the reused discovery differs from a "
                                  "fresh walk (a change the discovery checks missed)")
         ambient = self._ambient(d, args, kwargs)
@@ -315,7 +318,7 @@ class CompiledFunction:
         else:
             self.stats["cache_hits"] += 1
             COUNTERS["cache_hits"] += 1
-        self._last = (key, names)
+        last, self._last = self._last, (key, names)
         if entry.eager:
             return self._eager(args, kwargs)
         in_vals = [slot.get() for slot in d.slots]
@@ -355,6 +358,12 @@ class CompiledFunction:
             else:
                 outs = entry.jitted(in_vals)
         except (_BREAKS + (_UnreachableWrite, TypeError)) as exc:
+            if isinstance(exc, _ViewArgWrite) and not TRACING[0]:  # (read through its storage, from now on)
+                self._views = False
+                self._plan = None
+                del self.cache[next(k for k, e in self.cache.items() if e is entry)]
+                self._last = last
+                return self(*args, **kwargs)
             if not TRACING[0] and entry.spec is None and (not isinstance(exc, TypeError) or _tracer_type_error(exc)):
                 return self._graph_break(entry, exc, args, kwargs)
             raise
@@ -539,7 +548,7 @@ class CompiledFunction:
     def memory_analysis(self, *args, **kwargs) -> dict:
         """XLA's memory analysis of the program these arguments select (compiling it if needed): argument,
         output, temporary and aliased bytes, and ``peak_bytes`` = argument + output + temp - alias."""
-        d = S.discover(self.fn, args, kwargs)
+        d = S.discover(self.fn, args, kwargs, views=self._views)
         key, _ = self._key(d, args, kwargs)
         entry = self.cache.get(key)
         if entry is None:
@@ -594,10 +603,13 @@ class CompiledFunction:
     @staticmethod
     def _ambient(d, args, kwargs) -> tuple:
         """The guard key's components beside the slots' sigs (the key is ``(slot sigs,) + ambient``; ``_flat``
-        names each)."""
+        names each). An ArgViewSlot's view is no constant of the program: its slot's sig is its guard."""
+        vp = d.view_pos
         return (tuple([m.training for _, m in d.modules]), tuple([v for _, v in d.statics]),
-                tuple([_static_repr(a) for a in args]),
-                tuple([(k, _static_repr(v)) for k, v in sorted(kwargs.items())]) if kwargs else (),
+                tuple([_static_repr(a) for a in args]) if not vp else
+                tuple(["T" if i in vp else _static_repr(a) for i, a in enumerate(args)]),
+                tuple([(k, "T" if k in vp else _static_repr(v)) for k, v in sorted(kwargs.items())])
+                if kwargs else (),
                 _gm._state.enabled, _gm._state.inference, D._DEFAULT[0], _amp.state_key(),
                 _config._SWITCHES["matmul_precision"], _dev.CURRENT_CUDA[0], _SDP_KEY[0], d.frozen)
 
@@ -675,6 +687,7 @@ class CompiledFunction:
             prev_attrs = _module.SETATTR_LOG[0]
             _module.SETATTR_LOG[0] = attrs = {}
             boxes = None
+            snaps = ()
             scaled = [(sc, sc.__dict__.get("_per_optimizer_states")) for sc in d.scalers]
             scaled = [(sc, st, {k: dict(v) for k, v in st.items()}) for sc, st in scaled if st is not None]
             try:
@@ -683,7 +696,10 @@ class CompiledFunction:
                                             "runs Python on the gradients)")
                 for s, v in zip(slots, in_vals):
                     s.put(v)
+                if d.view_pos:
+                    args, kwargs = _with_subs(slots, args, kwargs)
                 boxes = [(n, c, _contents(c)) for n, c in d.containers]  # (after the puts: a group holds tracers)
+                snaps = _snap_objects(d.objects)
                 if results_only:
                     inputs = [slots[i].tensor for i in wants]
                     # an input with a graph behind it (the previous segment's output) is a leaf of this run:
@@ -694,6 +710,7 @@ class CompiledFunction:
                             t.grad_fn = None
                         with _gm.enable_grad(), _amp.state_as(amp[0]):
                             result = fn(*args, **kwargs)
+                        _object_writes(snaps, attrs)
                         return _tape_grads(select(result, _effects(bindings, attrs), deferred), cts, inputs)
                     finally:
                         for t, g in cut:
@@ -701,10 +718,15 @@ class CompiledFunction:
                 reads = _optim.READS[0]
                 result = fn(*args, **kwargs)
                 reads = _optim.READS[0] != reads
+                if d.view_pos:
+                    for s in slots:
+                        if type(s) is S.ArgViewSlot and s.changed():
+                            raise _ViewArgWrite(f"writing to {s.name}, a view of another tensor")
                 for n, c, before in boxes:
                     if not _identical_contents(_contents(c), before):
                         raise _UnreachableWrite(f"changing the {type(c).__name__} {n} (its contents are not replayed "
                                                 "by a compiled call)")
+                _object_writes(snaps, attrs)
                 effects = _effects(bindings, attrs)
                 for sc, _, _ in scaled:  # unscale_/step inside, update() after the call: not replayed
                     st = sc.__dict__.get("_per_optimizer_states") or {}
@@ -734,6 +756,7 @@ class CompiledFunction:
                 return out_vals
             finally:
                 _module.SETATTR_LOG[0] = prev_attrs
+                _object_writes(snaps, attrs)  # (a graph break part way: what ran so far is put back too)
                 _restore(bindings, attrs)
                 for _, c, before in boxes or ():
                     if not _identical_contents(_contents(c), before):
@@ -786,6 +809,8 @@ class CompiledFunction:
                     outputs.append((i, None, 0))
                     outs.append(jax.tree_util.tree_map(jax.numpy.asarray, changed))
                 continue
+            if type(s) is S.ArgViewSlot:  # (never written: ``changed`` is checked after the function)
+                continue
             v = s.get()
             if isinstance(s, S.GradSlot):
                 g = s.tensor._grad
@@ -818,6 +843,8 @@ class CompiledFunction:
         # and one that views its storage (``return x[0]``, ``x.t()``, ``x.detach()``) as a view of it, as
         # torch.compile returns them: a write to the result is a write to W / x
         slot_of = {id(s.tensor): i for i, s in enumerate(d.slots) if isinstance(s, S.StorageSlot)}
+        if d.view_pos:  # (``return x``: the argument itself)
+            slot_of.update((id(s._sub), i) for i, s in enumerate(d.slots) if type(s) is S.ArgViewSlot)
         storage_of = {id(s.storage): i for i, s in enumerate(d.slots) if isinstance(s, S.StorageSlot)}
         for leaf in leaves:
             if isinstance(leaf, Tensor):
@@ -1067,6 +1094,19 @@ class CompiledFunction:
             node_entry.set(closed.jaxpr, [None if t else c for c, t in zip(consts, tracer)], fidx, avals)
             return outs, [c for c, t in zip(consts, tracer) if t]
         return jax.jit(program), node_entry
+
+
+def _with_subs(slots, args, kwargs):
+    """The arguments with each ArgViewSlot's traced stand-in in its place."""
+    args, kwargs = list(args), dict(kwargs)
+    for s in slots:
+        if type(s) is not S.ArgViewSlot:
+            continue
+        if type(s.pos) is int:
+            args[s.pos] = s._sub
+        else:
+            kwargs[s.pos] = s._sub
+    return args, kwargs
 
 
 class _NotSaved(Exception):

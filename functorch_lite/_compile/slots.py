@@ -3,6 +3,8 @@ pytree of arrays, put in place (traced) while tracing, taken back, written after
 guard sig (``sig()``) that is part of the compiled program's key.
 
 - ``StorageSlot``: a tensor's storage (parameters, buffers, argument and closure tensors).
+- ``ArgViewSlot``: an argument that views another tensor's storage and needs no gradient (a batch sliced from a
+  dataset): its own values.
 - ``GradSlot``: the ``.grad`` field of a tensor that requires grad (None or an array).
 - ``OptSlot``: an optimizer's optax state for one parameter (None before its first step).
 - ``HyperSlot``: an optimizer group's numeric hyperparameters (lr, betas...), so a changed LR is an input,
@@ -41,6 +43,53 @@ class StorageSlot:
     def sig(self):
         a = self.storage.array
         return ("s", a.shape, a.dtype, self.storage.device, self.tensor._requires_grad)
+
+
+class ArgViewSlot:
+    """An argument that views another tensor's storage and needs no gradient: a batch sliced from a dataset
+    (``f(X[i:i + b])``, ``X.split(b)``, ``X[i]``). Its values are the program's input, as a plain tensor's are,
+    so the next slice (another offset into the same storage) runs the same program; read through its storage,
+    the view's offsets were constants of the program, a recompile per batch (``arg 0 changed: a view
+    (slice(0, 5, 10, 1)) -> a view (slice(0, 10, 15, 1))``) until the cache limit sent every call to eager.
+
+    While tracing, the function gets a fresh tensor over the traced values in the argument's place (``_sub``,
+    ``runner._with_subs``): a view the function takes of it views the input, not the dataset's storage (whose
+    array would be a constant of the program). The function must not write to it, nor make it require grad
+    (``changed``): such a call is traced again with its view arguments read through their storages
+    (``CompiledFunction._views``). Its sig leaves the offset out: the strides are in it."""
+    __slots__ = ("tensor", "name", "pos", "_sub", "_st")
+
+    def __init__(self, tensor, name, pos):
+        self.tensor, self.name, self.pos = tensor, name, pos
+        self._sub = self._st = None
+
+    @staticmethod
+    def eligible(t) -> bool:
+        """A view that needs no gradient."""
+        return t._chain is not None and not t._requires_grad and t.grad_fn is None
+
+    def get(self):
+        return self.tensor._array
+
+    def put(self, v):
+        t = self.tensor
+        self._sub = Tensor._from_array(v, t.dtype, t.device)
+        self._st = self._sub._storage
+
+    def snap(self):
+        return None
+
+    def restore(self, token):
+        self._sub = self._st = None
+
+    def changed(self) -> bool:
+        """The function wrote to its argument (in place, ``.data =``) or made it require grad."""
+        s = self._sub
+        return s._storage is not self._st or self._st.version != 0 or s._requires_grad
+
+    def sig(self):
+        t = self.tensor
+        return ("v", t._shape, t.dtype, t._storage.device, t._strides)
 
 
 class KnownZero:

@@ -22,7 +22,7 @@ import numpy as np
 
 from .._tensor.tensor import Tensor
 from .guards import SCALARS as _SCALARS, _class_methods, _code_names, _NUMPY_CHECKED, numpy_guard, scalar_guard
-from .slots import GradSlot, HyperSlot, OptSlot, RngSlot, StorageSlot  # noqa: F401  (S.StorageSlot...)
+from .slots import ArgViewSlot, GradSlot, HyperSlot, OptSlot, RngSlot, StorageSlot  # noqa: F401  (S.StorageSlot...)
 
 _MAX_DEPTH = 3
 _DICT_ITEMS, _ATTR_ITEMS = 256, 64  # a dict's / an object's first entries are walked (a vocabulary is not)
@@ -66,6 +66,9 @@ class Discovery:
         self.reads: set = set()      # attribute names the walked code reads: those attributes' scalars are guards
         self.calls: set = set()      # method names the walked code calls (their code's reads count too)
         self.containers: list = []   # (name, list or dict) walked: a compiled call must not change them
+        self.objects: list = []      # the user's plain objects walked: attributes a call sets are replayed (runner)
+        self.view_pos: tuple = ()    # the positions (ints, keyword names) of the arguments that are ArgViewSlots
+        self._view_roots: set = set()  # their storages' roots
         self.sched_reads: list = []  # indices of the schedulers whose state the walked code reads
         self.scalers: list = []      # GradScalers: what a step inside leaves for an update() outside (runner)
         self.bw_hooks = None         # a module with full backward (pre-)hooks, by name: a graph break (runner)
@@ -91,6 +94,21 @@ class Discovery:
                     self.guards.append((f"{name}.{table}", ("keys", tuple(hooks))))
                     for k, h in hooks.items():
                         self.visit(h, f"{name}.{table}[{k}]", 1)
+
+    def argument(self, a, name, pos, views: bool) -> None:
+        """A top-level argument: with ``views``, a view that needs no gradient is an ``ArgViewSlot`` (its values
+        the input, not its storage's: a batch sliced from a dataset), anything else is walked."""
+        if views and isinstance(a, Tensor) and ArgViewSlot.eligible(a):
+            self.slots.append(ArgViewSlot(a, name, pos))
+            self._view_roots.add(id(a._storage.root()))
+            self.view_pos += (pos,)
+        else:
+            self.visit(a, name)
+
+    def views_alias(self) -> bool:
+        """A view argument's storage is reached another way too (``f(X, X[:5])``, a closure holding the
+        dataset): its values and that storage's must be one input (``discover(views=False)``)."""
+        return bool(self._view_roots) and not self._view_roots.isdisjoint(self._storages)
 
     def visit(self, obj, name, depth=0, guard=True):
         """``guard``: what the program bakes in from here is a guard — a Python scalar's value, a function's or
@@ -210,6 +228,8 @@ class Discovery:
         if hasattr(obj, "__dict__"):
             if guard:
                 self.guards.append((f"{name}.__class__", ("is", type(obj))))
+            if not self._own and not (type(obj).__module__ or "").startswith(_OWN):
+                self.objects.append(obj)
             items = tuple(islice(vars(obj).items(), _ATTR_ITEMS))
             if self.plan is not None:
                 self.plan.seqs.append((_VARS, obj, None, items))
@@ -387,18 +407,21 @@ def _names_uncached(code) -> list:
     return out
 
 
-def discover(fn, args, kwargs, plan=None) -> Discovery:
+def discover(fn, args, kwargs, plan=None, views=False) -> Discovery:
+    """``views``: a view argument that needs no gradient is an ``ArgViewSlot`` (``CompiledFunction._views``)."""
     from ..random import default_generator
     d = Discovery(plan)
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
     d.learn(code)  # before the arguments: their attributes the function reads are guards
     for i, a in enumerate(args):
         if a is not None and not isinstance(a, _SCALARS):  # the arguments' own values are guards of their own
-            d.visit(a, f"arg {i}")                          # (runner._key)
+            d.argument(a, f"arg {i}", i, views)             # (runner._key)
     for k, a in kwargs.items():
         if a is not None and not isinstance(a, _SCALARS):
-            d.visit(a, f"argument {k!r}")
+            d.argument(a, f"argument {k!r}", k, views)
     d.visit(fn, getattr(fn, "__name__", "fn"))
+    if d.views_alias():
+        return discover(fn, args, kwargs, plan)
     if id(default_generator) not in d._seen:
         d._seen.add(id(default_generator))
         d.slots.append(RngSlot(default_generator, "the default generator"))
@@ -527,7 +550,7 @@ def discover_cached(fn, args, kwargs, holder) -> Discovery:
         if isinstance(a, Tensor):
             arg_tensors = True
         elif type(a) not in _SIMPLE:
-            return discover(fn, args, kwargs)
+            return discover(fn, args, kwargs, views=holder._views)
     plan = holder._plan
     if plan is None or not plan.valid():
         plan = Plan()
@@ -538,20 +561,23 @@ def discover_cached(fn, args, kwargs, holder) -> Discovery:
     if arg_tensors is None:
         return plan.d
     d = Discovery()
+    views = holder._views
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
-            d.tensor(a, f"arg {i}")
+            d.argument(a, f"arg {i}", i, views)
     for k, a in kwargs.items():
         if isinstance(a, Tensor):
-            d.tensor(a, f"argument {k!r}")
-    if not plan.d._storages.isdisjoint(d._storages):
-        return discover(fn, args, kwargs)
+            d.argument(a, f"argument {k!r}", k, views)
+    if not plan.d._storages.isdisjoint(d._storages) or d.views_alias() or \
+            not plan.d._storages.isdisjoint(d._view_roots):
+        return discover(fn, args, kwargs, views=views)
     pd = plan.d
     d.slots.extend(pd.slots)
     d.base = pd
     d.modules, d.schedulers, d.statics, d.guards, d.frozen = pd.modules, pd.schedulers, pd.statics, pd.guards, \
         pd.frozen
     d.containers, d.sched_reads, d.bw_hooks, d.scalers = pd.containers, pd.sched_reads, pd.bw_hooks, pd.scalers
+    d.objects = pd.objects
     return d
 
 

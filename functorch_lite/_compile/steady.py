@@ -27,10 +27,11 @@ import jax
 
 from . import slots as S
 
-_STORAGE, _GRAD, _OPT, _HYPER, _RNG = range(5)
-_KIND = {S.StorageSlot: _STORAGE, S.GradSlot: _GRAD, S.OptSlot: _OPT, S.HyperSlot: _HYPER, S.RngSlot: _RNG}
+_STORAGE, _GRAD, _OPT, _HYPER, _RNG, _VIEW = range(6)
+_KIND = {S.StorageSlot: _STORAGE, S.GradSlot: _GRAD, S.OptSlot: _OPT, S.HyperSlot: _HYPER, S.RngSlot: _RNG,
+         S.ArgViewSlot: _VIEW}
 # the kinds of slot whose value may change with their sig unchanged: re-read, sig compared with the key's
-_REREAD = (_STORAGE, _HYPER, _RNG)
+_REREAD = (_STORAGE, _HYPER, _RNG, _VIEW)  # (an ArgViewSlot is an argument: read on every call)
 _ARRAY = type(jax.numpy.zeros(()))
 _FLAT_STATES: set = set()  # NamedTuple types whose leaves are their non-None fields (optimizer states)
 
@@ -62,7 +63,9 @@ def _record(kind, s):
             elif isinstance(v, tuple):
                 vals.extend(x._storage.array for x in v if isinstance(x, S.Tensor))
         return vals
-    return s.gen._key
+    if kind == _RNG:
+        return s.gen._key
+    return s.tensor
 
 
 def _leaves(v) -> list:

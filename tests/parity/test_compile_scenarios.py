@@ -1435,3 +1435,115 @@ def test_a_skipped_first_grad_scaler_step_leaves_no_optimizer_state(opt_name):
     np.testing.assert_allclose(wc, we, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(wc, wt, rtol=1e-3, atol=1e-4)  # float16 forward
     assert kc == ke == kt and sc == se == st
+
+
+@pytest.mark.parametrize("graph_break", [False, True])
+def test_an_attribute_of_a_plain_object_set_inside_the_step_is_set_once_per_call(graph_break):
+    # a Trainer counting its micro-steps (``self.micro += 1; if self.micro % 2 == 0: step``): the trace set the
+    # attribute, then the replay (or, after a graph break, the eager run) set it again -- the counter ran two
+    # ahead after the first call and the optimizer stepped on the wrong calls
+    class Trainer:
+        def __init__(self, L, model, opt):
+            self.L, self.model, self.opt, self.micro, self.log = L, model, opt, 0, []
+
+        def step(self, x, y):
+            loss = self.L.nn.functional.cross_entropy(self.model(x), y) / 2
+            loss.backward()
+            self.micro += 1
+            if self.micro % 2 == 0:
+                self.opt.step()
+                self.opt.zero_grad()
+            if graph_break:
+                self.last = loss.item()  # (a graph break: the call runs eagerly)
+            return loss
+
+    def scenario(L, compiled):
+        m = _mlp(L, 3)
+        tr = Trainer(L, m, L.optim.SGD(m.parameters(), lr=0.1, momentum=0.9))
+        f = ft.compile(tr.step) if compiled else tr.step
+        micros = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (the graph break's warning; the cache limit's)
+            for i in range(6):
+                f(L.tensor(XS[i]), L.tensor(YS[i]))
+                micros.append(tr.micro)
+        assert micros == [1, 2, 3, 4, 5, 6], micros
+        return _snap(m, tr.opt), f
+    f = _three(scenario)
+    assert f.stats["calls"] == 6, f.stats
+    if graph_break:
+        assert f.stats["eager_calls"] == 6, f.stats
+
+
+def test_model_eval_inside_a_compiled_function_is_replayed_on_every_call():
+    # ``m.eval()`` inside the function: the trace's change of the flag stayed, but a cached call (no Python run)
+    # left the module in train mode, so the eager code after it ran with dropout on and BatchNorm updating
+    def run(L, compiled):
+        m = _mlp(L, 4, norm="bn", drop=0.5)
+
+        def evaluate(x):
+            m.eval()
+            return m(x)
+        f = ft.compile(evaluate) if compiled else evaluate
+        flags, outs = [], []
+        for i in range(3):
+            m.train()
+            outs.append(_np(f(L.tensor(XS[i]))))
+            flags.append([mod.training for mod in m.modules()])
+        return flags, outs, _np(m[1].running_mean)
+    (fe, oe, re), (fc, oc, rc), (ft_, ot, rt) = run(ft, False), run(ft, True), run(torch, False)
+    assert fc == fe == ft_ == [[False] * 6] * 3
+    np.testing.assert_allclose(np.stack(oc), np.stack(oe), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(np.stack(oc), np.stack(ot), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(rc, rt, rtol=1e-6)
+
+
+@pytest.mark.parametrize("batches", ["slices", "split", "select_kw"])
+def test_batches_sliced_from_a_dataset_tensor_run_one_program(batches):
+    # ``step(X[i:i + b])``: a view argument was read through the dataset's storage with its offsets baked in,
+    # a recompile per batch until the cache limit sent every call to eager. Its values are now the input
+    X0, Y0 = np.concatenate(XS[:4]), np.concatenate(YS[:4])
+
+    def scenario(L, compiled):
+        m = _mlp(L, 5)
+        opt = L.optim.Adam(m.parameters(), lr=1e-2)
+        X, Y = L.tensor(X0), L.tensor(Y0)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = L.nn.functional.cross_entropy(m(x.reshape(-1, 6)), y.reshape(-1))
+            loss.backward()
+            opt.step()
+            return loss, x
+        f = ft.compile(step) if compiled else step
+        if batches == "slices":
+            pairs = [(X[8 * i:8 * i + 8], Y[8 * i:8 * i + 8]) for i in range(4)]
+        elif batches == "split":
+            pairs = list(zip(X.split(8), Y.split(8)))
+        else:
+            pairs = [(X[i], Y[i]) for i in range(8)]
+        losses = []
+        for x, y in pairs * 2:
+            loss, back = f(x, y=y) if batches == "select_kw" else f(x, y)
+            assert back is x  # (the argument itself comes back, as eagerly)
+            losses.append(loss.item())
+        return dict(_snap(m, opt), losses=np.array(losses)), f
+    f = _three(scenario)
+    _steady(f, calls=8 if batches != "select_kw" else 16)
+
+
+def test_a_function_that_writes_to_its_view_argument_reads_it_through_its_storage():
+    def run(L, compiled):
+        Y = L.ones(10, 2)
+
+        def f(x):
+            x.mul_(2)
+            return x.sum()
+        g = ft.compile(f) if compiled else f
+        outs = [g(Y[2 * i:2 * i + 2]).item() for i in range(3)] + [g(Y[2:4]).item()]
+        return outs, Y.numpy().copy(), g
+    (oe, ye, _), (oc, yc, g), (ot, yt, _) = run(ft, False), run(ft, True), run(torch, False)
+    assert oc == oe == ot == [8.0, 8.0, 8.0, 16.0]
+    np.testing.assert_array_equal(yc, yt)
+    np.testing.assert_array_equal(ye, yt)
+    assert g.stats["eager_calls"] == 0 and g.stats["traces"] == 4, g.stats  # (the first trace, then 3 offsets)

@@ -185,9 +185,9 @@ class Module(StateDictMixin):
         else:
             if name != "training":  # (a guard read on every call) compiled functions walk attributes again
                 STRUCTURE_EPOCH[0] += 1
-                log = SETATTR_LOG[0]
-                if log is not None and (self, name) not in log:
-                    log[(self, name)] = d.get(name, _UNSET)
+            log = SETATTR_LOG[0]  # (``training`` too: ``model.eval()`` inside a compiled function is replayed)
+            if log is not None and (self, name) not in log:
+                log[(self, name)] = d.get(name, _UNSET)
             object.__setattr__(self, name, value)
 
     def _drop(self, name: str, keep: str) -> None:

@@ -12,6 +12,8 @@ class Parameter(Tensor):
             from .. import empty
             data = empty(0)
         d = data.detach()
+        if requires_grad and not (d.is_floating_point() or d.is_complex()):
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         p = cls._header(d._storage, d._shape, d.dtype, d._chain, d._strides, d._offset, None, d._cache, d._idx)
         p._requires_grad = bool(requires_grad)
         return p

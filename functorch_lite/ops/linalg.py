@@ -181,32 +181,91 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return r + (input if beta == 1 else input * jnp.asarray(beta, r.dtype))
 
 
+def _einsum_labels(part: str, offset: int, what: str):
+    """PyTorch's einsum parser for one operand's (or the output's) subscripts: a list of labels with "..." for
+    an ellipsis; spaces are skipped, ``offset`` places ``part`` in the equation for the error's index."""
+    labels, i, found = [], 0, False
+    while i < len(part):
+        ch = part[i]
+        if ch == ".":
+            if found:
+                raise RuntimeError(f"einsum(): found '.' for {what} but an ellipsis (...) was already found"
+                                   if what == "output" else
+                                   f"einsum(): found '.' for {what} for which an ellipsis was already found")
+            if not part.startswith("...", i):
+                raise RuntimeError(f"einsum(): found '.' for {what} that is not part of any ellipsis"
+                                   + (" (...)" if what == "output" else ""))
+            labels.append("...")
+            found = True
+            i += 3
+            continue
+        if ch != " ":
+            if not ("a" <= ch <= "z" or "A" <= ch <= "Z"):
+                raise RuntimeError(f"einsum(): invalid subscript given at index {offset + i} in the equation string, "
+                                   "subscripts must be in [a-zA-Z]")
+            labels.append(ch)
+        i += 1
+    return labels
+
+
 def _einsum_prep(targs, sargs):
+    """PyTorch's einsum checks in its order: subscripts and operand count, subscripts vs. each operand's
+    dims, the output's subscripts, label sizes that must broadcast, one dtype. Returns the equation sans spaces."""
     eq = sargs[0]
     ops = targs[0]
-    letters = eq.replace(" ", "")
-    lhs = letters.split("->")[0].split(",")
-    if len(lhs) != len(ops):
-        raise RuntimeError(f"einsum(): more operands were provided than specified in the equation"
-                           if len(ops) > len(lhs) else
-                           "einsum(): fewer operands were provided than specified in the equation")
+    if not isinstance(eq, str):
+        raise TypeError(f"einsum(): argument 'equation' must be str, not {type(eq).__name__}")
+    lhs, arrow, rhs = eq.partition("->")
+    parts = lhs.split(",")
+    op_labels = []
+    pos = 0
+    for k, part in enumerate(parts):
+        if k >= len(ops):  # (PyTorch raises on reaching the comma)
+            raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+        op_labels.append(_einsum_labels(part, pos, f"operand {k}"))
+        pos += len(part) + 1
+    if len(parts) < len(ops):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    for k, (labels, t) in enumerate(zip(op_labels, ops)):
+        n, nd = sum(lab != "..." for lab in labels), len(t._shape)
+        if "..." in labels and n > nd:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n}) is more than the number of "
+                               f"dimensions ({nd}) for operand {k}")
+        if "..." not in labels and n != nd:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n}) does not match the "
+                               f"number of dimensions ({nd}) for operand {k} and no ellipsis was given")
+    if arrow:
+        seen_in = {lab for labels in op_labels for lab in labels}
+        out_seen = set()
+        for lab in _einsum_labels(rhs, len(lhs) + 2, "output"):
+            if lab == "...":
+                continue
+            if lab in out_seen:
+                raise RuntimeError(f"einsum(): output subscript {lab} appears more than once in the output")
+            if lab not in seen_in:
+                raise RuntimeError(f"einsum(): output subscript {lab} does not appear in the equation for any input "
+                                   "operand")
+            out_seen.add(lab)
     seen = {}
-    for k, (sub, t) in enumerate(zip(lhs, ops)):
-        if "..." in sub:
-            continue
-        if len(sub) != len(t._shape):
-            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(sub)}) does not match the "
-                               f"number of dimensions ({len(t._shape)}) for operand {k} and no ellipsis was given")
-        for ch, n in zip(sub, t._shape):
+    for k, (labels, t) in enumerate(zip(op_labels, ops)):
+        shape = tuple(t._shape)
+        if "..." in labels:
+            e = labels.index("...")
+            pre, post = labels[:e], labels[e + 1:]
+            pairs = list(zip(pre, shape[:len(pre)])) + list(zip(post, shape[len(shape) - len(post):]))
+        else:
+            pairs = list(zip(labels, shape))
+        for ch, n in pairs:
             if ch in seen and seen[ch] != n and n != 1 and seen[ch] != 1:
                 raise RuntimeError(f"einsum(): subscript {ch} has size {n} for operand {k} which does not broadcast "
                                    f"with previously seen size {seen[ch]}")
-            seen.setdefault(ch, n)
+            if ch not in seen or seen[ch] == 1:
+                seen[ch] = n
     dts = {t.dtype for t in ops}
     if len(dts) > 1:
         a, b = ops[0].dtype, next(t.dtype for t in ops if t.dtype is not ops[0].dtype)
         raise RuntimeError(f"expected scalar type {a.short} but found {b.short}")
-    return (letters,)
+    return (eq.replace(" ", ""),)
 
 
 def _einsum_rule(op, sig, sargs):
@@ -226,13 +285,39 @@ def _einsum(operands, equation):
     return jnp.einsum(equation, *operands)
 
 
-def einsum(equation, *operands):
-    """``torch.einsum('bi,bj->bij', a, b)`` or ``einsum(eq, [a, b])``; no dtype promotion (EIN-06)."""
+def _subscript(n) -> str:
+    """One entry of an einsum sublist: Ellipsis, or 0..25 -> 'A'..'Z', 26..51 -> 'a'..'z' (PyTorch's mapping)."""
+    if n == Ellipsis:
+        return "..."
+    if n >= 0 and n < 26:
+        return chr(ord("A") + n)
+    if n >= 26 and n < 52:
+        return chr(ord("a") + n - 26)
+    raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
+
+
+def einsum(*args):
+    """``torch.einsum('bi,bj->bij', a, b)``, ``einsum(eq, [a, b])`` or the sublist form
+    ``einsum(a, [0, 1], b, [1], [0])`` (operand, sublist, ..., optional output sublist; Ellipsis allowed);
+    no dtype promotion (EIN-06)."""
     from ._dispatch import dispatch
     from ._registry import OPS
+    from .._tensor.tensor import Tensor
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, or at least one "
+                         "operand and its subscripts list")
+    if isinstance(args[0], Tensor):  # sublist form -> an equation string, as PyTorch does
+        equation = ",".join("".join(_subscript(s) for s in sub) for sub in args[1::2])
+        if len(args) % 2 == 1:
+            equation += "->" + "".join(_subscript(s) for s in args[-1])
+            operands = args[:-1:2]
+        else:
+            operands = args[::2]
+    else:
+        equation, operands = args[0], args[1:]
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    return dispatch(OPS["_einsum"], (operands,), (equation,))
+    return dispatch(OPS["_einsum"], (tuple(operands),), (equation,))
 
 
 FUNCTIONS = {"einsum": einsum}

@@ -119,15 +119,58 @@ def mse_loss(input, target, reduction="mean"):
     return _reduce(d * d, reduction)
 
 
+def _nll_shape_check(x, t, w):
+    """PyTorch's nll_loss_nd checks on shapes and the target dtype, in its order: batch size, then per path
+    (1-D/2-D input: nll_loss; 4-D: nll_loss2d; 3-D and >= 5-D: a target-size check, then nll_loss2d on a view)
+    the target's rank, its dtype, the sizes, the weight and (nll_loss2d) Long-only targets."""
+    from .._tensor.views import shape_str
+    xs, ts = tuple(x._shape), tuple(t._shape)
+    nd = len(xs)
+    if nd < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {nd})")
+    if nd != 1 and xs[0] != (ts[0] if ts else 0):  # (a 0-d target reads as batch size 0 there)
+        raise ValueError(f"Expected input batch_size ({xs[0]}) to match target batch_size ({ts[0] if ts else 0}).")
+    tdt = t.dtype
+    bad_dtype = tdt is not D.int64 and tdt is not D.uint8
+    if nd <= 2:
+        if len(ts) > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if bad_dtype:
+            raise RuntimeError(f"expected target dtype to be Long or Byte, but got {tdt.short}")
+        if nd == 1 and len(ts) == 1 and ts[0] != 1:
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {ts[0]}")
+        if nd == 2 and not ts:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        n_classes = xs[-1]
+        if w is not None and (len(w._shape) != 1 or w._shape[0] != n_classes):
+            raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes "
+                               f"but got weight tensor of shape: {shape_str(w._shape)}")
+        return
+    if nd != 4 and ts[1:] != xs[2:]:
+        raise RuntimeError(f"Expected target size {shape_str((xs[0],) + xs[2:])}, got {shape_str(ts)}")
+    if nd == 4 and len(ts) != 3:
+        raise RuntimeError("only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+                           f"{len(ts)}")
+    if bad_dtype:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {tdt.short}")
+    if w is not None and math.prod(w._shape) != xs[1]:
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    if nd == 4 and (ts[0], ts[1], ts[2]) != (xs[0], xs[2], xs[3]):
+        raise RuntimeError(f"size mismatch (got input: {shape_str(xs)} , target: {shape_str(ts)}")
+    if tdt is D.uint8:
+        raise RuntimeError("expected scalar type Long but found Byte")
+
+
+def _nll_prep(targs, sargs):
+    _reduction_prep(targs, sargs)
+    _nll_shape_check(targs[0], targs[1], targs[2])
+    return sargs
+
+
 def _nll_check(targs, sargs):
-    """nll_loss / cross_entropy with class indices; ``sargs[0]`` is ignore_index for both."""
+    """nll_loss / cross_entropy with class indices (shapes checked in prep): targets out of [0, C) raise;
+    ``sargs[0]`` is ignore_index for both."""
     x, t = targs[0], targs[1]
-    if t.dtype is not D.int64 and t.dtype is not D.uint8:
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {t.dtype.short}")
-    n_x = x._shape[0] if len(x._shape) > 1 else 1
-    n_t = t._shape[0] if t._shape else 1
-    if n_x != n_t:
-        raise ValueError(f"Expected input batch_size ({n_x}) to match target batch_size ({n_t}).")
     _target_bounds(t, x._shape[1] if len(x._shape) > 1 else x._shape[0], sargs[0])
 
 
@@ -157,6 +200,8 @@ def _nll_name(x_ndim, reduction):
 def _nll(logp, target, weight, ignore_index, reduction):
     """Negative log-likelihood over class dim 1 (or 0 for unbatched input)."""
     cdim = 1 if logp.ndim > 1 else 0
+    if logp.ndim == 1 and target.ndim == 1:  # 1-D input: a 1-D target of size 1 is the one class index
+        target = target.reshape(())
     target = target.astype(jnp.int64)
     valid = target != ignore_index
     safe = jnp.where(valid, target, 0)
@@ -172,7 +217,7 @@ def _nll(logp, target, weight, ignore_index, reduction):
 @defop(promote=_kernel_rule("nll_loss_out_frame"), grad_fn=lambda targs, sargs: _nll_name(len(targs[0]._shape),
                                                                                          sargs[-1]),
        tensors=3, method=False,
-       prep=_reduction_prep, check=_nll_check, kernel="nll_loss_forward_reduce_cuda_kernel_2d_index",
+       prep=_nll_prep, check=_nll_check, kernel="nll_loss_forward_reduce_cuda_kernel_2d_index",
        autocast="fp32", float8=lambda sig: "nll_loss_out_frame")
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     """``F.nll_loss`` on log-probabilities with class-index (int64) targets."""
@@ -180,8 +225,8 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
 
 
 def _probability_target(x, t) -> bool:
-    """Class probabilities when the target is floating point with the input's shape (else class indices)."""
-    return t.dtype.category >= D.FLOAT and t._shape == x._shape
+    """Class probabilities when the target has the input's shape (PyTorch's rule; a non-float one raises)."""
+    return t._shape == x._shape
 
 
 def _ce_name(targs, sargs):
@@ -193,11 +238,8 @@ def _ce_name(targs, sargs):
 
 
 def _ce_check(targs, sargs):
-    x, t = targs[0], targs[1]
-    if _probability_target(x, t):
+    if _probability_target(targs[0], targs[1]):
         return
-    if t.dtype.category >= D.FLOAT and len(t._shape) > 1 and len(t._shape) == len(x._shape):
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     _nll_check(targs, sargs)
 
 
@@ -212,7 +254,30 @@ def _ce_rule(op, sig, sargs):
 
 
 def _ce_prep(targs, sargs):
+    """PyTorch's cross_entropy_loss checks: a target of the input's shape holds class probabilities (floating,
+    no ignore_index >= 0, a 1-D weight of C); else class indices through nll_loss_nd's checks."""
     _reduction_prep(targs, sargs)
+    x, t, w = targs[0], targs[1], targs[2]
+    ignore_index, ls = sargs[0], sargs[1]
+    if _probability_target(x, t):
+        if t.dtype.category < D.FLOAT or t.dtype.is_complex:
+            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                               f"{t.dtype.short}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        if len(x._shape) == 0:
+            raise IndexError("Dimension specified as 1 but tensor has no dimensions")
+        n_classes = x._shape[1 if len(x._shape) > 1 else 0]
+        if w is not None and (len(w._shape) != 1 or w._shape[0] != n_classes):
+            from .._tensor.views import shape_str
+            raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all {n_classes} classes "
+                               f"or no classes but got weight tensor of shape: {shape_str(w._shape)}")
+    if ls > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {ls:g}")
+    if not _probability_target(x, t):
+        if x.dtype is D.bool or x.dtype.category < D.FLOAT:  # log_softmax runs before nll_loss_nd's checks
+            raise no_kernel("log_softmax_lastdim_kernel_impl", x.dtype)
+        _nll_shape_check(x, t, w)
     return sargs
 
 
@@ -221,6 +286,8 @@ def _ce_prep(targs, sargs):
 def cross_entropy(input, target, weight=None, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
     """``F.cross_entropy``: class-index (int64) or class-probability (float) targets."""
     cdim = 1 if input.ndim > 1 else 0
+    if input.ndim == 1 and target.ndim == 1 and target.shape != input.shape:  # 1-D input, a size-1 class target
+        target = target.reshape(())
     logp = jax.nn.log_softmax(input, axis=cdim)
     nc = input.shape[cdim]
     wshape = [1] * input.ndim

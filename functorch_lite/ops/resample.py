@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -13,7 +14,7 @@ from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from ._registry import defop
 from .._tensor.views import shape_str as _shape_str
-from .conv import adaptive_avg_pool2d
+from .conv import adaptive_avg_pool2d, adaptive_avg_pool3d
 
 __all__: list = ["pad", "interpolate"]
 
@@ -124,17 +125,27 @@ def pad(input, pad, mode="constant", value=None):
 
 # ---- interpolation -----------------------------------------------------------------------------------------
 _UP_KERNELS = {("nearest", 1): "compute_indices_weights_nearest", ("nearest", 2): "upsample_nearest2d_channels_last",
+               ("nearest", 3): "compute_indices_weights_nearest",
                ("nearest-exact", 1): "compute_indices_weights_nearest",
                ("nearest-exact", 2): "upsample_nearest2d_channels_last",
-               ("linear", 1): "compute_indices_weights_linear", ("bilinear", 2): "upsample_bilinear2d_channels_last"}
+               ("nearest-exact", 3): "compute_indices_weights_nearest",
+               ("linear", 1): "compute_indices_weights_linear", ("bilinear", 2): "upsample_bilinear2d_channels_last",
+               ("trilinear", 3): "compute_indices_weights_linear", ("bicubic", 2): "compute_indices_weights_cubic"}
 _UP_NAMES = {"nearest": "UpsampleNearest{}DBackward0", "nearest-exact": "UpsampleNearestExact{}DBackward0",
-             "linear": "UpsampleLinear1DBackward0", "bilinear": "UpsampleBilinear2DBackward0"}
+             "linear": "UpsampleLinear1DBackward0", "bilinear": "UpsampleBilinear2DBackward0",
+             "trilinear": "UpsampleTrilinear3DBackward0", "bicubic": "UpsampleBicubic2DBackward0"}
 
 
 def _up_rule(op, sig, sargs):
     dt = sig[0][1]
+    mode = sargs[0]
+    if dt is D.uint8 and mode in ("nearest", "nearest-exact"):  # PyTorch's nearest kernels cover Byte
+        return (None,), (dt,)
+    if dt is D.uint8 and mode in ("bilinear", "bicubic"):  # PyTorch has uint8 kernels for these; not here
+        raise NotImplementedError(f"functorch_lite: interpolate(mode={mode!r}) on uint8 input is not supported; "
+                                  "convert to float first")
     if dt.category < D.FLOAT or dt.is_complex or dt in D.FLOAT8:
-        raise no_kernel(_UP_KERNELS[(sargs[0], len(sargs[1]))], dt)
+        raise no_kernel(_UP_KERNELS[(mode, len(sargs[1]))], dt)
     return (None,), (dt,)
 
 
@@ -147,11 +158,13 @@ def _scale(inp: int, out: int, align_corners: bool, scale, ftype):
     return ftype(inp) / ftype(out)
 
 
-def _nearest_idx(inp, out, scale, exact, ftype):
+def _nearest_idx(inp, out, scale, exact, ftype, shortcuts):
+    """Source indices of nearest(-exact); ``shortcuts``: PyTorch's 2-D nearest kernel (nearest_idx) copies a dim
+    whose size is unchanged and halves for an exact doubling whatever the scale; its 1-D / 3-D kernels don't."""
     dst = np.arange(out)
-    if not exact and out == inp:
+    if shortcuts and not exact and out == inp:
         return dst
-    if not exact and out == 2 * inp:
+    if shortcuts and not exact and out == 2 * inp:
         return dst >> 1
     s = _scale(inp, out, False, scale, ftype)
     src = np.floor((dst.astype(ftype) + ftype(0.5)) * s if exact else dst.astype(ftype) * s).astype(np.int64)
@@ -161,20 +174,54 @@ def _nearest_idx(inp, out, scale, exact, ftype):
 def _linear_taps(inp, out, align_corners, scale, ftype):
     if inp == out:  # PyTorch's CPU kernel copies a dim whose size is unchanged, whatever the scale
         idx = np.arange(out)
-        return idx, idx, np.ones(out, ftype), np.zeros(out, ftype)
+        return (idx, idx), (np.ones(out, ftype), np.zeros(out, ftype))
     s = _scale(inp, out, align_corners, scale, ftype)
     dst = np.arange(out).astype(ftype)
     src = s * dst if align_corners else np.maximum(s * (dst + ftype(0.5)) - ftype(0.5), ftype(0))
     i0 = src.astype(np.int64)
     i1 = i0 + (i0 < inp - 1)
     l1 = (src - i0.astype(ftype)).astype(ftype)
-    return i0, i1, ftype(1) - l1, l1
+    return (i0, i1), (ftype(1) - l1, l1)
+
+
+def _cubic_taps(inp, out, align_corners, scale, ftype):
+    """PyTorch's compute_indices_weights_cubic: 4 taps at floor(src) - 1 .. + 2 (clamped to the border), weights
+    from Keys' cubic convolution with A = -0.75; no same-size shortcut (a scale still resamples)."""
+    s = _scale(inp, out, align_corners, scale, ftype)
+    dst = np.arange(out).astype(ftype)
+    src = s * dst if align_corners else s * (dst + ftype(0.5)) - ftype(0.5)
+    i = np.minimum(np.floor(src).astype(np.int64), inp - 1)
+    t = np.clip(src - i.astype(ftype), ftype(0), ftype(1)).astype(ftype)
+    A = ftype(-0.75)
+
+    def cc1(x):
+        return ((A + 2) * x - (A + 3)) * x * x + 1
+
+    def cc2(x):
+        return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
+    u = ftype(1) - t
+    weights = tuple(w.astype(ftype) for w in (cc2(t + ftype(1)), cc1(t), cc1(u), cc2(u + ftype(1))))
+    idxs = tuple(np.clip(i + j - 1, 0, inp - 1) for j in range(4))
+    return idxs, weights
+
+
+@jax.custom_jvp
+def _copy_grad(x, y):
+    """``y``'s value with ``x``'s derivative (same shape; ``y`` enters stop-gradient'd): where PyTorch's
+    backward differentiates another function than its forward computes."""
+    return y
+
+
+@_copy_grad.defjvp
+def _copy_grad_jvp(primals, tangents):
+    return primals[1], tangents[0]
 
 
 @defop("_upsample", promote=_up_rule, method=False, function=False, kernel="upsample", autocast={"cuda": "fp32"},
        grad_fn=lambda targs, sargs: _UP_NAMES[sargs[0]].format(len(sargs[1])))
 def _upsample(input, mode, size, align_corners, scales):
-    """Nearest / (bi)linear resampling of the trailing ``len(size)`` dims with PyTorch's source indices."""
+    """Nearest / (bi/tri)linear / bicubic resampling of the trailing ``len(size)`` dims with PyTorch's source
+    indices and weights, one separable pass per dim."""
     nsp = len(size)
     ftype = np.float64 if input.dtype == jnp.float64 else np.float32
     x = input
@@ -183,25 +230,117 @@ def _upsample(input, mode, size, align_corners, scales):
         inp = input.shape[ax]
         sc = None if scales is None else scales[i]
         if mode in ("nearest", "nearest-exact"):
-            idx = _nearest_idx(inp, size[i], sc, mode == "nearest-exact", ftype)
-            x = jnp.take(x, jnp.asarray(idx), axis=ax, mode="clip")
-        else:
-            i0, i1, l0, l1 = _linear_taps(inp, size[i], align_corners, sc, ftype)
-            bshape = [1] * input.ndim
-            bshape[ax] = size[i]
-            acc = D.opmath(input.dtype)
-            xa = x.astype(acc)
-            x = (jnp.take(xa, jnp.asarray(i0), axis=ax, mode="clip") * jnp.asarray(l0, acc).reshape(bshape)
-                 + jnp.take(xa, jnp.asarray(i1), axis=ax, mode="clip") * jnp.asarray(l1, acc).reshape(bshape))
-    return x.astype(input.dtype)
+            idx = _nearest_idx(inp, size[i], sc, mode == "nearest-exact", ftype, nsp == 2)
+            bidx = _nearest_idx(inp, size[i], sc, mode == "nearest-exact", ftype, True)
+            y = jnp.take(x, jnp.asarray(idx), axis=ax, mode="clip")
+            if not np.array_equal(idx, bidx):  # PyTorch's nearest backward always takes nearest_idx's shortcuts
+                y = _copy_grad(jnp.take(x, jnp.asarray(bidx), axis=ax, mode="clip"), lax.stop_gradient(y))
+            x = y
+            continue
+        taps = _cubic_taps if mode == "bicubic" else _linear_taps
+        idxs, ws = taps(inp, size[i], align_corners, sc, ftype)
+        bshape = [1] * input.ndim
+        bshape[ax] = size[i]
+        acc = D.opmath(input.dtype)
+        xa = x.astype(acc)
+        x = None
+        for idx, w in zip(idxs, ws):
+            term = jnp.take(xa, jnp.asarray(idx), axis=ax, mode="clip") * jnp.asarray(w, acc).reshape(bshape)
+            x = term if x is None else x + term
+    x = x.astype(input.dtype)
+    if mode == "bicubic" and all(input.shape[input.ndim - nsp + i] == size[i] for i in range(nsp)):
+        # PyTorch's bicubic backward copies the gradient when no dim changes size, though its forward still
+        # resamples with the given scale
+        x = _copy_grad(input, lax.stop_gradient(x))
+    return x
 
 
-_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+# ---- anti-aliased (separable, PIL-style) resampling: bilinear / bicubic / lanczos on 4-D input ----------------
+def _aa_filter(mode, ftype):
+    if mode == "bilinear":
+        return 2, lambda x: np.maximum(ftype(0), ftype(1) - np.abs(x))
+    if mode == "bicubic":  # Keys' kernel with a = -0.5 (PIL's), not the -0.75 of the plain bicubic mode
+        a = ftype(-0.5)
+
+        def cubic(x):
+            x = np.abs(x)
+            c1 = ((a + 2) * x - (a + 3)) * x * x + 1
+            c2 = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+            return np.where(x < 1, c1, np.where(x < 2, c2, ftype(0))).astype(ftype)
+        return 4, cubic
+
+    def lanczos(x):  # a = 3 window
+        x = np.asarray(x, np.float64)
+        r = np.where(np.abs(x) < 3, np.sinc(x) * np.sinc(x / 3), 0.0)
+        return r.astype(ftype)
+    return 6, lanczos
+
+
+def _aa_matrix(inp, out, align_corners, scale, ftype, mode):
+    """(out, inp) weights of PyTorch's _compute_index_ranges_weights (antialias): a filter stretched by the
+    downscale factor, window [center - support, center + support) clipped to the input, normalised per row."""
+    interp_size, filt = _aa_filter(mode, ftype)
+    s = _scale(inp, out, align_corners, scale, ftype)
+    support = ftype(interp_size * 0.5) * s if s >= 1.0 else ftype(interp_size * 0.5)
+    invscale = ftype(1) / s if s >= 1.0 else ftype(1)
+    max_size = int(math.ceil(support)) * 2 + 1
+    m = np.zeros((out, inp), ftype)
+    for i in range(out):
+        center = s * (ftype(i) + ftype(0.5))
+        xmin = max(int(center - support + ftype(0.5)), 0)
+        xsize = min(max(min(int(center + support + ftype(0.5)), inp) - xmin, 0), max_size)
+        if xsize == 0:
+            continue
+        w = filt((((np.arange(xsize) + xmin).astype(ftype) - center).astype(np.float64) + 0.5) * float(invscale))
+        total = w.sum(dtype=ftype)
+        if total != 0:
+            w = (w / total).astype(ftype)
+        m[i, xmin:xmin + xsize] = w
+    return m
+
+
+_AA_NAMES = {"bilinear": "UpsampleBilinear2DAaBackward0", "bicubic": "UpsampleBicubic2DAaBackward0",
+             "lanczos": "UpsampleLanczos2DAaBackward0"}
+
+
+def _aa_rule(op, sig, sargs):
+    dt = sig[0][1]
+    if dt is D.uint8:
+        raise NotImplementedError("functorch_lite: interpolate(antialias=True) on uint8 input is not supported; "
+                                  "convert to float first")
+    if dt not in (D.float32, D.float64):
+        raise no_kernel("compute_index_ranges_weights", dt)
+    return (None,), (dt,)
+
+
+@defop("_upsample_aa", promote=_aa_rule, method=False, function=False, kernel="upsample_aa",
+       autocast={"cuda": "fp32"}, grad_fn=lambda targs, sargs: _AA_NAMES[sargs[0]])
+def _upsample_aa(input, mode, size, align_corners, scales):
+    """Anti-aliased resampling of the last two dims: width first, then height, skipping a dim whose size is
+    unchanged (as PyTorch's separable kernel); each pass is a weight-matrix product."""
+    ftype = np.float64 if input.dtype == jnp.float64 else np.float32
+    x = input
+    for i in (1, 0):
+        ax = input.ndim - 2 + i
+        sc = None if scales is None else scales[i]
+        m = _aa_matrix(input.shape[ax], size[i], align_corners, sc, ftype, mode)
+        if input.shape[ax] == size[i] and np.array_equal(m, np.eye(size[i], dtype=ftype)):
+            continue
+        r = jnp.moveaxis(jnp.tensordot(x, jnp.asarray(m, input.dtype), axes=((ax,), (1,)),
+                                       precision=lax.Precision.HIGHEST), -1, ax)
+        # an unchanged size is a copy in PyTorch's forward, but its backward still applies the scale's weights
+        x = _copy_grad(r, lax.stop_gradient(x)) if input.shape[ax] == size[i] else r
+    return x
+
+
+_NEEDS = {("linear", 4): 3, ("linear", 5): 3, ("bilinear", 3): 4, ("bilinear", 5): 4, ("trilinear", 3): 5,
+          ("trilinear", 4): 5}
 
 
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
-    """``F.interpolate`` for modes nearest, nearest-exact, linear (3-D), bilinear (4-D) and area."""
+    """``F.interpolate``: nearest / nearest-exact (3-5-D), linear (3-D), bilinear / bicubic (4-D, with
+    antialias), trilinear (5-D), area (3-5-D, adaptive average pooling) and lanczos (4-D, antialias)."""
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes: "
@@ -221,6 +360,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         raise ValueError(f"{first} must have the same number of spatial dimensions, but got input with spatial "
                          f"dimensions of {spatial} and {what} {given}. Please provide input tensor in (N, C, d1, "
                          f"d2, ...,dK) format and {fmt} format.")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
     vals = tuple(given) if isinstance(given, (list, tuple)) else (given,) * dim
     if size is not None:
         out, scales = tuple(int(v) for v in vals), None
@@ -228,30 +369,36 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         scales = tuple(float(v) for v in vals)
         out = tuple(int(math.floor(float(n) * sc)) for n, sc in zip(spatial, scales))
         scales = None if recompute_scale_factor else scales
-    if antialias and not (mode in ("bilinear", "bicubic") and input.dim() == 4):
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
                          "4-D tensor as input")
-    if antialias:
-        raise NotImplementedError("functorch_lite: interpolate(antialias=True) is not supported")
-    if mode == "area" and input.dim() in (3, 4):
-        return adaptive_avg_pool2d(input, out) if input.dim() == 4 else \
-            adaptive_avg_pool2d(input.unsqueeze(-2), (1, out[0])).squeeze(-2)
-    supported = {3: ("nearest", "nearest-exact", "linear"), 4: ("nearest", "nearest-exact", "bilinear")}
-    if input.dim() in (3, 4, 5) and mode in _MODES:
-        if mode not in supported.get(input.dim(), ()):
-            if mode in ("linear", "bilinear", "trilinear"):
-                need = {"linear": 3, "bilinear": 4, "trilinear": 5}[mode]
-                raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {need}D input")
-            raise NotImplementedError(f"functorch_lite: interpolate mode {mode!r} on {input.dim()}D input is not "
-                                      "supported")
-    else:
+    if mode == "area" and input.dim() in (3, 4, 5):
+        if input.dim() == 3:
+            return adaptive_avg_pool2d(input.unsqueeze(-2), (1, out[0])).squeeze(-2)
+        return adaptive_avg_pool2d(input, out) if input.dim() == 4 else adaptive_avg_pool3d(input, out)
+    if mode == "lanczos" and input.dim() == 4:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+    supported = {3: ("nearest", "nearest-exact", "linear"), 4: ("nearest", "nearest-exact", "bilinear", "bicubic",
+                                                               "lanczos"),
+                 5: ("nearest", "nearest-exact", "trilinear")}
+    if mode not in supported.get(input.dim(), ()):
+        if (mode, input.dim()) in _NEEDS:
+            raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_NEEDS[(mode, input.dim())]}D "
+                                      "input")
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
                                   "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
                                   f"nearest-exact (got {mode})")
     if any(o <= 0 for o in out) or any(n <= 0 for n in spatial):
-        if dim == 2:
-            raise RuntimeError(f"Input and output sizes should be greater than 0, but got input (H: {spatial[0]}, "
-                               f"W: {spatial[1]}) output (H: {out[0]}, W: {out[1]})")
-        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input (W: {spatial[0]}) and "
-                           f"output (W: {out[0]})")
-    return _upsample(input, mode, out, bool(align_corners) if mode in ("linear", "bilinear") else None, scales)
+        names = ("W",) if dim == 1 else ("H", "W") if dim == 2 else ("D", "H", "W")
+        got_in = ", ".join(f"{k}: {v}" for k, v in zip(names, spatial))
+        got_out = ", ".join(f"{k}: {v}" for k, v in zip(names, out))
+        sep = " and" if dim == 1 else ""
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({got_in}){sep} output "
+                           f"({got_out})")
+    ac = bool(align_corners) if mode not in ("nearest", "nearest-exact") else None
+    if antialias:
+        return _upsample_aa(input, mode, out, ac, scales)
+    return _upsample(input, mode, out, ac, scales)

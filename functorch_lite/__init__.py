@@ -101,7 +101,7 @@ from .amp import (  # noqa: E402,F401
     autocast, is_autocast_enabled, get_autocast_dtype, set_autocast_enabled, set_autocast_dtype,
     is_autocast_cache_enabled, set_autocast_cache_enabled, clear_autocast_cache,
 )
-from . import cpu  # noqa: E402,F401
+from . import cpu, accelerator  # noqa: E402,F401
 from .cuda import amp as _cuda_amp  # noqa: E402,F401  (torch.cuda.amp.autocast / GradScaler, deprecated spellings)
 from .quantization import _scaled_mm  # noqa: E402,F401
 from .serialization import *  # noqa: E402,F401,F403  (save, load)

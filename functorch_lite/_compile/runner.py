@@ -21,6 +21,7 @@ import gc
 import logging
 import os
 import traceback
+import types
 import warnings
 import weakref
 from collections import OrderedDict
@@ -272,6 +273,11 @@ class CompiledFunction:
         self._plan = self._last = self._steady = None
         self._warned = self._warned_const = False
         self._views = True
+
+    def __get__(self, obj, objtype=None):
+        """``@compile`` on a method (``def forward(self, x)`` in a module): bound as a function is, so the
+        instance is its first argument (its state found through it), as torch.compile's wrapper binds."""
+        return self if obj is None else types.MethodType(self, obj)
 
     # ---- the call ----------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):

@@ -4,7 +4,8 @@ from __future__ import annotations
 import warnings
 
 from ..ops import nn_ops as _nn
-from ..ops.nn_ops import linear, mse_loss, dropout  # noqa: F401
+from ..ops.nn_ops import linear, dropout  # noqa: F401
+from ..ops.losses import _legacy, _size_warning
 from ..ops.nn_ops import dropout1d, dropout2d, dropout3d, alpha_dropout, feature_alpha_dropout  # noqa: F401
 from .._tensor.tensor import Tensor
 from ..ops.conv import *  # noqa: F401,F403
@@ -28,6 +29,10 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     from .. import silu as _silu
+    if inplace:  # (torch's silu_: the op written into the input, its gradient from the input before)
+        from ..ops._dispatch import inplace as _inplace
+        from ..ops._registry import OPS
+        return _inplace(OPS["silu"], (input,), ())
     return _silu(input)
 
 
@@ -65,13 +70,34 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
              ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
-    return _nn.nll_loss(input, target, weight, ignore_index, reduction)
+    return _nn.nll_loss(input, target, weight, ignore_index, _legacy(size_average, reduce, reduction))
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
                   ignore_index: int = -100, reduce=None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
-    return _nn.cross_entropy(input, target, weight, ignore_index, label_smoothing, reduction)
+    return _nn.cross_entropy(input, target, weight, ignore_index, label_smoothing,
+                             _legacy(size_average, reduce, reduction))
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+             weight: Tensor | None = None) -> Tensor:
+    """``F.mse_loss``; with ``weight`` (torch 2.13: one per element, the input's size) the weighted squared
+    errors, their 'mean' divided by the weights' sum."""
+    if weight is None:
+        return _nn.mse_loss(input, target, _legacy(size_average, reduce, reduction))
+    _size_warning(input, target)
+    reduction = _legacy(size_average, reduce, reduction)
+    if weight._shape != input._shape:
+        raise ValueError("Weights and input must have the same size.")
+    err = (input - target).pow(2) * weight
+    if reduction == "none":
+        return err
+    if reduction == "sum":
+        return err.sum()
+    if reduction == "mean":
+        return err.sum() / weight.sum()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
 from ..ops.nn_extra import *  # noqa: F401,F403,E402  (pixel_shuffle, unfold/fold, the margin losses, ...)

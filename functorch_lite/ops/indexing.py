@@ -288,7 +288,7 @@ def _walk(self: Tensor, idx: tuple):
             dim += 1
         else:
             t = o if isinstance(o, Tensor) else (
-                _seq_array(o) if isinstance(o, (list, tuple, np.ndarray, str)) else None)
+                _seq_array(o) if isinstance(o, (list, tuple, range, np.ndarray, str)) else None)
             if t is None:
                 try:
                     v = operator.index(o)

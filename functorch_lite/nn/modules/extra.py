@@ -313,7 +313,7 @@ def _legacy(size_average, reduce, reduction):
 
 class MarginRankingLoss(_Loss):
     def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
-        super().__init__(_legacy(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
@@ -322,7 +322,7 @@ class MarginRankingLoss(_Loss):
 
 class HingeEmbeddingLoss(_Loss):
     def __init__(self, margin: float = 1.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
-        super().__init__(_legacy(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -339,7 +339,7 @@ class CosineEmbeddingLoss(MarginRankingLoss):
 
 class SoftMarginLoss(_Loss):
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
-        super().__init__(_legacy(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.soft_margin_loss(input, target, reduction=self.reduction)
@@ -352,7 +352,7 @@ class MultiLabelMarginLoss(SoftMarginLoss):
 
 class MultiLabelSoftMarginLoss(_Loss):
     def __init__(self, weight: Tensor | None = None, size_average=None, reduce=None, reduction: str = "mean") -> None:
-        super().__init__(_legacy(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -362,7 +362,7 @@ class MultiLabelSoftMarginLoss(_Loss):
 class MultiMarginLoss(_Loss):
     def __init__(self, p: int = 1, margin: float = 1.0, weight: Tensor | None = None, size_average=None, reduce=None,
                  reduction: str = "mean") -> None:
-        super().__init__(_legacy(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
         if p != 1 and p != 2:
             raise ValueError("only p == 1 and p == 2 supported")
         if weight is not None and weight.dim() != 1:
@@ -378,7 +378,7 @@ class MultiMarginLoss(_Loss):
 class TripletMarginLoss(_Loss):
     def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False, size_average=None,
                  reduce=None, reduction: str = "mean") -> None:
-        super().__init__(_legacy(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
         if margin <= 0:
             raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead")
         self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
@@ -391,7 +391,7 @@ class TripletMarginLoss(_Loss):
 class TripletMarginWithDistanceLoss(_Loss):
     def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
                  reduction: str = "mean") -> None:
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         if margin <= 0:
             raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
                              "instead")
@@ -407,7 +407,7 @@ class TripletMarginWithDistanceLoss(_Loss):
 class PoissonNLLLoss(_Loss):
     def __init__(self, log_input: bool = True, full: bool = False, size_average=None, eps: float = 1e-8, reduce=None,
                  reduction: str = "mean") -> None:
-        super().__init__(_legacy(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
         self.log_input, self.full, self.eps = log_input, full, eps
 
     def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
@@ -417,7 +417,7 @@ class PoissonNLLLoss(_Loss):
 
 class GaussianNLLLoss(_Loss):
     def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.full, self.eps = full, eps
 
     def forward(self, input: Tensor, target: Tensor, var) -> Tensor:

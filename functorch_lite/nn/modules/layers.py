@@ -49,10 +49,33 @@ def _simple(name: str, fn_name: str, doc: str):
                                   "__init__": lambda self, *a, **k: Module.__init__(self)})
 
 
-ReLU = _simple("ReLU", "relu", "max(x, 0).")
+class _Inplace(Module):
+    """An activation with torch's ``inplace`` flag (``nn.ReLU(inplace=True)`` writes its input)."""
+    _fn = ""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return getattr(F, self._fn)(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class ReLU(_Inplace):
+    """max(x, 0)."""
+    _fn = "relu"
+
+
+class SiLU(_Inplace):
+    """x * sigmoid(x)."""
+    _fn = "silu"
+
+
 Tanh = _simple("Tanh", "tanh", "tanh(x).")
 Sigmoid = _simple("Sigmoid", "sigmoid", "1 / (1 + exp(-x)).")
-SiLU = _simple("SiLU", "silu", "x * sigmoid(x).")
 
 
 class GELU(Module):
@@ -159,19 +182,27 @@ class FeatureAlphaDropout(_DropoutNd):
 
 
 class _Loss(Module):
-    def __init__(self, reduction: str = "mean") -> None:
+    """torch's base of the loss modules: the legacy ``size_average``/``reduce`` arguments map to ``reduction``
+    (``_Reduction.legacy_get_string``, with its deprecation warning)."""
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
         super().__init__()
-        self.reduction = reduction
+        from ...ops.losses import _legacy
+        self.reduction = _legacy(size_average, reduce, reduction)
 
 
 class MSELoss(_Loss):
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class NLLLoss(_Loss):
-    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean") -> None:
-        super().__init__(reduction)
+    def __init__(self, weight: Tensor | None = None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
         self.ignore_index = ignore_index
 
@@ -180,9 +211,9 @@ class NLLLoss(_Loss):
 
 
 class CrossEntropyLoss(NLLLoss):
-    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean",
-                 label_smoothing: float = 0.0) -> None:
-        super().__init__(weight, ignore_index, reduction)
+    def __init__(self, weight: Tensor | None = None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean", label_smoothing: float = 0.0) -> None:
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
         self.label_smoothing = label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:

@@ -15,7 +15,7 @@ class L1Loss(_Loss):
     """Mean absolute error: ``nn.L1Loss(reduction='mean')``."""
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
-        super().__init__(_legacy(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return l1_loss(input, target, reduction=self.reduction)
@@ -25,7 +25,7 @@ class SmoothL1Loss(_Loss):
     """Quadratic below ``beta``, linear above: ``nn.SmoothL1Loss(beta=1.0)``."""
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0) -> None:
-        super().__init__(_legacy(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
         self.beta = beta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -36,7 +36,7 @@ class HuberLoss(_Loss):
     """Quadratic below ``delta``, linear above: ``nn.HuberLoss(delta=1.0)``."""
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.delta = delta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -47,7 +47,7 @@ class BCELoss(_Loss):
     """Binary cross entropy on probabilities; ``weight`` is a buffer."""
 
     def __init__(self, weight: Tensor | None = None, size_average=None, reduce=None, reduction: str = "mean") -> None:
-        super().__init__(_legacy(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -59,7 +59,7 @@ class BCEWithLogitsLoss(_Loss):
 
     def __init__(self, weight: Tensor | None = None, size_average=None, reduce=None, reduction: str = "mean",
                  pos_weight: Tensor | None = None) -> None:
-        super().__init__(_legacy(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
 
@@ -72,7 +72,7 @@ class KLDivLoss(_Loss):
     """KL divergence with log-probability inputs (``reduction='batchmean'`` is the true KL)."""
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False) -> None:
-        super().__init__(_legacy(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:

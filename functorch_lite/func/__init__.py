@@ -22,8 +22,11 @@ Differences from torch.func (by design or JAX limits):
   ``functional_call``) is carried out of ``grad``/``vjp``/``jvp``/``jac*`` and stored, where torch raises
   "mutate a captured Tensor"; under ``vmap`` a batched write into an unbatched tensor is a RuntimeError;
 - ``jvp`` casts each tangent to its primal's dtype; ``vjp_fn`` casts cotangents to the output dtype;
-- ``vmap(chunk_size=k)`` runs one ``jax.vmap`` per chunk and concatenates; ``randomness`` works by wrapping
-  ``Generator.next_key`` while the function is traced (process-wide for that time, not thread-safe).
+- ``vmap(chunk_size=k)`` runs one ``jax.vmap`` per chunk and concatenates, each chunk drawing what the
+  unchunked call would (torch rewinds only the default generator between chunks, so a ``generator=`` draw
+  under ``'same'`` differs per chunk there, and under ``'different'`` two draws per call interleave across
+  chunks); ``randomness`` works by wrapping ``Generator.next_key`` while the function is traced (process-wide
+  for that time, not thread-safe).
 
 >>> import functorch_lite as torch
 >>> from functorch_lite.func import grad, vmap

@@ -7,7 +7,9 @@ their ``out_dims`` (``None``: the unbatched value, an error if it was batched, a
 
 Randomness: every random op draws its key through ``Generator.next_key``; while the function is traced that
 method is wrapped: ``'error'`` raises torch's error, ``'different'`` folds the batch index into the key (a
-batched key, so every example draws its own values), ``'same'`` leaves it (one draw, broadcast).
+batched key, so every example draws its own values), ``'same'`` leaves it (one draw, broadcast). With
+``chunk_size`` every chunk starts from the generators' state before the first one (and ``'different'`` folds in
+the global batch index), so chunking changes neither the draws nor how far the generators advance.
 """
 from __future__ import annotations
 
@@ -47,6 +49,36 @@ def random_guard(randomness: str, index: Any) -> Iterator[None]:
     Generator.next_key = next_key
     try:
         yield
+    finally:
+        Generator.next_key = orig
+
+
+@contextlib.contextmanager
+def _rewinder(randomness: str) -> Iterator[Callable[[], None]]:
+    """For ``chunk_size``: yields ``rewind()``, which puts every generator the chunks have drawn from back to
+    its state before the first chunk, so each chunk draws the keys one unchunked call would (``'same'``: one
+    value/mask for the whole batch; ``'different'``: the same base keys, folded with the global batch index)
+    and the generators end up advanced as by one call. (torch resets the default generator's state before
+    each chunk under ``'same'``; its CPU stream under ``'different'`` is sequential, so chunks continue it.)"""
+    if randomness == "error":
+        yield lambda: None
+        return
+    from ..random import Generator
+    orig = Generator.__dict__["next_key"]
+    start: dict = {}
+
+    def next_key(self):
+        if id(self) not in start:
+            start[id(self)] = (self, self.key)
+        return orig(self)
+
+    def rewind():
+        for g, k in start.values():
+            g.key = k
+
+    Generator.next_key = next_key
+    try:
+        yield rewind
     finally:
         Generator.next_key = orig
 
@@ -145,10 +177,13 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
                                       randomness)
         else:
             pieces = []
-            for s in range(0, size, chunk_size):
-                n = min(chunk_size, size - s)
-                part = [jax.lax.slice_in_dim(a, s, s + n, axis=ax) for a, ax in zip(arrays, axes)]
-                pieces.append(_run(func, name, args, kwargs, flat, tree, dims, axes, part, n, out_dims, randomness))
+            with _rewinder(randomness) as rewind:
+                for s in range(0, size, chunk_size):
+                    n = min(chunk_size, size - s)
+                    part = [jax.lax.slice_in_dim(a, s, s + n, axis=ax) for a, ax in zip(arrays, axes)]
+                    rewind()
+                    pieces.append(_run(func, name, args, kwargs, flat, tree, dims, axes, part, n, out_dims,
+                                       randomness, s))
             box = pieces[0][1]
             outs = [p if od is None else jnp.concatenate(list(ps), axis=od)
                     for od, p, ps in zip(box["od"], pieces[0][0], zip(*[p[0] for p in pieces]))]
@@ -161,8 +196,9 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
     return wrapped
 
 
-def _run(func, name, args, kwargs, flat, tree, dims, axes, arrays, size, out_dims, randomness):
-    """One ``jax.vmap`` over ``arrays`` (the mapped tensors' arrays, in order): (output arrays, box)."""
+def _run(func, name, args, kwargs, flat, tree, dims, axes, arrays, size, out_dims, randomness, start=0):
+    """One ``jax.vmap`` over ``arrays`` (the mapped tensors' arrays, in order; a chunk of the batch from index
+    ``start``): (output arrays, box)."""
     box: dict = {}
 
     def inner(mapped_arrays, index):
@@ -205,7 +241,7 @@ def _run(func, name, args, kwargs, flat, tree, dims, axes, arrays, size, out_dim
         changed = [t._storage.array if t._storage.array is not a else None for t, a in ins]
         return [t._array for t in o_flat], written, changed
 
-    index = jnp.arange(size, dtype=jnp.uint32)
+    index = jnp.arange(start, start + size, dtype=jnp.uint32)
     with C.ExternalWrites() as writes:
         res, written, changed = jax.vmap(inner, in_axes=(list(axes), 0), out_axes=0, axis_size=size)(list(arrays),
                                                                                                        index)

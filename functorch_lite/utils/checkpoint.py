@@ -22,6 +22,7 @@ import jax
 
 from .._tensor.tensor import Tensor
 from ..autograd import grad_mode as _gm
+from ..autograd import graph as _graph
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
 
@@ -82,27 +83,44 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None,
         return function(*args, **kwargs)
     key, _ = cf._key(d, args, kwargs)
     in_vals = [s.get() for s in d.slots]
+    first = next(_graph._seq)  # nodes from here on are the forward's own
     out = function(*args, **kwargs)  # the forward, recorded so its last op names the node (CKPT-03) ...
-    leaves = jax.tree_util.tree_leaves(out, is_leaf=lambda x: isinstance(x, Tensor))
-    tensors = [t for t in leaves if isinstance(t, Tensor)]
-    if not any(t.requires_grad for t in tensors):
+    tensors = _tensor_leaves(out)
+    # the node's outputs: the tensors ``function`` made that require grad. One it returns unchanged (an argument
+    # passed through, a closure tensor, a leaf) is returned as PyTorch returns it: the caller's object, untouched
+    pos = tuple([i for i, t in enumerate(tensors)
+                 if t._requires_grad and t.grad_fn is not None and t.grad_fn._seq > first])
+    if not pos:
         return out
-    names = [t.grad_fn.name() if t.grad_fn is not None else None for t in tensors]
-    holder = cf.holders.get(key)
+    made = [tensors[i] for i in pos]
+    name = made[-1].grad_fn.name()
+    holder = cf.holders.get((key, pos))
     if holder is None:
-        holder = cf.holders[key] = _Holder()
-    for t in tensors:  # ... then detached: the graph inside ``function`` is dropped, its activations freed
+        holder = cf.holders[(key, pos)] = _Holder()
+    for t in made:  # ... then detached: the graph inside ``function`` is dropped, its activations freed
         t.grad_fn = None
         t._requires_grad = False
-    name = next((n for n in reversed(names) if n), "CheckpointFunctionBackward")
-    cf._record(holder, d, in_vals, args, kwargs, tensors, grad_fn=name, remat=True, select=_tensor_leaves)
+    cf._record(holder, d, in_vals, args, kwargs, made, grad_fn=name, remat=True, select=_Select(pos))
     return out
 
 
-def _tensor_leaves(result, effects, deferred) -> list:
-    """A checkpointed region's node outputs: the tensors among its results, in order."""
+def _tensor_leaves(result) -> list:
+    """The tensors among ``result``'s leaves, in order."""
     return [t for t in jax.tree_util.tree_leaves(result, is_leaf=lambda x: isinstance(x, Tensor))
             if isinstance(t, Tensor)]
+
+
+class _Select:
+    """A checkpointed region's node outputs among a run's results: the tensors at the positions its forward
+    made (the recomputation returns the same structure; the holder is keyed by these positions)."""
+    __slots__ = ("pos",)
+
+    def __init__(self, pos):
+        self.pos = pos
+
+    def __call__(self, result, effects, deferred) -> list:
+        tensors = _tensor_leaves(result)
+        return [tensors[i] for i in self.pos]
 
 
 def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None, **kwargs):

@@ -34,5 +34,7 @@ CASES: dict = {
     "pad": ([rnd(2, 3, 4, 5)], lambda m, x: _F(m).pad(x, (1, 2, 3, 0), mode="reflect")),
     "_upsample": ([rnd(2, 3, 4, 5)],
                   lambda m, x: _F(m).interpolate(x, size=(7, 9), mode="bilinear", align_corners=False)),
+    "_upsample_aa": ([rnd(2, 3, 8, 7)],
+                     lambda m, x: _F(m).interpolate(x, size=(5, 3), mode="bilinear", antialias=True)),
 }
 FORWARD_ONLY: dict = {}

@@ -4,13 +4,12 @@ arguments (nll_loss ignored them: a silently wrong loss), ``range`` as an index,
 paths with the two host devices standing in for two GPUs, as tests/parity/test_cuda_runtime.py does)."""
 import warnings
 
-import jax
 import numpy as np
 import pytest
 import torch
 
 import functorch_lite as ft
-from functorch_lite import _device as _dev
+from test_cuda_runtime import fake_cuda  # noqa: F401  (the two host devices standing in for two GPUs)
 
 X = np.array([[-1.0, -2.0, 0.5], [-3.0, -4.0, 2.0]], np.float32)
 T = np.array([0, 2])
@@ -140,19 +139,6 @@ def test_accelerator_without_one_as_torch_cpu_build(call):
         except Exception as e:  # (the same type and message)
             return type(e).__name__, str(e)
     assert run(ft) == run(torch)
-
-
-@pytest.fixture
-def fake_cuda(monkeypatch):
-    assert len(jax.devices("cpu")) == 2  # (tests/conftest.py's two host devices)
-    monkeypatch.setitem(_dev._JAX_PLATFORM, "cuda", "cpu")
-    _dev.jax_devices.cache_clear()
-    _dev._resolve.cache_clear()
-    yield
-    _dev.CURRENT_CUDA[0] = 0
-    monkeypatch.undo()
-    _dev.jax_devices.cache_clear()
-    _dev._resolve.cache_clear()
 
 
 def test_accelerator_picks_the_gpu(fake_cuda):

@@ -49,6 +49,17 @@ def _no_digits(names: list) -> list:
     return [k for k in names if not k.isdigit()]
 
 
+
+def _pairs(seq, owner: str):
+    """The (key, value) pairs of ``ModuleDict.update`` / ``ParameterDict.update``'s iterable, with torch's errors
+    for an element that is not an iterable pair."""
+    for j, e in enumerate(seq):
+        if not isinstance(e, container_abcs.Iterable):
+            raise TypeError(f"{owner} update sequence element #{j} should be Iterable; is" + type(e).__name__)
+        if not len(e) == 2:
+            raise ValueError(f"{owner} update sequence element #{j} has length {len(e)}; 2 is required")
+        yield e[0], e[1]
+
 class Sequential(Module):
     """Modules applied in order (``torch.nn.Sequential``): built from modules (named '0', '1', ...) or from one
     ``OrderedDict`` of named modules. Deleting (``del seq[i]``, ``pop``) renames the remaining ones '0', '1', ...;
@@ -310,14 +321,8 @@ class ModuleDict(Module):
             for key, m in modules.items():
                 self[key] = m
         else:
-            for j, m in enumerate(modules):
-                if not isinstance(m, container_abcs.Iterable):
-                    raise TypeError("ModuleDict update sequence element #" + str(j) + " should be Iterable; is"
-                                    + type(m).__name__)
-                if not len(m) == 2:
-                    raise ValueError("ModuleDict update sequence element #" + str(j) + " has length "
-                                     + str(len(m)) + "; 2 is required")
-                self[m[0]] = m[1]
+            for k, m in _pairs(modules, "ModuleDict"):
+                self[k] = m
 
 
 class ParameterList(Module):
@@ -491,14 +496,8 @@ class ParameterDict(Module):
             for key, parameter in sorted(parameters.items()):
                 self[key] = parameter
         else:
-            for j, p in enumerate(parameters):
-                if not isinstance(p, container_abcs.Iterable):
-                    raise TypeError("ParameterDict update sequence element #" + str(j) + " should be Iterable; is"
-                                    + type(p).__name__)
-                if not len(p) == 2:
-                    raise ValueError("ParameterDict update sequence element #" + str(j) + " has length "
-                                     + str(len(p)) + "; 2 is required")
-                self[p[0]] = p[1]
+            for k, p in _pairs(parameters, "ParameterDict"):
+                self[k] = p
 
     def extra_repr(self) -> str:
         lines = []

@@ -7,6 +7,8 @@ state, learning rates and the RNG key are passed in and written back (see runner
 """
 from __future__ import annotations
 
+import warnings
+
 from .runner import COUNTERS, CompiledFunction, GraphBreak, config  # noqa: F401
 
 # torch.compile's backends/modes: all mean "one XLA program" here; the names are accepted so scripts run.
@@ -19,7 +21,9 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, 
             shapes_spec=None):
     """``torch.compile``'s signature. ``backend``: any of torch's names (all compile to one XLA program with
     ``jax.jit``) or a callable is refused; ``mode`` values are accepted and have no effect (XLA picks its own
-    fusion); ``dynamic=True`` is not supported (shapes are static under jit: a new shape recompiles)."""
+    fusion). ``dynamic=True`` asks torch for programs "as dynamic as possible" (torch specializes where it must);
+    an XLA program has static shapes and constants, so here every input shape and Python value still compiles its
+    own program, as with ``dynamic=False``: accepted, with a warning that says so (results equal eager's)."""
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
     if mode is not None and mode not in _MODES:
@@ -30,8 +34,9 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, 
         raise RuntimeError(f"functorch_lite.compile: backend {backend!r} is not available; every backend "
                            f"compiles to one XLA program with jax.jit (accepted names: {', '.join(_BACKENDS)})")
     if dynamic:
-        raise RuntimeError("functorch_lite.compile: dynamic=True is not supported: XLA programs have static "
-                           "shapes, so a new input shape compiles a new program (dynamic=None/False)")
+        warnings.warn("functorch_lite.compile(dynamic=True): XLA programs have static shapes, so each new input "
+                      "shape (and each Python value the function uses as a constant) compiles its own program, as "
+                      "with dynamic=False; config.cache_size_limit bounds how many", stacklevel=2)
     if options is not None and not isinstance(options, dict):
         raise RuntimeError("options must be a dict")
 

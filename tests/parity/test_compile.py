@@ -316,11 +316,23 @@ def test_seed_loop_compiled_equals_eager():
     ({"mode": "default", "options": {}}, "Either mode or options can be specified, but both can't be specified at "
                                          "the same time."),  # COMP-04
     ({"backend": "tensorrt"}, "backend 'tensorrt' is not available"),
-    ({"dynamic": True}, "dynamic=True is not supported"),
 ])
 def test_options_validated(kw, msg):
     with pytest.raises(RuntimeError, match=re.escape(msg)):
         ft.compile(lambda x: x, **kw)
+
+
+def test_dynamic_true_is_accepted_warns_that_shapes_specialize_and_equals_torch():  # COMP-05/06
+    def f(x, y):
+        return (x * y).sum(0) + 1
+    with pytest.warns(UserWarning, match=re.escape("compile(dynamic=True): XLA programs have static shapes")):
+        cf = ft.compile(f, fullgraph=True, dynamic=True)
+    tf = torch.compile(f, fullgraph=True, dynamic=True, backend="eager")
+    for n in (3, 5, 3):
+        x = np.arange(2 * n, dtype=np.float32).reshape(n, 2)
+        got, want = cf(ft.tensor(x), ft.tensor([2.0, 3.0])), tf(torch.tensor(x), torch.tensor([2.0, 3.0]))
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert cf.stats["traces"] == 2 and cf.stats["cache_hits"] == 1  # one program per shape, the third call reused
 
 
 def test_mode_errors_match_torch():

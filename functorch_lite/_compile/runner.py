@@ -78,6 +78,10 @@ LIVE: "weakref.WeakSet" = weakref.WeakSet()  # every CompiledFunction (``_dynamo
 
 
 TRACING = [0]   # > 0 while a compiled function is being traced (nested compiled calls inline)
+# ``compiler.set_stance``: None for the default stance (the call path's one check), else a DynamoStance
+STANCE: list = [None]
+STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile", "eager_then_compile",
+           "aot_eager_then_compile")
 COUNTERS = {"calls": 0, "traces": 0, "cache_hits": 0, "eager_calls": 0, "graph_breaks": 0, "steady_calls": 0}
 
 from ..ops._dispatch import DataDependentError  # noqa: E402
@@ -285,6 +289,13 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         if _PROFILER[0] is not None and not self._profiled:  # a profile records: the call as one event
             return self._profiled_call(args, kwargs)
+        if STANCE[0] is not None:
+            stance = STANCE[0].stance
+            if stance not in STANCES:
+                raise RuntimeError(f"invalid torch.compile stance '{STANCE[0]!r}'")
+            if stance == "force_eager" or stance.endswith("eager_then_compile") and not self.stats["calls"]:
+                self.stats["calls"] += 1  # (the first invocation, under eager_then_compile: eager)
+                return self._eager(args, kwargs)
         self.stats["calls"] += 1
         COUNTERS["calls"] += 1
         d = S.discover_cached(self.fn, args, kwargs, self)
@@ -306,6 +317,8 @@ class CompiledFunction:
             why = self._stale_constant(key)
             entry = None
         if entry is None:
+            if STANCE[0] is not None and STANCE[0].stance in ("eager_on_recompile", "fail_on_recompile"):
+                return self._no_compile(key, names, why, args, kwargs)
             limit = self._limit()
             if len(self.cache) >= limit:
                 if not self._warned:
@@ -582,6 +595,24 @@ class CompiledFunction:
             warnings.warn(f"functorch_lite.compile: recompiling {self.__name__}: {why}. Pass the tensor as an "
                           "argument (or reach it from the function) to avoid recompiling.", stacklevel=3)
         return why
+
+    def _no_compile(self, key, names, why, args, kwargs):
+        """A call that needs a new program under ``set_stance("eager_on_recompile")`` (it runs eagerly) or
+        ``"fail_on_recompile"`` (torch's error, naming the function and, after a first program, the guard
+        that failed)."""
+        if STANCE[0].stance == "eager_on_recompile":
+            return self._eager(args, kwargs)
+        fn = self.fn
+        if isinstance(getattr(fn, "__self__", None), _module.Module):  # compile(model): its forward
+            fn = fn.__self__.forward
+        code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+        msg = ("Detected recompile when torch.compile stance is 'fail_on_recompile'. "
+               f"filename: '{getattr(code, 'co_filename', '?')}', function name: "
+               f"'{getattr(code, 'co_name', self.__name__)}', line number: {getattr(code, 'co_firstlineno', 0)}")
+        if self.cache:
+            msg += ("\n    triggered by the following guard failure(s):\n    - "
+                    + (why or self._why(key, names)))
+        raise RuntimeError(msg)
 
     def _eager(self, args, kwargs):
         self.stats["eager_calls"] += 1

@@ -17,9 +17,11 @@ in order, and the LR it sets is an input of the next call (never a recompile).
 """
 from __future__ import annotations
 
+import builtins
 import gc
 import logging
 import os
+import threading
 import traceback
 import types
 import warnings
@@ -246,7 +248,7 @@ class _Spec:
     """What one trace produced: which slots come back (and how), the result's structure, deferred calls."""
     __slots__ = ("outputs", "result_tree", "result_meta", "deferred", "n_slot_out", "needs_node", "node_op",
                  "node_entry", "node_ctx", "out_sigs", "effects", "firsts", "result_skel", "zeros", "moves",
-                 "read_state")
+                 "read_state", "prints")
 
 
 class CompiledFunction:
@@ -701,6 +703,9 @@ class CompiledFunction:
             prev_firsts = _optim.FIRST_STEPS[0]
             _optim.FIRST_STEPS[0] = firsts = []
             TRACING[0] += 1
+            prints: list = []
+            prev_print = builtins.print
+            builtins.print = _print_recorder(prints, prev_print)
             origs = [s.snap() for s in slots]  # the Python objects as they are now: put back on the way out
             deferred: list = []
             patched = []
@@ -789,6 +794,7 @@ class CompiledFunction:
                 spec.needs_node = grad_on and _engine.BACKWARD_CALLS[0] == backward_before and any(
                     m[0] == "t" and m[3] for m in spec.result_meta)
                 spec.read_state = reads
+                spec.prints = tuple(prints)
                 entry.spec = spec
                 return out_vals
             finally:
@@ -819,12 +825,14 @@ class CompiledFunction:
                 _storage.WRITE_LOG[0] = prev_log
                 _storage.SET_LOG[0] = prev_slog
                 _optim.FIRST_STEPS[0] = prev_firsts
+                builtins.print = prev_print
                 TRACING[0] -= 1
         return pure
 
     def _collect(self, d, in_vals, result, deferred, wlog, effects=()):
         spec = _Spec()
         spec.needs_node, spec.node_op, spec.node_entry, spec.node_ctx = False, None, None, None
+        spec.prints = ()  # print() calls the trace recorded: (texts, sep, end, file, flush), replayed each call
         spec.read_state = False  # (a user-level read of an optimizer.state mapping during the trace: pure sets it)
         spec.firsts = []  # OptSlots whose state a skipped GradScaler step must not leave (their flags: last outputs)
         spec.out_sigs = {}
@@ -980,6 +988,8 @@ class CompiledFunction:
                 target[name] = v
             else:
                 setattr(target, name, v)
+        for texts, sep, end, file, flush in spec.prints:  # what the function printed, printed on each call
+            print(*texts, sep=sep, end=end, file=file, flush=flush)
         for si, (a, k) in zip(spec.deferred, deferred_args):
             d.schedulers[si].step(*a, **k)
         return result
@@ -1196,12 +1206,31 @@ def _check_sets(d, slog: dict, first_uid: int) -> None:
                                     "write, p.data.copy_(...) or p.copy_(...) under no_grad, is compiled)")
 
 
+def _print_recorder(prints: list, real):
+    """``print`` while a compiled function is traced (on the tracing thread): its arguments are formatted now (a
+    traced tensor's str is a graph break, as before) and the line is printed after each call's program, so a step
+    that prints its progress prints it on every call, not only while it was traced."""
+    tid = threading.get_ident()
+
+    def print_(*values, sep=" ", end="\n", file=None, flush=False):
+        if threading.get_ident() != tid:
+            return real(*values, sep=sep, end=end, file=file, flush=flush)
+        if sep is not None and not isinstance(sep, str):
+            raise TypeError(f"sep must be None or a string, not {type(sep).__name__}")
+        if end is not None and not isinstance(end, str):
+            raise TypeError(f"end must be None or a string, not {type(end).__name__}")
+        prints.append((tuple(str(v) for v in values), sep, end, file, flush))
+    print_.__wrapped__ = real
+    return print_
+
+
 def _same_spec(a, b) -> bool:
     """Two traces of one call produced the same thing: the slots written (in order, with their dtypes and version
     bumps), the results, effects, deferred scheduler steps and zeroed .grad fields."""
     try:
         return (a.outputs == b.outputs and a.result_tree == b.result_tree and a.result_meta == b.result_meta
                 and a.effects == b.effects and a.deferred == b.deferred and a.result_skel == b.result_skel
+                and a.prints == b.prints
                 and [z[0] for z in a.zeros] == [z[0] for z in b.zeros])
     except Exception:  # (values that do not compare plainly: not the same)
         return False

@@ -83,7 +83,7 @@ def _effects(bindings, attrs) -> list:
                                         f"{name!r} inside a compiled function")
             out.append((kind, target, name, new))
     for (module, name), old in attrs.items():
-        new = module.__dict__.get(name, _UNSET)
+        new = attrs_of(module).get(name, _UNSET)
         if new is not old:
             if new is _UNSET:
                 raise _UnreachableWrite(f"deleting the attribute {name!r} of {type(module).__name__} inside a "
@@ -92,9 +92,35 @@ def _effects(bindings, attrs) -> list:
     return out
 
 
+_SLOTS: dict = {}
+
+
+def slot_names(cls) -> tuple:
+    """The attribute names the ``__slots__`` of ``cls`` and its bases declare (an object without a ``__dict__``
+    keeps its state there)."""
+    hit = _SLOTS.get(cls)
+    if hit is None:
+        names = []
+        for k in reversed(cls.__mro__):
+            sl = k.__dict__.get("__slots__", ())
+            for n in ((sl,) if isinstance(sl, str) else sl):
+                if n not in ("__dict__", "__weakref__") and n not in names:
+                    names.append(n)
+        hit = _SLOTS[cls] = tuple(names)
+    return hit
+
+
+def attrs_of(o) -> dict:
+    """An object's attributes: its ``__dict__`` itself, or (a ``__slots__`` object) a dict of its set slots."""
+    d = getattr(o, "__dict__", None)
+    if d is not None:
+        return d
+    return {k: v for k in slot_names(type(o)) if (v := getattr(o, k, _UNSET)) is not _UNSET}
+
+
 def _snap_objects(objects) -> list:
     """The attributes of the user's plain objects before a trace (``_object_writes`` compares)."""
-    return [(o, dict(o.__dict__)) for o in objects]
+    return [(o, dict(attrs_of(o))) for o in objects]
 
 
 def _object_writes(snaps, attrs: dict) -> None:
@@ -102,7 +128,7 @@ def _object_writes(snaps, attrs: dict) -> None:
     the trace set or deleted on the plain objects ``snaps`` holds: ``self.step += 1`` is put back after the trace
     and replayed after every call, not left done by the trace (and done again by the replay or an eager run)."""
     for o, before in snaps:
-        now = o.__dict__
+        now = attrs_of(o)
         if len(now) == len(before) and all(map(is_, now.values(), before.values())) and \
                 all(map(is_, now, before)):
             continue
@@ -115,7 +141,7 @@ def _object_writes(snaps, attrs: dict) -> None:
 
 
 def _contents(c) -> list:
-    return list(c.items()) if isinstance(c, dict) else list(c)
+    return list(c.items()) if isinstance(c, dict) else list(c)  # (a dict, list or deque)
 
 
 def _identical_contents(a: list, b: list) -> bool:
@@ -127,8 +153,11 @@ def _set_contents(c, items: list):
     if isinstance(c, dict):
         dict.clear(c)
         dict.update(c, items)
-    else:
+    elif isinstance(c, list):
         c[:] = items
+    else:  # a deque
+        c.clear()
+        c.extend(items)
 
 
 def _restore(bindings, attrs):
@@ -147,7 +176,14 @@ def _restore(bindings, attrs):
         else:
             target[name] = old
     for (module, name), old in attrs.items():
-        if old is _UNSET:
-            module.__dict__.pop(name, None)
+        d = getattr(module, "__dict__", None)
+        if d is None:  # (a __slots__ object)
+            if old is _UNSET:
+                if hasattr(module, name):
+                    object.__delattr__(module, name)
+            else:
+                object.__setattr__(module, name, old)
+        elif old is _UNSET:
+            d.pop(name, None)
         else:
-            module.__dict__[name] = old
+            d[name] = old

@@ -17,11 +17,9 @@ in order, and the LR it sets is an input of the next call (never a recompile).
 """
 from __future__ import annotations
 
-import builtins
 import gc
 import logging
 import os
-import threading
 import traceback
 import types
 import warnings
@@ -49,6 +47,7 @@ from . import state as S
 from .effects import (_UNSET, _UnreachableWrite, _ViewArgWrite, _bindings, _contents, _effects,
                       _identical_contents, _object_writes, _restore, _set_contents, _snap_objects)
 from .guards import SCALARS, numpy_guard, scalar_guard
+from .replay import Recorder, replay
 from .nodes import _RematEntry, _SavedEntry, _TapeEntry, _tape_grads
 from .slots import KnownZero
 from .steady import Steady
@@ -248,7 +247,7 @@ class _Spec:
     """What one trace produced: which slots come back (and how), the result's structure, deferred calls."""
     __slots__ = ("outputs", "result_tree", "result_meta", "deferred", "n_slot_out", "needs_node", "node_op",
                  "node_entry", "node_ctx", "out_sigs", "effects", "firsts", "result_skel", "zeros", "moves",
-                 "read_state", "prints")
+                 "read_state", "replays")
 
 
 class CompiledFunction:
@@ -703,9 +702,7 @@ class CompiledFunction:
             prev_firsts = _optim.FIRST_STEPS[0]
             _optim.FIRST_STEPS[0] = firsts = []
             TRACING[0] += 1
-            prints: list = []
-            prev_print = builtins.print
-            builtins.print = _print_recorder(prints, prev_print)
+            recorder = Recorder().__enter__()  # (print, warnings.warn, logging: replayed on every call)
             origs = [s.snap() for s in slots]  # the Python objects as they are now: put back on the way out
             deferred: list = []
             patched = []
@@ -794,7 +791,7 @@ class CompiledFunction:
                 spec.needs_node = grad_on and _engine.BACKWARD_CALLS[0] == backward_before and any(
                     m[0] == "t" and m[3] for m in spec.result_meta)
                 spec.read_state = reads
-                spec.prints = tuple(prints)
+                spec.replays = tuple(recorder.items)
                 entry.spec = spec
                 return out_vals
             finally:
@@ -825,14 +822,14 @@ class CompiledFunction:
                 _storage.WRITE_LOG[0] = prev_log
                 _storage.SET_LOG[0] = prev_slog
                 _optim.FIRST_STEPS[0] = prev_firsts
-                builtins.print = prev_print
+                recorder.__exit__()
                 TRACING[0] -= 1
         return pure
 
     def _collect(self, d, in_vals, result, deferred, wlog, effects=()):
         spec = _Spec()
         spec.needs_node, spec.node_op, spec.node_entry, spec.node_ctx = False, None, None, None
-        spec.prints = ()  # print() calls the trace recorded: (texts, sep, end, file, flush), replayed each call
+        spec.replays = ()  # the user's print / warnings.warn / logging calls the trace recorded (replay.py)
         spec.read_state = False  # (a user-level read of an optimizer.state mapping during the trace: pure sets it)
         spec.firsts = []  # OptSlots whose state a skipped GradScaler step must not leave (their flags: last outputs)
         spec.out_sigs = {}
@@ -963,7 +960,8 @@ class CompiledFunction:
             if m[0] == "t":
                 arr = next(rest)
                 leaves.append(Tensor._from_array(arr if k not in moves else jax.device_put(arr, moves[k]), m[1], m[2]))
-                tensors.append(leaves[-1])
+                if m[3]:  # (only what required grad in the trace joins the node: a detach()ed or no_grad result
+                    tensors.append(leaves[-1])  # comes back a plain tensor, as torch's)
             elif m[0] == "slot":
                 leaves.append(slots[m[1]].tensor)
             elif m[0] == "num":
@@ -988,8 +986,8 @@ class CompiledFunction:
                 target[name] = v
             else:
                 setattr(target, name, v)
-        for texts, sep, end, file, flush in spec.prints:  # what the function printed, printed on each call
-            print(*texts, sep=sep, end=end, file=file, flush=flush)
+        if spec.replays:  # what the function printed, warned and logged: done on each call
+            replay(spec.replays)
         for si, (a, k) in zip(spec.deferred, deferred_args):
             d.schedulers[si].step(*a, **k)
         return result
@@ -1050,7 +1048,7 @@ class CompiledFunction:
                 leaves = jax.tree_util.tree_leaves((result, [(a, k) for _, a, k in deferred],
                                                     [e[3] for e in effects]),
                                                    is_leaf=lambda x: isinstance(x, Tensor))
-                return [t for t, m in zip(leaves, _meta) if m[0] == "t"]
+                return [t for t, m in zip(leaves, _meta) if m[0] == "t" and m[3]]
         pure = self._pure(None, lambda: spec.node_ctx, results_only=True, select=select)
 
         def body(arrays, cts, wants):
@@ -1106,7 +1104,7 @@ class CompiledFunction:
         wants = tuple(slot_at[i] for i in diff_idx)
         body = self._node_body(spec, tree)
         forward = self._pure(_Entry(), lambda: self._ctx, count=False)  # (its own spec: the entry's is kept)
-        node_entry = _SavedEntry(tuple(m[1] for m in spec.result_meta if m[0] == "t"), body, slot_at,
+        node_entry = _SavedEntry(tuple(m[1] for m in spec.result_meta if m[0] == "t" and m[3]), body, slot_at,
                                  len(jax.tree_util.tree_leaves(in_vals)), tuple(diff_idx))
 
         def program(in_vals):
@@ -1114,7 +1112,7 @@ class CompiledFunction:
             pos, touts = spec.n_slot_out, []
             for m in spec.result_meta:
                 if m[0] in ("t", "num"):
-                    if m[0] == "t":
+                    if m[0] == "t" and m[3]:  # (the node's outputs)
                         touts.append(outs[pos])
                     pos += 1
             fidx = tuple(k for k, o in enumerate(touts) if jax.numpy.issubdtype(o.dtype, jax.numpy.inexact))
@@ -1206,31 +1204,13 @@ def _check_sets(d, slog: dict, first_uid: int) -> None:
                                     "write, p.data.copy_(...) or p.copy_(...) under no_grad, is compiled)")
 
 
-def _print_recorder(prints: list, real):
-    """``print`` while a compiled function is traced (on the tracing thread): its arguments are formatted now (a
-    traced tensor's str is a graph break, as before) and the line is printed after each call's program, so a step
-    that prints its progress prints it on every call, not only while it was traced."""
-    tid = threading.get_ident()
-
-    def print_(*values, sep=" ", end="\n", file=None, flush=False):
-        if threading.get_ident() != tid:
-            return real(*values, sep=sep, end=end, file=file, flush=flush)
-        if sep is not None and not isinstance(sep, str):
-            raise TypeError(f"sep must be None or a string, not {type(sep).__name__}")
-        if end is not None and not isinstance(end, str):
-            raise TypeError(f"end must be None or a string, not {type(end).__name__}")
-        prints.append((tuple(str(v) for v in values), sep, end, file, flush))
-    print_.__wrapped__ = real
-    return print_
-
-
 def _same_spec(a, b) -> bool:
     """Two traces of one call produced the same thing: the slots written (in order, with their dtypes and version
     bumps), the results, effects, deferred scheduler steps and zeroed .grad fields."""
     try:
         return (a.outputs == b.outputs and a.result_tree == b.result_tree and a.result_meta == b.result_meta
                 and a.effects == b.effects and a.deferred == b.deferred and a.result_skel == b.result_skel
-                and a.prints == b.prints
+                and a.replays == b.replays
                 and [z[0] for z in a.zeros] == [z[0] for z in b.zeros])
     except Exception:  # (values that do not compare plainly: not the same)
         return False

@@ -12,8 +12,12 @@ dicts it went through (a compiled call must not change them).
 """
 from __future__ import annotations
 
+import collections
 import dis
 import functools
+import logging
+import os
+import sys
 import types
 from itertools import islice, repeat
 from operator import is_
@@ -21,6 +25,7 @@ from operator import is_
 import numpy as np
 
 from .._tensor.tensor import Tensor
+from .effects import slot_names
 from .guards import SCALARS as _SCALARS, _class_methods, _code_names, _NUMPY_CHECKED, numpy_guard, scalar_guard
 from .slots import ArgViewSlot, GradSlot, HyperSlot, OptSlot, RngSlot, StorageSlot  # noqa: F401  (S.StorageSlot...)
 
@@ -120,7 +125,12 @@ class Discovery:
             if guard:
                 self.guards.append((name, ("is", None)))
             return
+        if isinstance(obj, _NOT_STATE):  # (a logger's level cache is no state of the program: replay.py)
+            return
         if isinstance(obj, types.ModuleType):
+            if guard and depth <= _MAX_DEPTH and _user_module(obj) and id(obj) not in self._seen:
+                self._seen.add(id(obj))
+                self.user_module(obj, name, depth)
             return
         if isinstance(obj, _SCALARS):
             if guard:
@@ -136,7 +146,12 @@ class Discovery:
             return
         if isinstance(obj, (type, types.BuiltinFunctionType, types.FunctionType)) and guard:
             self.guards.append((name, ("is", obj)))  # the object itself: compared by identity, kept alive
-        if isinstance(obj, type) or id(obj) in self._seen or depth > _MAX_DEPTH:
+        if isinstance(obj, type):
+            if guard and depth <= _MAX_DEPTH and id(obj) not in self._seen:
+                self._seen.add(id(obj))
+                self.class_attrs(obj, name, depth)
+            return
+        if id(obj) in self._seen or depth > _MAX_DEPTH:
             return
         self._seen.add(id(obj))
         Module, Optimizer, LRScheduler, Generator, Compiled, Scaler = _CLASSES or _classes()
@@ -185,7 +200,7 @@ class Discovery:
         if isinstance(obj, Generator):
             self.slots.append(RngSlot(obj, name))
             return
-        if isinstance(obj, (list, tuple)):
+        if isinstance(obj, (list, tuple, collections.deque)):
             if not isinstance(obj, tuple):
                 if not self._own:
                     self.containers.append((name, obj))
@@ -240,6 +255,52 @@ class Discovery:
             for k, v in items:                                                  # its lists and dicts are its own
                 self.visit(v, f"{name}.{k}", depth + 1, guard and k in reads)
             self._own = own
+            if guard:
+                self.class_attrs(type(obj), name, depth + 1, vars(obj))
+        elif slot_names(type(obj)) and _user_class(type(obj)):
+            # a user's __slots__ object: its slots are walked (and its writes replayed) as an object's attributes
+            if guard:
+                self.guards.append((f"{name}.__class__", ("is", type(obj))))
+            self.objects.append(obj)
+            self.learn_methods(type(obj))
+            reads = self.reads
+            for k in slot_names(type(obj)):
+                v = getattr(obj, k, _EMPTY)
+                if self.plan is not None:
+                    self.plan.seqs.append((_ATTR, obj, k, v))
+                if v is not _EMPTY:
+                    self.visit(v, f"{name}.{k}", depth + 1, guard and k in reads)
+            if guard:
+                self.class_attrs(type(obj), name, depth + 1, slot_names(type(obj)))
+
+    def class_attrs(self, cls, name, depth, shadow=()):
+        """The data attributes of a user class (and its user-written bases) that the walked code reads by name
+        (``Cfg.mult``, a module's ``self.scale`` set on its class): what the program bakes in from them is a guard,
+        a tensor there a slot, as an object's own attributes are; one an instance sets itself (``shadow``) hides
+        it. Methods, properties and other descriptors are code, not state (``learn_methods`` reads them)."""
+        reads = self.reads
+        plan = self.plan
+        seen = set(shadow)
+        for klass in cls.__mro__:
+            if not _user_class(klass):
+                continue
+            for k, v in list(vars(klass).items()):
+                if k in seen or k not in reads or k.startswith("__") or hasattr(type(v), "__get__"):
+                    continue
+                seen.add(k)
+                if plan is not None:
+                    plan.seqs.append((_ATTR, cls, k, v))
+                self.visit(v, f"{name}.{k}", depth + 1)
+
+    def user_module(self, mod, name, depth):
+        """A Python module of the user's (``import config``; not a library's): the attributes the walked code
+        reads by name (``config.SCALE``) are walked as the globals a function names are."""
+        g = vars(mod)
+        names = sorted(k for k in self.reads if k in g and not k.startswith("__"))  # (a set: its order varies)
+        if self.plan is not None:
+            self.plan.globs.append((g, tuple(names), tuple(g[k] for k in names)))
+        for k in names:
+            self.visit(g[k], f"{name}.{k}", depth + 1)
 
     def learn(self, code) -> None:
         """Note what ``code`` reads and calls."""
@@ -281,6 +342,7 @@ class Discovery:
         for n, v in islice(d.items(), _ATTR_ITEMS):
             if n not in _MODULE_OWN:
                 self.visit(v, f"{prefix}.{n}", 1)
+        self.class_attrs(type(m), prefix, 1, d)
         for table in ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks", "_backward_pre_hooks"):
             # (registries too: a change bumps the epoch)
             hooks = d.get(table)
@@ -358,6 +420,31 @@ class Discovery:
         for n in names:
             if n in g:
                 self.visit(g[n], n, depth)
+
+
+_NOT_STATE = (logging.Logger, logging.LoggerAdapter, logging.Handler, logging.Formatter, logging.Filter)
+_USER_MODULES: dict = {}
+
+
+def _user_module(mod) -> bool:
+    """A module of the user's own code: one with a source file outside the standard library and installed packages
+    (and not this library's)."""
+    hit = _USER_MODULES.get(mod.__name__)
+    if hit is None:
+        import sysconfig
+        f = getattr(mod, "__file__", None)
+        roots = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+        hit = bool(f) and not mod.__name__.startswith(_OWN.rstrip(".")) and not any(
+            os.path.abspath(f).startswith(os.path.abspath(r) + os.sep) for r in roots)
+        _USER_MODULES[mod.__name__] = hit
+    return hit
+
+
+def _user_class(klass) -> bool:
+    """A class of the user's code: defined in a user module (``_user_module``) or in one no longer imported
+    (``exec``'d code)."""
+    mod = sys.modules.get(klass.__module__ or "")
+    return mod is None or _user_module(mod)
 
 
 _CLASSES: list = []

@@ -3,6 +3,7 @@ compiled modules (train/eval, buffers, state_dict, backward outside); randomness
 graph breaks; options."""
 import logging
 import re
+import types
 import warnings
 
 import jax
@@ -266,20 +267,41 @@ def test_graph_breaks(body, cause):
     assert loose.stats["eager_calls"] == 2
 
 
-class _Holder:  # class attributes are not walked (classes are not state): a write there is unreachable
+class _Holder:  # a class attribute the function reads by name: reached (as torch's dynamo reaches it)
     t = ft.zeros(3)
+
+
+def _deep(levels, leaf):
+    """``leaf`` below ``levels`` nested objects: past the discovery's depth, so a write there is unreachable."""
+    for _ in range(levels):
+        leaf = types.SimpleNamespace(inner=leaf)
+    return leaf
+
+
+_DEEP = _deep(5, ft.zeros(3))
 
 
 def test_write_to_unreachable_tensor_is_a_graph_break():
     def f(x):
-        _Holder.t.add_(x)
+        _DEEP.inner.inner.inner.inner.inner.add_(x)
         return x
+    t = _DEEP.inner.inner.inner.inner.inner
     with pytest.raises(ft._compile.GraphBreak, match="cannot see"):
         ft.compile(f, fullgraph=True)(ft.ones(3))
-    assert _Holder.t.tolist() == [0.0, 0.0, 0.0]  # the trace was undone
+    assert t.tolist() == [0.0, 0.0, 0.0]  # the trace was undone
     with pytest.warns(UserWarning, match="graph break"):
         ft.compile(f)(ft.ones(3))
-    assert _Holder.t.tolist() == [1.0, 1.0, 1.0]  # eager fallback: the write happened once
+    assert t.tolist() == [1.0, 1.0, 1.0]  # eager fallback: the write happened once
+
+
+def test_write_to_a_class_attribute_tensor_is_compiled():
+    def f(x):
+        _Holder.t.add_(x)
+        return x
+    cf = ft.compile(f, fullgraph=True)
+    for _ in range(3):
+        cf(ft.ones(3))
+    assert _Holder.t.tolist() == [3.0, 3.0, 3.0] and cf.stats["eager_calls"] == 0  # one write per call
 
 
 def test_seed_loop_compiled_equals_eager():

@@ -55,3 +55,35 @@ def test_a_print_of_a_traced_tensor_is_still_a_graph_break(capsys):
         r = ft.compile(f)(ft.ones(2))
     assert r.tolist() == [2.0, 2.0]
     assert capsys.readouterr().out == "y is tensor([2., 2.])\n"  # the eager run's print, once
+
+
+def _logs_and_warnings(lib):
+    import io
+    import logging
+    import warnings
+    stream = io.StringIO()
+    lg = logging.getLogger(f"fl-test-{lib.__name__}")
+    lg.handlers[:] = [logging.StreamHandler(stream)]
+    lg.setLevel(logging.INFO)
+    lg.propagate = False
+    kw = {"backend": "eager"} if lib is torch else {}
+
+    @lib.compile(**kw)
+    def step(x):
+        lg.info("step %s of %d", "a", 3)
+        lg.debug("not shown")
+        warnings.warn("from the step")
+        return x + 1
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        outs = [step(lib.ones(1)).item() for _ in range(3)]
+    return outs, stream.getvalue(), [(str(x.message), x.category, x.filename == __file__) for x in w], step
+
+
+def test_logging_and_warnings_inside_a_compiled_function_happen_on_every_call_as_torch():
+    want, got = _logs_and_warnings(torch), _logs_and_warnings(ft)
+    assert got[0] == want[0] == [2.0, 2.0, 2.0]
+    assert got[1] == want[1] == "step a of 3\n" * 3
+    assert [x for x in got[2] if x[0] == "from the step"] == [x for x in want[2] if x[0] == "from the step"] == \
+        [("from the step", UserWarning, True)] * 3
+    assert got[3].stats["eager_calls"] == 0 and got[3].stats["traces"] == 1  # (a logger was a graph break: its cache)

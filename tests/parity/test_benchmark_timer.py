@@ -84,7 +84,8 @@ def test_blocks_as_torch():
 
 def test_a_block_waits_for_the_work_it_queued():
     """``a @ a`` discarded: its matmul still counts (JAX's dispatch returns before the product is computed)."""
-    a = ft.randn(512, 512)
+    a = ft.randn(1024, 1024)  # (big enough that the dispatch alone is ~1% of the product: a busy host's 2x noise
+                              # cannot pass a timer that does not wait)
     (a @ a)._array.block_until_ready()
     timer, waited = fb.Timer("a @ a", globals={"a": a}), []
     timed = []
@@ -94,5 +95,6 @@ def test_a_block_waits_for_the_work_it_queued():
             (a @ a)._array.block_until_ready()
         waited.append((time.perf_counter() - t0) / 5)
         timed.append(timer.timeit(5).mean)
-    # (without the wait, a block took 0.28 of the waited time here: it timed only the dispatches)
-    assert min(timed) > 0.5 * min(waited), (timed, waited)
+    # (without the wait, a 512^2 block took 0.28 of the waited time here: it timed only the dispatches; at 1024^2 far
+    # less. 0.5 failed once with the other shard running beside it: 0.49)
+    assert min(timed) > 0.2 * min(waited), (timed, waited)

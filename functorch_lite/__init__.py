@@ -116,6 +116,8 @@ globals().update(_pool_more.FUNCTIONS)  # max_pool1d_with_indices, adaptive_max_
 from .ops.weight_norm_ops import _weight_norm, _weight_norm_interface, norm_except_dim  # noqa: E402,F401
 from .ops.nn_sampling import grid_sampler, grid_sampler_2d, grid_sampler_3d  # noqa: E402,F401  (top level)
 from .ops.ctc import ctc_loss_aten as ctc_loss  # noqa: E402,F401  (torch.ctc_loss: reduction as ATen's enum)
+from .ops.foreach import FUNCTIONS as _foreach_fns  # noqa: E402  (torch._foreach_*: maps of the ops)
+globals().update(_foreach_fns)
 from .autograd import tensor_hooks as _tensor_hooks  # noqa: E402
 
 for _k, _v in _tensor_hooks.METHODS.items():
@@ -179,4 +181,6 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     o["sci_mode"] = sci_mode
 
 
-__version__ = "0.1.0"
+from . import version, torch_version  # noqa: E402,F401  (torch.version, torch.torch_version)
+from .torch_version import __version__  # noqa: E402  (a TorchVersion: "2.13.0", the PyTorch API reproduced; the
+# facade's own release is version.facade_version)

@@ -52,8 +52,9 @@ def set_float32_matmul_precision(precision: str) -> None:
     default matmul precision, for the programs traced from now on."""
     if precision not in _MATMUL_PRECISION:
         import warnings
-        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
-                      "setFloat32MatmulPrecision call has no effect.", stacklevel=2)
+        from ._warn import user_stacklevel as _user_stacklevel
+        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
+                      "setFloat32MatmulPrecision call has no effect.", stacklevel=_user_stacklevel())
         return
     jax.config.update("jax_default_matmul_precision", _MATMUL_PRECISION[precision])
     _SWITCHES["matmul_precision"] = precision
@@ -70,8 +71,10 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
     if mode and "xla_gpu_deterministic_ops=true" not in os.environ.get("XLA_FLAGS", "") and \
             any(d.platform == "gpu" for d in jax.devices()):
         import warnings
+        from ._warn import user_stacklevel as _user_stacklevel
         warnings.warn("use_deterministic_algorithms(True): XLA's GPU programs are deterministic only with "
-                      "XLA_FLAGS=--xla_gpu_deterministic_ops=true set before the process starts", stacklevel=2)
+                      "XLA_FLAGS=--xla_gpu_deterministic_ops=true set before the process starts",
+                      stacklevel=_user_stacklevel())
 
 
 def are_deterministic_algorithms_enabled() -> bool:

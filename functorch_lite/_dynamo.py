@@ -11,6 +11,7 @@ import warnings
 from ._compile import runner as _runner
 from ._compile.effects import Disabled
 from ._compile.runner import GraphBreak, config  # noqa: F401  (torch._dynamo.config)
+from ._warn import user_stacklevel as _user_stacklevel
 
 __all__ = ["config", "reset", "list_backends", "exc", "is_compiling", "disable", "set_stance", "mark_dynamic",
            "maybe_mark_dynamic", "mark_static", "allow_in_graph", "assume_constant_result"]
@@ -124,7 +125,7 @@ def mark_dynamic(t, index, *, hint_override=None, min=None, max=None, specialize
         raise AssertionError(f"Expected index to be int, list, or tuple, got {type(index)}")
     warnings.warn(f"functorch_lite._dynamo.mark_dynamic: XLA programs have static shapes; dimension {index} of this "
                   "tensor still compiles one program per size (config.cache_size_limit bounds how many)",
-                  stacklevel=2)
+                  stacklevel=_user_stacklevel())
 
 
 def maybe_mark_dynamic(t, index) -> None:

@@ -365,8 +365,14 @@ RULES = {
 }
 
 
+# the C++ type names (caffe2 TypeMeta) PyTorch's messages print for a dtype ("... with dtype long int")
+_CNAMES = {"Float": "float", "Double": "double", "Half": "c10::Half", "BFloat16": "c10::BFloat16",
+           "Long": "long int", "Int": "int", "Short": "short int", "Char": "signed char", "Byte": "unsigned char",
+           "UInt16": "short unsigned int", "UInt32": "unsigned int", "UInt64": "long unsigned int", "Bool": "bool",
+           "ComplexFloat": "c10::complex<float>", "ComplexDouble": "c10::complex<double>",
+           "ComplexHalf": "c10::complex<c10::Half>"}
+
+
 def _cname(d):
-    return {"Float": "float", "Double": "double", "Half": "c10::Half", "BFloat16": "c10::BFloat16",
-            "Long": "long int", "Int": "int", "Short": "short int", "Char": "signed char",
-            "Byte": "unsigned char", "Bool": "bool", "ComplexFloat": "c10::complex<float>",
-            "ComplexDouble": "c10::complex<double>"}.get(d.short, d.short)
+    """``d``'s C++ type name as PyTorch's messages print it (``long int``, ``c10::Half``, ``c10::Float8_e4m3fn``)."""
+    return _CNAMES.get(d.short) or ("c10::" + d.short if d.short.startswith("Float8") else d.short)

@@ -9,6 +9,7 @@ import types
 import warnings
 
 from . import _config
+from ._warn import user_stacklevel as _user_stacklevel
 
 
 class _Matmul:
@@ -41,12 +42,17 @@ def _sdp_switch(name):
     return enable, is_enabled
 
 
-@contextlib.contextmanager
 def _sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, enable_cudnn=True):
-    """``torch.backends.cuda.sdp_kernel`` (deprecated): ``nn.attention.sdpa_kernel`` over the enabled backends."""
+    """``torch.backends.cuda.sdp_kernel`` (deprecated): ``nn.attention.sdpa_kernel`` over the enabled backends. It
+    warns when called, as PyTorch's, not when entered."""
     warnings.warn("`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager will be "
                   "removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context manager, with updated "
-                  "signature.", FutureWarning, stacklevel=3)
+                  "signature.", FutureWarning, stacklevel=_user_stacklevel())
+    return _sdp_kernel_context(enable_flash, enable_math, enable_mem_efficient, enable_cudnn)
+
+
+@contextlib.contextmanager
+def _sdp_kernel_context(enable_flash, enable_math, enable_mem_efficient, enable_cudnn):
     from .nn.attention import SDPBackend, sdpa_kernel
     chosen = [b for on, b in ((enable_flash, SDPBackend.FLASH_ATTENTION),
                               (enable_mem_efficient, SDPBackend.EFFICIENT_ATTENTION), (enable_math, SDPBackend.MATH),

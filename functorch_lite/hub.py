@@ -22,6 +22,7 @@ import warnings
 import zipfile
 from urllib.parse import urlparse
 from urllib.request import Request, urlopen
+from ._warn import user_stacklevel as _user_stacklevel
 
 __all__ = ["download_url_to_file", "get_dir", "help", "list", "load", "load_state_dict_from_url", "set_dir"]
 
@@ -41,7 +42,7 @@ def _get_torch_home() -> str:
 def get_dir() -> str:
     """Where downloads are cached: ``set_dir``'s directory, else ``$TORCH_HOME/hub``."""
     if os.getenv("TORCH_HUB"):
-        warnings.warn("TORCH_HUB is deprecated, please use env TORCH_HOME instead", stacklevel=2)
+        warnings.warn("TORCH_HUB is deprecated, please use env TORCH_HOME instead", stacklevel=_user_stacklevel())
     if _hub_dir is not None:
         return _hub_dir
     return os.path.join(_get_torch_home(), "hub")
@@ -118,7 +119,7 @@ def _is_legacy_zip_format(filename: str) -> bool:
 def _legacy_zip_load(filename, model_dir, map_location, weights_only):
     warnings.warn("Falling back to the old format < 1.6. This support will be deprecated in favor of default "
                   "zipfile format introduced in 1.6. Please redo torch.save() to save it in the new zipfile format.",
-                  FutureWarning, stacklevel=3)
+                  FutureWarning, stacklevel=_user_stacklevel())
     from .serialization import load
     with zipfile.ZipFile(filename) as f:
         members = f.infolist()
@@ -137,7 +138,7 @@ def load_state_dict_from_url(url: str, model_dir: str | None = None, map_locatio
     """The object ``torch.save``d at ``url`` (a state dict, usually), downloaded once into ``model_dir`` (default
     ``get_dir()/checkpoints``) as ``file_name`` or the URL's file name, then loaded with ``functorch_lite.load``."""
     if os.getenv("TORCH_MODEL_ZOO"):
-        warnings.warn("TORCH_MODEL_ZOO is deprecated, please use env TORCH_HOME instead", stacklevel=2)
+        warnings.warn("TORCH_MODEL_ZOO is deprecated, please use env TORCH_HOME instead", stacklevel=_user_stacklevel())
     if model_dir is None:
         model_dir = os.path.join(get_dir(), "checkpoints")
     os.makedirs(model_dir, exist_ok=True)

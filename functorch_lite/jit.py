@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import warnings
 from typing import Any, Final  # noqa: F401  (torch.jit.Final)
+from ._warn import user_stacklevel as _user_stacklevel
 
 
 def script(obj: Any, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None) -> Any:
     """``torch.jit.script``: ``obj`` itself (a module, function or class; there is no TorchScript here)."""
     if optimize is not None:
         warnings.warn("`optimize` is deprecated and has no effect. Use `with torch.jit.optimized_execution()` "
-                      "instead", FutureWarning, stacklevel=2)
+                      "instead", FutureWarning, stacklevel=_user_stacklevel())
     return obj
 
 
@@ -58,7 +59,7 @@ def ignore(drop=False, **kwargs):
         raise RuntimeError(f"Argument to @torch.jit.ignore must be a bool or a function but got {drop}")
     if kwargs.pop("drop_on_export", None) or drop:
         warnings.warn("ignore(True) has been deprecated. TorchScript will now drop the function call on "
-                      "compilation. Use torch.jit.unused now. {}", FutureWarning, stacklevel=2)
+                      "compilation. Use torch.jit.unused now. {}", FutureWarning, stacklevel=_user_stacklevel())
     return lambda fn: fn
 
 

@@ -47,6 +47,7 @@ from . import state as S
 from .effects import (_UNSET, _UnreachableWrite, _ViewArgWrite, _bindings, _contents, _effects,
                       _identical_contents, _object_writes, _restore, _set_contents, _snap_objects)
 from .guards import SCALARS, numpy_guard, scalar_guard
+from .._warn import user_stacklevel
 from .replay import Recorder, replay
 from .nodes import _RematEntry, _SavedEntry, _TapeEntry, _tape_grads
 from .slots import KnownZero
@@ -326,7 +327,7 @@ class CompiledFunction:
                     self._warned = True
                     warnings.warn(f"functorch_lite.compile: {self.__name__} hit config.cache_size_limit "
                                   f"({limit}) compiled programs; new argument signatures run "
-                                  f"eagerly (last recompile: {self._why(key, names)})", stacklevel=2)
+                                  f"eagerly (last recompile: {self._why(key, names)})", stacklevel=user_stacklevel())
                 return self._eager(args, kwargs)
             if self._last is not None:
                 self.stats["recompiles"] += 1
@@ -594,7 +595,7 @@ class CompiledFunction:
         if not self._warned_const:
             self._warned_const = True
             warnings.warn(f"functorch_lite.compile: recompiling {self.__name__}: {why}. Pass the tensor as an "
-                          "argument (or reach it from the function) to avoid recompiling.", stacklevel=3)
+                          "argument (or reach it from the function) to avoid recompiling.", stacklevel=user_stacklevel())
         return why
 
     def _no_compile(self, key, names, why, args, kwargs):
@@ -630,7 +631,7 @@ class CompiledFunction:
                              f"{cause}{at}") from exc
         entry.eager = True
         warnings.warn(f"functorch_lite.compile: graph break in {self.__name__}: {cause}{at}. This call "
-                      "signature runs eagerly (correct results, no speed-up).", stacklevel=3)
+                      "signature runs eagerly (correct results, no speed-up).", stacklevel=user_stacklevel())
         return self._eager(args, kwargs)
 
     # ---- guards ---------------------------------------------------------------------------------------------

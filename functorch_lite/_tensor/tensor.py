@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 import warnings
 
 import jax
@@ -27,18 +28,31 @@ from ..autograd.grad_mode import _state as _gm_state
 DATA_FIELDS = ("_storage", "_shape", "dtype", "_chain", "_strides", "_offset", "_cache", "_idx")  # what .data sets
 
 
+_tuple_new = tuple.__new__
+
+
 class Size(tuple):
-    """``torch.Size``: a tuple of ints with PyTorch's repr."""
+    """``torch.Size``: a tuple of ints with PyTorch's repr. ``Size(sizes)`` checks its items as PyTorch's: ints and
+    NumPy integers are kept, anything else with ``__index__`` (a bool, a one-element integer tensor) becomes its int,
+    the rest is a TypeError. (``.shape``/``.size()`` wrap the library's own int shapes with ``_tuple_new``, unchecked:
+    they are built on every access.)"""
+
+    def __new__(cls, *args, **kwargs):
+        t = _tuple_new(cls, *args, **kwargs)  # (tuple's own errors: one argument at most, no keywords)
+        for d in t:
+            if type(d) is not int:
+                return _tuple_new(cls, [_size_item(i, d) for i, d in enumerate(t)])
+        return t
 
     def __repr__(self):
-        return f"torch.Size({list(self)})"
+        return f"torch.Size([{', '.join(map(str, self))}])"
 
     def numel(self) -> int:
         return math.prod(self)
 
     def __getitem__(self, i):
         r = tuple.__getitem__(self, i)
-        return Size(r) if isinstance(i, slice) else r
+        return _tuple_new(Size, r) if isinstance(i, slice) else r
 
     # (a Size joined with a tuple, or repeated, is a Size, as PyTorch's)
     def __add__(self, other):
@@ -52,9 +66,23 @@ class Size(tuple):
         return Size(tuple.__add__(other, self))
 
     def __mul__(self, n):
-        return Size(tuple.__mul__(self, n))
+        return _tuple_new(Size, tuple.__mul__(self, n))
 
     __rmul__ = __mul__
+
+
+def _size_item(i, d):
+    if (isinstance(d, int) and not isinstance(d, builtins.bool)) or isinstance(d, np.integer):
+        return d
+    try:
+        n = operator.index(d)
+    except TypeError:
+        n = None
+    if not isinstance(n, int):
+        t = type(d)
+        name = f"numpy.{t.__name__}" if t.__module__.startswith("numpy") else t.__name__
+        raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is '{name}')")
+    return n
 
 
 _VIEW_JIT: dict = {}
@@ -227,11 +255,11 @@ class Tensor:
     # ---- metadata --------------------------------------------------------------------------------
     @property
     def shape(self) -> Size:
-        return Size(self._shape)
+        return _tuple_new(Size, self._shape)
 
     def size(self, dim=None):
         if dim is None:
-            return Size(self._shape)
+            return _tuple_new(Size, self._shape)
         return self._shape[_wrap_dim(dim, len(self._shape))]
 
     def dim(self) -> int:
@@ -525,11 +553,23 @@ class Tensor:
         return np.lib.stride_tricks.as_strided(flat[self._offset:], self._shape,
                                                tuple(st * item for st in self.stride()), writeable=False)
 
+    # NumPy defers its operators to a tensor's (``ndarray * t`` -> ``Tensor.__rmul__``), as to PyTorch's
+    __array_priority__ = 1000
+
     def __array__(self, dtype=None, copy=None):
         h = self.numpy()
         if dtype is not None:
             h = h.astype(dtype)
         return np.array(h, copy=True) if copy else h
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """A NumPy ufunc's result on a tensor as a tensor, as PyTorch's: ``torch.from_numpy`` of it, a bool
+        result as uint8 (``np.sin(t)``, and ``t * ndarray``: the operator is NumPy's, ``Tensor.__mul__`` declines an
+        ndarray)."""
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        from ..ops.creation import from_numpy
+        return from_numpy(np.asarray(array))
 
     def __len__(self):
         if not self._shape:
@@ -556,9 +596,10 @@ class Tensor:
     def _scalar_for_python(self, warn=True):
         if self.numel() != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        if warn and self._requires_grad:
-            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
-                          "Consider using tensor.detach() first.", UserWarning, stacklevel=3)
+        if warn and self._requires_grad:  # (TORCH_WARN_ONCE: once per process)
+            from .._warn import warn_once
+            warn_once("scalar of a tensor requiring grad", "Converting a tensor with requires_grad=True to a scalar "
+                      "may lead to unexpected behavior.\nConsider using tensor.detach() first.")
         return self._host().reshape(())
 
     def _real_scalar(self, ctype, warn=True):
@@ -611,7 +652,7 @@ class Tensor:
             h = h.astype(np.float32)
         suffixes = []
         if self.grad_fn is not None:
-            suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
+            suffixes.append(f"grad_fn=<{type(self.grad_fn).__name__}>")
         elif self._requires_grad:
             suffixes.append("requires_grad=True")
         dev = self._storage.device

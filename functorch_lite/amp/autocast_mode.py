@@ -335,3 +335,84 @@ def _cached_cast(t, to, cast: Callable):
 def _eligible(t, dev: str) -> bool:
     from .._tensor.tensor import Tensor
     return isinstance(t, Tensor) and t.dtype.is_floating_point and t._storage.device.type == dev
+
+
+# ---- custom autograd.Function helpers (torch.amp.custom_fwd / custom_bwd) ---------------------------------
+
+def _cast_inputs(value: Any, device_type: str, dtype: D.dtype) -> Any:
+    """``value`` with its floating tensors on ``device_type`` (not float64) cast to ``dtype``, through lists,
+    tuples and dicts (``torch.amp.autocast_mode._cast``)."""
+    from .._tensor.tensor import Tensor
+    if isinstance(value, Tensor):
+        ok = value.is_floating_point() and value.device.type == device_type and value.dtype is not D.float64
+        return value.to(dtype) if ok else value
+    if isinstance(value, (str, bytes)) or type(value).__module__ == "numpy":
+        return value
+    if isinstance(value, dict):
+        return {_cast_inputs(k, device_type, dtype): _cast_inputs(v, device_type, dtype) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_inputs(v, device_type, dtype) for v in value)
+    return value
+
+
+def custom_fwd(fwd: Optional[Callable] = None, *, device_type: str, cast_inputs: Optional[D.dtype] = None):
+    """Decorator for the ``forward`` of a custom ``autograd.Function`` (``torch.amp.custom_fwd``).
+
+    In an autocast-enabled region with ``cast_inputs`` given, floating inputs are cast to it and ``forward`` runs
+    with autocast disabled; otherwise ``forward`` runs under the current autocast state, which is recorded on
+    ``ctx`` so that :func:`custom_bwd` runs ``backward`` under the same state.
+
+    >>> import functorch_lite as torch
+    >>> class Mm(torch.autograd.Function):
+    ...     @staticmethod
+    ...     @torch.amp.custom_fwd(device_type='cpu', cast_inputs=torch.float32)
+    ...     def forward(ctx, a, b):
+    ...         return a.mm(b)
+    """
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args, **kwargs):
+        args[0]._dtype = get_autocast_dtype(device_type)
+        if cast_inputs is None:
+            args[0]._fwd_used_autocast = is_autocast_enabled(device_type)
+            return fwd(*args, **kwargs)
+        enabled = is_autocast_enabled(device_type)
+        args[0]._fwd_used_autocast = False
+        if not enabled:
+            return fwd(*args, **kwargs)
+        with autocast(device_type=device_type, enabled=False):
+            return fwd(*_cast_inputs(args, device_type, cast_inputs), **_cast_inputs(kwargs, device_type, cast_inputs))
+    return decorate_fwd
+
+
+def custom_bwd(bwd: Optional[Callable] = None, *, device_type: str):
+    """Decorator for the ``backward`` of a custom ``autograd.Function`` (``torch.amp.custom_bwd``): it runs under
+    the autocast state (enabled, dtype) its :func:`custom_fwd` forward ran under."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args, **kwargs):
+        with autocast(device_type=device_type, enabled=args[0]._fwd_used_autocast, dtype=args[0]._dtype):
+            return bwd(*args, **kwargs)
+    return decorate_bwd
+
+
+def cuda_custom_fwd(fwd: Optional[Callable] = None, *, cast_inputs: Optional[D.dtype] = None):
+    """Deprecated ``torch.cuda.amp.custom_fwd``: a FutureWarning, then ``custom_fwd(..., device_type='cuda')``."""
+    warnings.warn("`torch.cuda.amp.custom_fwd(args...)` is deprecated. Please use `torch.amp.custom_fwd(args..., "
+                  "device_type='cuda')` instead.", FutureWarning, stacklevel=2)
+    return functools.partial(custom_fwd, device_type="cuda")(fwd=fwd, cast_inputs=cast_inputs)
+
+
+def cuda_custom_bwd(bwd: Callable):
+    """Deprecated ``torch.cuda.amp.custom_bwd``: a FutureWarning, then ``custom_bwd(..., device_type='cuda')``."""
+    warnings.warn("`torch.cuda.amp.custom_bwd(args...)` is deprecated. Please use `torch.amp.custom_bwd(args..., "
+                  "device_type='cuda')` instead.", FutureWarning, stacklevel=2)
+    return functools.partial(custom_bwd, device_type="cuda")(bwd)

@@ -12,7 +12,7 @@ import jax
 import numpy as np
 
 from .._stats import COUNTS as _COUNTS
-from .graph import AccumulateGrad
+from .graph import AccumulateGrad, Node
 
 
 _PROGRAMS: dict = {}
@@ -48,7 +48,8 @@ def compilable(order):
     for n in order:
         if isinstance(n, AccumulateGrad):
             continue
-        if n._entry is None or n._pre_hooks or n._hooks or (n._metadata and n._metadata.get("_retain")):
+        if n._entry is None or n._pre_hooks or n._hooks or (n._metadata and n._metadata.get("_retain")) or \
+                type(n).apply is not Node.apply:  # (a node with its own apply runs alone: NotImplemented's)
             return False
     return True
 

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from .._tensor import views as V
-from .graph import Node, edge_of
+from .graph import CPP_NAMES, Node, edge_of
 
 
 @functools.partial(jax.jit, static_argnums=(2, 3))
@@ -37,6 +37,9 @@ def _scatter_into(g_view, idx, shape, dtype, sign):
 
 class CopySlices(Node):
     __slots__ = ("_idx", "_has_base", "_vdt", "_sign")
+
+    def name(self) -> str:
+        return CPP_NAMES["CopySlices"]  # PyTorch's C++ node name (its class is named CopySlices)
 
     def apply_custom(self, cts):
         g = cts[0]

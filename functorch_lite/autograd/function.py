@@ -62,7 +62,7 @@ class FunctionCtx:
 
 
 class _FunctionNode(Node):
-    __slots__ = ("_ctx", "_fn", "_tensor_pos", "_edge_pos", "_n_args", "_outs_meta_dev")
+    __slots__ = ("_ctx", "_fn", "_tensor_pos", "_edge_pos", "_in_meta", "_n_args", "_outs_meta_dev")
 
     def _grads(self, cts, as_tensors):
         from .._tensor.tensor import Tensor
@@ -83,13 +83,28 @@ class _FunctionNode(Node):
             raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients (expected "
                                f"{self._n_args}, got {len(res)})")
         out = []
-        for i in self._edge_pos:
+        for i, (shape, dt, k) in zip(self._edge_pos, self._in_meta):
             g = res[i]
             if g is None:
                 out.append(None)
-            else:
-                out.append(g if as_tensors else g._array)
+                continue
+            if isinstance(g, Tensor):
+                g = self._validate(g, shape, dt, k)
+            out.append(g if as_tensors else g._array)
         return out
+
+    def _validate(self, g, shape, dt, k):
+        """PyTorch's ``validate_outputs``: a gradient of another shape is summed down to the input's (or raises),
+        one of another dtype is cast to the input's (a float32 gradient of a bfloat16 input: AMP's custom_fwd)."""
+        if g._shape != shape:
+            n = len(g._shape) - len(shape)
+            if n < 0 or any(s != 1 and s != gs for s, gs in zip(shape, g._shape[n:])):
+                raise RuntimeError(f"Function {self.name()} returned an invalid gradient at index {k} - got "
+                                   f"{list(g._shape)} but expected shape compatible with {list(shape)}")
+            g = g.sum_to_size(shape)
+        if g.dtype is not dt and not g.dtype.is_complex and not dt.is_complex:
+            g = g.to(dt)
+        return g
 
     def apply_custom(self, cts):
         with _gm.no_grad():
@@ -150,6 +165,8 @@ class Function:
         edges = [(i, edge_of(a)) for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad]
         edges = [(i, e) for i, e in edges if e is not None]  # (a no_grad view's gradient goes nowhere)
         fn_node._edge_pos = tuple(i for i, _ in edges)
+        tpos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]  # (an error's index counts tensor inputs)
+        fn_node._in_meta = tuple((args[i]._shape, args[i].dtype, tpos.index(i)) for i, _ in edges)
         fn_node._edges = tuple(e for _, e in edges)
         nf = dict(edges)
         fn_node.next_functions = tuple(nf.get(i, (None, 0)) for i, a in enumerate(args) if isinstance(a, Tensor))

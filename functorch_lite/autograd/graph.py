@@ -89,10 +89,46 @@ class Node:
         return self._entry.bwd_fn(self._diff_idx)(self._arrays, tuple(cts))
 
 
+# grad_fn classes whose ``name()`` is PyTorch's C++ name, not the class name (ops recorded under that name; the
+# CopySlices of an in-place write through a view is copy_slices.CopySlices, with the same name)
+CPP_NAMES = {"CopySlices": "torch::autograd::CopySlices", "NotImplemented": "torch::autograd::NotImplemented"}
+
+
+class NotImplementedNode(Node):
+    """PyTorch's grad_fn of an op without a derivative (``<NotImplemented>``): the op's jax body raises
+    ``derivative for aten::<op> is not implemented`` in its backward (``grad_overrides.no_derivative``); after an
+    in-place form (:func:`rebase`) the message names it, as PyTorch's (``aten::floor_divide_``)."""
+    __slots__ = ("_inplace",)
+
+    def __init__(self):
+        super().__init__()
+        self._inplace = False
+
+    def name(self) -> str:
+        return CPP_NAMES["NotImplemented"]
+
+    def apply(self, cts):
+        try:
+            return Node.apply(self, cts)
+        except RuntimeError as e:
+            msg, tail = str(e), " is not implemented"
+            if self._inplace and msg.startswith("derivative for aten::") and msg.endswith(tail):
+                raise RuntimeError(msg[:-len(tail)] + "_" + tail) from None
+            raise
+
+
+NotImplementedNode.__name__ = NotImplementedNode.__qualname__ = "NotImplemented"
+_CLASSES["NotImplemented"] = NotImplementedNode
+
+
 def node_class(name):
     cls = _CLASSES.get(name)
     if cls is None:
-        cls = _CLASSES[name] = type(name, (Node,), {"__slots__": ()})
+        ns: dict = {"__slots__": ()}
+        cpp = CPP_NAMES.get(name)
+        if cpp is not None:
+            ns["name"] = lambda self: cpp
+        cls = _CLASSES[name] = type(name, (Node,), ns)
     return cls
 
 
@@ -323,10 +359,16 @@ def rebase(self, r):
     if r.grad_fn is None:
         return
     node = r.grad_fn
+    if type(node) is NotImplementedNode:
+        node._inplace = True
     if node._saved:
-        # the op's own write is not a modification of what it saved (its residuals are immutable)
-        st = self._storage
-        node._saved = tuple(e if e[1] is not st else e[:2] + (st.version,) + e[3:] for e in node._saved)
+        # the op's own write is not a modification of what it saved (its residuals are immutable): what it saved
+        # of its output is checked from the version it wrote; what it saved of ``self`` before the write is the
+        # value it read (torch saves a copy of the original self), which later writes cannot change
+        # (torch errors on a later write: ``y.exp_(); y.add_(1)``; the output's entry follows it into self)
+        st, rs = self._storage, r._storage
+        node._saved = tuple(e if e[1] is not st and e[1] is not rs else (e[0], st, st.version) + e[3:]
+                            for e in node._saved if e[1] is not st or e[6])
     if self._base is None:
         self.grad_fn = node
         self._requires_grad = True

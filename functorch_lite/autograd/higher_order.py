@@ -52,6 +52,8 @@ def apply_differentiable(node, cts):
     """Cotangents (Tensors or arrays; None = zero) of the node's outputs -> Tensors for its inputs."""
     from .._tensor.tensor import Tensor
     from ..ops._dispatch import dispatch
+    if getattr(node, "_inplace", False):  # the in-place form of an op without a derivative: its own error
+        node.apply([c._array if isinstance(c, Tensor) else c for c in cts])
     if getattr(node, "_entry", None) is None:
         fn = getattr(node, "apply_tensors", None)
         if fn is None:

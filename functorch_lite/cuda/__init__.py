@@ -4,6 +4,7 @@ from __future__ import annotations
 import warnings
 
 from .. import _device as _dev
+from .._warn import user_stacklevel as _user_stacklevel
 
 
 def is_available() -> bool:
@@ -227,25 +228,25 @@ def memory_stats(device=None) -> dict:
 
 def reset_max_memory_allocated(device=None) -> None:
     warnings.warn("torch.cuda.reset_max_memory_allocated now calls torch.cuda.reset_peak_memory_stats, "
-                  "which resets /all/ peak memory stats.", FutureWarning, stacklevel=2)
+                  "which resets /all/ peak memory stats.", FutureWarning, stacklevel=_user_stacklevel())
     return reset_peak_memory_stats(device=device)
 
 
 def reset_max_memory_cached(device=None) -> None:
     warnings.warn("torch.cuda.reset_max_memory_cached now calls torch.cuda.reset_peak_memory_stats, "
-                  "which resets /all/ peak memory stats.", FutureWarning, stacklevel=2)
+                  "which resets /all/ peak memory stats.", FutureWarning, stacklevel=_user_stacklevel())
     return reset_peak_memory_stats(device=device)
 
 
 def memory_cached(device=None) -> int:
     warnings.warn("`torch.cuda.memory_cached` has been renamed to `torch.cuda.memory_reserved`", FutureWarning,
-                  stacklevel=2)
+                  stacklevel=_user_stacklevel())
     return memory_reserved(device=device)
 
 
 def max_memory_cached(device=None) -> int:
     warnings.warn("`torch.cuda.max_memory_cached` has been renamed to `torch.cuda.max_memory_reserved`",
-                  FutureWarning, stacklevel=2)
+                  FutureWarning, stacklevel=_user_stacklevel())
     return max_memory_reserved(device=device)
 
 

@@ -20,6 +20,7 @@ from ..autograd.grad_mode import no_grad
 from .._tensor.tensor import Tensor, Size
 from . import constraints
 from .utils import lazy_property, _is_all_true, _traced, _size
+from .._warn import user_stacklevel as _user_stacklevel
 
 __all__ = ["Distribution", "ExponentialFamily"]
 
@@ -50,7 +51,7 @@ class Distribution:
                 arg_constraints = {}
                 warnings.warn(f"{self.__class__} does not define `arg_constraints`. "
                               "Please set `arg_constraints = {}` or initialize the distribution "
-                              "with `validate_args=False` to turn off validation.", stacklevel=2)
+                              "with `validate_args=False` to turn off validation.", stacklevel=_user_stacklevel())
             for param, constraint in arg_constraints.items():
                 if constraints.is_dependent(constraint):
                     continue  # cannot be checked
@@ -113,7 +114,8 @@ class Distribution:
         raise NotImplementedError
 
     def sample_n(self, n: int) -> Tensor:
-        warnings.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.", FutureWarning, stacklevel=2)
+        warnings.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.", FutureWarning,
+                      stacklevel=_user_stacklevel())
         return self.sample(Size((n,)))
 
     def log_prob(self, value: Tensor) -> Tensor:
@@ -157,7 +159,7 @@ class Distribution:
         except NotImplementedError:
             warnings.warn(f"{self.__class__} does not define `support` to enable "
                           "sample validation. Please initialize the distribution with "
-                          "`validate_args=False` to turn off validation.", stacklevel=2)
+                          "`validate_args=False` to turn off validation.", stacklevel=_user_stacklevel())
             return
         if support is None:
             raise AssertionError("support is unexpectedly None")

@@ -23,6 +23,7 @@ from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .transformed import Independent, TransformedDistribution
 from .utils import _sum_rightmost, euler_constant as _euler_gamma
 from . import _ops
+from .._warn import user_stacklevel as _user_stacklevel
 
 __all__ = ["register_kl", "kl_divergence"]
 
@@ -76,7 +77,8 @@ def _dispatch_kl(type_p, type_q):
     right_fun = _KL_REGISTRY[right_p, right_q]
     if left_fun is not right_fun:
         warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
-                      f"Please register_kl({left_p.__name__}, {right_q.__name__})", RuntimeWarning, stacklevel=2)
+                      f"Please register_kl({left_p.__name__}, {right_q.__name__})", RuntimeWarning,
+                      stacklevel=_user_stacklevel())
     return left_fun
 
 

@@ -28,6 +28,7 @@ from .distribution import Distribution, ExponentialFamily
 from .multivariate_normal import _batch_mahalanobis, _batch_mv, _precision_to_scale_tril
 from .utils import (_cholesky_solve, _standard_normal, _traced, broadcast_all, lazy_property,
                     vec_to_tril_matrix, _Number)
+from .._warn import user_stacklevel as _user_stacklevel
 
 __all__ = ["LowRankMultivariateNormal", "LKJCholesky", "Wishart"]
 
@@ -287,7 +288,7 @@ class Wishart(ExponentialFamily):
             self.precision_matrix = param.expand(tuple(batch_shape) + (-1, -1))
         if not _traced(self.df) and bool(self.df.lt(event_shape[-1]).any()):
             warnings.warn("Low df values detected. Singular samples are highly likely to occur for ndim - 1 < df < ndim.",
-                          stacklevel=2)
+                          stacklevel=_user_stacklevel())
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
         self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
         if scale_tril is not None:
@@ -383,7 +384,7 @@ class Wishart(ExponentialFamily):
         sample = self._bartlett_sampling(sample_shape)
         is_singular = self._flag(sample)
         if not _traced(is_singular) and bool(is_singular.any()):
-            warnings.warn("Singular sample detected.", stacklevel=2)
+            warnings.warn("Singular sample detected.", stacklevel=_user_stacklevel())
             for _ in range(max_try_correction):
                 sample_new = self._bartlett_sampling(sample_shape)
                 mask = is_singular.reshape(tuple(is_singular.shape) + (1,) * (len(self._batch_shape) + 2))

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 import warnings
+from .._warn import user_stacklevel as _user_stacklevel
 
 __all__ = ["ProcessContext", "ProcessException", "ProcessExitedException", "ProcessRaisedException", "spawn",
            "SpawnContext", "start_processes"]
@@ -142,7 +143,7 @@ class ProcessContext:
 
 class SpawnContext(ProcessContext):
     def __init__(self, processes, error_files):
-        warnings.warn("SpawnContext is renamed to ProcessContext since 1.4 release.", stacklevel=2)
+        warnings.warn("SpawnContext is renamed to ProcessContext since 1.4 release.", stacklevel=_user_stacklevel())
         super().__init__(processes, error_files)
 
 
@@ -172,5 +173,5 @@ def spawn(fn, args=(), nprocs: int = 1, join: bool = True, daemon: bool = False,
     if start_method != "spawn":
         warnings.warn(f"This method only supports start_method=spawn (got: {start_method}).\n"
                       "To use a different start_method use:\n\t\t torch.multiprocessing.start_processes(...)",
-                      FutureWarning, stacklevel=2)
+                      FutureWarning, stacklevel=_user_stacklevel())
     return start_processes(fn, args, nprocs, join, daemon, start_method="spawn")

@@ -8,6 +8,7 @@ from ..ops.nn_ops import linear, dropout  # noqa: F401
 from ..ops.losses import _legacy, _size_warning
 from ..ops.nn_ops import dropout1d, dropout2d, dropout3d, alpha_dropout, feature_alpha_dropout  # noqa: F401
 from .._tensor.tensor import Tensor
+from .._warn import user_stacklevel as _user_stacklevel
 from ..ops.conv import *  # noqa: F401,F403
 from ..ops.resample import *  # noqa: F401,F403
 from ..ops.norm import *  # noqa: F401,F403
@@ -46,9 +47,11 @@ def tanh(input: Tensor) -> Tensor:
     return _t(input)
 
 
-def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+def _get_softmax_dim(name: str, ndim: int) -> int:
+    """PyTorch's implicit softmax dim, with its deprecation warning at the user's line (a ``_stacklevel=`` given to
+    ``softmax``/``log_softmax``/``softmin`` is accepted as in PyTorch, but counts PyTorch's frames, not ours)."""
     warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
-                  "as an argument.", UserWarning, stacklevel=stacklevel)
+                  "as an argument.", UserWarning, stacklevel=_user_stacklevel())
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -56,7 +59,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     """Softmax along ``dim`` (implicit dim warns, as PyTorch)."""
     from .. import softmax as _sm
     if dim is None:
-        dim = _get_softmax_dim("softmax", input.dim(), _stacklevel)
+        dim = _get_softmax_dim("softmax", input.dim())
     return _sm(input, dim, dtype=dtype) if dtype is not None else _sm(input, dim)
 
 
@@ -64,7 +67,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
     """Log-softmax along ``dim`` (implicit dim warns, as PyTorch)."""
     from .. import log_softmax as _lsm
     if dim is None:
-        dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
+        dim = _get_softmax_dim("log_softmax", input.dim())
     return _lsm(input, dim, dtype=dtype) if dtype is not None else _lsm(input, dim)
 
 

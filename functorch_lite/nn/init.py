@@ -14,6 +14,7 @@ import jax.numpy as jnp
 from .. import dtypes as D
 from .._tensor.tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from .._warn import user_stacklevel as _user_stacklevel
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
            "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
@@ -89,7 +90,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     """Fill with N(mean, std^2) truncated to [a, b] (inverse-CDF sampling, as PyTorch)."""
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values "
-                      "may be incorrect.", stacklevel=2)
+                      "may be incorrect.", stacklevel=_user_stacklevel())
     lo, hi = (a - mean) / std, (b - mean) / std
     return _fill_from_key(
         tensor, lambda k, s, dt: jnp.clip(jax.random.truncated_normal(k, lo, hi, s, dt) * std + mean, a, b),
@@ -157,7 +158,7 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
 
 def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> float | None:
     if 0 in tuple(tensor.shape):
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=_user_stacklevel())
         return None
     fan = _calculate_correct_fan(tensor, mode)
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
@@ -236,7 +237,7 @@ def _make_deprecate(meth):
 
     def deprecated_init(*args, **kwargs):
         warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.", FutureWarning,
-                      stacklevel=2)
+                      stacklevel=_user_stacklevel())
         return meth(*args, **kwargs)
 
     deprecated_init.__doc__ = f"{old_name}(...)\n\n.. warning::\n    This method is now deprecated in favor of " \

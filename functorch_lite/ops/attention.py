@@ -21,19 +21,13 @@ from .. import dtypes as D
 from ..backends import SDP_ENABLED as _SDP_ENABLED
 from .._tensor.tensor import Tensor
 from ._registry import defop
-from .._promotion import no_kernel
+from .._promotion import _cname, no_kernel
+from .._warn import user_stacklevel as _user_stacklevel
 
 __all__: list = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
 _FLASH = "ScaledDotProductFlashAttentionForCpuBackward0"
 _FLOATS = ("float32", "float64", "float16", "bfloat16")
-_CPP = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-        "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-        "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
-
-
-def _cpp(dt: D.dtype) -> str:
-    return _CPP.get(dt.name, dt.name)
 
 
 def _random_key(like: Tensor) -> Tensor:
@@ -103,8 +97,10 @@ def _sdpa(query, key, value, attn_mask, rng, dropout_p, is_causal, scale, enable
 
 
 def _uses_flash(q: Tensor, k: Tensor, v: Tensor, mask, dropout_p: float, enable_gqa: bool) -> bool:
-    """PyTorch 2.13's CPU backend choice (``torch._fused_sdp_choice``): True for the fused flash kernel."""
-    if q.dtype.name not in _FLOATS or dropout_p > 0.0:
+    """PyTorch 2.13's CPU backend choice (``torch._fused_sdp_choice``): True for the fused flash kernel. Its checks
+    run in PyTorch's order (the dtype last); the mask-shape check reads the mask's dim -2, so a 0-D or 1-D mask
+    raises PyTorch's IndexError here, while the math path (3-D or 2-D query...) broadcasts it."""
+    if dropout_p > 0.0:
         return False
     if not (q.dim() == k.dim() == v.dim() == 4):
         return False
@@ -118,6 +114,10 @@ def _uses_flash(q: Tensor, k: Tensor, v: Tensor, mask, dropout_p: float, enable_
         if mask._requires_grad:
             return False
         ms = mask._shape
+        if len(ms) == 0:
+            raise IndexError("Dimension specified as -2 but tensor has no dimensions")
+        if len(ms) == 1:
+            raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got -2)")
         if ms[-2] not in (qs[2], 1) or ms[-1] not in (ks[2], 1):
             return False
         if len(ms) == 4:
@@ -129,7 +129,7 @@ def _uses_flash(q: Tensor, k: Tensor, v: Tensor, mask, dropout_p: float, enable_
         return False
     if qs[2] == 0 or ks[2] == 0:
         return False
-    return all(t.stride(-1) == 1 for t in (q, k, v))
+    return all(t.stride(-1) == 1 for t in (q, k, v)) and q.dtype.name in _FLOATS
 
 
 def _bc_error(a: tuple, b: tuple) -> None:
@@ -156,7 +156,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     q, k, v, m = autocast_args(OPS["scaled_dot_product_attention"], (query, key, value, attn_mask))
     if not (q.dtype is k.dtype and q.dtype is v.dtype):
         raise RuntimeError("Expected query, key, and value to have the same dtype, but got query.dtype: "
-                           f"{_cpp(q.dtype)} key.dtype: {_cpp(k.dtype)} and value.dtype: {_cpp(v.dtype)} instead.")
+                           f"{_cname(q.dtype)} key.dtype: {_cname(k.dtype)} and value.dtype: {_cname(v.dtype)} "
+                           "instead.")
     if not (q.device == k.device == v.device):
         raise RuntimeError("Expected query, key, and value to have the same device type, but got query.device: "
                            f"{q.device} key.device: {k.device} and value.device: {v.device} instead.")
@@ -166,11 +167,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     if m is not None:
         if not (m.dtype is D.bool or m.dtype is D.float32 or m.dtype is q.dtype):
             raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query dtype, but got "
-                               f"attn_mask.dtype: {_cpp(m.dtype)} and  query.dtype: {_cpp(q.dtype)} instead.")
-        if m.dim() == 0:
-            raise IndexError("Dimension specified as -2 but tensor has no dimensions")
-        if m.dim() == 1:
-            raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got -2)")
+                               f"attn_mask.dtype: {_cname(m.dtype)} and  query.dtype: {_cname(q.dtype)} instead.")
     if enable_gqa:
         if q.dim() < 3:
             raise IndexError(f"Dimension out of range (expected to be in range of [-{q.dim()}, {q.dim() - 1}], "
@@ -349,11 +346,11 @@ def _check_mha_dtypes(query: Tensor, w: Tensor, attn_mask, kpm, need_weights: bo
     from .._promotion import promote_types
     md = dts[0] if len(dts) == 1 else promote_types(dts[0], dts[1])
     if need_weights and md is not qd:
-        raise RuntimeError(f"Input dtypes must be the same, got: input {_cpp(md)}, batch1: {_cpp(qd)}, "
-                           f"batch2: {_cpp(qd)}")
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_cname(md)}, batch1: {_cname(qd)}, "
+                           f"batch2: {_cname(qd)}")
     if not need_weights and md is not qd and md is not D.float32:
         raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query dtype, but got "
-                           f"attn_mask.dtype: {_cpp(md)} and  query.dtype: {_cpp(qd)} instead.")
+                           f"attn_mask.dtype: {_cname(md)} and  query.dtype: {_cname(qd)} instead.")
 
 
 def _check_mask_dtype(mask, name: str) -> None:
@@ -440,7 +437,7 @@ def _mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weigh
     _check_mask_dtype(kpm, "key_padding_mask")
     if kpm is not None and attn_mask is not None and kpm.dtype is not attn_mask.dtype:
         warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated. Use same type for "
-                      "both instead.", UserWarning, stacklevel=3)
+                      "both instead.", UserWarning, stacklevel=_user_stacklevel())
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
                            "method `generate_square_subsequent_mask` to create this mask.")

@@ -17,6 +17,7 @@ from .._promotion import _cname, no_kernel
 from .._tensor.tensor import Tensor
 from .._tensor.views import shape_str as _shape_str
 from ._registry import defop
+from .._warn import user_stacklevel as _user_stacklevel
 
 __all__: list = ["conv1d", "conv2d", "conv3d", "conv_transpose2d", "max_pool1d", "max_pool2d", "max_pool3d",
                  "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
@@ -186,7 +187,7 @@ def _convnd(name: str, nd: int, input, weight, bias, stride, padding, dilation, 
             padding = tuple((t // 2, t - t // 2) for t in tot)
             if any(t % 2 for t in tot):
                 warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require a "
-                              "zero-padded copy of the input be created", UserWarning, stacklevel=3)
+                              "zero-padded copy of the input be created", UserWarning, stacklevel=_user_stacklevel())
         else:
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     out = convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)

@@ -10,10 +10,11 @@ import jax.numpy as jnp
 
 from .. import dtypes as D
 from .. import _device as _dev
-from .._tensor.tensor import Tensor
+from .._tensor.tensor import Tensor, memory_format, preserve_format
 from ..autograd import graph as _graph
 from ..autograd import grad_mode as _gm
 from ._registry import defop
+from .movement import lay_out, suggest_memory_format
 
 
 def _to_rule(op, sig, sargs):
@@ -51,6 +52,9 @@ def _fill_check(targs, sargs):
     x, v = targs
     if not isinstance(v, Tensor):
         D.check_fill(v, x.dtype, x.numel())
+    elif v._shape:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {len(v._shape)} "
+                           "dimensions.")
 
 
 @defop("fill", float8=True, promote=_copy_rule, grad_fn="FillBackward0", tensors=2, inplace=True, method=False,
@@ -99,14 +103,33 @@ def _move(t, dev):
     return out
 
 
+_TO_SIGNATURES = "".join(
+    f"\n * ({sig}bool non_blocking = False, bool copy = False, *, torch.memory_format memory_format = None)"
+    for sig in ("torch.device device = None, torch.dtype dtype = None, ", "torch.dtype dtype, ", "Tensor tensor, "))
+
+
+def _to_invalid(args, kwargs) -> TypeError:
+    """PyTorch's "received an invalid combination of arguments" TypeError of ``to()``."""
+    from .view_ops import _tname
+
+    def name(v):
+        return "torch.memory_format" if isinstance(v, memory_format) else _tname(v)
+    got = ", ".join([name(a) for a in args] + [f"{k}={name(v)}" for k, v in sorted(kwargs.items())])
+    got += ", " if kwargs and not args else ""
+    return TypeError(f"to() received an invalid combination of arguments - got ({got}), but expected one of:"
+                     f"{_TO_SIGNATURES}\n")
+
+
 def _parse_to(args, kwargs):
-    dtype = kwargs.pop("dtype", None)
-    device = kwargs.pop("device", None)
-    copy = kwargs.pop("copy", False)
-    kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
-    if kwargs:
-        raise TypeError(f"to() received an invalid combination of arguments - got unexpected {sorted(kwargs)}")
+    """(dtype, device, copy, memory_format) of a ``to(...)`` call."""
+    kw = dict(kwargs)
+    dtype = kw.pop("dtype", None)
+    device = kw.pop("device", None)
+    copy = kw.pop("copy", False)
+    kw.pop("non_blocking", None)
+    fmt = kw.pop("memory_format", None)
+    if kw or not (fmt is None or isinstance(fmt, memory_format)):
+        raise _to_invalid(args, kwargs)
     for a in args:
         if isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
@@ -118,44 +141,45 @@ def _parse_to(args, kwargs):
             pass
         else:
             dtype = D.as_dtype(a)
-    return dtype, device, copy
+    return dtype, device, copy, (preserve_format if fmt is None else fmt)
 
 
 def to(self, *args, **kwargs):
-    """``x.to(dtype)``, ``x.to(device)``, ``x.to(device, dtype)``, ``x.to(other)``; returns self when nothing
-    changes (DTY-16, DEV-15)."""
-    dtype, device, copy = _parse_to(args, dict(kwargs))
+    """``x.to(dtype)``, ``x.to(device)``, ``x.to(device, dtype)``, ``x.to(other)``, each with ``copy=`` and
+    ``memory_format=``; returns self when nothing changes (DTY-16, DEV-15), as PyTorch's ``to_will_alias`` (a
+    ``memory_format`` other than ``preserve_format`` changes nothing when it is ``self``'s suggested format). A copy
+    is laid out in ``memory_format``: ``preserve_format`` (the default) keeps a dense ``self``'s strides."""
+    dtype, device, copy, fmt = _parse_to(args, kwargs)
+    dev = None if device is None else _dev.canonical(device)
+    dt = None if dtype is None else D.as_dtype(dtype)
+    if (dev is None or dev == self.device) and (dt is None or dt is self.dtype) and not copy and \
+            (fmt is preserve_format or fmt is suggest_memory_format(self)):
+        return self
     out = self
-    if device is not None:
-        dev = _dev.canonical(device)
-        if dev != self.device:
-            out = _move(out, dev)
-    if dtype is not None:
-        dt = D.as_dtype(dtype)
-        if dt is not out.dtype:
-            from ._dispatch import dispatch
-            from ._registry import OPS
-            out = dispatch(OPS["_to_copy"], (out,), (dt,))
-    if copy and out is self:
-        out = self.clone()
-    return out
+    if dev is not None and dev != self.device:
+        out = _move(out, dev)
+    if (dt is not None and dt is not out.dtype) or out is self:  # (a same-dtype copy is a ToCopyBackward0 too)
+        from ._dispatch import dispatch
+        from ._registry import OPS
+        out = dispatch(OPS["_to_copy"], (out,), (out.dtype if dt is None else dt,))
+    return lay_out(out, self, fmt)
 
 
 def _caster(dt):
-    def method(self, memory_format=None):
-        return to(self, dt)
+    def method(self, memory_format=preserve_format):
+        return to(self, dt, memory_format=memory_format)
     method.__name__ = dt.name
-    method.__doc__ = f"``self.to(torch.{dt.name})``"
+    method.__doc__ = f"``self.to(torch.{dt.name}, memory_format=memory_format)``"
     return method
 
 
-def cuda(self, device=None, non_blocking=False, memory_format=None):
+def cuda(self, device=None, non_blocking=False, memory_format=preserve_format):
     d = "cuda" if device is None else (f"cuda:{device}" if isinstance(device, int) else device)
-    return to(self, d)
+    return to(self, d, memory_format=memory_format)
 
 
-def cpu(self, memory_format=None):
-    return to(self, "cpu")
+def cpu(self, memory_format=preserve_format):
+    return to(self, "cpu", memory_format=memory_format)
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):

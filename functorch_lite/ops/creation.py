@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 import warnings
 
 import jax
@@ -200,11 +201,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     cat = _infer_dtype(data)
     if isinstance(data, builtins.range):
         data = list(data)
+    dt = D.as_dtype(dtype) if dtype is not None else cat
     if isinstance(data, (list, tuple)):
         if any(isinstance(x, (Tensor, np.ndarray)) for x in _flat_iter(data)):
-            data = _tensors_to_lists(data)
+            data = _unpack_nested(data, dt)
         _check_nested(data)
-    dt = D.as_dtype(dtype) if dtype is not None else cat
     host = np.array(data, dtype=_host_dtype(cat))
     if dt.category == D.INT and cat.category > D.BOOL and host.size:  # Python numbers: checked, not wrapped
         D.check_fits(host.max().item(), dt, "none", dt.name)
@@ -224,12 +225,56 @@ def _flat_iter(data):
             yield x
 
 
-def _tensors_to_lists(data):
-    if isinstance(data, (Tensor, np.ndarray)):
-        return data.tolist()
-    if isinstance(data, (list, tuple)):
-        return [_tensors_to_lists(x) for x in data]
-    return data
+_SEQS = (list, tuple, builtins.range, np.ndarray)
+_NDARRAY_LIST = ("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider converting the "
+                 "list to a single numpy.ndarray with numpy.array() before converting to a tensor.")
+
+
+def _unpack_nested(data, dt: D.dtype) -> list:
+    """A nested sequence holding tensors or NumPy arrays as nested lists of Python scalars, as PyTorch's
+    ``compute_sizes`` + ``recursive_store`` read it: the shape is read along the first elements, where a tensor is
+    a scalar (converted with ``float()``/``operator.index()``/``complex()`` by ``dt``'s kind: one element only) and
+    a NumPy array a sequence; deeper down, any tensor or array is iterated as a sequence."""
+    if any(isinstance(x, np.ndarray) for x in _flat_iter(data)):
+        from .._warn import warn_once
+        warn_once(_NDARRAY_LIST, _NDARRAY_LIST)
+    sizes = []
+    seq = data
+    while isinstance(seq, _SEQS):  # (a 0-d array here: len()'s TypeError, as PyTorch's)
+        sizes.append(len(seq))
+        if not sizes[-1]:
+            break
+        seq = seq[0]
+    cat = dt.category
+    conv = (builtins.float if cat == D.FLOAT else builtins.complex if cat == D.COMPLEX else
+            (lambda x: _py_bool(operator.index(x))) if cat == D.BOOL else operator.index)
+    return _store_nested(data, tuple(sizes), 0, conv, cat)
+
+
+def _store_nested(obj, sizes, dim, conv, cat):
+    if dim == len(sizes):
+        if isinstance(obj, (Tensor, np.ndarray)):
+            return conv(obj)
+        if isinstance(obj, _SEQS):
+            tp = type(obj).__name__
+            raise TypeError(f"must be real number, not {tp}" if cat >= D.FLOAT else
+                            f"'{tp}' object cannot be interpreted as an integer")
+        return obj
+    rest = sizes[dim:]
+    if isinstance(obj, np.ndarray) and obj.shape == rest:
+        return obj.tolist()
+    if isinstance(obj, Tensor) and obj._shape == rest and not obj._requires_grad and \
+            (cat >= D.FLOAT or obj.dtype.category <= D.INT):
+        return obj.tolist()  # (otherwise each element converts: a float element to an int, PyTorch's TypeError)
+    if isinstance(obj, (Tensor, np.ndarray)):
+        if not obj.ndim:
+            raise TypeError("not a sequence")
+        obj = list(obj)
+    elif not isinstance(obj, (list, tuple, builtins.range)):
+        raise TypeError("not a sequence")
+    if len(obj) != sizes[dim]:
+        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(obj)})")
+    return [_store_nested(x, sizes, dim + 1, conv, cat) for x in obj]
 
 
 def as_tensor(data, dtype=None, device=None):

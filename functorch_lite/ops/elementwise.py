@@ -79,14 +79,25 @@ def _int_zero_div(targs, sargs):
             raise RuntimeError("ZeroDivisionError")
 
 
+class _NoMode:
+    """``div``'s rounding_mode when not passed (PyTorch's ``div.Tensor`` overload; any passed value, None included,
+    is ``div.Tensor_mode``, whose grad_fn is DivBackward2): behaves as None."""
+
+    def __repr__(self):
+        return "None"
+
+
+_NO_MODE = _NoMode()
+
+
 def _div_check(targs, sargs):
-    if sargs[0] is not None:
+    if sargs[0] is not None and sargs[0] is not _NO_MODE:
         _int_zero_div(targs, sargs)
 
 
 def _div_prep(targs, sargs):
     rm = sargs[0]
-    if rm not in (None, "trunc", "floor"):
+    if rm is not _NO_MODE and rm not in (None, "trunc", "floor"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rm}'")
     return sargs
 
@@ -201,7 +212,7 @@ def mul(input, other):
 
 def _div_rule(op, sig, sargs):
     rm = sargs[0]
-    if rm is None:
+    if rm is None or rm is _NO_MODE:
         return P.rule_float(op, sig, sargs)
     casts, outs = P.rule_elementwise(op, sig, sargs)
     if outs[0] is D.bool:
@@ -209,12 +220,22 @@ def _div_rule(op, sig, sargs):
     return casts, outs
 
 
-@defop(kernel="div_cpu", promote=_reduced_opmath(_div_rule), broadcast=True, grad_fn="DivBackward0", tensors=2, inplace=True,
+def _div_name(targs, sargs):
+    """``div.Tensor_mode``'s node whenever a rounding mode is passed (even None); ``div.Tensor``'s otherwise."""
+    return "DivBackward0" if sargs[0] is _NO_MODE else "DivBackward2"
+
+
+def _rounding(rounding_mode):
+    return None if rounding_mode is _NO_MODE else rounding_mode
+
+
+@defop(kernel="div_cpu", promote=_reduced_opmath(_div_rule), broadcast=True, grad_fn=_div_name, tensors=2, inplace=True,
        prep=_div_prep, check=_div_check, float8=_float8_by_operands("div_cpu", "div_cpu_reduced_float"),
        aliases=("divide",))
-def div(input, other, *, rounding_mode=None):
+def div(input, other, *, rounding_mode=_NO_MODE):
     """True division (int -> default float, PRO-05), rounded once as torch's (``_rounding.true_div``), or 'trunc' /
     'floor' rounding."""
+    rounding_mode = _rounding(rounding_mode)
     if rounding_mode is None:
         return true_div(input, other)
     if rounding_mode == "trunc":
@@ -230,10 +251,18 @@ def true_divide(input, other):
     return true_div(input, other)
 
 
-@defop(promote="elementwise", grad_fn="FloorDivideBackward0", tensors=2, inplace=True, check=_int_zero_div,
-       differentiable=False, check_dtype=_no_bool, kernel="div_floor_cpu")
+_FLOOR_DIVIDE_NO_GRAD = _go.aten_no_derivative("floor_divide")
+
+
+@defop(promote="elementwise", grad_fn="NotImplemented", tensors=2, inplace=True, check=_int_zero_div,
+       check_dtype=_no_bool, kernel="div_floor_cpu", saves=())
 def floor_divide(input, other):
-    return jnp.floor_divide(input, other)
+    """``a // b`` (rounding toward -inf). PyTorch has no derivative for it: a floating result records a grad_fn
+    (``NotImplemented``) whose backward raises."""
+    r = jnp.floor_divide(input, other)
+    if not jnp.issubdtype(r.dtype, jnp.floating):
+        return r
+    return _FLOOR_DIVIDE_NO_GRAD(jax.lax.stop_gradient(r), *[a for a in (input, other) if isinstance(a, jax.Array)])
 
 
 @defop(promote="elementwise", grad_fn="RemainderBackward0", tensors=2, inplace=True, check=_int_zero_div,
@@ -491,7 +520,7 @@ def abs(input):  # noqa: A001
     return _go.abs(input) if jnp.issubdtype(input.dtype, jnp.floating) else jnp.abs(input)
 
 
-@defop(kernel="sign_cpu", grad_fn="SgnBackward0", inplace=True, check_dtype=_raise_on(
+@defop(kernel="sign_cpu", grad_fn="SignBackward0", inplace=True, check_dtype=_raise_on(
     lambda dt: dt.is_complex, NotImplementedError,
     "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead."))
 def sign(input):
@@ -689,7 +718,18 @@ def _clamp_rule(op, sig, sargs):
     return casts, outs
 
 
-@defop(kernel="clamp_scalar_cpu", promote=_clamp_rule, broadcast=True, grad_fn="ClampBackward1", tensors=3,
+def _bound_name(base):
+    """``clamp.Tensor`` / ``clamp_min.Tensor`` / ``clamp_max.Tensor`` (a tensor bound): ``<base>Backward1`` for
+    clamp_min/clamp_max and ``ClampBackward0`` for clamp; the Scalar overloads the other number."""
+    def name(targs, sargs):
+        tensor = any(isinstance(b, Tensor) for b in targs[1:])
+        if base == "Clamp":
+            return "ClampBackward0" if tensor else "ClampBackward1"
+        return f"{base}Backward1" if tensor else f"{base}Backward0"
+    return name
+
+
+@defop(kernel="clamp_scalar_cpu", promote=_clamp_rule, broadcast=True, grad_fn=_bound_name("Clamp"), tensors=3,
        inplace=True, prep=_clamp_prep,
        aliases=("clip",))
 def clamp(input, min=None, max=None):  # noqa: A002
@@ -701,13 +741,13 @@ def clamp(input, min=None, max=None):  # noqa: A002
     return _go.clamp_max(input, max)
 
 
-@defop(kernel="clamp_min_scalar_cpu", promote="elementwise", grad_fn="ClampMinBackward0", tensors=2, inplace=True,
+@defop(kernel="clamp_min_scalar_cpu", promote="elementwise", grad_fn=_bound_name("ClampMin"), tensors=2, inplace=True,
        check=_bound_check)
 def clamp_min(input, min):  # noqa: A002
     return _go.clamp_min(input, min)
 
 
-@defop(kernel="clamp_max_scalar_cpu", promote="elementwise", grad_fn="ClampMaxBackward0", tensors=2, inplace=True,
+@defop(kernel="clamp_max_scalar_cpu", promote="elementwise", grad_fn=_bound_name("ClampMax"), tensors=2, inplace=True,
        check=_bound_check)
 def clamp_max(input, max):  # noqa: A002
     return _go.clamp_max(input, max)
@@ -734,7 +774,7 @@ def _mask_check(targs, sargs):
     if isinstance(m, Tensor) and m._shape != targs[0]._shape:
         broadcast_shapes(m._shape, targs[0]._shape)  # PyTorch expands (mask, self): the mask is "tensor a"
     if isinstance(m, Tensor) and m.dtype is not D.bool:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {m.dtype.short}")
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {P._cname(m.dtype)}")
     v = targs[2]
     if isinstance(v, Tensor) and v._shape:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "

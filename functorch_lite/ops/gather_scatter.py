@@ -14,11 +14,14 @@ Example::
 """
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import dtypes as D
+from . import grad_overrides as _go
 from .._tensor.tensor import Tensor, _wrap_dim
 from ._dispatch import broadcast_shapes, data_dependent_error, dispatch, inplace
 from ._registry import OPS, defop
@@ -115,7 +118,53 @@ _REDUCES = ("sum", "prod", "mean", "amax", "amin")
 def _scatter_name(targs, sargs):
     if sargs[1] == "sum":
         return "ScatterAddBackward0"
+    if sargs[1] is not None:  # scatter(..., reduce='add' | 'multiply'): PyTorch has no derivative
+        return "NotImplemented"
     return "ScatterBackward0" if isinstance(targs[2], Tensor) else "ScatterBackward1"
+
+
+_SCATTER_NO_GRAD = _go.aten_no_derivative("scatter")
+
+
+def _positions(i, dim):
+    """The scatter positions of index array ``i`` along ``dim`` (an index tuple for ``x.at[...]``)."""
+    return tuple(i if k == dim else jax.lax.broadcasted_iota(i.dtype, i.shape, k) for k in range(i.ndim))
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(3, 4))
+def _scatter_prod(x, i, v, dim, include_self):
+    """``scatter_reduce(x, dim, i, v, 'prod', include_self)`` (``v`` of ``i``'s shape), with PyTorch's gradient:
+    exclusive products that are exact where ``x`` or ``v`` hold zeros (one or several per target), not JAX's
+    (which has none for repeated indices)."""
+    idx = _positions(i, dim)
+    if not include_self:
+        x = x.at[idx].set(jnp.ones((), x.dtype))
+    return x.at[idx].multiply(v)
+
+
+def _scatter_prod_fwd(x, i, v, dim, include_self):
+    r = _scatter_prod(x, i, v, dim, include_self)
+    return r, (x, i, v, r)
+
+
+def _scatter_prod_bwd(dim, include_self, res, g):
+    """PyTorch's ``scatter_reduce_backward`` for 'prod' (itself differentiable: it scatters with this op)."""
+    x, i, v, r = res
+    idx = _positions(i, dim)
+    one = jnp.ones((), x.dtype)
+    masked_self = jnp.where(x == 0, one, x)
+    grad_self = g * _scatter_prod(masked_self, i, v, dim, include_self) / masked_self
+    src_zero = v == 0
+    n_zeros = jnp.zeros(x.shape, x.dtype).at[idx].add(src_zero.astype(x.dtype))[idx]
+    single_zero = src_zero & (n_zeros == 1)
+    masked_src_result = _scatter_prod(x, i, jnp.where(single_zero, one, v), dim, include_self)
+    grad_src = jnp.where(single_zero, (g * masked_src_result)[idx], (g * r)[idx] / jnp.where(src_zero, one, v))
+    if not include_self:
+        grad_self = grad_self.at[idx].set(jnp.zeros((), x.dtype))
+    return grad_self, None, grad_src
+
+
+_scatter_prod.defvjp(_scatter_prod_fwd, _scatter_prod_bwd)
 
 
 _scatter_check = _bounds(1, _dim_size, False, _oob(RuntimeError))
@@ -133,8 +182,13 @@ def _scatter(input, index, src, dim, reduce, include_self):
                      include_self)
         return r != 0
     x, i = jnp.atleast_1d(input), jnp.atleast_1d(index)
-    idx = tuple(i if k == dim else jax.lax.broadcasted_iota(i.dtype, i.shape, k) for k in range(i.ndim))
+    idx = _positions(i, dim)
     v = src if jnp.ndim(src) == 0 else jnp.atleast_1d(src)[tuple(slice(0, n) for n in i.shape)]
+    if reduce == "prod" and jnp.issubdtype(x.dtype, jnp.floating):
+        return _scatter_prod(x, i, jnp.broadcast_to(v, i.shape), dim, include_self).reshape(input.shape)
+    no_grad = reduce in ("add", "multiply") and jnp.issubdtype(x.dtype, jnp.inexact)  # scatter's reduce: PyTorch
+    if no_grad:  # has no derivative (and JAX's scatter-multiply has none for repeated indices)
+        x, v = jax.lax.stop_gradient(x), jax.lax.stop_gradient(v)
     if not include_self:
         x = x.at[idx].set(_identity(reduce, x.dtype))
     at = x.at[idx]
@@ -151,7 +205,10 @@ def _scatter(input, index, src, dim, reduce, include_self):
         safe = jnp.where(cnt == 0, jnp.ones((), x.dtype), cnt)
         total = at.add(v)
         r = jnp.where(cnt == 0, x, total / safe if jnp.issubdtype(x.dtype, jnp.inexact) else total // safe)
-    return r.reshape(input.shape)
+    r = r.reshape(input.shape)
+    if no_grad:
+        return _SCATTER_NO_GRAD(r, *[a for a in (input, src) if isinstance(a, jax.Array)])
+    return r
 
 
 defop("scatter", kernel="scatter_gather_tensor_cpu", promote=_rule_cast(2), grad_fn=_scatter_name, tensors=3,

@@ -32,6 +32,7 @@ from .. import dtypes as D
 from .._tensor.tensor import Tensor
 from ._dispatch import dispatch, inplace, write_out
 from ._registry import OPS, defop
+from .._warn import user_stacklevel as _user_stacklevel
 
 _Tracer = jax.core.Tracer
 _INT_INDEX = (D.int64, D.int32)
@@ -237,7 +238,7 @@ def _to_tuple(index) -> tuple:
         return index
     if isinstance(index, list) and len(index) < 32 and any(
             isinstance(o, (Tensor, list, tuple, slice, np.ndarray)) or o is None or o is Ellipsis for o in index):
-        warnings.warn(_SEQ_WARN, UserWarning, stacklevel=3)
+        warnings.warn(_SEQ_WARN, UserWarning, stacklevel=_user_stacklevel())
         return tuple(index)
     return (index,)
 
@@ -326,7 +327,7 @@ def _prepare(res: Tensor, adv: list):
         if _dtype(t) in _MASKS:
             if _dtype(t) is D.uint8:
                 warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
-                              "instead.", UserWarning, stacklevel=3)
+                              "instead.", UserWarning, stacklevel=_user_stacklevel())
             for j, n in enumerate(t.shape):
                 if d + j >= len(res._shape) or n != res._shape[d + j]:
                     raise IndexError(f"The shape of the mask {list(t.shape)} at index {j} does not match the shape of "

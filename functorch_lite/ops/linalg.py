@@ -160,10 +160,23 @@ def _addmm_rule(op, sig, sargs):
 @defop(required=True, float8=True, promote=_addmm_rule, grad_fn="AddmmBackward0", tensors=3, autocast="lower",
        device_check=("self", "mat1", "mat2"))
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    r = jnp.matmul(mat1, mat2)
+    return _add_product(input, mat1, mat2, beta, alpha)
+
+
+def _add_product(input, a, b, beta, alpha):
+    """``beta * input + alpha * (a @ b)`` as PyTorch's addmm / baddbmm kernels compute it: bfloat16 / float16
+    accumulate in float32, scale and add ``input`` there and round once; beta == 0 ignores ``input`` (NaN
+    included)."""
+    lowp = a.dtype in (jnp.bfloat16, jnp.float16)
+    r = jnp.matmul(a, b, preferred_element_type=jnp.float32 if lowp else None)
     if alpha != 1:
         r = r * jnp.asarray(alpha, r.dtype)
-    return r + (input if beta == 1 else input * jnp.asarray(beta, r.dtype))
+    if beta == 0:
+        r = jnp.broadcast_to(r, jnp.broadcast_shapes(input.shape, r.shape))
+    else:
+        i = input.astype(r.dtype)
+        r = r + (i if beta == 1 else i * jnp.asarray(beta, r.dtype))
+    return r.astype(a.dtype) if lowp else r
 
 
 def _baddbmm_rule(op, sig, sargs):
@@ -175,10 +188,7 @@ def _baddbmm_rule(op, sig, sargs):
 
 @defop(required=True, promote=_baddbmm_rule, grad_fn="BaddbmmBackward0", tensors=3, autocast="lower", kernel="baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    r = jnp.matmul(batch1, batch2)
-    if alpha != 1:
-        r = r * jnp.asarray(alpha, r.dtype)
-    return r + (input if beta == 1 else input * jnp.asarray(beta, r.dtype))
+    return _add_product(input, batch1, batch2, beta, alpha)
 
 
 def _einsum_labels(part: str, offset: int, what: str):

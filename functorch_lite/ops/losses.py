@@ -23,6 +23,7 @@ from .._tensor.tensor import Tensor
 from . import grad_overrides as _go
 from ._registry import defop
 from .nn_ops import _REDUCTIONS, _reduce
+from .._warn import user_stacklevel as _user_stacklevel
 
 __all__: list = ["l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
                  "binary_cross_entropy_with_logits", "kl_div"]
@@ -61,7 +62,7 @@ def _legacy(size_average, reduce, reduction: str) -> str:
     rd = True if reduce is None else reduce
     ret = "mean" if (sa and rd) else ("sum" if rd else "none")
     warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
-                  UserWarning, stacklevel=3)
+                  UserWarning, stacklevel=_user_stacklevel())
     return ret
 
 
@@ -69,7 +70,7 @@ def _size_warning(input: Tensor, target: Tensor) -> None:
     if target._shape != input._shape:
         warnings.warn(f"Using a target size ({target.size()!r}) that is different to the input size "
                       f"({input.size()!r}). This will likely lead to incorrect results due to broadcasting. "
-                      "Please ensure they have the same size.", UserWarning, stacklevel=3)
+                      "Please ensure they have the same size.", UserWarning, stacklevel=_user_stacklevel())
 
 
 def _bool_sub(a, b):
@@ -397,5 +398,5 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=_user_stacklevel())
     return _kl_div(input, target, reduction, log_target)

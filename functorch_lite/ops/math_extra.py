@@ -36,6 +36,7 @@ from . import elementwise as E
 from . import grad_overrides as _go
 from . import reduction as R
 from ._registry import OPS, defop
+from .._warn import user_stacklevel as _user_stacklevel
 
 _HALF = (jnp.float16, jnp.bfloat16)
 
@@ -117,16 +118,7 @@ def _heaviside_prep(targs, sargs):
     return sargs
 
 
-class _NotImplementedNode(_graph.Node):
-    """PyTorch's grad_fn for an op without a derivative: ``<NotImplemented>``; backward raises."""
-    __slots__ = ()
-
-    def name(self) -> str:
-        return "torch::autograd::NotImplemented"
-
-
-_NotImplementedNode.__name__ = _NotImplementedNode.__qualname__ = "NotImplemented"
-_graph._CLASSES.setdefault("NotImplemented", _NotImplementedNode)
+_NotImplementedNode = _graph.NotImplementedNode  # PyTorch's grad_fn of an op without a derivative (autograd.graph)
 
 
 @jax.custom_vjp
@@ -926,7 +918,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         norm = w_sum - correction * (w * aweights).sum() / w_sum
     if bool(norm.le(0).item()):
         warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
-                      "observations.", UserWarning, stacklevel=2)
+                      "observations.", UserWarning, stacklevel=_user_stacklevel())
         norm = norm.mul(0)
     if nobs == 1 and (fweights is None) != (aweights is None):
         x = x.mul(0)

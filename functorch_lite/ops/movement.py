@@ -15,9 +15,12 @@ import numpy as np
 from .. import dtypes as D
 from .._promotion import no_kernel
 from .._tensor import views as V
-from .._tensor.tensor import Size, _wrap_dim, contiguous_format, preserve_format, with_memory_order
+from .._tensor.tensor import Size, _wrap_dim, channels_last, channels_last_3d, contiguous_format, \
+    preserve_format, with_memory_order
+from .._tensor.tensor import Tensor
 from ._registry import defop
 from .view_ops import _dims_arg, _shape_arg, expand, narrow, permute, reshape, transpose, view
+from .._warn import user_stacklevel as _user_stacklevel
 
 
 
@@ -31,28 +34,49 @@ def _clone(input):
 def clone(input, *, memory_format=None):
     """``clone()``: ``preserve_format`` (default) keeps the strides of a dense tensor (VIEW-51); otherwise
     the copy is laid out per ``memory_format`` (contiguous, channels_last)."""
-    fmt = preserve_format if memory_format is None else memory_format
-    r = _clone(input)
-    if fmt is contiguous_format or (fmt is preserve_format and input._strides is None):
+    return lay_out(_clone(input), input, preserve_format if memory_format is None else memory_format)
+
+
+def lay_out(r, src, fmt):
+    """``r`` (a fresh result of ``src``'s shape: a copy or a cast of it) laid out in memory format ``fmt`` the way
+    PyTorch lays out ``clone``'s and ``to``'s copies: ``preserve_format`` keeps ``src``'s strides when ``src`` is
+    dense (else the dense strides of its memory order); a channels-last format needs a tensor of its rank."""
+    if fmt is contiguous_format or (fmt is preserve_format and src._strides is None):
         return r
-    nd = len(input._shape)
+    nd = len(src._shape)
     if fmt is preserve_format:
-        st = input.stride()
-        if not V.is_dense(input._shape, st):
-            st, order = V.infer_dense_strides(input._shape, st)
-            return r if st == V.contiguous_strides(input._shape) else with_memory_order(r, order, st)
-        if V.is_contiguous(input._shape, st):
-            r._strides = st if st != V.contiguous_strides(input._shape) else None  # size-1 dims' strides kept
+        st = src.stride()
+        if not V.is_dense(src._shape, st):
+            st, order = V.infer_dense_strides(src._shape, st)
+            return r if st == V.contiguous_strides(src._shape) else with_memory_order(r, order, st)
+        if V.is_contiguous(src._shape, st):
+            r._strides = st if st != V.contiguous_strides(src._shape) else None  # size-1 dims' strides kept
             return r
-        return with_memory_order(r, V.memory_order(input._shape, st), st)
+        return with_memory_order(r, V.memory_order(src._shape, st), st)
     order = fmt._order(nd)
     if order is None:
         raise RuntimeError(f"required rank {fmt._rank} tensor to use {fmt.name} format")
-    mst = V.contiguous_strides(tuple(input._shape[d] for d in order))
+    mst = V.contiguous_strides(tuple(src._shape[d] for d in order))
     st = [0] * nd
     for i, d in enumerate(order):
         st[d] = mst[i]
     return with_memory_order(r, order, tuple(st))
+
+
+def suggest_memory_format(t):
+    """PyTorch's ``suggest_memory_format``: ``channels_last`` (``_3d``) when ``t``'s strides are channels-last-like
+    (c10's ``is_channels_last_strides_2d/3d``, ambiguous cases counting as contiguous), else ``contiguous_format``."""
+    if t._strides is None or len(t._shape) not in (4, 5):
+        return contiguous_format
+    shape, st = t._shape, t._strides
+    if st[1] == 0:
+        return contiguous_format
+    lo = 0
+    for d in ((1, 3, 2, 0) if len(shape) == 4 else (1, 4, 3, 2, 0)):
+        if shape[d] == 0 or st[d] < lo or (d == 0 and lo == st[1]):
+            return contiguous_format
+        lo = st[d] * shape[d] if shape[d] > 1 else st[d]
+    return channels_last if len(shape) == 4 else channels_last_3d
 
 
 def _flip_prep(targs, sargs):
@@ -215,8 +239,20 @@ def block_diag(*tensors):
     return _block_diag(tensors)
 
 
+def _tensor_list(name: str, tensors) -> list:
+    """A ``tensors`` argument (a tuple or list of Tensors) with PyTorch's argument-parser TypeErrors."""
+    if not isinstance(tensors, (list, tuple)):
+        from .indexing import _tp_name
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not {_tp_name(tensors)}")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            from .indexing import _tp_name
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {_tp_name(t)}")
+    return list(tensors)
+
+
 def _cat_prep(targs, sargs):
-    ts = list(targs[0])
+    ts = _tensor_list("cat", targs[0])
     if not ts:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     dim = sargs[0]
@@ -248,7 +284,7 @@ def cat(tensors, dim=0):
 
 
 def _stack_prep(targs, sargs):
-    ts = list(targs[0])
+    ts = _tensor_list("stack", targs[0])
     if not ts:
         raise RuntimeError("stack expects a non-empty TensorList")
     for i, t in enumerate(ts[1:], 1):
@@ -412,7 +448,7 @@ def T(self):
         warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and "
                       "it will throw an error in a future release. Consider `x.mT` to transpose batches of matrices or "
                       "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=_user_stacklevel())
     return permute(self, tuple(range(nd - 1, -1, -1)))
 
 
@@ -422,28 +458,35 @@ def mT(self):
     return transpose(self, -2, -1)
 
 
+def _nonempty(name: str, tensors) -> list:
+    ts = _tensor_list(name, tensors)
+    if not ts:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return ts
+
+
 def hstack(tensors):
-    tensors = list(tensors)
+    tensors = _nonempty("hstack", tensors)
     return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
 
 
 def vstack(tensors):
-    return cat([t if t.dim() >= 2 else reshape(t, (1, -1)) for t in tensors], 0)
+    return cat([t if t.dim() >= 2 else reshape(t, (1, -1)) for t in _nonempty("vstack", tensors)], 0)
 
 
 def row_stack(tensors):
     """``torch.row_stack``: an alias of ``vstack``."""
-    return vstack(tensors)
+    return vstack(_tensor_list("row_stack", tensors))
 
 
 def column_stack(tensors):
     """0-d and 1-d inputs as columns, then concatenated along dim 1."""
-    return cat([reshape(t, (t.numel(), 1)) if t.dim() <= 1 else t for t in tensors], 1)
+    return cat([reshape(t, (t.numel(), 1)) if t.dim() <= 1 else t for t in _nonempty("column_stack", tensors)], 1)
 
 
 def dstack(tensors):
     """Concatenated along the third dim after ``atleast_3d``."""
-    return cat(list(atleast_3d(list(tensors))), 2)
+    return cat(list(atleast_3d(_nonempty("dstack", tensors))), 2)
 
 
 def _split_dim(name, input, sections, dim, need):
@@ -770,7 +813,7 @@ def meshgrid(*tensors, indexing=None):
         tensors = tuple(tensors[0])
     if indexing is None:
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=_user_stacklevel())
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')

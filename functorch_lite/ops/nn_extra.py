@@ -29,6 +29,7 @@ from .._tensor.views import shape_str as _shape_str
 from ._registry import OPS, defop
 from .losses import _legacy
 from .norm import _float_rule
+from .._warn import user_stacklevel as _user_stacklevel
 
 __all__: list = ["pixel_shuffle", "pixel_unshuffle", "unfold", "fold", "threshold", "threshold_", "relu_",
                  "hardtanh_", "softshrink", "hardshrink", "tanhshrink", "softmin", "pdist", "soft_margin_loss",
@@ -334,7 +335,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     """``F.softmin``: ``softmax(-x)`` along ``dim`` (implicit dim warns, as PyTorch)."""
     if dim is None:
         from ..nn.functional import _get_softmax_dim
-        dim = _get_softmax_dim("softmin", input.dim(), _stacklevel)
+        dim = _get_softmax_dim("softmin", input.dim())
     return (-input).softmax(dim) if dtype is None else (-input).softmax(dim, dtype=dtype)
 
 
@@ -774,7 +775,7 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
     from .. import random as _random, zeros_like
     from .nn_ops import _on_device_of
     if eps != 1e-10:
-        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=_user_stacklevel())
     key = _random.default_generator.next_key()
     jdt = logits._array.dtype
     e = jax.random.exponential(key, tuple(logits.shape), jnp.float32 if jdt in (jnp.float16, jnp.bfloat16) else jdt)

@@ -11,7 +11,9 @@ import jax.numpy as jnp
 from .. import dtypes as D
 from . import _rounding
 from ._registry import defop
+from .linalg import _add_product
 from .._promotion import no_kernel
+from .._warn import user_stacklevel as _user_stacklevel
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -83,9 +85,10 @@ def _linear_check(targs, sargs):
        method=False,
        check=_linear_check, kernel="addmm", device_check=("self", "mat1", "mat2"), autocast="lower")
 def linear(input, weight, bias=None):
-    """``input @ weight.T + bias`` (PyTorch's ``F.linear``)."""
-    r = jnp.matmul(input, weight.T)
-    return r if bias is None else r + bias
+    """``input @ weight.T + bias`` (PyTorch's ``F.linear``): bfloat16 / float16 add the bias to the float32
+    accumulation and round once, as PyTorch's addmm kernel does (``[1, 2**-8] @ [1, 1] + 2**-8`` is
+    ``1.0078125`` in bfloat16, not ``1.0``): ``linalg._add_product``, addmm's body."""
+    return jnp.matmul(input, weight.T) if bias is None else _add_product(bias, input, weight.T, 1, 1)
 
 
 def _reduce(x, reduction):
@@ -108,7 +111,8 @@ def _mse_check(targs, sargs):
         import warnings
         warnings.warn(f"Using a target size ({targs[1].size()!r}) that is different to the input size "
                       f"({targs[0].size()!r}). This will likely lead to incorrect results due to "
-                      "broadcasting. Please ensure they have the same size.", UserWarning, stacklevel=3)
+                      "broadcasting. Please ensure they have the same size.", UserWarning,
+                      stacklevel=_user_stacklevel())
 
 
 @defop(kernel="mse_cpu", promote=_mse_rule, grad_fn="MseLossBackward0", tensors=2, method=False, prep=_reduction_prep,
@@ -394,14 +398,14 @@ def _feature_dropout_nd(name, nd, input, p, training, inplace):
                       "in a future release. To retain the behavior and silence this warning, please use dropout "
                       f"instead. Note that {name} exists to provide channel-wise dropout on inputs with {spatial}, "
                       f"a channel dimension, and an optional batch dimension (i.e. {nd + 1}D or {nd + 2}D inputs).",
-                      stacklevel=3)
+                      stacklevel=_user_stacklevel())
     if nd == 2:
         if dim == 3:
             warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
                           "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
                           "This behavior will change in a future release to interpret the input as one without a "
                           "batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, "
-                          "please switch to using dropout1d instead.", stacklevel=3)
+                          "please switch to using dropout1d instead.", stacklevel=_user_stacklevel())
         return _dropout_impl(input, p, training, inplace, feature=True)
     if dim == nd + 2:
         return _dropout_impl(input, p, training, inplace, feature=True)

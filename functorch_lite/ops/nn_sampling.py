@@ -28,6 +28,7 @@ from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from .._tensor.views import shape_str as _shape_str
 from ._registry import defop
+from .._warn import user_stacklevel as _user_stacklevel
 
 __all__: list = ["grid_sample", "affine_grid", "embedding_bag"]
 
@@ -249,7 +250,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
         raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        warnings.warn(_ALIGN_WARNING, stacklevel=_user_stacklevel())
         align_corners = False
     return _grid_sampler(input, grid, _MODES[mode], _PADS[padding_mode], bool(align_corners))
 
@@ -307,7 +308,7 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
     """``F.affine_grid``: the sampling grid (N, H, W, 2) / (N, D, H, W, 3) of a batch of affine matrices
     ``theta`` (N, 2, 3) / (N, 3, 4), for :func:`grid_sample`."""
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        warnings.warn(_ALIGN_WARNING, stacklevel=_user_stacklevel())
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
@@ -328,7 +329,7 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
     if align_corners and min(spatial) == 1:
         warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
                       "align_corners=True. This is not an intended use case of affine_grid. See the documentation "
-                      "of affine_grid for details.", stacklevel=2)
+                      "of affine_grid for details.", stacklevel=_user_stacklevel())
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     return affine_grid_generator(theta, list(size), bool(align_corners))
@@ -442,7 +443,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     if weight.dtype is D.int64 and input.is_floating_point():
         warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
                       "input, ...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.",
-                      stacklevel=2)
+                      stacklevel=_user_stacklevel())
         weight, input = input, weight
     if per_sample_weights is not None and input.size() != per_sample_weights.size():
         raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "

@@ -10,6 +10,7 @@ from .. import dtypes as D
 from .._tensor.tensor import Tensor
 from ._registry import OPS
 from ._dispatch import dispatch, inplace
+from .elementwise import _NO_MODE
 
 _SCALARS = (numbers.Number, np.generic)
 
@@ -53,10 +54,33 @@ def _rsub(self, other):
 
 
 def _rtruediv(self, other):
-    """``2 / x`` is ``x.reciprocal() * 2`` in PyTorch (grad_fn MulBackward0)."""
+    """``2 / x`` is ``x.reciprocal() * 2`` in PyTorch (grad_fn MulBackward0); ``ndarray / x`` is
+    ``x.reciprocal() * ndarray`` too, which NumPy computes (``Tensor.__array_wrap__``)."""
     if not _ok(other):
-        return NotImplemented
+        if not isinstance(other, np.ndarray):
+            return NotImplemented
+        try:
+            return dispatch(OPS["reciprocal"], (self,), ()) * other
+        except TypeError:  # (a dtype NumPy can't multiply, or can't be a tensor: Python's TypeError)
+            return NotImplemented
     return dispatch(OPS["mul"], (dispatch(OPS["reciprocal"], (self,), ()), other), ())
+
+
+_EQ = OPS["eq"]
+
+
+def _eq(self, other):
+    """``x == y``; a NumPy array is taken as a tensor (``torch.from_numpy``'s dtypes; others: NotImplemented), as
+    PyTorch's ``==`` alone of the operators does (``!=``, ``<``... decline it)."""
+    if not _ok(other):
+        if not isinstance(other, np.ndarray):
+            return NotImplemented
+        from .creation import from_numpy
+        try:
+            other = from_numpy(other)
+        except TypeError:
+            return NotImplemented
+    return dispatch(_EQ, (self, other), ())
 
 
 def _unary(name):
@@ -68,13 +92,13 @@ def _unary(name):
 def _div(self, other):
     if not _ok(other):
         return NotImplemented
-    return dispatch(OPS["div"], (self, other), (None,))
+    return dispatch(OPS["div"], (self, other), (_NO_MODE,))
 
 
 def _idiv(self, other):
     if not _ok(other):
         return NotImplemented
-    return inplace(OPS["div"], (self, other), (None,))
+    return inplace(OPS["div"], (self, other), (_NO_MODE,))
 
 
 def _matmul(self, other):
@@ -139,7 +163,7 @@ METHODS = {
     "__or__": _binary("bitwise_or"), "__ror__": _binary("bitwise_or", True), "__ior__": _ibinary("bitwise_or"),
     "__xor__": _binary("bitwise_xor"), "__rxor__": _binary("bitwise_xor", True), "__ixor__": _ibinary("bitwise_xor"),
     "__lshift__": _binary("bitwise_left_shift"), "__rshift__": _binary("bitwise_right_shift"),
-    "__eq__": _binary("eq"), "__ne__": _binary("ne"), "__lt__": _binary("lt"), "__le__": _binary("le"),
+    "__eq__": _eq, "__ne__": _binary("ne"), "__lt__": _binary("lt"), "__le__": _binary("le"),
     "__gt__": _binary("gt"), "__ge__": _binary("ge"),
     "__neg__": _unary("neg"), "__abs__": _unary("abs"), "__invert__": _invert, "__pos__": _unary("positive"),
     "clamp_": _clamp_inplace("clamp"), "clip_": _clamp_inplace("clamp"),

@@ -35,6 +35,7 @@ from ._registry import OPS, defop
 from .grad_overrides import aten_no_derivative
 from .conv import (_adaptive_prep_for, _adaptive_taps, _indices_rule, _max_over_taps, _tup, adaptive_max_pool1d,
                    adaptive_max_pool2d, max_pool1d, max_pool2d, max_pool3d)
+from .._warn import user_stacklevel as _user_stacklevel
 
 __all__: list = ["max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
                  "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d",
@@ -386,7 +387,8 @@ def native_channel_shuffle(input, groups):
 def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners=None) -> Tensor:
     """``F.upsample``: deprecated ``F.interpolate`` (with PyTorch's warning)."""
     from .resample import interpolate
-    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=_user_stacklevel())
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
@@ -394,7 +396,7 @@ def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
     """``F.upsample_nearest``: deprecated ``F.interpolate(mode="nearest")``."""
     from .resample import interpolate
     warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
-                  stacklevel=2)
+                  stacklevel=_user_stacklevel())
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
@@ -402,7 +404,7 @@ def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
     """``F.upsample_bilinear``: deprecated ``F.interpolate(mode="bilinear", align_corners=True)``."""
     from .resample import interpolate
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
-                  stacklevel=2)
+                  stacklevel=_user_stacklevel())
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 

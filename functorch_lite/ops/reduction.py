@@ -32,6 +32,7 @@ from .._tensor.tensor import Tensor, _wrap_dim
 from . import _dispatch, _rounding
 from ._registry import OPS, defop
 from .._promotion import no_kernel
+from .._warn import user_stacklevel as _user_stacklevel
 
 _HALF = (jnp.float16, jnp.bfloat16)
 
@@ -317,7 +318,7 @@ def _var_prep(name):
         if n - c <= 0:
             warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
                           "than the reduction factor (input numel divided by output numel).", UserWarning,
-                          stacklevel=3)
+                          stacklevel=_user_stacklevel())
         return (dims, None, keepdim, c, None)
     return prep
 

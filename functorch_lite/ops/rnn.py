@@ -17,7 +17,7 @@ grad_fn names: the stack op's one node is named after what PyTorch (CPU) shows o
 ``CatBackward0`` (bidirectional or packed), ``MkldnnRnnLayerBackward0`` (float32/bfloat16 LSTM without
 projections), ``StackBackward0`` (the others); ``h_n``/``c_n`` share that node (PyTorch shows
 ``StackBackward0`` there). Cells: ``TanhBackward0`` / ``ReluBackward0`` (RNNCell), ``AddBackward0``
-(GRUCell), ``MulBackward0`` (LSTMCell, for h and c: PyTorch shows ``AddBackward0`` on c).
+(GRUCell); LSTMCell is its cell-state op (c': ``AddBackward0``) and then h' = o * tanh(c') (``MulBackward0``).
 """
 from __future__ import annotations
 
@@ -85,16 +85,21 @@ def _lin(x, w, b):
     return r if b is None else r + b
 
 
+def _lstm_state(gx, h, c, w_hh, b_hh):
+    """An LSTM step's new cell state and output gate: (c' = f * c + i * g, o)."""
+    i, f, g, o = jnp.split(gx + _lin(h, w_hh, b_hh), 4, axis=-1)
+    return jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g), jax.nn.sigmoid(o)
+
+
 def _step(mode, gx, h, c, w_hh, b_hh, w_hr):
     """One time step from the precomputed input projection ``gx``: (h', c')."""
-    gh = _lin(h, w_hh, b_hh)
     if mode == "LSTM":
-        i, f, g, o = jnp.split(gx + gh, 4, axis=-1)
-        c2 = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
-        h2 = jax.nn.sigmoid(o) * jnp.tanh(c2)
+        c2, o = _lstm_state(gx, h, c, w_hh, b_hh)
+        h2 = o * jnp.tanh(c2)
         if w_hr is not None:
             h2 = _lin(h2, w_hr, None)
         return h2, c2
+    gh = _lin(h, w_hh, b_hh)
     if mode == "GRU":
         xr, xz, xn = jnp.split(gx, 3, axis=-1)
         hr, hz, hn = jnp.split(gh, 3, axis=-1)
@@ -311,14 +316,21 @@ def _gru_cell(input, hx, w_ih, w_hh, b_ih, b_hh):
     return _step("GRU", _lin(x, w_ih, b_ih), h, None, w_hh, b_hh, None)[0].astype(dt)
 
 
-@defop("_lstm_cell", promote=_rnn_rule(3, "cell"), grad_fn="MulBackward0", tensors=7, method=False, function=False,
-       nout=2, broadcast=False, kernel="lstm_cell", autocast=_PROMOTE_ON_CPU)
-def _lstm_cell(input, hx, cx, w_ih, w_hh, b_ih, b_hh):
-    """One LSTM step (gates i, f, g, o) -> (h', c')."""
+@defop("_lstm_cell_state", promote=_rnn_rule(3, "cell"), grad_fn="AddBackward0", tensors=7, method=False,
+       function=False, nout=2, broadcast=False, kernel="lstm_cell", autocast=_PROMOTE_ON_CPU)
+def _lstm_cell_state(input, hx, cx, w_ih, w_hh, b_ih, b_hh):
+    """One LSTM step (gates i, f, g, o) up to its new cell state: (c' = f * c + i * g, the output gate o)."""
     dt = input.dtype
     x, h, c, w_ih, w_hh, b_ih, b_hh = _acc(input, hx, cx, w_ih, w_hh, b_ih, b_hh)
-    h2, c2 = _step("LSTM", _lin(x, w_ih, b_ih), h, c, w_hh, b_hh, None)
-    return h2.astype(dt), c2.astype(dt)
+    c2, o = _lstm_state(_lin(x, w_ih, b_ih), h, c, w_hh, b_hh)
+    return c2.astype(dt), o.astype(dt)
+
+
+def _lstm_cell(input, hx, cx, w_ih, w_hh, b_ih, b_hh):
+    """One LSTM step -> (h', c'): the cell state op (c': AddBackward0), then h' = o * tanh(c') as PyTorch's CPU
+    cell computes it (h': MulBackward0)."""
+    c2, o = _lstm_cell_state(input, hx, cx, w_ih, w_hh, b_ih, b_hh)
+    return o * c2.tanh(), c2
 
 
 # ---- packed-sequence layout ------------------------------------------------------------------------------

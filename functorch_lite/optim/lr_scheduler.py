@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable
 from weakref import ref
 
 from .optimizer import Optimizer
+from .._warn import user_stacklevel as _user_stacklevel
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
            "ExponentialLR", "SequentialLR", "CosineAnnealingLR", "OneCycleLR", "ReduceLROnPlateau", "PolynomialLR",
@@ -112,7 +113,8 @@ class LRScheduler:
                     "Seems like `optimizer.step()` has been overridden after learning rate scheduler "
                     "initialization. Please, make sure to call `optimizer.step()` before "
                     "`lr_scheduler.step()`. See more details at "
-                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning, stacklevel=2)
+                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning,
+                    stacklevel=_user_stacklevel())
             elif not getattr(self.optimizer, "_opt_called", False):
                 warnings.warn(
                     "Detected call of `lr_scheduler.step()` before `optimizer.step()`. "
@@ -120,10 +122,11 @@ class LRScheduler:
                     "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this "
                     "will result in PyTorch skipping the first value of the learning rate schedule. "
                     "See more details at "
-                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning, stacklevel=2)
+                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning,
+                    stacklevel=_user_stacklevel())
         self._step_count += 1
         if epoch is not None:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=_user_stacklevel())
         self._update_lr(epoch)
 
     def _update_lr(self, epoch: int | None = None) -> None:
@@ -163,7 +166,7 @@ def _patch_track_step_called(opt: Optimizer) -> None:
 def _warn_get_lr_called_within_step(sched: LRScheduler) -> None:
     if not sched._get_lr_called_within_step:
         warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=_user_stacklevel())
 
 
 class LambdaLR(LRScheduler):
@@ -562,7 +565,7 @@ class ReduceLROnPlateau(LRScheduler):
         if epoch is None:
             epoch = self.last_epoch + 1
         else:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=_user_stacklevel())
         self.last_epoch = epoch
         if self._is_better(current, self.best):
             self.best = current

@@ -33,6 +33,7 @@ from .._tensor import storage as _storage
 from .._tensor.legacy import typename as _typename
 from .._tensor.tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from .._warn import user_stacklevel as _user_stacklevel
 
 TRACES = {"count": 0}  # traces of the jitted group step (a retrace = a recompile); read by the tests
 
@@ -192,7 +193,7 @@ class Optimizer:
         if len({id(p) for p in param_group["params"]}) != len(param_group["params"]):
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
                           "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
-                          stacklevel=3)
+                          stacklevel=_user_stacklevel())
         seen: set = set()
         for group in self.param_groups:
             seen.update(id(p) for p in group["params"])
@@ -426,14 +427,15 @@ class Optimizer:
             self._refresh_views(p, group, loaded + tuple(n for n in self._fields_of(group) if n not in loaded))
 
     def __repr__(self) -> str:
-        lines = [type(self).__name__ + " ("]
+        """PyTorch's: each group opens with a newline and ends each of its lines with one (so a blank line
+        separates groups)."""
+        out = type(self).__name__ + " ("
         for i, group in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
+            out += f"\nParameter Group {i}\n"
             for k in sorted(group):
                 if k != "params":
-                    lines.append(f"    {k}: {group[k]}")
-        lines.append(")")
-        return "\n".join(lines)
+                    out += f"    {k}: {group[k]}\n"
+        return out + ")"
 
 
 def placed_like(state, arr):

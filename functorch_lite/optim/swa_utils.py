@@ -30,6 +30,7 @@ from ..nn.modules.module import Module
 from ..nn.modules.normalization import _BatchNorm
 from .lr_scheduler import LRScheduler, _format_param
 from .optimizer import Optimizer
+from .._warn import user_stacklevel as _user_stacklevel
 
 __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn", "get_swa_multi_avg_fn",
            "get_ema_avg_fn", "get_swa_avg_fn"]
@@ -277,7 +278,7 @@ class SWALR(LRScheduler):
         """Interpolate each group's lr towards ``swa_lr`` (PyTorch's recursive formula)."""
         if not self._get_lr_called_within_step:
             warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
-                          UserWarning, stacklevel=2)
+                          UserWarning, stacklevel=_user_stacklevel())
         step = self._step_count - 1
         if self.anneal_epochs == 0:
             step = max(1, step)

@@ -23,6 +23,7 @@ import jax
 from .._tensor.tensor import Tensor
 from ..autograd import grad_mode as _gm
 from ..autograd import graph as _graph
+from .._warn import user_stacklevel as _user_stacklevel
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
 
@@ -63,7 +64,7 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None,
                early_stop: bool = True, preserve_rng_state: bool = True, **kwargs) -> Any:
     """Run ``function(*args, **kwargs)`` keeping only its inputs; backward recomputes it (same RNG draws)."""
     if use_reentrant is None:
-        warnings.warn(_USE_REENTRANT_WARNING, UserWarning, stacklevel=2)
+        warnings.warn(_USE_REENTRANT_WARNING, UserWarning, stacklevel=_user_stacklevel())
         use_reentrant = True
     if use_reentrant and kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
@@ -73,7 +74,7 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None,
         return function(*args, **kwargs)
     if use_reentrant and not any(isinstance(a, Tensor) and a.requires_grad for a in args):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", UserWarning,
-                      stacklevel=2)
+                      stacklevel=_user_stacklevel())
         with _gm.no_grad():
             return function(*args, **kwargs)
     from .._compile import state as S
@@ -126,7 +127,7 @@ class _Select:
 def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None, **kwargs):
     """Split a Sequential (or list of modules) into ``segments`` checkpointed chunks; the last runs plainly."""
     if use_reentrant is None:
-        warnings.warn(_USE_REENTRANT_WARNING, UserWarning, stacklevel=2)
+        warnings.warn(_USE_REENTRANT_WARNING, UserWarning, stacklevel=_user_stacklevel())
         use_reentrant = True
     if isinstance(functions, dict) or hasattr(functions, "children") and not isinstance(functions, (list, tuple)):
         functions = list(functions.children())

@@ -62,8 +62,8 @@ CASES = {
     "_rnn_cell": ([_rnd(2, 3), _rnd(2, 4), _rnd(4, 3), _rnd(4, 4), _rnd(4), _rnd(4)],
                   _cell("RNNCell", nonlinearity="tanh")),
     "_gru_cell": ([_rnd(2, 3), _rnd(2, 4), _rnd(12, 3), _rnd(12, 4), _rnd(12), _rnd(12)], _cell("GRUCell")),
-    "_lstm_cell": ([_rnd(2, 3), _rnd(2, 4), _rnd(2, 4), _rnd(16, 3), _rnd(16, 4), _rnd(16), _rnd(16)],
-                   _cell("LSTMCell", lstm=True)),
+    "_lstm_cell_state": ([_rnd(2, 3), _rnd(2, 4), _rnd(2, 4), _rnd(16, 3), _rnd(16, 4), _rnd(16), _rnd(16)],
+                         _cell("LSTMCell", lstm=True)),
     "_pack_padded_sequence": ([_rnd(3, 4, 2)], lambda m, x: m.nn.utils.rnn.pack_padded_sequence(
         x, [4, 2, 1], batch_first=True).data),
     "_pad_packed_sequence": ([_rnd(7, 2)], _pad_packed),

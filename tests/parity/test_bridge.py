@@ -320,11 +320,15 @@ def test_CONV_python_errors(name: str) -> None:
 
 def test_CONV_07_float_of_requires_grad_warns() -> None:
     """CONV-07: ``float(t)`` on a tensor requiring grad warns; ``int(t)`` and ``.item()`` (CONV-06) do not.
-    (PyTorch warns once per process, so only the values are compared on its side.)"""
+    PyTorch warns once per process (so only the values are compared on its side), and so does the facade."""
     prefix = ("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
               "Consider using tensor.detach() first.")
+    from functorch_lite import _warn
+    _warn.WARNED.discard("scalar of a tensor requiring grad")
     r, msgs = _run(lambda m: float(m.tensor(2., requires_grad=True)), ft)
     assert r == 2.0 and len(msgs) == 1 and msgs[0].startswith(prefix)
+    r, msgs = _run(lambda m: float(m.tensor(3., requires_grad=True)), ft)
+    assert r == 3.0 and not msgs  # (TORCH_WARN_ONCE: once per process, as torch)
     for conv in (int, lambda t: t.item()):
         r, msgs = _run(lambda m: conv(m.tensor(2., requires_grad=True)), ft)
         assert r == conv(torch.tensor(2., requires_grad=True)) and not msgs, msgs

@@ -375,8 +375,10 @@ def test_broadcast_tensors_returns_an_already_broadcast_tensor_itself():
 
 
 # ---- gradients (float64) ----------------------------------------------------------------------------------------
+# (ops without a derivative record a NotImplemented grad_fn whose backward raises: test_amp_autograd_names.py)
 GRAD_KEYS = [k for k in CASES if OPS[_op_of(k)].differentiable and "special" not in "".join(map(str, CASES[k].args))
-             and ("/" not in k or k in ("pow/pos_base", "clamp/tensor_bounds"))]
+             and ("/" not in k or k in ("pow/pos_base", "clamp/tensor_bounds"))
+             and OPS[_op_of(k)].grad_fn != "NotImplemented"]
 
 
 def _grads_both(f: Callable[..., Any], specs: tuple, grad_offset: bool) -> None:

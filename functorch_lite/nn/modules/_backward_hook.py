@@ -10,6 +10,7 @@ import warnings
 
 from ..._tensor.tensor import Tensor
 from ...autograd.function import Function
+from ..._warn import user_stacklevel as _user_stacklevel
 
 _NO_INPUT_GRAD = ("Full backward hook is firing when gradients are computed with respect to module outputs since no "
                   "inputs require gradients. See https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
@@ -97,7 +98,7 @@ class BackwardHook:
             self.grad_outputs = tuple(new)
         local = self.grad_outputs
         if self.input_idx is None:
-            warnings.warn(_NO_INPUT_GRAD, stacklevel=5)
+            warnings.warn(_NO_INPUT_GRAD, stacklevel=_user_stacklevel())
             none = (None,) * self.n_inputs
             for hook in self.hooks:
                 r = hook(self.module, none, self.grad_outputs)
@@ -132,7 +133,7 @@ def attach_non_full(module, hooks: list, args: tuple, result) -> None:
 
 def _warn_non_full(inputs, result, grad_fn) -> None:
     def warn(msg):
-        warnings.warn(msg, FutureWarning, stacklevel=4)
+        warnings.warn(msg, FutureWarning, stacklevel=_user_stacklevel())
     if not isinstance(result, Tensor):
         if not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
             return warn("Using non-full backward hooks on a Module that does not return a single Tensor or a tuple of "

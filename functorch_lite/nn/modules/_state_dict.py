@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..._tensor.tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ..parameter import Parameter, is_lazy as _is_lazy
+from ..._warn import user_stacklevel as _user_stacklevel
 
 if TYPE_CHECKING:
     from .module import RemovableHandle
@@ -62,7 +63,7 @@ class StateDictMixin:
         if args:
             warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
                           "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
-                          " for details.", FutureWarning, stacklevel=2)
+                          " for details.", FutureWarning, stacklevel=_user_stacklevel())
             destination = args[0] if destination is None else destination
             prefix = args[1] if len(args) > 1 and prefix == "" else prefix
             keep_vars = args[2] if len(args) > 2 and keep_vars is False else keep_vars

@@ -14,6 +14,7 @@ from .conv import _ConvNd
 from .layers import _Loss
 from .module import Module
 from .normalization import _BatchNorm, _NormBase
+from ..._warn import user_stacklevel as _user_stacklevel
 
 __all__: list = ["PixelShuffle", "PixelUnshuffle", "Unfold", "Fold", "InstanceNorm1d", "InstanceNorm2d",
                  "InstanceNorm3d", "BatchNorm3d", "Softmin", "LogSigmoid", "Threshold", "Softshrink", "Hardshrink",
@@ -111,7 +112,7 @@ class _InstanceNorm(_NormBase):
                                  f"({self.num_features}), but got: {input.size(feature_dim)}.")
             warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
                           "warning by not passing in num_features, which is not used because affine=False",
-                          stacklevel=2)
+                          stacklevel=_user_stacklevel())
         if input.dim() == self._nd + 1:
             return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
         return self._apply_instance_norm(input)

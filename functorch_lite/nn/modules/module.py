@@ -2,6 +2,7 @@
 protocol is ``_state_dict.StateDictMixin``."""
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from typing import Any, Callable, Iterator
 
@@ -10,23 +11,116 @@ from ..._tensor.tensor import Tensor
 from ..parameter import Buffer, Parameter
 from ._state_dict import StateDictMixin, _IncompatibleKeys  # noqa: F401  (re-exported)
 from ...autograd.grad_mode import is_grad_enabled as _grad_enabled
+from ..._warn import user_stacklevel as _user_stacklevel
 
 
 class RemovableHandle:
-    """Removes a registered hook (``handle.remove()``)."""
+    """Removes a registered hook (``handle.remove()``) from its table and from any ``extra`` tables (the global
+    hooks' side tables)."""
 
-    def __init__(self, hooks: dict, key: int):
-        self._hooks, self._key = hooks, key
+    def __init__(self, hooks: dict, key: int, *extra):
+        self._hooks, self._key, self._extra = hooks, key, extra
         self.id = key
 
     def remove(self) -> None:
         self._hooks.pop(self._key, None)
+        for table in self._extra:
+            table.pop(self._key, None)
 
     def __enter__(self) -> "RemovableHandle":
         return self
 
     def __exit__(self, *exc) -> None:
         self.remove()
+
+
+# ---- global hooks (torch.nn.modules.module.register_module_*): they run before every module's own hooks -----------
+_global_forward_pre_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks_with_kwargs: dict = {}
+_global_forward_hooks_always_called: dict = {}
+_global_backward_pre_hooks: OrderedDict = OrderedDict()
+_global_backward_hooks: OrderedDict = OrderedDict()
+_global_is_full_backward_hook: list = [None]  # set by the first global backward hook, full or not (as PyTorch)
+_global_buffer_registration_hooks: OrderedDict = OrderedDict()
+_global_module_registration_hooks: OrderedDict = OrderedDict()
+_global_parameter_registration_hooks: OrderedDict = OrderedDict()
+# every global forward/backward hook's id: ``_call_impl``'s one check for "any global hook" (each handle removes its
+# id from here too)
+_global_call_hooks: dict = {}
+
+
+def _global_hook(table: dict, hook: Callable, *extra) -> RemovableHandle:
+    Module._hook_id += 1
+    table[Module._hook_id] = hook
+    for t in extra:
+        t[Module._hook_id] = True
+    return RemovableHandle(table, Module._hook_id, *extra)
+
+
+def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, args)`` before every module's forward, before the module's own pre-hooks; a non-None result
+    replaces args (a non-tuple is wrapped in one)."""
+    return _global_hook(_global_forward_pre_hooks, hook, _global_call_hooks)
+
+
+def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
+    """``hook(module, args, output)`` (``with_kwargs``: ``hook(module, args, kwargs, output)``) after every module's
+    forward, before the module's own forward hooks; a non-None result replaces the output. ``always_call``: it also
+    runs, as ``hook(module, args, None)``, when forward raises."""
+    extra = (_global_forward_hooks_with_kwargs,) * with_kwargs + (_global_forward_hooks_always_called,) * always_call
+    return _global_hook(_global_forward_hooks, hook, _global_call_hooks, *extra)
+
+
+def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
+    """``Module.register_full_backward_pre_hook`` for every module, run before the module's own."""
+    return _global_hook(_global_backward_pre_hooks, hook, _global_call_hooks)
+
+
+def _global_backward_kind(full: bool) -> None:
+    if _global_is_full_backward_hook[0] is (not full):
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
+                           "Please use only one of them.")
+    _global_is_full_backward_hook[0] = full
+
+
+def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
+    """``Module.register_full_backward_hook`` for every module, run before the module's own."""
+    _global_backward_kind(True)
+    return _global_hook(_global_backward_hooks, hook, _global_call_hooks)
+
+
+def register_module_backward_hook(hook: Callable) -> RemovableHandle:
+    """Deprecated: ``Module.register_backward_hook`` (the non-full hook) for every module."""
+    _global_backward_kind(False)
+    return _global_hook(_global_backward_hooks, hook, _global_call_hooks)
+
+
+def register_module_buffer_registration_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, name, buffer)`` on every buffer registration (``register_buffer``, assigning a buffer); a
+    non-None result is registered instead."""
+    return _global_hook(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, name, submodule)`` on every submodule registration (``add_module``, assigning a module or None
+    to a module attribute); a non-None result is registered instead."""
+    return _global_hook(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, name, param)`` on every registration of a (non-None) parameter; a non-None result is
+    registered instead."""
+    return _global_hook(_global_parameter_registration_hooks, hook)
+
+
+def _registration_hooks(table: dict, module, name: str, value):
+    for hook in table.values():
+        out = hook(module, name, value)
+        if out is not None:
+            value = out
+    return value
 
 
 # Bumped by every change to any module's parameter/buffer/submodule registry (and by creating one): compiled
@@ -122,6 +216,8 @@ class Module(StateDictMixin):
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{_typename(param)}' object to parameter "
                             f"'{name}' (torch.nn.Parameter or None required)")
+        if param is not None and _global_parameter_registration_hooks:
+            param = _registration_hooks(_global_parameter_registration_hooks, self, name, param)
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
@@ -135,6 +231,8 @@ class Module(StateDictMixin):
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer "
                             f"'{name}' (torch Tensor or None required)")
+        if _global_buffer_registration_hooks:
+            tensor = _registration_hooks(_global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -153,6 +251,8 @@ class Module(StateDictMixin):
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
+        if _global_module_registration_hooks:
+            module = _registration_hooks(_global_module_registration_hooks, self, name, module)
         self._modules[name] = module
 
     register_module = add_module
@@ -174,12 +274,16 @@ class Module(StateDictMixin):
             if "_modules" not in d:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._drop(name, "_modules")
+            if _global_module_registration_hooks:
+                value = _registration_hooks(_global_module_registration_hooks, self, name, value)
             d["_modules"][name] = value
         elif "_modules" in d and name in d["_modules"]:
             if value is not None:
                 raise TypeError(f"cannot assign '{_typename(value)}' as child module "
                                 f"'{name}' (torch.nn.Module or None expected)")
-            d["_modules"][name] = None
+            if _global_module_registration_hooks:
+                value = _registration_hooks(_global_module_registration_hooks, self, name, value)
+            d["_modules"][name] = value
         elif ("_buffers" in d and name in d["_buffers"]) or isinstance(value, Buffer):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_typename(value)}' as buffer "
@@ -187,6 +291,8 @@ class Module(StateDictMixin):
             if isinstance(value, Buffer):  # nn.Buffer(t): registered, with its own persistence
                 self.register_buffer(name, value, value.persistent)
             else:
+                if _global_buffer_registration_hooks:
+                    value = _registration_hooks(_global_buffer_registration_hooks, self, name, value)
                 d["_buffers"][name] = value
         else:
             if name != "training":  # (a guard read on every call) compiled functions walk attributes again
@@ -332,21 +438,31 @@ class Module(StateDictMixin):
         return self
 
     def to(self, *args, **kwargs) -> "Module":
-        """Move/cast parameters and buffers in place (floating ones only for a dtype), keeping identities."""
-        dtype = kwargs.get("dtype")
-        device = kwargs.get("device")
-        from ... import dtypes as D
-        for a in args:
-            if isinstance(a, D.dtype):
-                dtype = a
-            elif isinstance(a, Tensor):
-                dtype, device = a.dtype, a.device
-            else:
-                device = a
+        """Move/cast parameters and buffers in place, keeping identities: a dtype (floating or complex only) applies
+        to the floating and complex ones; ``memory_format`` to the 4-D and 5-D ones (``Tensor.to``'s arguments)."""
+        from ...ops.conversion import _parse_to
+        dtype, device, _, fmt = _parse_to(args, kwargs)
+        if dtype is not None:
+            if not (dtype.is_floating_point or dtype.is_complex):
+                raise TypeError("nn.Module.to only accepts floating point or complex "
+                                f"dtypes, but got desired dtype={dtype}")
+            if dtype.is_complex:
+                warnings.warn("Complex modules are a new feature under active development whose design may change, "
+                              "and some modules might not work as expected when using complex tensors as parameters "
+                              "or buffers. Please file an issue at https://github.com/pytorch/pytorch/issues/new?"
+                              "template=bug-report.yml if a complex module does not work as expected.",
+                              stacklevel=_user_stacklevel())
 
         def conv(t: Tensor) -> Tensor:
-            dt = dtype if (dtype is not None and t.is_floating_point()) else None
-            return t.to(device=device, dtype=dt) if (dt or device is not None) else t
+            dt = dtype if (t.is_floating_point() or t.is_complex()) else None
+            try:
+                return t.to(device=device, dtype=dt, memory_format=fmt if t.dim() in (4, 5) else None)
+            except NotImplementedError as e:
+                if str(e) == "Cannot copy out of meta tensor; no data!":
+                    raise NotImplementedError(f"{e} Please use torch.nn.Module.to_empty() instead of "
+                                              "torch.nn.Module.to() when moving module from meta to a different "
+                                              "device.") from None
+                raise
         return self._apply(conv)
 
     def to_empty(self, *, device=None, recurse: bool = True) -> "Module":
@@ -494,56 +610,103 @@ class Module(StateDictMixin):
 
     def __call__(self, *args, **kwargs):
         cc = self.__dict__.get("_compiled_call")
-        if cc is not None:
+        if cc is not None and not _global_call_hooks:  # (its program has no global hooks: they run eagerly)
             return cc(*args, **kwargs)
         return self._call_impl(*args, **kwargs)
 
     def _call_impl(self, *args, **kwargs):
         d = self.__dict__
         kw_ids = d.get("_hooks_with_kwargs")
-        for k, h in list(self._forward_pre_hooks.items()):
-            if kw_ids and k in kw_ids:
-                r = h(self, args, kwargs)
-                if r is not None:
-                    if not (isinstance(r, tuple) and len(r) == 2):
-                        raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
-                                           f"but got {r}.")
-                    args, kwargs = r
-                continue
-            r = h(self, args)
-            if r is not None:
-                args = r if isinstance(r, tuple) else (r,)
-        bw = None
-        if (d.get("_backward_hooks") or d.get("_backward_pre_hooks")) and _grad_enabled():
-            from ._backward_hook import BackwardHook
-            bw = BackwardHook(self, list(d.get("_backward_hooks", {}).values()),
-                              list(d.get("_backward_pre_hooks", {}).values()))
-            args = bw.setup_input_hook(args)
+        if _global_call_hooks:  # (the one check for global hooks: none is the common case)
+            return self._call_with_global_hooks(args, kwargs, kw_ids)
+        result = None
         done = set()
         try:
-            out = self.forward(*args, **kwargs)
+            for k, h in list(self._forward_pre_hooks.items()):
+                args, kwargs = _run_pre_hook(self, h, args, kwargs, kw_ids and k in kw_ids)
+            bw = None
+            if (d.get("_backward_hooks") or d.get("_backward_pre_hooks")) and _grad_enabled():
+                from ._backward_hook import BackwardHook
+                bw = BackwardHook(self, list(d.get("_backward_hooks", {}).values()),
+                                  list(d.get("_backward_pre_hooks", {}).values()))
+                args = bw.setup_input_hook(args)
+            result = self.forward(*args, **kwargs)
             for k, h in list(self._forward_hooks.items()):
                 done.add(k)
-                r = h(self, args, kwargs, out) if kw_ids and k in kw_ids else h(self, args, out)
+                r = h(self, args, kwargs, result) if kw_ids and k in kw_ids else h(self, args, result)
                 if r is not None:
-                    out = r
-        except BaseException:
-            for k in d.get("_hooks_always_called") or ():
-                h = self._forward_hooks.get(k)
-                if h is not None and k not in done:
-                    try:
-                        h(self, args, kwargs, None) if kw_ids and k in kw_ids else h(self, args, None)
-                    except Exception as e:
-                        import warnings
-                        warnings.warn(f"forward hook with ``always_call=True`` raised an exception that was silenced "
-                                      f"as another error was raised in forward: {e}")
+                    result = r
+        except Exception:
+            self._always_called(args, kwargs, result, done, kw_ids)
             raise
         if bw is not None:
-            out = bw.setup_output_hook(out)
+            result = bw.setup_output_hook(result)
         if d.get("_non_full_backward_hooks"):
             from ._backward_hook import attach_non_full
-            attach_non_full(self, list(d["_non_full_backward_hooks"].values()), args, out)
-        return out
+            attach_non_full(self, list(d["_non_full_backward_hooks"].values()), args, result)
+        return result
+
+    def _call_with_global_hooks(self, args: tuple, kwargs: dict, kw_ids):
+        """``_call_impl`` with global hooks registered: PyTorch's order, each global hook before the module's own of
+        its kind."""
+        d = self.__dict__
+        result = None
+        done = set()
+        try:
+            for k, h in [*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()]:
+                args, kwargs = _run_pre_hook(self, h, args, kwargs, kw_ids and k in kw_ids)
+            g_full = _global_is_full_backward_hook[0]
+            full = [*(_global_backward_hooks.values() if g_full is True else ()),
+                    *d.get("_backward_hooks", {}).values()]
+            non_full = [*(_global_backward_hooks.values() if g_full is False else ()),
+                        *d.get("_non_full_backward_hooks", {}).values()]
+            pre = [*_global_backward_pre_hooks.values(), *d.get("_backward_pre_hooks", {}).values()]
+            bw = None
+            if (full or pre) and _grad_enabled():
+                from ._backward_hook import BackwardHook
+                bw = BackwardHook(self, full, pre)
+                args = bw.setup_input_hook(args)
+            result = self.forward(*args, **kwargs)
+            for k, h in [*_global_forward_hooks.items(), *self._forward_hooks.items()]:
+                done.add(k)
+                with_kw = (kw_ids and k in kw_ids) or k in _global_forward_hooks_with_kwargs
+                r = h(self, args, kwargs, result) if with_kw else h(self, args, result)
+                if r is not None:
+                    result = r
+        except Exception:
+            for k, h in list(_global_forward_hooks.items()):  # (as PyTorch: no kwargs, even for a with_kwargs hook)
+                if k in _global_forward_hooks_always_called and k not in done:
+                    try:
+                        r = h(self, args, result)
+                        if r is not None:
+                            result = r
+                    except Exception as e:
+                        warnings.warn("global module forward hook with ``always_call=True`` raised an exception "
+                                      f"that was silenced as another error was raised in forward: {e}",
+                                      stacklevel=_user_stacklevel())
+            self._always_called(args, kwargs, result, done, kw_ids)
+            raise
+        if bw is not None:
+            result = bw.setup_output_hook(result)
+        if non_full:
+            from ._backward_hook import attach_non_full
+            attach_non_full(self, non_full, args, result)
+        return result
+
+    def _always_called(self, args, kwargs, result, done: set, kw_ids) -> None:
+        """Forward raised (or a hook did): the module's ``always_call`` forward hooks that have not run yet run now,
+        each with the result so far (None when forward raised); an exception of theirs becomes a warning."""
+        for k in list(self.__dict__.get("_hooks_always_called") or ()):
+            h = self._forward_hooks.get(k)
+            if h is not None and k not in done:
+                try:
+                    r = h(self, args, kwargs, result) if kw_ids and k in kw_ids else h(self, args, result)
+                    if r is not None:
+                        result = r
+                except Exception as e:
+                    warnings.warn("module forward hook with ``always_call=True`` raised an exception that was "
+                                  f"silenced as another error was raised in forward: {e}",
+                                  stacklevel=_user_stacklevel())
 
     # ---- repr --------------------------------------------------------------------------------
     def extra_repr(self) -> str:
@@ -567,6 +730,22 @@ class Module(StateDictMixin):
 
     def __dir__(self):
         return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
+
+
+def _run_pre_hook(module, hook, args: tuple, kwargs: dict, with_kwargs) -> tuple:
+    """One forward pre-hook: ``(args, kwargs)`` after it (PyTorch's replacement and error rules)."""
+    if with_kwargs:
+        r = hook(module, args, kwargs)
+        if r is not None:
+            if not (isinstance(r, tuple) and len(r) == 2):
+                raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, new_kwargs), but got "
+                                   f"{r}.")
+            args, kwargs = r
+        return args, kwargs
+    r = hook(module, args)
+    if r is not None:
+        args = r if isinstance(r, tuple) else (r,)
+    return args, kwargs
 
 
 def _no_grad():

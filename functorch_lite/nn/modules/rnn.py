@@ -21,6 +21,7 @@ from ...ops import rnn as _ops
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence, _with_sizes, batch_sizes_of
 from .module import Module
+from ..._warn import user_stacklevel as _user_stacklevel
 
 __all__: list = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -66,7 +67,7 @@ class RNNBase(Module):
         if dropout > 0 and num_layers == 1:
             warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
                           f"expects num_layers greater than 1, but got dropout={dropout} and "
-                          f"num_layers={num_layers}", stacklevel=2)
+                          f"num_layers={num_layers}", stacklevel=_user_stacklevel())
         if not isinstance(bias, bool):
             raise TypeError(f"bias should be of type bool, got: {type(bias).__name__}")
         if not isinstance(batch_first, bool):

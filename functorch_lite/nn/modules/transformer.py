@@ -27,6 +27,7 @@ from .container import ModuleList
 from .layers import GELU, Dropout, Linear, ReLU
 from .module import Module
 from .normalization import LayerNorm
+from ..._warn import user_stacklevel as _user_stacklevel
 
 __all__: list = ["Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
                  "TransformerDecoderLayer"]
@@ -65,7 +66,7 @@ def _canonical_mask(mask, mask_name: str, other_type, other_name: str, target_ty
     is_float = mask.dtype.is_floating_point
     if check_other and other_type is not None and mask.dtype is not other_type:
         warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for "
-                      "both instead.", UserWarning, stacklevel=3)
+                      "both instead.", UserWarning, stacklevel=_user_stacklevel())
     if not is_float:
         mask = zeros_like(mask, dtype=target_type).masked_fill_(mask, float("-inf"))
     return mask
@@ -205,7 +206,7 @@ class TransformerEncoder(Module):
         why = _why_not_sparsity(encoder_layer, "encoder_layer")
         if enable_nested_tensor and why:
             warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False because {why}",
-                          UserWarning, stacklevel=2)
+                          UserWarning, stacklevel=_user_stacklevel())
             self.use_nested_tensor = False
 
     def forward(self, src: Tensor, mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
@@ -253,7 +254,7 @@ class TransformerEncoder(Module):
             warnings.warn("The PyTorch API of nested tensors is in prototype stage and will change in the near "
                           "future. We recommend specifying layout=torch.jagged when constructing a nested tensor, "
                           "as this layout receives active development, has better operator coverage, and works "
-                          "with torch.compile.", UserWarning, stacklevel=4)
+                          "with torch.compile.", UserWarning, stacklevel=_user_stacklevel())
         lengths = (kpm == 0).sum(-1, keepdim=True)
         return arange(kpm.size(-1), device=kpm.device).unsqueeze(0) >= lengths
 

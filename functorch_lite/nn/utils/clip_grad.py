@@ -23,6 +23,7 @@ import numpy as np
 from ... import dtypes as D
 from ..._promotion import promote_types
 from ..._tensor.tensor import Tensor
+from ..._warn import user_stacklevel as _user_stacklevel
 
 __all__: list = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm",
                  "clip_grads_with_norm_"]
@@ -100,7 +101,7 @@ def _as_list(parameters: _tensor_or_tensors, warn_generator: bool = False) -> li
     out = list(parameters)
     if warn_generator and is_gen and not out:
         warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.", UserWarning,
-                      stacklevel=3)
+                      stacklevel=_user_stacklevel())
     return out
 
 
@@ -213,7 +214,7 @@ def clip_grad_norm(parameters: _tensor_or_tensors, max_norm: float, norm_type: f
                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
     """Deprecated alias of :func:`clip_grad_norm_` (PyTorch's FutureWarning)."""
     warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
-                  FutureWarning, stacklevel=2)
+                  FutureWarning, stacklevel=_user_stacklevel())
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 

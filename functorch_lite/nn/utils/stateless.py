@@ -13,6 +13,7 @@ import warnings
 from typing import Any
 
 from ...func._functional_call import functional_call as _functional_call
+from ..._warn import user_stacklevel as _user_stacklevel
 
 __all__: list = ["functional_call"]
 
@@ -22,5 +23,5 @@ def functional_call(module, parameters_and_buffers: dict, args: Any = None, kwar
     """``module(*args, **kwargs)`` with ``parameters_and_buffers`` (qualified names) in place of its own."""
     warnings.warn("`torch.nn.utils.stateless.functional_call` is deprecated as of PyTorch 2.0 and will be removed "
                   "in a future version of PyTorch. Please use `torch.func.functional_call` instead which is a "
-                  "drop-in replacement.", FutureWarning, stacklevel=2)
+                  "drop-in replacement.", FutureWarning, stacklevel=_user_stacklevel())
     return _functional_call(module, parameters_and_buffers, args, kwargs, tie_weights=tie_weights, strict=strict)

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from ..modules.module import Module
 from ..parameter import Parameter
+from ..._warn import user_stacklevel as _user_stacklevel
 
 __all__: list = ["WeightNorm", "weight_norm", "remove_weight_norm"]
 
@@ -34,7 +35,7 @@ class WeightNorm:
     @staticmethod
     def apply(module: Module, name: str, dim: int | None) -> "WeightNorm":
         warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
-                      "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=3)
+                      "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=_user_stacklevel())
         from ... import norm_except_dim
         from ..modules.extra import UninitializedParameter
         for hook in module._forward_pre_hooks.values():

@@ -27,6 +27,7 @@ from . import _worker
 from .collate import default_collate, default_convert, to_facade
 from .dataset import Dataset, IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler, Sampler, _InfiniteConstantSampler, draw_seed
+from ..._warn import user_stacklevel as _user_stacklevel
 
 MP_JOIN_TIMEOUT = 5.0
 
@@ -196,7 +197,8 @@ class DataLoader:
             msg = "DataLoader is not able to compute a suggested max number of worker in current system."
         warnings.warn(f"This DataLoader will create {self.num_workers} worker processes in total. {msg} Please be "
                       "aware that excessive worker creation might get DataLoader running slow or even freeze, lower "
-                      "the worker number to avoid potential slowness/freeze if necessary.", stacklevel=2)
+                      "the worker number to avoid potential slowness/freeze if necessary.",
+                      stacklevel=_user_stacklevel())
 
 
 def _accelerator_available() -> bool:
@@ -215,10 +217,10 @@ class _BaseDataLoaderIter:
         self._num_workers = loader.num_workers
         if loader.pin_memory and loader.pin_memory_device:
             warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
-                          f"ignore pin_memory_device='{loader.pin_memory_device}'.", stacklevel=3)
+                          f"ignore pin_memory_device='{loader.pin_memory_device}'.", stacklevel=_user_stacklevel())
         if loader.pin_memory and not _accelerator_available():
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
-                          "memory won't be used.", stacklevel=3)
+                          "memory won't be used.", stacklevel=_user_stacklevel())
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
         self._sampler_iter = iter(self._index_sampler)
@@ -251,7 +253,7 @@ class _BaseDataLoaderIter:
                 msg += ("For multiprocessing data-loading, this could be caused by not properly configuring the "
                         "IterableDataset replica at each worker. Please see "
                         "https://pytorch.org/docs/stable/data.html#torch.utils.data.IterableDataset for examples.")
-            warnings.warn(msg, stacklevel=2)
+            warnings.warn(msg, stacklevel=_user_stacklevel())
         return data
 
     def __len__(self) -> int:

@@ -11,6 +11,7 @@ import itertools
 import math
 import warnings
 from typing import Any, Generic, Iterable, Iterator, Sequence, TypeVar
+from ..._warn import user_stacklevel as _user_stacklevel
 
 _T_co = TypeVar("_T_co", covariant=True)
 
@@ -182,7 +183,7 @@ def random_split(dataset: Dataset, lengths: Sequence, generator=None) -> list:
         for i, length in enumerate(lengths):
             if length == 0:
                 warnings.warn(f"Length of split at index {i} is 0. This might result in an empty dataset.",
-                              stacklevel=2)
+                              stacklevel=_user_stacklevel())
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
     indices = randperm(sum(lengths), generator=generator).tolist()

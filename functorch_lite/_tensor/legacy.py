@@ -24,10 +24,6 @@ _SIGNATURES = ("expected one of:\n * (*, torch.device device = None)\n{why} * (t
                " * (Tensor other)\n * (tuple of ints size, *, torch.device device = None)\n"
                " * (object data, *, torch.device device = None)\n")
 
-# the C++ scalar names torch's TensorOptions mismatch message prints
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-              "uint8": "unsigned char", "bool": "bool"}
 
 
 def _is_int(x) -> bool:
@@ -46,7 +42,8 @@ def _argtypes(args, kwargs) -> str:
 
 
 def _options(dtype, device) -> str:
-    return (f"TensorOptions(dtype={_CPP_NAMES.get(dtype.name, dtype.name)}, device={device}, layout=Strided, "
+    from .._promotion import _cname  # (the C++ type names torch's messages print: one table)
+    return (f"TensorOptions(dtype={_cname(dtype)}, device={device}, layout=Strided, "
             "requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt))")
 
 

@@ -20,7 +20,7 @@ from .. import random as _rng
 from .._tensor.storage import meta_array
 from .._promotion import promote_types
 from .._tensor.tensor import Tensor
-from .._promotion import no_kernel
+from .._promotion import _cname, no_kernel
 from .view_ops import _shape_arg, _tname
 from ._registry import defop
 
@@ -899,17 +899,13 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
 
 
 # ---- window functions (torch.hann_window ...) ------------------------------------------------------------------
-_CPP_NAME = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-             "bool": "bool"}
-
-
 def _window(name, window_length, periodic, dtype, device, requires_grad, fn):
     """A window of ``window_length`` points from ``fn(n, N)`` (``n`` = 0..N-1, float64 on the host, cast to
     ``dtype``); ``periodic``: the first ``window_length`` points of the ``window_length + 1`` symmetric window."""
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     if dt.category != D.FLOAT:
         raise RuntimeError(f"{name} expects floating point dtypes, got: TensorOptions(dtype="
-                           f"{_CPP_NAME.get(dt.name, dt.name)}, device={_dev.canonical(device)}, layout=Strided "
+                           f"{_cname(dt)}, device={_dev.canonical(device)}, layout=Strided "
                            f"(default), requires_grad=false (default), pinned_memory=false, memory_format=(nullopt))")
     if window_length < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")

@@ -32,7 +32,8 @@ _PAIR: dict = {}
 def _pair_slow(a, b):
     if a in D.FLOAT8 or b in D.FLOAT8:
         raise RuntimeError(f"Promotion for Float8 Types is not supported, attempted to promote {a.short} and {b.short}")
-    if (a in D.UNSIGNED_WIDE or b in D.UNSIGNED_WIDE) and a is not b:
+    if (a in D.UNSIGNED_WIDE or b in D.UNSIGNED_WIDE) and not (a.is_floating_point or b.is_floating_point):
+        # (with a floating dtype the float wins, as for any integer: uint32 + float16 -> float16; complex raises)
         raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
                            f"{a.short} and {b.short}")
     if D.complex32 in (a, b):

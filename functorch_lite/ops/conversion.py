@@ -21,7 +21,20 @@ def _to_rule(op, sig, sargs):
     return (None,), (sargs[0],)
 
 
-@defop("_to_copy", float8=True, promote=_to_rule, grad_fn="ToCopyBackward0", method=False, function=False, saves=())
+def _discards_imag(src, dst) -> None:
+    """torch's one-time warning for a complex -> real cast (``to``, ``float()``, ``copy_``)."""
+    if src.is_complex and not dst.is_complex:
+        from .._warn import warn_once
+        warn_once("complex to real cast", "Casting complex values to real discards the imaginary part (Triggered "
+                  "internally at /__w/pytorch/pytorch/aten/src/ATen/native/Copy.cpp:307.)")
+
+
+def _to_check(targs, sargs):
+    _discards_imag(targs[0].dtype, sargs[0])
+
+
+@defop("_to_copy", float8=True, promote=_to_rule, grad_fn="ToCopyBackward0", method=False, function=False, saves=(),
+       check=_to_check)
 def _to_copy(input, dtype):
     """Cast with PyTorch's rules (float -> int wraps, NaN -> INT64_MIN, float8 saturates)."""
     return D.cast_array(input, D.from_numpy_dtype(input.dtype), dtype)
@@ -39,6 +52,8 @@ def _copy_check(targs, sargs):
         b = broadcast_shapes(x._shape, src._shape)
         if b != x._shape:
             raise RuntimeError(f"output with shape {list(x._shape)} doesn't match the broadcast shape {list(b)}")
+    if isinstance(src, Tensor):
+        _discards_imag(src.dtype, x.dtype)
 
 
 @defop("copy", float8=True, promote=_copy_rule, grad_fn="CopyBackwards", tensors=2, inplace=True, method=False,

@@ -265,7 +265,16 @@ def floor_divide(input, other):
     return _FLOOR_DIVIDE_NO_GRAD(jax.lax.stop_gradient(r), *[a for a in (input, other) if isinstance(a, jax.Array)])
 
 
-@defop(promote="elementwise", grad_fn="RemainderBackward0", tensors=2, inplace=True, check=_int_zero_div,
+def _remainder_name(targs, sargs):
+    """torch's three overloads: Tensor-Tensor (``RemainderBackward1``), Tensor-Scalar (``RemainderBackward0``)
+    and Scalar-Tensor (``7 % x``: no derivative, ``NotImplemented``, whose backward raises)."""
+    from .._tensor.tensor import Tensor
+    if not isinstance(targs[0], Tensor):
+        return "NotImplemented"
+    return "RemainderBackward1" if isinstance(targs[1], Tensor) else "RemainderBackward0"
+
+
+@defop(promote="elementwise", grad_fn=_remainder_name, tensors=2, inplace=True, check=_int_zero_div,
        check_dtype=_no_bool, kernel="remainder_cpu")
 def remainder(input, other):
     """Python-style modulo (sign of the divisor, PRO-25)."""
@@ -355,7 +364,8 @@ def _lerp_rule(op, sig, sargs):
     return (casts[:2] + (None,) if type(sig[2]) is not tuple else casts), outs  # a number weight stays exact
 
 
-@defop(kernel="lerp_kernel_tensor", promote=_lerp_rule, broadcast=True, grad_fn="LerpBackward0", tensors=3,
+@defop(kernel="lerp_kernel_tensor", promote=_lerp_rule, broadcast=True, tensors=3,
+       grad_fn=lambda targs, sargs: "LerpBackward1" if isinstance(targs[2], Tensor) else "LerpBackward0",
        inplace=True)
 def lerp(input, end, weight):
     """PyTorch's formula, in opmath: ``input + w * (end - input)`` for ``|w| < 0.5``, else
@@ -702,6 +712,14 @@ def _clamp_prep(targs, sargs):
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     D.check_scalar_arg(targs[0], targs[1])
     D.check_scalar_arg(targs[0], targs[2])
+    b = [x for x in targs[1:] if isinstance(x, Tensor)]
+    if len(b) == 1 and targs[1] is not None and targs[2] is not None and (b[0].ndim or b[0].requires_grad):
+        # a tensor bound beside a number: torch's Number overload takes a 0-d tensor (not requiring grad) as a
+        # number; any other tensor fits neither overload
+        got = ", ".join(["Tensor"] + ["Tensor" if isinstance(x, Tensor) else type(x).__name__ for x in targs[1:]])
+        raise TypeError(f"clamp() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                        " * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n"
+                        " * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n")
     return sargs
 
 
@@ -723,8 +741,9 @@ def _bound_name(base):
     clamp_min/clamp_max and ``ClampBackward0`` for clamp; the Scalar overloads the other number."""
     def name(targs, sargs):
         tensor = any(isinstance(b, Tensor) for b in targs[1:])
-        if base == "Clamp":
-            return "ClampBackward0" if tensor else "ClampBackward1"
+        if base == "Clamp":  # (a 0-d tensor beside a number bound is a number: the Scalar overload)
+            return "ClampBackward0" if tensor and not any(isinstance(b, (int, float)) for b in targs[1:]) else \
+                "ClampBackward1"
         return f"{base}Backward1" if tensor else f"{base}Backward0"
     return name
 

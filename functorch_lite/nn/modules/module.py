@@ -674,16 +674,6 @@ class Module(StateDictMixin):
                 if r is not None:
                     result = r
         except Exception:
-            for k, h in list(_global_forward_hooks.items()):  # (as PyTorch: no kwargs, even for a with_kwargs hook)
-                if k in _global_forward_hooks_always_called and k not in done:
-                    try:
-                        r = h(self, args, result)
-                        if r is not None:
-                            result = r
-                    except Exception as e:
-                        warnings.warn("global module forward hook with ``always_call=True`` raised an exception "
-                                      f"that was silenced as another error was raised in forward: {e}",
-                                      stacklevel=_user_stacklevel())
             self._always_called(args, kwargs, result, done, kw_ids)
             raise
         if bw is not None:
@@ -694,17 +684,22 @@ class Module(StateDictMixin):
         return result
 
     def _always_called(self, args, kwargs, result, done: set, kw_ids) -> None:
-        """Forward raised (or a hook did): the module's ``always_call`` forward hooks that have not run yet run now,
-        each with the result so far (None when forward raised); an exception of theirs becomes a warning."""
-        for k in list(self.__dict__.get("_hooks_always_called") or ()):
-            h = self._forward_hooks.get(k)
+        """Forward raised (or a hook did): the ``always_call`` forward hooks that have not run yet run now -- the
+        global ones (``register_module_forward_hook``; as PyTorch, without kwargs even when registered with_kwargs),
+        then the module's own -- each with the result so far (None when forward raised); an exception of theirs
+        becomes a warning."""
+        hooks = [(k, h, False, "global module") for k, h in list(_global_forward_hooks.items())
+                 if k in _global_forward_hooks_always_called]
+        hooks += [(k, self._forward_hooks.get(k), bool(kw_ids) and k in kw_ids, "module")
+                  for k in list(self.__dict__.get("_hooks_always_called") or ())]
+        for k, h, with_kw, who in hooks:
             if h is not None and k not in done:
                 try:
-                    r = h(self, args, kwargs, result) if kw_ids and k in kw_ids else h(self, args, result)
+                    r = h(self, args, kwargs, result) if with_kw else h(self, args, result)
                     if r is not None:
                         result = r
                 except Exception as e:
-                    warnings.warn("module forward hook with ``always_call=True`` raised an exception that was "
+                    warnings.warn(f"{who} forward hook with ``always_call=True`` raised an exception that was "
                                   f"silenced as another error was raised in forward: {e}",
                                   stacklevel=_user_stacklevel())
 

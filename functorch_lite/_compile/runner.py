@@ -789,8 +789,11 @@ class CompiledFunction:
                     spec.firsts.append(next(i for i, s in enumerate(slots)
                                             if isinstance(s, S.OptSlot) and s.opt is o and s.param is p))
                     out_vals.append(skip)
-                spec.needs_node = grad_on and _engine.BACKWARD_CALLS[0] == backward_before and any(
-                    m[0] == "t" and m[3] for m in spec.result_meta)
+                # a backward() inside (a training step): the results whose graph it freed (the loss) get no node,
+                # and a step returning only those keeps its donating, steady program; a result whose graph is
+                # intact (a GAN's D step returning G's output) needs the node, as torch's keeps its graph
+                spec.needs_node = grad_on and any(m[0] == "t" and m[3] for m in spec.result_meta) and (
+                    _engine.BACKWARD_CALLS[0] == backward_before or _any_intact(result))
                 spec.read_state = reads
                 spec.replays = tuple(recorder.items)
                 entry.spec = spec
@@ -1157,6 +1160,26 @@ def _with_subs(slots, args, kwargs):
 
 class _NotSaved(Exception):
     """A compiled forward whose backward cannot start from saved residuals (``CompiledFunction._saving``)."""
+
+
+def _any_intact(result) -> bool:
+    """Whether a result tensor requires grad over a graph no backward freed (none of its nodes ``_freed``)."""
+    seen = set()
+    for t in jax.tree_util.tree_leaves(result, is_leaf=lambda x: isinstance(x, Tensor)):
+        if not isinstance(t, Tensor) or not t.requires_grad:
+            continue
+        stack, intact = [t.grad_fn], True
+        while stack and intact:
+            n = stack.pop()
+            if n is None or id(n) in seen:
+                continue
+            seen.add(id(n))
+            if n._freed:
+                intact = False
+            stack.extend(e[0] for e in n.next_functions)
+        if intact:
+            return True
+    return False
 
 
 def _node_ctx(d, args, kwargs) -> tuple:

@@ -133,3 +133,74 @@ def test_detached_and_no_grad_outputs_come_back_without_a_graph():
     np.testing.assert_allclose(got[1], want[1], rtol=1e-6)  # (.numpy() raised: it required grad)
     np.testing.assert_allclose(got[2], want[2], rtol=1e-6)
     assert got[3] == want[3] == "element 0 of tensors does not require grad and does not have a grad_fn"
+
+
+def _backward_inside(lib):
+    """A compiled step that runs backward() inside and returns a tensor whose graph that backward did not free
+    (a GAN's D step returning G's output): the result keeps its graph, as torch.compile's does; a result whose
+    graph the inner backward freed (the loss) needs no node of its own."""
+    nn = lib.nn
+    w, v = nn.Parameter(lib.tensor([2.0])), nn.Parameter(lib.tensor([3.0]))
+
+    def d_step(x):
+        (v * v).sum().backward()
+        return x * w
+    step = lib.compile(d_step, **_kw(lib))
+    out = []
+    for k in (1.0, 2.0):
+        y = step(lib.tensor([k]))
+        out.append((y.requires_grad, v.grad.tolist()))
+        y.sum().backward()
+        out.append(w.grad.tolist())
+    a, b = nn.Parameter(lib.tensor([1.0, 2.0])), nn.Parameter(lib.tensor([0.5]))
+    opt = lib.optim.SGD([a], lr=0.1)
+
+    def train(x):  # the output read after the update: its gradient is w.r.t. the updated leaf, as in eager
+        opt.zero_grad()
+        loss = (a * x).pow(2).sum()
+        loss.backward()
+        opt.step()
+        return loss, (a * b * x).sum()
+    step2 = lib.compile(train, **_kw(lib))
+    for _ in range(3):
+        loss, o = step2(lib.tensor([1.0, -1.0]))
+        o.backward()
+        out.append((round(loss.item(), 5), o.requires_grad, np.round(a.detach().numpy(), 6).tolist(),
+                    np.round(b.grad.numpy(), 6).tolist(), np.round(a.grad.numpy(), 6).tolist()))
+    return out
+
+
+def test_backward_inside_keeps_intact_outputs_graph():
+    assert _backward_inside(ft) == _backward_inside(torch)
+
+
+def test_training_step_returning_loss_stays_one_program():
+    """The usual step (zero_grad, backward, step, return loss): no node, so its donating steady program runs."""
+    lin = ft.nn.Linear(3, 1)
+    opt = ft.optim.SGD(lin.parameters(), lr=0.1)
+    x, y = ft.ones(4, 3), ft.zeros(4, 1)
+
+    @ft.compile
+    def step():
+        opt.zero_grad()
+        loss = ((lin(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+    lin2 = torch.nn.Linear(3, 1)  # (the same step in torch, from the same weights)
+    with torch.no_grad():
+        lin2.weight.copy_(torch.tensor(lin.weight.detach().numpy()))
+        lin2.bias.copy_(torch.tensor(lin.bias.detach().numpy()))
+    before = ft._compile.runner.COUNTERS["steady_calls"]
+    losses = [step().item() for _ in range(4)]
+    assert step.stats["traces"] <= 2 and step.stats["eager_calls"] == 0
+    assert ft._compile.runner.COUNTERS["steady_calls"] - before >= 2
+    opt2 = torch.optim.SGD(lin2.parameters(), lr=0.1)
+    expect = []
+    for _ in range(4):
+        opt2.zero_grad()
+        loss = ((lin2(torch.ones(4, 3)) - torch.zeros(4, 1)) ** 2).mean()
+        loss.backward()
+        opt2.step()
+        expect.append(loss.item())
+    np.testing.assert_allclose(losses, expect, rtol=1e-5)

@@ -59,6 +59,7 @@ from .ops import fft_ops as _fft_ops  # noqa: F401
 from .ops import nn_extra as _nn_extra  # noqa: F401
 from .ops import tensor_more as _tensor_more, tensor_math as _tensor_math, random_fill as _random_fill  # noqa: E501  (tensor/top-level gaps)
 from .ops import pool_more as _pool_more  # noqa: F401  (unpooling, adaptive_max_pool3d, rrelu, channel_shuffle)
+from .ops import pool_fractional as _pool_fractional  # noqa: F401,E402  (fractional_max_pool2d/3d)
 from .ops import weight_norm_ops as _weight_norm_ops  # noqa: F401  (registers _weight_norm_interface)
 from .ops import nn_sampling as _nn_sampling, ctc as _ctc_ops  # noqa: F401  (grid_sampler, embedding_bag, _ctc_loss)
 from .ops import strided as _strided  # noqa: F401  (as_strided, empty_strided, new_empty_strided)
@@ -108,6 +109,7 @@ from .serialization import *  # noqa: E402,F401,F403  (save, load)
 from ._compile import compile  # noqa: E402,F401
 from . import _dynamo, compiler  # noqa: E402,F401  (torch._dynamo / torch.compiler)
 from . import distributions  # noqa: E402,F401  (torch.distributions)
+from . import _tensor_str  # noqa: E402,F401  (torch._tensor_str.PRINT_OPTS)
 from . import profiler  # noqa: E402,F401  (torch.profiler)
 from . import testing  # noqa: E402,F401  (torch.testing.assert_close)
 from .ops.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402,F401  (torch has them at top level)

@@ -52,6 +52,17 @@ class device:
     def __reduce__(self):
         return (device, (str(self),))
 
+    def __enter__(self):
+        """``with torch.device('meta'):`` factory calls without a ``device=`` inside go to this device (as
+        ``set_default_device``); the default before it comes back on exit (nested blocks restore in order)."""
+        _context_stack.append(_default[0])
+        set_default_device(self)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        _default[0] = _context_stack.pop()
+        return None
+
 
 @functools.lru_cache(maxsize=None)
 def _make(type_, index):
@@ -173,6 +184,7 @@ def from_jax(jdev) -> device:
 
 
 _default = [_make("cpu", None)]
+_context_stack: list = []  # defaults that ``with device(...)`` blocks replaced, innermost last
 
 
 def get_default_device() -> device:

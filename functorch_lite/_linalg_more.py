@@ -346,6 +346,10 @@ def adjoint(input: Tensor) -> Tensor:
 
 
 def _mH(self: Tensor) -> Tensor:
+    if self.dim() == 0:
+        from .ops.movement import _warn_0d_once
+        _warn_0d_once("mH", "Consider using x.conj().")
+        return self.conj() if self.is_complex() else self
     if self.dim() < 2:
         raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got {self.dim()}-D "
                            "tensor.")
@@ -354,7 +358,9 @@ def _mH(self: Tensor) -> Tensor:
 
 def _H(self: Tensor) -> Tensor:
     if self.dim() == 0:
-        return self
+        from .ops.movement import _warn_0d_once
+        _warn_0d_once("H", "Consider using x.conj().")
+        return self.conj() if self.is_complex() else self
     if self.dim() != 2:
         tail = " For batches of matrices, consider using tensor.mH" if self.dim() > 2 else ""
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor.{tail}")

@@ -4,13 +4,24 @@ Values come from JAX's PRNG (threefry), so they differ from PyTorch's Mersenne T
 what matches PyTorch is the contract: the same seed gives the same values, a seeded
 ``Generator`` reproduces the global stream seeded the same way, and every draw advances the state.
 Under ``compile`` the key is threaded through the traced function as state (it is ``Generator.key``).
+
+``get_rng_state()`` / ``Generator.get_state()`` return a uint8 tensor (a ``torch.ByteTensor``, as PyTorch's) that
+holds the generator's whole state: a tag, the initial seed and the bytes of the current JAX key. It round-trips
+through ``.to(torch.uint8)``, ``clone()``, ``ByteTensor(state.tolist())`` and ``save``/``load``; it is not
+PyTorch's 5056-byte Mersenne Twister state, and a state saved by PyTorch cannot be restored here.
 """
 from __future__ import annotations
 
 import contextlib
+import struct
 import time
 
 import jax
+import numpy as np
+
+_STATE_TAG = b"FLRNG\x01"  # functorch_lite generator state, layout version 1: tag, initial seed (u64 LE), key data
+_TORCH_CPU_STATE_SIZE = 5056  # sizeof(CPUGeneratorImplState): a state saved by PyTorch's CPU generator
+_TORCH_CUDA_STATE_SIZE = 16   # PyTorch's CUDA generator state: seed + philox offset
 
 
 class Generator:
@@ -25,7 +36,7 @@ class Generator:
     def manual_seed(self, seed):
         seed = int(seed)
         if seed < -(2 ** 63) or seed >= 2 ** 64:
-            raise RuntimeError("Overflow when unpacking long long")
+            raise ValueError("Overflow when unpacking long long")
         self._seed = seed % (2 ** 64)
         self._key = None
         return self
@@ -55,14 +66,50 @@ class Generator:
         return sub
 
     def get_state(self):
+        """The generator state as a uint8 tensor (``torch.ByteTensor``): ``set_state`` restores the exact stream."""
         from .ops.creation import tensor
-        import numpy as np
-        return tensor(np.asarray(jax.random.key_data(self.key)).astype(np.int64))
+        from . import dtypes as D
+        k = self.key
+        if isinstance(k, jax.core.Tracer):
+            from .ops._dispatch import data_dependent_error
+            raise data_dependent_error("reading the generator state (get_rng_state / Generator.get_state)")
+        data = np.ascontiguousarray(np.asarray(jax.random.key_data(k)), dtype="<u4").tobytes()
+        raw = _STATE_TAG + struct.pack("<Q", self._seed) + data
+        return tensor(np.frombuffer(raw, dtype=np.uint8).copy(), dtype=D.uint8)
 
-    def set_state(self, state):
-        import numpy as np
-        self._key = jax.random.wrap_key_data(np.asarray(state.numpy()).astype(np.uint32))
+    def set_state(self, new_state):
+        """Restore a state that ``get_state`` (or ``get_rng_state``) returned."""
+        from ._tensor.tensor import Tensor
+        from . import dtypes as D
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
+        if new_state.dtype is not D.uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        raw = np.asarray(new_state.detach().cpu().reshape(-1).numpy(), dtype=np.uint8).tobytes()
+        nkey = np.asarray(jax.random.key_data(jax.random.key(0))).size
+        size = len(_STATE_TAG) + 8 + 4 * nkey
+        if len(raw) != size or raw[:len(_STATE_TAG)] != _STATE_TAG:
+            raise RuntimeError(_foreign_state_message(len(raw), size))
+        seed, = struct.unpack("<Q", raw[len(_STATE_TAG):len(_STATE_TAG) + 8])
+        data = np.frombuffer(raw[len(_STATE_TAG) + 8:], dtype="<u4").astype(np.uint32)
+        self._seed = seed
+        self._key = jax.random.wrap_key_data(data)
         return self
+
+
+def _foreign_state_message(n: int, size: int) -> str:
+    if n == _TORCH_CPU_STATE_SIZE:
+        what = ("this is a PyTorch CPU generator state (its 5056-byte Mersenne Twister state, as checkpoints written "
+                "by PyTorch store), which functorch_lite cannot restore: its generators are JAX PRNG keys")
+    elif n == _TORCH_CUDA_STATE_SIZE:
+        what = ("this looks like a PyTorch CUDA generator state (seed and Philox offset), which functorch_lite cannot "
+                "restore: its generators are JAX PRNG keys")
+    elif n == size:
+        what = "the state does not start with functorch_lite's generator-state tag"
+    else:
+        what = f"Expected a functorch_lite generator state of size {size} but found the input RNG state size to be {n}"
+    return (f"{what}. set_rng_state / Generator.set_state accept only a state returned by functorch_lite's "
+            "get_rng_state() / Generator.get_state(); to start a reproducible stream instead, use manual_seed(seed).")
 
 
 @jax.jit

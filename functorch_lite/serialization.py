@@ -7,7 +7,8 @@ torch.FloatStorage, key, location, numel)``; float8/uint16+ use ``_rebuild_tenso
 ``torch.storage.UntypedStorage``), ``.format_version``, ``.storage_alignment``, ``byteorder``,
 ``data/<key>`` (raw little-endian bytes), ``version``, ``.data/serialization_id``. torch is never
 imported: its globals are written by name and read back as their functorch_lite equivalents.
-``load(weights_only=True)`` (the default) accepts only torch's default allow-list of globals.
+``load(weights_only=True)`` (the default) accepts only torch's default allow-list of globals and the ones
+``add_safe_globals`` / ``safe_globals`` add, with torch's restricted set of pickle opcodes.
 """
 from __future__ import annotations
 
@@ -29,7 +30,9 @@ from . import dtypes as D
 from ._tensor import views as V
 from ._tensor.tensor import Size, Tensor
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load"]  # (what ``functorch_lite`` re-exports; the allow-list API stays in this module, as torch's)
+
+DEFAULT_PROTOCOL = 2
 
 # ---- torch's names ------------------------------------------------------------------------------
 _LEGACY_STORAGE = {  # torch.storage._dtype_to_storage_type_map()
@@ -47,6 +50,9 @@ _UNSAFE_MESSAGE = (
     "but it can result in arbitrary code execution. Do it only if you got the file from a trusted source.")
 _BLOCKED_MODULES = ("sys", "os", "posix", "nt")  # torch's _blocklisted_modules
 _NOT_ZIP = "PytorchStreamReader failed reading zip archive: failed finding central directory"
+_DOCS_MESSAGE = ("\n\nCheck the documentation of torch.load to learn more about types accepted by default with "
+                 "weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
+_MAGIC_NUMBER = 0x1950A86A20F9469CFC6C  # the first pickle of torch's legacy (non-zip) format
 
 
 class _Global:
@@ -90,6 +96,7 @@ class _Pickler(pickle._Pickler):
         super().__init__(file, protocol=protocol)
         self.records: list = []      # (key, numpy bytes) in key order
         self._by_storage: dict = {}  # root storage uid (never reused) -> (key, dtype, location, numel)
+        self._viewed_as: dict = {}   # root storage uid -> the dtype its tensors were saved as
 
     def persistent_id(self, obj):
         return obj.value if type(obj) is _Boxed and obj.kind == "pid" else None
@@ -129,13 +136,18 @@ class _Pickler(pickle._Pickler):
     def _reduce_plain(self, t: Tensor, requires_grad: bool):
         """``_rebuild_tensor_v2``/``v3`` call of ``t`` (its storage recorded once per facade storage)."""
         dt = t.dtype
-        if dt not in _LEGACY_STORAGE and dt not in _NEW_DTYPES:
-            raise RuntimeError(f"functorch_lite.save: torch cannot store tensors of dtype {dt!r}")
         root = t._storage.root()
         base = root.array
+        if type(base) is jax.ShapeDtypeStruct:  # a meta tensor: no storage, as torch's (sharing is not kept)
+            return (_glob("torch._utils", "_rebuild_meta_tensor_no_storage"),
+                    (dt, tuple(t._shape), tuple(t.stride()), bool(requires_grad)))
+        if dt not in _LEGACY_STORAGE and dt not in _NEW_DTYPES:
+            raise RuntimeError(f"functorch_lite.save: torch cannot store tensors of dtype {dt!r}")
         if isinstance(base, jax.core.Tracer):
             from .ops._dispatch import data_dependent_error
             raise data_dependent_error("saving a tensor")
+        if self._viewed_as.setdefault(root.uid, dt) is not dt:  # (torch's storages are untyped: one dtype each)
+            raise RuntimeError("Cannot save multiple tensors or storages that view the same data as different types")
         if np.dtype(base.dtype) == dt.np:
             ref, offset, stride = self._storage_ref(root, base, dt, root.device), t._offset, tuple(t.stride())
         else:  # a view(dtype) reinterpreting its base: saved as its own storage
@@ -212,6 +224,10 @@ def save(obj: Any, f, pickle_module: Any = pickle, pickle_protocol: int = 2,
     p = _Pickler(buf, pickle_protocol)
     p.dump(obj)
     own = isinstance(f, (str, os.PathLike))
+    if own:
+        parent = os.path.dirname(os.fsdecode(f))
+        if parent and not os.path.isdir(parent):
+            raise RuntimeError(f"Parent directory {parent} does not exist.")
     fh = open(f, "wb") if own else f
     try:
         w = _ZipWriter(fh)
@@ -333,6 +349,22 @@ def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, bac
     return _facade_tensor(storage, storage_offset, size, stride, dtype).requires_grad_(bool(requires_grad))
 
 
+def _rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
+    """Facade version of ``torch._utils._rebuild_meta_tensor_no_storage`` (a meta tensor: no data; any strides)."""
+    from ._tensor.storage import meta_array
+    if not isinstance(dtype, D.dtype):
+        raise pickle.UnpicklingError("_rebuild_meta_tensor_no_storage expects a dtype")
+    size, stride = tuple(int(n) for n in size), tuple(int(n) for n in stride)
+    meta = _dev.canonical("meta")
+    if 0 in size or stride == V.contiguous_strides(size):
+        t = Tensor._from_array(meta_array(size, dtype.jnp), dtype, meta)
+    else:
+        extent = 1 + sum((n - 1) * st for n, st in zip(size, stride))
+        root = Tensor._from_array(meta_array((extent,), dtype.jnp), dtype, meta)._storage
+        t = Tensor._header(root, size, dtype, ((V.STRIDED, (size, stride, 0)),), stride, 0, None)
+    return t.requires_grad_(bool(requires_grad))
+
+
 def _set_state(obj, state) -> None:
     """torch's ``_set_obj_state``: ``state`` is a dict of attributes or (dict, slot dict)."""
     state, slots = state if isinstance(state, tuple) and len(state) == 2 else (state, None)
@@ -357,7 +389,8 @@ def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
 
 def _rebuild_from_type_v2(func, new_type, args, state):
     """Facade version of ``torch._tensor._rebuild_from_type_v2`` (Tensor/Parameter with attributes)."""
-    if func not in (_rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter, _rebuild_parameter_with_state):
+    if func not in (_rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter, _rebuild_parameter_with_state,
+                    _rebuild_meta_tensor_no_storage):
         raise pickle.UnpicklingError(f"_rebuild_from_type_v2: unsupported rebuild function {func!r}")
     ret = func(*args)
     if new_type is not type(ret):
@@ -383,6 +416,7 @@ def _torch_globals() -> dict:
     g: dict = {
         "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,
         "torch._utils._rebuild_tensor_v3": _rebuild_tensor_v3,
+        "torch._utils._rebuild_meta_tensor_no_storage": _rebuild_meta_tensor_no_storage,
         "torch._utils._rebuild_parameter": _rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
@@ -415,6 +449,15 @@ def _torch_table() -> dict:
 
 def _resolve_torch(module: str, name: str):
     full = f"{module}.{name}"
+    if full not in _torch_table() and module.startswith("torch.nn.modules."):
+        cls = _facade_module_class(name)
+        if cls is not None:
+            return cls
+    if full not in _torch_table() and module == "torch.nn.functional":  # (an activation a module holds)
+        from .nn import functional as F
+        fn = getattr(F, name, None)
+        if callable(fn):
+            return fn
     if full not in _torch_table():
         raise pickle.UnpicklingError(f"functorch_lite.load: the torch global {full} has no functorch_lite "
                                      "equivalent (unsupported tensor type or dtype)")
@@ -461,49 +504,187 @@ class _Loader:
         return self.storages[key]
 
 
-class _WeightsUnpickler(pickle._Unpickler):
-    """torch's ``weights_only`` unpickler: allow-listed globals only, opcodes restricted like torch's."""
+# ---- the weights_only allow-list (torch.serialization.add_safe_globals & co.) -------------------------------------
+_marked_safe_globals: set = set()
 
-    dispatch = pickle._Unpickler.dispatch.copy()
+
+def add_safe_globals(safe_globals: list) -> None:
+    """Mark globals (classes, functions, or ``(global, "module.qualname")`` pairs) as safe for
+    ``load(weights_only=True)``: they may then be called, instantiated and have their state set (a global is
+    named ``{__module__}.{__qualname__}`` in a checkpoint)."""
+    global _marked_safe_globals
+    _marked_safe_globals = _marked_safe_globals.union(set(safe_globals))
+
+
+def get_safe_globals() -> list:
+    """The globals ``add_safe_globals`` (or an active ``safe_globals`` block) marked safe."""
+    return list(_marked_safe_globals)
+
+
+def clear_safe_globals() -> None:
+    """Forget every global ``add_safe_globals`` marked safe."""
+    global _marked_safe_globals
+    _marked_safe_globals = set()
+
+
+class safe_globals:
+    """``with torch.serialization.safe_globals([MyClass]): torch.load(f)``: the globals are safe inside the block."""
+
+    def __init__(self, safe_globals: list):
+        self.safe_globals = safe_globals
+
+    def __enter__(self):
+        add_safe_globals(self.safe_globals)
+
+    def __exit__(self, type, value, tb):  # noqa: A002
+        global _marked_safe_globals
+        _marked_safe_globals = _marked_safe_globals - set(self.safe_globals)
+
+
+def _user_allowed_globals() -> dict:
+    """'module.qualname' -> global, for the globals marked safe (torch's ``_get_user_allowed_globals``)."""
+    rc: dict = {}
+    for f in _marked_safe_globals:
+        if isinstance(f, tuple):
+            if len(f) != 2:
+                raise ValueError(f"Expected tuple of length 2 (global, str of callable full path), but got tuple of "
+                                 f"length: {len(f)}")
+            if type(f[1]) is not str:
+                raise TypeError(f"Expected second item in tuple to be str of callable full path, but got: "
+                                f"{type(f[1])}")
+            f, name = f
+            rc[name] = f
+        else:
+            rc[f"{f.__module__}.{f.__qualname__}"] = f
+    return rc
+
+
+def _default_allowed_names() -> set:
+    return set(_SAFE_BUILTINS) | {"_codecs.encode"} | {k for k, v in _torch_table().items() if v is not None}
+
+
+def get_unsafe_globals_in_checkpoint(f) -> list:
+    """The ``module.name`` of every global in a ``save`` checkpoint that ``load(weights_only=True)`` would refuse
+    (neither on torch's default allow-list nor marked safe), read without unpickling anything."""
+    import pickletools
+    fh, mm, own = _open(f, False)
+    try:
+        head = fh.read(4)
+        fh.seek(-len(head), io.SEEK_CUR)
+        if head != b"PK\x03\x04":
+            raise ValueError("Expected input to be a checkpoint returned by torch.save")
+        pkl = bytes(_ZipReader(fh).record("data.pkl"))
+    finally:
+        if own:
+            fh.close()
+    found = set()
+    for op, arg, _ in pickletools.genops(pkl):
+        if op.name == "GLOBAL":
+            module, name = _fix_name(*arg.split(" ", 1))
+            found.add(f"{module}.{name}")
+    return list(found - _default_allowed_names() - set(_user_allowed_globals()))
+
+
+def default_restore_location(storage, location: str):
+    """``storage`` placed on ``location`` ('cpu', 'cuda:0'...): what a ``map_location`` callable may return."""
+    if not isinstance(storage, _RawStorage):
+        raise TypeError(f"default_restore_location expects a storage, got {type(storage).__name__}")
+    try:
+        dev = _dev.device(location)
+    except RuntimeError:
+        raise RuntimeError(f"don't know how to restore data location of torch.storage.UntypedStorage (tagged with "
+                           f"{location})") from None
+    return _RawStorage(storage.raw, storage.dtype, _place(str(dev)))
+
+
+def _wo_message(message: str) -> str:
+    """torch's ``_get_wo_message``: the text ``load(weights_only=True)`` wraps an unpickling error in."""
+    import re
+    if re.search(r"GLOBAL (\S+) was not an allowed global by default.", message):
+        return ("Weights only load failed. This file can still be loaded, to do so you have two options, "
+                "\033[1mdo those steps only if you trust the source of the checkpoint\033[0m. "
+                f"\n\t(1) {_UNSAFE_MESSAGE}\n\t(2) Alternatively, to load with `weights_only=True` please check "
+                "the recommended steps in the following error message.\n\tWeightsUnpickler error: "
+                + message + _DOCS_MESSAGE)
+    if re.search(r"(\S+) must be (\S+) to load", message):
+        return f"Weights only load failed. {message}\n {_UNSAFE_MESSAGE}\n"
+    out = f"Weights only load failed. {_UNSAFE_MESSAGE}\n"
+    if re.search(r"whose module (\S+) is blocked", message) is None:
+        out += ("Please file an issue with the following so that we can make `weights_only=True` compatible with "
+                "your use case: WeightsUnpickler error: ")
+    return out + "\n\n" + message + _DOCS_MESSAGE
+
+
+class _Dispatch(dict):
+    """The opcode table of the weights-only unpickler: an opcode outside torch's set is refused, with its text."""
+
+    def __missing__(self, key):
+        def refuse(unpickler):
+            raise pickle.UnpicklingError(f"Unsupported operand {key}")
+        return refuse
+
+
+_WEIGHTS_OPCODES = (  # what torch's _weights_only_unpickler reads
+    "GLOBAL", "NEWOBJ", "REDUCE", "BUILD", "APPEND", "APPENDS", "SETITEM", "SETITEMS", "MARK", "TUPLE", "TUPLE1",
+    "TUPLE2", "TUPLE3", "NONE", "NEWFALSE", "NEWTRUE", "EMPTY_TUPLE", "EMPTY_LIST", "EMPTY_DICT", "EMPTY_SET",
+    "BININT", "BININT1", "BININT2", "BINFLOAT", "BINUNICODE", "SHORT_BINSTRING", "BINPERSID", "BINGET",
+    "LONG_BINGET", "BINPUT", "LONG_BINPUT", "LONG1", "PROTO", "STOP")
+
+
+class _WeightsUnpickler(pickle._Unpickler):
+    """torch's ``weights_only`` unpickler: allow-listed globals only (torch's defaults and ``add_safe_globals``),
+    torch's opcodes only. Its errors are torch's inner messages; ``load`` wraps them as torch does."""
 
     def __init__(self, file, persistent_load: Callable):
         super().__init__(file, encoding="utf-8")
         self.persistent_load = persistent_load
-        self._allowed: set = set()  # ids of the globals find_class handed out (the only callables)
+        self._allowed: dict = {}  # id -> the globals find_class handed out (the only callables / classes)
+        self.user = _user_allowed_globals()
 
     def find_class(self, module, name):
         module, name = _fix_name(module, name)
         full = f"{module}.{name}"
+        if module in _BLOCKED_MODULES:
+            raise pickle.UnpicklingError(f"Trying to load unsupported GLOBAL {full} whose module {module} is "
+                                         "blocked.")
         if full in _SAFE_BUILTINS:
             obj = _SAFE_BUILTINS[full]
         elif full == "_codecs.encode":
             obj = _codecs_encode
         elif _is_torch(module) and _torch_table().get(full) is not None:
             obj = _torch_table()[full]
-        elif module in _BLOCKED_MODULES:
-            raise pickle.UnpicklingError(
-                f"Weights only load failed. {_UNSAFE_MESSAGE}\n\n\nTrying to load unsupported GLOBAL {full} whose "
-                f"module {module} is blocked.")
+        elif full in self.user:
+            obj = self.user[full]
         else:
-            shown = name if module == "builtins" else full
+            if full.startswith("builtins"):
+                rest = full[len("builtins"):]
+                full = rest[1:] if rest[:1] == "." else "builtins" + rest
             raise pickle.UnpicklingError(
-                "Weights only load failed. This file can still be loaded, to do so you have two options, do those "
-                f"steps only if you trust the source of the checkpoint. \n\t(1) {_UNSAFE_MESSAGE}\n\t(2) "
-                "Alternatively, to load with `weights_only=True` please check the recommended steps in the "
-                f"following error message.\n\tWeightsUnpickler error: Unsupported global: GLOBAL {shown} was not "
-                "an allowed global by default. (functorch_lite.load has no add_safe_globals: load with "
-                "weights_only=False if you trust this file.)")
-        self._allowed.add(id(obj))
+                f"Unsupported global: GLOBAL {full} was not an allowed global by default. Please use "
+                f"`torch.serialization.add_safe_globals([{full}])` or the "
+                f"`torch.serialization.safe_globals([{full}])` context manager to allowlist this global if you "
+                "trust this class/function.")
+        self._allowed[id(obj)] = obj
         return obj
 
-    def _refuse(self, msg: str):
-        raise pickle.UnpicklingError(f"Weights only load failed. {_UNSAFE_MESSAGE}\n\n{msg}")
+    def load_proto(self):
+        proto = self.read(1)[0]
+        if proto != 2:
+            import warnings
+            warnings.warn(f"Detected pickle protocol {proto} in the checkpoint, which was not the default pickle "
+                          "protocol used by `torch.load` (2). The weights_only Unpickler might not support all "
+                          "instructions implemented by this protocol, please file an issue for adding support if "
+                          "you encounter this.", stacklevel=2)
+        self.proto = proto
 
     def load_reduce(self):
         args = self.stack.pop()
         func = self.stack[-1]
         if id(func) not in self._allowed:
-            self._refuse(f"Trying to call reduce for unrecognized function {func!r}")
+            msg = f"Trying to call reduce for unrecognized function {func}"
+            if hasattr(func, "__self__"):
+                msg += f" which belongs to {func.__self__}"
+            raise pickle.UnpicklingError(msg)
         self.stack[-1] = func(*args)
 
     def load_newobj(self):
@@ -512,45 +693,64 @@ class _WeightsUnpickler(pickle._Unpickler):
         from .nn.parameter import Parameter
         if cls is Parameter:
             self.append(Parameter(*args))
-        elif id(cls) in self._allowed and cls in (collections.OrderedDict, collections.Counter, set, Size):
+        elif id(cls) in self._allowed and isinstance(cls, type):
             self.append(cls.__new__(cls, *args))
         else:
-            self._refuse(f"Can only create new object for nn.Parameter or allowlisted classes but got {cls!r}")
+            raise pickle.UnpicklingError("Can only create new object for nn.Parameter or classes allowlisted via "
+                                         f"`add_safe_globals` but got {cls}")
 
     def load_build(self):
         state = self.stack.pop()
         inst = self.stack[-1]
-        if isinstance(inst, Tensor) or type(inst) in (collections.OrderedDict, collections.Counter):
-            _set_state(inst, state) if isinstance(inst, Tensor) else inst.__dict__.update(state or {})
+        if isinstance(inst, Tensor):
+            _set_state(inst, state)
+        elif type(inst) is collections.OrderedDict:
+            inst.__dict__.update(state or {})
+        elif id(type(inst)) in self._allowed:
+            if hasattr(inst, "__setstate__"):
+                inst.__setstate__(state)
+            else:
+                slotstate = None
+                if isinstance(state, tuple) and len(state) == 2:
+                    state, slotstate = state
+                if state:
+                    inst.__dict__.update(state)
+                for k, v in (slotstate or {}).items():
+                    setattr(inst, k, v)
         else:
-            self._refuse(f"Can only build Tensor, Parameter, OrderedDict, but got {type(inst)}")
-
-    def _into(self, types: tuple, items: list, add: Callable) -> None:
-        """APPEND(S)/SETITEM(S)/ADDITEMS only into the built-in containers (as torch's unpickler)."""
-        obj = self.stack[-1]
-        if type(obj) not in types:
-            self._refuse(f"Can only add items to {', '.join(t.__name__ for t in types)}, but got {type(obj)}")
-        add(obj, items)
+            raise pickle.UnpicklingError("Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
+                                         f"`add_safe_globals`, but got {type(inst)}")
 
     def load_append(self):
-        self._into((list,), [self.stack.pop()], list.extend)
+        item = self.stack.pop()
+        if type(self.stack[-1]) is not list:
+            raise pickle.UnpicklingError(f"Can only append to lists, but got {type(self.stack[-1])}")
+        self.stack[-1].append(item)
 
     def load_appends(self):
-        self._into((list,), self.pop_mark(), list.extend)
+        items = self.pop_mark()
+        if type(self.stack[-1]) is not list:
+            raise pickle.UnpicklingError(f"Can only extend lists, but got {type(self.stack[-1])}")
+        self.stack[-1].extend(items)
+
+    def _check_set_item_target(self, opcode: str) -> None:
+        if type(self.stack[-1]) not in _DICTS:
+            raise pickle.UnpicklingError(f"Can only {opcode} for dict, collections.OrderedDict, collections.Counter, "
+                                         f"but got {type(self.stack[-1])}")
 
     def load_setitem(self):
         value, key = self.stack.pop(), self.stack.pop()
-        self._into(_DICTS, [key, value], _set_pairs)
+        self._check_set_item_target("SETITEM")
+        self.stack[-1][key] = value
 
     def load_setitems(self):
-        self._into(_DICTS, self.pop_mark(), _set_pairs)
+        items = self.pop_mark()
+        self._check_set_item_target("SETITEMS")
+        _set_pairs(self.stack[-1], items)
 
-    def load_additems(self):
-        self._into((set,), self.pop_mark(), set.update)
-
-    def _unsupported(self):
-        self._refuse("Unsupported operand for weights_only unpickling (INST/OBJ/EXT opcodes)")
-
+    dispatch = _Dispatch({getattr(pickle, n)[0]: pickle._Unpickler.dispatch[getattr(pickle, n)[0]]
+                          for n in _WEIGHTS_OPCODES})
+    dispatch[pickle.PROTO[0]] = load_proto
     dispatch[pickle.REDUCE[0]] = load_reduce
     dispatch[pickle.NEWOBJ[0]] = load_newobj
     dispatch[pickle.BUILD[0]] = load_build
@@ -558,10 +758,6 @@ class _WeightsUnpickler(pickle._Unpickler):
     dispatch[pickle.APPENDS[0]] = load_appends
     dispatch[pickle.SETITEM[0]] = load_setitem
     dispatch[pickle.SETITEMS[0]] = load_setitems
-    dispatch[pickle.ADDITEMS[0]] = load_additems
-    for _op in (pickle.INST, pickle.OBJ, pickle.NEWOBJ_EX, pickle.EXT1, pickle.EXT2, pickle.EXT4):
-        dispatch[_op[0]] = _unsupported
-    del _op
 
 
 _DICTS = (dict, collections.OrderedDict, collections.Counter)
@@ -580,8 +776,9 @@ def _codecs_encode(obj, encoding="utf-8", errors="strict"):
     return codecs.encode(obj, encoding, errors)
 
 
-class _FullUnpickler(pickle.Unpickler):
-    """``weights_only=False``: ordinary unpickling, with torch globals resolved to functorch_lite."""
+class _TorchGlobals:
+    """``weights_only=False`` unpicklers' common part: ordinary unpickling, with torch globals resolved to
+    functorch_lite and storages read through ``persistent_load``."""
 
     def __init__(self, file, persistent_load: Callable, **kwargs):
         super().__init__(file, **kwargs)
@@ -592,6 +789,74 @@ class _FullUnpickler(pickle.Unpickler):
         if _is_torch(m):
             return _resolve_torch(m, n)
         return super().find_class(module, name)
+
+
+class _FullUnpickler(_TorchGlobals, pickle.Unpickler):
+    """``weights_only=False`` (the C unpickler)."""
+
+
+class _FullZipUnpickler(_TorchGlobals, pickle._Unpickler):
+    """``weights_only=False`` for a checkpoint's ``data.pkl``: as :class:`_FullUnpickler`, and a module pickled by
+    torch (``torch.save(model)``: a ``torch.nn`` class, or the user's class, whose state is torch's
+    ``Module.__dict__``) is rebuilt as the facade module of the same name (:func:`_torch_module_state`)."""
+
+    dispatch = pickle._Unpickler.dispatch.copy()
+
+    def load_build(self):
+        from .nn.modules.module import Module
+        state, inst = self.stack[-1], self.stack[-2]
+        if isinstance(inst, Module) and type(state) is dict and "_parameters" in state \
+                and "_hooks_with_kwargs" not in state:
+            self.stack.pop()
+            _torch_module_state(inst, state)
+            return
+        pickle._Unpickler.load_build(self)
+
+    dispatch[pickle.BUILD[0]] = load_build
+
+
+def _facade_module_class(name: str):
+    """The ``functorch_lite.nn`` module class named ``name`` (for ``torch.nn.modules.<file>.<name>``), or None."""
+    import sys
+    from . import nn
+    from .nn.modules.module import Module
+    cls = getattr(nn, name, None)
+    if cls is None:  # (classes nn does not re-export: MultiheadAttention's NonDynamicallyQuantizableLinear)
+        for mod_name, mod in list(sys.modules.items()):
+            if mod_name.startswith("functorch_lite.nn.modules.") and isinstance(getattr(mod, name, None), type):
+                cls = getattr(mod, name)
+                break
+    return cls if isinstance(cls, type) and issubclass(cls, Module) else None
+
+
+_TORCH_MODULE_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
+                       "_forward_hooks_with_kwargs", "_forward_pre_hooks_with_kwargs", "_forward_hooks_always_called",
+                       "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+                       "_load_state_dict_post_hooks")
+
+
+def _torch_module_state(inst, state: dict) -> None:
+    """Set a facade module from torch's ``Module.__dict__``: the base fields (``_parameters``, ``_buffers``,
+    ``_modules``, ``_non_persistent_buffers_set``, ``training``) into the facade's own tables, the class's fields
+    (``in_features``, ``eps``...) as they are. Hooks cannot be carried over: a module pickled with hooks registered
+    is refused (re-register them after loading a hook-free module)."""
+    from .nn.modules.module import Module, _Registry
+    for k in _TORCH_MODULE_HOOKS:
+        if state.get(k):
+            raise pickle.UnpicklingError(
+                f"functorch_lite.load: the pickled torch module {type(inst).__name__} has {k} registered, which "
+                "cannot be carried over to functorch_lite; save it without hooks (or save its state_dict()).")
+    Module.__init__(inst)
+    d = inst.__dict__
+    for k, v in state.items():
+        if k in ("_parameters", "_buffers", "_modules"):
+            d[k] = _Registry(v)
+        elif k == "_non_persistent_buffers_set":
+            d[k] = set(v)
+        elif k in _TORCH_MODULE_HOOKS or k == "_is_full_backward_hook":
+            continue
+        else:
+            d[k] = v
 
 
 class _ZipReader:
@@ -648,6 +913,27 @@ def _open(f, use_mmap: bool):
     return f, None, False
 
 
+def _no_persistent_load(pid):
+    raise pickle.UnpicklingError("unsupported persistent id encountered")
+
+
+def _load_not_zip(fh, weights_only: bool, pickle_load_args: dict):
+    """A file that is not a zip archive: as torch, its first pickle must be the legacy format's magic number (an
+    empty file: EOFError; not a pickle: torch's UnpicklingError). The legacy format itself is not supported."""
+    if weights_only:
+        try:
+            magic = _WeightsUnpickler(fh, _no_persistent_load).load()
+        except pickle.UnpicklingError as e:
+            raise pickle.UnpicklingError(_wo_message(str(e))) from None
+    else:
+        pickle_load_args.setdefault("encoding", "utf-8")
+        magic = _FullUnpickler(fh, _no_persistent_load, **pickle_load_args).load()
+    if magic != _MAGIC_NUMBER:
+        raise RuntimeError("Invalid magic number; corrupt file?")
+    raise RuntimeError("functorch_lite.load: this is torch's legacy (pre-1.6, non-zip) format, which is not "
+                       "supported; re-save it with torch.save(obj, f) from torch >= 1.6")
+
+
 def load(f, map_location: str | _dev.device | dict | Callable | None = None, pickle_module: Any = None, *,
          weights_only: bool = True, mmap: bool | None = None, **pickle_load_args) -> Any:
     """Load an object saved by ``torch.save`` or :func:`save` (zip format).
@@ -670,11 +956,13 @@ def load(f, map_location: str | _dev.device | dict | Callable | None = None, pic
         head = bytes(mm[:4]) if mm is not None else fh.read(4)
         if mm is None:
             fh.seek(-len(head), io.SEEK_CUR)
-        if head[:1] == b"\x80" or head[:2] == b"\x8a\x0a":
-            raise RuntimeError("functorch_lite.load: this is torch's legacy (pre-1.6, non-zip) format, which is "
-                               "not supported; re-save it with torch.save(obj, f) from torch >= 1.6")
         if head != b"PK\x03\x04":
-            raise RuntimeError(f"{_NOT_ZIP} (the file is not a torch.save zip archive, or it is empty)")
+            if mmap:
+                f_name = f"{f}, " if isinstance(f, str) else ""
+                raise RuntimeError("mmap can only be used with files saved with "
+                                   f"`torch.save({f_name}_use_new_zipfile_serialization=True), please torch.save "
+                                   "your checkpoint with this option in order to use mmap.")
+            return _load_not_zip(fh, weights_only, pickle_load_args)
         reader = _ZipReader(fh, mm)
         loader = _Loader(reader, map_location)
         data = io.BytesIO(bytes(reader.record("data.pkl")))
@@ -682,9 +970,13 @@ def load(f, map_location: str | _dev.device | dict | Callable | None = None, pic
             up = _WeightsUnpickler(data, loader.persistent_load)
         else:
             pickle_load_args.setdefault("encoding", "utf-8")
-            up = _FullUnpickler(data, loader.persistent_load, **pickle_load_args)
+            up = _FullZipUnpickler(data, loader.persistent_load, **pickle_load_args)
         try:
             return up.load()
+        except pickle.UnpicklingError as e:
+            if weights_only:
+                raise pickle.UnpicklingError(_wo_message(str(e))) from None
+            raise
         except (EOFError, struct.error, IndexError, KeyError) as e:  # what a cut or garbled pickle raises
             raise RuntimeError(f"functorch_lite.load: data.pkl is truncated or corrupt ({e!r})") from e
     finally:

@@ -141,8 +141,8 @@ class Tensor:
     """A PyTorch-style tensor backed by an immutable jax.Array (see design.md §3)."""
 
     __slots__ = ("_storage", "_shape", "dtype", "_chain", "_strides", "_offset", "_cache", "_base",
-                 "_requires_grad", "_grad", "grad_fn", "_retains_grad", "_hooks", "_post_hooks", "_out_nr",
-                 "_idx", "_acc", "__weakref__", "__dict__")
+                 "_requires_grad", "_grad", "_grad_fn", "_retains_grad", "_hooks", "_post_hooks", "_out_nr",
+                 "_idx", "_acc", "_gver", "__weakref__", "__dict__")
 
     def __new__(cls, *args, **kwargs):
         """``torch.Tensor(2, 3)``, ``torch.Tensor([1., 2.])``, ``torch.Tensor(other)``: the legacy constructor
@@ -163,9 +163,11 @@ class Tensor:
         t._offset = offset
         t._cache = cache
         t._base = base
+        if base is not None:
+            t._gver = storage.version  # (the version its grad_fn was recorded at: the ``grad_fn`` property)
         t._requires_grad = False
         t._grad = None
-        t.grad_fn = None
+        t._grad_fn = None
         t._retains_grad = False
         t._hooks = None
         t._post_hooks = None
@@ -240,10 +242,7 @@ class Tensor:
                     arr = V.bitcast(arr, base.dtype)
             idx = self._idx
             if idx is None:
-                idx = V.index_map(self._shape, self._strides, self._offset)
-                if not isinstance(base, jax.core.Tracer):
-                    idx = jax.device_put(idx, next(iter(base.devices())))
-                self._idx = idx
+                idx = self._idx = V.device_index_map(self._shape, self._strides, self._offset, base)
             if units:
                 s.array = V.scatter_units(base, idx, arr, not overlap)
             else:
@@ -374,7 +373,25 @@ class Tensor:
 
     # ---- autograd metadata (the engine lives in functorch_lite.autograd) --------------------------
     @property
+    def grad_fn(self):
+        """The node that receives this tensor's gradient. A view (``_base`` set) keeps the storage version its
+        node was recorded at (``_gver``); once its base or another view of it was written in place since, the
+        node is regenerated from the base's current history (``autograd.graph.regraph``: PyTorch's
+        ``AsStridedBackward0`` on the base's grad_fn), as PyTorch's ``VariableHooks::grad_fn``."""
+        if self._base is None or self._gver == self._storage.version:
+            return self._grad_fn
+        return _regraph(self)
+
+    @grad_fn.setter
+    def grad_fn(self, fn):
+        self._grad_fn = fn
+        if self._base is not None:
+            self._gver = self._storage.version
+
+    @property
     def requires_grad(self) -> bool:
+        if not self._requires_grad and self._base is not None and self._gver != self._storage.version:
+            _regraph(self)  # (a view whose base came to require grad by an in-place op: it does too, as in PyTorch)
         return self._requires_grad
 
     @requires_grad.setter
@@ -571,6 +588,14 @@ class Tensor:
         from ..ops.creation import from_numpy
         return from_numpy(np.asarray(array))
 
+    def __contains__(self, element):
+        """``element in t``: ``(element == t).any()`` for a Tensor or a number, as PyTorch."""
+        import numbers
+        if isinstance(element, (Tensor, numbers.Number)):
+            return bool((element == self).any().item())
+        raise RuntimeError("Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                           f"{type(element)}.")
+
     def __len__(self):
         if not self._shape:
             raise TypeError("len() of a 0-d tensor")
@@ -651,8 +676,12 @@ class Tensor:
         if self.dtype is D.bfloat16 or self.dtype in D.FLOAT8:
             h = h.astype(np.float32)
         suffixes = []
-        if self.grad_fn is not None:
-            suffixes.append(f"grad_fn=<{type(self.grad_fn).__name__}>")
+        try:
+            fn = type(self.grad_fn).__name__
+        except RuntimeError:  # (a view made in no_grad mode whose base was written since: PyTorch's repr)
+            fn = "Invalid"
+        if fn != "NoneType":
+            suffixes.append(f"grad_fn=<{fn}>")
         elif self._requires_grad:
             suffixes.append("requires_grad=True")
         dev = self._storage.device
@@ -665,19 +694,20 @@ class Tensor:
     __str__ = __repr__
 
     def __reduce_ex__(self, proto):
-        from .. import tensor as _tensor_fn
-        return (_rebuild, (np.asarray(self.detach().cpu()._array), self.dtype.name, self._requires_grad))
+        """pickle: storage values, layout, requires_grad, class (Parameter) and ``__dict__`` (``_copy.py``)."""
+        from ._copy import reduce_ex
+        return reduce_ex(self)
+
+    def __copy__(self):
+        """``copy.copy``: a tensor sharing this one's storage (``_copy.py``)."""
+        from ._copy import shallow_copy
+        return shallow_copy(self)
 
     def __deepcopy__(self, memo):
-        if not self.is_leaf:  # (a copy would silently drop the graph it is part of)
-            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
-                               "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
-                               "because of a torch.nn.utils.weight_norm usage, see "
-                               "https://github.com/pytorch/pytorch/pull/103001")
-        r = self.detach().clone()
-        r._requires_grad = self._requires_grad
-        memo[id(self)] = r
-        return r
+        """``copy.deepcopy`` of a graph leaf: views of one storage stay views of one new storage; ``.grad`` and
+        ``__dict__`` are copied too (``_copy.py``)."""
+        from ._copy import deep_copy
+        return deep_copy(self, memo)
 
     # ---- conversions that are not ops ----------------------------------------------------------
     def type(self, dtype=None, non_blocking=False):
@@ -757,7 +787,7 @@ def tensor_from_numpy(arr: np.ndarray, dtype, device=None) -> "Tensor":
     return t
 
 
-def _rebuild(arr, dtype_name, requires_grad):
+def _rebuild(arr, dtype_name, requires_grad):  # (what pickles written before ``_copy.rebuild`` refer to)
     from ..ops.creation import tensor as _t
     t = _t(arr, dtype=D._NAME[dtype_name])
     t._requires_grad = requires_grad
@@ -795,6 +825,11 @@ _NONLEAF_GRAD_WARNING = (
     "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf Tensor, "
     "use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you access "
     "the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
+
+
+def _regraph(t):
+    from ..autograd.graph import regraph
+    return regraph(t)
 
 
 def _grad_enabled():

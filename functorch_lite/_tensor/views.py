@@ -107,6 +107,29 @@ def index_map(shape, strides, offset) -> np.ndarray:
     return idx
 
 
+_IDX_CACHE: dict = {}
+_IDX_CACHE_MAX = 512  # entries, each of at most _IDX_CACHE_NUMEL elements
+_IDX_CACHE_NUMEL = 1 << 16
+
+
+def device_index_map(shape, strides, offset, base):
+    """``index_map`` placed on ``base``'s device (numpy under a trace): what a write through a view scatters with
+    and what its gradient is scattered back with (``copy_slices``). Small maps are cached by geometry and device,
+    so a view taken again every step (``y[0]`` after ``y.add_(1)``) does not pay a host-to-device copy each time."""
+    if isinstance(base, jax.core.Tracer) or type(base) is jax.ShapeDtypeStruct:
+        return index_map(shape, strides, offset)
+    dev = next(iter(base.devices()))
+    key = (shape, strides, offset, dev)
+    idx = _IDX_CACHE.get(key)
+    if idx is None:
+        idx = jax.device_put(index_map(shape, strides, offset), dev)
+        if math.prod(shape) <= _IDX_CACHE_NUMEL:
+            if len(_IDX_CACHE) >= _IDX_CACHE_MAX:
+                _IDX_CACHE.pop(next(iter(_IDX_CACHE)))
+            _IDX_CACHE[key] = idx
+    return idx
+
+
 def has_internal_overlap(shape, strides) -> bool:
     """True when two elements share one memory location (an expanded view, VIEW-40)."""
     return any(st == 0 and size > 1 for size, st in zip(shape, strides))

@@ -222,13 +222,14 @@ def _family(device_type: str) -> str:
     return "cpu" if device_type == "cpu" else "cuda"
 
 
-def policy_of(op, device_type: str, sargs: tuple = ()) -> Optional[str]:
+def policy_of(op, device_type: str, sargs: tuple = (), targs: tuple = ()) -> Optional[str]:
     """The op's autocast policy for ``device_type``. The ``autocast`` field is a policy name, a dict
-    ``{"cpu": ..., "cuda": ...}`` (a missing family means None), or a function of the call's static
-    arguments returning one of those (``F.pad``: only the reflect/replicate kernels are on CPU's fp32 list)."""
+    ``{"cpu": ..., "cuda": ...}`` (a missing family means None), or a function of the call's static and tensor
+    arguments returning one of those (``F.pad``: only the reflect/replicate kernels are on CPU's fp32 list;
+    ``inner``: only its matmul form autocasts)."""
     p = op.autocast
     if callable(p):
-        p = p(sargs)
+        p = p(sargs, targs)
     if p is None or type(p) is str:
         return p
     return p.get(_family(device_type))
@@ -263,7 +264,7 @@ def apply(op, targs: tuple, sargs: tuple, cast: Callable) -> tuple:
     low = act.get(dev)
     if low is None:
         return targs
-    pol = policy_of(op, dev, sargs)
+    pol = policy_of(op, dev, sargs, ts)
     if pol is None:
         return targs
     if pol == "banned":

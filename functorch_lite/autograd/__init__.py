@@ -1,5 +1,6 @@
 """``functorch_lite.autograd``: backward, grad, grad modes, graph nodes, Function, gradcheck."""
-from .engine import backward, grad  # noqa: F401
+from .engine import backward  # noqa: F401
+from ._saved_hooks import grad  # noqa: F401  (engine.grad, also taking GradientEdges)
 from .grad_mode import (  # noqa: F401
     no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled,
 )

@@ -58,9 +58,13 @@ def _age(node):
     return node._seq
 
 
-def run_compiled(order, start, targets, accumulate):
+def run_compiled(order, start, targets, accumulate, keep=None):
+    """``keep``: the engine's pruning for a run with ``inputs`` (``engine._needed``): a node mapped to False
+    only captures, edges to nodes it leaves out are dropped."""
     from .._tensor.tensor import Tensor
     from .engine import _accumulate
+    from .tensor_hooks import run_leaf_hooks
+    from . import grad_mode as _gm
     # The program walks the inner nodes in the engine's order, then the leaves oldest first. A leaf has no edges,
     # so where it stands changes nothing the program computes (its gradient is complete once its producers ran),
     # but the engine's order puts a leaf by its node's age: a parameter's AccumulateGrad is made during the first
@@ -73,8 +77,12 @@ def run_compiled(order, start, targets, accumulate):
     spec = []
     node_arrays = []
     for n in inner:
+        if keep is not None and not keep[id(n)]:  # (autograd.grad's input, nothing to run below it)
+            spec.append(False)
+            node_arrays.append(None)
+            continue
         spec.append((n._entry, n._diff_idx, len(n._out_meta),
-                     tuple((index[id(nx)], nr) for nx, nr in n._edges)))
+                     tuple((index.get(id(nx), -1), nr) for nx, nr in n._edges)))
         node_arrays.append(n._arrays)
     spec.extend([None] * len(leaves))
     node_arrays.extend([None] * len(leaves))
@@ -89,7 +97,7 @@ def run_compiled(order, start, targets, accumulate):
         t = lf.variable
         plain = accumulate and not t._hooks and t._grad is not None and t._grad.dtype is t.dtype
         leaf_prev.append(t._grad._array if plain else None)
-    key = (tuple(None if s is None else (id(s[0]),) + s[1:] for s in spec), root_spec, target_spec, accumulate)
+    key = (tuple(s if not s else (id(s[0]),) + s[1:] for s in spec), root_spec, target_spec, accumulate)
     prog = _PROGRAMS.get(key)
     _COUNTS["backward_runs"] += 1
     if prog is None:
@@ -99,28 +107,46 @@ def run_compiled(order, start, targets, accumulate):
             _PROGRAMS.clear()
         _PROGRAMS[key] = prog
     leaf_out, captured = prog[1](tuple(node_arrays), root_cts, tuple(leaf_prev))
+    captured = list(captured)
     if accumulate:
         done = {id(lf): (prev, g) for lf, prev, g in zip(leaves, leaf_prev, leaf_out)}
-        for lf in order:  # (hooks run in the engine's order)
-            if not isinstance(lf, AccumulateGrad):
-                continue
-            prev, g = done[id(lf)]
-            if g is None:
-                continue
-            t = lf.variable
-            if prev is not None:
-                t._grad._write(g)
-                if t._post_hooks:
-                    for h in list(t._post_hooks.values()):
-                        h(t)
-            else:
-                _accumulate(t, g, False)
-    return list(captured)
+        prev_mode = _gm._state.enabled
+        _gm._state.enabled = False  # (hooks run with grad mode off, as the engine's)
+        try:
+            for lf in order:  # (hooks run in the engine's order)
+                if not isinstance(lf, AccumulateGrad):
+                    continue
+                prev, g = done[id(lf)]
+                if g is None:
+                    continue
+                t = lf.variable
+                if prev is not None:
+                    t._grad._write(g)
+                    if t._post_hooks:
+                        for h in list(t._post_hooks.values()):
+                            h(t)
+                else:
+                    _accumulate(t, g, False)
+        finally:
+            _gm._state.enabled = prev_mode
+    elif targets is not None:  # (autograd.grad: a leaf's hooks change what is captured of it)
+        hooked = {}
+        for k, (n, _) in enumerate(targets):
+            if captured[k] is not None and isinstance(n, AccumulateGrad) and n.variable._hooks:
+                if id(n) not in hooked:
+                    prev_mode = _gm._state.enabled
+                    _gm._state.enabled = False
+                    try:
+                        hooked[id(n)] = run_leaf_hooks(n.variable, captured[k])
+                    finally:
+                        _gm._state.enabled = prev_mode
+                captured[k] = hooked[id(n)]
+    return captured
 
 
 def _build_program(spec, root_spec, target_spec, accumulate):
     entries = [s and s[0] for s in spec]  # keep the entries alive with the program
-    appliers = [None if s is None else s[0].vjp_apply(s[1]) for s in spec]
+    appliers = [s[0].vjp_apply(s[1]) if s else None for s in spec]
 
     def program(node_arrays, root_cts, leaf_prev):
         bufs = {}
@@ -138,6 +164,8 @@ def _build_program(spec, root_spec, target_spec, accumulate):
             for k, (ti, tnr) in enumerate(target_spec):
                 if ti == i:
                     captured[k] = bufs.get((i, tnr))
+            if s is False:  # (captures only)
+                continue
             if s is None:  # a leaf
                 g = bufs.get((i, 0))
                 prev = leaf_prev[li]
@@ -152,7 +180,7 @@ def _build_program(spec, root_spec, target_spec, accumulate):
                 continue
             in_cts = appliers[i](node_arrays[i], cts)
             for (j, nr), ct in zip(edges, in_cts):
-                if ct is not None and ct.dtype != jax.dtypes.float0:
+                if j >= 0 and ct is not None and ct.dtype != jax.dtypes.float0:
                     add(j, nr, ct)
         return tuple(leaf_out), tuple(captured)
     return entries, jax.jit(program, keep_unused=True)  # (placed by its inputs even where it reads none)

@@ -5,6 +5,10 @@ splits into the part outside the view (to the base's old history) and the part i
 in-place op's node). The view itself gets an ``AsStridedBackward0`` node that scatters its gradient
 into the base. Both use the view's flat index map (views.py), so any view (transposed, strided,
 diagonal) works.
+
+Every other view of that storage is then stale (its node describes values the storage no longer holds):
+``graph.regraph`` gives it an ``AsStridedBackward0`` on the base's current node when it is next used
+(``Tensor.grad_fn``, ``graph.edge_of``), as PyTorch does.
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ import jax
 import jax.numpy as jnp
 
 from .._tensor import views as V
-from .graph import CPP_NAMES, Node, edge_of
+from .graph import CPP_NAMES, Node, edge_of, move_retain_grad, set_view_fn
 
 
 @functools.partial(jax.jit, static_argnums=(2, 3))
@@ -59,18 +63,27 @@ class AsStridedBackward0(Node):
         return [_scatter_into(g, self._idx, self._shape, self._dtype, self._sign)]
 
 
+def view_index(view):
+    """The view's flat index map into its storage (cached on the view, as ``Tensor._write`` does)."""
+    idx = view._idx
+    if idx is None:
+        idx = view._idx = V.device_index_map(view._shape, view.stride(), view._offset, view._storage.array)
+    return idx
+
+
 def _base_positions(view):
     """The view's index map in its base's logical (row-major) element order: its storage positions translated
     when the base is laid out differently from its storage (a base transposed in place, ``x.t_()``)."""
     base = view._base
-    idx = view._idx
+    idx = view_index(view)
     if base._chain is None or view.dtype.itemsize != base._storage.array.dtype.itemsize:
         return idx
     import numpy as np
     pos = V.index_map(base._shape, base.stride(), base._offset).reshape(-1)
     inv = np.full(base._storage.array.size, -1, np.int64)
     inv[pos] = np.arange(pos.size)
-    return jax.device_put(inv[np.asarray(idx)], next(iter(idx.devices())))
+    out = inv[np.asarray(idx)]
+    return jax.device_put(out, next(iter(idx.devices()))) if isinstance(idx, jax.Array) else out
 
 
 def copy_slices(view, node, out_nr):
@@ -85,17 +98,26 @@ def copy_slices(view, node, out_nr):
     cs._edges = edges
     cs.next_functions = edges
     cs._out_meta = ((base._shape, base.dtype),)
-    base.grad_fn = cs
+    old = base._grad_fn
+    base._grad_fn = cs
     base._requires_grad = True
     base._out_nr = 0
+    if base._retains_grad and old is not None:
+        move_retain_grad(base)  # (PyTorch moves it to the new grad_fn)
+    set_view_fn(view, as_strided_node(view, ((cs, 0),), idx, cs._sign))
+
+
+def as_strided_node(view, edges, idx=None, sign=None):
+    """An ``AsStridedBackward0`` for ``view``: its gradient scattered into its base's shape, sent along ``edges``
+    (the base's CopySlices after a write through the view; the base's current history when the view's node is
+    regenerated, ``graph.regraph``)."""
+    base = view._base
     vn = AsStridedBackward0()
-    vn._idx = idx
+    vn._idx = _base_positions(view) if idx is None else idx
     vn._shape = base._shape
     vn._dtype = base.dtype.jnp
-    vn._sign = cs._sign
-    vn._edges = ((cs, 0),)
-    vn.next_functions = vn._edges
+    vn._sign = V.view_sign(view._chain) if sign is None else sign
+    vn._edges = edges
+    vn.next_functions = edges
     vn._out_meta = ((view._shape, view.dtype),)
-    view.grad_fn = vn
-    view._requires_grad = True
-    view._out_nr = 0
+    return vn

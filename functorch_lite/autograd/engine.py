@@ -19,6 +19,7 @@ from . import anomaly_mode as _anomaly
 from . import grad_mode as _gm
 from .compiled import Ones as _Ones, compilable, run_compiled
 from .graph import AccumulateGrad, _FREED_MSG, as_grad_tensor, check_saved, edge_of, from_grad_tensor
+from .tensor_hooks import run_leaf_hooks, run_tensor_pre_hooks
 
 
 def _tensor_cls():
@@ -65,27 +66,51 @@ def _topo(start_nodes):
     return order
 
 
+def _needed(order, targets, accumulate):
+    """PyTorch's exec_info for a run with ``inputs``: node id -> True for a node that runs (one of the inputs'
+    nodes under ``backward(inputs=)``, or one with a path to one), False for one that only captures an input's
+    gradient (``autograd.grad``'s target with nothing to run below it); nodes left out neither run nor are
+    checked or freed."""
+    tset = {id(n) for n, _ in targets if n is not None}
+    keep = {}
+    for n in reversed(order):  # (children first)
+        k = id(n)
+        if accumulate and k in tset or any(id(c) in keep for c, _ in n._edges):
+            keep[k] = True
+        elif k in tset:
+            keep[k] = False
+    return keep
+
+
 def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, inputs=None, accumulate=True):
-    """Propagate ``root_grads`` from ``roots``; accumulate into leaves' ``.grad`` (``accumulate``) and/or
-    return the gradients reaching ``inputs`` (``autograd.grad``)."""
+    """Propagate ``root_grads`` from ``roots``. ``accumulate``: the leaves reached write their ``.grad``
+    (``backward``; with ``inputs``, only those); else the gradients reaching ``inputs`` are returned
+    (``autograd.grad``)."""
     with _range("autograd::engine::backward"):  # (one event while a profile records: profiler/)
         start = [(edge_of(t), g) for t, g in zip(roots, root_grads) if t._requires_grad]
-        targets = None
+        targets = keep = None
+        order = _topo([n for (n, _), _ in start])
+        run = order
         if inputs is not None:
             # (a no_grad view has none: "not used in the graph")
             targets = [edge_of(t) or (None, 0) for t in inputs]
-        order = _topo([n for (n, _), _ in start])
-        for n in order:
+            keep = _needed(order, targets, accumulate)
+            order = [n for n in order if id(n) in keep]
+            run = [n for n in order if keep[id(n)]]
+            start = [s for s in start if id(s[0][0]) in keep]
+            if accumulate:
+                targets = None  # (backward(inputs=) captures nothing: its inputs' nodes write .grad)
+        for n in run:
             if n._freed:
                 raise RuntimeError(_FREED_MSG)
             check_saved(n)
         if not create_graph and not _anomaly.ENABLED[0] and compilable(order):  # (anomaly mode: node by node)
-            results = run_compiled(order, start, targets, accumulate and inputs is None)
+            results = run_compiled(order, start, targets, accumulate, keep)
         else:
             NODE_BY_NODE[0] += 1
-            results = _run_nodes(order, start, targets, create_graph, accumulate and inputs is None)
+            results = _run_nodes(order, start, targets, create_graph, accumulate, keep)
         if not retain_graph:
-            for n in order:
+            for n in run:
                 if n._saved or getattr(n._entry, "frees_graph", False):
                     n._freed = True
                     n._arrays = None
@@ -93,7 +118,7 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, i
 
 
 # ---- node by node -------------------------------------------------------------------------------
-def _run_nodes(order, start, targets, create_graph, accumulate):
+def _run_nodes(order, start, targets, create_graph, accumulate, keep=None):
     buffers = {}
     for (n, nr), g in start:
         _acc(buffers, n, nr, g.array() if isinstance(g, _Ones) else g)
@@ -104,21 +129,23 @@ def _run_nodes(order, start, targets, create_graph, accumulate):
     try:
         for node in order:
             cts = buffers.pop(id(node), None) or [None] * len(getattr(node, "_out_meta", ((),)))
-            if node._pre_hooks:
-                for h in list(node._pre_hooks.values()):
-                    cts = h(cts)
-            retain = node._metadata.get("_retain") if node._metadata else None
-            if retain:
-                for h in retain:
-                    cts = h(cts)
-            if targets is not None:
-                for k, (tn, tnr) in enumerate(targets):
-                    if tn is node and cts[tnr] is not None:
-                        results[k] = cts[tnr]
+            if keep is not None and not keep[id(node)]:
+                # autograd.grad's input with nothing to run below it: its tensor hooks run, it does not
+                cts = run_tensor_pre_hooks(node, cts)
+                _capture(results, targets, node, cts)
+                continue
+            if targets is not None:  # (a node that runs: its input's gradient is captured before its hooks)
+                _capture(results, targets, node, cts)
             if isinstance(node, AccumulateGrad):
                 if accumulate:
                     _accumulate(node.variable, cts[0], create_graph)
                 continue
+            if node._pre_hooks or node._metadata:
+                cts = run_tensor_pre_hooks(node, cts)
+                if node._pre_hooks:
+                    for h in list(node._pre_hooks.values()):
+                        if not getattr(h, "_tensor_hook", False):
+                            cts = h(cts)
             if anomaly:
                 in_cts = _anomaly.run_node(_apply, node, cts, create_graph)
             else:
@@ -126,11 +153,17 @@ def _run_nodes(order, start, targets, create_graph, accumulate):
             if node._hooks:
                 in_cts = run_post_hooks(node, cts, in_cts)
             for (nxt, nr), ct in zip(node._edges, in_cts):
-                if ct is not None and not _is_float0(ct):
+                if ct is not None and not _is_float0(ct) and (keep is None or id(nxt) in keep):
                     _acc(buffers, nxt, nr, ct)
     finally:
         _gm._state.enabled = prev_mode
     return results
+
+
+def _capture(results, targets, node, cts):
+    for k, (tn, tnr) in enumerate(targets):
+        if tn is node and cts[tnr] is not None:
+            results[k] = cts[tnr]
 
 
 def run_post_hooks(node, cts, in_cts):
@@ -181,16 +214,14 @@ def _apply(node, cts, create_graph):
 
 
 def _accumulate(t, ct, create_graph):
-    """AccumulateGrad: run the leaf's hooks, then add into ``t.grad`` (in place, as PyTorch)."""
+    """AccumulateGrad: run the leaf's hooks, then add into ``t.grad`` (in place, as PyTorch), then its
+    post-accumulate-grad hooks. (Grad mode is the caller's: off unless ``create_graph``.)"""
     Tensor = _tensor_cls()
     if ct is None:
         return
-    g = ct if isinstance(ct, Tensor) else Tensor._from_array(ct, t.dtype, t._storage.device)
     if t._hooks:
-        for h in list(t._hooks.values()):
-            r = h(g)
-            if r is not None:
-                g = r
+        ct = run_leaf_hooks(t, ct)
+    g = ct if isinstance(ct, Tensor) else Tensor._from_array(ct, t.dtype, t._storage.device)
     if g.dtype is not t.dtype:
         g = g.to(t.dtype)
     if _storage.SET_LOG[0] is not None:
@@ -233,10 +264,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         inputs = tuple(inputs)
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-        res = run_backward(roots, grads, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
-        for t, g in zip(inputs, res):
-            if g is not None and (t.grad_fn is None or t._retains_grad):
-                _accumulate(t, g, create_graph)
+        for t in inputs:
+            t.retain_grad()  # (as PyTorch: a non-leaf input's .grad is kept, by the hook its node runs)
+        run_backward(roots, grads, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
         return None
     run_backward(roots, grads, retain_graph=retain_graph, create_graph=create_graph)
     return None
@@ -251,7 +281,7 @@ def _roots_and_grads(tensors, grad_tensors, create_graph):
         if g is None:
             if t.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if not (t.dtype.is_floating_point or t.dtype.is_complex):
+            if not t.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {t.dtype}")
             if create_graph:
                 from ..ops.creation import ones
@@ -294,10 +324,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         allow_unused = materialize_grads
     if retain_graph is None:
         retain_graph = create_graph
+    roots, grads = _roots_and_grads(tuple(outputs), tuple(grad_outputs), create_graph)
     for t in inputs:
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    roots, grads = _roots_and_grads(tuple(outputs), tuple(grad_outputs), create_graph)
     res = run_backward(roots, grads, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs,
                        accumulate=False)
     out = []

@@ -16,35 +16,52 @@
 """
 from __future__ import annotations
 
+import functools
 import inspect
+import weakref
 
 import jax
 
-from .. import _device as _dev
 from . import grad_mode as _gm
-from .graph import Node, edge_of, node_class
+from .graph import _FREED_MSG, Node, check_saved, edge_of, node_class, rebase
 
 
 class FunctionCtx:
     def __init__(self):
         self.to_save = ()
         self._saved = None
+        self._fwd_saved = ()
+        self._in_jvp = False
         self.needs_input_grad = ()
         self.materialize_grads = True
         self._non_diff = set()
         self._dirty = ()
+        self._node = None
 
     def save_for_backward(self, *tensors):
+        _check_saveable(tensors, "save_for_backward")
         self.to_save = tensors
         self._saved = tuple((t, t._storage.version) if t is not None else (None, 0) for t in tensors)
 
+    def save_for_forward(self, *tensors):
+        """Tensors the ``jvp`` staticmethod reads back as ``ctx.saved_tensors``."""
+        _check_saveable(tensors, "save_for_forward")
+        self._fwd_saved = tensors
+
     @property
     def saved_tensors(self):
+        if self._in_jvp:
+            return tuple(self._fwd_saved)
+        node = self._node
+        if node is not None and node._freed:
+            raise RuntimeError(_FREED_MSG)
         if self._saved is None:
             return ()
         out = []
         for t, v in self._saved:
             if t is not None and t._storage.version != v:
+                if node is not None and node._saved:
+                    check_saved(node)
                 raise RuntimeError("one of the variables needed for gradient computation has been modified by an "
                                    f"inplace operation: [{t.type()} [{', '.join(map(str, t._shape))}]], is at version "
                                    f"{t._storage.version}; expected version {v} instead.")
@@ -61,6 +78,13 @@ class FunctionCtx:
         self.materialize_grads = bool(value)
 
 
+def _check_saveable(tensors, what):
+    from .._tensor.tensor import Tensor
+    for i, t in enumerate(tensors):
+        if t is not None and not isinstance(t, Tensor):
+            raise TypeError(f"{what} can only save variables, but argument {i} is of type {type(t).__name__}")
+
+
 class _FunctionNode(Node):
     __slots__ = ("_ctx", "_fn", "_tensor_pos", "_edge_pos", "_in_meta", "_n_args", "_outs_meta_dev")
 
@@ -68,7 +92,11 @@ class _FunctionNode(Node):
         from .._tensor.tensor import Tensor
         from ..ops.creation import zeros
         grads = []
-        for ct, (shape, dt) in zip(cts, self._out_meta):
+        for ct, meta in zip(cts, self._out_meta):
+            if meta is None:  # (a non-tensor output: its gradient is None, as torch passes)
+                grads.append(None)
+                continue
+            shape, dt = meta
             if ct is None:
                 grads.append(zeros(shape, dtype=dt, device=self._outs_meta_dev) if self._ctx.materialize_grads
                              else None)
@@ -82,6 +110,14 @@ class _FunctionNode(Node):
         if len(res) != self._n_args:
             raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients (expected "
                                f"{self._n_args}, got {len(res)})")
+        for i, g in enumerate(res):
+            if g is None:
+                continue
+            if i not in self._tensor_pos:
+                raise RuntimeError(f"function {self.name()} returned a gradient different than None at position "
+                                   f"{i + 1}, but the corresponding forward input was not a Variable")
+            if not isinstance(g, Tensor):
+                raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
         out = []
         for i, (shape, dt, k) in zip(self._edge_pos, self._in_meta):
             g = res[i]
@@ -105,6 +141,19 @@ class _FunctionNode(Node):
         if g.dtype is not dt and not g.dtype.is_complex and not dt.is_complex:
             g = g.to(dt)
         return g
+
+    @property
+    def saved_tensors(self):
+        return self._ctx.saved_tensors
+
+    def __getattr__(self, name):  # (torch's node is the ctx: ``y.grad_fn.k`` reads what forward set on ctx)
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            ctx = self._ctx
+        except AttributeError:
+            raise AttributeError(name) from None
+        return getattr(ctx, name)
 
     def apply_custom(self, cts):
         with _gm.no_grad():
@@ -131,168 +180,264 @@ class Function:
     def setup_context(ctx, inputs, output):
         raise NotImplementedError("setup_context is not overridden")
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  "forward mode AD.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         from .._tensor.tensor import Tensor
-        ctx = FunctionCtx()
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        from . import forward_ad as _fwad
         separate = cls.setup_context is not Function.setup_context
-        if not getattr(cls, "generate_vmap_rule", False) and "vmap" not in vars(cls) and any(
-                isinstance(a, Tensor) and isinstance(getattr(a._array, "batch_dim", None), int) for a in args):
+        args = _bind_args(cls, separate, args, kwargs)
+        kwargs = {}
+        batched = any(isinstance(a, Tensor) and isinstance(getattr(a._array, "batch_dim", None), int) for a in args)
+        traced = any(isinstance(a, Tensor) and isinstance(a._array, jax.core.Tracer) for a in args)
+        if not separate and traced and (batched or _gm._state.func):
+            raise RuntimeError("In order to use an autograd.Function with functorch transforms (vmap, grad, "
+                               "jvp, jacrev, ...), it must override the setup_context staticmethod. For more "
+                               "details, please see https://pytorch.org/docs/main/notes/extending.func.html")
+        if not getattr(cls, "generate_vmap_rule", False) and not _has_vmap(cls) and (batched or (
+                _tr._JACFWD[0] and _gm._state.forward and _gm._state.func and traced)):
+            # (torch.func.jacfwd runs the function under vmap: a Function without vmap support is refused)
             raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
                                "override and implement the vmap staticmethod or set generate_vmap_rule=True. For more "
                                "details, please see https://pytorch.org/docs/main/notes/extending.func.html")
-        if _gm._state.func and any(isinstance(a, Tensor) and isinstance(a._array, jax.core.Tracer) for a in args):
-            if not separate:
-                raise RuntimeError("In order to use an autograd.Function with functorch transforms (vmap, grad, "
-                                   "jvp, jacrev, ...), it must override the setup_context staticmethod. For more "
-                                   "details, please see https://pytorch.org/docs/main/notes/extending.func.html")
-            return _apply_traced(cls, args, kwargs)
-        with _gm.no_grad():
-            if separate:
-                out = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, out)
-            else:
-                out = cls.forward(ctx, *args, **kwargs)
-        outs = out if isinstance(out, tuple) else (out,)
-        if not (_gm._state.enabled and any(ctx.needs_input_grad)):
+        if batched and _has_vmap(cls) and not getattr(cls, "generate_vmap_rule", False):
+            # vmap is the innermost transform: the vmap staticmethod (an outer grad differentiates what it runs)
+            return _tr._apply_vmap_rule(cls, args)
+        if _gm._state.func and traced:
+            return _tr._apply_traced(cls, args, kwargs)
+        tangents = None
+        if _fwad.ACTIVE[0]:
+            tangents = [_fwad.tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+            if all(t is None for t in tangents):
+                tangents = None
+            elif "jvp" not in _overridden(cls):
+                raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
+                                          "with forward mode AD.")
+        if tangents is None:
+            ctx, out = _apply_eager(cls, separate, args)
             return out
-        node = node_class(cls.__name__ + "Backward")
-        fn_node = type(node.__name__, (_FunctionNode,), {"__slots__": ()})()
-        fn_node._ctx = ctx
-        fn_node._fn = cls
-        fn_node._n_args = len(args)
-        edges = [(i, edge_of(a)) for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad]
-        edges = [(i, e) for i, e in edges if e is not None]  # (a no_grad view's gradient goes nowhere)
-        fn_node._edge_pos = tuple(i for i, _ in edges)
-        tpos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]  # (an error's index counts tensor inputs)
-        fn_node._in_meta = tuple((args[i]._shape, args[i].dtype, tpos.index(i)) for i, _ in edges)
-        fn_node._edges = tuple(e for _, e in edges)
-        nf = dict(edges)
-        fn_node.next_functions = tuple(nf.get(i, (None, 0)) for i, a in enumerate(args) if isinstance(a, Tensor))
-        tens = [o for o in outs if isinstance(o, Tensor)]
-        fn_node._out_meta = tuple((o._shape, o.dtype) for o in tens)
-        fn_node._outs_meta_dev = tens[0].device if tens else None
-        new_outs = []
-        k = 0
-        for o in outs:
-            if isinstance(o, Tensor):
-                if id(o) not in ctx._non_diff and (o.dtype.is_floating_point or o.dtype.is_complex):
-                    if any(o is a for a in args):
-                        o = o._alias()  # returning an input: a new tensor in the graph (as PyTorch's view_as)
-                    o.grad_fn = fn_node
-                    o._requires_grad = True
-                    o._out_nr = k
-                k += 1
-            new_outs.append(o)
-        return tuple(new_outs) if isinstance(out, tuple) else new_outs[0]
+        _fwad.ACTIVE[0] = 0  # (the forward runs on the primals; the tangents come from the jvp staticmethod)
+        try:
+            ctx, out = _apply_eager(cls, separate, args)
+        finally:
+            _fwad.ACTIVE[0] = 1
+        _forward_tangents(cls, ctx, args, out, tangents)
+        return out
 
 
-class _FuncMode:
-    """Inside a differentiating ``func`` transform: recording off, grad mode on and nothing cut (JAX
-    differentiates what runs here, as the transform's function itself), restored on exit."""
-    def __enter__(self):
-        st = _gm._state
-        self.prev = st.enabled, st.user, st.stop
-        st.enabled, st.user, st.stop = False, True, False
-
-    def __exit__(self, *exc):
-        st = _gm._state
-        st.enabled, st.user, st.stop = self.prev
-        return False
+def _overridden(cls):
+    """Names of Function's staticmethods that ``cls`` (or a base below Function) overrides."""
+    return {k for k in ("jvp", "vmap", "backward", "forward")
+            if any(k in vars(c) for c in cls.__mro__ if c is not Function and issubclass(c, Function))}
 
 
-def _apply_traced(cls, args, kwargs):
-    """``Function.apply`` under a differentiating ``func`` transform (the tensors hold JAX tracers): a
-    ``jax.custom_vjp`` whose forward is ``forward`` + ``setup_context`` and whose backward is the Function's
-    ``backward``, so JAX uses the hand-written gradient as torch.func does. The tensors ``ctx`` saves (and tensor
-    attributes set on it) travel as residuals; its other attributes are Python values kept with it."""
-    import copy
+def _has_vmap(cls):
+    return "vmap" in _overridden(cls)
 
-    import numpy as np
 
+_SIGS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # Function class -> its forward's signature
+
+
+def _bind_args(cls, separate, args, kwargs):
+    """torch's ``apply``: keyword arguments are bound to ``forward``'s positional parameters (setup_context style:
+    by ``inspect.signature.bind``, with its errors); one that is no positional parameter is refused."""
+    if not (kwargs or separate):
+        return args
+    sig = _SIGS.get(cls)
+    if sig is None:
+        sig = _SIGS[cls] = inspect.signature(cls.forward)
+    if separate:  # (so setup_context's ``inputs`` hold the defaults too)
+        b = sig.bind(*args, **kwargs)
+        b.apply_defaults()
+        args, kwargs = b.args, b.kwargs
+        if not kwargs:
+            return args
+    params = [p for p in sig.parameters.values()
+              if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    names = {p.name for p in params[0 if separate else 1:]}
+    for k in kwargs:
+        if k not in names:
+            raise TypeError(f"forward() got an unexpected keyword argument '{k}'")
+    b = sig.bind(*(args if separate else (None,) + tuple(args)), **kwargs)
+    return tuple(b.args if separate else b.args[1:])
+
+
+def _apply_eager(cls, separate, args):
+    """The forward (grad mode off) and, when an input requires grad, the Function's node on its outputs."""
     from .._tensor.tensor import Tensor
-    pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-    metas = [(args[i].dtype, args[i].device) for i in pos]
-    box: dict = {}
-
-    def rebuild(arrays):
-        new = list(args)
-        for i, a, (dt, dev) in zip(pos, arrays, metas):
-            new[i] = Tensor._from_array(a, dt, dev)
-        return tuple(new)
-
-    def run(arrays):
-        new = rebuild(arrays)
-        with _FuncMode():
-            out = cls.forward(*new, **kwargs)
-        outs = out if isinstance(out, tuple) else (out,)
-        box["out"] = (isinstance(out, tuple), [(o.dtype, o.device) if isinstance(o, Tensor) else (None, o)
-                                               for o in outs])
-        return new, out, tuple(o._array for o in outs if isinstance(o, Tensor))
-
-    @jax.custom_vjp
-    def f(*arrays):
-        return run(arrays)[2]
-
-    def fwd(*arrays):
-        new, out, res = run(arrays)
-        ctx = FunctionCtx()
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and (a.dtype.is_floating_point or a.dtype.is_complex)
-                                     for a in args)
-        with _FuncMode():
-            cls.setup_context(ctx, new, out)
-        saved = [None if t is None else (t._array, t.dtype, t.device) for t in ctx.to_save]
-        attrs = {k: (v._array, v.dtype, v.device) for k, v in vars(ctx).items()
-                 if isinstance(v, Tensor) and k != "to_save"}
-        for k in attrs:
-            delattr(ctx, k)
-        ctx.to_save, ctx._saved = (), None
-        box["ctx"] = ctx
-        box["meta"] = [None if s is None else s[1:] for s in saved], {k: v[1:] for k, v in attrs.items()}
-        return res, ([None if s is None else s[0] for s in saved], {k: v[0] for k, v in attrs.items()})
-
-    def bwd(res, cts):
-        (saved_arrays, attr_arrays), (saved_meta, attr_meta) = res, box["meta"]
-        ctx = copy.copy(box["ctx"])
-        ts = [None if a is None else Tensor._from_array(a, *m) for a, m in zip(saved_arrays, saved_meta)]
-        ctx.to_save = tuple(ts)
-        ctx._saved = tuple((t, t._storage.version) if t is not None else (None, 0) for t in ts)
-        for k, a in attr_arrays.items():
-            setattr(ctx, k, Tensor._from_array(a, *attr_meta[k]))
-        it = iter(cts)
-        grads = [Tensor._from_array(_placed(next(it), dev), dt, dev) for dt, dev in box["out"][1] if dt is not None]
-        with _FuncMode():
-            res = cls.backward(ctx, *grads)
-        if not isinstance(res, tuple):
-            res = (res,)
-        if len(res) != len(args):
-            raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number of gradients "
-                               f"(expected {len(args)}, got {len(res)})")
-        # (an integer or bool input's cotangent is JAX's float0 zeros)
-        return tuple(np.zeros(shape, jax.dtypes.float0) if not jax.numpy.issubdtype(dt, jax.numpy.inexact) else
-                     jax.numpy.zeros(shape, dt) if res[i] is None else res[i]._array.astype(dt)
-                     for i, (shape, dt) in zip(pos, avals))
-
-    f.defvjp(fwd, bwd)
-    arrays = [args[i]._array for i in pos]
-    avals = [(a.shape, a.dtype) for a in arrays]
-    flat = f(*arrays)
-    is_tuple, out_meta = box["out"]
-    it = iter(flat)
-    outs = [Tensor._from_array(next(it), dt, dev) if dt is not None else dev for dt, dev in out_meta]
-    return tuple(outs) if is_tuple else outs[0]
-
-
-def _placed(a, dev):
-    """A cotangent JAX made itself (the seed of an eager func.grad) sits on JAX's default device: put it on the
-    output's device, where the user's backward computes."""
-    jd = _dev.misplaced(a, dev)
-    return a if jd is None else jax.device_put(a, jd)
+    ctx = FunctionCtx()
+    ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+    with _gm.no_grad():
+        if separate:
+            out = cls.forward(*args)
+            cls.setup_context(ctx, args, out)
+        else:
+            out = cls.forward(ctx, *args)
+    outs = out if isinstance(out, tuple) else (out,)
+    if not (_gm._state.enabled and any(ctx.needs_input_grad)):
+        return ctx, out
+    for d in ctx._dirty:
+        if not isinstance(d, Tensor):
+            continue
+        if d._requires_grad and d.grad_fn is None and d._base is None and not d.__dict__.get("_no_grad_view"):
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+        b = d._base
+        if b is not None and b._requires_grad and b.grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    node = node_class(getattr(cls, "_node_name", cls.__name__ + "Backward"))
+    ns: dict = {"__slots__": ()}
+    if getattr(cls, "_node_name", None):
+        ns["name"] = (lambda n: lambda self: n)(cls._node_cpp_name)
+    fn_node = type(node.__name__, (_FunctionNode,), ns)()
+    fn_node._ctx = ctx
+    ctx._node = fn_node
+    fn_node._fn = cls
+    fn_node._n_args = len(args)
+    edges = [(i, edge_of(a)) for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad]
+    edges = [(i, e) for i, e in edges if e is not None]  # (a no_grad view's gradient goes nowhere)
+    fn_node._edge_pos = tuple(i for i, _ in edges)
+    tpos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]  # (an error's index counts tensor inputs)
+    fn_node._tensor_pos = frozenset(tpos)
+    fn_node._in_meta = tuple((args[i]._shape, args[i].dtype, tpos.index(i)) for i, _ in edges)
+    fn_node._edges = tuple(e for _, e in edges)
+    nf = dict(edges)
+    fn_node.next_functions = tuple(nf.get(i, (None, 0)) for i, a in enumerate(args) if isinstance(a, Tensor))
+    # one slot per output, as torch numbers them (a non-tensor output's gradient is None)
+    fn_node._out_meta = tuple((o._shape, o.dtype) if isinstance(o, Tensor) else None for o in outs)
+    tens = [o for o in outs if isinstance(o, Tensor)]
+    fn_node._outs_meta_dev = tens[0].device if tens else None
+    dirty = {id(d) for d in ctx._dirty}
+    new_outs = []
+    for k, o in enumerate(outs):
+        if isinstance(o, Tensor):
+            if id(o) not in ctx._non_diff and (o.dtype.is_floating_point or o.dtype.is_complex):
+                if id(o) in dirty:
+                    # modified in place and marked dirty: the input itself is the output, its history rebased onto
+                    # this node (through its base when it is a view, as an in-place op's)
+                    o._storage.version += 1
+                    rebase(o, _Rebased(fn_node, k, o._storage))
+                    new_outs.append(o)
+                    continue
+                alias = any(o is a for a in args)
+                if alias:
+                    o = o._alias()  # returning an input: a new tensor in the graph (as PyTorch's view_as)
+                d = o.__dict__
+                if alias or o._base is not None:
+                    # a view made inside the Function: an in-place op on it is refused (torch's custom-Function view)
+                    for f in ("_no_grad_view", "_ngv_at", "_ngv_derived"):
+                        d.pop(f, None)
+                    d["_fn_view"] = True
+                o.grad_fn = fn_node
+                o._requires_grad = True
+                o._out_nr = k
+        new_outs.append(o)
+    if ctx._saved:
+        fn_node._saved = _saved_entries(ctx, fn_node, new_outs)
+    out = tuple(new_outs) if isinstance(out, tuple) else new_outs[0]
+    return ctx, out
 
 
-class once_differentiable:  # noqa: N801  (PyTorch's name)
-    def __new__(cls, fn):
-        return fn
+class _Rebased:
+    """What ``graph.rebase`` reads of an in-place op's result: its node, output index and storage."""
+    __slots__ = ("grad_fn", "_out_nr", "_storage")
+
+    def __init__(self, node, nr, storage):
+        self.grad_fn, self._out_nr, self._storage = node, nr, storage
 
 
+def _saved_entries(ctx, node, outs):
+    """The saved tensors in ``graph.record``'s form, so that the engine checks their versions (torch's message,
+    naming the producer) and frees them after a backward without ``retain_graph``."""
+    res = []
+    for t, v in ctx._saved:
+        if t is None:
+            continue
+        k = next((i for i, o in enumerate(outs) if o is t), None)
+        if k is not None:
+            res.append((None, t._storage, v, t._shape, t.dtype, node, True, k))
+        else:
+            res.append((t, t._storage, v, t._shape, t.dtype, t.grad_fn, False, t._out_nr))
+    return tuple(res)
+
+
+def _forward_tangents(cls, ctx, args, out, tangents):
+    """Eager forward AD through a Function: its ``jvp`` staticmethod gives the outputs' tangents (a tensor input
+    without a tangent gets zeros, a non-tensor input None, as torch passes them)."""
+    from .._tensor.tensor import Tensor
+    from ..ops.creation import zeros
+    from . import forward_ad as _fwad
+    tans = []
+    for a, t in zip(args, tangents):
+        if not isinstance(a, Tensor):
+            tans.append(None)
+        elif t is None:
+            tans.append(zeros(a._shape, dtype=a.dtype, device=a.device))
+        else:
+            tans.append(t)
+    outs = out if isinstance(out, tuple) else (out,)
+    ctx._in_jvp = True
+    try:
+        _fwad.ACTIVE[0] = 0
+        try:
+            res = cls.jvp(ctx, *tans)
+        finally:
+            _fwad.ACTIVE[0] = 1
+    finally:
+        ctx._in_jvp = False
+    res = res if isinstance(res, tuple) else (res,)
+    if len(res) != len(outs):
+        raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients (expected {len(outs)} "
+                           f"but got {len(res)})")
+    for o, t in zip(outs, res):
+        if isinstance(o, Tensor) and isinstance(t, Tensor) and (o.dtype.is_floating_point or o.dtype.is_complex):
+            o.__dict__.pop("_fwr", None)
+            o.__dict__.pop("_fw", None)
+            _fwad._set_tangent(o, _fwad._cast(t._array, t.dtype, o.dtype))
+
+
+class _DelayedError(Function):
+    """torch's ``DelayedError``: aliases of its inputs whose node (``torch::autograd::Error``) raises ``msg`` when a
+    backward reaches it."""
+    _node_name = "Error"
+    _node_cpp_name = "torch::autograd::Error"
+
+    @staticmethod
+    def forward(ctx, msg, *inputs):
+        ctx.msg = msg
+        return tuple(i.clone() if i is not None else None for i in inputs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(ctx.msg)
+
+
+def once_differentiable(fn):
+    """torch's ``once_differentiable``: ``backward`` runs with grad mode off; under ``create_graph`` its results
+    (when a gradient it received requires grad) hang on an ``Error`` node that refuses a second backward."""
+    @functools.wraps(fn)
+    def wrapper(ctx, *args, **kwargs):
+        from .._tensor.tensor import Tensor
+        with _gm.no_grad():
+            outputs = fn(ctx, *args, **kwargs)
+        if not _gm.is_grad_enabled():
+            return outputs
+        if not any(isinstance(a, Tensor) and a._requires_grad for a in args):
+            return outputs
+        outs = outputs if isinstance(outputs, tuple) else (outputs,)
+
+        def fake_requires_grad(v):
+            if v is not None:
+                v = v.detach()
+                v.requires_grad = True
+            return v
+        res = _DelayedError.apply("trying to differentiate twice a function that was marked with "
+                                  "@once_differentiable", *[fake_requires_grad(v) for v in outs])
+        return res if isinstance(outputs, tuple) else res[0]
+    return wrapper
+
+
+from . import _function_transforms as _tr  # noqa: E402  (it imports this module's names)

@@ -20,6 +20,7 @@ class _State(threading.local):
         self.user = True
         self.stop = False
         self.forward = False
+        self.inf_user = False  # inside inference_mode: the grad mode the code sees (``enabled`` stays off)
 
 
 _state = _State()
@@ -29,7 +30,8 @@ FUNC_ACTIVE = [0]
 
 
 def is_grad_enabled() -> bool:
-    return _state.user if _state.func else _state.enabled
+    s = _state
+    return s.user if s.func else s.inf_user if s.inference else s.enabled
 
 
 def _set(mode: bool) -> tuple:
@@ -39,6 +41,10 @@ def _set(mode: bool) -> tuple:
     if s.func:
         tok = (True, s.user)
         s.user, s.stop = mode, not mode and not s.forward
+    elif s.inference:  # (inference mode records nothing, whatever the grad mode: torch's enable_grad inside it)
+        tok = (2, s.enabled, s.inf_user)
+        s.enabled = False
+        s.inf_user = mode
     else:
         tok = (False, s.enabled)
         s.enabled = mode
@@ -47,8 +53,10 @@ def _set(mode: bool) -> tuple:
 
 def _reset(tok: tuple) -> None:
     s = _state
-    if tok[0]:
+    if tok[0] is True:
         s.user, s.stop = tok[1], s.func > 0 and not tok[1] and not s.forward
+    elif tok[0] == 2:
+        s.enabled, s.inf_user = tok[1], tok[2]
     else:
         s.enabled = tok[1]
 
@@ -103,15 +111,25 @@ class _Mode:
         return self.__class__(*self._args)
 
 
-class no_grad(_Mode):
-    """Disable graph recording (``with torch.no_grad():`` or ``@torch.no_grad()``)."""
+class _NoParamMode(_Mode):
+    """A mode without parameters, also usable as a bare decorator (``@torch.no_grad``), as PyTorch's
+    ``_NoParamDecoratorContextManager``."""
 
-    def __init__(self):
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+    def __init__(self, orig_func=None):
         self._args = ()
+
+
+class no_grad(_NoParamMode):
+    """Disable graph recording (``with torch.no_grad():``, ``@torch.no_grad()`` or ``@torch.no_grad``)."""
 
     def __enter__(self):  # (``_set(False)``, inlined for the common case: it is on every optimizer step's path)
         s = _state
-        if s.func:
+        if s.func or s.inference:
             self._prev = _set(False)
         else:
             self._prev = s.enabled
@@ -126,10 +144,7 @@ class no_grad(_Mode):
         return False
 
 
-class enable_grad(_Mode):
-    def __init__(self):
-        self._args = ()
-
+class enable_grad(_NoParamMode):
     def __enter__(self):
         self._prev = _set(True)
 
@@ -142,8 +157,12 @@ class set_grad_enabled(_Mode):
     """``set_grad_enabled(False)`` acts at once (function form) and restores on ``__exit__``."""
 
     def __init__(self, mode: bool):
+        if type(mode) is not bool:
+            t = type(mode)
+            name = f"{t.__module__}.{t.__name__}" if t.__module__ == "numpy" else t.__name__
+            raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {name}")
         self._args = (mode,)
-        self._prev = _set(bool(mode))
+        self._prev = _set(mode)
 
     def __enter__(self):
         pass
@@ -160,16 +179,27 @@ class set_grad_enabled(_Mode):
 class inference_mode(_Mode):
     """Like no_grad; tensors created inside are inference tensors (MODE-*)."""
 
+    def __new__(cls, mode_or_fn=True):  # (a bare ``@torch.inference_mode`` decorates its function)
+        if mode_or_fn is None or isinstance(mode_or_fn, bool):
+            return super().__new__(cls)
+        return cls()(mode_or_fn)
+
     def __init__(self, mode: bool = True):
         self._args = (mode,)
         self.mode = bool(mode)
 
     def __enter__(self):
-        self._prev = (_set(False) if self.mode else None, _state.inference)
-        _state.inference = self.mode
+        # as PyTorch's InferenceMode(mode): grad mode is ``not mode`` (inference_mode(False) turns it on)
+        s = _state
+        prev = s.inference
+        if self.mode:
+            s.inference = True
+            self._prev = (_set(False), prev)
+        else:
+            s.inference = False
+            self._prev = (_set(True), prev)
 
     def __exit__(self, *exc):
-        if self._prev[0] is not None:
-            _reset(self._prev[0])
         _state.inference = self._prev[1]
+        _reset(self._prev[0])
         return False

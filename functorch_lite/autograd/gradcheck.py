@@ -12,10 +12,25 @@ def _as_tuple(x):
     return x if isinstance(x, tuple) else (x,)
 
 
-def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **_ignored) -> bool:
-    """True when every Jacobian column computed by backward matches finite differences.
+def _host(t):
+    return np.asarray(t._host())
 
-    ``inputs``: a tensor or tuple; those with ``requires_grad`` are checked (use float64).
+
+def _real_parts(a):
+    """An array's real components: (re,) or (re, im) for a complex one (flattened, float64)."""
+    a = np.asarray(a).reshape(-1)
+    if np.iscomplexobj(a):
+        return np.concatenate([a.real, a.imag]).astype(np.float64)
+    return a.astype(np.float64)
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **_ignored) -> bool:
+    """True when every Jacobian column computed by backward matches central finite differences.
+
+    ``inputs``: a tensor or tuple; those with ``requires_grad`` are checked (use float64 / complex128). A complex
+    input or output is checked as its real and imaginary parts (the real Jacobian, which fixes both Wirtinger
+    derivatives PyTorch compares): for a real loss ``L``, the gradient of a complex ``z`` is
+    ``dL/dRe(z) + i dL/dIm(z)``, and a complex output's imaginary part is reached with a grad_output of ``1j``.
     """
     from .._tensor.tensor import Tensor
     from ..ops.creation import tensor as _tensor
@@ -23,38 +38,66 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     from .grad_mode import no_grad
     inputs = _as_tuple(inputs)
     diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
-    outs = [o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor) and o.requires_grad]
-    for oi, out in enumerate(outs):
-        n_out = out.numel()
-        for i in diff:
-            x = inputs[i]
-            base = np.array(x.detach()._host(), dtype=np.float64)
-            numeric = np.zeros((base.size, n_out))
+    if not diff:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have "
+                         "requires_grad=True.")
+    all_outs = [o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor)]
+    outs = [(k, o) for k, o in enumerate(all_outs) if o.requires_grad]
+
+    def numerical(i, oi):
+        """Rows: the input's real components; columns: the output's (d out / d in, central differences)."""
+        x = inputs[i]
+        base = _host(x.detach()).reshape(-1)
+        cplx = np.iscomplexobj(base)
+        rows = []
+        for part in ((1.0, 1j) if cplx else (1.0,)):
             for k in range(base.size):
                 vals = []
                 for sgn in (1.0, -1.0):
-                    pert = base.copy().reshape(-1)
-                    pert[k] += sgn * eps
+                    pert = base.copy()
+                    pert[k] += sgn * eps * part
                     xs = list(inputs)
-                    xs[i] = _tensor(pert.reshape(base.shape), dtype=x.dtype, device=x.device)
+                    xs[i] = _tensor(pert.reshape(x.shape), dtype=x.dtype, device=x.device)
                     with no_grad():
                         o = [q for q in _as_tuple(func(*xs)) if isinstance(q, Tensor)][oi]
-                    vals.append(np.array(o._host(), dtype=np.float64).reshape(-1))
-                numeric[k] = (vals[0] - vals[1]) / (2 * eps)
-            analytic = np.zeros((base.size, n_out))
-            for j in range(n_out):
-                go = np.zeros(n_out)
-                go[j] = 1.0
-                o = [q for q in _as_tuple(func(*inputs)) if isinstance(q, Tensor) and q.requires_grad][oi]
-                (g,) = _grad(o, x, _tensor(go.reshape(o._shape), dtype=o.dtype, device=o.device),
-                             allow_unused=True)
-                if g is not None:
-                    analytic[:, j] = np.array(g._host(), dtype=np.float64).reshape(-1)
+                    vals.append(_real_parts(_host(o)))
+                rows.append((vals[0] - vals[1]) / (2 * eps))
+        return np.stack(rows)
+
+    def fail(msg):
+        if raise_exception:
+            raise GradcheckError(msg)
+        return False
+
+    if not outs:  # (no output requires grad: every numerical gradient must be zero, as PyTorch checks)
+        for i in diff:
+            for oi in range(len(all_outs)):
+                if not np.allclose(numerical(i, oi), 0, atol=atol, rtol=rtol):
+                    return fail("Numerical gradient for function expected to be zero")
+        return True
+    for oi, out in outs:
+        n_out = out.numel()
+        out_cplx = out.dtype.is_complex
+        for i in diff:
+            x = inputs[i]
+            numeric = numerical(i, oi)
+            cols = []
+            for part in ((1.0, 1j) if out_cplx else (1.0,)):
+                for j in range(n_out):
+                    go = np.zeros(n_out, dtype=np.complex128 if out_cplx else np.float64)
+                    go[j] = part
+                    o = [q for q in _as_tuple(func(*inputs)) if isinstance(q, Tensor)][oi]
+                    (g,) = _grad(o, x, _tensor(go.reshape(o._shape), dtype=o.dtype, device=o.device),
+                                 allow_unused=True)
+                    if g is None:
+                        cols.append(np.zeros(numeric.shape[0]))
+                    else:
+                        cols.append(_real_parts(_host(g)) if x.dtype.is_complex else
+                                    _host(g).reshape(-1).real.astype(np.float64))
+            analytic = np.stack(cols, axis=1)
             if not np.allclose(analytic, numeric, atol=atol, rtol=rtol):
-                if raise_exception:
-                    raise GradcheckError(f"Jacobian mismatch for output {oi} with respect to input {i},\n"
-                                         f"numerical:{numeric}\nanalytical:{analytic}\n")
-                return False
+                return fail(f"Jacobian mismatch for output {oi} with respect to input {i},\n"
+                            f"numerical:{numeric}\nanalytical:{analytic}\n")
     return True
 
 

@@ -17,13 +17,16 @@ from . import grad_mode as _gm
 
 _seq = itertools.count()
 _CLASSES: dict = {}
+# the innermost saved_tensors_hooks / allow_mutation_on_saved_tensors entry while one is active, else None:
+# ``record``'s one check (for ops that save something); the rest lives in _saved_hooks.py
+SAVED_HOOKS = [None]
 
 
 class Node:
     """Base of every grad_fn class (``AddBackward0``...)."""
 
     __slots__ = ("_arrays", "_nf", "_edges", "_saved", "_out_meta", "_freed", "_seq", "_inputs",
-                 "_entry", "_diff_idx", "_pre_hooks", "_hooks", "_metadata", "__weakref__")
+                 "_entry", "_diff_idx", "_pre_hooks", "_hooks", "_metadata", "_packed", "__weakref__")
 
     def __init__(self):
         self._seq = next(_seq)
@@ -35,6 +38,7 @@ class Node:
         self._metadata = None
         self._nf = None
         self._inputs = None
+        self._packed = None  # what saved-tensor hooks packed (``_saved_hooks``), else None
 
     @property
     def metadata(self) -> dict:
@@ -77,8 +81,13 @@ class Node:
         node = self
 
         def pre(cts):
-            r = fn(tuple(as_grad_tensor(node, c) for c in cts))
-            return cts if r is None else [from_grad_tensor(g, c) for g, c in zip(r, cts)]
+            prev = tuple(as_grad_tensor(node, c) for c in cts)
+            r = fn(prev)
+            if r is None:
+                return cts
+            from .tensor_hooks import check_hook_results
+            check_hook_results(fn, prev, r)
+            return [from_grad_tensor(g, c) for g, c in zip(r, cts)]
         return _Handle(self._pre_hooks, pre)
 
     def apply(self, cts):
@@ -199,6 +208,7 @@ def not_an_autograd_view(v) -> None:
     v._requires_grad = False
     for k in ("_no_grad_view", "_ngv_at", "_ngv_derived"):
         v.__dict__.pop(k, None)
+    v._not_ag_view = True  # (no grad_fn to regenerate when its storage is written: ``regraph``)
 
 
 def as_grad_tensor(node, ct):
@@ -225,20 +235,78 @@ def from_grad_tensor(g, like):
 
 def edge_of(t):
     """(node, output index) that receives the gradient of tensor ``t`` (requires_grad assumed); None for a view
-    made in no_grad mode (``mark_no_grad_view``), whose gradient PyTorch drops."""
-    fn = t.grad_fn
+    made in no_grad mode (``mark_no_grad_view``), whose gradient PyTorch drops. A view whose storage was written in
+    place since its node was recorded gets its node regenerated first (:func:`regraph`)."""
+    fn = t._grad_fn
+    if t._base is not None and t._gver != t._storage.version:
+        fn = regraph(t)
     if fn is not None:
         return fn, t._out_nr
     d = t.__dict__
     if d and d.get("_no_grad_view"):
-        if t._storage.version != d["_ngv_at"]:
-            raise RuntimeError("A view was created in no_grad mode and its base or another view of its base has "
-                               "been modified inplace with grad mode enabled. " + _NGV_TAIL)
         return None
     acc = t._acc
     if acc is None or acc.variable is not t:
         acc = t._acc = AccumulateGrad(t)
     return acc, 0
+
+
+def regraph(v):
+    """PyTorch's ``VariableHooks::grad_fn`` for a view ``v`` whose storage was written in place (through its base
+    or another view of it, or through ``v`` under no_grad) since its node was recorded: the node it had describes
+    values the storage no longer holds, so ``v`` gets a fresh ``AsStridedBackward0`` on its base's current history
+    (its gradient scattered into the base's, as after an in-place write through ``v`` itself, ``copy_slices``).
+    A view made in no_grad mode, or an output of a multi-view function (split, unbind), raises PyTorch's error
+    instead. Returns ``v``'s node (None if it has none)."""
+    fn = v._grad_fn
+    base = v._base
+    ver = v._storage.version
+    d = v.__dict__
+    if not base._requires_grad or v.dtype.category < D.FLOAT or d and d.get("_not_ag_view"):
+        v._gver = ver  # (a view of a tensor that needs no gradient, or none of a differentiable dtype: nothing to redo)
+        return fn
+    if d:
+        if d.get("_no_grad_view"):
+            raise RuntimeError("A view was created in no_grad mode and its base or another view of its base has "
+                               "been modified inplace with grad mode enabled. " + _NGV_TAIL)
+        if fn is not None and (d.get("_ngv_derived") or d.get("_multi_view") or d.get("_fn_view")):
+            nm = fn.name()
+            head = f"Output {v._out_nr} of {nm[:nm.rfind('Backward')] if 'Backward' in nm else nm} is a view"
+            if d.get("_ngv_derived"):
+                raise RuntimeError(head + " of a view which was created in no_grad mode and its base or another view "
+                                   "of its base has been modified inplace with grad mode enabled. " + _NGV_TAIL)
+            if d.get("_fn_view"):  # (a view output of a custom Function, function.py)
+                raise RuntimeError(head + " and its base or another view of its base has been modified inplace. This "
+                                   "view was created inside a custom Function (or because an input was returned "
+                                   "as-is) and the autograd logic to handle view+inplace would override the custom "
+                                   "backward associated with the custom Function, leading to incorrect gradients. "
+                                   "This behavior is forbidden. You can fix this by cloning the output of the custom "
+                                   "Function.")
+            raise RuntimeError(head + " and its base or another view of its base has been modified inplace. This view "
+                               "is the output of a function that returns multiple views. Such functions do not allow "
+                               "the output views to be modified inplace. You should replace the inplace operation by "
+                               "an out-of-place one.")
+    from .copy_slices import as_strided_node
+    node = as_strided_node(v, (edge_of(base),))
+    set_view_fn(v, node)
+    return node
+
+
+def set_view_fn(v, node):
+    """``node`` becomes view ``v``'s grad_fn (recorded at the storage's current version); a ``retain_grad()`` moves
+    to it, as PyTorch's ``update_tensor_hooks_on_new_gradfn`` (hooks registered before stay on the old node)."""
+    v._grad_fn = node
+    v._gver = v._storage.version
+    v._requires_grad = True
+    v._out_nr = 0
+    if v._retains_grad:
+        move_retain_grad(v)
+
+
+def move_retain_grad(t):
+    from .tensor_hooks import retain_grad
+    t._retains_grad = False
+    retain_grad(t)
 
 
 def record(op, outs, targs, diff_idx, arrays, entry=None, sargs=()):
@@ -275,7 +343,7 @@ def record(op, outs, targs, diff_idx, arrays, entry=None, sargs=()):
             if s == "all":
                 for a in targs:
                     if isinstance(a, Tensor):
-                        saved.append((a, a._storage, a._storage.version, a._shape, a.dtype, a.grad_fn, False,
+                        saved.append((a, a._storage, a._storage.version, a._shape, a.dtype, a._grad_fn, False,
                                       a._out_nr))
             elif s == "result":
                 o = outs_t[0]
@@ -283,7 +351,7 @@ def record(op, outs, targs, diff_idx, arrays, entry=None, sargs=()):
             else:
                 a = targs[s]
                 if isinstance(a, Tensor):
-                    saved.append((a, a._storage, a._storage.version, a._shape, a.dtype, a.grad_fn, False,
+                    saved.append((a, a._storage, a._storage.version, a._shape, a.dtype, a._grad_fn, False,
                                   a._out_nr))
         # (input tensor or None for a saved output, storage, version at save, shape, dtype, producer, is_out,
         # out_nr): a saved output is reported as "output i of <this node>", a saved input by its producer
@@ -292,9 +360,14 @@ def record(op, outs, targs, diff_idx, arrays, entry=None, sargs=()):
             for e in saved:
                 if e[1].inference:  # MODE-16: only a *saved* inference tensor is an error (MODE-25)
                     raise RuntimeError(_INFERENCE_MSG)
+        if SAVED_HOOKS[0] is not None:  # saved_tensors_hooks active: pack what the node saves
+            from ._saved_hooks import on_record
+            on_record(node, saves, targs, SAVED_HOOKS[0])
     for i, o in enumerate(outs_t):
         if o.dtype.category >= D.FLOAT:
-            o.grad_fn = node
+            o._grad_fn = node
+            if o._base is not None:
+                o._gver = o._storage.version
             o._requires_grad = True
             o._out_nr = i
     if _anomaly.ENABLED[0]:
@@ -304,6 +377,9 @@ def record(op, outs, targs, diff_idx, arrays, entry=None, sargs=()):
 
 def check_saved(node):
     """PyTorch's error when a tensor saved for backward was modified in place (spec §7.1)."""
+    if node._packed is not None:  # recorded under saved_tensors_hooks (no version check, as PyTorch): unpack
+        from ._saved_hooks import on_backward
+        return on_backward(node)
     for t, storage, version, shape, dt, producer, is_out, out_nr in node._saved:
         if storage.version != version:
             fn = producer if is_out else t.grad_fn
@@ -338,6 +414,13 @@ def check_inplace(t):
                            "inplace. This view is the output of a function that returns multiple views. Such "
                            "functions do not allow the output views to be modified inplace. You should replace the "
                            "inplace operation by an out-of-place one.")
+    if t.__dict__.get("_fn_view") and t.grad_fn is not None:  # (a view output of a custom Function: function.py)
+        nm = t.grad_fn.name()
+        raise RuntimeError(f"Output {t._out_nr} of {nm[:nm.rfind('Backward')]} is a view and is being modified "
+                           "inplace. This view was created inside a custom Function (or because an input was returned "
+                           "as-is) and the autograd logic to handle view+inplace would override the custom backward "
+                           "associated with the custom Function, leading to incorrect gradients. This behavior is "
+                           "forbidden. You can fix this by cloning the output of the custom Function.")
     if t.__dict__.get("_no_grad_view"):
         raise RuntimeError("A view was created in no_grad mode and is being modified inplace with grad mode "
                            "enabled. " + _NGV_TAIL)
@@ -372,10 +455,18 @@ def rebase(self, r):
         node._saved = tuple(e if e[1] is not st and e[1] is not rs else (e[0], st, st.version) + e[3:]
                             for e in node._saved if e[1] is not st or e[6])
     if self._base is None:
-        self.grad_fn = node
+        self._grad_fn = node
         self._requires_grad = True
         self._out_nr = r._out_nr
+        if self._retains_grad:
+            move_retain_grad(self)  # (PyTorch moves it to the new grad_fn)
         return
     # In-place through a view of a tensor in the graph: the base's history becomes CopySlices.
     from .copy_slices import copy_slices
     copy_slices(self, node, r._out_nr)
+
+
+from ._saved_hooks import (  # noqa: E402,F401  (torch.autograd.graph's saved-tensor API)
+    GradientEdge, allow_mutation_on_saved_tensors, disable_saved_tensors_hooks, get_gradient_edge, increment_version,
+    register_multi_grad_hook, save_on_cpu, saved_tensors_hooks,
+)

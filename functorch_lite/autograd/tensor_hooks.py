@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._tensor import storage as _storage
-from .graph import _Handle
+from .graph import AccumulateGrad as _AccumulateGrad, _Handle
 
 
 def _hook_wrapper(t, fn, out_nr):
@@ -17,10 +17,89 @@ def _hook_wrapper(t, fn, out_nr):
         r = fn(g)
         if r is None:
             return cts
+        check_hook_result(fn, g, r)
         cts = list(cts)
         cts[out_nr] = r if isinstance(ct, Tensor) else r._array
         return cts
+    pre._tensor_hook = True  # (a tensor pre-hook: the engine runs these before retain_grad and the node's own)
     return pre
+
+
+# ---- the engine runs these --------------------------------------------------------------------------------
+def run_tensor_pre_hooks(node, cts):
+    """PyTorch's tensor pre-hooks of a node: the hooks registered on its output tensors (a leaf's, for an
+    AccumulateGrad), then their ``retain_grad``; the node's own pre-hooks run after, where it runs."""
+    if isinstance(node, _AccumulateGrad):
+        t = node.variable
+        if t._hooks and cts[0] is not None:
+            cts = [run_leaf_hooks(t, cts[0])]
+        return cts
+    if node._pre_hooks:
+        for h in list(node._pre_hooks.values()):
+            if getattr(h, "_tensor_hook", False):
+                cts = h(cts)
+    retain = node._metadata.get("_retain") if node._metadata else None
+    if retain:
+        for h in retain:
+            cts = h(cts)
+    return cts
+
+
+def run_leaf_hooks(t, ct):
+    """A leaf's ``register_hook`` hooks on its gradient (a jax array, or a tensor under ``create_graph``);
+    returns it in the same form, in the leaf's dtype."""
+    from .._tensor.tensor import Tensor
+    g = ct if isinstance(ct, Tensor) else Tensor._from_array(ct, t.dtype, t._storage.device)
+    if g.dtype is not t.dtype:
+        g = g.to(t.dtype)
+    for h in list(t._hooks.values()):
+        r = h(g)
+        if r is not None:
+            check_hook_result(h, g, r)
+            g = r
+    return g if isinstance(ct, Tensor) else g._array
+
+
+_CLASSIC = frozenset(("Float", "Double", "Half", "Byte", "Char", "Short", "Int", "Long"))
+
+
+def _type_name(g):
+    """PyTorch's ``Tensor::toString()`` as its hook checks print it: torch.FloatTensor, CPUBFloat16Type."""
+    dev = g._storage.device.type
+    if g.dtype.short in _CLASSIC:
+        return f"torch.{'' if dev == 'cpu' else dev + '.'}{g.dtype.legacy}"
+    return f"{dev.upper()}{g.dtype.short}Type"
+
+
+def check_hook_results(fn, prev, result):
+    """PyTorch's checks of the tuple a node pre-hook returned in place of ``prev`` (``check_result``)."""
+    if not isinstance(result, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+    if len(result) != len(prev):
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has returned an incorrect number of values (got {len(result)}, "
+                           f"but expected {len(prev)})")
+    for g, r in zip(prev, result):
+        if r is not None:
+            if g is None:
+                raise RuntimeError("can't replace a None gradient with a non-None value")
+            check_hook_result(fn, g, r)
+
+
+def _hook_name(fn):
+    name = getattr(fn, "__name__", None)
+    return name if isinstance(name, str) else "<unknown>"
+
+
+def check_hook_result(fn, g, r):
+    """PyTorch's checks of what a gradient hook returned in place of ``g`` (``check_variable_result``)."""
+    from .._tensor.tensor import Tensor
+    if not isinstance(r, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+    name = _hook_name(fn)
+    if r.dtype is not g.dtype or r._storage.device.type != g._storage.device.type:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {_type_name(g)} got {_type_name(r)})")
+    if r._shape != g._shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
 
 
 def register_hook(self, hook):

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from .._tensor.tensor import Tensor, Size
+from ..autograd import _function_transforms as _cf_tr
 from . import _core as C
 
 
@@ -303,8 +304,12 @@ def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, r
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         check_randomness(randomness)
-        with random_guard(randomness, None):
-            return inner(*args, **kwargs)
+        _cf_tr._JACFWD[0] += 1  # (torch's jacfwd vmaps: a custom Function in it needs vmap support)
+        try:
+            with random_guard(randomness, None):
+                return inner(*args, **kwargs)
+        finally:
+            _cf_tr._JACFWD[0] -= 1
     return wrapper
 
 

@@ -23,6 +23,7 @@ import jax.numpy as jnp
 from .._tensor.tensor import Tensor
 from . import _core as C
 
+_RANDOMNESS: list = []  # the randomness of the vmaps being traced, innermost last
 _RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
                  "'different' randomness flags on vmap or perform the randomness operation out of vmap")
 
@@ -207,8 +208,12 @@ def _run(func, name, args, kwargs, flat, tree, dims, axes, arrays, size, out_dim
                for leaf, d in zip(flat, dims)]
         ins = [(t, t._storage.array) for t, d in zip(new, dims) if d is not None]
         trace = getattr(mapped_arrays[0], "_trace", None)
-        with random_guard(randomness, index):
-            out = C.call(func, C.reorder_like(jax.tree_util.tree_unflatten(tree, new), args), kwargs)
+        _RANDOMNESS.append(randomness)  # (what a custom Function's vmap staticmethod sees as info.randomness)
+        try:
+            with random_guard(randomness, index):
+                out = C.call(func, C.reorder_like(jax.tree_util.tree_unflatten(tree, new), args), kwargs)
+        finally:
+            _RANDOMNESS.pop()
         o_flat, o_tree = jax.tree_util.tree_flatten(out, is_leaf=C.is_tensor)
         for leaf in o_flat:
             if not isinstance(leaf, Tensor):

@@ -107,3 +107,4 @@ from ..ops.nn_extra import *  # noqa: F401,F403,E402  (pixel_shuffle, unfold/fol
 from ..ops.nn_sampling import *  # noqa: F401,F403,E402  (grid_sample, affine_grid, embedding_bag)
 from ..ops.ctc import *  # noqa: F401,F403,E402  (ctc_loss)
 from ..ops.pool_more import *  # noqa: F401,F403,E402  (max_unpool*, *_with_indices, rrelu, channel_shuffle, upsample*)
+from ..ops.pool_fractional import *  # noqa: F401,F403,E402  (fractional_max_pool2d/3d)

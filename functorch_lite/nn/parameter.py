@@ -27,9 +27,11 @@ class Parameter(Tensor):
     __str__ = __repr__  # (print(p) and f"{p}" show the header too, as PyTorch's)
 
     def __deepcopy__(self, memo):
+        """As PyTorch's: a Parameter of the same class over a clone of the data (its own storage; ``.grad`` and
+        attributes are not copied)."""
         if id(self) in memo:
             return memo[id(self)]
-        r = Parameter(self.detach().clone(), self.requires_grad)
+        r = type(self)(self.detach().clone(), self.requires_grad)
         memo[id(self)] = r
         return r
 

@@ -212,7 +212,12 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
     tensors = []
     for a in targs:
         if isinstance(a, Tensor):
-            arrays.append(a._storage.array if a._chain is None else a._array)
+            if a._chain is None:
+                arrays.append(a._storage.array)
+            else:
+                arrays.append(a._array)
+                if not a._requires_grad and a._base is not None and a._gver != a._storage.version:
+                    a.grad_fn  # noqa: B018 (a view whose base came to require grad in place: it does too, PyTorch)
             sig.append((len(a._shape), a.dtype))
             tensors.append(a)
         elif a is None:
@@ -308,6 +313,8 @@ def _dispatch_view(op, t, sargs, meta):
             out._multi_view = True  # a view of a split/unbind output inherits PyTorch's multi-view restriction
         if d.get("_no_grad_view") or d.get("_ngv_derived"):
             out._ngv_derived = True  # (its in-place writes with grad enabled are refused, as its base's are)
+    if not t._requires_grad and t._base is not None and t._gver != t._storage.version:
+        t.grad_fn  # noqa: B018 (a view whose base came to require grad by an in-place op: it does too, PyTorch)
     if t._requires_grad and not _state.enabled:
         # requires grad with no edge; an in-place write to it with grad enabled is refused (INP-28)
         _graph.mark_no_grad_view(out, t)
@@ -516,24 +523,63 @@ def _cast_jit(src, dst):
     return f
 
 
-def write_out(out, r):
-    """``out=`` forms: PyTorch resizes and casts into ``out``."""
+def write_out(out, r, name=None, resize_warn=True):
+    """``out=`` forms: PyTorch resizes and casts into ``out`` (the one out= path: generated ops, factories, composites).
+
+    A tuple result (``sort``, ``topk``, ``aminmax``) goes into a tuple of outs of exactly its dtypes (the structured
+    kernels' rule). ``name``: the op's name in PyTorch's error for an out= call where grad mode is on and ``out`` or
+    the result requires grad (checked where given). ``resize_warn``: PyTorch's deprecation warning when a non-empty
+    ``out`` of another shape is resized (its ``resize_output``; the factories resize without it)."""
+    if isinstance(r, tuple):
+        if not isinstance(out, (tuple, list)):
+            raise TypeError(f"argument 'out' must be tuple of Tensors, not {type(out).__name__}")
+        if len(out) != len(r):
+            raise TypeError(f"expected tuple of {len(r)} elements but got {len(out)}")
+        for i, o in enumerate(out):
+            if not isinstance(o, Tensor):
+                raise TypeError(f"expected Tensor as element {i} in argument 'out', but got {type(o).__name__}")
+        if name is not None:
+            _check_out_grad(name, out, r)
+        for o, v in zip(out, r):
+            if o.dtype is not v.dtype:
+                raise RuntimeError(f"Expected out tensor to have dtype {_promotion._cname(v.dtype)}, but got "
+                                   f"{_promotion._cname(o.dtype)} instead")
+        for o, v in zip(out, r):
+            write_out(o, v, None, resize_warn)
+        return getattr(type(r), "_out_type", type(r))(tuple(out))
     if not isinstance(out, Tensor):
         raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
-    if isinstance(r, tuple):
-        raise RuntimeError("out= is not supported for ops with several outputs here")
+    if name is not None:
+        _check_out_grad(name, (out,), (r,))
     if not _promotion.can_cast(r.dtype, out.dtype):
         raise RuntimeError(f"result type {r.dtype.short} can't be cast to the desired output type {out.dtype.short}")
     arr = r._array if r.dtype is out.dtype else _cast_jit(r.dtype, out.dtype)(r._array)
     if out._shape != r._shape:
         if out._chain is not None:
             raise RuntimeError("out= into a view of a different shape is not supported")
+        if resize_warn and out.numel() != 0:
+            import warnings
+            from .._warn import user_stacklevel
+            warnings.warn(f"An output with one or more elements was resized since it had shape {list(out._shape)}, "
+                          f"which does not match the required output shape {list(r._shape)}. This behavior is "
+                          "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
+                          "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                          "elements with t.resize_(0). (Triggered internally at "
+                          "/__w/pytorch/pytorch/aten/src/ATen/native/Resize.cpp:30.)", UserWarning,
+                          stacklevel=user_stacklevel())
         out._shape = r._shape
         out._strides = None
     out._write(arr)
     if _FW_ACTIVE[0]:
         _fwad.after_write(out, r)
     return out
+
+
+def _check_out_grad(name, outs, rs):
+    """PyTorch's autograd refusal of an out= call with an argument (or ``out``) requiring grad."""
+    if _gm.is_grad_enabled() and any(t.requires_grad for t in (*outs, *rs)):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, but "
+                           "one of the arguments requires grad.")
 
 
 class DataDependentError(RuntimeError):

@@ -162,6 +162,17 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
 _ALIASES: dict = {}
 
 
+def saves_crossed(i: int, j: int):
+    """``saves=`` of a bilinear op (mm, matmul, addmm, linear...): each operand's gradient reads the other one, so
+    PyTorch saves operand ``i`` only when operand ``j`` requires grad and ``j`` only when ``i`` does (derivatives.yaml);
+    an added ``input`` (addmm's ``self``, linear's bias) is not saved. In-place writes to an unsaved operand between
+    backward passes are then legal (an optimizer step on a Linear's weight when its input does not require grad)."""
+    def saves(targs):
+        a, b = targs[i], targs[j]
+        return ((i,) if b._requires_grad else ()) + ((j,) if a._requires_grad else ())
+    return saves
+
+
 class _Self:
     """What a ``view=`` function returns when the op gives back its input itself."""
 
@@ -282,8 +293,10 @@ def _make(op: OpDef, fname: str, kind: str, ns: dict):
     if kind == "inplace":
         body = f"return _inplace(_op, {targs}, {sargs})"
     elif with_out:
+        # (several outputs: a tuple of outs, and PyTorch's autograd refusal named after the op)
+        wname = f", {op.name!r}" if op.nout > 1 else ""
         body = (f"r = _dispatch(_op, {targs}, {sargs})\n"
-                f"    return r if out is None else _write_out(out, r)")
+                f"    return r if out is None else _write_out(out, r{wname})")
     else:
         body = f"return _dispatch(_op, {targs}, {sargs})"
     src = f"def {fname}({sig}):\n    {pre}{body}\n"

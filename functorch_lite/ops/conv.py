@@ -581,7 +581,7 @@ def _adaptive_prep_for(name: str, nd: int, maxpool: bool = False):
         if len(xs) not in (nd + 1, nd + 2):
             raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got"
                                f"{':' if maxpool else ''} {_shape_str(xs)}")
-        for i in range(1, len(xs)):
+        for i in range(len(xs) - 2 if name == "adaptive_avg_pool2d" else 1, len(xs)):  # (avg 2d: H, W only)
             if xs[i] == 0:
                 raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but "
                                    f"input has sizes {_shape_str(xs)} with dimension {i} being empty")

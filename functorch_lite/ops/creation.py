@@ -123,6 +123,36 @@ def _check_nonneg(name: str, shape: tuple) -> None:
         raise RuntimeError(f"Trying to create tensor with negative dimension {neg}: [{', '.join(map(str, shape))}]")
 
 
+# ---- out= of the factories ---------------------------------------------------------------------------
+def _out_args(name: str, out, dtype, device) -> tuple:
+    """(dtype, device) a factory makes its result in: ``out``'s when given (a different ``dtype=`` is PyTorch's
+    error); the result then goes into ``out`` (:func:`_into`)."""
+    if out is None:
+        return dtype, device
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if dtype is not None and D.as_dtype(dtype) is not out.dtype:
+        raise RuntimeError(f"dtype {D.as_dtype(dtype).short} does not match dtype of out parameter ({out.dtype.short})")
+    return out.dtype, (out.device if device is None else device)
+
+
+_RESIZES_FIRST = ("empty", "randn")  # PyTorch's out= kernels of these resize before autograd's out= check
+
+
+def _into(name: str, out, make, requires_grad=False):
+    """``make(requires_grad)`` (the result, in ``out``'s dtype: :func:`_out_args`), written into ``out`` when given
+    by the one out= path (``_dispatch.write_out``: resized silently, as PyTorch's factories resize)."""
+    if out is None:
+        return make(requires_grad)
+    if name in _RESIZES_FIRST and out.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    from ._dispatch import write_out
+    write_out(out, make(False), f"aten::{name}", resize_warn=False)
+    if requires_grad:  # (PyTorch: ``zeros(2, out=o, requires_grad=True)`` makes ``o`` require grad)
+        out.requires_grad_(True)
+    return out
+
+
 # ---- tensor / as_tensor / from_numpy ------------------------------------------------------------
 def _infer_dtype(data) -> D.dtype | None:
     """PyTorch's ``infer_scalar_type``: promote (``promote_types``) the dtypes of all leaves; numpy
@@ -303,7 +333,24 @@ def from_numpy(ndarray):
     _check_strides(ndarray)
     dt = D.from_numpy_dtype(ndarray.dtype)
     from .._tensor.tensor import tensor_from_numpy
+    if not ndarray.flags.writeable and _jax_backed(ndarray):
+        # ``tensor.numpy()`` is read-only only because JAX arrays are immutable (PyTorch's is writable, so
+        # ``from_numpy(t.numpy())`` does not warn there): no "not writable" warning for it
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return tensor_from_numpy(ndarray, dt)
     return tensor_from_numpy(ndarray, dt)
+
+
+def _jax_backed(a) -> bool:
+    """Whether the numpy array ``a`` is a view of a JAX array's buffer (what ``Tensor.numpy()`` returns)."""
+    for _ in builtins.range(8):  # (``range`` here is torch.range)
+        if isinstance(a, jax.Array):
+            return True
+        a = a.obj if isinstance(a, memoryview) else getattr(a, "base", None)
+        if a is None:
+            return False
+    return False
 
 
 def _check_strides(ndarray):
@@ -394,17 +441,23 @@ def _full_jit(shape, dt, jdev):
 
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
-    return _fill(_size("zeros", _size_kw("zeros", size, kw)), 0, _dt(dtype), device, requires_grad)
+    shape = _size("zeros", _size_kw("zeros", size, kw))
+    dtype, device = _out_args("zeros", out, dtype, device)
+    return _into("zeros", out, lambda rg: _fill(shape, 0, _dt(dtype), device, rg), requires_grad)
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
-    return _fill(_size("ones", _size_kw("ones", size, kw)), 1, _dt(dtype), device, requires_grad)
+    shape = _size("ones", _size_kw("ones", size, kw))
+    dtype, device = _out_args("ones", out, dtype, device)
+    return _into("ones", out, lambda rg: _fill(shape, 1, _dt(dtype), device, rg), requires_grad)
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None, **kw):
     """Uninitialised in PyTorch; zeros here (JAX has no uninitialised memory)."""
-    return _fill(_size("empty", _size_kw("empty", size, kw)), 0, _dt(dtype), device, requires_grad)
+    shape = _size("empty", _size_kw("empty", size, kw))
+    dtype, device = _out_args("empty", out, dtype, device)
+    return _into("empty", out, lambda rg: _fill(shape, 0, _dt(dtype), device, rg), requires_grad)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -415,8 +468,10 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     from .._promotion import scalar_dtype
+    dtype, device = _out_args("full", out, dtype, device)
     dt = D.as_dtype(dtype) if dtype is not None else scalar_dtype(fill_value)
-    return _fill(_size("full", (size,)), fill_value, dt, device, requires_grad)
+    shape = _size("full", (size,))
+    return _into("full", out, lambda rg: _fill(shape, fill_value, dt, device, rg), requires_grad)
 
 
 def _like(name, input, dtype, device):
@@ -458,6 +513,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     if (end - start) * step < 0 and end != start:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     is_float = any(isinstance(v, (_py_float, np.floating)) for v in vals)
+    dtype, device = _out_args("arange", out, dtype, device)
     dt = D.as_dtype(dtype) if dtype is not None else (D.get_default_dtype() if is_float else D.int64)
     _no_float8(dt, "arange_cpu")
     if dt is D.bool or dt.is_complex:
@@ -477,7 +533,15 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     else:
         n = max(0, math.ceil((end - start) / step))
         host = start + np.arange(n, dtype=np.float64) * step
-    return _finish(_host_cast(host, D.from_numpy_dtype(host.dtype), dt), dt, device, requires_grad)
+    if out is not None and out.numel() not in (0, n):
+        warnings.warn(f"The number of elements in the out tensor of shape {list(out._shape)} is {out.numel()} which "
+                      f"does not match the computed number of elements {n}. Note that this may occur as a result of "
+                      f"rounding error. The out tensor will be resized to a tensor of shape ({n},). (Triggered "
+                      "internally at "
+                      "/__w/pytorch/pytorch/aten/src/ATen/native/RangeFactories.cpp:199.)", UserWarning,
+                      stacklevel=2)
+    return _into("arange", out, lambda rg: _finish(_host_cast(host, D.from_numpy_dtype(host.dtype), dt), dt, device,
+                                                   rg), requires_grad)
 
 
 def _trunc_div(a: int, b: int) -> int:
@@ -486,16 +550,18 @@ def _trunc_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b > 0) else -q
 
 
-def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):  # noqa: A001
+def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,  # noqa: A001
+          requires_grad=False):
     warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
                   "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
                   "[start, end).", UserWarning, stacklevel=2)
     if end is None:
         start, end = 0, start
+    dtype, device = _out_args("range", out, dtype, device)
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     n = int(math.floor((end - start) / step)) + 1
     host = start + np.arange(n, dtype=np.float64) * step
-    return _finish(_host_cast(host, D.float64, dt), dt, device, requires_grad)
+    return _into("range", out, lambda rg: _finish(_host_cast(host, D.float64, dt), dt, device, rg), requires_grad)
 
 
 def _steps(name, start, end, steps, base, kw):
@@ -512,6 +578,7 @@ def linspace(start, end, steps=None, *, out=None, dtype=None, layout=None, devic
     steps = _steps("linspace", start, end, steps, 10.0,
                    dict(out=out, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad))
     start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+    dtype, device = _out_args("linspace", out, dtype, device)
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     _no_float8(dt, "linspace_cpu")
     if dt.category <= D.INT:
@@ -524,7 +591,7 @@ def linspace(start, end, steps=None, *, out=None, dtype=None, layout=None, devic
         host = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
         if steps == 1:
             host = np.full(1, start, dtype=np.float64)
-    return _finish(_host_cast(host, D.float64, dt), dt, device, requires_grad)
+    return _into("linspace", out, lambda rg: _finish(_host_cast(host, D.float64, dt), dt, device, rg), requires_grad)
 
 
 def logspace(start, end, steps=None, base=10.0, *, out=None, dtype=None, layout=None, device=None,
@@ -533,10 +600,11 @@ def logspace(start, end, steps=None, base=10.0, *, out=None, dtype=None, layout=
     steps = _steps("logspace", start, end, steps, base,
                    dict(out=out, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad))
     start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+    dtype, device = _out_args("logspace", out, dtype, device)
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     _no_float8(dt, "logspace_cpu")
     host = np.power(base, np.linspace(start, end, steps, dtype=np.float64))
-    return _finish(_host_cast(host, D.float64, dt), dt, device, requires_grad)
+    return _into("logspace", out, lambda rg: _finish(_host_cast(host, D.float64, dt), dt, device, rg), requires_grad)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
@@ -544,9 +612,10 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
     for name, v in (("n", n), ("m", m)):
         if v is not None and v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
+    dtype, device = _out_args("eye", out, dtype, device)
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     host = np.eye(n, n if m is None else m, dtype=np.float64)
-    return _finish(_host_cast(host, D.float64, dt), dt, device, requires_grad)
+    return _into("eye", out, lambda rg: _finish(_host_cast(host, D.float64, dt), dt, device, rg), requires_grad)
 
 
 # ---- random --------------------------------------------------------------------------------------------
@@ -665,9 +734,11 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
     if not size and not _passed(generator=generator, out=out, dtype=dtype, layout=layout, device=device,
                                 requires_grad=requires_grad, pin_memory=pin_memory):
         raise _invalid_args("rand", (), {})
+    dtype, device = _out_args("rand", out, dtype, device)
     dt = _dt(dtype)
     _check_float_sampling(dt, "check_uniform_bounds")
-    return _random("uniform", _size("rand", size), 0.0, 1.0, dt, device, requires_grad, generator)
+    shape = _size("rand", size)
+    return _into("rand", out, lambda rg: _random("uniform", shape, 0.0, 1.0, dt, device, rg, generator), requires_grad)
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -677,9 +748,11 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     if not size and not _passed(generator=generator, out=out, dtype=dtype, layout=layout, device=device,
                                 requires_grad=requires_grad, pin_memory=pin_memory):
         raise _invalid_args("randn", (), {})
+    dtype, device = _out_args("randn", out, dtype, device)
     dt = _dt(dtype)
     _check_float_sampling(dt, "normal_kernel_cpu")
-    return _random("normal", _size("randn", size), 0.0, 1.0, dt, device, requires_grad, generator)
+    shape = _size("randn", size)
+    return _into("randn", out, lambda rg: _random("normal", shape, 0.0, 1.0, dt, device, rg, generator), requires_grad)
 
 
 def randint(*args, low=None, high=None, size=None, generator=None, out=None, dtype=None, layout=None,
@@ -701,9 +774,12 @@ def randint(*args, low=None, high=None, size=None, generator=None, out=None, dty
                                                      layout=layout, device=device, requires_grad=requires_grad))
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    dtype, device = _out_args("randint", out, dtype, device)
     dt = D.as_dtype(dtype) if dtype is not None else D.int64
     _no_float8(dt, "random_update_from_to")
-    return _random("randint", _size("randint", (size,)), int(low), int(high), dt, device, requires_grad, generator)
+    shape = _size("randint", (size,))
+    return _into("randint", out, lambda rg: _random("randint", shape, int(low), int(high), dt, device, rg, generator),
+                 requires_grad)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -713,16 +789,22 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         ref = mean if isinstance(mean, Tensor) else std
         shape = ref._shape if size is None else _size("normal", (size,))
         z = _random("normal", shape, 0.0, 1.0, ref.dtype, ref.device, False, generator)
-        return z * std + mean
+        r = z * std + mean
+        if out is None:
+            return r
+        from ._dispatch import write_out
+        return write_out(out, r, "normal")
     if size is None:
         raise _invalid_args("normal", (mean, std), _passed(generator=generator, out=out, dtype=dtype, layout=layout,
                                                           device=device, requires_grad=requires_grad))
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    dtype, device = _out_args("normal", out, dtype, device)
     dt = _dt(dtype)
     _check_float_sampling(dt, "normal_kernel_cpu")
-    return _random("normal", _size("normal", (size,)), _py_float(mean), _py_float(std), dt, device, requires_grad,
-                   generator)
+    shape = _size("normal", (size,))
+    return _into("normal", out, lambda rg: _random("normal", shape, _py_float(mean), _py_float(std), dt, device, rg,
+                                                   generator), requires_grad)
 
 
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
@@ -751,13 +833,17 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     """A random permutation of ``0..n-1``."""
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    dtype, device = _out_args("randperm", out, dtype, device)
     dt = D.as_dtype(dtype) if dtype is not None else D.int64
     if dt is D.bool or dt.is_complex or dt in D.FLOAT8:
         raise no_kernel("randperm", dt)
-    k = _gen(generator).next_key()
-    dev = _dev.canonical(device)
-    arr = jax.device_put(jax.random.permutation(k, n).astype(dt.jnp), _dev.to_jax(dev))
-    return Tensor._from_array(arr, dt, dev)
+
+    def make(rg):
+        k = _gen(generator).next_key()
+        dev = _dev.canonical(device)
+        arr = jax.device_put(jax.random.permutation(k, n).astype(dt.jnp), _dev.to_jax(dev))
+        return Tensor._from_array(arr, dt, dev)
+    return _into("randperm", out, make)
 
 
 # ---- in-place sampling (Tensor.uniform_/normal_/bernoulli_): draw, then one copy_ into self ----------------

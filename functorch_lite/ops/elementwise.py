@@ -262,6 +262,8 @@ def floor_divide(input, other):
     r = jnp.floor_divide(input, other)
     if not jnp.issubdtype(r.dtype, jnp.floating):
         return r
+    # PyTorch's div_floor: a zero quotient takes the sign of a / b (0. // -2. == -0., -0. // -2. == +0.)
+    r = jnp.where(r == 0, jnp.copysign(jnp.zeros((), r.dtype), jnp.true_divide(input, other)), r)
     return _FLOOR_DIVIDE_NO_GRAD(jax.lax.stop_gradient(r), *[a for a in (input, other) if isinstance(a, jax.Array)])
 
 
@@ -355,6 +357,8 @@ def _lerp_rule(op, sig, sargs):
         return P.rule_first_promote(op, sig, sargs)
     dt = sig[0][1]
     for name, s in (("end", sig[1]), ("weight", sig[2])):
+        if name == "weight" and type(s) is tuple and s[0] == 0:
+            continue  # a 0-d weight tensor of any dtype is taken, as PyTorch does
         if type(s) is tuple and s[1] is not dt:
             raise RuntimeError(f"expected dtype {P._cname(dt)} for `{name}` but got dtype {P._cname(s[1])}")
     if dt.category <= D.INT:
@@ -439,6 +443,8 @@ def _isin_prep(targs, sargs):
 def _isin_rule(op, sig, sargs):
     """Both operands are compared in their common dtype (``isin(int, 2.5)`` is all False); Bool is refused."""
     casts, outs = P.rule_compare(op, sig, sargs)
+    if any(type(s) is tuple and s[1] is D.bool for s in sig):  # either operand a bool tensor
+        raise RuntimeError("Unsupported input type encountered for isin(): Bool")
     if casts[0] is D.bool or casts[0].is_complex:
         raise RuntimeError(f"Unsupported input type encountered for isin(): {casts[0].short}")
     return casts, outs
@@ -535,13 +541,26 @@ def abs(input):  # noqa: A001
     "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead."))
 def sign(input):
     """-1, 0 or 1 (bool: itself); complex raises as PyTorch (use sgn)."""
-    return input if input.dtype == jnp.bool_ else jnp.sign(input)
+    return input if input.dtype == jnp.bool_ else _real_sign(input)
+
+
+def _real_sign(x):
+    """PyTorch's ``(0 < x) - (x < 0)``: NaN and -0.0 give +0 (jnp.sign keeps NaN and -0.0)."""
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        return jnp.sign(x)
+    return jnp.where((x == 0) | jnp.isnan(x), jnp.zeros((), x.dtype), jnp.sign(x))
 
 
 @defop(kernel="sign_cpu", grad_fn="SgnBackward0", inplace=True)
 def sgn(input):
-    """sign, and ``z / |z|`` for complex (bool: itself)."""
-    return input if input.dtype == jnp.bool_ else jnp.sign(input)
+    """sign, and ``z / |z|`` for complex (bool: itself); a complex result with a NaN part is ``nan+nanj``."""
+    if input.dtype == jnp.bool_:
+        return input
+    if jnp.issubdtype(input.dtype, jnp.complexfloating):
+        r = jnp.sign(input)
+        nan = jnp.isnan(r.real) | jnp.isnan(r.imag)
+        return jnp.where(nan, jnp.asarray(complex(jnp.nan, jnp.nan), input.dtype), r)
+    return _real_sign(input)
 
 
 @defop(float8=True, grad_fn="PositiveBackward0", saves=(), check_dtype=_raise_on(
@@ -560,6 +579,13 @@ def _digamma(x):
 _VML = {"acos", "asin", "atan", "cos", "erf", "erfc", "erfinv", "exp", "expm1", "lgamma", "log", "log10", "log1p",
         "log2", "sin", "sqrt", "tan", "tanh"}
 _UNARY_KERNEL = {"exp2": "exp2", "digamma": "digamma", "sigmoid": "sigmoid_cpu_reduced_float"}
+
+
+def _sigmoid_opmath(x):
+    """PyTorch's CPU kernel computes float16 / bfloat16 in float32 (opmath), rounding once at the end."""
+    if x.dtype in (jnp.float16, jnp.bfloat16):
+        return jax.nn.sigmoid(x.astype(jnp.float32)).astype(x.dtype)
+    return jax.nn.sigmoid(x)
 
 
 def _unary_float(name, fn, grad_fn, saves=("all",), aliases=()):
@@ -585,7 +611,7 @@ for _n, _f, _g, _s in [
     ("cosh", jnp.cosh, "CoshBackward0", ("all",)), ("tanh", jnp.tanh, "TanhBackward0", ("result",)),
     ("asinh", jnp.arcsinh, "AsinhBackward0", ("all",)), ("acosh", jnp.arccosh, "AcoshBackward0", ("all",)),
     ("atanh", jnp.arctanh, "AtanhBackward0", ("all",)),
-    ("sigmoid", jax.nn.sigmoid, "SigmoidBackward0", ("result",)),
+    ("sigmoid", _sigmoid_opmath, "SigmoidBackward0", ("result",)),
     ("erf", jax.scipy.special.erf, "ErfBackward0", ("all",)),
     ("erfc", jax.scipy.special.erfc, "ErfcBackward0", ("all",)),
     ("erfinv", jax.scipy.special.erfinv, "ErfinvBackward0", ("all",)),

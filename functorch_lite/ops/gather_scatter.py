@@ -249,6 +249,8 @@ def _index_select_prep(targs, sargs):
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     _need(index, _INT_INDEX, "index_select(): Expected dtype int32 or int64 for index")
+    if not x._shape and index.numel() != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)")
     return (d,)
 
 
@@ -259,7 +261,7 @@ def _index_select_prep(targs, sargs):
 def _index_select(input, index, dim):
     """Whole slices of ``input`` along ``dim`` at the 0-d / 1-d ``index``."""
     return jnp.take(jnp.atleast_1d(input), index.reshape(-1), axis=dim).reshape(
-        input.shape[:dim] + (index.size,) + input.shape[dim + 1:] if input.ndim else index.shape)
+        input.shape[:dim] + (index.size,) + input.shape[dim + 1:] if input.ndim else ())
 
 
 def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
@@ -392,6 +394,8 @@ def _take_along_prep(targs, sargs):
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {idx.dtype.short}")
     if sargs[0] is None:
         return sargs
+    if not x._shape:
+        raise IndexError(f"Dimension specified as {sargs[0]} but tensor has no dimensions")
     d = _wrap_dim(sargs[0], len(x._shape))
     if x.ndim != idx.ndim:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, but "
@@ -402,15 +406,18 @@ def _take_along_prep(targs, sargs):
 
 @defop(required=True, kernel="scatter_gather_tensor_cpu", promote="index", grad_fn="GatherBackward0", tensors=2, saves=(1,),
        prep=_take_along_prep,
-       check=_bounds(1, lambda targs, sargs: targs[0].numel() if sargs[0] is None else _dim_size(targs, sargs),
-                     False, lambda v, t, s, n: RuntimeError(f"index {v} is out of bounds for dimension "
-                                                            f"{0 if s[0] is None else s[0]} with size {n}")))
+       check=lambda targs, sargs: None if sargs[0] is not None else _bounds(
+           1, lambda targs, sargs: targs[0].numel(), False,
+           lambda v, t, s, n: RuntimeError(f"index {v} is out of bounds for dimension 0 with size {n}"))(targs, sargs))
 def take_along_dim(input, indices, dim=None):
     """``torch.take_along_dim(x, idx, dim)``: gather with broadcasting (``dim=None``: on the flattened input)."""
     if dim is None:
         return jnp.take(input.reshape(-1), indices.reshape(-1))
     b = np.broadcast_shapes(input.shape[:dim] + indices.shape[dim:dim + 1] + input.shape[dim + 1:], indices.shape)
     xs = b[:dim] + input.shape[dim:dim + 1] + b[dim + 1:]
+    n = input.shape[dim]
+    if n:  # PyTorch takes the indices modulo the size of ``dim`` (-1 is the last, 4 of 4 the first)
+        indices = jnp.remainder(indices, jnp.asarray(n, indices.dtype))
     return jnp.take_along_axis(jnp.broadcast_to(input, xs), jnp.broadcast_to(indices, b), axis=dim)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .. import dtypes as D
-from ._registry import defop
+from ._registry import defop, saves_crossed
 from .._promotion import _cname, no_kernel
 from .._tensor.tensor import _wrap_dim
 
@@ -77,7 +77,7 @@ def _matmul_device(targs):
 
 
 @defop(required=True, float8=True, promote="matmul", grad_fn=_matmul_name, tensors=2, check=_matmul_check, device_check=_matmul_device,
-       kernel="dot", autocast="lower")
+       kernel="dot", autocast="lower", saves=saves_crossed(0, 1))
 def matmul(input, other):
     """``a @ b`` with PyTorch's broadcasting and errors; operands must share a dtype."""
     return _mm(input, other)
@@ -91,7 +91,7 @@ def _mm(a, b):
 
 
 @defop(required=True, float8=True, promote="matmul", grad_fn="MmBackward0", tensors=2, check=_mm_check, device_check=("self", "mat2"),
-       kernel="addmm_impl_cpu_", autocast="lower")
+       kernel="addmm_impl_cpu_", autocast="lower", saves=saves_crossed(0, 1))
 def mm(input, mat2):
     return _mm(input, mat2)
 
@@ -108,7 +108,7 @@ def _bmm_check(targs, sargs):
 
 
 @defop(required=True, promote="matmul", grad_fn="BmmBackward0", tensors=2, check=_bmm_check, device_check=("self", "mat2"),
-       kernel="bmm", autocast="lower")
+       kernel="bmm", autocast="lower", saves=saves_crossed(0, 1))
 def bmm(input, mat2):
     return jnp.matmul(input, mat2)
 
@@ -123,7 +123,7 @@ def _mv_check(targs, sargs):
 
 
 @defop(required=True, promote="matmul", grad_fn="MvBackward0", tensors=2, check=_mv_check, device_check=("self", "vec"),
-       kernel="addmv_impl_cpu", autocast={"cuda": "lower"})
+       kernel="addmv_impl_cpu", autocast={"cuda": "lower"}, saves=saves_crossed(0, 1))
 def mv(input, vec):
     return jnp.matmul(input, vec)
 
@@ -139,12 +139,71 @@ def _dot_check(targs, sargs):
 
 
 @defop(required=True, promote="matmul", grad_fn="DotBackward0", tensors=2, check=_dot_check, device_check=("self", "tensor"),
-       autocast={"cuda": "promote"}, aliases=("inner",))
+       autocast={"cuda": "promote"})
 def dot(input, tensor):
     return jnp.dot(input, tensor)
 
 
-@defop(required=True, float8=True, promote="elementwise", broadcast=False, grad_fn="MulBackward0", tensors=2, aliases=("ger",))
+def _inner_prep(targs, sargs):
+    a, b = targs
+    if a._shape and b._shape and a._shape[-1] != b._shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(a._shape)} and {list(b._shape)}")
+    return sargs
+
+
+def _inner_rule(op, sig, sargs):
+    """A 0-d operand: ``self * other`` (elementwise promotion); else tensordot's rule: one dtype for both."""
+    if sig[0][0] == 0 or sig[1][0] == 0:
+        from .._promotion import rule_elementwise
+        return rule_elementwise(op, sig, sargs)
+    dt = sig[0][1]
+    if dt is not sig[1][1]:
+        raise RuntimeError("both inputs should have same dtype")
+    vectors = sig[0][0] == 1 and sig[1][0] == 1
+    if dt is D.bool or (vectors and dt in D.FLOAT8):  # (PyTorch's float8 mm exists on CPU; its dot does not)
+        raise no_kernel("dot" if vectors else "addmm_impl_cpu_", dt)
+    return (None, None), (dt,)
+
+
+def _inner_name(targs, sargs):
+    return "MulBackward0" if not targs[0]._shape or not targs[1]._shape else "ViewBackward0"
+
+
+def _inner_autocast(sargs, targs):
+    """torch's inner is a product with a 0-d operand, ``dot`` for two vectors (neither autocasts on CPU), else a
+    ``tensordot`` -- a matmul, on the lower-precision list, reached after tensordot's same-dtype check."""
+    a, b = targs
+    if not (a.ndim and b.ndim):
+        return None
+    if a.ndim > 1 or b.ndim > 1:
+        return "lower" if a.dtype is b.dtype else None
+    from ._registry import OPS
+    return OPS["dot"].autocast
+
+
+@defop(promote=_inner_rule, grad_fn=_inner_name, tensors=2, prep=_inner_prep, device_check=("self", "other"),
+       broadcast=False, float8=True, autocast=_inner_autocast)
+def inner(input, other):
+    """``torch.inner``: a sum over the last dims of both (``tensordot(a, b, ([-1], [-1]))``, shape
+    ``a.shape[:-1] + b.shape[:-1]``); a 0-d operand multiplies (PyTorch's composite, so ViewBackward0 /
+    MulBackward0)."""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    dt = input.dtype
+    if dt.itemsize == 1 and jnp.issubdtype(dt, jnp.floating):  # float8: accumulate in float32, round once
+        return jnp.tensordot(input.astype(jnp.float32), other.astype(jnp.float32), axes=((-1,), (-1,))).astype(dt)
+    return jnp.tensordot(input, other, axes=((-1,), (-1,)))
+
+
+def _outer_check(targs, sargs):
+    for t, name in zip(targs, ("self", "vec2")):
+        if len(t._shape) != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {len(t._shape)}-D")
+
+
+@defop(required=True, float8=True, promote="elementwise", broadcast=False, grad_fn="MulBackward0", tensors=2,
+       aliases=("ger",), check=_outer_check)
 def outer(input, vec2):
     """``input[:, None] * vec2`` (it promotes, as PyTorch's outer does)."""
     return jnp.outer(input, vec2)
@@ -158,7 +217,7 @@ def _addmm_rule(op, sig, sargs):
 
 
 @defop(required=True, float8=True, promote=_addmm_rule, grad_fn="AddmmBackward0", tensors=3, autocast="lower",
-       device_check=("self", "mat1", "mat2"))
+       device_check=("self", "mat1", "mat2"), saves=saves_crossed(1, 2))
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return _add_product(input, mat1, mat2, beta, alpha)
 
@@ -186,7 +245,8 @@ def _baddbmm_rule(op, sig, sargs):
     return _addmm_rule(op, sig, sargs)
 
 
-@defop(required=True, promote=_baddbmm_rule, grad_fn="BaddbmmBackward0", tensors=3, autocast="lower", kernel="baddbmm")
+@defop(required=True, promote=_baddbmm_rule, grad_fn="BaddbmmBackward0", tensors=3, autocast="lower", kernel="baddbmm",
+       saves=saves_crossed(1, 2))
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return _add_product(input, batch1, batch2, beta, alpha)
 

@@ -35,7 +35,7 @@ from . import _dispatch
 from . import elementwise as E
 from . import grad_overrides as _go
 from . import reduction as R
-from ._registry import OPS, defop
+from ._registry import OPS, defop, saves_crossed
 from .._warn import user_stacklevel as _user_stacklevel
 
 _HALF = (jnp.float16, jnp.bfloat16)
@@ -160,22 +160,41 @@ def _int_only(op, dt):
         raise no_kernel(op.kernel, dt)
 
 
+def _c_gcd(a, b):
+    """PyTorch's ``calc_gcd`` as C computes it: ``abs`` wrapping in the dtype (``abs(INT_MIN) == INT_MIN``), then
+    Euclid with the truncating remainder (``lax.rem``; ``INT_MIN % -1 == 0`` in XLA). The magnitude of ``a``
+    strictly decreases each step, so the loop ends (``jnp.gcd`` loops forever on a dtype's minimum)."""
+    a, b = jnp.broadcast_arrays(a, b)
+    a, b = jnp.abs(a), jnp.abs(b)
+
+    def body(ab):
+        x, y = ab
+        nz = x != 0
+        r = jax.lax.rem(y, jnp.where(nz, x, jnp.ones_like(x)))
+        return jnp.where(nz, r, x), jnp.where(nz, x, y)
+
+    _, g = jax.lax.while_loop(lambda ab: jnp.any(ab[0] != 0), body, (a, b))
+    return g
+
+
 @defop(kernel="gcd_cpu", promote="elementwise", check_dtype=_int_only, tensors=2, inplace=True, differentiable=False,
        prep=_tensors_only("gcd", ("input", "other")))
 def gcd(input, other):
     """Greatest common divisor (non-negative; ``gcd(0, 0) == 0``); integer dtypes only."""
-    return jnp.gcd(input, other)
+    return _c_gcd(input, other)
 
 
 @defop(kernel="lcm_cpu", promote="elementwise", check_dtype=_int_only, tensors=2, inplace=True, differentiable=False,
        prep=_tensors_only("lcm", ("input", "other")))
 def lcm(input, other):
     """``|a / gcd(a, b) * b|`` computed as PyTorch's kernel (C integer arithmetic, wrapping into the dtype)."""
-    g = jnp.gcd(input, other)
-    wide = jnp.int64 if input.dtype != jnp.uint64 else jnp.uint64
+    a, b = jnp.broadcast_arrays(input, other)
+    g = _c_gcd(a, b)
+    # C arithmetic: types narrower than int are promoted to int; int32/int64 wrap in their own width
+    wide = jnp.int32 if jnp.dtype(a.dtype).itemsize < 4 else a.dtype
     safe = jnp.where(g == 0, jnp.ones_like(g), g).astype(wide)
-    r = jnp.abs(input.astype(wide) // safe * other.astype(wide))
-    return jnp.where(g == 0, jnp.zeros((), wide), r).astype(input.dtype)
+    r = jnp.abs(jax.lax.mul(jax.lax.div(a.astype(wide), safe), b.astype(wide)))
+    return jnp.where(g == 0, jnp.zeros((), wide), r).astype(a.dtype)
 
 
 def _fp_dtype(base, exponent):
@@ -1000,7 +1019,8 @@ def _addmv_check(targs, sargs):
 
 
 @defop(required=True, kernel="addmv_impl_cpu", promote=_addmv_rule, broadcast=False, grad_fn="AddmvBackward0", tensors=3,
-       check=_addmv_check, prep=_tensors_only("addmv", ("input", "mat", "vec")))  # (on no autocast list)
+       check=_addmv_check, prep=_tensors_only("addmv", ("input", "mat", "vec")),
+       saves=saves_crossed(1, 2))  # (on no autocast list)
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``; the three tensors of one dtype."""
     return _affine(input, jnp.matmul(mat, vec), beta, alpha)

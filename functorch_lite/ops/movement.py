@@ -82,16 +82,45 @@ def suggest_memory_format(t):
 def _flip_prep(targs, sargs):
     dims = _dims_arg(sargs[0])
     nd = len(targs[0]._shape)
-    return (tuple(_wrap_dim(d, nd) for d in dims),)
+    wrapped = tuple(_wrap_dim(d, nd) for d in dims)
+    seen = set()
+    for d in wrapped:
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.add(d)
+    return (wrapped,)
 
 
 @defop(kernel="flip_cpu", grad_fn="FlipBackward0", prep=_flip_prep, saves=())
 def flip(input, *dims):
     (dims,) = dims
-    return jnp.flip(input, dims) if dims else input
+    return jnp.flip(input, dims) if dims and input.ndim else input  # (a 0-d tensor: dim 0 / -1 is itself)
 
 
-@defop(float8=True, grad_fn="RollBackward0", saves=())
+def _dim_no_scalar(d, nd):
+    """c10's ``maybe_wrap_dim(dim, ndim, wrap_scalar=false)``."""
+    if nd == 0:
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+    return _wrap_dim(d, nd)
+
+
+def _roll_prep(targs, sargs):
+    shifts, dims = (tuple(sargs) + (None,))[:2] if len(sargs) < 2 else sargs[:2]
+    if dims is None:
+        return sargs
+    sh = tuple(shifts) if isinstance(shifts, (list, tuple)) else (shifts,)
+    dm = tuple(dims) if isinstance(dims, (list, tuple)) else (dims,)
+    if not sh:
+        raise RuntimeError("`shifts` required")
+    if len(sh) != len(dm):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(dm)}")
+    nd = len(targs[0]._shape)
+    for d in dm:
+        _dim_no_scalar(d, nd)
+    return sargs
+
+
+@defop(float8=True, grad_fn="RollBackward0", saves=(), prep=_roll_prep)
 def roll(input, shifts, dims=None):
     if isinstance(shifts, list):
         shifts = tuple(shifts)
@@ -123,12 +152,20 @@ def tile(input, *dims):
     return jnp.tile(input, dims)
 
 
-@defop(kernel="tril", grad_fn="TrilBackward0", inplace=True, saves=())
+def _tri_prep(name):
+    def prep(targs, sargs):
+        if len(targs[0]._shape) < 2:
+            raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+        return sargs
+    return prep
+
+
+@defop(kernel="tril", grad_fn="TrilBackward0", inplace=True, saves=(), prep=_tri_prep("tril"))
 def tril(input, diagonal=0):
     return jnp.tril(input, diagonal)
 
 
-@defop(kernel="triu", grad_fn="TriuBackward0", inplace=True, saves=())
+@defop(kernel="triu", grad_fn="TriuBackward0", inplace=True, saves=(), prep=_tri_prep("triu"))
 def triu(input, diagonal=0):
     return jnp.triu(input, diagonal)
 
@@ -389,7 +426,7 @@ def _multi_view(t, d, sizes, kind):
 
 
 def unbind(input, dim=0):
-    d = _wrap_dim(dim, input.dim())
+    d = _dim_no_scalar(dim, input.dim())
     return _multi_view(input, d, [1] * input._shape[d], "unbind")
 
 
@@ -401,6 +438,8 @@ def split(tensor, split_size_or_sections=None, dim=0, *, split_size=None):
         split_size_or_sections = split_size
     elif split_size_or_sections is None:
         raise TypeError("split() missing 1 required positional argument: 'split_size_or_sections'")
+    if tensor.dim() == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, tensor.dim())
     size = tensor._shape[d]
     if isinstance(split_size_or_sections, int):
@@ -419,27 +458,59 @@ def split(tensor, split_size_or_sections=None, dim=0, *, split_size=None):
 def chunk(input, chunks, dim=0):
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    if input.dim() == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, input.dim())
     size = input._shape[d]
-    step = -(-size // chunks) if size else 1
-    return split(input, step, d)
+    if size == 0:  # PyTorch: `chunks` empty pieces (split_with_sizes of zeros)
+        return split(input, [0] * chunks, d)
+    return split(input, -(-size // chunks), d)
 
 
-def tensor_split(input, indices_or_sections, dim=0):
+def _slice_bounds(start, end, size):
+    """``at::slice``'s handling of ``start:end``: negatives wrap once, both clamp to ``[0, size]``, end >= start."""
+    start, end = start + size if start < 0 else start, end + size if end < 0 else end
+    start = min(max(start, 0), size)
+    return start, min(max(end, start), size)
+
+
+def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indices=None,
+                 tensor_indices_or_sections=None):
+    """PyTorch's ``tensor_split``: ``n`` sections (an int or a 0-d long tensor) or split points (a sequence or a
+    1-d long tensor), each piece ``input[prev:idx]`` with slice semantics (negative indices wrap, clamping).
+    (``sections=`` / ``indices=`` / ``tensor_indices_or_sections=``: the names of PyTorch's three overloads.)"""
+    given = [v for v in (indices_or_sections, sections, indices, tensor_indices_or_sections) if v is not None]
+    if len(given) != 1:
+        raise TypeError("tensor_split() missing 1 required positional argument: 'indices_or_sections'" if not given
+                        else "tensor_split() got multiple values for argument 'indices_or_sections'")
+    indices_or_sections = given[0]
+    if isinstance(indices_or_sections, Tensor):
+        t = indices_or_sections
+        if t.dtype is not D.int64:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                               f"{t.dtype.short}")
+        if t.dim() > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                               f"one-dimensional tensor, but got a tensor with {t.dim()} dims")
+        indices_or_sections = int(t.item()) if t.dim() == 0 else [int(i) for i in t.tolist()]
+    if input.dim() == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
     d = _wrap_dim(dim, input.dim())
     size = input._shape[d]
     if isinstance(indices_or_sections, int):
         n = indices_or_sections
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
         q, r = divmod(size, n)
         sizes = [q + 1] * r + [q] * (n - r)
+        bounds, start = [], 0
+        for k in sizes:
+            bounds.append((start, start + k))
+            start += k
     else:
-        idx = [0] + [min(max(i, 0), size) for i in indices_or_sections] + [size]
-        sizes = [max(b - a, 0) for a, b in zip(idx, idx[1:])]
-    out, start = [], 0
-    for n in sizes:
-        out.append(narrow(input, d, start, n))
-        start += n
-    return tuple(out)
+        idx = [int(i) for i in indices_or_sections]
+        bounds = [_slice_bounds(a, b, size) for a, b in zip([0] + idx, idx + [size])]
+    return tuple(narrow(input, d, a, b - a) for a, b in bounds)
 
 
 def T(self):
@@ -452,7 +523,21 @@ def T(self):
     return permute(self, tuple(range(nd - 1, -1, -1)))
 
 
+_WARNED_0D = set()
+
+
+def _warn_0d_once(name, advice):
+    """PyTorch's TORCH_WARN_ONCE for ``Tensor.mT`` / ``mH`` / ``H`` on a 0-d tensor (they return it as it is)."""
+    if name not in _WARNED_0D:
+        _WARNED_0D.add(name)
+        warnings.warn(f"Tensor.{name} is deprecated on 0-D tensors. {advice}", UserWarning,
+                      stacklevel=_user_stacklevel())
+
+
 def mT(self):
+    if self.dim() == 0:
+        _warn_0d_once("mT", "This function is the identity in these cases.")
+        return self
     if self.dim() < 2:
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
     return transpose(self, -2, -1)
@@ -465,28 +550,37 @@ def _nonempty(name: str, tensors) -> list:
     return ts
 
 
-def hstack(tensors):
-    tensors = _nonempty("hstack", tensors)
-    return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
+def _out(out, r, name):
+    """An ``out=`` of a composite: the one out= path (``_dispatch.write_out``); ``name``: the aten op writing it."""
+    if out is None:
+        return r
+    from ._dispatch import write_out
+    return write_out(out, r, name)
 
 
-def vstack(tensors):
-    return cat([t if t.dim() >= 2 else reshape(t, (1, -1)) for t in _nonempty("vstack", tensors)], 0)
+def hstack(tensors, *, out=None):
+    tensors = list(atleast_1d(_nonempty("hstack", tensors)))
+    return _out(out, cat(tensors, 0 if tensors[0].dim() == 1 else 1), "cat")
 
 
-def row_stack(tensors):
+def vstack(tensors, *, out=None):
+    return _out(out, cat([t if t.dim() >= 2 else reshape(t, (1, -1)) for t in _nonempty("vstack", tensors)], 0), "cat")
+
+
+def row_stack(tensors, *, out=None):
     """``torch.row_stack``: an alias of ``vstack``."""
-    return vstack(_tensor_list("row_stack", tensors))
+    return vstack(_tensor_list("row_stack", tensors), out=out)
 
 
-def column_stack(tensors):
+def column_stack(tensors, *, out=None):
     """0-d and 1-d inputs as columns, then concatenated along dim 1."""
-    return cat([reshape(t, (t.numel(), 1)) if t.dim() <= 1 else t for t in _nonempty("column_stack", tensors)], 1)
+    return _out(out, cat([reshape(t, (t.numel(), 1)) if t.dim() <= 1 else t
+                          for t in _nonempty("column_stack", tensors)], 1), "cat")
 
 
-def dstack(tensors):
+def dstack(tensors, *, out=None):
     """Concatenated along the third dim after ``atleast_3d``."""
-    return cat(list(atleast_3d(_nonempty("dstack", tensors))), 2)
+    return _out(out, cat(list(atleast_3d(_nonempty("dstack", tensors))), 2), "cat")
 
 
 def _split_dim(name, input, sections, dim, need):
@@ -565,7 +659,7 @@ def diagflat(input, offset=0):
     return diag_embed(reshape(input, (-1,)), offset)
 
 
-def diff(input, n=1, dim=-1, prepend=None, append=None):
+def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
     """``n``-th forward difference along ``dim`` (bool: ``logical_xor``), after concatenating ``prepend`` /
     ``append``."""
     if input.dim() == 0:
@@ -587,14 +681,14 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         input = cat([t for t in (prepend, input, append) if t is not None], d)
     if n == 0:  # a copy (CopyBackwards, as PyTorch's)
         from .creation import empty_like
-        return empty_like(input).copy_(input)
+        return _out(out, empty_like(input).copy_(input), "copy_")
     for _ in range(n):
         m = input._shape[d]
         if m == 0:
             break
         hi, lo = narrow(input, d, 1, m - 1), narrow(input, d, 0, m - 1)
         input = hi.logical_xor(lo) if input.dtype is D.bool else hi - lo
-    return input
+    return _out(out, input, "logical_xor" if input.dtype is D.bool else "sub")
 
 
 @defop(required=True, float8=True, promote="elementwise", grad_fn="UnsafeViewBackward0", tensors=2, broadcast=False, saves=())

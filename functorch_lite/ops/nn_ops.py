@@ -10,7 +10,7 @@ import jax.numpy as jnp
 
 from .. import dtypes as D
 from . import _rounding
-from ._registry import defop
+from ._registry import defop, saves_crossed
 from .linalg import _add_product
 from .._promotion import no_kernel
 from .._warn import user_stacklevel as _user_stacklevel
@@ -83,7 +83,8 @@ def _linear_check(targs, sargs):
 
 @defop(required=True, float8=True, promote=_kernel_rule("addmm_impl_cpu_", allow_int=True), grad_fn=_linear_name, tensors=3,
        method=False,
-       check=_linear_check, kernel="addmm", device_check=("self", "mat1", "mat2"), autocast="lower")
+       check=_linear_check, kernel="addmm", device_check=("self", "mat1", "mat2"), autocast="lower",
+       saves=saves_crossed(0, 1))
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias`` (PyTorch's ``F.linear``): bfloat16 / float16 add the bias to the float32
     accumulation and round once, as PyTorch's addmm kernel does (``[1, 2**-8] @ [1, 1] + 2**-8`` is

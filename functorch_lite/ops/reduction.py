@@ -61,6 +61,10 @@ return_types = types.ModuleType("functorch_lite.return_types", "Named results of
 for _n, _f in (("max", None), ("min", None), ("topk", None), ("sort", None), ("median", None),
                ("aminmax", ("min", "max"))):
     setattr(return_types, _n, _structseq(_n, _f or ("values", "indices")))
+# what an out= call returns (``torch.return_types.sort_out``; _dispatch.write_out)
+for _n, _f in (("topk", None), ("sort", None), ("aminmax", ("min", "max"))):
+    getattr(return_types, _n)._out_type = _structseq(_n + "_out", _f or ("values", "indices"))
+    setattr(return_types, _n + "_out", getattr(return_types, _n)._out_type)
 sys.modules.setdefault("functorch_lite.return_types", return_types)
 
 
@@ -231,7 +235,13 @@ def _amax_prep(name):
         dim, keepdim, axis = sargs
         dim = _ax(dim, axis)
         dims = _dims(dim, len(targs[0]._shape))
-        _nonempty(name, targs[0], None if dim is None or dim in ((), []) else dims)
+        if dim is None or dim in ((), []):
+            _nonempty(name, targs[0], None)
+        else:  # PyTorch names the dim as given (-1 stays -1)
+            shape = targs[0]._shape
+            for g in (dim if isinstance(dim, (tuple, list)) else (dim,)):
+                if shape and shape[_wrap_dim(g, len(shape))] == 0:
+                    raise IndexError(f"{name}(): Expected reduction dim {g} to have non-zero size.")
         return (dims, keepdim, None)
     return prep
 
@@ -282,13 +292,16 @@ def _aminmax_prep(targs, sargs):
     dim, keepdim = sargs
     t = targs[0]
     d = None if dim is None else _one_dim("aminmax", dim, len(t._shape))
-    if (t.numel() == 0 and d is None) or (d is not None and t._shape and t._shape[d] == 0):
+    if d is not None and t._shape and t._shape[d] == 0:
+        raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
+    if t.numel() == 0 and d is None:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
                            "identity.")
     return (d if t._shape or d is None else None, keepdim)
 
 
-@defop(kernel="aminmax_cpu", grad_fn="AminmaxBackward0", prep=_aminmax_prep, nout=2, result_type=return_types.aminmax)
+@defop(kernel="aminmax_cpu", grad_fn="AminmaxBackward0", prep=_aminmax_prep, nout=2, out=True,
+       result_type=return_types.aminmax)
 def aminmax(input, *, dim=None, keepdim=False):
     """``(min, max)`` as ``torch.return_types.aminmax``."""
     return jnp.min(input, axis=dim, keepdims=keepdim), jnp.max(input, axis=dim, keepdims=keepdim)
@@ -387,7 +400,18 @@ def _norm_prep(targs, sargs):
                 raise RuntimeError("linalg.matrix_norm: Low precision dtypes not supported. Got "
                                    f"{targs[0].dtype.short}")
             return ("nuc", tuple(sorted(_dims(ds, nd))), keepdim, dtype)
-    return (builtins.float(p), _dims(dim, nd), keepdim, dtype)
+    pf = builtins.float(p)
+    if targs[0].numel() == 0 and (pf < 0 or pf == math.inf):  # no identity: PyTorch's errors, dim as given
+        from ..linalg import _cnum
+        given = None if dim is None else (list(dim) if isinstance(dim, (tuple, list)) else [dim])
+        if not given:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {_cnum(pf)} norm on an empty tensor because "
+                               "the operation does not have an identity")
+        for d in given:
+            if targs[0]._shape[_wrap_dim(d, nd)] == 0:
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {_cnum(pf)} norm on the dimension {d}"
+                                   "because this dimension is empty and the operation does not have an identity")
+    return (pf, _dims(dim, nd), keepdim, dtype)
 
 
 def _safe_root(s, p):
@@ -557,7 +581,7 @@ def _gather_sorted(x, dim, descending, k=None):
     return jnp.take_along_axis(x, idx, axis=dim), idx
 
 
-@defop(kernel="topk_cpu", promote="value_index", grad_fn="TopkBackward0", prep=_topk_prep, nout=2,
+@defop(kernel="topk_cpu", promote="value_index", grad_fn="TopkBackward0", prep=_topk_prep, nout=2, out=True,
        result_type=return_types.topk,
        saves=())
 def topk(input, k, dim=-1, largest=True, sorted=True, *, axis=None):  # noqa: A002
@@ -577,7 +601,7 @@ def _sort_prep(name):
 
 
 @defop(kernel="sorting_kernel_method_name", promote="value_index", grad_fn="SortBackward0", prep=_sort_prep("sort"),
-       nout=2,
+       nout=2, out=True,
        result_type=return_types.sort, saves=())
 def sort(input, dim=-1, descending=False, *, stable=False, axis=None):
     """Sort along ``dim``; always stable (PyTorch's CPU sort is too); NaN sorts as the largest."""

@@ -45,6 +45,9 @@ def _pad_prep(targs, sargs):
     n = len(p) // 2
     if n not in (1, 2, 3) or nd not in (n + 1, n + 2):
         raise NotImplementedError(f"Padding size {len(p)} is not supported for {nd}D input tensor.\n{_PAD_HELP}")
+    if mode in ("reflect", "replicate") and 0 in x._shape[nd - n - 1 if nd == n + 2 else 0:]:
+        raise RuntimeError(f"Expected {n + 1}D or {n + 2}D (batch mode) tensor with possibly 0 batch size and other "
+                           f"non-zero dimensions for input, but got: {_shape_str(x._shape)}")
     for j in range(n):
         dim = nd - 1 - j
         lo, hi = p[2 * j], p[2 * j + 1]
@@ -88,7 +91,7 @@ def _fill(value, dt):
     return jnp.asarray(value, dt)
 
 
-def _pad_autocast(sargs):
+def _pad_autocast(sargs, targs=()):
     """PyTorch's CPU autocast runs reflection (1-D/2-D) and replication pads in float32."""
     return {"cpu": "fp32"} if (sargs[1] == "reflect" and len(sargs[0]) in (2, 4)) or sargs[1] == "replicate" \
         else None
@@ -391,6 +394,9 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
                                   "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
                                   f"nearest-exact (got {mode})")
+    if input.numel() == 0 and 0 in tuple(input.shape[1:]) and all(n > 0 for n in spatial):
+        raise RuntimeError(f"Non-empty {input.dim()}D data tensor expected but got a tensor with sizes "
+                           f"{_shape_str(tuple(input.shape))}")
     if any(o <= 0 for o in out) or any(n <= 0 for n in spatial):
         names = ("W",) if dim == 1 else ("H", "W") if dim == 2 else ("D", "H", "W")
         got_in = ", ".join(f"{k}: {v}" for k, v in zip(names, spatial))

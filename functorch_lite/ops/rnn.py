@@ -255,7 +255,7 @@ def _first_weight(sargs):
 _PROMOTE_ON_CPU = {"cpu": "promote", "cuda": "lower"}
 
 
-def _stack_autocast(sargs):
+def _stack_autocast(sargs, targs=()):
     return _PROMOTE_ON_CPU if sargs[0] == "GRU" else "lower"
 
 

@@ -13,12 +13,14 @@ Example::
 """
 from __future__ import annotations
 
+import builtins
 import numbers
+import operator
 
 import jax.numpy as jnp
 
 from .. import dtypes as D
-from .._promotion import no_kernel
+from .._promotion import _cname, no_kernel
 from .._tensor.tensor import Tensor, _wrap_dim
 from ._dispatch import dispatch
 from ._registry import OPS, defop
@@ -45,8 +47,8 @@ def _histogram(input, edges, weight, bins, lo, hi, density):
         if lo is None:
             if x.size:
                 lo_e, hi_e = jnp.min(x), jnp.max(x)
-            else:
-                lo_e = hi_e = jnp.zeros((), dt)
+            else:  # PyTorch: an empty input's range is [0, 1]
+                lo_e, hi_e = jnp.zeros((), dt), jnp.ones((), dt)
         else:
             lo_e, hi_e = jnp.asarray(lo, jnp.float64).astype(dt), jnp.asarray(hi, jnp.float64).astype(dt)
         same = lo_e == hi_e
@@ -90,6 +92,114 @@ def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: 
         raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
                            "input tensor excluding its innermost dimension")
     return dispatch(OPS["histogram"], (input, edges, weight), (nb, lo, hi, bool(density)))
+
+
+RT.histogramdd = _structseq("histogramdd", ("hist", "bin_edges"))
+
+
+def _histdd_rule(op, sig, sargs):
+    """float32/float64; with explicit bin edges also float16/bfloat16 (PyTorch's kernels)."""
+    dt = sig[0][1]
+    if sig[1] is None and dt not in (D.float32, D.float64):
+        raise no_kernel("histogramdd", dt)
+    if dt not in (D.float16, D.bfloat16, D.float32, D.float64):
+        raise no_kernel("histogram_cpu", dt)
+    return (None, None, None), (dt, dt)
+
+
+@defop("histogramdd", promote=_histdd_rule, tensors=3, nout=2, differentiable=False, method=False, function=False,
+       broadcast=False, kernel="histogramdd", out=False)
+def _histogramdd(input, edges, weight, bins, ranges, density):
+    """(hist, edges stacked): ``input`` (..., D) as points; per dimension ``bins[d]`` bins with edges ``edges[d]``
+    (padded rows) or equal-width over ``ranges[d]`` (None: the data's range, widened by 0.5 each side when equal).
+    A point counts when inside every dimension's edges (the last bin includes its right edge)."""
+    dt = input.dtype
+    nd = input.shape[-1]
+    x = input.reshape(-1, nd)
+    es = []
+    for d in range(nd):
+        if edges is not None:
+            es.append(edges[d, :bins[d] + 1])
+            continue
+        if ranges is not None:
+            lo_e, hi_e = (jnp.asarray(v, jnp.float64).astype(dt) for v in ranges[d])
+        elif x.shape[0]:
+            lo_e, hi_e = jnp.min(x[:, d]), jnp.max(x[:, d])
+        else:  # PyTorch: an empty input's range is [0, 1]
+            lo_e, hi_e = jnp.zeros((), dt), jnp.ones((), dt)
+        same = lo_e == hi_e
+        half = jnp.asarray(0.5, dt)
+        es.append(_linspace(jnp.where(same, lo_e - half, lo_e), jnp.where(same, hi_e + half, hi_e), bins[d] + 1, dt))
+    inside = jnp.ones((x.shape[0],), bool)
+    flat = jnp.zeros((x.shape[0],), jnp.int64)
+    for d, e in enumerate(es):
+        c = x[:, d]
+        inside = inside & (c >= e[0]) & (c <= e[-1])
+        flat = flat * bins[d] + jnp.clip(jnp.searchsorted(e, c, side="right") - 1, 0, bins[d] - 1).astype(jnp.int64)
+    total = 1
+    for b in bins:
+        total *= b
+    w = jnp.ones((x.shape[0],), dt) if weight is None else weight.reshape(-1).astype(dt)
+    hist = jnp.zeros((total,), dt).at[jnp.where(inside, flat, total)].add(w, mode="drop").reshape(bins)
+    if density:  # (PyTorch's order: by the total, then by each dimension's bin widths)
+        hist = hist / jnp.sum(hist)
+        for d, e in enumerate(es):
+            hist = hist / (e[1:] - e[:-1]).reshape((1,) * d + (-1,) + (1,) * (nd - d - 1))
+    n = max(bins) + 1
+    return hist, jnp.stack([jnp.concatenate([e, jnp.broadcast_to(e[-1:], (n - e.shape[0],))]) for e in es])
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density=False):  # noqa: A002
+    """``torch.histogramdd(x, bins, range=None, weight=None, density=False)``: the points ``x[..., :]`` (the last
+    dimension D their coordinates) counted in a D-dimensional grid -> (hist, bin_edges: a tuple of D tensors).
+    ``bins``: an int (each dimension), D ints, or D 1-d tensors of increasing edges; ``range``: 2*D floats."""
+    if input.dim() < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    nd = input._shape[-1]
+    if isinstance(bins, numbers.Integral) and not isinstance(bins, bool):
+        bins = [int(bins)] * nd
+    bins = list(bins)
+    if len(bins) != nd:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
+    edges = None
+    if bins and all(isinstance(b, Tensor) for b in bins):
+        for d, b in enumerate(bins):
+            if b.dtype is not input.dtype:
+                raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the same dtype, but "
+                                   f"got input with dtype {_cname(input.dtype)} and bins for dimension {d} with dtype "
+                                   f"{_cname(b.dtype)}")
+            if b.dim() != 1:
+                raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but got {b.dim()} "
+                                   f"dimensions in the bins tensor for dimension {d}")
+        nbs = tuple(b.numel() - 1 for b in bins)
+        n = max(nbs) + 1
+        rows = [OPS["cat"].fn([b, b[-1:].expand(n - b.numel())]) if b.numel() < n else b for b in bins]
+        edges, nb, ranges = OPS["stack"].fn(rows), nbs, None
+    else:
+        nb = tuple(operator.index(b) for b in bins)
+        for d, b in enumerate(nb):
+            if b <= 0:
+                raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {b} for dimension {d}")
+        ranges = None
+        if range is not None:
+            if len(range) != 2 * nd:
+                raise RuntimeError(f"torch.histogramdd: for a {nd}-dimensional histogram range should have {2 * nd} "
+                                   f"elements, but got {len(range)}")
+            ranges = tuple((float(range[2 * d]), float(range[2 * d + 1])) for d in builtins.range(nd))
+            for d, (lo, hi) in enumerate(ranges):
+                if lo > hi:
+                    raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {_fmt(lo)} max "
+                                       f"{_fmt(hi)} for dimension {d}")
+    if weight is not None and weight.dtype is not input.dtype:
+        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
+                           f"have the same dtype, but got input({_cname(input.dtype)}), and "
+                           f"weight({_cname(weight.dtype)})")
+    if weight is not None and tuple(weight._shape) != tuple(input._shape[:-1]):
+        raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
+                           f"input tensor excluding its innermost dimension, but got input with shape "
+                           f"{list(input._shape)} and weight with shape {list(weight._shape)}")
+    hist, padded = dispatch(OPS["histogramdd"], (input, edges, weight), (nb, ranges, bool(density)))
+    return RT.histogramdd(hist, tuple(padded[d, :nb[d] + 1].clone() for d in builtins.range(nd)))
 
 
 def unravel_index(indices, shape):
@@ -190,5 +300,5 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     return tuple(out)
 
 
-FUNCTIONS = {"histogram": histogram, "unravel_index": unravel_index, "gradient": gradient}
+FUNCTIONS = {"histogram": histogram, "histogramdd": histogramdd, "unravel_index": unravel_index, "gradient": gradient}
 METHODS = {"histogram": histogram}

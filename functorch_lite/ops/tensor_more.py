@@ -57,7 +57,7 @@ def _inplace_view(self, op_name, sargs, grad_fn):
         self._cache = None
         self._idx = None
     self._storage.version += 1
-    node = v.grad_fn
+    node = v._grad_fn  # (as recorded: the version bump above is this op's own, not a write ``regraph`` redoes)
     if node is not None and v is not self:
         node.__class__ = _graph.node_class(grad_fn)  # PyTorch names the in-place view's node apart
         self.grad_fn = node
@@ -396,8 +396,12 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     IndexReduceBackward0)."""
     args = (input, index, source), (dim, reduce, include_self)
     if _in_place:
-        return _dispatch.inplace(OPS["index_reduce"], *args)
-    r = dispatch(OPS["index_reduce"], *args)
+        r = _dispatch.inplace(OPS["index_reduce"], *args)
+    else:
+        r = dispatch(OPS["index_reduce"], *args)
+    from .._warn import warn_once  # (PyTorch's TORCH_WARN_ONCE in its kernel, after the argument checks)
+    warn_once("index_reduce", "index_reduce() is in beta and the API may change at any time. (Triggered internally at "
+              "/__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:1523.)")
     return r if out is None else _dispatch.write_out(out, r)
 
 
@@ -675,12 +679,75 @@ def _put__method(self, index, source, accumulate=False):
 _index_reduce_ = _twin(index_reduce)
 _index_reduce_.__name__ = "index_reduce_"
 
+
+# ---- resize_ / resize_as_ / set_: a tensor's header changed in place ------------------------------------------
+def resize_(self, *sizes, memory_format=None):
+    """``x.resize_(2, 3)``: the new shape, contiguous; the first elements keep their (row-major) values, new ones
+    are zeros here (uninitialised in PyTorch). A tensor requiring grad is refused, as PyTorch."""
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    shape = VO._shape_arg(sizes, "resize_")
+    if any(d < 0 for d in shape):
+        raise RuntimeError("numel: integer multiplication overflow")
+    if shape == self._shape:
+        return self
+    n, st = math.prod(shape), self._storage
+    if self._offset + n <= st.array.size and self.dtype.jnp == st.array.dtype:
+        # it fits in the storage: a contiguous view of it from the same offset (PyTorch's, values kept)
+        contiguous = tuple(math.prod(shape[i + 1:]) for i in range(len(shape)))
+        return set_(self, self, self._offset, shape, contiguous)
+    if self._chain is not None:
+        raise RuntimeError("resize_ of a view beyond its storage is not supported (JAX storage): resize its base, "
+                           "or clone() it first")
+    flat = self._array.reshape(-1)
+    flat = jnp.concatenate([flat, jnp.zeros((n - flat.shape[0],), flat.dtype)])
+    self._shape, self._strides, self._cache, self._idx = tuple(shape), None, None, None
+    self._write(flat.reshape(shape))
+    return self
+
+
+def resize_as_(self, the_template, *, memory_format=None):
+    """``x.resize_as_(y)``: ``x.resize_(y.shape)`` (the dtype stays)."""
+    return resize_(self, the_template._shape)
+
+
+def set_(self, source=None, storage_offset=0, size=None, stride=None):
+    """``x.set_(y)``: ``x`` now shares ``y``'s storage, shape, strides and offset; ``x.set_()``: an empty tensor;
+    ``x.set_(storage_or_tensor, offset, size[, stride])``: a strided view of that storage. The dtypes must match."""
+    from .._tensor.tensor import _UntypedStorage
+    if self.requires_grad or (isinstance(source, Tensor) and source.requires_grad):
+        _graph.check_inplace(self)
+    if source is None:
+        t = Tensor._from_array(jnp.zeros((0,), self.dtype.jnp), self.dtype, self.device)
+    elif isinstance(source, (Tensor, _UntypedStorage)):
+        if isinstance(source, Tensor) and source.dtype is not self.dtype:
+            raise RuntimeError(f"Could not set tensor of type {P._cname(source.dtype)} to a tensor of type "
+                               f"{P._cname(self.dtype)}")
+        t = source
+        if size is not None or isinstance(source, _UntypedStorage):
+            st = source._s if isinstance(source, _UntypedStorage) else source._storage
+            base = Tensor._header(st, tuple(st.array.shape), self.dtype, None, None, 0, None)
+            size = tuple(base._shape if size is None else VO._shape_arg((size,), "set_"))
+            if stride is None:
+                stride = tuple(math.prod(size[i + 1:]) for i in range(len(size)))
+            with _gm.no_grad():
+                t = OPS["as_strided"].fn(base, size, tuple(stride), storage_offset)
+    else:
+        raise TypeError(f"set_(): argument 'source' (position 1) must be Tensor, not {type(source).__name__}")
+    if _SET_LOG[0] is not None:
+        _log_attrs(self, DATA_FIELDS)
+    self._storage.version += 1  # (PyTorch bumps the tensor's version: saved copies of its old values are stale)
+    for f in DATA_FIELDS:
+        setattr(self, f, getattr(t, f))
+    return self
+
 METHODS = {"unsqueeze_": unsqueeze_, "squeeze_": squeeze_, "t_": t_, "transpose_": transpose_,
            "swapaxes_": swapaxes_, "swapdims_": swapdims_, "put": _put_method, "put_": _put__method,
            "index_reduce": index_reduce, "index_reduce_": _index_reduce_, "sum_to_size": sum_to_size,
            "ldexp_": ldexp_, "isreal": isreal, "new": new, "fix": fix, "fix_": fix_,
            "unsafe_split": unsafe_split, "unsafe_chunk": unsafe_chunk,
-           "unsafe_split_with_sizes": unsafe_split_with_sizes, "narrow_copy": narrow_copy}
+           "unsafe_split_with_sizes": unsafe_split_with_sizes, "narrow_copy": narrow_copy,
+           "resize_": resize_, "resize_as_": resize_as_, "set_": set_}
 FUNCTIONS = {f.__name__: f for f in (
     split_copy, split_with_sizes_copy, unbind_copy, unsafe_split, unsafe_split_with_sizes, unsafe_chunk,
     index_reduce, put, ldexp_, isreal, scalar_tensor, zero_, detach, detach_, fix, fix_)}

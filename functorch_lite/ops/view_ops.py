@@ -409,6 +409,8 @@ def _slice(input, dim, start, stop, step):
 def _narrow_prep(targs, sargs):
     t = targs[0]
     dim, start, length = sargs
+    if not t._shape:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, len(t._shape))
     size = t._shape[d]
     if hasattr(start, "__index__") and not isinstance(start, int):
@@ -538,6 +540,8 @@ def _movedim_prep(targs, sargs):
                            f"the same number of dims as destination ({list(dst)} dims)")
     raw = src, dst
     src = tuple(_wrap_dim(s, nd) for s in src)
+    if nd == 0:  # a 0-d tensor: dims 0 / -1 name itself
+        return (), None
     dst = tuple(_wrap_dim(s, nd) for s in dst)
     for name, wrapped, given in (("source", src, raw[0]), ("destination", dst, raw[1])):
         if len(set(wrapped)) != len(wrapped):
@@ -548,7 +552,8 @@ def _movedim_prep(targs, sargs):
     return tuple(order), None
 
 
-@defop(grad_fn="PermuteBackward0", view=_permute_meta, prep=_movedim_prep, aliases=("moveaxis",), saves=())
+@defop(grad_fn=lambda targs, sargs: "PermuteBackward0" if targs[0]._shape else "AliasBackward0",  # (0-d: alias)
+       view=_permute_meta, prep=_movedim_prep, aliases=("moveaxis",), saves=())
 def movedim(input, source, destination):
     """``source`` arrives as the full permutation (see _movedim_prep)."""
     return jnp.transpose(input, source)

@@ -15,9 +15,10 @@ from .nadam import NAdam
 from .radam import RAdam
 from .rprop import Rprop
 from .adafactor import Adafactor
+from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler", "swa_utils",
-           "RAdam", "NAdam", "Adamax", "Adadelta", "ASGD", "LBFGS", "Rprop", "Adafactor"]
+           "RAdam", "NAdam", "Adamax", "Adadelta", "ASGD", "LBFGS", "Rprop", "Adafactor", "SparseAdam"]
 
 
 def __getattr__(name):

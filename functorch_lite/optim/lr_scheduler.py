@@ -146,6 +146,11 @@ class LRScheduler:
         self._last_lr: list = _lrs(self.optimizer)
 
 
+class _LRScheduler(LRScheduler):
+    """The deprecated name (``torch.optim.lr_scheduler._LRScheduler``): a subclass, so its ``__name__`` is its own
+    (older schedulers subclass it)."""
+
+
 def _patch_track_step_called(opt: Optimizer) -> None:
     """Wrap ``opt.step`` so that it records ``opt._opt_called = True`` (for the call-order warning)."""
     if hasattr(opt.step, "_wrapped_by_lr_sched"):

@@ -11,6 +11,10 @@ Per-parameter state (``optimizer.state[p]``) is created lazily on the parameter'
 PyTorch (Adagrad creates it in its constructor, as PyTorch does); parameters whose ``.grad`` is None
 are skipped (their state is untouched).
 
+Hooks: ``register_step_pre_hook`` / ``register_step_post_hook`` (and the global ones of ``_hooks.py``),
+``register_state_dict_pre/post_hook``, ``register_load_state_dict_pre/post_hook``, as torch's; without any step hook,
+``step`` costs one check more.
+
 Rounding: the transforms compute each PyTorch op with the ``t_*`` helpers at the end of this file (float64
 arithmetic rounded to the parameter dtype where torch's CPU kernel rounds, FMAs where torch fuses), and
 return float64 deltas that land exactly on PyTorch's result. SGD is bit-for-bit torch's on float32; the
@@ -20,7 +24,10 @@ not correctly rounded).
 from __future__ import annotations
 
 import copy
+import inspect
+import types
 import warnings
+from collections import OrderedDict
 from typing import Any, Callable, Iterable
 
 import jax
@@ -34,6 +41,9 @@ from .._tensor.legacy import typename as _typename
 from .._tensor.tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from .._warn import user_stacklevel as _user_stacklevel
+from ._hooks import (_HookedStep, _LIVE, _STEP_HOOKS, _global_optimizer_post_hooks,  # noqa: F401  (re-exported)
+                     _global_optimizer_pre_hooks, _register, _run_step_hooks, register_optimizer_step_post_hook,
+                     register_optimizer_step_pre_hook)
 
 TRACES = {"count": 0}  # traces of the jitted group step (a retrace = a recompile); read by the tests
 
@@ -146,13 +156,75 @@ class Optimizer:
     (PyTorch state names present for a group)."""
 
     _hyper_names: tuple = ()
-    _scalar_state: tuple = ("step",)  # float32 0-d state entries (NAdam's mu_product, ASGD's eta and mu too)
+    # state entries torch's step reads with ``state[name]`` when the group's option asks for them: switched on
+    # after the first step (``amsgrad=True`` mid-training), torch raises ``KeyError(name)``
+    _strict_state: tuple = ()
+    _scalar_state: tuple = ("step",)
+
+    def __init_subclass__(cls, **kwargs):
+        """A subclass's own ``step`` runs between the step hooks (as torch's ``_patch_step_function``)."""
+        super().__init_subclass__(**kwargs)
+        fn = cls.__dict__.get("step")
+        if isinstance(fn, types.FunctionType):
+            cls.step = _HookedStep(fn)
+
+    # ---- hooks ---------------------------------------------------------------------------------------------
+    def _table(self, name: str) -> OrderedDict:
+        d = self.__dict__.get(name)
+        if d is None:
+            d = self.__dict__[name] = OrderedDict()
+        return d
+
+    def _has_step_hooks(self) -> bool:
+        d = self.__dict__
+        return bool(_global_optimizer_pre_hooks or _global_optimizer_post_hooks
+                    or d.get("_optimizer_step_pre_hooks") or d.get("_optimizer_step_post_hooks"))
+
+    def _hooks_changed(self) -> None:
+        """A step hook came or went: ``compile``'s key for this optimizer changes (``_key_of``); a new list object
+        for ``param_groups`` makes a compiled function that reaches it walk it again (and see the new key)."""
+        pg = self.__dict__.get("param_groups")
+        if isinstance(pg, list):
+            self.param_groups = list(pg)
+
+    def register_step_pre_hook(self, hook: Callable) -> Any:
+        """``hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs)``, called before ``step`` (``args``
+        starts with the optimizer). Returns a handle (``handle.remove()``)."""
+        return _register(self._table("_optimizer_step_pre_hooks"), hook, step=True, opt=self)
+
+    def register_step_post_hook(self, hook: Callable) -> Any:
+        """``hook(optimizer, args, kwargs) -> None``, called after ``step``."""
+        return _register(self._table("_optimizer_step_post_hooks"), hook, step=True, opt=self)
+
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> Any:
+        """``hook(optimizer) -> None``, called before ``state_dict`` builds the dict."""
+        return _register(self._table("_optimizer_state_dict_pre_hooks"), hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> Any:
+        """``hook(optimizer, state_dict) -> state_dict or None`` (a returned dict replaces it)."""
+        return _register(self._table("_optimizer_state_dict_post_hooks"), hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> Any:
+        """``hook(optimizer, state_dict) -> state_dict or None``, called with a shallow copy of the loaded dict
+        (a returned dict is loaded instead)."""
+        return _register(self._table("_optimizer_load_state_dict_pre_hooks"), hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> Any:
+        """``hook(optimizer) -> None``, called after ``load_state_dict``."""
+        return _register(self._table("_optimizer_load_state_dict_post_hooks"), hook, prepend)  # float32 0-d state entries (NAdam's mu_product, ASGD's eta and mu too)
 
     def __init__(self, params: Iterable, defaults: dict):
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
                             "but got " + _typename(params))
         self.defaults = defaults
+        self._optimizer_step_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_step_post_hooks: OrderedDict = OrderedDict()
+        self._optimizer_state_dict_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_state_dict_post_hooks: OrderedDict = OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_load_state_dict_post_hooks: OrderedDict = OrderedDict()
+        _LIVE.add(self)
         self._ostate: dict = {}  # param -> the transform's state (AdamState...): only what PyTorch's state holds
         self.state = _StateMapping(self)
         self.param_groups: list = []
@@ -250,6 +322,13 @@ class Optimizer:
         weight_decay != 0`` is a Python branch, so a group at 0 gets the program without the term (which reads
         every parameter once more) and its transform a ``weight_decay`` of None. Moving it off 0 selects another
         program (``compile`` guards on the key); its other values are data."""
+        key = self._prog_key(group)
+        if _STEP_HOOKS and self._has_step_hooks():  # (compile's guard: a hooked step is no program, see step)
+            key = ((key[0], "step hooks"),) + key[1:]
+        return key
+
+    def _prog_key(self, group: dict) -> tuple:
+        """``_key_of`` without the step-hooks mark (the jitted update is the same program either way)."""
         g = CONCRETE.get(id(group), group)
         key = (type(self).__name__,) + self._static_key(g)
         return key + (bool(g["weight_decay"] != 0),) if "weight_decay" in g else key
@@ -314,8 +393,14 @@ class Optimizer:
             for name, t in views.items():
                 t._write(getattr(inner, name))
 
-    def step(self, closure: Callable[[], Any] | None = None):
-        """One optimisation step over every parameter that has a ``.grad`` (``closure`` re-evaluates the loss)."""
+    def step(self, *args, **kwargs):
+        """One optimisation step over every parameter that has a ``.grad`` (``step(closure=None)``: ``closure``
+        re-evaluates the loss). Registered step hooks run around it."""
+        if not _STEP_HOOKS:  # (the one check when no hook is registered)
+            return self._optax_step(*args, **kwargs)
+        return _run_step_hooks(Optimizer._optax_step, self, (self,) + args, kwargs, Optimizer.step)
+
+    def _optax_step(self, closure: Callable[[], Any] | None = None):
         loss = None
         if closure is not None:
             from ..autograd.grad_mode import enable_grad
@@ -326,9 +411,11 @@ class Optimizer:
                 ps = [p for p in group["params"] if p._grad is not None]
                 if not ps:
                     continue
-                key = self._key_of(group)
+                key = self._prog_key(group)
                 fn = _group_step_fn(key, lambda: self._make_tx(key))
                 hyper = self._hyper(group)
+                if self._strict_state:
+                    self._check_strict(ps, group)
                 for p in ps:
                     if p not in self._ostate:
                         self._put_state(p, self._init_state(key, p._array))
@@ -342,6 +429,21 @@ class Optimizer:
                     self._refresh_views(p, group)
         return loss
 
+    def _check_strict(self, ps: list, group: dict) -> None:
+        """torch's ``KeyError(name)`` for a state entry the group's options now need (``amsgrad`` switched on after
+        the first step) that the parameter's state lacks; raised before anything is updated, as torch's."""
+        need = [n for n in self._strict_state if n in self._fields_of(group)]
+        if not need:
+            return
+        for p in ps:
+            views = dict.get(self.state, p) if p in self._ostate else None
+            if views:
+                for n in need:
+                    if n not in views:
+                        raise KeyError(n)
+
+    step.__signature__ = inspect.signature(_optax_step)
+
     # a transform written for real parameters (squares of gradients): a complex one is refused (refuse_complex)
     _real_only = False
 
@@ -352,7 +454,19 @@ class Optimizer:
 
     # ---- state dict ----------------------------------------------------------------------------------------
     def state_dict(self) -> dict:
-        """PyTorch's structure: ``{'state': {index: {name: tensor}}, 'param_groups': [{..., 'params': [indices]}]}``."""
+        """PyTorch's structure: ``{'state': {index: {name: tensor}}, 'param_groups': [{..., 'params': [indices]}]}``
+        (the state-dict pre hooks run first, the post hooks last: one may return a new dict)."""
+        d = self.__dict__
+        for hook in list((d.get("_optimizer_state_dict_pre_hooks") or {}).values()):
+            hook(self)
+        out = self._build_state_dict()
+        for hook in list((d.get("_optimizer_state_dict_post_hooks") or {}).values()):
+            result = hook(self, out)
+            if result is not None:
+                out = result
+        return out
+
+    def _build_state_dict(self) -> dict:
         index: dict = {}
         groups = []
         for group in self.param_groups:
@@ -380,8 +494,19 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
-        """Load a ``state_dict()`` (values are copied; group options replace the current ones)."""
-        state_dict = dict(state_dict)
+        """Load a ``state_dict()`` (values are copied; group options replace the current ones). The load pre hooks
+        get a shallow copy of ``state_dict`` (one may return the dict to load instead); the post hooks run last."""
+        state_dict = state_dict.copy()
+        d = self.__dict__
+        for hook in list((d.get("_optimizer_load_state_dict_pre_hooks") or {}).values()):
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        self._load_state_dict(state_dict)
+        for hook in list((d.get("_optimizer_load_state_dict_post_hooks") or {}).values()):
+            hook(self)
+
+    def _load_state_dict(self, state_dict: dict) -> None:
         groups = self.param_groups
         saved_groups = copy.deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):

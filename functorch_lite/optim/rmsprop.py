@@ -67,6 +67,7 @@ class RMSprop(Optimizer):
     """
 
     _real_only = True  # (PyTorch steps a complex parameter as its view_as_real pairs)
+    _strict_state = ("momentum_buffer", "grad_avg")  # (switched on after the first step: torch's KeyError)
 
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False, capturable: bool = False,

@@ -85,7 +85,12 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None,
     key, _ = cf._key(d, args, kwargs)
     in_vals = [s.get() for s in d.slots]
     first = next(_graph._seq)  # nodes from here on are the forward's own
-    out = function(*args, **kwargs)  # the forward, recorded so its last op names the node (CKPT-03) ...
+    if _graph.SAVED_HOOKS[0] is None:
+        out = function(*args, **kwargs)  # the forward, recorded so its last op names the node (CKPT-03) ...
+    else:  # (saved-tensor hooks do not see what this graph, dropped below, saves)
+        from ..autograd._saved_hooks import suspended
+        with suspended():
+            out = function(*args, **kwargs)
     tensors = _tensor_leaves(out)
     # the node's outputs: the tensors ``function`` made that require grad. One it returns unchanged (an argument
     # passed through, a closure tensor, a leaf) is returned as PyTorch returns it: the caller's object, untouched

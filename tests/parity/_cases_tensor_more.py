@@ -61,6 +61,13 @@ CASES = {
     "binomial": ([_A], lambda m, a: a * m.binomial(a.detach().abs().ceil(), a.detach() * 0 + 1)),
 }
 
+def torch_edges(m, a):
+    """Explicit bin edges for ``histogramdd`` (exact values: no linspace rounding in the comparison)."""
+    return m.tensor([-2.0, -0.5, 0.0, 0.5, 2.0]).to(a.dtype)
+
+
 FORWARD_ONLY = {
     "histogram": ([_rnd(20)], lambda m, a: m.cat(m.histogram(a, 4))),
+    "histogramdd": ([_rnd(20)], lambda m, a: m.histogramdd(a.reshape(10, 2), [torch_edges(m, a)] * 2,
+                                                           density=True).hist),
 }

@@ -125,6 +125,7 @@ CASES = {
     "mv": ([rnd(3, 4), rnd(4)], lambda m, a, b: m.mv(a, b)),
     "dot": ([rnd(4), rnd(4)], lambda m, a, b: m.dot(a, b)),
     "outer": ([rnd(3), rnd(4)], lambda m, a, b: m.outer(a, b)),
+    "inner": ([rnd(2, 3), rnd(4, 3)], lambda m, a, b: m.inner(a, b)),
     "addmm": ([rnd(5), rnd(3, 4), rnd(4, 5)], lambda m, c, a, b: m.addmm(c, a, b, beta=0.5, alpha=2.0)),
     "baddbmm": ([rnd(2, 3, 5), rnd(2, 3, 4), rnd(2, 4, 5)], lambda m, c, a, b: m.baddbmm(c, a, b, alpha=0.5)),
     "_einsum": ([rnd(2, 3), rnd(3, 4)], lambda m, a, b: m.einsum("ij,jk->ik", a, b)),
@@ -261,6 +262,10 @@ FORWARD_ONLY.update(_cases_tensor_more.FORWARD_ONLY)
 import _cases_pool_more  # noqa: E402  (adaptive_max_pool3d, max_unpool2d/3d, rrelu, channel_shuffle)
 CASES.update(_cases_pool_more.CASES)
 FORWARD_ONLY.update(_cases_pool_more.FORWARD_ONLY)
+
+import _cases_pool_fractional  # noqa: E402  (fractional_max_pool2d/3d)
+CASES.update(_cases_pool_fractional.CASES)
+FORWARD_ONLY.update(_cases_pool_fractional.FORWARD_ONLY)
 
 import _cases_nn_sampling  # noqa: E402  (grid_sampler, affine_grid_generator, embedding_bag, _ctc_loss)
 CASES.update(_cases_nn_sampling.CASES)

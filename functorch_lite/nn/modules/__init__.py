@@ -18,3 +18,4 @@ from .extra import *  # noqa: F401,F403,E402  (PixelShuffle, InstanceNorm*, the 
 from .pool_more import *  # noqa: F401,F403,E402  (AdaptiveMaxPool3d, MaxUnpool*, RReLU, Softmax2d, ChannelShuffle)
 from .lazy import *  # noqa: F401,F403,E402  (LazyLinear, LazyConv*, LazyBatchNorm*, LazyInstanceNorm*)
 from .sampling import *  # noqa: F401,F403,E402  (EmbeddingBag, CTCLoss)
+from .adaptive import *  # noqa: F401,F403,E402  (AdaptiveLogSoftmaxWithLoss)

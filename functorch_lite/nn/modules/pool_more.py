@@ -1,4 +1,4 @@
-"""More ``torch.nn`` modules: AdaptiveMaxPool3d, MaxUnpool1d/2d/3d, RReLU, Softmax2d, ChannelShuffle and the
+"""More ``torch.nn`` modules: AdaptiveMaxPool3d, FractionalMaxPool2d/3d, MaxUnpool1d/2d/3d, RReLU, Softmax2d, ChannelShuffle and the
 legacy CrossMapLRN2d (PyTorch's constructors, attributes and reprs)."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from .module import Module
 from .utils import _ntuple
 
 __all__: list = ["AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "RReLU", "Softmax2d",
-                 "ChannelShuffle", "CrossMapLRN2d"]
+                 "ChannelShuffle", "CrossMapLRN2d", "FractionalMaxPool2d", "FractionalMaxPool3d"]
 
 
 class AdaptiveMaxPool3d(Module):
@@ -156,3 +156,44 @@ class CrossMapLRN2d(Module):
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class _FractionalMaxPoolNd(Module):
+    _nd = 2
+    __constants__ = ["kernel_size", "return_indices", "output_size", "output_ratio"]
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices: bool = False,
+                 _random_samples=None) -> None:
+        super().__init__()
+        nd, name = self._nd, type(self).__name__
+        tup = _ntuple(nd)
+        if nd == 3 and ((isinstance(kernel_size, int) and kernel_size <= 0) or (
+                isinstance(kernel_size, (tuple, list)) and not all(k > 0 for k in kernel_size))):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = tup(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = tup(output_size) if output_size is not None else None
+        self.output_ratio = tup(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor):
+        fn = F.fractional_max_pool2d if self._nd == 2 else F.fractional_max_pool3d
+        return fn(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                  _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling over (N, C, H, W) / (C, H, W) (``F.fractional_max_pool2d``): pseudo-random windows
+    of ``kernel_size`` to ``output_size`` (or ``output_ratio`` of the input size); ``_random_samples`` (N, C, 2)
+    fixes the windows."""
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling over (N, C, T, H, W) / (C, T, H, W) (``F.fractional_max_pool3d``)."""
+    _nd = 3

@@ -6,6 +6,7 @@ process turns into tensors (see ``dataloader.py`` and ``_worker_mode.py``).
 from ._worker import WorkerInfo, get_worker_info
 from ._worker_mode import in_worker
 from .collate import default_collate, default_convert
+from . import _utils  # noqa: F401  (torch.utils.data._utils.collate / .worker)
 from .dataloader import DataLoader
 from .distributed import DistributedSampler
 from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset, TensorDataset,

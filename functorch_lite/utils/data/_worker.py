@@ -136,12 +136,15 @@ def _tensor_dataset_batch(dataset, collate_fn, indices):
     """A TensorDataset of facade tensors with the default collate: one index op per tensor gives exactly
     ``default_collate([dataset[i] for i in indices])`` (a list of stacked rows) without a dispatch per sample.
     None when the fast path does not apply (other datasets, custom collate, workers' NumPy stand-ins)."""
-    from .collate import default_collate
+    from .collate import collate_tensor_fn, default_collate, default_collate_fn_map, fn_for
     from .dataset import TensorDataset
     from ..._tensor.tensor import Tensor
     if type(dataset) is not TensorDataset or collate_fn is not default_collate or not indices:
         return None
     if not all(isinstance(t, Tensor) and not t.requires_grad for t in dataset.tensors):
+        return None
+    # (a function registered in default_collate_fn_map for their type collates them instead)
+    if not all(fn_for(t, default_collate_fn_map) is collate_tensor_fn for t in dataset.tensors):
         return None
     from ... import tensor as _tensor
     idx = _tensor([int(i) for i in indices], device=dataset.tensors[0].device)

@@ -1,4 +1,6 @@
-"""``default_collate`` / ``default_convert`` (spec §13.1, DATA-07..18) with one NumPy core.
+"""``collate`` / ``default_collate`` / ``default_convert`` (spec §13.1, DATA-07..18) with one NumPy core; also
+``torch.utils.data._utils.collate`` (the same objects): ``default_collate`` is ``collate`` with
+``default_collate_fn_map``, and a type registered in that map changes how ``default_collate`` batches it.
 
 Collation runs on NumPy in both places it happens: in a worker process (where it must never touch
 JAX) the leaves it produces are :class:`TensorArray` stand-ins, plain NumPy arrays marked "becomes
@@ -15,6 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..._tensor.tensor import Tensor as _Tensor
 from . import _worker_mode
 
 np_str_obj_array_pattern = re.compile(r"[SaUO]")
@@ -84,38 +87,44 @@ def _python_numbers(batch: list) -> np.ndarray:
         raise ValueError("Overflow when unpacking long long") from None
 
 
-def _collate(batch, leaf: Callable) -> Any:
+def fn_for(elem, collate_fn_map: dict | None) -> Callable | None:
+    """The function ``collate_fn_map`` gives ``elem``: its type's, else the first key it is an instance of."""
+    if collate_fn_map is None:
+        return None
+    fn = collate_fn_map.get(type(elem))
+    if fn is not None:
+        return fn
+    for collate_type in collate_fn_map:
+        if isinstance(elem, collate_type):
+            return collate_fn_map[collate_type]
+    return None
+
+
+def collate(batch, *, collate_fn_map: dict | None = None) -> Any:
+    """Collate a batch, dispatching on the type of its first element through ``collate_fn_map`` (its exact type,
+    then the first key it is an instance of, in insertion order), then through mappings, namedtuples and
+    sequences, recursively (``torch.utils.data._utils.collate.collate``). Each function of the map is called as
+    ``fn(batch, collate_fn_map=collate_fn_map)``.
+
+    >>> collate([(1, "a"), (2, "b")], collate_fn_map=default_collate_fn_map)
+    [tensor([1, 2]), ('a', 'b')]
+    """
     elem = batch[0]
     elem_type = type(elem)
-    Tensor = _tensor_cls()
-    if isinstance(elem, Tensor):
-        _check_sizes([t.shape for t in batch])
-        from ... import stack
-        return stack(list(batch), 0)
-    if isinstance(elem, np.ndarray):
-        if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
-            raise TypeError(default_collate_err_msg_format.format(elem.dtype))
-        _check_sizes([np.shape(b) for b in batch])
-        return leaf(np.stack([np.asarray(b) for b in batch]))
-    if isinstance(elem, (np.bool_, np.number, np.object_)):
-        return leaf(np.array(batch))
-    if isinstance(elem, float):
-        return leaf(np.array(batch, dtype=np.float64))
-    if isinstance(elem, int):
-        return leaf(_python_numbers(batch))
-    if isinstance(elem, (str, bytes)):
-        return batch
+    fn = fn_for(elem, collate_fn_map)
+    if fn is not None:
+        return fn(batch, collate_fn_map=collate_fn_map)
     if isinstance(elem, cabc.Mapping):
         try:
             if isinstance(elem, cabc.MutableMapping):
                 clone = copy.copy(elem)
-                clone.update({key: _collate([d[key] for d in batch], leaf) for key in elem})
+                clone.update({key: collate([d[key] for d in batch], collate_fn_map=collate_fn_map) for key in elem})
                 return clone
-            return elem_type({key: _collate([d[key] for d in batch], leaf) for key in elem})
+            return elem_type({key: collate([d[key] for d in batch], collate_fn_map=collate_fn_map) for key in elem})
         except TypeError:
-            return {key: _collate([d[key] for d in batch], leaf) for key in elem}
+            return {key: collate([d[key] for d in batch], collate_fn_map=collate_fn_map) for key in elem}
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
-        return elem_type(*(_collate(samples, leaf) for samples in zip(*batch)))
+        return elem_type(*(collate(samples, collate_fn_map=collate_fn_map) for samples in zip(*batch)))
     if isinstance(elem, cabc.Sequence):
         it = iter(batch)
         elem_size = len(next(it))
@@ -123,26 +132,77 @@ def _collate(batch, leaf: Callable) -> Any:
             raise RuntimeError("each element in list of batch should be of equal size")
         transposed = list(zip(*batch))  # tuples, as PyTorch (strings come back as tuples)
         if isinstance(elem, tuple):
-            return [_collate(samples, leaf) for samples in transposed]
+            return [collate(samples, collate_fn_map=collate_fn_map) for samples in transposed]
         try:
             if isinstance(elem, cabc.MutableSequence):
                 clone = copy.copy(elem)
                 for i, samples in enumerate(transposed):
-                    clone[i] = _collate(samples, leaf)
+                    clone[i] = collate(samples, collate_fn_map=collate_fn_map)
                 return clone
-            return elem_type([_collate(samples, leaf) for samples in transposed])
+            return elem_type([collate(samples, collate_fn_map=collate_fn_map) for samples in transposed])
         except TypeError:
-            return [_collate(samples, leaf) for samples in transposed]
+            return [collate(samples, collate_fn_map=collate_fn_map) for samples in transposed]
     raise TypeError(default_collate_err_msg_format.format(elem_type))
 
 
+# ---- the default element functions (a worker makes TensorArray stand-ins where the main process makes tensors) ----
+def collate_tensor_fn(batch, *, collate_fn_map: dict | None = None):
+    """Tensors: ``stack(batch, 0)`` (device and autograd kept)."""
+    from ... import stack
+    Tensor = _tensor_cls()
+    if all(isinstance(t, Tensor) for t in batch):  # (else stack raises PyTorch's "expected Tensor as element i")
+        _check_sizes([t.shape for t in batch])
+    return stack(list(batch), 0)
+
+
+def collate_numpy_array_fn(batch, *, collate_fn_map: dict | None = None):
+    """NumPy arrays: stacked (in NumPy), then one tensor; string and object arrays are refused."""
+    elem = batch[0]
+    if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
+        raise TypeError(default_collate_err_msg_format.format(elem.dtype))
+    _check_sizes([np.shape(b) for b in batch])
+    return _leaf()(np.stack([np.asarray(b) for b in batch]))
+
+
+def collate_numpy_scalar_fn(batch, *, collate_fn_map: dict | None = None):
+    """NumPy scalars: one tensor of their dtype (``torch.as_tensor(batch)``)."""
+    return _leaf()(np.array(batch))
+
+
+def collate_float_fn(batch, *, collate_fn_map: dict | None = None):
+    """Python floats: a float64 tensor."""
+    return _leaf()(np.array(batch, dtype=np.float64))
+
+
+def collate_int_fn(batch, *, collate_fn_map: dict | None = None):
+    """Python ints (and bools): ``torch.tensor(batch)``."""
+    return _leaf()(_python_numbers(batch))
+
+
+def collate_str_fn(batch, *, collate_fn_map: dict | None = None):
+    """Strings and bytes: the batch as it is."""
+    return batch
+
+
+default_collate_fn_map: dict = {
+    _Tensor: collate_tensor_fn,
+    np.ndarray: collate_numpy_array_fn,
+    (np.bool_, np.number, np.object_): collate_numpy_scalar_fn,
+    float: collate_float_fn,
+    int: collate_int_fn,
+    str: collate_str_fn,
+    bytes: collate_str_fn,
+}
+
+
 def default_collate(batch: list) -> Any:
-    """Stack a list of samples into a batch, as ``torch.utils.data.default_collate``.
+    """Stack a list of samples into a batch, as ``torch.utils.data.default_collate``: ``collate`` with
+    ``default_collate_fn_map`` (register a type there to change how it is collated).
 
     >>> default_collate([(1, 2.0), (3, 4.0)])
     [tensor([1, 3]), tensor([2., 4.], dtype=torch.float64)]
     """
-    return _collate(batch, _leaf())
+    return collate(batch, collate_fn_map=default_collate_fn_map)
 
 
 def _convert(data, leaf: Callable) -> Any:

@@ -681,3 +681,24 @@ def test_jvp_and_vmap_staticmethods_under_nested_transforms():
                 tf.jvp(tf.grad(lambda a: C.apply(a).sum()), (x[0],), (x[0],)),
                 tf.hessian(lambda a: C.apply(a).sum())(x[0])]
     check(f)
+
+
+def test_full_backward_hook_node_name_and_inplace_error():
+    """A module with a full backward hook wraps its outputs in torch's ``BackwardHookFunction``: its node's name,
+    and the in-place error an ``inplace=True`` activation then gets, name it as torch's do."""
+    def go(lib):
+        m = lib.nn.ReLU(inplace=True)
+        m.register_full_backward_hook(lambda *a: None)
+        x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True) * 1
+        try:
+            m(x)
+            err = None
+        except RuntimeError as e:
+            err = str(e)
+        lin = lib.nn.Linear(2, 2)
+        lin.register_full_backward_hook(lambda *a: None)
+        o = lin(lib.ones(1, 2, requires_grad=True))
+        return err, type(o.grad_fn).__name__, o.grad_fn.name()
+    r = go(ft)
+    assert r == go(torch)
+    assert r[0].startswith("Output 0 of BackwardHookFunction is a view and is being modified inplace")

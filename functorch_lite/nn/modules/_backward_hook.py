@@ -17,8 +17,9 @@ _NO_INPUT_GRAD = ("Full backward hook is firing when gradients are computed with
                   "#torch.nn.Module.register_full_backward_hook for more details.")
 
 
-class _HookIdentity(Function):
-    """Identity on ``tensors``; its backward hands their gradients to ``on_grads`` (which may replace them)."""
+class BackwardHookFunction(Function):
+    """Identity on ``tensors``; its backward hands their gradients to ``on_grads`` (which may replace them). Named
+    as torch's (its node is ``BackwardHookFunctionBackward``; errors name it)."""
 
     @staticmethod
     def forward(ctx, on_grads, *tensors):
@@ -51,7 +52,7 @@ class BackwardHook:
         idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         if not any(args[i].requires_grad for i in idx):
             return args, None
-        new = _HookIdentity.apply(on_grads, *[args[i] for i in idx])
+        new = BackwardHookFunction.apply(on_grads, *[args[i] for i in idx])
         out = list(args)
         for i, t in zip(idx, new):
             out[i] = t

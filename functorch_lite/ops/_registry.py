@@ -293,10 +293,10 @@ def _make(op: OpDef, fname: str, kind: str, ns: dict):
     if kind == "inplace":
         body = f"return _inplace(_op, {targs}, {sargs})"
     elif with_out:
-        # (several outputs: a tuple of outs, and PyTorch's autograd refusal named after the op)
-        wname = f", {op.name!r}" if op.nout > 1 else ""
+        # (PyTorch's autograd refusal of an out= call with an argument requiring grad, named after the op: the out
+        # tensor would silently leave the graph; several outputs: a tuple of outs)
         body = (f"r = _dispatch(_op, {targs}, {sargs})\n"
-                f"    return r if out is None else _write_out(out, r{wname})")
+                f"    return r if out is None else _write_out(out, r, {op.name!r})")
     else:
         body = f"return _dispatch(_op, {targs}, {sargs})"
     src = f"def {fname}({sig}):\n    {pre}{body}\n"

@@ -442,3 +442,33 @@ def test_index_reduce_warns_once():
     assert _warned(calls, ft)[1] == []  # once per process
     with pytest.raises(RuntimeError, match="Expected reduce to be one of"):
         ft.ones(3).index_reduce_(0, ft.tensor([0]), ft.tensor([2.]), "sum")
+
+
+OUT_GRAD_CASES = {
+    "add": lambda L, a, o: L.add(a, 1, out=o),
+    "subtract (sub)": lambda L, a, o: L.subtract(a, 1, out=o),
+    "clip (clamp)": lambda L, a, o: L.clip(a, 0, 1, out=o),
+    "exp": lambda L, a, o: L.exp(a, out=o),
+    "mul into an out requiring grad": lambda L, a, o: L.mul(L.ones(2), 2, out=L.empty(2, requires_grad=True)),
+    "matmul": lambda L, a, o: L.matmul(a, a.unsqueeze(1), out=L.empty(1)),
+    "sum": lambda L, a, o: L.sum(a, 0, out=L.empty(())),
+    "cat": lambda L, a, o: L.cat([a, a], out=L.empty(4)),
+}
+
+
+@pytest.mark.parametrize("case", list(OUT_GRAD_CASES))
+def test_out_refused_for_arguments_requiring_grad(case):
+    """An out= call with an argument (or out) requiring grad is torch's autograd error: the out tensor would leave
+    the graph silently (the inputs' gradients lost). Under no_grad it computes."""
+    def go(L):
+        a, o = L.ones(2, requires_grad=True), L.empty(2)
+        try:
+            OUT_GRAD_CASES[case](L, a, o)
+            err = None
+        except RuntimeError as e:
+            err = str(e)
+        with L.no_grad():
+            OUT_GRAD_CASES[case](L, a, o)
+        return err
+    t = go(torch)
+    assert t is not None and go(ft) == t

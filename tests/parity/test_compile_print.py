@@ -39,7 +39,9 @@ def test_prints_inside_a_compiled_step_appear_on_every_call_as_torch(capsys):
     got_l, got_out, got_err, f = _run(ft, capsys)
     assert got_out == want_out and got_err == want_err
     assert got_out.count("step:a:torch.Size([2, 3])\n") == 4 and got_out.count("done|") == 5
-    np.testing.assert_allclose(got_l, want_l, rtol=1e-6)
+    # (the loss shrinks 25x per step: its last digits are the first step's rounding, which differs between CPUs'
+    # kernels by an ulp or two; atol is a few ulps of the first loss)
+    np.testing.assert_allclose(got_l, want_l, rtol=1e-6, atol=1e-7)
     assert f.stats["traces"] == 2 and f.stats["eager_calls"] == 0  # one program per shape, no graph break
     assert not hasattr(builtins.print, "__wrapped__")  # the real print is put back after each trace
 

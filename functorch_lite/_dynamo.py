@@ -1,20 +1,26 @@
-"""``torch._dynamo`` as scripts use it: ``config`` (``cache_size_limit`` / ``recompile_limit``,
-``log_recompiles``), ``reset()``, ``list_backends()``, ``exc.Unsupported``, ``is_compiling()``, ``disable``,
+"""``torch._dynamo`` as scripts use it: ``config`` (torch's config module: every knob, ``patch``; see
+``_compile/config.py`` for the few that act here), ``reset()``, ``list_backends()``, ``register_backend``,
+``exc`` (``Unsupported``, ``InvalidBackend``), ``explain``, ``utils.counters``, ``is_compiling()``, ``disable``,
 ``set_stance``, the shape markers (``mark_dynamic`` warns: shapes are static here), ``allow_in_graph``.
 The compiler behind them is ``functorch_lite.compile`` (``jax.jit``; see ``_compile``)."""
 from __future__ import annotations
 
+import collections
 import functools
+import sys
+import traceback
 import types
 import warnings
 
 from ._compile import runner as _runner
 from ._compile.effects import Disabled
+from ._compile.config import GRAPH_BREAKS as _GRAPH_BREAKS
 from ._compile.runner import GraphBreak, config  # noqa: F401  (torch._dynamo.config)
 from ._warn import user_stacklevel as _user_stacklevel
 
-__all__ = ["config", "reset", "list_backends", "exc", "is_compiling", "disable", "set_stance", "mark_dynamic",
-           "maybe_mark_dynamic", "mark_static", "allow_in_graph", "assume_constant_result"]
+__all__ = ["config", "reset", "list_backends", "register_backend", "exc", "explain", "utils", "is_compiling",
+           "disable", "set_stance", "mark_dynamic", "maybe_mark_dynamic", "mark_static", "allow_in_graph",
+           "assume_constant_result"]
 
 
 def reset() -> None:
@@ -24,8 +30,26 @@ def reset() -> None:
 
 
 def list_backends(exclude_tags=("debug", "experimental")) -> list:
-    """torch 2.13's list (COMP-08); every name compiles to one XLA program here ('eager' is accepted too)."""
-    return ["cudagraphs", "inductor", "openxla", "tvm"]
+    """torch 2.13's list (COMP-08) plus the names ``register_backend`` added; every name compiles to one XLA
+    program here ('eager' is accepted too)."""
+    from ._compile import _REGISTERED
+    return sorted({"cudagraphs", "inductor", "openxla", "tvm"} | set(_REGISTERED))
+
+
+def register_backend(compiler_fn=None, name=None, tags=()):
+    """torch's ``@register_backend`` (``torch._dynamo.register_backend``): ``compile(fn, backend=name)`` then
+    accepts the name. functorch_lite has no FX graphs, so the backend callable itself is never called: the
+    function compiles with ``jax.jit`` as for any backend (a warning says so once, see ``compile``)."""
+    if compiler_fn is None:
+        return functools.partial(register_backend, name=name, tags=tags)
+    from ._compile import _REGISTERED
+    if not callable(compiler_fn):
+        raise AssertionError(f"BackendCompilerFn is not callable: {compiler_fn}")
+    name = name or compiler_fn.__name__
+    if name in _REGISTERED and _REGISTERED[name] is not compiler_fn:
+        raise AssertionError(f"duplicate name: {name}")
+    _REGISTERED[name] = compiler_fn
+    return compiler_fn
 
 
 def is_compiling() -> bool:
@@ -50,7 +74,192 @@ def disable(fn=None, recursive: bool = True, *, reason=None):
     return run
 
 
-exc = types.SimpleNamespace(Unsupported=GraphBreak, TorchDynamoException=RuntimeError)
+class InvalidBackend(RuntimeError):
+    """torch._dynamo.exc.InvalidBackend: ``compile(backend=<unknown name>)``."""
+
+    def __init__(self, name) -> None:
+        super().__init__(f"Invalid backend: {name!r}, see `torch._dynamo.list_backends()` for available backends."
+                         f"\n(functorch_lite: backend {name!r} is not available; every backend name compiles to one "
+                         "XLA program with jax.jit, and a backend callable is accepted)")
+
+
+class BackendCompilerFailed(RuntimeError):
+    """torch._dynamo.exc.BackendCompilerFailed: the backend could not compile (here: it is not a backend)."""
+
+
+exc = types.ModuleType("functorch_lite._dynamo.exc", "torch._dynamo.exc: the exceptions scripts catch.")
+exc.Unsupported = GraphBreak
+exc.TorchDynamoException = RuntimeError
+exc.InvalidBackend = InvalidBackend
+exc.BackendCompilerFailed = BackendCompilerFailed
+InvalidBackend.__module__ = BackendCompilerFailed.__module__ = exc.__name__
+
+
+class _Counters(collections.defaultdict):
+    """``torch._dynamo.utils.counters``: a defaultdict of Counters. Filled here: ``["graph_break"][reason]``
+    (one per graph break: the call ran eagerly) and ``["stats"]`` (``unique_graphs``: programs traced,
+    ``calls_captured``: compiled calls), read from the compiler's own counts when looked at."""
+
+    def __init__(self):
+        super().__init__(collections.Counter)
+        self._base = dict(_runner.COUNTERS)
+
+    def __missing__(self, key):
+        if key == "graph_break":   # the compiler's own Counter (it counts there whether or not it is in here)
+            self["graph_break"] = _GRAPH_BREAKS
+            return _GRAPH_BREAKS
+        return super().__missing__(key)
+
+    def _sync(self):
+        if _GRAPH_BREAKS and not super().__contains__("graph_break"):
+            self["graph_break"] = _GRAPH_BREAKS
+        stats = super().__getitem__("stats")
+        for ours, torchs in (("traces", "unique_graphs"), ("calls", "calls_captured")):
+            n = _runner.COUNTERS[ours] - self._base.get(ours, 0)
+            if n:
+                stats[torchs] = n
+            else:
+                stats.pop(torchs, None)
+        if not stats:
+            super().pop("stats", None)
+
+    def __getitem__(self, key):
+        if key == "stats":
+            self._sync()
+        return super().__getitem__(key)
+
+    def __iter__(self):
+        self._sync()
+        return super().__iter__()
+
+    def keys(self):
+        self._sync()
+        return super().keys()
+
+    def __len__(self):
+        self._sync()
+        return super().__len__()
+
+    def __contains__(self, key):
+        self._sync()
+        return super().__contains__(key)
+
+    def items(self):
+        self._sync()
+        return super().items()
+
+    def values(self):
+        self._sync()
+        return super().values()
+
+    def __repr__(self):
+        self._sync()
+        return "defaultdict" + super().__repr__()[len(type(self).__name__):]
+
+    def clear(self):
+        super().clear()
+        _GRAPH_BREAKS.clear()
+        self._base = dict(_runner.COUNTERS)
+
+
+utils = types.ModuleType("functorch_lite._dynamo.utils", "torch._dynamo.utils: ``counters``.")
+utils.counters = _Counters()
+for _m in (exc, utils):
+    sys.modules[_m.__name__] = _m
+
+
+class GraphCompileReason:
+    """Why a graph ended (torch's ``GraphCompileReason``): ``reason``, ``user_stack``, ``graph_break``."""
+
+    def __init__(self, reason: str, user_stack: list, graph_break: bool = True):
+        self.reason, self.user_stack, self.graph_break = reason, user_stack, graph_break
+
+    def __repr__(self):
+        return (f"GraphCompileReason(reason={self.reason!r}, user_stack={self.user_stack!r}, "
+                f"graph_break={self.graph_break!r})")
+
+
+class ExplainOutput:
+    """What ``explain(fn)(*args)`` returns: ``graphs``, ``graph_count``, ``graph_break_count``,
+    ``break_reasons``, ``op_count``, ``ops_per_graph`` (the primitives of each XLA program), ``out_guards``
+    (the guard key's components), ``compile_times``."""
+
+    def __init__(self, graphs, graph_count, graph_break_count, break_reasons, op_count, ops_per_graph,
+                 out_guards, compile_times=""):
+        self.graphs, self.graph_count, self.graph_break_count = graphs, graph_count, graph_break_count
+        self.break_reasons, self.op_count, self.ops_per_graph = break_reasons, op_count, ops_per_graph
+        self.out_guards, self.compile_times = out_guards, compile_times
+
+    def __str__(self):
+        out = (f"Graph Count: {self.graph_count}\nGraph Break Count: {self.graph_break_count}\n"
+               f"Op Count: {self.op_count}\n")
+        out += "Break Reasons:\n"
+        for i, r in enumerate(self.break_reasons):
+            out += f"  Break Reason {i + 1}:\n    Reason: {r.reason}\n    User Stack:\n"
+            out += "".join(f"      {fs}\n" for fs in r.user_stack)
+        out += "Ops per Graph:\n"
+        for i, ops in enumerate(self.ops_per_graph):
+            out += f"  Ops {i + 1}:\n" + "".join(f"    {op}\n" for op in ops)
+        out += "Out Guards:\n" + "".join(f"  Guard {i + 1}: {g}\n" for i, g in enumerate(self.out_guards))
+        return out
+
+
+def explain(f, *extra_args, **extra_kwargs):
+    """``torch._dynamo.explain(fn)(*args, **kwargs)``: compiles ``fn`` afresh and calls it once, reporting what
+    ``functorch_lite.compile`` does with it. Here a call is ONE XLA program or, at a graph break, runs eagerly
+    whole (there is no partial graph on either side of a break): so either ``graph_count=1,
+    graph_break_count=0`` with the program's primitives in ``ops_per_graph``, or ``graph_count=0,
+    graph_break_count=1`` with our reason (torch would count the graphs around the break instead)."""
+    def inner(*args, **kwargs):
+        from ._compile.runner import CompiledFunction, _cause
+        args, kwargs = args + extra_args, {**kwargs, **extra_kwargs}
+        cf = CompiledFunction(f, fullgraph=True)
+        try:
+            cf(*args, **kwargs)
+        except GraphBreak as e:
+            cause = e.__cause__ if e.__cause__ is not None else e
+            stack = [fs for fs in traceback.extract_tb(cause.__traceback__)
+                     if "functorch_lite" not in fs.filename and "/jax/" not in fs.filename]
+            f(*args, **kwargs)   # the eager run the compiled call would have made
+            return ExplainOutput([], 0, 1, [GraphCompileReason(_cause(cause), stack[-1:])], 0, [], [])
+        ops = []
+        for key, entry in cf.cache.items():
+            ops.append(_primitives(cf, entry, args, kwargs))
+        guards = [f"{n} == {v!r}" for key in cf.cache for n, v in zip(*cf._flat(key, cf._last[1]))]
+        return ExplainOutput([], len(ops), 0, [], sum(map(len, ops)), ops, guards)
+    return inner
+
+
+def _primitives(cf, entry, args, kwargs) -> list:
+    """The primitive names of a cached program's jaxpr (its trace is jax's cached one: no Python re-run)."""
+    from ._compile import state as S
+    d = S.discover_cached(cf.fn, args, kwargs, cf)
+    cf._ctx = (d, args, kwargs)
+    try:
+        jaxpr = entry.jitted.trace([slot.get() for slot in d.slots]).jaxpr
+    finally:
+        cf._ctx = None
+    return _prims(jaxpr.jaxpr)
+
+
+_INLINE = ("jit", "pjit", "closed_call", "core_call", "remat", "checkpoint", "custom_jvp_call", "custom_vjp_call",
+           "custom_vjp_call_jaxpr")
+
+
+def _prims(jaxpr) -> list:
+    """Primitive names, calls of jitted pieces (each facade op is one) opened up."""
+    out = []
+    for eqn in jaxpr.eqns:
+        name = str(eqn.primitive)
+        inner = None
+        if name in _INLINE:
+            inner = next((p for k in ("jaxpr", "call_jaxpr", "fun_jaxpr") if (p := eqn.params.get(k)) is not None),
+                         None)
+        if inner is None:
+            out.append(name)
+        else:
+            out += _prims(getattr(inner, "jaxpr", inner))
+    return out
 
 
 class DynamoStance:
@@ -89,12 +298,10 @@ class set_stance:
     def __init__(self, stance: str = "default", *, skip_guard_eval_unsafe: bool = False, force_backend=None):
         if force_backend is not None and stance != "default":
             raise RuntimeError("non-default stance cannot have force_backend set")
-        if force_backend is not None:
-            from ._compile import _BACKENDS
-            if callable(force_backend) or force_backend not in _BACKENDS:
-                raise RuntimeError(f"functorch_lite.compile: backend {force_backend!r} is not available; every "
-                                   "backend compiles to one XLA program with jax.jit (accepted names: "
-                                   f"{', '.join(_BACKENDS)})")
+        if isinstance(force_backend, str):   # (a backend callable is accepted, never called: see compile)
+            from ._compile import _BACKENDS, _REGISTERED
+            if force_backend not in _BACKENDS and force_backend not in _REGISTERED:
+                raise InvalidBackend(force_backend)
         self.stance = DynamoStance(stance, skip_guard_eval_unsafe, force_backend)
         self.prev = _set_stance(self.stance)
 

@@ -9,36 +9,66 @@ from __future__ import annotations
 
 import warnings
 
-from .runner import COUNTERS, CompiledFunction, GraphBreak, config  # noqa: F401
+from .runner import COUNTERS, CompiledFunction, GraphBreak, config
+
+__all__ = ["compile", "CompiledFunction", "GraphBreak", "COUNTERS", "config", "OptimizedModule"]
 
 # torch.compile's backends/modes: all mean "one XLA program" here; the names are accepted so scripts run.
+# (backend callables are accepted too, and never called: see compile())
 _BACKENDS = ("inductor", "aot_eager", "eager", "cudagraphs", "openxla", "tvm", "xla", "jax")
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")  # COMP-09
+_REGISTERED: dict = {}   # name -> backend callable (torch._dynamo.register_backend)
+_WARNED: set = set()     # ids of backend callables already warned about (never called: no FX graphs here)
 
 
 def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, mode=None, options=None,
             name=None, disable: bool = False, recompile_limit=None, isolate_recompiles: bool = False,
             shapes_spec=None):
-    """``torch.compile``'s signature. ``backend``: any of torch's names (all compile to one XLA program with
-    ``jax.jit``) or a callable is refused; ``mode`` values are accepted and have no effect (XLA picks its own
-    fusion). ``dynamic=True`` asks torch for programs "as dynamic as possible" (torch specializes where it must);
-    an XLA program has static shapes and constants, so here every input shape and Python value still compiles its
-    own program, as with ``dynamic=False``: accepted, with a warning that says so (results equal eager's)."""
+    """``torch.compile``'s signature. ``backend``: any of torch's names, a name ``torch._dynamo.register_backend``
+    registered, or a backend callable ``backend(gm, example_inputs)``: all compile to one XLA program with
+    ``jax.jit``. torch hands a callable backend an FX GraphModule; functorch_lite has no FX graphs, so the callable
+    is never called (a one-time warning says so). ``mode`` values are accepted and have no effect (XLA picks its
+    own fusion); ``options`` (a dict of ``torch._inductor.config`` knobs, checked as torch checks them for the
+    inductor backend) have no effect either. ``dynamic=True`` asks torch for programs "as dynamic as possible"
+    (torch specializes where it must); an XLA program has static shapes and constants, so here every input shape
+    and Python value still compiles its own program, as with ``dynamic=False``: accepted, with a warning that
+    says so (results equal eager's). Errors as torch's: an unknown backend name raises
+    ``torch._dynamo.exc.InvalidBackend``; a model that is not callable, ``AssertionError``.
+
+    >>> f = compile(lambda x: x * 2)
+    """
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
     if mode is not None and mode not in _MODES:
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")
     if backend is None:
         backend = "inductor"
-    if callable(backend) or backend not in _BACKENDS:
-        raise RuntimeError(f"functorch_lite.compile: backend {backend!r} is not available; every backend "
-                           f"compiles to one XLA program with jax.jit (accepted names: {', '.join(_BACKENDS)})")
+    if isinstance(backend, str):
+        if backend not in _BACKENDS and backend not in _REGISTERED:
+            from .._dynamo import InvalidBackend
+            raise InvalidBackend(backend)
+    elif not callable(backend):  # (torch fails at the first call; the same error, at once)
+        from .._dynamo import BackendCompilerFailed
+        raise BackendCompilerFailed(f"backend={str(backend)!r} raised:\nTypeError: "
+                                    f"{type(backend).__name__!r} object is not callable")
+    fn = _REGISTERED.get(backend) if isinstance(backend, str) else backend
+    if fn is not None and id(fn) not in _WARNED:
+        _WARNED.add(id(fn))
+        warnings.warn(f"functorch_lite.compile(backend={getattr(fn, '__name__', fn)!r}): functorch_lite has no FX "
+                      "graphs, so a backend callable is not called; the function compiles to one XLA program with "
+                      "jax.jit as for any backend", stacklevel=2)
     if dynamic:
         warnings.warn("functorch_lite.compile(dynamic=True): XLA programs have static shapes, so each new input "
                       "shape (and each Python value the function uses as a constant) compiles its own program, as "
                       "with dynamic=False; config.cache_size_limit bounds how many", stacklevel=2)
-    if options is not None and not isinstance(options, dict):
-        raise RuntimeError("options must be a dict")
+    if options is not None:
+        keys = list(options.items())  # (torch's AttributeError for a non-dict)
+        if backend == "inductor":
+            from .config import _knobs
+            for k, _ in keys:
+                if k not in _knobs.INDUCTOR:
+                    known = [n for n in _knobs.INDUCTOR if n not in _knobs.INDUCTOR_EXTERNAL]
+                    raise RuntimeError(f"Unexpected optimization option {k}, known options are {known}")
 
     def wrap(m):
         if disable:
@@ -47,7 +77,7 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, 
         if isinstance(m, Module):
             return OptimizedModule(m, fullgraph=fullgraph)
         if not callable(m):
-            raise RuntimeError("compile: expected a callable or an nn.Module")
+            raise AssertionError(f"A callable function is expected, but {type(m)} is provided.")
         cf = CompiledFunction(m, fullgraph=fullgraph)
         if recompile_limit is not None:
             cf.cache_size_limit = int(recompile_limit)
@@ -76,6 +106,10 @@ def _optimized_module_cls():
 
         def forward(self, *args, **kwargs):
             return self._compiled(*args, **kwargs)
+
+        def memory_analysis(self, *args, **kwargs) -> dict:
+            """XLA's memory analysis of the compiled forward for these inputs (``CompiledFunction.memory_analysis``)."""
+            return self._compiled.memory_analysis(*args, **kwargs)
 
         def __getattr__(self, name):
             try:

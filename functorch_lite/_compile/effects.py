@@ -1,10 +1,13 @@
 """What a traced call did beyond its slots: the closure cells, globals and attributes (of modules and of the
-user's plain objects) it rebound (put back after the trace, replayed after every call) and the lists/dicts it
-changed (a graph break)."""
+user's plain objects) it rebound, and the lists/deques it appended to and the dicts whose keys it set or deleted
+(all put back after the trace, replayed after every call, as torch.compile replays such side effects); any
+other change of a list or dict (pop, insert, sort, item assignment) is a graph break."""
 from __future__ import annotations
 
 import dis
 from operator import is_
+
+import jax
 
 from .._tensor.tensor import Tensor
 from ..nn.modules import module as _module
@@ -147,6 +150,73 @@ def _contents(c) -> list:
 def _identical_contents(a: list, b: list) -> bool:
     return len(a) == len(b) and all(x is y or (type(x) is tuple and x[1] is y[1] and (
         x[0] is y[0] or (not isinstance(x[0], Tensor) and x[0] == y[0]))) for x, y in zip(a, b))
+
+
+_PLAIN = (type(None), bool, int, float, complex, str, bytes)
+
+
+def _replayable(v) -> bool:
+    """A value a replayed container change can hold: a tensor (the trace's own ones are outputs of the program),
+    a Python scalar or string (a constant of it), a traced number, or a tuple / list / dict of those."""
+    if isinstance(v, (Tensor, jax.core.Tracer) + _PLAIN):
+        return True
+    if type(v) in (tuple, list):
+        return all(map(_replayable, v))
+    if type(v) is dict:
+        return all(_replayable(k) and not isinstance(k, Tensor) and _replayable(x) for k, x in v.items())
+    return False
+
+
+def _container_effects(boxes) -> list:
+    """The changes the traced call made to the lists, deques and dicts it reached (``boxes``: (name, container,
+    contents before)), as effects replayed after every call: ``("extend", c, name, added items)`` for appends to a
+    list or deque, ``("dict", c, name, (deleted keys, [(key, value) set]))`` for a dict. What cannot be replayed
+    that way raises (a graph break, as it always was)."""
+    out = []
+    for n, c, before in boxes:
+        now = _contents(c)
+        if _identical_contents(now, before):
+            continue
+        what = f"the {type(c).__name__} {n}"
+        if isinstance(c, dict):
+            old = dict(before)
+            removed = tuple(k for k in old if k not in c)
+            sets = [(k, v) for k, v in now if k not in old or old[k] is not v]
+            sim = dict(old)
+            for k in removed:
+                del sim[k]
+            sim.update(sets)
+            if list(sim) != [k for k, _ in now]:
+                raise _UnreachableWrite(f"changing {what} (its key order: only setting and deleting keys is "
+                                        "replayed by a compiled call)")
+            bad = next((v for k, v in sets if not _replayable(v) or not _replayable(k) or isinstance(k, Tensor)),
+                       _UNSET)
+            if bad is not _UNSET:
+                raise _UnreachableWrite(f"putting a value of type {type(bad).__name__!r} into {what} (a compiled "
+                                        "call replays tensors and Python scalars put into a dict, not other objects)")
+            out.append(("dict", c, n, (removed, sets)))
+            continue
+        if len(now) < len(before) or not all(map(is_, now, before)):
+            raise _UnreachableWrite(f"changing {what} (only appending to a list is replayed by a compiled call, "
+                                    "not pop, insert, remove, sort or item assignment)")
+        added = now[len(before):]
+        bad = next((v for v in added if not _replayable(v)), _UNSET)
+        if bad is not _UNSET:
+            raise _UnreachableWrite(f"appending a value of type {type(bad).__name__!r} to {what} (a compiled call "
+                                    "replays tensors and Python scalars appended, not other objects)")
+        out.append(("extend", c, n, added))
+    return out
+
+
+def _replay_container(kind, c, v) -> None:
+    """Do again, after a compiled call, what ``_container_effects`` found the trace did to ``c``."""
+    if kind == "extend":
+        c.extend(v)
+    else:
+        removed, sets = v
+        for k in removed:
+            c.pop(k, None)
+        c.update(sets)
 
 
 def _set_contents(c, items: list):

@@ -17,6 +17,7 @@ in order, and the LR it sets is an input of the next call (never a recompile).
 """
 from __future__ import annotations
 
+import dataclasses
 import gc
 import logging
 import os
@@ -44,8 +45,9 @@ from ..amp import autocast_mode as _amp
 from ..nn.modules import module as _module
 from ..optim import optimizer as _optim
 from . import state as S
-from .effects import (_UNSET, _UnreachableWrite, _ViewArgWrite, _bindings, _contents, _effects,
-                      _identical_contents, _object_writes, _restore, _set_contents, _snap_objects)
+from .effects import (_UNSET, _UnreachableWrite, _ViewArgWrite, _bindings, _container_effects, _contents,
+                      _effects, _identical_contents, _object_writes, _replay_container, _restore, _set_contents,
+                      _snap_objects)
 from .guards import SCALARS, numpy_guard, scalar_guard
 from .._warn import user_stacklevel
 from .replay import Recorder, replay
@@ -56,26 +58,8 @@ from .steady import Steady
 log = logging.getLogger("functorch_lite.compile")
 
 
-class _Config:
-    """``torch._dynamo.config``-style switches (also ``functorch_lite._dynamo.config``)."""
+from .config import GRAPH_BREAKS, config  # noqa: E402  (torch._dynamo.config; see config.py)
 
-    def __init__(self):
-        self.cache_size_limit = 8                              # programs per compiled function
-        self.log_recompiles = bool(os.environ.get("FUNCTORCH_LITE_LOG_RECOMPILES"))
-        # self-check of the reused discovery: every call also walks everything and compares (the test suite sets it)
-        self.verify_discovery = bool(os.environ.get("FUNCTORCH_LITE_VERIFY_DISCOVERY"))
-
-    @property
-    def recompile_limit(self) -> int:
-        """torch's newer name for ``cache_size_limit`` (the same setting)."""
-        return self.cache_size_limit
-
-    @recompile_limit.setter
-    def recompile_limit(self, value: int) -> None:
-        self.cache_size_limit = value
-
-
-config = _Config()
 LIVE: "weakref.WeakSet" = weakref.WeakSet()  # every CompiledFunction (``_dynamo.reset()`` empties their caches)
 
 
@@ -248,7 +232,7 @@ class _Spec:
     """What one trace produced: which slots come back (and how), the result's structure, deferred calls."""
     __slots__ = ("outputs", "result_tree", "result_meta", "deferred", "n_slot_out", "needs_node", "node_op",
                  "node_entry", "node_ctx", "out_sigs", "effects", "firsts", "result_skel", "zeros", "moves",
-                 "read_state", "replays")
+                 "read_state", "replays", "objs", "freed")
 
 
 class CompiledFunction:
@@ -503,6 +487,8 @@ class CompiledFunction:
         ok = steady.write(d, outs)
         if steady.single is not None:
             result = Tensor._from_array(outs[entry.spec.n_slot_out], *steady.single)
+            if entry.spec.freed is not None:  # (a training step's loss: its graph freed by the backward inside)
+                result._requires_grad, result._grad_fn = True, entry.spec.freed
         else:
             result = self._results(entry, d, outs, entry.spec.moves[1])
         if ok:
@@ -567,17 +553,49 @@ class CompiledFunction:
         return jax.jit(flat, donate_argnums=tuple(donate), keep_unused=True), tree
 
     def memory_analysis(self, *args, **kwargs) -> dict:
-        """XLA's memory analysis of the program these arguments select (compiling it if needed): argument,
-        output, temporary and aliased bytes, and ``peak_bytes`` = argument + output + temp - alias."""
+        """XLA's memory analysis of the program these arguments select, as it runs (compiling it if needed): the
+        donating program where the call's buffers are donated (``_donating``: parameters, .grad fields and optimizer
+        state updated in place, counted in ``alias_bytes``), the residual-saving forward of a compiled forward
+        called with grad enabled, else the plain one. Argument, output, temporary and aliased bytes, and
+        ``peak_bytes`` = argument + output + temp - alias. A call signature that graph-breaks runs eagerly: there
+        is no program, and ``GraphBreak`` says why."""
         d = S.discover(self.fn, args, kwargs, views=self._views)
         key, _ = self._key(d, args, kwargs)
         entry = self.cache.get(key)
-        if entry is None:
+        made = entry is None
+        if made:
             entry = self.cache[key] = _Entry()
             entry.jitted = jax.jit(self._pure(entry, lambda: self._ctx))
+        in_vals = [s.get() for s in d.slots]
         self._ctx = (d, args, kwargs)
         try:
-            compiled = entry.jitted.lower([s.get() for s in d.slots]).compile()
+            traced = entry.jitted.trace(in_vals)
+            if entry.eager:  # (runs eagerly for a reason its trace does not show again)
+                raise self._no_program(None)
+            spec = entry.spec
+            if spec.needs_node and isinstance(entry.saving, tuple):
+                lowered = entry.saving[0].lower(in_vals)
+            elif spec.needs_node:
+                lowered = traced.lower()
+            else:
+                # the donating program the call runs (made here as the first call makes it, on a scratch entry:
+                # the cache's entry is left for its first call to set up)
+                tmp = _Entry()
+                tmp.jitted, tmp.spec = entry.jitted, spec
+                tmp.unused = _unused_slots(traced, in_vals)
+                donating = self._donating(tmp, d, in_vals, traced)
+                if donating:
+                    fn, tree = donating
+                    vals = [None if i in tmp.skip else v for i, v in enumerate(in_vals)]
+                    leaves, t2 = jax.tree_util.tree_flatten(vals)
+                    lowered = fn.lower(*leaves) if t2 == tree else traced.lower()
+                else:
+                    lowered = traced.lower()
+            compiled = lowered.compile()
+        except (_BREAKS + (_UnreachableWrite,)) as exc:
+            if made:
+                self.cache.pop(key, None)
+            raise self._no_program(exc) from exc
         finally:
             self._ctx = None
         ma = compiled.memory_analysis()
@@ -586,6 +604,14 @@ class CompiledFunction:
                "generated_code_bytes": int(ma.generated_code_size_in_bytes)}
         out["peak_bytes"] = out["argument_bytes"] + out["output_bytes"] + out["temp_bytes"] - out["alias_bytes"]
         return out
+
+    def _no_program(self, exc) -> GraphBreak:
+        """``memory_analysis`` of a call signature that graph-breaks: the public error, naming the cause."""
+        why = "" if exc is None else f": {_cause(exc)}"
+        where = "" if exc is None else _user_line(exc)
+        at = "" if where in ("", "<unknown line>") else f", at {where}"
+        return GraphBreak(f"functorch_lite.compile: memory_analysis: {self.__name__} graph-breaks{why}{at}; that "
+                          "call signature runs eagerly, so there is no single XLA program to analyse")
 
     def _stale_constant(self, key) -> str:
         """A cached program read a tensor as a constant and that tensor has changed: drop it (it is traced again)."""
@@ -625,6 +651,9 @@ class CompiledFunction:
         COUNTERS["graph_breaks"] += 1
         cause, where = _cause(exc), _user_line(exc)
         at = "" if where == "<unknown line>" else f", at {where}"
+        GRAPH_BREAKS[cause] += 1
+        if config.log_graph_breaks:
+            log.warning("functorch_lite.compile: graph break in %s: %s%s", self.__name__, cause, at)
         if self.fullgraph:
             del self.cache[next(k for k, e in self.cache.items() if e is entry)]
             raise GraphBreak(f"functorch_lite.compile(fullgraph=True): {self.__name__} cannot be one program: "
@@ -749,25 +778,25 @@ class CompiledFunction:
                         for t, _ in cut:
                             t.grad_fn = None
                         with _gm.enable_grad(), _amp.state_as(amp[0]):
-                            result = fn(*args, **kwargs)
+                            result = _structured(fn(*args, **kwargs), _known(d, args, kwargs), first_uid)
                         _object_writes(snaps, attrs)
-                        return _tape_grads(select(result, _effects(bindings, attrs), deferred), cts, inputs)
+                        return _tape_grads(select(result, _effects(bindings, attrs) + _container_effects(boxes),
+                                                  deferred), cts, inputs)
                     finally:
                         for t, g in cut:
                             t.grad_fn = g
                 reads = _optim.READS[0]
                 result = fn(*args, **kwargs)
                 reads = _optim.READS[0] != reads
+                # (dataclasses and user objects holding new tensors: pytree nodes, rebuilt after each call)
+                result = _structured(result, _known(d, args, kwargs), first_uid)
                 if d.view_pos:
                     for s in slots:
                         if type(s) is S.ArgViewSlot and s.changed():
                             raise _ViewArgWrite(f"writing to {s.name}, a view of another tensor")
-                for n, c, before in boxes:
-                    if not _identical_contents(_contents(c), before):
-                        raise _UnreachableWrite(f"changing the {type(c).__name__} {n} (its contents are not replayed "
-                                                "by a compiled call)")
+                changed = _container_effects(boxes)  # (appends, dict key sets: replayed after each call)
                 _object_writes(snaps, attrs)
-                effects = _effects(bindings, attrs)
+                effects = _effects(bindings, attrs) + changed
                 for sc, _, _ in scaled:  # unscale_/step inside, update() after the call: not replayed
                     st = sc.__dict__.get("_per_optimizer_states") or {}
                     if any(isinstance(t._array, jax.core.Tracer) for v in st.values()
@@ -794,6 +823,9 @@ class CompiledFunction:
                 # intact (a GAN's D step returning G's output) needs the node, as torch's keeps its graph
                 spec.needs_node = grad_on and any(m[0] == "t" and m[3] for m in spec.result_meta) and (
                     _engine.BACKWARD_CALLS[0] == backward_before or _any_intact(result))
+                # the results whose graph that backward freed: torch's are tensors that require grad, with a
+                # grad_fn whose second backward raises "Trying to backward through the graph a second time"
+                spec.freed = None if spec.needs_node else _freed_node(spec.result_meta)
                 spec.read_state = reads
                 spec.replays = tuple(recorder.items)
                 entry.spec = spec
@@ -889,8 +921,13 @@ class CompiledFunction:
         # and one that views its storage (``return x[0]``, ``x.t()``, ``x.detach()``) as a view of it, as
         # torch.compile returns them: a write to the result is a write to W / x
         slot_of = {id(s.tensor): i for i, s in enumerate(d.slots) if isinstance(s, S.StorageSlot)}
-        if d.view_pos:  # (``return x``: the argument itself)
+        argview_of = {}
+        if d.view_pos:  # (``return x``: the argument itself; ``x[1:]``: a view of the argument)
             slot_of.update((id(s._sub), i) for i, s in enumerate(d.slots) if type(s) is S.ArgViewSlot)
+            argview_of = {id(s._st): i for i, s in enumerate(d.slots) if type(s) is S.ArgViewSlot}
+        # ``return p.grad``: the .grad object itself after the write-back (torch returns the very object)
+        grad_of = {id(s.tensor._grad): i for i, s in enumerate(d.slots)
+                   if isinstance(s, S.GradSlot) and s.tensor._grad is not None}
         storage_of = {id(s.storage): i for i, s in enumerate(d.slots) if isinstance(s, S.StorageSlot)}
         for leaf in leaves:
             if isinstance(leaf, Tensor):
@@ -902,6 +939,17 @@ class CompiledFunction:
                 if i is not None and not leaf.requires_grad:
                     meta.append(("view", i, leaf._shape, leaf.dtype, leaf._chain, leaf._strides, leaf._offset))
                     continue
+                i = grad_of.get(id(leaf))
+                if i is not None and not leaf.requires_grad:
+                    meta.append(("grad", i))
+                    continue
+                i = argview_of.get(id(leaf._storage)) if argview_of else None
+                if i is not None and not leaf.requires_grad and \
+                        _view_of_arg(d.slots[i].tensor, leaf._chain, leaf._shape, leaf.dtype) is not None:
+                    # a view of a view argument: the same view steps taken of the argument itself (its values are
+                    # the argument's, never written: ``ArgViewSlot.changed``), so writes show through both ways
+                    meta.append(("aview", i, leaf._chain, leaf._shape, leaf.dtype))
+                    continue
                 meta.append(("t", leaf.dtype, leaf.device, leaf.requires_grad))
                 outs.append(leaf._array)
             elif isinstance(leaf, jax.core.Tracer):  # a traced Python number (``return group['lr']``)
@@ -911,6 +959,8 @@ class CompiledFunction:
                 meta.append(("const", leaf))
         spec.result_tree = tree
         spec.result_meta = meta
+        spec.objs = any(type(n) is _ObjNode for n in
+                        jax.tree_util.tree_leaves(result, is_leaf=lambda x: type(x) is _ObjNode))
         # JAX's pytrees sort dict keys: a result holding a dict is rebuilt in the function's key order
         spec.result_skel = _fc.skeleton(result) if any(
             isinstance(n, dict) for n in jax.tree_util.tree_leaves(result, is_leaf=lambda x: isinstance(x, dict))) \
@@ -966,6 +1016,9 @@ class CompiledFunction:
                 leaves.append(Tensor._from_array(arr if k not in moves else jax.device_put(arr, moves[k]), m[1], m[2]))
                 if m[3]:  # (only what required grad in the trace joins the node: a detach()ed or no_grad result
                     tensors.append(leaves[-1])  # comes back a plain tensor, as torch's)
+                    if spec.freed is not None:  # (its graph freed by the backward inside)
+                        t = leaves[-1]
+                        t._requires_grad, t._grad_fn, t._out_nr = True, spec.freed, len(tensors) - 1
             elif m[0] == "slot":
                 leaves.append(slots[m[1]].tensor)
             elif m[0] == "num":
@@ -973,6 +1026,10 @@ class CompiledFunction:
             elif m[0] == "view":
                 s = slots[m[1]]
                 leaves.append(Tensor._header(s.storage, m[2], m[3], m[4], m[5], m[6], s.tensor))
+            elif m[0] == "grad":
+                leaves.append(slots[m[1]].tensor._grad)
+            elif m[0] == "aview":
+                leaves.append(_view_of_arg(slots[m[1]].tensor, m[2], m[3], m[4]))
             else:
                 leaves.append(m[1])
         for i, skipped in zip(spec.firsts, outs[len(outs) - len(spec.firsts):]):
@@ -983,11 +1040,15 @@ class CompiledFunction:
         result, deferred_args, values = jax.tree_util.tree_unflatten(spec.result_tree, leaves)
         if spec.result_skel is not None:
             result = _fc.reorder_like(result, spec.result_skel)
+        if spec.objs:  # (a fresh dataclass / user object each call, as torch.compile rebuilds them)
+            result = _rebuild(result)
         for (kind, target, name), v in zip(spec.effects, values):  # the rebinding the function did, replayed
             if kind == "cell":
                 target.cell_contents = v
             elif kind == "global":
                 target[name] = v
+            elif kind in ("extend", "dict"):  # (a list appended to, a dict's keys set)
+                _replay_container(kind, target, v)
             else:
                 setattr(target, name, v)
         if spec.replays:  # what the function printed, warned and logged: done on each call
@@ -1158,8 +1219,176 @@ def _with_subs(slots, args, kwargs):
     return args, kwargs
 
 
+class _ObjNode:
+    """A dataclass or user object the compiled function made and returned, as a pytree node: its fields are
+    results of the program (tensors: values, requires_grad, grad_fn), and each call gets a fresh object of its
+    class (``_rebuild``), as torch.compile's. ``aux``: (class, attribute names, number of ``__init__`` fields;
+    None for a plain object, rebuilt without calling ``__init__``, as dynamo reconstructs one)."""
+    __slots__ = ("aux", "vals")
+
+    def __init__(self, aux, vals):
+        self.aux, self.vals = aux, vals
+
+    def build(self):
+        cls, names, n_init = self.aux
+        vals = [_rebuild(v) for v in self.vals]
+        if n_init is None:
+            o = object.__new__(cls)
+            o.__dict__.update(zip(names, vals))
+            return o
+        o = cls(**dict(zip(names[:n_init], vals[:n_init])))  # (dataclasses.replace's way: __post_init__ runs)
+        for k, v in zip(names[n_init:], vals[n_init:]):  # (init=False fields, attributes set afterwards)
+            object.__setattr__(o, k, v)
+        return o
+
+
+jax.tree_util.register_pytree_node(_ObjNode, lambda n: (n.vals, n.aux), lambda aux, vals: _ObjNode(aux, list(vals)))
+
+
+def _rebuild(x):
+    """A call's result with each ``_ObjNode`` made its object (the containers around them rebuilt)."""
+    t = type(x)
+    if t is _ObjNode:
+        return x.build()
+    if t is list:
+        return [_rebuild(v) for v in x]
+    if t is tuple:
+        return tuple([_rebuild(v) for v in x])
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return t(*[_rebuild(v) for v in x])
+    if t is dict or t is OrderedDict:
+        return t((k, _rebuild(v)) for k, v in x.items())
+    return x
+
+
+def _known(d, args, kwargs) -> set:
+    """ids of the objects that existed before the call (what the discovery walked, the arguments): returned as
+    themselves, not rebuilt."""
+    known = {id(o) for o in d.objects}
+    known.update(id(a) for a in args)
+    known.update(id(a) for a in kwargs.values())
+    return known
+
+
+_ATOMS = (int, float, bool, str, bytes, complex, type(None))
+_INITVAR = getattr(dataclasses, "_FIELD_INITVAR", None)
+
+
+def _structured(x, known, first_uid, depth=0):
+    """``x`` (a function's result) with each dataclass the call made, and each user object holding a tensor the
+    call made, replaced by an ``_ObjNode`` (JAX's pytrees do not enter them: the object, with the trace's tensors
+    inside, was a constant of the program, and its tracers leaked). Containers are rebuilt only where something
+    inside changed. An object that cannot be rebuilt (``__slots__``, its own ``__new__``, a library object) and
+    holds such tensors is a graph break."""
+    t = type(x)
+    if t in _ATOMS or isinstance(x, Tensor) or depth > 16:
+        return x
+    if t is list or t is tuple or isinstance(x, tuple) and hasattr(x, "_fields"):
+        items = [_structured(v, known, first_uid, depth + 1) for v in x]
+        if all(map(_is, items, x)):
+            return x
+        return items if t is list else tuple(items) if t is tuple else t(*items)
+    if t is dict or t is OrderedDict:
+        items = [(k, _structured(v, known, first_uid, depth + 1)) for k, v in x.items()]
+        if all(v is x[k] for k, v in items):
+            return x
+        return t(items)
+    if id(x) in known or isinstance(x, (type, _module.Module)):
+        return x
+    if dataclasses.is_dataclass(x):
+        params = getattr(t, "__dataclass_params__", None)
+        if params is not None and params.init and not any(
+                getattr(f, "_field_type", None) is _INITVAR for f in getattr(t, "__dataclass_fields__", {}).values()):
+            fs = dataclasses.fields(x)
+            names = [f.name for f in fs if f.init]
+            n_init = len(names)
+            names += [f.name for f in fs if not f.init and hasattr(x, f.name)]
+            names += [k for k in getattr(x, "__dict__", {}) if k not in names]
+            return _ObjNode((t, tuple(names), n_init),
+                            [_structured(getattr(x, k), known, first_uid, depth + 1) for k in names])
+    if not _holds_new(x, first_uid, depth):
+        return x
+    if getattr(x, "__dict__", None) is not None and t.__new__ is object.__new__ and \
+            not (t.__module__ or "").startswith("functorch_lite"):
+        attrs = x.__dict__
+        return _ObjNode((t, tuple(attrs), None),
+                        [_structured(v, known, first_uid, depth + 1) for v in attrs.values()])
+    raise _UnreachableWrite(f"returning a {t.__qualname__} object that holds tensors the compiled function made "
+                            "(only tensors, dataclasses, plain objects with a __dict__, lists, tuples and dicts of "
+                            "them come back from the program)")
+
+
+def _is(a, b) -> bool:
+    return a is b
+
+
+def _holds_new(x, first_uid, depth=0, seen=None) -> bool:
+    """Whether ``x`` holds (in its attributes, lists, tuples, dicts) a tensor the trace made."""
+    if isinstance(x, Tensor):
+        return x._storage.root().uid >= first_uid
+    if depth > 16 or type(x) in _ATOMS or isinstance(x, (type, types.FunctionType, types.ModuleType,
+                                                          _module.Module)):
+        return False
+    if type(x) is _ObjNode:
+        return True
+    if seen is None:
+        seen = set()
+    elif id(x) in seen:
+        return False
+    seen.add(id(x))
+    if isinstance(x, (list, tuple)):
+        vals = x
+    elif isinstance(x, dict):
+        vals = x.values()
+    else:
+        attrs = getattr(x, "__dict__", None)
+        if attrs is None:
+            from .effects import attrs_of
+            attrs = attrs_of(x)
+        vals = attrs.values()
+    return any(_holds_new(v, first_uid, depth + 1, seen) for v in list(vals))
+
+
+def _view_of_arg(arg, chain, shape, dtype):
+    """The view ``chain`` (the steps a result took of a view argument's traced stand-in) taken of the argument
+    ``arg`` itself, or None where a step is no plain view op or gives another shape / dtype."""
+    t = arg
+    for op, sargs in chain or ():
+        view = getattr(op, "view", None)
+        if not callable(view):
+            return None
+        try:
+            meta = view(t, sargs)
+        except Exception:
+            return None
+        if not isinstance(meta, tuple):  # (the op gives back its input itself)
+            continue
+        t = t._view_of(meta[0], meta[1], meta[2], (op, sargs), meta[3] if len(meta) > 3 else None)
+    if t is arg:  # (``x.detach()``, ``x.view_as(x)``: a new header over the argument's view)
+        t = Tensor._header(arg._storage, arg._shape, arg.dtype, arg._chain, arg._strides, arg._offset,
+                           arg if arg._base is None else arg._base)
+    if tuple(t._shape) != tuple(shape) or t.dtype is not dtype:
+        return None
+    return t
+
+
 class _NotSaved(Exception):
     """A compiled forward whose backward cannot start from saved residuals (``CompiledFunction._saving``)."""
+
+
+def _freed_node(meta):
+    """The grad_fn of a compiled call's results whose graph a backward inside the call freed (a training step's
+    loss), or None without such results: a ``CompiledFunctionBackward`` with no inputs, freed, so a backward through
+    it raises PyTorch's "backward through the graph a second time" (one per program: the results share it)."""
+    from ..autograd import graph as _graph
+    outs = tuple((m[1], m[2]) for m in meta if m[0] == "t" and m[3])
+    if not outs:
+        return None
+    node = _graph.node_class("CompiledFunctionBackward")()
+    node._arrays, node._edges, node._diff_idx, node._inputs = None, (), (), ()
+    node._out_meta = outs  # ((dtype, device) per result: shapes vary by call, this node never runs)
+    node._freed = True
+    return node
 
 
 def _any_intact(result) -> bool:

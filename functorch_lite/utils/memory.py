@@ -2,9 +2,11 @@
 
 Rule of thumb: parameters + gradients + optimizer state (+ activations). ``training_memory`` counts the first
 three from the model and optimizer (the optimizer's actual state tensors once it has stepped; before that,
-what its type keeps per parameter: Adam/AdamW two moments, SGD with momentum one buffer...). ``compare`` puts
-that beside ``memory_analysis`` of a compiled training step: XLA's argument/output/temp bytes, whose peak
-includes the activations the rule leaves out.
+the full-size buffers its type keeps per parameter, group by group with each group's options: Adam/AdamW two
+moments, SGD with momentum one buffer, Adafactor its factored row/column variances...; 0-d counters such as
+``step`` are left out). ``compare`` puts that beside ``memory_analysis`` of a compiled training step (the
+program that runs, with its donated buffers): XLA's argument/output/temp/alias bytes, whose peak includes the
+activations the rule leaves out. A step that graph-breaks has no program: ``GraphBreak``.
 """
 from __future__ import annotations
 
@@ -21,19 +23,48 @@ def _bytes(t) -> int:
     return t.numel() * t.element_size()
 
 
-def _state_per_param(optimizer) -> float:
-    """Optimizer state as a multiple of the parameter bytes, by type and options (before the first step)."""
+# full-size state buffers per parameter (what each optimizer's ``state[p]`` holds after a step, beside 0-d scalars
+# such as ``step``, which the rule leaves out): a number, or a function of the group's options
+_BUFFERS = {
+    "Adam": lambda g: 3 if g.get("amsgrad") else 2,          # exp_avg, exp_avg_sq (+ max_exp_avg_sq)
+    "AdamW": lambda g: 3 if g.get("amsgrad") else 2,
+    "NAdam": 2,                                                # exp_avg, exp_avg_sq (mu_product: 0-d)
+    "RAdam": 2,                                                # exp_avg, exp_avg_sq
+    "Adamax": 2,                                               # exp_avg, exp_inf
+    "Adadelta": 2,                                             # square_avg, acc_delta
+    "ASGD": 1,                                                 # ax (eta, mu: 0-d)
+    "Rprop": 2,                                                # prev, step_size
+    "Adagrad": 1,                                              # sum
+    "SparseAdam": 2,                                           # exp_avg, exp_avg_sq
+    "SGD": lambda g: 1 if g.get("momentum", 0) else 0,        # momentum_buffer
+    "RMSprop": lambda g: 1 + (1 if g.get("momentum", 0) else 0) + (1 if g.get("centered") else 0),
+}
+
+
+def _state_elements(name: str, group: dict, shape) -> int:
+    """Elements of the full-size state one parameter of ``shape`` gets in a group of optimizer ``name``."""
+    numel = 1
+    for n in shape:
+        numel *= n
+    if name == "Adafactor":  # factored second moment: row_var (..., r, 1) and col_var (..., 1, c); else variance
+        if len(shape) < 2:
+            return numel
+        return numel // shape[-1] + numel // shape[-2] if shape[-1] and shape[-2] else 0
+    k = _BUFFERS.get(name)
+    if k is None:
+        raise ValueError(f"training_memory: no rule for optimizer {name}")
+    return numel * (k(group) if callable(k) else k)
+
+
+def _state_bytes(optimizer, size=None) -> int:
+    """The rule's optimizer-state bytes, group by group (each group's options), before the first step: elements
+    in each parameter's own element size, or ``size`` bytes each."""
     name = type(optimizer).__name__
-    g = optimizer.param_groups[0]
-    if name in ("Adam", "AdamW"):
-        return 3.0 if g.get("amsgrad") else 2.0
-    if name == "SGD":
-        return 1.0 if g.get("momentum", 0) else 0.0
-    if name == "RMSprop":
-        return 1.0 + (1.0 if g.get("momentum", 0) else 0.0) + (1.0 if g.get("centered") else 0.0)
-    if name == "Adagrad":
-        return 1.0
-    raise ValueError(f"training_memory: no rule for optimizer {name}")
+    total = 0
+    for g in optimizer.param_groups:
+        for p in g["params"]:
+            total += _state_elements(name, g, tuple(p.shape)) * (p.element_size() if size is None else size)
+    return total
 
 
 def training_memory(model, optimizer=None, *, policy: str | None = None, activations_bytes: int = 0) -> dict:
@@ -47,8 +78,8 @@ def training_memory(model, optimizer=None, *, policy: str | None = None, activat
         pb, gb, ob = POLICIES[policy]
         n = sum(p.numel() for p in params)
         n_grad = sum(p.numel() for p in params if p.requires_grad)
-        k = _state_per_param(optimizer) if optimizer is not None else 0.0
-        out = {"params": n * pb, "grads": n_grad * gb, "optimizer_state": int(k * n * ob),
+        out = {"params": n * pb, "grads": n_grad * gb,
+               "optimizer_state": _state_bytes(optimizer, ob) if optimizer is not None else 0,
                "activations": int(activations_bytes)}
         out["total"] = sum(out.values())
         return out
@@ -60,8 +91,7 @@ def training_memory(model, optimizer=None, *, policy: str | None = None, activat
         if measured:
             o_bytes = sum(_bytes(t) for t in measured)
         else:
-            o_bytes = int(_state_per_param(optimizer) * sum(_bytes(p) for g in optimizer.param_groups
-                                                            for p in g["params"]))
+            o_bytes = _state_bytes(optimizer)
     total = p_bytes + g_bytes + o_bytes + int(activations_bytes)
     return {"params": p_bytes, "grads": g_bytes, "optimizer_state": o_bytes, "activations": int(activations_bytes),
             "total": total}
@@ -71,7 +101,13 @@ def compare(compiled_step, *args, model, optimizer=None, **kwargs) -> dict:
     """The rule of thumb beside XLA's memory analysis of ``compiled_step(*args, **kwargs)`` (a function from
     ``functorch_lite.compile``). ``activations_estimate`` = XLA's peak minus the rule's total: what the rule
     of thumb leaves out (activations, workspace)."""
+    analyse = getattr(compiled_step, "memory_analysis", None)
+    if analyse is None:  # (``compile(model)``'s wrapper: its compiled forward)
+        analyse = getattr(getattr(compiled_step, "__dict__", {}).get("_compiled"), "memory_analysis", None)
+    if analyse is None:
+        raise TypeError(f"compare: expected a function from functorch_lite.compile (or a compiled module), got "
+                        f"{type(compiled_step).__name__}")
     rule = training_memory(model, optimizer)
-    xla = compiled_step.memory_analysis(*args, **kwargs)
+    xla = analyse(*args, **kwargs)
     return {"rule_of_thumb": rule, "xla": xla, "activations_estimate": max(0, xla["peak_bytes"] - rule["total"]),
             "ratio": xla["peak_bytes"] / rule["total"] if rule["total"] else float("inf")}

@@ -553,12 +553,12 @@ def test_rebinding_globals_cells_and_module_attributes_is_replayed(lib):
     _G = None
 
 
-def test_changing_a_list_or_dict_it_reaches_is_a_graph_break():
-    """``history.append(y)`` / ``cache['k'] = y`` inside a compiled function: the change is not replayed by a
-    compiled call, so it is a graph break (warning, eager: the list grows on every call as in eager), and
-    fullgraph=True names it. Before, the trace left a tracer-backed tensor in the list and the next call failed
-    with JAX's UnexpectedTracerError."""
-    hist, cache = [], {}
+def test_list_and_dict_changes_it_reaches_are_replayed_and_others_are_graph_breaks():
+    """``history.append(y)`` / ``cache['k'] = y`` inside a compiled function are recorded by the trace and replayed
+    after every compiled call (torch.compile does the same): the list holds the calls' real results, no eager
+    fallback. A change the replay does not cover (``sort``) is a graph break (warning, eager), and fullgraph=True
+    names it; the traced change is put back."""
+    hist, cache, keys = [], {}, [3, 1, 2]
 
     def f(x):
         y = x * 2
@@ -568,14 +568,23 @@ def test_changing_a_list_or_dict_it_reaches_is_a_graph_break():
     def g(x):
         cache["k"] = x + 1
         return x
+
+    def h(x):
+        keys.sort()
+        return x + 1
     cf = ft.compile(f)
-    with pytest.warns(UserWarning, match="graph break in f: changing the list hist"):
-        for i in range(3):
-            cf(ft.ones(1) * i)
+    outs = [cf(ft.ones(1) * i) for i in range(3)]
     assert [t.item() for t in hist] == [0.0, 2.0, 4.0]
-    with pytest.raises(ft._compile.GraphBreak, match="changing the dict cache"):
-        ft.compile(g, fullgraph=True)(ft.ones(1))
-    assert cache == {}  # the traced change was put back
+    assert [t.item() for t in outs] == [0.0, 2.0, 4.0]
+    assert cf.stats["eager_calls"] == 0
+    ft.compile(g)(ft.ones(1))
+    assert list(cache) == ["k"] and cache["k"].tolist() == [2.0]
+    with pytest.raises(ft._compile.GraphBreak, match="changing the list keys"):
+        ft.compile(h, fullgraph=True)(ft.ones(1))
+    assert keys == [3, 1, 2]  # the traced change was put back
+    with pytest.warns(UserWarning, match="graph break in h: changing the list keys"):
+        assert ft.compile(h)(ft.ones(1)).tolist() == [2.0]
+    assert keys == [1, 2, 3]
 
 
 def test_a_grad_scaler_autocast_step_is_one_program():

@@ -121,7 +121,8 @@ def test_memory_analysis_of_a_compiled_step():
     ma = fn.memory_analysis(ft.randn(64, 32))
     params = 8 * (32 * 32 + 32) * 4
     # parameters and the batch go in (the old .grad fields are dropped: zero_grad() sets them to None first)
-    assert params + 64 * 32 * 4 <= ma["argument_bytes"] < 2 * params
+    assert params + 64 * 32 * 4 <= ma["argument_bytes"]  # (the running program takes the old .grads too, donated)
+    assert ma["alias_bytes"] >= params
     assert ma["output_bytes"] >= 2 * params  # new parameters and new .grad fields come back
     assert ma["peak_bytes"] == ma["argument_bytes"] + ma["output_bytes"] + ma["temp_bytes"] - ma["alias_bytes"]
     assert ma["temp_bytes"] > 0
@@ -130,9 +131,12 @@ def test_memory_analysis_of_a_compiled_step():
 def test_cuda_memory_functions_without_a_gpu():
     assert not ft.cuda.is_available()
     assert ft.cuda.memory_allocated() == 0 and ft.cuda.max_memory_allocated() == 0
-    ft.cuda.reset_peak_memory_stats()
-    assert ft.cuda.mem_get_info() == (0, 0)
-    ft.cuda.synchronize()
+    with pytest.raises(AttributeError, match="_cuda_resetPeakMemoryStats"):   # (as torch's CPU build)
+        ft.cuda.reset_peak_memory_stats()
+    with pytest.raises(AssertionError, match="^Torch not compiled with CUDA enabled"):
+        ft.cuda.mem_get_info()
+    with pytest.raises(AssertionError, match="^Torch not compiled with CUDA enabled"):
+        ft.cuda.synchronize()
 
 
 def test_memory_rule_of_thumb_beside_xla():

@@ -1,14 +1,18 @@
 """``functorch_lite.func``: ``torch.func``'s composable transforms on facade tensors, run by JAX.
 
 ``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``linearize``, ``jacrev``, ``jacfwd``, ``hessian``, ``vmap``,
-``functional_call`` and ``stack_module_state``. Each transform turns the facade function into a pure JAX function over arrays (wrapping
+``functional_call``, ``stack_module_state``, ``replace_all_batch_norm_modules_``, ``functionalize`` and
+``debug_unwrap``. Each transform turns the facade function into a pure JAX function over arrays (wrapping
 JAX's arrays/tracers as facade Tensors with the inputs' PyTorch dtypes, autograd recording off) and applies the
 matching ``jax`` transform; transforms nest freely (``vmap(grad(f))``, ``jacfwd(jacrev(f))``).
 
 Differences from torch.func (by design or JAX limits):
 
-- results are plain tensors without a facade ``grad_fn``: the transforms do not compose with ``.backward()``
-  through their outputs (compose the transforms instead). Inside ``grad``/``vjp``/``jvp``/``jac*`` the facade's
+- ``vmap`` results are on the facade's tape when an input or a captured tensor (module parameters, closure
+  tensors: found by a walk from the function, see ``_vmap``) requires grad: one ``VmapBackward0`` node for the
+  whole call (torch's grad_fn is the last op's), its backward the call's ``jax.vjp`` pullback. The results of
+  ``grad``/``vjp``/``jvp``/``jac*`` are plain tensors without a facade ``grad_fn``: these transforms do not compose
+  with ``.backward()`` through their outputs (compose the transforms instead). Inside ``grad``/``vjp``/``jvp``/``jac*`` the facade's
   autograd recording is off (JAX differentiates) but the function sees grad mode on, as in torch.func, and what
   it cuts from the graph JAX does not differentiate: ``no_grad`` blocks, ``detach()`` and ``.data`` (under a
   transform these give a copy, not a view sharing storage). A custom ``autograd.Function`` (with
@@ -35,6 +39,8 @@ Differences from torch.func (by design or JAX limits):
 from ._autodiff import grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian, linearize
 from ._vmap import vmap
 from ._functional_call import functional_call, stack_module_state
+from ._extra import replace_all_batch_norm_modules_, functionalize, debug_unwrap
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize", "vmap",
-           "functional_call", "stack_module_state"]
+           "functional_call", "stack_module_state", "replace_all_batch_norm_modules_", "functionalize",
+           "debug_unwrap"]

@@ -63,13 +63,20 @@ def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = Fal
             if out.dtype.is_complex:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
             box["out"] = (out.dtype, out.device)
-            return out._array, (aux_box.unwrap(aux) if has_aux else [])
+            aux_arrays = aux_box.unwrap(aux) if has_aux else []
+            if not (out.dtype.is_floating_point or out.dtype.is_complex):
+                # an integer/bool output has no gradient: torch returns zeros; the value travels as an aux
+                box["int"] = True
+                return jnp.zeros((), jnp.float32), aux_arrays + [out._array]
+            return out._array, aux_arrays
 
         with C.ExternalWrites() as w:
             g = _pure(func, args, kwargs, nums, metas, post, w)
             (value, (aux_arrays, written)), grads = jax.value_and_grad(g, argnums=tuple(range(len(nums))),
                                                                        has_aux=True)(*arrays)
         w.write_back(written)
+        if box.get("int"):
+            value, aux_arrays = aux_arrays[-1], aux_arrays[:-1]
         grads = [C.reorder_like(m.wrap(_conj(gr)), args[i]) for m, gr, i in zip(metas, grads, nums)]
         grads = grads[0] if isinstance(argnums, int) else tuple(grads)
         value = C.wrap_array(value, *box["out"])
@@ -95,6 +102,9 @@ def grad(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Cal
 
 def _check_cotangents(cts: Any, out: Any) -> list:
     ct_leaves, out_leaves = C.leaves(cts), C.leaves(out)
+    for c in ct_leaves:
+        if isinstance(c, (bool, int, float, complex)):
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(c).__name__}")
     if jax.tree_util.tree_structure(cts, is_leaf=C.is_tensor) != jax.tree_util.tree_structure(
             out, is_leaf=C.is_tensor) or C.tree_str(cts) != C.tree_str(out):  # (JAX's ignores dict key order)
         raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure of outputs to "
@@ -125,6 +135,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     def post(out):
         out, aux = C.split_aux(out, has_aux, api)
         arrs, box["out"] = C.unwrap_outputs(out, api)
+        C.check_float_outputs(out)
         return arrs, (aux_box.unwrap(aux) if has_aux else [])
 
     with C.ExternalWrites() as w:
@@ -253,6 +264,8 @@ def _jac(kind: str, func: Callable, argnums: Any, has_aux: bool) -> Callable:
         def post(out):
             out, aux = C.split_aux(out, has_aux, api)
             arrs, box["out"] = C.unwrap_outputs(out, api)
+            if kind == "rev":
+                C.check_float_outputs(out)
             return arrs, (aux_box.unwrap(aux) if has_aux else [])
 
         tr = jax.jacrev if kind == "rev" else jax.jacfwd

@@ -9,6 +9,7 @@ compose because an inner transform simply sees tensors whose arrays are the oute
 """
 from __future__ import annotations
 
+import sys
 from typing import Any, Callable
 
 import jax
@@ -162,12 +163,76 @@ def normalize_argnums(argnums: Any, num_args: int) -> tuple:
     return nums
 
 
+_DEPTH = [0]  # transformed functions running (any thread): torch's errors for autograd calls inside them are on
+_RG_MSG = ("You are attempting to call Tensor.requires_grad_() (or perhaps using torch.autograd.functional.* APIs) "
+           "inside of a function being transformed by a functorch transform. This is unsupported, please attempt to "
+           "use the functorch transforms (e.g. grad, vjp, jacrev, jacfwd, hessian) or call requires_grad_() outside "
+           "of a function being transformed instead.")
+_BW_MSG = ("backward() called inside a functorch transform. This is not supported, please use functorch.grad or "
+           "functorch.vjp instead or call backward() outside of functorch transforms.")
+_AG_MSG = ("torch.autograd.grad inside a differentiating torch.func transform (grad, vjp, jvp, jacrev, jacfwd, "
+           "hessian) is not supported in functorch_lite: the transform differentiates with JAX and the facade's "
+           "autograd tape is off inside it. Compose the transforms instead (e.g. grad(grad(f))).")
+_ORIG: dict = {}
+
+
+def _from_user() -> bool:
+    """The caller of the guarded method is user code (the library's own uses, e.g. a Parameter made inside the
+    function, are not what torch refuses)."""
+    return not sys._getframe(2).f_globals.get("__name__", "").startswith("functorch_lite")
+
+
+def _requires_grad_(self, requires_grad=True):
+    if _DEPTH[0] and _from_user():
+        raise RuntimeError(_RG_MSG)
+    return _ORIG["requires_grad_"](self, requires_grad)
+
+
+def _backward(self, *args, **kwargs):
+    if _DEPTH[0] and _from_user():
+        raise RuntimeError(_BW_MSG)
+    return _ORIG["backward"](self, *args, **kwargs)
+
+
+def _autograd_grad(*args, **kwargs):
+    if _DEPTH[0] and _gm._state.func and _from_user():
+        raise RuntimeError(_AG_MSG)
+    return _ORIG["grad"](*args, **kwargs)
+
+
+def _guards(on: bool) -> None:
+    """Install (``on``) or remove torch's errors for ``requires_grad_()``, ``backward()`` and (inside a
+    differentiating transform) ``autograd.grad`` called by the transformed function: while any transform runs
+    (process-wide for that time, as ``vmap``'s randomness)."""
+    from .. import autograd
+    if on:
+        _ORIG["requires_grad_"], _ORIG["backward"] = Tensor.requires_grad_, Tensor.backward
+        _ORIG["grad"] = autograd.grad
+        Tensor.requires_grad_, Tensor.backward, autograd.grad = _requires_grad_, _backward, _autograd_grad
+    else:
+        Tensor.requires_grad_, Tensor.backward = _ORIG["requires_grad_"], _ORIG["backward"]
+        autograd.grad = _ORIG["grad"]
+
+
 def call(func: Callable, args: tuple, kwargs: dict, differentiate: bool = False, forward: bool = False) -> Any:
     """Run the user's function with autograd recording off: JAX differentiates, the facade tape must not.
 
     ``differentiate`` (``grad``, ``vjp``, ``jvp``, ``jac*``): the function sees grad mode on, as under torch.func,
     and what it cuts from the graph is cut from JAX's differentiation (``no_grad`` regions unless ``forward``,
-    ``detach()``, ``.data``: ``grad_mode._State``). A ``vmap`` keeps the mode it is called in."""
+    ``detach()``, ``.data``: ``grad_mode._State``). A ``vmap`` keeps the mode it is called in. Inside,
+    ``requires_grad_()`` and ``backward()`` raise torch's errors (``_guards``)."""
+    if not _DEPTH[0]:
+        _guards(True)
+    _DEPTH[0] += 1
+    try:
+        return _call(func, args, kwargs, differentiate, forward)
+    finally:
+        _DEPTH[0] -= 1
+        if not _DEPTH[0]:
+            _guards(False)
+
+
+def _call(func: Callable, args: tuple, kwargs: dict, differentiate: bool, forward: bool) -> Any:
     st = _gm._state
     if not (differentiate or st.func):
         with no_grad():
@@ -201,6 +266,14 @@ def unwrap_outputs(out: Any, api: str) -> tuple:
                                f"{type(leaf)}")
     m = Meta(out)
     return m.arrays(out), m
+
+
+def check_float_outputs(out: Any) -> None:
+    """torch.func's reverse mode (``vjp``, ``jacrev``): every output floating point or complex."""
+    for leaf in leaves(out):
+        if isinstance(leaf, Tensor) and not (leaf.dtype.is_floating_point or leaf.dtype.is_complex):
+            raise RuntimeError("vjp(f, ...): All outputs of f must be floating-point or complex Tensors, got Tensor "
+                               f"with dtype {leaf.dtype}")
 
 
 class Aux:

@@ -15,12 +15,18 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
+import types
 from typing import Any, Callable, Iterator
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from .._tensor import storage as _storage
 from .._tensor.tensor import Tensor
+from ..autograd import grad_mode as _gm
+from ..autograd.graph import Node, edge_of
 from . import _core as C
 
 _RANDOMNESS: list = []  # the randomness of the vmaps being traced, innermost last
@@ -33,11 +39,40 @@ def check_randomness(randomness: Any) -> None:
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
 
 
+_SAME_MSG = ("Vmap does not currently support same randomness with a batched tensor input. Please file an issue with "
+             "functorch")
+# the random ops whose tensor arguments torch's vmap refuses to batch under randomness='same' (rand_like, dropout
+# and the in-place fills it allows): (module, function) -> the argument names, looked up in their frame
+_SAME_BATCHED = {("functorch_lite.ops.creation", "bernoulli"): ("input",),
+                 ("functorch_lite.ops.creation", "normal"): ("mean", "std"),
+                 ("functorch_lite.ops.creation", "multinomial"): ("input",),
+                 ("functorch_lite.ops.random_fill", "_key_tensor"): ("like",),
+                 ("functorch_lite.distributions._ops", "_draw"): ("tensors",)}
+
+
+def _check_same() -> None:
+    """Under randomness='same', a random op drawing for a batched tensor argument: torch's error."""
+    f = sys._getframe(2)  # (the caller of the wrapped next_key)
+    for _ in range(3):
+        if f is None:
+            return
+        names = _SAME_BATCHED.get((f.f_globals.get("__name__"), f.f_code.co_name))
+        if names is not None:
+            for n in names:
+                v = f.f_locals.get(n)
+                for t in v if isinstance(v, tuple) else (v,):
+                    if isinstance(t, Tensor) and isinstance(getattr(t._array, "batch_dim", None), int):
+                        raise RuntimeError(_SAME_MSG)
+            return
+        f = f.f_back
+
+
 @contextlib.contextmanager
-def random_guard(randomness: str, index: Any) -> Iterator[None]:
-    """Wrap ``Generator.next_key`` while a batched function is traced (see the module docstring)."""
+def random_guard(randomness: str, index: Any, check_same: bool = False) -> Iterator[None]:
+    """Wrap ``Generator.next_key`` while a batched function is traced (see the module docstring).
+    ``check_same`` (vmap): under 'same', a random op given a batched tensor raises torch's error."""
     from ..random import Generator
-    if randomness == "same" or (randomness == "different" and index is None):
+    if (randomness == "same" and not check_same) or (randomness == "different" and index is None):
         yield
         return
     orig = Generator.__dict__["next_key"]
@@ -45,6 +80,9 @@ def random_guard(randomness: str, index: Any) -> Iterator[None]:
     def next_key(self):
         if randomness == "error":
             raise RuntimeError(_RANDOM_ERROR)
+        if randomness == "same":
+            _check_same()
+            return orig(self)
         return jax.random.fold_in(orig(self), index)
 
     Generator.next_key = next_key
@@ -94,8 +132,13 @@ def _is_dims(d: Any) -> bool:
     return False
 
 
-def _broadcast(dims: Any, tree: Any) -> list | None:
-    """Per-leaf dims: ``dims`` (a prefix of ``tree``, None/int leaves) broadcast over ``tree``'s Tensor leaves."""
+def _out_leaf(x: Any) -> bool:
+    return x is None or isinstance(x, Tensor)
+
+
+def _broadcast(dims: Any, tree: Any, is_leaf: Callable = C.is_tensor) -> list | None:
+    """Per-leaf dims: ``dims`` (a prefix of ``tree``, None/int leaves) broadcast over ``tree``'s leaves (Tensors,
+    or what ``is_leaf`` says)."""
     d_leaves, d_tree = jax.tree_util.tree_flatten(dims, is_leaf=lambda x: x is None)
     try:
         subs = d_tree.flatten_up_to(tree)
@@ -103,7 +146,7 @@ def _broadcast(dims: Any, tree: Any) -> list | None:
         return None
     out = []
     for d, sub in zip(d_leaves, subs):
-        out.extend([d] * len(C.leaves(sub)))
+        out.extend([d] * len(jax.tree_util.tree_leaves(sub, is_leaf=is_leaf)))
     return out
 
 
@@ -127,7 +170,7 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
     >>> vmap(grad(loss), in_dims=(None, 0, 0))(params, xs, ys)    # per-sample gradients
     """
     check_randomness(randomness)
-    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
+    if chunk_size is not None and not chunk_size > 0:  # (torch's check: a str raises its TypeError here)
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
     name = C.fn_name(func)
 
@@ -171,12 +214,17 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
             raise ValueError(f"vmap({name}, ..., out_dims={out_dims}): `out_dims` must be an int, None or a python "
                              "collection of ints representing where in the outputs the vmapped dimension should "
                              "appear.")
+        if chunk_size is not None and not isinstance(chunk_size, int):
+            raise TypeError(f"can't multiply sequence by non-int of type '{type(chunk_size).__name__}'")
         size = sizes[0]
         arrays = [t._array for t in mapped]
-        if chunk_size is None or chunk_size >= size:
-            outs, box, written = _run(func, name, args, kwargs, flat, tree, dims, axes, arrays, size, out_dims,
-                                      randomness)
-        else:
+
+        def compute(arrays):
+            """(output arrays, box, changed mapped inputs, external writes [(ExternalWrites, arrays)])"""
+            if chunk_size is None or chunk_size >= size:
+                outs, box, written, ext = _run(func, name, args, kwargs, flat, tree, dims, axes, arrays, size,
+                                               out_dims, randomness)
+                return outs, box, written, [ext]
             pieces = []
             with _rewinder(randomness) as rewind:
                 for s in range(0, size, chunk_size):
@@ -189,11 +237,28 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
             outs = [p if od is None else jnp.concatenate(list(ps), axis=od)
                     for od, p, ps in zip(box["od"], pieces[0][0], zip(*[p[0] for p in pieces]))]
             written = [None if ws[0] is None else jnp.concatenate(ws, axis=0) for ws in zip(*[p[2] for p in pieces])]
+            return outs, box, written, [p[3] for p in pieces]
+
+        node = None
+        st = _gm._state
+        if st.enabled and not st.func:  # the facade's tape records: one node for the whole call (if needed)
+            outs, box, written, exts, node = _differentiable(compute, arrays, mapped, flat, dims, func, kwargs)
+        else:
+            outs, box, written, exts = compute(arrays)
+        for w, ws in exts:
+            w.write_back(ws)
         for t, a, ax in zip(mapped, written, axes):  # an in-place write to a mapped input reaches the caller's tensor
             if a is not None:
                 t.copy_(C.wrap_array(_move(a, ax), t.dtype, t.device))
-        return C.reorder_like(jax.tree_util.tree_unflatten(box["tree"], [C.wrap_array(a, dt, dev) for a, (dt, dev)
-                                                                         in zip(outs, box["metas"])]), box["skel"])
+        res = [C.wrap_array(a, dt, dev) for a, (dt, dev) in zip(outs, box["metas"])]
+        if node is not None:
+            node._out_meta = tuple((o._shape, o.dtype) for o in res)
+            for i, o in enumerate(res):
+                if o.dtype.is_floating_point or o.dtype.is_complex:
+                    o._grad_fn, o._requires_grad, o._out_nr = node, True, i
+        for k, v in box["py"]:
+            res.insert(k, v)
+        return C.reorder_like(jax.tree_util.tree_unflatten(box["tree"], res), box["skel"])
     return wrapped
 
 
@@ -210,20 +275,25 @@ def _run(func, name, args, kwargs, flat, tree, dims, axes, arrays, size, out_dim
         trace = getattr(mapped_arrays[0], "_trace", None)
         _RANDOMNESS.append(randomness)  # (what a custom Function's vmap staticmethod sees as info.randomness)
         try:
-            with random_guard(randomness, index):
+            with random_guard(randomness, index, True):
                 out = C.call(func, C.reorder_like(jax.tree_util.tree_unflatten(tree, new), args), kwargs)
         finally:
             _RANDOMNESS.pop()
-        o_flat, o_tree = jax.tree_util.tree_flatten(out, is_leaf=C.is_tensor)
-        for leaf in o_flat:
-            if not isinstance(leaf, Tensor):
+        o_flat, o_tree = jax.tree_util.tree_flatten(out, is_leaf=_out_leaf)
+        ods = _broadcast(out_dims, out, _out_leaf)
+        for k, leaf in enumerate(o_flat):
+            # a non-Tensor output (None too) is returned as it is where its out_dim is None, as torch's
+            if not isinstance(leaf, Tensor) and (ods is None or k >= len(ods) or ods[k] is not None):
                 raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(leaf)}. Did "
                                  "you mean to set out_dims= to None for output?")
-        ods = _broadcast(out_dims, out)
         if ods is None or len(ods) != len(o_flat):
             raise ValueError(f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with the "
                              f"structure of `outputs`. out_dims has structure {C.tree_str(out_dims)} but outputs has "
                              f"structure {C.tree_str(out)}.")
+        box["py"] = [(k, leaf) for k, leaf in enumerate(o_flat) if not isinstance(leaf, Tensor)]
+        if box["py"]:
+            ods = [od for leaf, od in zip(o_flat, ods) if isinstance(leaf, Tensor)]
+            o_flat = [leaf for leaf in o_flat if isinstance(leaf, Tensor)]
         for leaf, od in zip(o_flat, ods):
             a = leaf._array
             batched = _batched(a, trace)
@@ -250,6 +320,195 @@ def _run(func, name, args, kwargs, flat, tree, dims, axes, arrays, size, out_dim
     with C.ExternalWrites() as writes:
         res, written, changed = jax.vmap(inner, in_axes=(list(axes), 0), out_axes=0, axis_size=size)(list(arrays),
                                                                                                        index)
-    writes.write_back([a[0] for a in written])
     outs = [a[0] if od is None else _move(a, od) for a, od in zip(res, box["od"])]
-    return outs, box, changed
+    return outs, box, changed, (writes, [a[0] for a in written])
+
+
+# ---- eager autograd through a vmap call ---------------------------------------------------------------------
+# With the facade's tape on, a vmap call whose inputs or captured tensors (a module's parameters, tensors in a
+# closure) require grad is recorded as ONE node: the forward runs under ``jax.vjp`` of the vmapped function
+# w.r.t. those tensors' arrays (captured ones are swapped into their storages while it runs), and the node's
+# backward is the pullback. The captured tensors are found by a walk from the function (a module's parameters
+# and tensor attributes, a bound method's object, closure cells, the globals its code names, partial
+# arguments, containers); only those the call actually read get an edge (they read a private, watched storage
+# while it runs). torch's grad_fn is the last op's (``AddBackward0``); this node is ``VmapBackward0``.
+
+_ARRAY = _storage.Storage.__dict__["array"]
+_READ: set = set()  # ids of the watched storages read during the call
+
+
+class _Watched(_storage.Storage):
+    """The storage a captured tensor reads while a differentiable vmap call runs: reads of its array are
+    noted."""
+    __slots__ = ()
+
+    @property
+    def array(self):
+        _READ.add(id(self))
+        return _ARRAY.__get__(self)
+
+    @array.setter
+    def array(self, v):
+        _ARRAY.__set__(self, v)
+
+
+class VmapBackward0(Node):
+    """The node of a vmap call recorded by eager autograd: its backward is the call's ``jax.vjp`` pullback."""
+    __slots__ = ("_pullback", "_picks")
+
+    def apply_custom(self, cts):
+        full = []
+        for c, (shape, dt) in zip(cts, self._out_meta):
+            if not (dt.is_floating_point or dt.is_complex):
+                full.append(np.zeros(tuple(shape), jax.dtypes.float0))
+            elif c is None:
+                full.append(jnp.zeros(tuple(shape), dt.jnp))
+            else:
+                c = c if c.dtype == dt.jnp else c.astype(dt.jnp)
+                full.append(jnp.conj(c) if dt.is_complex else c)
+        gm, gc = self._pullback(full)
+        out = []
+        for k, i in self._picks:
+            g = (gm, gc)[k][i]
+            out.append(jnp.conj(g) if jnp.iscomplexobj(g) else g)
+        return out
+
+
+_SKIP = (str, bytes, int, float, complex, bool, type, types.ModuleType, types.BuiltinFunctionType)
+
+
+def _candidates(roots: list) -> list:
+    """(base tensor, [it and its views]) for the tensors that require grad reachable from ``roots`` (see above),
+    one entry per storage."""
+    from ..nn.modules.module import Module
+    found: dict = {}
+    seen: set = set()
+
+    def tensor(t):
+        b = t if t._base is None else t._base
+        if b._requires_grad and (b.dtype.is_floating_point or b.dtype.is_complex) and \
+                type(b._storage) is _storage.Storage:
+            group = found.get(id(b._storage))
+            if group is None:
+                group = found[id(b._storage)] = (b, [b])
+            if all(x is not t for x in group[1]):
+                group[1].append(t)
+
+    def visit(o, depth):
+        if isinstance(o, Tensor):
+            tensor(o)
+            return
+        if o is None or isinstance(o, _SKIP) or depth > 6 or id(o) in seen:
+            return
+        seen.add(id(o))
+        if isinstance(o, Module):
+            for m in o.modules():
+                visit(getattr(type(m), "forward", None), depth + 1)  # (a user forward's globals and closure)
+                for v in vars(m).values():
+                    if isinstance(v, Tensor):
+                        tensor(v)
+                    elif isinstance(v, dict) and v and not isinstance(v, Module):
+                        for x in v.values():
+                            if isinstance(x, Tensor):
+                                tensor(x)
+            for x in vars(o).values():
+                if not isinstance(x, (Tensor, dict, Module)):
+                    visit(x, depth + 1)
+        elif isinstance(o, (list, tuple, set, frozenset)):
+            for x in o:
+                visit(x, depth + 1)
+        elif isinstance(o, dict):
+            for x in o.values():
+                visit(x, depth + 1)
+        elif isinstance(o, types.MethodType):
+            visit(o.__self__, depth + 1)
+            visit(o.__func__, depth + 1)
+        elif isinstance(o, functools.partial):
+            visit(o.func, depth + 1)
+            visit(o.args, depth + 1)
+            visit(o.keywords, depth + 1)
+        elif isinstance(o, types.FunctionType):
+            if (o.__module__ or "").startswith("functorch_lite."):
+                return
+            for c in o.__closure__ or ():
+                try:
+                    visit(c.cell_contents, depth + 1)
+                except ValueError:  # (an empty cell)
+                    pass
+            g = o.__globals__
+            for n in _code_names(o.__code__):
+                if n in g:
+                    visit(g[n], depth + 1)
+        elif hasattr(o, "__dict__") and not (type(o).__module__ or "").startswith(("functorch_lite.", "jax")):
+            visit(vars(o), depth + 1)
+
+    for r in roots:
+        visit(r, 0)
+    return list(found.values())
+
+
+@functools.lru_cache(maxsize=1024)
+def _code_names(code) -> tuple:
+    names = list(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names.extend(_code_names(c))
+    return tuple(names)
+
+
+def _differentiable(compute, arrays, mapped, flat, dims, func, kwargs):
+    """``compute(arrays)`` (the whole vmap call), recorded as one ``VmapBackward0`` when something it reads
+    requires grad: (outs, box, changed, external writes, node or None)."""
+    dmap = [i for i, t in enumerate(mapped) if t._requires_grad]
+    caps = _candidates([func, [x for x, d in zip(flat, dims) if d is None], kwargs])
+    if not dmap and not caps:
+        return (*compute(arrays), None)
+    holder: dict = {}
+
+    def pure(diff_arrays, cap_arrays):
+        arrs = list(arrays)
+        for i, a in zip(dmap, diff_arrays):
+            arrs[i] = a
+        # each captured tensor (and its views) reads a private storage holding the traced array; aliases made
+        # by detach() / .data keep the real one (no gradient through them, as in torch)
+        olds = [(t, t._storage) for _, group in caps for t in group]
+        tmps = [_Watched(a, b._storage.device) for (b, _), a in zip(caps, cap_arrays)]
+        _READ.clear()
+        try:
+            for (_, group), tmp in zip(caps, tmps):
+                for t in group:
+                    t._storage = tmp
+            outs, box, changed, exts = compute(arrs)
+        finally:
+            for t, st in olds:
+                t._storage = st
+            holder["read"] = [id(tmp) in _READ for tmp in tmps]
+            _READ.clear()
+        holder["box"], holder["writes"] = box, [w for w, _ in exts]
+        return outs, (changed, [ws for _, ws in exts])
+
+    outs, pullback, (changed, ext_arrays) = jax.vjp(pure, [arrays[i] for i in dmap],
+                                                    [b._storage.array for b, _ in caps], has_aux=True)
+    box = holder["box"]
+    exts = list(zip(holder["writes"], ext_arrays))
+    picks, edges, inputs = [], [], []
+    for k, (i, t) in enumerate([(i, mapped[i]) for i in dmap]):
+        e = edge_of(t)
+        if e is not None:
+            picks.append((0, k))
+            edges.append(e)
+            inputs.append(t)
+    for k, ((t, _), read) in enumerate(zip(caps, holder["read"])):
+        if read:
+            e = edge_of(t)
+            if e is not None:
+                picks.append((1, k))
+                edges.append(e)
+                inputs.append(t)
+    if not edges:
+        return outs, box, changed, exts, None
+    node = VmapBackward0()
+    node._pullback, node._picks = pullback, tuple(picks)
+    node._edges, node._inputs, node._diff_idx = tuple(edges), tuple(inputs), tuple(range(len(edges)))
+    node.next_functions = tuple(edges)
+    return outs, box, changed, exts, node

@@ -103,11 +103,15 @@ from .amp import (  # noqa: E402,F401
     is_autocast_cache_enabled, set_autocast_cache_enabled, clear_autocast_cache,
 )
 from . import cpu, accelerator  # noqa: E402,F401
+from . import mps, xpu, __config__  # noqa: E402,F401  (CPU-build behaviour: no Metal / Intel GPU backend in JAX here)
+from ._device_modules import get_device_module  # noqa: E402,F401
+from .utils import deterministic as _utils_deterministic  # noqa: E402,F401  (torch.utils.deterministic)
 from .cuda import amp as _cuda_amp  # noqa: E402,F401  (torch.cuda.amp.autocast / GradScaler, deprecated spellings)
 from .quantization import _scaled_mm  # noqa: E402,F401
 from .serialization import *  # noqa: E402,F401,F403  (save, load)
 from ._compile import compile  # noqa: E402,F401
 from . import _dynamo, compiler  # noqa: E402,F401  (torch._dynamo / torch.compiler)
+from . import _inductor, _logging  # noqa: E402,F401  (torch._inductor.config / torch._logging.set_logs)
 from . import distributions  # noqa: E402,F401  (torch.distributions)
 from . import _tensor_str  # noqa: E402,F401  (torch._tensor_str.PRINT_OPTS)
 from . import profiler  # noqa: E402,F401  (torch.profiler)

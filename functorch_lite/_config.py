@@ -33,8 +33,21 @@ PRINT_OPTIONS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth":
 # torch's precision names -> JAX's jax_default_matmul_precision (TF32 / bf16 passes on GPUs and TPUs; CPU
 # matmuls are float32 whatever the setting)
 _MATMUL_PRECISION = {"highest": "float32", "high": "tensorfloat32", "medium": "bfloat16"}
-_SWITCHES = {"matmul_precision": "highest", "deterministic": False, "deterministic_warn_only": False,
-             "num_threads": os.cpu_count() or 1, "num_interop_threads": os.cpu_count() or 1, "warn_always": False}
+# ("matmul_precision": the JAX matmul precision in effect, by torch's name for it: part of compile's guard key;
+# "float32_matmul_precision": torch's legacy setting, set_float32_matmul_precision / backends.cuda.matmul.allow_tf32)
+_SWITCHES = {"matmul_precision": "highest", "float32_matmul_precision": "highest", "deterministic": False,
+             "deterministic_warn_only": False, "num_threads": os.cpu_count() or 1,
+             "num_interop_threads": os.cpu_count() or 1, "interop_threads_set": False, "warn_always": False,
+             "cudnn_allow_tf32": True, "fill_uninitialized_memory": True}
+# torch's per-backend fp32 precisions (torch.backends.fp32_precision, backends.cuda.matmul.fp32_precision,
+# backends.cudnn.conv.fp32_precision, backends.mkldnn.matmul.fp32_precision...): (backend, op) -> precision, None for
+# cuDNN conv / rnn never set (they then follow the legacy cudnn.allow_tf32, as PyTorch's)
+FP32_PRECISION = {("generic", "all"): "none",
+                  ("cuda", "all"): "none", ("cuda", "conv"): None, ("cuda", "rnn"): None,
+                  ("cuda", "matmul"): "none",
+                  ("mkldnn", "all"): "none", ("mkldnn", "conv"): "none", ("mkldnn", "rnn"): "none",
+                  ("mkldnn", "matmul"): "none"}
+_FP32_NAMES = ("ieee", "tf32", "bf16", "none")
 
 
 # PyTorch computes float32 matmuls in float32 unless asked ("highest"); JAX's default lets GPUs use TF32 and TPUs
@@ -43,30 +56,135 @@ _SWITCHES = {"matmul_precision": "highest", "deterministic": False, "determinist
 if jax.config.jax_default_matmul_precision is None:
     jax.config.update("jax_default_matmul_precision", "float32")
 else:
-    _SWITCHES["matmul_precision"] = {v: k for k, v in _MATMUL_PRECISION.items()}.get(
+    _SWITCHES["float32_matmul_precision"] = {v: k for k, v in _MATMUL_PRECISION.items()}.get(
         str(jax.config.jax_default_matmul_precision), "highest")
+    _SWITCHES["matmul_precision"] = _SWITCHES["float32_matmul_precision"]
+    if _SWITCHES["float32_matmul_precision"] != "highest":
+        FP32_PRECISION[("cuda", "matmul")] = "tf32"
+        FP32_PRECISION[("mkldnn", "matmul")] = "tf32" if _SWITCHES["float32_matmul_precision"] == "high" else "bf16"
+
+
+_MIXED_MATMUL = ("PyTorch is checking the matmul precision without a specific backend name,Current status indicate that "
+                 "you have used mix of the legacy and new APIs to set the matmul precision. We suggest only using the "
+                 "new API for matmul precision. See also: "
+                 "https://pytorch.org/docs/main/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices")
+_MIXED_CUBLAS = ("PyTorch is checking whether allow_tf32_new is enabled for cuBlas matmul,Current status indicate that "
+                 "you have used mix of the legacy and new APIs to set the TF32 status for cublas matmul. We suggest "
+                 "only using the new API to set the TF32 flag. See also: "
+                 "https://pytorch.org/docs/main/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices")
+_MIXED_CUDNN = ("PyTorch is checking whether allow_tf32 is enabled for cuDNN without a specific operator name,but the "
+                "current flag(s) indicate that cuDNN conv and cuDNN RNN have different TF32 flags.This combination "
+                "indicates that you have used a mix of the legacy and new APIs to set the TF32 flags. We suggest only "
+                "using the new API to set the TF32 flag(s). See also: "
+                "https://pytorch.org/docs/main/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices")
+
+
+def get_fp32_precision(backend: str, op: str) -> str:
+    """torch's ``float32Precision(backend, op)``: the op's own setting, else its backend's "all", else the generic
+    one, else (cuDNN conv / rnn never set) the legacy ``cudnn.allow_tf32``; "bf16" reads as "none" for cuda
+    (cuBLAS/cuDNN have no bf16 mode for float32)."""
+    p = FP32_PRECISION[(backend, op)]
+    unset = p is None
+    if unset or p == "none":
+        p = FP32_PRECISION[(backend, "all")]
+    if p == "none":
+        p = FP32_PRECISION[("generic", "all")]
+    if p == "none" and unset and _SWITCHES["cudnn_allow_tf32"]:
+        return "tf32"
+    return "none" if backend == "cuda" and p == "bf16" else p
+
+
+def set_fp32_precision(backend: str, op: str, precision) -> None:
+    """torch's ``setFloat32Precision`` (an op left at "none" follows its backend's "all", then the generic one)."""
+    if not isinstance(precision, str):
+        raise TypeError("_set_fp32_precision_setter(): incompatible function arguments. The following argument "
+                        "types are supported:")
+    if precision not in _FP32_NAMES:
+        raise RuntimeError(f"Unknown precision: {precision}")
+    if backend == "cuda" and precision == "bf16":
+        raise RuntimeError("backend 'cuda' does not support precision 'bf16'")
+    FP32_PRECISION[(backend, op)] = precision
+    _apply_matmul_precision()
+
+
+def _apply_matmul_precision() -> None:
+    """JAX's default matmul precision from torch's settings: TF32 where cuBLAS matmuls may use it (bfloat16 passes
+    under the legacy "medium"), float32 otherwise (CPU matmuls are float32 whatever the setting)."""
+    tf32 = get_fp32_precision("cuda", "matmul") == "tf32"
+    name = ("medium" if _SWITCHES["float32_matmul_precision"] == "medium" else "high") if tf32 else "highest"
+    if _MATMUL_PRECISION[name] != jax.config.jax_default_matmul_precision:
+        jax.config.update("jax_default_matmul_precision", _MATMUL_PRECISION[name])
+    _SWITCHES["matmul_precision"] = name
+
+
+def get_cublas_allow_tf32() -> bool:
+    """``backends.cuda.matmul.allow_tf32``: torch's check that the legacy and the new setting agree."""
+    new = get_fp32_precision("cuda", "matmul") == "tf32"
+    if (_SWITCHES["float32_matmul_precision"] != "highest") != new:
+        raise RuntimeError(_MIXED_CUBLAS)
+    return new
+
+
+def set_cublas_allow_tf32(value) -> None:
+    if not isinstance(value, bool):
+        raise RuntimeError(f"set_allow_tf32_cublas expects a bool, but got {type(value).__name__}")
+    _SWITCHES["float32_matmul_precision"] = "high" if value else "highest"
+    set_fp32_precision("cuda", "matmul", "tf32" if value else "ieee")
+
+
+def get_cudnn_allow_tf32() -> bool:
+    conv, rnn = get_fp32_precision("cuda", "conv") == "tf32", get_fp32_precision("cuda", "rnn") == "tf32"
+    if not conv == rnn == _SWITCHES["cudnn_allow_tf32"]:
+        raise RuntimeError(_MIXED_CUDNN)
+    return _SWITCHES["cudnn_allow_tf32"]
+
+
+def set_cudnn_allow_tf32(value) -> None:
+    """Recorded: XLA's GPU convolutions follow JAX's matmul precision, not a separate switch."""
+    if not isinstance(value, bool):
+        # (torch's message names cuBLAS here too)
+        raise RuntimeError(f"set_allow_tf32_cublas expects a bool, but got {type(value).__name__}")
+    FP32_PRECISION[("cuda", "rnn")] = FP32_PRECISION[("cuda", "conv")] = "tf32" if value else "none"
+    _SWITCHES["cudnn_allow_tf32"] = value
 
 
 def set_float32_matmul_precision(precision: str) -> None:
     """``"highest"`` (float32 matmuls), ``"high"`` (TF32 allowed), ``"medium"`` (bfloat16 allowed): JAX's
     default matmul precision, for the programs traced from now on."""
+    if not isinstance(precision, str):
+        raise RuntimeError(f"set_float32_matmul_precision expects a str, but got {type(precision).__name__}")
     if precision not in _MATMUL_PRECISION:
         import warnings
         from ._warn import user_stacklevel as _user_stacklevel
         warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
                       "setFloat32MatmulPrecision call has no effect.", stacklevel=_user_stacklevel())
         return
-    jax.config.update("jax_default_matmul_precision", _MATMUL_PRECISION[precision])
-    _SWITCHES["matmul_precision"] = precision
+    _SWITCHES["float32_matmul_precision"] = precision
+    FP32_PRECISION[("cuda", "matmul")] = "ieee" if precision == "highest" else "tf32"
+    FP32_PRECISION[("mkldnn", "matmul")] = {"highest": "ieee", "high": "tf32", "medium": "bf16"}[precision]
+    _apply_matmul_precision()
 
 
 def get_float32_matmul_precision() -> str:
-    return _SWITCHES["matmul_precision"]
+    legacy = _SWITCHES["float32_matmul_precision"]
+    mkl = get_fp32_precision("mkldnn", "matmul")
+    if (get_fp32_precision("cuda", "matmul") == "tf32" and legacy == "highest") or \
+            (mkl == "bf16" and legacy != "medium") or (mkl == "tf32" and legacy != "high"):
+        raise RuntimeError(_MIXED_MATMUL)
+    return legacy
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
     """Recorded (``are_deterministic_algorithms_enabled``). XLA's CPU programs are deterministic; on a GPU,
-    XLA needs ``XLA_FLAGS=--xla_gpu_deterministic_ops=true`` set before the process starts (warned if missing)."""
+    XLA needs ``XLA_FLAGS=--xla_gpu_deterministic_ops=true`` set before the process starts (warned if missing).
+    While on, ``torch.empty`` / ``empty_like`` fill their memory (NaN, or an integer dtype's largest value) when
+    ``torch.utils.deterministic.fill_uninitialized_memory`` is True, as PyTorch's."""
+    if not isinstance(mode, bool):
+        raise TypeError("_set_deterministic_algorithms(): argument 'mode' (position 1) must be bool, not "
+                        f"{type(mode).__name__}")
+    if not isinstance(warn_only, bool):
+        raise TypeError("_set_deterministic_algorithms(): argument 'warn_only' must be bool, not "
+                        f"{type(warn_only).__name__}")
     _SWITCHES["deterministic"], _SWITCHES["deterministic_warn_only"] = bool(mode), bool(warn_only)
     if mode and "xla_gpu_deterministic_ops=true" not in os.environ.get("XLA_FLAGS", "") and \
             any(d.platform == "gpu" for d in jax.devices()):
@@ -123,8 +241,7 @@ def set_flush_denormal(mode) -> bool:
 def set_num_threads(n: int) -> None:
     """Recorded for ``get_num_threads``: XLA sizes its CPU thread pool when the backend starts (set
     ``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false`` or the process's CPU affinity before start to limit it)."""
-    if not isinstance(n, int) or n <= 0:
-        raise RuntimeError("set_num_threads expects a positive integer")
+    _check_threads("set_num_threads", n)
     _SWITCHES["num_threads"] = n
 
 
@@ -133,10 +250,34 @@ def get_num_threads() -> int:
 
 
 def set_num_interop_threads(n: int) -> None:
-    if not isinstance(n, int) or n <= 0:
-        raise RuntimeError("set_num_interop_threads expects a positive integer")
-    _SWITCHES["num_interop_threads"] = n
+    _check_threads("set_num_interop_threads", n)
+    if _SWITCHES["interop_threads_set"]:
+        raise RuntimeError("Error: cannot set number of interop threads after parallel work has started or "
+                           "set_num_interop_threads called")
+    _SWITCHES["num_interop_threads"], _SWITCHES["interop_threads_set"] = n, True
+
+
+def _check_threads(name, n) -> None:
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise RuntimeError(f"{name} expects an int, but got {type(n).__name__}")
+    if n <= 0:
+        raise RuntimeError(f"{name} expects a positive integer")
 
 
 def get_num_interop_threads() -> int:
     return _SWITCHES["num_interop_threads"]
+
+
+def empty_fill_value(dt):
+    """What ``torch.empty`` / ``empty_like`` of facade dtype ``dt`` hold: under ``use_deterministic_algorithms(True)``
+    with ``torch.utils.deterministic.fill_uninitialized_memory`` (the default), PyTorch's known values (NaN for
+    floating and complex dtypes, the largest value for integers, True for bool); else 0 (any content is valid
+    for uninitialised memory)."""
+    if not (_SWITCHES["deterministic"] and _SWITCHES["fill_uninitialized_memory"]):
+        return 0
+    if dt.is_floating_point or dt.is_complex:
+        return float("nan")
+    if dt.name == "bool":
+        return True
+    import numpy as np
+    return int(np.iinfo(dt.np).max)

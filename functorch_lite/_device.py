@@ -17,6 +17,7 @@ _TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "h
 _TORCH_TYPES_MSG = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, vulkan, "
                     "mps, meta, hpu, mtia, privateuseone")
 _INDEX_RE = re.compile(r"^(0|[1-9][0-9]*)$")
+_DEVICE_STRING_RE = re.compile(r"[a-zA-Z_]+(:(0|[1-9][0-9]*))?")
 _JAX_PLATFORM = {"cpu": "cpu", "cuda": "gpu", "tpu": "tpu"}
 
 
@@ -81,11 +82,18 @@ def _parse(spec, index=None) -> device:
             raise RuntimeError("Cannot access accelerator device when none is available.")
         return _make(acc, spec)
     if not isinstance(spec, str):
-        raise TypeError(f"device() received an invalid combination of arguments - got ({type(spec).__name__})")
+        if index is not None:
+            raise TypeError(f"device(): argument 'type' (position 1) must be str, not {type(spec).__name__}")
+        t = type(spec).__name__
+        raise TypeError(f"device() received an invalid combination of arguments - got ({t}), but expected one of:\n"
+                        f" * (torch.device device)\n      didn't match because some of the arguments have invalid "
+                        f"types: (!{t}!)\n * (str type, int index = -1)\n")
     if spec == "":
         raise RuntimeError("Device string must not be empty")
     head, sep, tail = spec.partition(":")
     if head not in _TYPES:
+        if not _DEVICE_STRING_RE.fullmatch(spec):  # (torch's form check comes before the type name's)
+            raise RuntimeError(f"Invalid device string: '{spec}'")
         raise RuntimeError(f"Expected one of {_TORCH_TYPES_MSG} device type at start of device string: {spec}")
     idx = None
     if sep:
@@ -95,7 +103,9 @@ def _parse(spec, index=None) -> device:
         if index is not None:
             raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: {spec}")
     elif index is not None:
-        if not isinstance(index, int) or index < 0:
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise TypeError(f"device(): argument 'index' (position 2) must be int, not {type(index).__name__}")
+        if index < 0:
             raise RuntimeError("Device index must not be negative")
         idx = index
     return _make(head, idx)

@@ -1,10 +1,7 @@
 """``functorch_lite.cuda``: availability and device count of JAX's GPU backend."""
 from __future__ import annotations
 
-import warnings
-
 from .. import _device as _dev
-from .._warn import user_stacklevel as _user_stacklevel
 
 
 def is_available() -> bool:
@@ -57,7 +54,8 @@ def set_device(device) -> None:
     idx = _device_index(device)
     if idx < 0:
         return
-    _require()
+    if not is_available():
+        raise AttributeError("module 'torch._C' has no attribute '_cuda_setDevice'")  # (torch's CPU build)
     if idx >= device_count():
         raise RuntimeError("CUDA error: invalid device ordinal")
     _dev.CURRENT_CUDA[0] = idx
@@ -149,128 +147,24 @@ def is_tf32_supported() -> bool:
 
 
 def synchronize(device=None) -> None:
-    """Wait for all queued work on the GPU (JAX dispatches asynchronously); a no-op without one."""
+    """Wait for all queued work on the GPU (JAX dispatches asynchronously). Without a GPU: torch's CPU-build
+    ``AssertionError: Torch not compiled with CUDA enabled``."""
+    _require()
     idx = None if device is None else (device if isinstance(device, int) else (_dev.canonical(device).index or 0))
     _dev.synchronize("cuda", idx)
 
 
-# ---- memory statistics, from the JAX device's allocator (0 where a backend keeps none, e.g. CPU) ------------
-_PEAK_BASE: dict = {}
-
-
-def _stats(device=None):
-    devs = _dev.jax_devices("cuda")
-    if not devs:
-        return {}
-    idx = _device_index(device, optional=True)
-    d = devs[idx]
-    return d.memory_stats() or {}, idx
-
-
-def memory_allocated(device=None) -> int:
-    """Bytes currently held by tensors on the GPU (``bytes_in_use``); 0 without a GPU."""
-    s = _stats(device)
-    return int(s[0].get("bytes_in_use", 0)) if s else 0
-
-
-def max_memory_allocated(device=None) -> int:
-    """Peak bytes since start or the last ``reset_peak_memory_stats``; 0 without a GPU."""
-    s = _stats(device)
-    if not s:
-        return 0
-    peak = int(s[0].get("peak_bytes_in_use", 0))
-    base = _PEAK_BASE.get(s[1])
-    return peak if base is None or peak > base else max(int(s[0].get("bytes_in_use", 0)), 0)
-
-
-def reset_peak_memory_stats(device=None) -> None:
-    """JAX's allocator cannot reset its peak: later peaks below the old one report current usage instead."""
-    s = _stats(device)
-    if s:
-        _PEAK_BASE[s[1]] = int(s[0].get("peak_bytes_in_use", 0))
-
-
-def memory_reserved(device=None) -> int:
-    s = _stats(device)
-    return int(s[0].get("bytes_reserved", s[0].get("pool_bytes", 0))) if s else 0
-
-
-def mem_get_info(device=None) -> tuple:
-    """(free, total) bytes; (0, 0) without a GPU."""
-    s = _stats(device)
-    if not s:
-        return 0, 0
-    total = int(s[0].get("bytes_limit", 0))
-    return total - int(s[0].get("bytes_in_use", 0)), total
-
-
-
-def max_memory_reserved(device=None) -> int:
-    """Peak bytes the allocator has held (``peak_pool_bytes``, else the current pool); 0 without a GPU."""
-    s = _stats(device)
-    if not s:
-        return 0
-    return int(s[0].get("peak_pool_bytes", s[0].get("peak_bytes_reserved", memory_reserved(device))))
-
-
-def memory_stats(device=None) -> dict:
-    """PyTorch's ``memory_stats`` keys filled from the JAX device's allocator statistics; ``{}`` without a GPU
-    (as a CPU-only torch returns)."""
-    s = _stats(device)
-    if not s:
-        return {}
-    st = s[0]
-    return {"allocated_bytes.all.current": int(st.get("bytes_in_use", 0)),
-            "allocated_bytes.all.peak": max_memory_allocated(device),
-            "reserved_bytes.all.current": memory_reserved(device),
-            "reserved_bytes.all.peak": max_memory_reserved(device)}
-
-
-def reset_max_memory_allocated(device=None) -> None:
-    warnings.warn("torch.cuda.reset_max_memory_allocated now calls torch.cuda.reset_peak_memory_stats, "
-                  "which resets /all/ peak memory stats.", FutureWarning, stacklevel=_user_stacklevel())
-    return reset_peak_memory_stats(device=device)
-
-
-def reset_max_memory_cached(device=None) -> None:
-    warnings.warn("torch.cuda.reset_max_memory_cached now calls torch.cuda.reset_peak_memory_stats, "
-                  "which resets /all/ peak memory stats.", FutureWarning, stacklevel=_user_stacklevel())
-    return reset_peak_memory_stats(device=device)
-
-
-def memory_cached(device=None) -> int:
-    warnings.warn("`torch.cuda.memory_cached` has been renamed to `torch.cuda.memory_reserved`", FutureWarning,
-                  stacklevel=_user_stacklevel())
-    return memory_reserved(device=device)
-
-
-def max_memory_cached(device=None) -> int:
-    warnings.warn("`torch.cuda.max_memory_cached` has been renamed to `torch.cuda.max_memory_reserved`",
-                  FutureWarning, stacklevel=_user_stacklevel())
-    return max_memory_reserved(device=device)
-
-
-def memory_summary(device=None, abbreviated: bool = False) -> str:
-    """A table of ``memory_stats``: current and peak bytes allocated and reserved (the JAX allocator keeps no
-    per-pool or per-size breakdown). Without a GPU ``memory_stats`` is empty and this raises the ``KeyError``
-    PyTorch's CPU build raises."""
-    stats = memory_stats(device)
-
-    def mb(n):
-        return f"{n / (1024 * 1024):10.1f} MiB"
-    rows = [("Allocated memory", stats["allocated_bytes.all.current"], stats["allocated_bytes.all.peak"]),
-            ("Reserved memory", stats["reserved_bytes.all.current"], stats["reserved_bytes.all.peak"])]
-    bar = "|" + "=" * 63 + "|"
-    lines = [bar, f"|{'functorch_lite CUDA memory summary, device ID ' + str(_device_index(device, True)):^63}|",
-             "|" + "-" * 63 + "|", f"| {'Metric':<25}| {'Cur Usage':>16} | {'Peak Usage':>16} |",
-             "|" + "-" * 63 + "|"]
-    lines += [f"| {name:<25}| {mb(cur):>16} | {mb(peak):>16} |" for name, cur, peak in rows]
-    return "\n".join(lines + [bar]) + "\n"
-
-
-def empty_cache() -> None:
-    """Nothing to release: XLA's GPU allocator keeps its pool for the process (``XLA_PYTHON_CLIENT_PREALLOCATE``
-    and ``XLA_PYTHON_CLIENT_ALLOCATOR=platform`` decide how much it takes); a no-op, as on a CPU-only torch."""
+# ---- memory statistics and allocator (memory.py), NVML queries, CUDA graphs (graphs.py), nvtx -------------------
+from . import memory, nvtx  # noqa: E402,F401
+from .memory import (caching_allocator_alloc, caching_allocator_delete, clock_rate, empty_cache,  # noqa: E402,F401
+                     get_allocator_backend, list_gpu_processes, max_memory_allocated, max_memory_cached,
+                     max_memory_reserved, mem_get_info, memory_allocated, memory_cached, memory_reserved,
+                     memory_snapshot, memory_stats, memory_stats_as_nested_dict, memory_summary, memory_usage,
+                     power_draw, reset_accumulated_memory_stats, reset_max_memory_allocated, reset_max_memory_cached,
+                     reset_peak_memory_stats, set_per_process_memory_fraction, temperature, utilization)
+from .graphs import (CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing,  # noqa: E402,F401
+                     make_graphed_callables)
+from . import graphs  # noqa: E402,F401
 
 
 # ---- seeding: the facade draws every device's random numbers from one generator (functorch_lite.random) ----------
@@ -297,6 +191,7 @@ def seed_all() -> None:
 
 
 def initial_seed() -> int:
+    _require()
     from ..random import initial_seed as _initial
     return _initial()
 
@@ -328,6 +223,41 @@ def set_rng_state_all(new_states) -> None:
 def get_device_name(device=None) -> str:
     """The JAX device's kind (``"NVIDIA H200"``...)."""
     return get_device_properties(device).name
+
+
+def get_arch_list() -> list:
+    """The GPUs' architectures (``sm_90``...), from the JAX devices' compute capability; ``[]`` without a GPU (as
+    torch's CPU build)."""
+    if not is_available():
+        return []
+    return sorted({"sm_%d%d" % get_device_capability(i) for i in range(device_count())})
+
+
+def get_gencode_flags() -> str:
+    """``-gencode`` flags for ``get_arch_list``'s architectures; ``''`` without a GPU."""
+    return " ".join(f"-gencode compute={a.replace('sm', 'compute')},code={a}" for a in get_arch_list())
+
+
+_SYNC_DEBUG = [0]
+
+
+def set_sync_debug_mode(debug_mode) -> None:
+    """0 / "default" only: JAX does not report the host-device synchronizations that "warn" (1) and "error" (2)
+    would flag, so those raise a clear error. Without a GPU: torch's ``AssertionError``."""
+    _require()
+    if isinstance(debug_mode, str):
+        if debug_mode not in ("default", "warn", "error"):
+            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, `error`")
+        debug_mode = ("default", "warn", "error").index(debug_mode)
+    if debug_mode != 0:
+        raise RuntimeError(f"torch.cuda.set_sync_debug_mode({debug_mode}) is not supported by functorch_lite: JAX "
+                           "does not report the host-device synchronizations it would flag")
+    _SYNC_DEBUG[0] = 0
+
+
+def get_sync_debug_mode() -> int:
+    _require()
+    return _SYNC_DEBUG[0]
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import dtypes as D
 from .. import _device as _dev
+from .._config import empty_fill_value
 from .. import random as _rng
 from .._tensor.storage import meta_array
 from .._promotion import promote_types
@@ -454,10 +455,12 @@ def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=Fa
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None, **kw):
-    """Uninitialised in PyTorch; zeros here (JAX has no uninitialised memory)."""
+    """Uninitialised in PyTorch; zeros here (JAX has no uninitialised memory), or PyTorch's fill under
+    ``use_deterministic_algorithms(True)`` (NaN, the largest integer: ``_config.empty_fill_value``)."""
     shape = _size("empty", _size_kw("empty", size, kw))
     dtype, device = _out_args("empty", out, dtype, device)
-    return _into("empty", out, lambda rg: _fill(shape, 0, _dt(dtype), device, rg), requires_grad)
+    dt = _dt(dtype)
+    return _into("empty", out, lambda rg: _fill(shape, empty_fill_value(dt), dt, device, rg), requires_grad)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -493,7 +496,7 @@ def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fals
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     dt, dev = _like("empty_like", input, dtype, device)
-    return _fill(input._shape, 0, dt, dev, requires_grad)
+    return _fill(input._shape, empty_fill_value(dt), dt, dev, requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):

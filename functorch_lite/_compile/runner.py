@@ -1424,7 +1424,7 @@ def _node_inputs(d, in_vals):
     pos = 0
     for i, (s, v) in enumerate(zip(d.slots, in_vals)):
         n = len(jax.tree_util.tree_leaves(v))
-        if isinstance(s, S.StorageSlot) and s.tensor._requires_grad and s.tensor._chain is None:
+        if isinstance(s, S.StorageSlot) and s.tensor._requires_grad:
             targs[pos] = s.tensor
             diff_idx.append(pos)
             slot_at[pos] = i

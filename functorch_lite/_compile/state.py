@@ -87,6 +87,14 @@ class Discovery:
         r = t._storage.root()
         if id(r) not in self._storages:
             self._storages.add(id(r))
+            b = t._base
+            if b is not None and t.grad_fn is not None and b._requires_grad and b._chain is None and \
+                    b.grad_fn is None:
+                # a view with a graph to its leaf base (``b.view(2, 3)``, ``W[i:j]``): the slot differentiates the
+                # base, so what the function reads of it through any alias (the view, the base itself, another
+                # view) reaches the base's gradient, as torch's graph does (a view of a non-leaf is differentiated
+                # itself, its gradient going on through its grad_fn)
+                t = b
             self.slots.append(StorageSlot(t, name))
         # (a frozen parameter's stale .grad too: ``zero_grad()`` clears it)
         if grads and (t._requires_grad or t._grad is not None) and t.grad_fn is None and id(t) not in self._seen:

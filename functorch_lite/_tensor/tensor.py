@@ -399,6 +399,9 @@ class Tensor:
         self._set_requires_grad(flag, "only Tensors of floating point and complex dtype can require gradients")
 
     def requires_grad_(self, requires_grad=True):
+        if _gm_state.transform:
+            from ..func._core import refuse_inside_transform
+            refuse_inside_transform("requires_grad_")
         self._set_requires_grad(requires_grad, "only Tensors of floating point dtype can require gradients")
         return self
 

@@ -388,6 +388,9 @@ def register_multi_grad_hook(tensors, fn, *, mode: str = "all"):
 def grad(outputs, inputs, *args, **kwargs):
     """``torch.autograd.grad``, also taking :class:`GradientEdge` s among ``outputs`` and ``inputs``."""
     from . import engine
+    if _gm._state.transform:
+        from ..func._core import refuse_inside_transform
+        refuse_inside_transform("grad")
     if isinstance(outputs, GradientEdge):
         outputs = (outputs,)
     if isinstance(inputs, GradientEdge):

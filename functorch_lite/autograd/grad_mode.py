@@ -19,6 +19,7 @@ class _State(threading.local):
         self.func = 0
         self.user = True
         self.stop = False
+        self.transform = 0  # func transforms (vmap included) running their function: torch's errors for autograd calls
         self.forward = False
         self.inf_user = False  # inside inference_mode: the grad mode the code sees (``enabled`` stays off)
 

@@ -163,6 +163,10 @@ def _registry():
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """``loss.backward()``: accumulate gradients into the leaves' ``.grad`` (spec §6.2)."""
     from .engine import backward as _backward
+    from .grad_mode import _state
+    if _state.transform:
+        from ..func._core import refuse_inside_transform
+        refuse_inside_transform("backward")
     _backward(self, gradient, retain_graph, create_graph, inputs)
 
 

@@ -163,7 +163,6 @@ def normalize_argnums(argnums: Any, num_args: int) -> tuple:
     return nums
 
 
-_DEPTH = [0]  # transformed functions running (any thread): torch's errors for autograd calls inside them are on
 _RG_MSG = ("You are attempting to call Tensor.requires_grad_() (or perhaps using torch.autograd.functional.* APIs) "
            "inside of a function being transformed by a functorch transform. This is unsupported, please attempt to "
            "use the functorch transforms (e.g. grad, vjp, jacrev, jacfwd, hessian) or call requires_grad_() outside "
@@ -173,45 +172,18 @@ _BW_MSG = ("backward() called inside a functorch transform. This is not supporte
 _AG_MSG = ("torch.autograd.grad inside a differentiating torch.func transform (grad, vjp, jvp, jacrev, jacfwd, "
            "hessian) is not supported in functorch_lite: the transform differentiates with JAX and the facade's "
            "autograd tape is off inside it. Compose the transforms instead (e.g. grad(grad(f))).")
-_ORIG: dict = {}
+_MSGS = {"requires_grad_": _RG_MSG, "backward": _BW_MSG, "grad": _AG_MSG}
 
 
-def _from_user() -> bool:
-    """The caller of the guarded method is user code (the library's own uses, e.g. a Parameter made inside the
-    function, are not what torch refuses)."""
-    return not sys._getframe(2).f_globals.get("__name__", "").startswith("functorch_lite")
-
-
-def _requires_grad_(self, requires_grad=True):
-    if _DEPTH[0] and _from_user():
-        raise RuntimeError(_RG_MSG)
-    return _ORIG["requires_grad_"](self, requires_grad)
-
-
-def _backward(self, *args, **kwargs):
-    if _DEPTH[0] and _from_user():
-        raise RuntimeError(_BW_MSG)
-    return _ORIG["backward"](self, *args, **kwargs)
-
-
-def _autograd_grad(*args, **kwargs):
-    if _DEPTH[0] and _gm._state.func and _from_user():
-        raise RuntimeError(_AG_MSG)
-    return _ORIG["grad"](*args, **kwargs)
-
-
-def _guards(on: bool) -> None:
-    """Install (``on``) or remove torch's errors for ``requires_grad_()``, ``backward()`` and (inside a
-    differentiating transform) ``autograd.grad`` called by the transformed function: while any transform runs
-    (process-wide for that time, as ``vmap``'s randomness)."""
-    from .. import autograd
-    if on:
-        _ORIG["requires_grad_"], _ORIG["backward"] = Tensor.requires_grad_, Tensor.backward
-        _ORIG["grad"] = autograd.grad
-        Tensor.requires_grad_, Tensor.backward, autograd.grad = _requires_grad_, _backward, _autograd_grad
-    else:
-        Tensor.requires_grad_, Tensor.backward = _ORIG["requires_grad_"], _ORIG["backward"]
-        autograd.grad = _ORIG["grad"]
+def refuse_inside_transform(what: str) -> None:
+    """Called by ``Tensor.requires_grad_``, ``Tensor.backward`` and ``autograd.grad`` while a transform runs
+    (``grad_mode._state.transform``): torch's error when their caller is user code (the library's own uses, e.g.
+    a Parameter made inside the function, are not what torch refuses); ``autograd.grad`` only inside a
+    differentiating transform."""
+    if what == "grad" and not _gm._state.func:
+        return
+    if not sys._getframe(2).f_globals.get("__name__", "").startswith("functorch_lite"):
+        raise RuntimeError(_MSGS[what])
 
 
 def call(func: Callable, args: tuple, kwargs: dict, differentiate: bool = False, forward: bool = False) -> Any:
@@ -220,16 +192,13 @@ def call(func: Callable, args: tuple, kwargs: dict, differentiate: bool = False,
     ``differentiate`` (``grad``, ``vjp``, ``jvp``, ``jac*``): the function sees grad mode on, as under torch.func,
     and what it cuts from the graph is cut from JAX's differentiation (``no_grad`` regions unless ``forward``,
     ``detach()``, ``.data``: ``grad_mode._State``). A ``vmap`` keeps the mode it is called in. Inside,
-    ``requires_grad_()`` and ``backward()`` raise torch's errors (``_guards``)."""
-    if not _DEPTH[0]:
-        _guards(True)
-    _DEPTH[0] += 1
+    ``requires_grad_()`` and ``backward()`` raise torch's errors (``refuse_inside_transform``)."""
+    st = _gm._state
+    st.transform += 1
     try:
         return _call(func, args, kwargs, differentiate, forward)
     finally:
-        _DEPTH[0] -= 1
-        if not _DEPTH[0]:
-            _guards(False)
+        st.transform -= 1
 
 
 def _call(func: Callable, args: tuple, kwargs: dict, differentiate: bool, forward: bool) -> Any:

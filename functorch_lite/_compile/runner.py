@@ -39,6 +39,8 @@ from .._tensor import storage as _storage
 from .._stats import PROFILER as _PROFILER
 from .._tensor.tensor import Tensor
 from ..autograd import engine as _engine
+from ..autograd.copy_slices import as_strided_node as _as_strided_node
+from ..autograd.graph import edge_of as _edge_of
 from ..autograd import grad_mode as _gm
 from ..func import _core as _fc
 from ..amp import autocast_mode as _amp
@@ -774,9 +776,16 @@ class CompiledFunction:
                     # an input with a graph behind it (the previous segment's output) is a leaf of this run:
                     # the facade's backward must stop there, not walk into the caller's graph
                     cut = [(t, t.grad_fn) for t in inputs if t.grad_fn is not None]
+                    # and the views of a cut input that the function reads (``f(h, h[1:4])``, a closure's ``h``
+                    # beside a view argument) take their gradient to it: their nodes led into the caller's graph
+                    views = [(a, a._grad_fn, a._gver, a._requires_grad, a._out_nr)
+                             for i in wants if slots[i].tensor.grad_fn is not None for a in slots[i].aliases]
                     try:
                         for t, _ in cut:
                             t.grad_fn = None
+                        for a, *_ in views:
+                            a._grad_fn, a._gver, a._requires_grad, a._out_nr = \
+                                _as_strided_node(a, (_edge_of(a._base),)), a._storage.version, True, 0
                         with _gm.enable_grad(), _amp.state_as(amp[0]):
                             result = _structured(fn(*args, **kwargs), _known(d, args, kwargs), first_uid)
                         _object_writes(snaps, attrs)
@@ -785,6 +794,8 @@ class CompiledFunction:
                     finally:
                         for t, g in cut:
                             t.grad_fn = g
+                        for a, *fields in views:
+                            a._grad_fn, a._gver, a._requires_grad, a._out_nr = fields
                 reads = _optim.READS[0]
                 result = fn(*args, **kwargs)
                 reads = _optim.READS[0] != reads

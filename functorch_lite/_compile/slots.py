@@ -23,10 +23,11 @@ from ..optim.optimizer import CONCRETE
 
 
 class StorageSlot:
-    __slots__ = ("tensor", "storage", "name")
+    __slots__ = ("tensor", "storage", "name", "aliases")
 
     def __init__(self, tensor, name):
         self.tensor, self.storage, self.name = tensor, tensor._storage.root(), name
+        self.aliases = ()  # the views of ``tensor`` that the walk reached too (state.Discovery.tensor)
 
     def get(self):
         return self.storage.array

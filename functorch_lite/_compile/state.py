@@ -68,6 +68,7 @@ class Discovery:
         self.frozen = None           # the guards as one hashable key component (``_Guards``)
         self._seen: set = set()
         self._storages: set = set()
+        self._slot_of: dict = {}     # id(root storage) -> its StorageSlot
         self.reads: set = set()      # attribute names the walked code reads: those attributes' scalars are guards
         self.calls: set = set()      # method names the walked code calls (their code's reads count too)
         self.containers: list = []   # (name, list or dict) walked: a compiled call must not change them
@@ -88,14 +89,25 @@ class Discovery:
         if id(r) not in self._storages:
             self._storages.add(id(r))
             b = t._base
-            if b is not None and t.grad_fn is not None and b._requires_grad and b._chain is None and \
-                    b.grad_fn is None:
-                # a view with a graph to its leaf base (``b.view(2, 3)``, ``W[i:j]``): the slot differentiates the
-                # base, so what the function reads of it through any alias (the view, the base itself, another
-                # view) reaches the base's gradient, as torch's graph does (a view of a non-leaf is differentiated
-                # itself, its gradient going on through its grad_fn)
-                t = b
-            self.slots.append(StorageSlot(t, name))
+            if b is not None and t.grad_fn is not None and b._requires_grad and b._chain is None:
+                # a view with a graph to its base (``b.view(2, 3)``, ``W[i:j]``, ``(x * 2)[1:4]``): the slot
+                # differentiates the base, so what the function reads of it through any alias (the view, the base
+                # itself, another view) reaches the base's gradient, as torch's graph does
+                t, view = b, t
+            else:
+                view = None
+            slot = self._slot_of[id(r)] = StorageSlot(t, name)
+            if view is not None:
+                slot.aliases = (view,)
+            self.slots.append(slot)
+        elif t._base is not None and t._requires_grad:
+            # another tensor over a slot's storage with a graph to the slot's tensor (a view of a non-leaf base):
+            # where the program's backward runs the function again with that tensor cut from its graph, this
+            # view's node is pointed at it (runner._pure), so what the function reads through it reaches it
+            slot = self._slot_of.get(id(r))
+            if slot is not None and t._base is slot.tensor and t is not slot.tensor and \
+                    all(a is not t for a in slot.aliases):
+                slot.aliases += (t,)
         # (a frozen parameter's stale .grad too: ``zero_grad()`` clears it)
         if grads and (t._requires_grad or t._grad is not None) and t.grad_fn is None and id(t) not in self._seen:
             self._seen.add(id(t))
@@ -680,8 +692,9 @@ def same_discovery(a: Discovery, b: Discovery) -> bool:
     """The same slots over the same objects, modules, schedulers and guard statics (a reused discovery's
     self-check: ``compile``'s ``config.verify_discovery``)."""
     def ident(s):
-        return (type(s),) + tuple(id(getattr(s, f)) for f in type(s).__slots__
-                                  if f not in ("name", "keys") and not f.startswith("_")) + \
+        return (type(s),) + tuple(tuple(map(id, v)) if type(v) is tuple else id(v)
+                                  for v in [getattr(s, f) for f in type(s).__slots__
+                                            if f not in ("name", "keys") and not f.startswith("_")]) + \
             (getattr(s, "keys", None),)
     return ([ident(s) for s in a.slots] == [ident(s) for s in b.slots]
             and [id(m) for _, m in a.modules] == [id(m) for _, m in b.modules]

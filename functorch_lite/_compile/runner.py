@@ -232,7 +232,7 @@ def _layout(tree) -> list:
 
 class _Spec:
     """What one trace produced: which slots come back (and how), the result's structure, deferred calls."""
-    __slots__ = ("outputs", "result_tree", "result_meta", "deferred", "n_slot_out", "needs_node", "node_op",
+    __slots__ = ("outputs", "result_tree", "result_meta", "deferred", "n_slot_out", "needs_node", "node_op", "fresh",
                  "node_entry", "node_ctx", "out_sigs", "effects", "firsts", "result_skel", "zeros", "moves",
                  "read_state", "replays", "objs", "freed")
 
@@ -353,6 +353,9 @@ class CompiledFunction:
                 fn, tree = entry.donating
                 for i in entry.skip:
                     in_vals[i] = None
+                for i in entry.spec.fresh:  # (donated: a copy, so a .grad the caller kept keeps its buffer)
+                    if isinstance(in_vals[i], jax.Array):
+                        in_vals[i] = jax.numpy.array(in_vals[i], copy=True)
                 leaves, t2 = jax.tree_util.tree_flatten(in_vals)
                 if t2 == tree:
                     if entry.scanned < 2:  # its own trace: scanned for constants once
@@ -739,11 +742,18 @@ class CompiledFunction:
             deferred: list = []
             patched = []
             stepped: list = []  # (optimizer, its _opt_called before): a step after a deferred scheduler step
+            stale: list = []  # (group, its lr): a scheduler step was deferred: the lr read now would be stale
             for i, sch in enumerate(d.schedulers):
-                def record(*a, _i=i, _o=sch.optimizer, **k):
+                def record(*a, _i=i, _o=sch.optimizer, **k):  # (step, sched, step, sched: the second step)
+                    if getattr(_o, "_opt_called", False) and any(o is _o for o, _ in stepped):
+                        raise _UnreachableWrite(_STEP_AFTER_SCHED)
                     deferred.append((_i, a, k))
                     stepped.append((_o, _o.__dict__.get("_opt_called", _UNSET)))
                     _o._opt_called = False  # (the LR scheduler's wrapper of optimizer.step sets it)
+                    for g in _o.param_groups:  # (what reads it raises: an eager call reads the stepped lr)
+                        if "lr" in g and type(g["lr"]) is not _StaleLR:
+                            stale.append((g, g["lr"]))
+                            g["lr"] = _StaleLR()
 
                 def last_lr(*a, **k):
                     raise _UnreachableWrite("reading an LR scheduler's get_last_lr() inside a compiled function "
@@ -767,6 +777,7 @@ class CompiledFunction:
                                             "runs Python on the gradients)")
                 for s, v in zip(slots, in_vals):
                     s.put(v)
+                put_grads = [s.tensor._grad if type(s) is S.GradSlot else None for s in slots]
                 if d.view_pos:
                     args, kwargs = _with_subs(slots, args, kwargs)
                 boxes = [(n, c, _contents(c)) for n, c in d.containers]  # (after the puts: a group holds tracers)
@@ -801,6 +812,13 @@ class CompiledFunction:
                 reads = _optim.READS[0] != reads
                 # (dataclasses and user objects holding new tensors: pytree nodes, rebuilt after each call)
                 result = _structured(result, _known(d, args, kwargs), first_uid)
+                if stale:  # (returned as it is: read after the call; the groups' own lr back for what follows)
+                    if any(type(x) is _StaleLR for x in jax.tree_util.tree_leaves(
+                            result, is_leaf=lambda x: type(x) is _StaleLR)):
+                        _StaleLR().__float__()
+                    for g, lr in reversed(stale):
+                        g["lr"] = lr
+                    stale.clear()
                 if d.view_pos:
                     for s in slots:
                         if type(s) is S.ArgViewSlot and s.changed():
@@ -820,11 +838,9 @@ class CompiledFunction:
                                             "steps it (its step() runs after the program: the value read would "
                                             "be the one before)")
                 if any([o._opt_called for o, _ in stepped]):
-                    raise _UnreachableWrite("optimizer.step() after scheduler.step() inside a compiled function "
-                                            "(the scheduler's step runs after the program: the optimizer would use "
-                                            "the old learning rate)")
+                    raise _UnreachableWrite(_STEP_AFTER_SCHED)
                 _check_sets(d, slog, first_uid)
-                out_vals, spec = self._collect(d, in_vals, result, deferred, wlog, effects)
+                out_vals, spec = self._collect(d, in_vals, result, deferred, wlog, effects, put_grads)
                 for o, p, skip in firsts:  # a GradScaler step that creates state: its skip flag is an output
                     spec.firsts.append(next(i for i, s in enumerate(slots)
                                             if isinstance(s, S.OptSlot) and s.opt is o and s.param is p))
@@ -854,6 +870,8 @@ class CompiledFunction:
                 for sch in patched:
                     sch.__dict__.pop("step", None)
                     sch.__dict__.pop("get_last_lr", None)
+                for g, lr in reversed(stale):
+                    g["lr"] = lr
                 for o, v in reversed(stepped):
                     if v is _UNSET:
                         o.__dict__.pop("_opt_called", None)
@@ -873,7 +891,7 @@ class CompiledFunction:
                 TRACING[0] -= 1
         return pure
 
-    def _collect(self, d, in_vals, result, deferred, wlog, effects=()):
+    def _collect(self, d, in_vals, result, deferred, wlog, effects=(), put_grads=None):
         spec = _Spec()
         spec.needs_node, spec.node_op, spec.node_entry, spec.node_ctx = False, None, None, None
         spec.replays = ()  # the user's print / warnings.warn / logging calls the trace recorded (replay.py)
@@ -881,6 +899,9 @@ class CompiledFunction:
         spec.firsts = []  # OptSlots whose state a skipped GradScaler step must not leave (their flags: last outputs)
         spec.out_sigs = {}
         spec.zeros = []  # (slot index, KnownZero, dtype, version bump): .grad fields the function left zeroed
+        # the GradSlots whose .grad the function replaced by a new tensor (zero_grad() then backward()): written
+        # back as a new tensor, as torch's backward makes one (a .grad the caller kept keeps its values)
+        spec.fresh = frozenset()
         spec.moves = None  # (slot, result) placements the program gets wrong (_misplaced)
         outs, outputs = [], []  # outputs: (slot index, .grad dtype, version bump: the in-place writes made)
         slot_storages = set()
@@ -911,6 +932,8 @@ class CompiledFunction:
                     continue
                 outputs.append((i, None, 0) if g is None else (i, g.dtype, g._storage.version))
                 outs.append(v)
+                if g is not None and put_grads is not None and g is not put_grads[i]:
+                    spec.fresh |= {i}
                 continue
             if _same(v, in_vals[i]):
                 continue
@@ -948,7 +971,10 @@ class CompiledFunction:
                     continue
                 i = storage_of.get(id(leaf._storage))
                 if i is not None and not leaf.requires_grad:
-                    meta.append(("view", i, leaf._shape, leaf.dtype, leaf._chain, leaf._strides, leaf._offset))
+                    # (its base: the slot's tensor where the traced view's is; none for ``x.detach()`` or a view of it,
+                    # whose base needs no gradient: a view of x would take x's graph after an in-place write to x)
+                    meta.append(("view", i, leaf._shape, leaf.dtype, leaf._chain, leaf._strides, leaf._offset,
+                                 leaf._base is d.slots[i].tensor))
                     continue
                 i = grad_of.get(id(leaf))
                 if i is not None and not leaf.requires_grad:
@@ -999,6 +1025,8 @@ class CompiledFunction:
                 s.storage.array = v
                 s.storage.version += bump
             elif isinstance(s, S.GradSlot):
+                if i in spec.fresh:  # (a new tensor: the old .grad object, if kept, keeps its values)
+                    s.tensor._grad = None
                 s.write(v, dt, bump)
             elif isinstance(s, S.HyperSlot):
                 s.write(v)
@@ -1036,7 +1064,7 @@ class CompiledFunction:
                 leaves.append(next(rest).item())
             elif m[0] == "view":
                 s = slots[m[1]]
-                leaves.append(Tensor._header(s.storage, m[2], m[3], m[4], m[5], m[6], s.tensor))
+                leaves.append(Tensor._header(s.storage, m[2], m[3], m[4], m[5], m[6], s.tensor if m[7] else None))
             elif m[0] == "grad":
                 leaves.append(slots[m[1]].tensor._grad)
             elif m[0] == "aview":
@@ -1474,10 +1502,31 @@ def _same_spec(a, b) -> bool:
     try:
         return (a.outputs == b.outputs and a.result_tree == b.result_tree and a.result_meta == b.result_meta
                 and a.effects == b.effects and a.deferred == b.deferred and a.result_skel == b.result_skel
-                and a.replays == b.replays
+                and a.replays == b.replays and a.fresh == b.fresh
                 and [z[0] for z in a.zeros] == [z[0] for z in b.zeros])
     except Exception:  # (values that do not compare plainly: not the same)
         return False
+
+
+_STEP_AFTER_SCHED = ("optimizer.step() after scheduler.step() inside a compiled function (the scheduler's step "
+                     "runs after the program: the optimizer would use the old learning rate)")
+
+
+class _StaleLR:
+    """An optimizer group's ``lr`` while a compiled function's trace runs after a ``scheduler.step()`` it deferred
+    (the step runs after the program): reading it raises, so the call runs eagerly and reads the stepped lr
+    (``return loss, opt.param_groups[0]['lr']`` returned the lr before the step)."""
+    __slots__ = ()
+
+    def _raise(self, *a, **k):
+        raise _UnreachableWrite("reading an optimizer's learning rate after scheduler.step() inside a compiled "
+                                "function (the scheduler's step runs after the program: the value read would be the "
+                                "one before)")
+    __float__ = __int__ = __index__ = __bool__ = __format__ = __repr__ = __str__ = __jax_array__ = __array__ = _raise
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _raise
+    __pow__ = __rpow__ = __neg__ = __lt__ = __le__ = __gt__ = __ge__ = __round__ = _raise
+    __eq__ = __ne__ = _raise
+    __hash__ = object.__hash__
 
 
 def _stale(entry) -> bool:

@@ -22,6 +22,7 @@ the MLP Adam step W2 spent 221 us in the facade's Python against 228 us in the p
 from __future__ import annotations
 
 from operator import is_
+from sys import getrefcount
 
 import jax
 
@@ -84,7 +85,7 @@ def _leaves(v) -> list:
 
 class Steady:
     __slots__ = ("base", "n", "n_args", "entry", "key", "ambient", "flat", "kinds", "recs", "vals", "leaves",
-                 "starts", "counts", "check", "writers", "single")
+                 "starts", "counts", "check", "writers", "single", "fresh")
 
     def __init__(self, entry, key, ambient, d, flat: bool):
         """After a call of ``entry`` whose key was ``key``, its results written back: the slots' values now are
@@ -100,6 +101,7 @@ class Steady:
         # a result that is one new tensor (a loss), with nothing to replay: its (dtype, device), so the call builds
         # it directly (``CompiledFunction._results`` otherwise)
         spec, self.single = entry.spec, None
+        self.fresh = spec.fresh  # (GradSlots written back as new tensors: runner._Spec.fresh)
         if len(spec.result_meta) == 1 and spec.result_meta[0][0] == "t" and not spec.effects and \
                 not spec.deferred and not spec.replays and spec.result_skel is None and 0 not in spec.moves[1]:
             mark = object()
@@ -134,6 +136,11 @@ class Steady:
                             continue
                     elif r is not None and g is r[0] and g._storage is r[1] and r[1].array is r[2] and \
                             r[1].zeros is r[3] and g._chain is r[4]:
+                        # a .grad the program replaces by a new tensor, kept by the caller (or viewed): its buffer
+                        # is not donated but copied (held here: s.tensor._grad, the record, g and the argument; its
+                        # storage: g, the record and the argument)
+                        if i in self.fresh and (getrefcount(g) > 4 or getrefcount(r[1]) > 3):
+                            self.leaves[self.starts[i]] = jax.numpy.array(r[2], copy=True)
                         continue
                 elif k == _OPT:
                     views = dict.get(s.opt.state, s.param)
@@ -189,13 +196,16 @@ class Steady:
             elif k == _GRAD:
                 cur = s.tensor._grad
                 r = recs[i]
-                if v is not None and r is not None and cur is r[0] and self.counts[i] == 1 and cur.dtype is dt:
+                if v is not None and r is not None and cur is r[0] and self.counts[i] == 1 and cur.dtype is dt and \
+                        i not in self.fresh:
                     st = r[1]  # (the .grad the check found: a plain tensor over its own storage)
                     st.array = v
                     st.version += max(1, bump)
                     recs[i] = (cur, st, v, st.zeros, None)
                     vals[i] = leaves[starts[i]] = v
                 else:
+                    if i in self.fresh:
+                        s.tensor._grad = None
                     s.write(v, dt, bump)
                     ok = self._take(i, s) and ok
             elif k == _OPT:

@@ -68,6 +68,12 @@ def _swap(module: Any, name: str, value: Any) -> Any:
     orig = getattr(m, attr, _MISSING)
     if orig is not _MISSING and orig is not None and not isinstance(orig, Tensor):
         raise TypeError(f"attribute `{attr}`: {orig} is not an instance of torch.Tensor")
+    from ..nn.parameter import Parameter
+    if isinstance(orig, Parameter) and isinstance(value, Tensor) and not isinstance(value, Parameter):
+        # a parameter another module holds, reached through this one's attribute lookup (``compile(model)``'s
+        # wrapper: its keys are ``_orig_mod.<name>``); set here, the value would be ignored (zero gradients)
+        raise TypeError(f"cannot assign '{value.type()}' as parameter '{attr}' (torch.nn.Parameter or None "
+                        "expected)")
     if value is not _MISSING:
         object.__setattr__(m, attr, value)
     elif orig is not _MISSING:

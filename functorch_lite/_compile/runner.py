@@ -144,6 +144,22 @@ def _static_repr(v, depth=0):
     return ("obj", type(v).__qualname__)
 
 
+def _arg_statics(d, args, kwargs) -> tuple:
+    """The guard key's argument components: positional, keyword. An ArgViewSlot's view is no constant of the
+    program: its slot's sig is its guard."""
+    vp = d.view_pos
+    return (tuple([_static_repr(a) for a in args]) if not vp else
+            tuple(["T" if i in vp else _static_repr(a) for i, a in enumerate(args)]),
+            tuple([(k, "T" if k in vp else _static_repr(v)) for k, v in sorted(kwargs.items())]) if kwargs else ())
+
+
+def _modes() -> tuple:
+    """The guard key's global modes: grad, inference, default dtype, autocast, float32 matmul precision, current
+    CUDA device, attention backends."""
+    return (_gm._state.enabled, _gm._state.inference, D._DEFAULT[0], _amp.state_key(),
+            _config._SWITCHES["matmul_precision"], _dev.CURRENT_CUDA[0], _SDP_KEY[0])
+
+
 class _Entry:
     __slots__ = ("jitted", "donating", "saving", "spec", "eager", "consts", "scanned", "skip", "unused")
 
@@ -291,12 +307,15 @@ class CompiledFunction:
                                                                             views=self._views)):
             raise AssertionError(f"functorch_lite.compile: {self.__name__}: the reused discovery differs from a "
                                  "fresh walk (a change the discovery checks missed)")
-        ambient = self._ambient(d, args, kwargs)
         steady, self._steady = self._steady, None
         if steady is not None:
-            ins = steady.inputs(d, ambient)
+            ins = steady.inputs(d, args, kwargs)
             if ins is not None and not _stale(steady.entry):
+                if config.verify_discovery and self._ambient(d, args, kwargs) != steady.ambient:
+                    raise AssertionError(f"functorch_lite.compile: {self.__name__}: the steady state's check "
+                                         "passed a call whose guard components differ")
                 return self._steady_call(steady, d, args, kwargs, ins)
+        ambient = self._ambient(d, args, kwargs)
         key = (tuple([s.sig() for s in d.slots]),) + ambient
         names = d  # (the component names are built from the discovery on a miss: _flat)
         entry = self.cache.get(key)
@@ -387,7 +406,7 @@ class CompiledFunction:
         # the steady state: recorded where the call left the key it was called with (its program's fixed point)
         if entry.spec.moves is not None and not entry.spec.moves[0] and not entry.spec.firsts and \
                 _same_key(self._key(d, args, kwargs)[0], key):
-            self._steady = Steady(entry, key, ambient, d, flat)
+            self._steady = Steady(entry, key, ambient, d, flat, _arg_statics, _modes)
         return result
 
     def _primed(self, key, entry, d, in_vals, traced, ambient):
@@ -676,15 +695,10 @@ class CompiledFunction:
     @staticmethod
     def _ambient(d, args, kwargs) -> tuple:
         """The guard key's components beside the slots' sigs (the key is ``(slot sigs,) + ambient``; ``_flat``
-        names each). An ArgViewSlot's view is no constant of the program: its slot's sig is its guard."""
-        vp = d.view_pos
-        return (tuple([m.training for _, m in d.modules]), tuple([v for _, v in d.statics]),
-                tuple([_static_repr(a) for a in args]) if not vp else
-                tuple(["T" if i in vp else _static_repr(a) for i, a in enumerate(args)]),
-                tuple([(k, "T" if k in vp else _static_repr(v)) for k, v in sorted(kwargs.items())])
-                if kwargs else (),
-                _gm._state.enabled, _gm._state.inference, D._DEFAULT[0], _amp.state_key(),
-                _config._SWITCHES["matmul_precision"], _dev.CURRENT_CUDA[0], _SDP_KEY[0], d.frozen)
+        names each): module training flags, guarded statics, the arguments' static parts, the modes, the frozen
+        guards. (The steady state compares these in place: ``steady.Steady._source``.)"""
+        return (tuple([m.training for _, m in d.modules]), tuple([v for _, v in d.statics])) + \
+            _arg_statics(d, args, kwargs) + _modes() + (d.frozen,)
 
     @staticmethod
     def _flat(key, d):

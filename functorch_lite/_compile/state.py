@@ -565,9 +565,10 @@ class Plan:
     lists/dicts/objects it went through, each tensor's storage and requires_grad, optimizers' param groups.
     ``valid()`` re-reads those (identity comparisons); modules' parameter/buffer/submodule tables are covered
     by one counter they bump on every change (nn.modules.module.STRUCTURE_EPOCH)."""
-    __slots__ = ("d", "epoch", "cells", "globs", "seqs", "tensors", "groups", "arrays")
+    __slots__ = ("d", "epoch", "cells", "globs", "seqs", "tensors", "groups", "arrays", "_check")
 
     def __init__(self):
+        self._check = None        # the identity checks below, as one generated function (``_check_source``)
         self.arrays: list = []    # (NumPy array, its guard): its contents are checked on every call
         self.cells: list = []     # (cell, contents)
         self.globs: list = []     # (globals dict, names, values: _EMPTY where unset)
@@ -576,37 +577,15 @@ class Plan:
         self.groups: list = []    # [statics index, optimizer, group, hyper keys, group keys, group values]
 
     def valid(self) -> bool:
-        if _epoch() != self.epoch:
+        check = self._check
+        if check is None:  # (made on the first check: the walk has listed everything by then)
+            src, ns = self._check_source()
+            exec(compile(src, "<functorch_lite.compile plan check>", "exec"), ns)
+            check = self._check = ns["check"]
+        if not check():
             return False
         for a, g in self.arrays:
             if a.nbytes <= _NUMPY_CHECKED and numpy_guard(a) != g:
-                return False
-        for cell, v in self.cells:
-            try:
-                if cell.cell_contents is not v:
-                    return False
-            except ValueError:
-                if v is not _EMPTY:
-                    return False
-        for g, names, vals in self.globs:
-            if not _identical(tuple(map(g.get, names, repeat(_EMPTY, len(names)))), vals):
-                return False
-        for kind, obj, k, snap in self.seqs:
-            if kind == _LIST:
-                if not _identical(tuple(obj), snap):
-                    return False
-            elif kind == _ATTR:
-                if getattr(obj, k, _EMPTY) is not snap:
-                    return False
-            elif kind == _ITEM:
-                if obj.get(k, _EMPTY) is not snap:
-                    return False
-            elif not _same_items(tuple(islice((obj if kind == _DICT else vars(obj)).items(),
-                                              _DICT_ITEMS if kind == _DICT else _ATTR_ITEMS)), snap):
-                return False
-        for t, st, rg, leaf, nograd in self.tensors:
-            if t._storage is not st or t._requires_grad is not rg or (t.grad_fn is None) is not leaf or (
-                    not rg and (t._grad is None) is not nograd):  # (a frozen tensor's .grad: a slot while set)
                 return False
         statics = self.d.statics
         for rec in self.groups:
@@ -626,6 +605,59 @@ class Plan:
         return True
 
 
+    def _check_source(self) -> tuple:
+        """``valid()``'s identity checks (the structure epoch, closure cells, globals, the containers and
+        attributes walked, each tensor's storage and autograd flags) as the source of one straight-line function
+        over the recorded objects, and its namespace: a training step's reused walk is checked on every call
+        (W2: 7 us as a loop over the records, 2 generated)."""
+        ns = {"_EMPTY": _EMPTY, "_S": _structure(), "_identical": _identical, "_same_items": _same_items,
+              "islice": islice, "_DICT_ITEMS": _DICT_ITEMS, "_ATTR_ITEMS": _ATTR_ITEMS, "_cell_empty": _cell_empty}
+        conds = [f"_S[0] != {self.epoch!r}"]
+
+        def const(v):
+            name = f"k{len(ns)}"
+            ns[name] = v
+            return name
+        cells = []
+        for cell, v in self.cells:
+            if v is _EMPTY:
+                conds.append(f"not _cell_empty({const(cell)})")
+            else:
+                cells.append(f"{const(cell)}.cell_contents is not {const(v)}")
+        for g, names, vals in self.globs:
+            gn = const(g)
+            conds += [f"{gn}.get({n!r}, _EMPTY) is not {const(v)}" for n, v in zip(names, vals)]
+        for kind, obj, k, snap in self.seqs:
+            o = const(obj)
+            if kind == _LIST:
+                if type(obj) is list and len(snap) <= 8:
+                    conds.append(f"len({o}) != {len(snap)}")
+                    conds += [f"{o}[{j}] is not {const(x)}" for j, x in enumerate(snap)]
+                else:
+                    conds.append(f"not _identical(tuple({o}), {const(snap)})")
+            elif kind == _ATTR:
+                conds.append(f"getattr({o}, {const(k)}, _EMPTY) is not {const(snap)}")
+            elif kind == _ITEM:
+                conds.append(f"{o}.get({const(k)}, _EMPTY) is not {const(snap)}")
+            else:
+                items = f"{o}.items()" if kind == _DICT else f"vars({o}).items()"
+                n = "_DICT_ITEMS" if kind == _DICT else "_ATTR_ITEMS"
+                conds.append(f"not _same_items(tuple(islice({items}, {n})), {const(snap)})")
+        for t, st, rg, leaf, nograd in self.tensors:
+            tn = const(t)
+            fn = f"{tn}._grad_fn" if t._base is None else f"{tn}.grad_fn"  # (a base tensor's property is the slot)
+            conds.append(f"{tn}._storage is not {const(st)} or {tn}._requires_grad is not {rg!r} or "
+                         f"({fn} is None) is not {leaf!r}" + ("" if rg else f" or ({tn}._grad is None) is not {nograd!r}"))
+        lines = ["def check():"]
+        lines += [f"    if {c}:\n        return False" for c in conds]
+        if cells:  # (a cell emptied since (``del``) raises ValueError: changed)
+            lines.append("    try:")
+            lines += [f"        if {c}:\n            return False" for c in cells]
+            lines.append("    except ValueError:\n        return False")
+        lines.append("    return True")
+        return "\n".join(lines) + "\n", ns
+
+
 def _identical(a: tuple, b: tuple) -> bool:
     return len(a) == len(b) and all(map(is_, a, b))
 
@@ -639,11 +671,24 @@ def _same_items(a: tuple, b: tuple) -> bool:
 _STRUCTURE: list = []
 
 
-def _epoch() -> int:
+def _structure() -> list:
+    """nn's structure epoch, a one-element list (``Plan``)."""
     if not _STRUCTURE:  # (nn imports this package: bound on first use)
         from ..nn.modules.module import STRUCTURE_EPOCH
         _STRUCTURE.append(STRUCTURE_EPOCH)
-    return _STRUCTURE[0][0]
+    return _STRUCTURE[0]
+
+
+def _epoch() -> int:
+    return _structure()[0]
+
+
+def _cell_empty(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return True
+    return False
 
 
 def discover_cached(fn, args, kwargs, holder) -> Discovery:

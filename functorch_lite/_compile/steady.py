@@ -21,7 +21,8 @@ the MLP Adam step W2 spent 221 us in the facade's Python against 228 us in the p
 """
 from __future__ import annotations
 
-from operator import is_
+import weakref
+from operator import attrgetter, is_
 from sys import getrefcount
 
 import jax
@@ -34,6 +35,7 @@ _KIND = {S.StorageSlot: _STORAGE, S.GradSlot: _GRAD, S.OptSlot: _OPT, S.HyperSlo
 # the kinds of slot whose value may change with their sig unchanged: re-read, sig compared with the key's
 _REREAD = (_STORAGE, _HYPER, _RNG, _VIEW)  # (an ArgViewSlot is an argument: read on every call)
 _ARRAY = type(jax.numpy.zeros(()))
+_SARR = attrgetter("_storage.array")  # a tensor's storage's array
 _FLAT_STATES: set = set()  # NamedTuple types whose leaves are their non-None fields (optimizer states)
 
 
@@ -54,7 +56,7 @@ def _record(kind, s):
         if not views:
             return (s.opt._ostate.get(s.param), views, (), False)
         ts = tuple(views.values())
-        return (s.opt._ostate.get(s.param), views, tuple([t._storage.array for t in ts]),
+        return (s.opt._ostate.get(s.param), views, tuple(map(_SARR, ts)),
                 all(t._chain is None and t._storage.root() is t._storage for t in ts))
     if kind == _HYPER:  # the options' values; a tensor option's array too (a scheduler may write it in place)
         vals = [s.group[k] for k in s.keys]
@@ -85,11 +87,13 @@ def _leaves(v) -> list:
 
 class Steady:
     __slots__ = ("base", "n", "n_args", "entry", "key", "ambient", "flat", "kinds", "recs", "vals", "leaves",
-                 "starts", "counts", "check", "writers", "single", "fresh")
+                 "starts", "counts", "check", "writers", "single", "fresh", "inputs", "write", "__weakref__")
 
-    def __init__(self, entry, key, ambient, d, flat: bool):
+    def __init__(self, entry, key, ambient, d, flat: bool, arg_statics, modes):
         """After a call of ``entry`` whose key was ``key``, its results written back: the slots' values now are
-        the next call's inputs. ``flat``: the program takes flat leaves (``entry.donating``), else the values."""
+        the next call's inputs. ``flat``: the program takes flat leaves (``entry.donating``), else the values.
+        ``arg_statics(d, args, kwargs)``, ``modes()``: those components of the key's ``ambient``
+        (``CompiledFunction._ambient``)."""
         self.entry, self.key, self.ambient, self.flat = entry, key, ambient, flat
         self.base = d if d.base is None else d.base
         self.n = len(d.slots)
@@ -116,51 +120,157 @@ class Steady:
             self.leaves.extend(leaves)
             self.vals.append(v)
             self.recs.append(None if i in skip else _record(self.kinds[i], s))
+        ns = {"BASE": self.base, "N": self.n, "AMB": ambient, "K": key[0], "R": self.recs, "V": self.vals,
+              "L": self.leaves, "self": weakref.proxy(self), "getrefcount": getrefcount,
+              "copy": _copy, "is_": is_, "dget": dict.get, "FLAT": _FLAT_STATES, "from_array": S.Tensor._from_array,
+              "hyper_new": _hyper_new, "arg_statics": arg_statics, "modes": modes, "SARR": _SARR}
+        exec(compile(self._source(d, ns), "<functorch_lite.compile steady state>", "exec"), ns)
+        self.inputs, self.write = ns["inputs"], ns["write"]
 
-    def inputs(self, d, ambient):
-        """The program's inputs for this call (flat leaves or per-slot values) when it is the steady state, else
-        None."""
-        if (d is not self.base and d.base is not self.base) or len(d.slots) != self.n or ambient != self.ambient:
-            return None
-        slots, recs, kinds, n_args = d.slots, self.recs, self.kinds, self.n_args
+    def _source(self, d, ns) -> str:
+        """``inputs(d, ambient)``: the program's inputs for this call (flat leaves or per-slot values) when it is
+        the steady state, else None; ``write(d, outs)``: the program's outputs put in place
+        (``CompiledFunction._write_back``'s slot writes, with the slot kinds known in advance) and the new records
+        taken (False: the state left the steady shape, a .grad dropped say; the writes are complete anyway, the
+        next call takes the full path). Both as straight-line code over this state's slots, generated once: a
+        small step's Python per call is most of what the facade adds to the program (W2: 37 slot checks and 18
+        writes a call; 6.5 + 18 us as loops over the slot kinds).
+
+        The records compared (``_record``): the objects whose identity holds while a slot's value does. A slot
+        whose value may change with its sig unchanged (``_REREAD``: an argument, a closure tensor given a new
+        array, a changed learning rate, a reseeded generator) is read again when its record differs, its sig
+        compared with the key's; any other change sends the call down the full path."""
+        n_args, base_slots = self.n_args, d.slots
+
+        def const(v):
+            name = f"c{len(ns)}"
+            ns[name] = v
+            return name
+        # the key's other components (``CompiledFunction._ambient``), compared in place: the modules' training
+        # flags, the guarded statics (the reused walk's list: ``state.Plan.valid`` reads a group's again), the
+        # arguments' static parts, the modes and the frozen guards
+        amb = self.ambient
+        same = [f"{const(m)}.training is {const(m.training)}" for _, m in self.base.modules]
+        if amb[1]:
+            same.append(f"[v for _, v in {const(self.base.statics)}] == {const(list(amb[1]))}")
+        same.append(f"arg_statics(d, args, kwargs) == {const(amb[2:4])}" if amb[2] or amb[3] else
+                    "not args and not kwargs")
+        same += [f"modes() == {const(amb[4:11])}", f"d.frozen == {const(amb[11])}"]
+        src = ["def inputs(d, args, kwargs):",
+               "    if (d is not BASE and d.base is not BASE) or len(d.slots) != N:",
+               "        return None",
+               f"    if not ({' and '.join(same)}):",
+               "        return None",
+               "    sl = d.slots"]
         for i in self.check:
-            s, r, k = slots[i], recs[i], kinds[i]
-            if i >= n_args:
-                if k == _STORAGE:
-                    if s.storage.array is r:
-                        continue
-                elif k == _GRAD:
-                    g = s.tensor._grad
-                    if g is None:
-                        if r is None:
-                            continue
-                    elif r is not None and g is r[0] and g._storage is r[1] and r[1].array is r[2] and \
-                            r[1].zeros is r[3] and g._chain is r[4]:
-                        # a .grad the program replaces by a new tensor, kept by the caller (or viewed): its buffer
-                        # is not donated but copied (held here: s.tensor._grad, the record, g and the argument; its
-                        # storage: g, the record and the argument)
-                        if i in self.fresh and (getrefcount(g) > 4 or getrefcount(r[1]) > 3):
-                            self.leaves[self.starts[i]] = jax.numpy.array(r[2], copy=True)
-                        continue
-                elif k == _OPT:
-                    views = dict.get(s.opt.state, s.param)
-                    if s.opt._ostate.get(s.param) is r[0] and views is r[1] and (
-                            not views or len(views) == len(r[2]) and
-                            all(map(is_, [t._storage.array for t in views.values()], r[2]))):
-                        continue
-                elif k == _HYPER:
-                    if len(r) == len(s.keys):  # (no tensor option: the values are the record)
-                        if all(map(is_, map(s.group.__getitem__, s.keys), r)):
-                            continue
-                    else:
-                        new = _record(k, s)
-                        if len(new) == len(r) and all(map(is_, new, r)):
-                            continue
-                elif s.gen._key is r:
-                    continue
-            if not (k in _REREAD and s.sig() == self.key[0][i] and self._take(i, s)):
-                return None
-        return self.leaves if self.flat else self.vals
+            k, s = self.kinds[i], base_slots[i]
+            reread = f"self._reread({i}, sl[{i}])" if k in _REREAD else "False"
+            if i < n_args:  # (an argument: read on every call)
+                src.append(f"    if not {reread}:\n        return None")
+            elif k == _STORAGE:
+                src.append(f"    if {const(s.storage)}.array is not R[{i}] and not {reread}:\n        return None")
+            elif k == _GRAD:
+                src += [f"    g, r = {const(s.tensor)}._grad, R[{i}]",
+                        "    if g is None:",
+                        "        if r is not None:\n            return None",
+                        "    elif r is None or g is not r[0] or g._storage is not r[1] or r[1].array is not r[2] or "
+                        "r[1].zeros is not r[3] or g._chain is not r[4]:",
+                        "        return None"]
+                if i in self.fresh:
+                    # a .grad the program replaces by a new tensor, kept by the caller (or viewed): its buffer is
+                    # not donated but copied (held here: the tensor's _grad, the record, g and the argument; its
+                    # storage: g, the record and the argument)
+                    src += ["    elif getrefcount(g) > 4 or getrefcount(r[1]) > 3:",
+                            f"        L[{self.starts[i]}] = copy(r[2])"]
+            elif k == _OPT:
+                o, p = const(s.opt), const(s.param)
+                src += [f"    r, views = R[{i}], dget({o}.state, {p})",
+                        f"    if {o}._ostate.get({p}) is not r[0] or views is not r[1] or views and ("
+                        "len(views) != len(r[2]) or not all(map(is_, map(SARR, views.values()), r[2]))):",
+                        "        return None"]
+            elif k == _HYPER:  # (the values, in the record while no option is a tensor)
+                g = const(s.group)
+                same = " and ".join([f"len(r) == {len(s.keys)}"] + [f"{g}[{const(key)}] is r[{j}]"
+                                                                     for j, key in enumerate(s.keys)])
+                src += [f"    r = R[{i}]",
+                        f"    if not ({same}) and not hyper_new(sl[{i}], r) and not {reread}:",
+                        "        return None"]
+            else:
+                src.append(f"    if {const(s.gen)}._key is not R[{i}] and not {reread}:\n        return None")
+        src.append("    return L" if self.flat else "    return V")
+        src += ["", "", "def write(d, outs):", "    sl = d.slots", "    ok = True"]
+        for j, (k, i, dt, bump) in enumerate(self.writers):
+            s = base_slots[i]
+            src.append(f"    v = outs[{j}]")
+            if k == _STORAGE:
+                st = f"sl[{i}].storage" if i < n_args else const(s.storage)
+                src += [f"    st = {st}", "    st.array = v", f"    st.version += {bump!r}",
+                        f"    R[{i}] = V[{i}] = L[{self.starts[i]}] = v"]
+            elif k == _GRAD and i < n_args:
+                src.append(f"    ok = self._grad_write({i}, sl[{i}], v, {const(dt)}, {bump!r}) and ok")
+            elif k == _GRAD and i in self.fresh and dt is not None and self.counts[i] == 1:
+                # (GradSlot.write of a new tensor, then its record: a plain tensor over its own storage)
+                t = const(s.tensor)
+                src += ["    if v is None:",
+                        f"        ok = self._grad_write({i}, sl[{i}], v, {const(dt)}, {bump!r}) and ok",
+                        "    else:",
+                        f"        {t}._grad = None",
+                        f"        g = {t}._grad = from_array(v, {const(dt)}, {t}._storage.device)",
+                        "        st = g._storage",
+                        f"        st.version = {bump!r}",
+                        f"        R[{i}] = (g, st, v, None, None)",
+                        f"        V[{i}] = L[{self.starts[i]}] = v"]
+            elif k == _GRAD:
+                t = const(s.tensor)
+                cond = f"v is not None and r is not None and cur is r[0] and cur.dtype is {const(dt)}" \
+                    if self.counts[i] == 1 and i not in self.fresh else "False"
+                src += [f"    cur, r = {t}._grad, R[{i}]",
+                        f"    if {cond}:",
+                        "        st = r[1]  # (the .grad the check found: a plain tensor over its own storage)",
+                        "        st.array = v",
+                        f"        st.version += {max(1, bump)!r}",
+                        f"        R[{i}] = (cur, st, v, st.zeros, None)",
+                        f"        V[{i}] = L[{self.starts[i]}] = v",
+                        "    else:",
+                        f"        ok = self._grad_write({i}, sl[{i}], v, {const(dt)}, {bump!r}) and ok"]
+            elif k == _OPT and i >= n_args:
+                # (OptSlot.write: the state in place, the ``state[p]`` tensors over its arrays, versions bumped)
+                o, p, c = const(s.opt), const(s.param), self.counts[i]
+                src += [f"    r = R[{i}]",
+                        f"    if v is not None and r[3] and type(v) in FLAT and dget({o}.state, {p}) is r[1]:",
+                        f"        {o}._ostate[{p}] = v",
+                        f"        {const(s)}._sig = (v, K[{i}])  # (its sig: the key's, the program's fixed point)",
+                        "        arrays = []",
+                        "        for name, t in r[1].items():",
+                        "            a = getattr(v, name)",
+                        "            st = t._storage",
+                        "            st.array = a",
+                        "            st.version += 1",
+                        "            arrays.append(a)",
+                        f"        R[{i}] = (v, r[1], tuple(arrays), True)",
+                        f"        V[{i}] = v",
+                        "        new = [x for x in v if x is not None]",
+                        f"        if len(new) == {c}:",
+                        f"            L[{self.starts[i]}:{self.starts[i] + c}] = new",
+                        "        else:",
+                        "            ok = False",
+                        "    else:",
+                        f"        ok = self._opt_write({i}, sl[{i}], v) and ok"]
+            else:
+                src.append(f"    ok = self._other_write({k}, {i}, sl[{i}], v) and ok")
+        for i, z, dt, bump in self.entry.spec.zeros:
+            src += [f"    s = sl[{i}]",
+                    f"    s.write_zero({const(z)}, {const(dt)}, {bump!r})",
+                    f"    r, g = R[{i}], s.tensor._grad",
+                    "    if r is None or g is not r[0] or r[1].array is not r[2] or r[1].zeros is not r[3]:",
+                    f"        ok = self._take({i}, s) and ok  # (else known zeros in and out: only the version moved)"]
+        src.append("    return ok")
+        return "\n".join(src) + "\n"
+
+    def _reread(self, i, s) -> bool:
+        """Slot ``i`` (of a kind whose value may change with its sig unchanged) read again, when its sig is the
+        key's."""
+        return s.sig() == self.key[0][i] and self._take(i, s)
 
     def _take(self, i, s, v=None, read=True) -> bool:
         """Slot ``i``'s value (read afresh, or ``v``) into the inputs, and its record (False: its leaves no longer
@@ -180,67 +290,32 @@ class Steady:
         self.recs[i] = _record(self.kinds[i], s)
         return True
 
-    def write(self, d, outs) -> bool:
-        """Put the program's outputs in place (``CompiledFunction._write_back``'s slot writes) and take the new
-        records. False: the state left the steady shape (a .grad dropped, say); the writes are complete anyway,
-        the next call takes the full path."""
-        slots, recs, leaves, starts, vals = d.slots, self.recs, self.leaves, self.starts, self.vals
-        ok = True
-        for (k, i, dt, bump), v in zip(self.writers, outs):
-            s = slots[i]
-            if k == _STORAGE:
-                st = s.storage
-                st.array = v
-                st.version += bump
-                recs[i] = vals[i] = leaves[starts[i]] = v
-            elif k == _GRAD:
-                cur = s.tensor._grad
-                r = recs[i]
-                if v is not None and r is not None and cur is r[0] and self.counts[i] == 1 and cur.dtype is dt and \
-                        i not in self.fresh:
-                    st = r[1]  # (the .grad the check found: a plain tensor over its own storage)
-                    st.array = v
-                    st.version += max(1, bump)
-                    recs[i] = (cur, st, v, st.zeros, None)
-                    vals[i] = leaves[starts[i]] = v
-                else:
-                    if i in self.fresh:
-                        s.tensor._grad = None
-                    s.write(v, dt, bump)
-                    ok = self._take(i, s) and ok
-            elif k == _OPT:
-                r = recs[i]
-                if v is not None and r[3] and type(v) in _FLAT_STATES and dict.get(s.opt.state, s.param) is r[1]:
-                    # (OptSlot.write: the state in place, the ``state[p]`` tensors over its arrays, versions bumped)
-                    s.opt._ostate[s.param] = v
-                    s._sig = (v, self.key[0][i])  # (its sig: the key's, the program's fixed point)
-                    arrays = []
-                    for name, t in r[1].items():
-                        a = getattr(v, name)
-                        st = t._storage
-                        st.array = a
-                        st.version += 1
-                        arrays.append(a)
-                    recs[i] = (v, r[1], tuple(arrays), True)
-                    vals[i] = v
-                    new = [x for x in v if x is not None]
-                    if len(new) == self.counts[i]:
-                        leaves[starts[i]:starts[i] + len(new)] = new
-                    else:
-                        ok = False
-                else:
-                    s.write(v, self.key[0][i])
-                    ok = self._take(i, s, v, read=False) and ok
-            else:
-                if k == _HYPER:
-                    s.write(v)
-                else:
-                    s.put(v)
-                ok = self._take(i, s) and ok
-        for i, z, dt, bump in self.entry.spec.zeros:
-            s = slots[i]
-            s.write_zero(z, dt, bump)
-            r, g = recs[i], s.tensor._grad
-            if r is None or g is not r[0] or r[1].array is not r[2] or r[1].zeros is not r[3]:
-                ok = self._take(i, s) and ok  # (else known zeros in and out: only the version moved)
-        return ok
+    # the writes ``write`` does not make inline
+    def _grad_write(self, i, s, v, dt, bump) -> bool:
+        if i in self.fresh:
+            s.tensor._grad = None
+        s.write(v, dt, bump)
+        return self._take(i, s)
+
+    def _opt_write(self, i, s, v) -> bool:
+        s.write(v, self.key[0][i])
+        return self._take(i, s, v, read=False)
+
+    def _other_write(self, k, i, s, v) -> bool:
+        if k == _HYPER:
+            s.write(v)
+        else:
+            s.put(v)
+        return self._take(i, s)
+
+
+def _copy(a):
+    return jax.numpy.array(a, copy=True)
+
+
+def _hyper_new(s, r) -> bool:
+    """A HyperSlot with a tensor option: its record (values and the tensors' arrays) still holds."""
+    if len(r) == len(s.keys):
+        return False
+    new = _record(_HYPER, s)
+    return len(new) == len(r) and all(map(is_, new, r))

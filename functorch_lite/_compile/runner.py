@@ -72,7 +72,7 @@ STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile", 
            "aot_eager_then_compile")
 COUNTERS = {"calls": 0, "traces": 0, "cache_hits": 0, "eager_calls": 0, "graph_breaks": 0, "steady_calls": 0}
 
-from ..ops._dispatch import DataDependentError  # noqa: E402
+from ..ops._dispatch import DataDependentError, _dispatch_view  # noqa: E402
 
 _BREAKS = (DataDependentError, jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
            jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError)
@@ -250,7 +250,7 @@ class _Spec:
     """What one trace produced: which slots come back (and how), the result's structure, deferred calls."""
     __slots__ = ("outputs", "result_tree", "result_meta", "deferred", "n_slot_out", "needs_node", "node_op", "fresh",
                  "node_entry", "node_ctx", "out_sigs", "effects", "firsts", "result_skel", "zeros", "moves",
-                 "read_state", "replays", "objs", "freed")
+                 "read_state", "replays", "objs", "freed", "aliased")
 
 
 class CompiledFunction:
@@ -777,7 +777,6 @@ class CompiledFunction:
                 sch.__dict__["get_last_lr"] = last_lr
                 patched.append(sch)
             backward_before = _engine.BACKWARD_CALLS[0]
-            grad_on = _gm._state.enabled
             bindings = _bindings(fn)  # the closure cells / globals fn rebinds are put back, then replayed
             prev_attrs = _module.SETATTR_LOG[0]
             _module.SETATTR_LOG[0] = attrs = {}
@@ -822,7 +821,24 @@ class CompiledFunction:
                         for a, *fields in views:
                             a._grad_fn, a._gver, a._requires_grad, a._out_nr = fields
                 reads = _optim.READS[0]
-                result = fn(*args, **kwargs)
+                # the tensors the function reached that have a graph behind them (a non-leaf input): an in-place
+                # write to one with grad enabled gives it a new history through the function, which the node
+                # (whose outputs are the results) does not carry: such a call runs eagerly, as torch's does
+                # (their own nodes back on the way out, whatever happens: the trace's would leak its tracers)
+                graphed = [(s.tensor, s.tensor._grad_fn, s.tensor._out_nr, getattr(s.tensor, "_gver", None))
+                           for s in slots
+                           if type(s) is S.StorageSlot and s.tensor._requires_grad and s.tensor._grad_fn is not None]
+                try:
+                    result = fn(*args, **kwargs)
+                    rewritten = any(t._grad_fn is not g for t, g, _, _ in graphed)
+                finally:
+                    for t, g, n, v in graphed:
+                        t._grad_fn, t._out_nr = g, n
+                        if v is not None:
+                            t._gver = v
+                if rewritten:
+                    raise _UnreachableWrite("an in-place write, with grad enabled, to a tensor that has a graph "
+                                            "behind it (a non-leaf input that requires grad)")
                 reads = _optim.READS[0] != reads
                 # (dataclasses and user objects holding new tensors: pytree nodes, rebuilt after each call)
                 result = _structured(result, _known(d, args, kwargs), first_uid)
@@ -862,7 +878,7 @@ class CompiledFunction:
                 # a backward() inside (a training step): the results whose graph it freed (the loss) get no node,
                 # and a step returning only those keeps its donating, steady program; a result whose graph is
                 # intact (a GAN's D step returning G's output) needs the node, as torch's keeps its graph
-                spec.needs_node = grad_on and any(m[0] == "t" and m[3] for m in spec.result_meta) and (
+                spec.needs_node = any(m[0] == "t" and m[3] for m in spec.result_meta) and (
                     _engine.BACKWARD_CALLS[0] == backward_before or _any_intact(result))
                 # the results whose graph that backward freed: torch's are tensors that require grad, with a
                 # grad_fn whose second backward raises "Trying to backward through the graph a second time"
@@ -964,7 +980,7 @@ class CompiledFunction:
         spec.effects = [e[:3] for e in effects]
         leaves, tree = jax.tree_util.tree_flatten((result, [(a, k) for _, a, k in deferred], [e[3] for e in effects]),
                                                   is_leaf=lambda x: isinstance(x, Tensor))
-        meta = []
+        meta, res = [], []
         # a result that IS a tensor the function reached (``return W``, ``return x``) comes back as that object,
         # and one that views its storage (``return x[0]``, ``x.t()``, ``x.detach()``) as a view of it, as
         # torch.compile returns them: a write to the result is a write to W / x
@@ -977,18 +993,40 @@ class CompiledFunction:
         grad_of = {id(s.tensor._grad): i for i, s in enumerate(d.slots)
                    if isinstance(s, S.GradSlot) and s.tensor._grad is not None}
         storage_of = {id(s.storage): i for i, s in enumerate(d.slots) if isinstance(s, S.StorageSlot)}
+        # ``return opt.state[p]['momentum_buffer']``: that state tensor itself after the write-back (torch's object)
+        ostate_of = {id(t): (i, name) for i, s in enumerate(d.slots) if isinstance(s, S.OptSlot)
+                     for name, t in (dict.get(s.opt.state, s.param) or {}).items()}
+        written = {i for i, _, _ in outputs}
+        first = {}
         for leaf in leaves:
             if isinstance(leaf, Tensor):
+                k = first.setdefault(id(leaf), len(meta))
+                if k != len(meta):  # (``return y, y``: the same object twice, as torch returns it)
+                    meta.append(("dup", k))
+                    continue
                 i = slot_of.get(id(leaf))
                 if i is not None:
                     meta.append(("slot", i))
                     continue
-                i = storage_of.get(id(leaf._storage))
+                root = leaf._storage.root()
+                i = storage_of.get(id(root))
                 if i is not None and not leaf.requires_grad:
                     # (its base: the slot's tensor where the traced view's is; none for ``x.detach()`` or a view of it,
-                    # whose base needs no gradient: a view of x would take x's graph after an in-place write to x)
+                    # whose base needs no gradient: a view of x would take x's graph after an in-place write to x;
+                    # ``p.data``: over the same values with a counter of its own)
                     meta.append(("view", i, leaf._shape, leaf.dtype, leaf._chain, leaf._strides, leaf._offset,
-                                 leaf._base is d.slots[i].tensor))
+                                 leaf._base is d.slots[i].tensor, leaf._storage is not root))
+                    continue
+                if i is not None and i not in written and leaf._storage is root and d.slots[i].tensor.requires_grad:
+                    # a view of an input that requires grad (``return h[1:]``), the function writing none of it: the
+                    # same view steps taken of the input itself, recorded (SliceBackward0 on h's history), as
+                    # torch.compile regenerates an output that aliases an input
+                    steps = _steps_from(d.slots[i].tensor, leaf)
+                    if steps is not None:
+                        meta.append(("gview", i, steps))
+                        continue
+                if id(leaf) in ostate_of:
+                    meta.append(("ostate",) + ostate_of[id(leaf)])
                     continue
                 i = grad_of.get(id(leaf))
                 if i is not None and not leaf.requires_grad:
@@ -1002,14 +1040,27 @@ class CompiledFunction:
                     meta.append(("aview", i, leaf._chain, leaf._shape, leaf.dtype))
                     continue
                 meta.append(("t", leaf.dtype, leaf.device, leaf.requires_grad))
-                outs.append(leaf._array)
+                res.append(leaf)
             elif isinstance(leaf, jax.core.Tracer):  # a traced Python number (``return group['lr']``)
                 meta.append(("num",))
-                outs.append(leaf)
+                res.append(leaf)
             else:
                 meta.append(("const", leaf))
+        # a result that views another one (``return y, y[1:]``): the same view steps taken of that result after the
+        # call, so writes show through both ways and its grad_fn is the view's (SliceBackward0 on y's), as torch's
+        bases = {id(leaf._storage): k for k, leaf in zip(range(len(meta)), leaves)
+                 if meta[k][0] == "t" and leaf._chain is None}
+        for k, leaf in enumerate(leaves):
+            if meta[k][0] == "t" and leaf._chain is not None and bases.get(id(leaf._storage)) is not None:
+                kb = bases[id(leaf._storage)]
+                steps = _steps_from(leaves[kb], leaf)
+                if steps is not None:
+                    meta[k] = ("rview", kb, steps)
+        outs += [leaf._array if isinstance(leaf, Tensor) else leaf
+                 for leaf, m in zip(leaves, meta) if m[0] in ("t", "num")]
         spec.result_tree = tree
         spec.result_meta = meta
+        spec.aliased = any(m[0] in ("dup", "rview", "gview") for m in meta)
         spec.objs = any(type(n) is _ObjNode for n in
                         jax.tree_util.tree_leaves(result, is_leaf=lambda x: type(x) is _ObjNode))
         # JAX's pytrees sort dict keys: a result holding a dict is rebuilt in the function's key order
@@ -1078,18 +1129,32 @@ class CompiledFunction:
                 leaves.append(next(rest).item())
             elif m[0] == "view":
                 s = slots[m[1]]
-                leaves.append(Tensor._header(s.storage, m[2], m[3], m[4], m[5], m[6], s.tensor if m[7] else None))
+                leaves.append(Tensor._header(s.storage.with_new_counter() if m[8] else s.storage, m[2], m[3], m[4],
+                                             m[5], m[6], s.tensor if m[7] else None))
             elif m[0] == "grad":
                 leaves.append(slots[m[1]].tensor._grad)
             elif m[0] == "aview":
                 leaves.append(_view_of_arg(slots[m[1]].tensor, m[2], m[3], m[4]))
+            elif m[0] == "ostate":
+                s = slots[m[1]]
+                leaves.append(dict.get(s.opt.state, s.param)[m[2]])
+            elif m[0] in ("dup", "rview", "gview"):
+                leaves.append(None)  # (below, once the results they view have their history)
             else:
                 leaves.append(m[1])
         for i, skipped in zip(spec.firsts, outs[len(outs) - len(spec.firsts):]):
             if bool(skipped):  # (a host read: only for the program of a first step)
                 slots[i].drop()
         if in_vals is not None:
-            self._record(entry.spec, d, in_vals, args, kwargs, tensors, saved=saved)
+            self._record(entry.spec, d, in_vals, args, kwargs, tensors, saved=saved, unused=entry.unused)
+        if spec.aliased:
+            for k, m in enumerate(spec.result_meta):
+                if m[0] == "dup":
+                    leaves[k] = leaves[m[1]]
+                elif m[0] == "rview":
+                    leaves[k] = _replay_views(leaves[m[1]], m[2])
+                elif m[0] == "gview":
+                    leaves[k] = _replay_views(slots[m[1]].tensor, m[2])
         result, deferred_args, values = jax.tree_util.tree_unflatten(spec.result_tree, leaves)
         if spec.result_skel is not None:
             result = _fc.reorder_like(result, spec.result_skel)
@@ -1112,7 +1177,7 @@ class CompiledFunction:
 
 
     def _record(self, spec, d, in_vals, args, kwargs, tensors, grad_fn="CompiledFunctionBackward", remat=False,
-                select=None, saved=None):
+                select=None, saved=None, unused=()):
         """A compiled forward called with grad enabled: one autograd Node over ``tensors`` whose backward gives
         the gradients of the tensors that require grad (parameters, inputs) by running the forward again with the
         facade's autograd inside one traced program (``_TapeEntry``). ``spec`` caches the node's op and entry (one
@@ -1129,7 +1194,7 @@ class CompiledFunction:
                                  inplace=False, view=None, autocast=None, prep=None, check=None, check_dtype=None,
                                  differentiable=True, nout=len(tensors), eager=False, kernel=None, out=False,
                                  result_type=None, device_check="iter", saves=(), broadcast=False)
-        leaves, tree, targs, diff_idx, slot_at = _node_inputs(d, in_vals)
+        leaves, tree, targs, diff_idx, slot_at = _node_inputs(d, in_vals, unused)
         spec.node_ctx = _node_ctx(d, args, kwargs)
         if saved is not None:
             e, residuals = saved
@@ -1218,7 +1283,7 @@ class CompiledFunction:
         Why: the node's backward ran the whole forward again (matmuls included), so ``compile(model)`` trained
         slower than eager."""
         spec = entry.spec
-        _, tree, _, diff_idx, slot_at = _node_inputs(d, in_vals)
+        _, tree, _, diff_idx, slot_at = _node_inputs(d, in_vals, entry.unused)
         wants = tuple(slot_at[i] for i in diff_idx)
         body = self._node_body(spec, tree)
         forward = self._pure(_Entry(), lambda: self._ctx, count=False)  # (its own spec: the entry's is kept)
@@ -1402,6 +1467,31 @@ def _holds_new(x, first_uid, depth=0, seen=None) -> bool:
     return any(_holds_new(v, first_uid, depth + 1, seen) for v in list(vals))
 
 
+def _steps_from(base, view):
+    """The view steps that take ``base`` to ``view`` (a view of the same storage whose chain extends base's), or
+    None where ``view`` is no such view or a step is no plain view op."""
+    n = len(base._chain or ())
+    chain = view._chain or ()
+    if base._storage is not view._storage or tuple(chain[:n]) != tuple(base._chain or ()):
+        return None
+    steps = tuple(chain[n:])
+    t = _view_of_arg(base, steps, view._shape, view.dtype)
+    if t is None or t._strides != view._strides or t._offset != view._offset:
+        return None
+    return steps
+
+
+def _replay_views(t, steps):
+    """View ``steps`` taken of ``t`` as the view ops take them (recorded for autograd as they would be)."""
+    for op, sargs in steps:
+        meta = op.view(t, sargs)
+        if isinstance(meta, tuple):  # (else the op gives back its input itself)
+            t = _dispatch_view(op, t, sargs, meta)
+    if t._chain is None:  # (``x.view_as(x)``: a new header over the same values)
+        t = Tensor._header(t._storage, t._shape, t.dtype, None, t._strides, t._offset, t)
+    return t
+
+
 def _view_of_arg(arg, chain, shape, dtype):
     """The view ``chain`` (the steps a result took of a view argument's traced stand-in) taken of the argument
     ``arg`` itself, or None where a step is no plain view op or gives another shape / dtype."""
@@ -1469,15 +1559,17 @@ def _node_ctx(d, args, kwargs) -> tuple:
     return d, args, kwargs, dict(_amp.STATE.active) if _amp.STATE.active else None
 
 
-def _node_inputs(d, in_vals):
+def _node_inputs(d, in_vals, unused=()):
     """A compiled forward's node inputs: the flat leaves of the slot values and their treedef, the tensors at
-    the positions that require grad (None elsewhere), those positions, and {position: slot index}."""
+    the positions that require grad (None elsewhere), those positions, and {position: slot index}. A slot the
+    program never reads (``unused``: a tensor the function reached but replaced, ``store['h'] = h``, whose graph an
+    earlier backward freed) is no input of the node: no gradient flows to it."""
     leaves, tree = jax.tree_util.tree_flatten(in_vals)
     targs, diff_idx, slot_at = [None] * len(leaves), [], {}
     pos = 0
     for i, (s, v) in enumerate(zip(d.slots, in_vals)):
         n = len(jax.tree_util.tree_leaves(v))
-        if isinstance(s, S.StorageSlot) and s.tensor._requires_grad:
+        if isinstance(s, S.StorageSlot) and s.tensor._requires_grad and i not in unused:
             targs[pos] = s.tensor
             diff_idx.append(pos)
             slot_at[pos] = i

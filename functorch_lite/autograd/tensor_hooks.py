@@ -2,6 +2,8 @@
 ``backward`` (spec §6.2, §6.4)."""
 from __future__ import annotations
 
+import jax
+
 from .._tensor import storage as _storage
 from .graph import AccumulateGrad as _AccumulateGrad, _Handle
 
@@ -122,6 +124,11 @@ def retain_grad(self):
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     if self.grad_fn is None or self._retains_grad:
         return None
+    if isinstance(self._storage.array, jax.core.Tracer):
+        from .._compile.runner import TRACING
+        if TRACING[0]:  # (its .grad is set by the backward outside: torch.compile breaks the graph here too)
+            from ..ops._dispatch import data_dependent_error
+            raise data_dependent_error("Tensor.retain_grad() on an intermediate")
     self._retains_grad = True
     node = self.grad_fn
     out_nr = self._out_nr

@@ -144,7 +144,7 @@ def _object_writes(snaps, attrs: dict) -> None:
 
 
 def _contents(c) -> list:
-    return list(c.items()) if isinstance(c, dict) else list(c)  # (a dict, list or deque)
+    return list(c.items()) if isinstance(c, dict) else list(c)  # (a dict, list, deque or set)
 
 
 def _identical_contents(a: list, b: list) -> bool:
@@ -178,6 +178,9 @@ def _container_effects(boxes) -> list:
         if _identical_contents(now, before):
             continue
         what = f"the {type(c).__name__} {n}"
+        if isinstance(c, set):
+            raise _UnreachableWrite(f"changing {what} (a compiled call replays appends to a list and the keys set "
+                                    "in a dict, not set changes)")
         if isinstance(c, dict):
             old = dict(before)
             removed = tuple(k for k in old if k not in c)
@@ -216,7 +219,8 @@ def _replay_container(kind, c, v) -> None:
         removed, sets = v
         for k in removed:
             c.pop(k, None)
-        c.update(sets)
+        for k, x in sets:  # (item by item: a Counter's update() would add the counts)
+            c[k] = x
 
 
 def _set_contents(c, items: list):
@@ -225,6 +229,9 @@ def _set_contents(c, items: list):
         dict.update(c, items)
     elif isinstance(c, list):
         c[:] = items
+    elif isinstance(c, set):
+        c.clear()
+        c.update(items)
     else:  # a deque
         c.clear()
         c.extend(items)

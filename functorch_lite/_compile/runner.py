@@ -21,6 +21,7 @@ import dataclasses
 import gc
 import logging
 import os
+import random
 import traceback
 import types
 import warnings
@@ -72,7 +73,7 @@ STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile", 
            "aot_eager_then_compile")
 COUNTERS = {"calls": 0, "traces": 0, "cache_hits": 0, "eager_calls": 0, "graph_breaks": 0, "steady_calls": 0}
 
-from ..ops._dispatch import DataDependentError, _dispatch_view  # noqa: E402
+from ..ops._dispatch import DataDependentError, RAISED as _RAISED, _dispatch_view  # noqa: E402
 
 _BREAKS = (DataDependentError, jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
            jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError)
@@ -106,6 +107,20 @@ def _tracer_type_error(exc) -> bool:
     ``tensor * group['lr']``): eagerly the value is a float, so the call runs eagerly (a genuine TypeError then
     comes from the eager run)."""
     return "Tracer" in str(exc)
+
+
+def _raised_by_user(exc) -> bool:
+    """The innermost frame of ``exc``'s traceback is the user's code (a ``raise`` there), not the library's, JAX's
+    or the standard library's."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    f = os.path.abspath(tb.tb_frame.f_code.co_filename)
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return not (f.startswith(pkg) or "/jax/" in f or "/jaxlib/" in f or f.startswith("<")
+                or "/lib/python3" in f and "site-packages" not in f)
 
 
 def _user_line(exc) -> str:
@@ -395,6 +410,15 @@ class CompiledFunction:
                 return self(*args, **kwargs)
             if not TRACING[0] and entry.spec is None and (not isinstance(exc, TypeError) or _tracer_type_error(exc)):
                 return self._graph_break(entry, exc, args, kwargs)
+            if not TRACING[0] and entry.spec is None and _raised_by_user(exc):
+                return self._eager(args, kwargs)  # (a genuine TypeError: raised again, after eager's side effects)
+            raise
+        except Exception as exc:
+            # the function's own code raised while traced (``raise ValueError`` on a shape): the trace put back
+            # what it had changed; run eagerly, what it did before the error stays done and the error comes from
+            # there, as torch's (an error the library raises, a refusal inside a compiled region, stays as it is)
+            if not TRACING[0] and entry.spec is None and _raised_by_user(exc):
+                return self._eager(args, kwargs)
             raise
         finally:
             self._ctx = None
@@ -825,20 +849,33 @@ class CompiledFunction:
                 # write to one with grad enabled gives it a new history through the function, which the node
                 # (whose outputs are the results) does not carry: such a call runs eagerly, as torch's does
                 # (their own nodes back on the way out, whatever happens: the trace's would leak its tracers)
-                graphed = [(s.tensor, s.tensor._grad_fn, s.tensor._out_nr, getattr(s.tensor, "_gver", None))
-                           for s in slots
-                           if type(s) is S.StorageSlot and s.tensor._requires_grad and s.tensor._grad_fn is not None]
+                graphed = [(s.tensor, s.tensor._grad_fn, s.tensor._out_nr, getattr(s.tensor, "_gver", None),
+                            s.tensor._requires_grad) for s in slots if type(s) is S.StorageSlot]
+                # (and a host read the function's own try/except caught: the trace took its fallback, eager would not)
+                raised, prev_raised = [], _RAISED[0]
+                _RAISED[0] = raised
+                pystate = _pystate(d)
                 try:
                     result = fn(*args, **kwargs)
-                    rewritten = any(t._grad_fn is not g for t, g, _, _ in graphed)
+                    rewritten = [(t, rg) for t, g, _, _, rg in graphed if t._grad_fn is not g]
                 finally:
-                    for t, g, n, v in graphed:
-                        t._grad_fn, t._out_nr = g, n
-                        if v is not None:
-                            t._gver = v
+                    _RAISED[0] = prev_raised
+                    advanced = _pystate_undo(pystate)
+                    for t, g, n, v, rg in graphed:
+                        if t._grad_fn is not g:
+                            t._grad_fn, t._out_nr, t._requires_grad = g, n, rg
+                            if v is not None:
+                                t._gver = v
+                if raised:
+                    raise raised[0]
+                if advanced:
+                    raise _UnreachableWrite(f"{advanced} (Python state: the program would replay one draw)")
                 if rewritten:
-                    raise _UnreachableWrite("an in-place write, with grad enabled, to a tensor that has a graph "
-                                            "behind it (a non-leaf input that requires grad)")
+                    raise _UnreachableWrite(
+                        "an in-place write, with grad enabled, to a tensor that has a graph behind it (a non-leaf "
+                        "input that requires grad)" if rewritten[0][1] else
+                        "an in-place write of a value that requires grad into a tensor that does not (its new "
+                        "history)")
                 reads = _optim.READS[0] != reads
                 # (dataclasses and user objects holding new tensors: pytree nodes, rebuilt after each call)
                 result = _structured(result, _known(d, args, kwargs), first_uid)
@@ -1008,6 +1045,10 @@ class CompiledFunction:
                 if i is not None:
                     meta.append(("slot", i))
                     continue
+                if leaf._requires_grad and leaf.grad_fn is None:
+                    raise _UnreachableWrite("a new leaf tensor that requires grad made inside (x.detach()."
+                                            "requires_grad_(), ones(..., requires_grad=True), a new Parameter): its "
+                                            "gradient is accumulated by the backward outside")
                 root = leaf._storage.root()
                 i = storage_of.get(id(root))
                 if i is not None and not leaf.requires_grad:
@@ -1039,7 +1080,15 @@ class CompiledFunction:
                     # the argument's, never written: ``ArgViewSlot.changed``), so writes show through both ways
                     meta.append(("aview", i, leaf._chain, leaf._shape, leaf.dtype))
                     continue
-                meta.append(("t", leaf.dtype, leaf.device, leaf.requires_grad))
+                # (attributes the function set on it, ``y.note = 5``: set on each call's result, as torch's)
+                attrs = tuple((k, v) for k, v in leaf.__dict__.items() if not k.startswith("_")) \
+                    if leaf.__dict__ else ()
+                bad = next((k for k, v in attrs if not _plain_attr(v)), None)
+                if bad is not None:
+                    raise _UnreachableWrite(f"an attribute set on a result tensor (.{bad}) holding a "
+                                            f"{type(dict(attrs)[bad]).__name__} (a compiled call sets Python "
+                                            "scalars, strings and tuples of them)")
+                meta.append(("t", leaf.dtype, leaf.device, leaf.requires_grad, attrs))
                 res.append(leaf)
             elif isinstance(leaf, jax.core.Tracer):  # a traced Python number (``return group['lr']``)
                 meta.append(("num",))
@@ -1118,6 +1167,8 @@ class CompiledFunction:
             if m[0] == "t":
                 arr = next(rest)
                 leaves.append(Tensor._from_array(arr if k not in moves else jax.device_put(arr, moves[k]), m[1], m[2]))
+                if m[4]:
+                    leaves[-1].__dict__.update(m[4])
                 if m[3]:  # (only what required grad in the trace joins the node: a detach()ed or no_grad result
                     tensors.append(leaves[-1])  # comes back a plain tensor, as torch's)
                     if spec.freed is not None:  # (its graph freed by the backward inside)
@@ -1467,6 +1518,13 @@ def _holds_new(x, first_uid, depth=0, seen=None) -> bool:
     return any(_holds_new(v, first_uid, depth + 1, seen) for v in list(vals))
 
 
+def _plain_attr(v) -> bool:
+    """A value an attribute of a result tensor can hold across calls: a Python scalar or string, or a tuple of
+    those (one object for every call's result: nothing mutable)."""
+    return isinstance(v, (type(None), bool, int, float, complex, str, bytes)) or (
+        type(v) is tuple and all(map(_plain_attr, v)))
+
+
 def _steps_from(base, view):
     """The view steps that take ``base`` to ``view`` (a view of the same storage whose chain extends base's), or
     None where ``view`` is no such view or a step is no plain view op."""
@@ -1557,6 +1615,62 @@ def _any_intact(result) -> bool:
 def _node_ctx(d, args, kwargs) -> tuple:
     """What a trace of a compiled forward's backward puts tracers into, and the autocast state to run it under."""
     return d, args, kwargs, dict(_amp.STATE.active) if _amp.STATE.active else None
+
+
+def _pystate(d) -> list:
+    """Python state a trace would advance once and the program then never again: the ``random`` module's and
+    NumPy's global generators, and the iterators and random generators the function reaches (``next(it)``,
+    ``random.random()``: each call of torch's draws anew). Their states now, to be put back after the trace
+    (``_pystate_undo``); an iterator whose state cannot be put back (a generator, a DataLoader's) is a graph
+    break before the function runs."""
+    out = [("the random module (random.random())", random, random.getstate()),
+           ("NumPy's global generator (np.random)", np.random, np.random.get_state())]
+    for name, obj in d.pystate:
+        if isinstance(obj, random.Random):
+            out.append((f"the random generator {name}", obj, obj.getstate()))
+        elif isinstance(obj, np.random.RandomState):
+            out.append((f"the NumPy generator {name}", obj, obj.get_state()))
+        elif isinstance(obj, np.random.Generator):
+            out.append((f"the NumPy generator {name}", obj.bit_generator, obj.bit_generator.state))
+        else:
+            try:
+                red = obj.__reduce__()
+            except Exception:
+                red = ()
+            if len(red) < 3 or not hasattr(obj, "__setstate__"):
+                raise _UnreachableWrite(f"the iterator {name} ({type(obj).__name__}: a next() inside is Python "
+                                        "state the program cannot replay)")
+            out.append((f"advancing the iterator {name} (next())", obj, red[2]))
+    return out
+
+
+def _pystate_undo(snaps):
+    """Put back what ``_pystate`` saw; the first one the trace changed (a description), or None."""
+    changed = None
+    for what, obj, st in snaps:
+        if isinstance(obj, (random.Random, types.ModuleType)) and obj is not np.random:
+            now = obj.getstate()
+            same = now == st
+        elif obj is np.random or isinstance(obj, np.random.RandomState):
+            now = obj.get_state()
+            same = now[0] == st[0] and now[2:] == st[2:] and np.array_equal(now[1], st[1])
+        elif hasattr(obj, "state") and not hasattr(obj, "__next__"):  # (a NumPy bit generator)
+            now = obj.state
+            same = repr(now) == repr(st)
+        else:
+            red = obj.__reduce__()
+            same = len(red) >= 3 and red[2] == st
+        if not same:
+            changed = changed or (what if "iterator" in what else f"drawing from {what}")
+            if obj is random or isinstance(obj, random.Random):
+                obj.setstate(st)
+            elif obj is np.random or isinstance(obj, np.random.RandomState):
+                obj.set_state(st)
+            elif hasattr(obj, "state") and not hasattr(obj, "__next__"):
+                obj.state = st
+            else:
+                obj.__setstate__(st)
+    return changed
 
 
 def _node_inputs(d, in_vals, unused=()):

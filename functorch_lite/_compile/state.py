@@ -13,10 +13,12 @@ dicts it went through (a compiled call must not change them).
 from __future__ import annotations
 
 import collections
+import collections.abc
 import dis
 import functools
 import logging
 import os
+import random
 import sys
 import types
 from itertools import islice, repeat
@@ -71,8 +73,9 @@ class Discovery:
         self._slot_of: dict = {}     # id(root storage) -> its StorageSlot
         self.reads: set = set()      # attribute names the walked code reads: those attributes' scalars are guards
         self.calls: set = set()      # method names the walked code calls (their code's reads count too)
-        self.containers: list = []   # (name, list or dict) walked: a compiled call must not change them
+        self.containers: list = []   # (name, list, dict or set) walked: a compiled call must not change them
         self.objects: list = []      # the user's plain objects walked: attributes a call sets are replayed (runner)
+        self.pystate: list = []      # (name, iterator or Python/NumPy random generator) reached (runner._pystate)
         self.view_pos: tuple = ()    # the positions (ints, keyword names) of the arguments that are ArgViewSlots
         self._view_roots: set = set()  # their storages' roots
         self.sched_reads: list = []  # indices of the schedulers whose state the walked code reads
@@ -174,6 +177,9 @@ class Discovery:
         if id(obj) in self._seen or depth > _MAX_DEPTH:
             return
         self._seen.add(id(obj))
+        if isinstance(obj, (collections.abc.Iterator, random.Random, np.random.RandomState, np.random.Generator)):
+            self.pystate.append((name, obj))  # (``next(it)``, ``rng.random()``: Python state, not the program's)
+            return
         Module, Optimizer, LRScheduler, Generator, Compiled, Scaler = _CLASSES or _classes()
         if isinstance(obj, Module):
             self.modules.append((name, obj))
@@ -231,6 +237,17 @@ class Discovery:
                     self.guards.append((f"{name}[{i}:]", ("scalars", len(obj), hash(tuple(
                         scalar_guard(x) for x in obj[i:] if isinstance(x, _SCALARS))))))
                 self.visit(v, f"{name}[{i}]", depth + 1, guard and i < _DICT_ITEMS)
+            return
+        if isinstance(obj, (set, frozenset)):
+            # (``if k in seen:`` is a constant of the program: the contents are a guard; a change to a set inside
+            # is a graph break, ``effects._container_effects``)
+            if isinstance(obj, set) and not self._own:
+                self.containers.append((name, obj))
+            if self.plan is not None and isinstance(obj, set):
+                self.plan.seqs.append((_LIST, obj, None, tuple(obj)))
+            if guard:
+                self.guards.append((name, ("set", frozenset(scalar_guard(x) if isinstance(x, _SCALARS) else
+                                                              (type(x).__qualname__, id(x)) for x in obj))))
             return
         if isinstance(obj, dict):
             if not self._own:
@@ -729,7 +746,7 @@ def discover_cached(fn, args, kwargs, holder) -> Discovery:
     d.modules, d.schedulers, d.statics, d.guards, d.frozen = pd.modules, pd.schedulers, pd.statics, pd.guards, \
         pd.frozen
     d.containers, d.sched_reads, d.bw_hooks, d.scalers = pd.containers, pd.sched_reads, pd.bw_hooks, pd.scalers
-    d.objects = pd.objects
+    d.objects, d.pystate = pd.objects, pd.pystate
     return d
 
 

@@ -104,10 +104,22 @@ def check_hook_result(fn, g, r):
         raise RuntimeError(f"hook '{name}' has changed the size of value")
 
 
+def _not_traced(t, what):
+    """A graph break while a compiled function is traced: the hook / retained .grad is Python the backward outside
+    runs on this tensor (the trace would leave it on an input, or lose it on an intermediate), as torch.compile
+    breaks the graph there."""
+    if isinstance(t._storage.array, jax.core.Tracer):
+        from .._compile.runner import TRACING
+        if TRACING[0]:
+            from ..ops._dispatch import data_dependent_error
+            raise data_dependent_error(what)
+
+
 def register_hook(self, hook):
     """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it."""
     if not self._requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    _not_traced(self, "Tensor.register_hook()")
     if self.grad_fn is None:
         if self._hooks is None:
             self._hooks = _registry()
@@ -124,11 +136,7 @@ def retain_grad(self):
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     if self.grad_fn is None or self._retains_grad:
         return None
-    if isinstance(self._storage.array, jax.core.Tracer):
-        from .._compile.runner import TRACING
-        if TRACING[0]:  # (its .grad is set by the backward outside: torch.compile breaks the graph here too)
-            from ..ops._dispatch import data_dependent_error
-            raise data_dependent_error("Tensor.retain_grad() on an intermediate")
+    _not_traced(self, "Tensor.retain_grad() on an intermediate")
     self._retains_grad = True
     node = self.grad_fn
     out_nr = self._out_nr

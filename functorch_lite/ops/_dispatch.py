@@ -593,6 +593,11 @@ _VMAP_BRANCH = ("vmap: It looks like you're attempting to use a Tensor in some d
                 "support that yet, please file an issue at https://github.com/pytorch/pytorch/issues .")
 
 
+# while a compiled function is traced: the graph-break errors made (a list), so one the user's code catches
+# (``try: v = x.item() except Exception: v = -1``) still sends the call to eager instead of tracing the fallback
+RAISED: list = [None]
+
+
 def data_dependent_error(what, arr=None, branch=False):
     """``what`` names the host read (the compile graph-break message quotes it). ``arr``: the traced array read;
     one batched by ``func.vmap`` gets torch's vmap message (``branch``: control flow on the value)."""
@@ -603,4 +608,6 @@ def data_dependent_error(what, arr=None, branch=False):
                "Move it outside the compiled function.")
     e = DataDependentError(msg)
     e.what = what
+    if RAISED[0] is not None:
+        RAISED[0].append(e)
     return e

@@ -265,7 +265,7 @@ class _Spec:
     """What one trace produced: which slots come back (and how), the result's structure, deferred calls."""
     __slots__ = ("outputs", "result_tree", "result_meta", "deferred", "n_slot_out", "needs_node", "node_op", "fresh",
                  "node_entry", "node_ctx", "out_sigs", "effects", "firsts", "result_skel", "zeros", "moves",
-                 "read_state", "replays", "objs", "freed", "aliased")
+                 "read_state", "replays", "objs", "freed", "aliased", "unlinked")
 
 
 class CompiledFunction:
@@ -1088,7 +1088,11 @@ class CompiledFunction:
                     raise _UnreachableWrite(f"an attribute set on a result tensor (.{bad}) holding a "
                                             f"{type(dict(attrs)[bad]).__name__} (a compiled call sets Python "
                                             "scalars, strings and tuples of them)")
-                meta.append(("t", leaf.dtype, leaf.device, leaf.requires_grad, attrs))
+                # (a new tensor with a layout of its own, ``x.t().clone()``: its storage's values and its strides,
+                # as torch's; one that requires grad comes back contiguous, its node's outputs being values)
+                layout = (leaf._shape, leaf._chain, leaf._strides, leaf._offset) \
+                    if leaf._chain is not None and leaf._base is None and not leaf.requires_grad else None
+                meta.append(("t", leaf.dtype, leaf.device, leaf.requires_grad, attrs, layout))
                 res.append(leaf)
             elif isinstance(leaf, jax.core.Tracer):  # a traced Python number (``return group['lr']``)
                 meta.append(("num",))
@@ -1105,11 +1109,12 @@ class CompiledFunction:
                 steps = _steps_from(leaves[kb], leaf)
                 if steps is not None:
                     meta[k] = ("rview", kb, steps)
-        outs += [leaf._array if isinstance(leaf, Tensor) else leaf
+        outs += [(leaf._storage.array if m[0] == "t" and m[5] else leaf._array) if isinstance(leaf, Tensor) else leaf
                  for leaf, m in zip(leaves, meta) if m[0] in ("t", "num")]
         spec.result_tree = tree
         spec.result_meta = meta
         spec.aliased = any(m[0] in ("dup", "rview", "gview") for m in meta)
+        spec.unlinked = _unlinked(d, [leaf for leaf, m in zip(leaves, meta) if m[0] == "t" and m[3]])
         spec.objs = any(type(n) is _ObjNode for n in
                         jax.tree_util.tree_leaves(result, is_leaf=lambda x: type(x) is _ObjNode))
         # JAX's pytrees sort dict keys: a result holding a dict is rebuilt in the function's key order
@@ -1167,6 +1172,9 @@ class CompiledFunction:
             if m[0] == "t":
                 arr = next(rest)
                 leaves.append(Tensor._from_array(arr if k not in moves else jax.device_put(arr, moves[k]), m[1], m[2]))
+                if m[5]:
+                    shape, chain, strides, offset = m[5]
+                    leaves[-1] = Tensor._header(leaves[-1]._storage, shape, m[1], chain, strides, offset, None)
                 if m[4]:
                     leaves[-1].__dict__.update(m[4])
                 if m[3]:  # (only what required grad in the trace joins the node: a detach()ed or no_grad result
@@ -1197,7 +1205,8 @@ class CompiledFunction:
             if bool(skipped):  # (a host read: only for the program of a first step)
                 slots[i].drop()
         if in_vals is not None:
-            self._record(entry.spec, d, in_vals, args, kwargs, tensors, saved=saved, unused=entry.unused)
+            self._record(entry.spec, d, in_vals, args, kwargs, tensors, saved=saved,
+                         unused=set(entry.unused) | spec.unlinked)
         if spec.aliased:
             for k, m in enumerate(spec.result_meta):
                 if m[0] == "dup":
@@ -1334,7 +1343,7 @@ class CompiledFunction:
         Why: the node's backward ran the whole forward again (matmuls included), so ``compile(model)`` trained
         slower than eager."""
         spec = entry.spec
-        _, tree, _, diff_idx, slot_at = _node_inputs(d, in_vals, entry.unused)
+        _, tree, _, diff_idx, slot_at = _node_inputs(d, in_vals, set(entry.unused) | spec.unlinked)
         wants = tuple(slot_at[i] for i in diff_idx)
         body = self._node_body(spec, tree)
         forward = self._pure(_Entry(), lambda: self._ctx, count=False)  # (its own spec: the entry's is kept)
@@ -1615,6 +1624,35 @@ def _any_intact(result) -> bool:
 def _node_ctx(d, args, kwargs) -> tuple:
     """What a trace of a compiled forward's backward puts tracers into, and the autocast state to run it under."""
     return d, args, kwargs, dict(_amp.STATE.active) if _amp.STATE.active else None
+
+
+def _unlinked(d, results) -> frozenset:
+    """The slots requiring grad that the traced results' graph does not reach (``b.detach()`` read, a value used
+    under no_grad): no input of the node, so their ``.grad`` stays None, as torch's (a zeros .grad would be
+    stepped: AdamW's weight decay moves such a parameter). The walk stops at the slots' own nodes."""
+    ends = {}
+    for i, s in enumerate(d.slots):
+        if type(s) is S.StorageSlot and s.tensor._requires_grad:
+            e = _edge_of(s.tensor)
+            if e is not None:
+                ends[id(e[0])] = i
+    if not ends:
+        return frozenset()
+    reached, seen = set(), set()
+    stack = [t.grad_fn for t in results if t.grad_fn is not None]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        i = ends.get(id(n))
+        if i is not None:
+            reached.add(i)
+            continue
+        for e in getattr(n, "_edges", ()) or ():
+            if e is not None and e[0] is not None:
+                stack.append(e[0])
+    return frozenset(i for i in ends.values() if i not in reached)
 
 
 def _pystate(d) -> list:

@@ -106,7 +106,7 @@ class Steady:
         # it directly (``CompiledFunction._results`` otherwise)
         spec, self.single = entry.spec, None
         self.fresh = spec.fresh  # (GradSlots written back as new tensors: runner._Spec.fresh)
-        if len(spec.result_meta) == 1 and spec.result_meta[0][0] == "t" and not spec.result_meta[0][4] and \
+        if len(spec.result_meta) == 1 and spec.result_meta[0][0] == "t" and not any(spec.result_meta[0][4:]) and \
                 not spec.effects and \
                 not spec.deferred and not spec.replays and spec.result_skel is None and 0 not in spec.moves[1]:
             mark = object()

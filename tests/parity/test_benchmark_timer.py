@@ -78,7 +78,7 @@ def test_blocks_as_torch():
     b = f.blocked_autorange(min_run_time=0.05)
     assert sum(b.raw_times) >= 0.05 and str(b.number_per_run).strip("0") == "1"   # (a power of ten)
     calls = []
-    a = f.adaptive_autorange(threshold=0.5, max_run_time=1.0, callback=lambda n, t: calls.append((n, t)))
+    a = f.adaptive_autorange(threshold=0.5, max_run_time=3.0, callback=lambda n, t: calls.append((n, t)))
     assert len(a.raw_times) == len(calls) >= 4 and all(n == a.number_per_run for n, _ in calls)
 
 

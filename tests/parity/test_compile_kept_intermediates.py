@@ -5,7 +5,8 @@
 - an intermediate stored in a global dict / list (``store['h'] = h``): from the second call on, the walk found the
   previous call's ``h`` (its graph freed by that call's backward) and the node took it as an input it never
   read, so every later ``loss.backward()`` raised "backward through the graph a second time";
-- a parameter the compiled forward reaches but never uses gets no gradient (``.grad`` None, not zeros);
+- a parameter the compiled forward reaches but never uses, or reads only detached (``b.detach()``), gets no
+  gradient (``.grad`` None, not zeros: AdamW's weight decay then moved it);
 - an in-place write to a non-leaf input that requires grad (``h.mul_(2)``, h = W * 3) raised "a leaf Variable
   ... in-place" at backward: the call now runs eagerly (a graph break), with torch's values and history;
 - ``enable_grad()`` inside a call made under ``no_grad()``: the result required grad but its backward raised
@@ -185,3 +186,27 @@ def test_enable_grad_inside_a_call_made_under_no_grad():
     for r, g in zip(ref, got):
         assert g[:3] == r[:3]
         np.testing.assert_allclose(g[3], r[3])
+
+
+def _detached_case(L, wrap):
+    w = L.nn.Parameter(L.tensor([1., 2.]))
+    b = L.nn.Parameter(L.tensor([3., 4.]))
+    f = wrap(lambda x: (x * w).sum() + b.detach().sum())
+    opt = L.optim.AdamW([w, b], lr=0.1, weight_decay=0.1)
+    out = []
+    for _ in range(2):
+        opt.zero_grad()
+        f(L.ones(2)).backward()
+        out.append((_np(w.grad), b.grad))
+        opt.step()
+    return out + [_np(w), _np(b)]
+
+
+def test_a_parameter_read_only_detached_gets_no_grad():
+    ref = _detached_case(torch, _eager)
+    got = _detached_case(ft, ft.compile)
+    for r, g in zip(ref[:2], got[:2]):
+        np.testing.assert_allclose(g[0], r[0])
+        assert r[1] is None and g[1] is None
+    np.testing.assert_allclose(got[2], ref[2], rtol=1e-6)
+    np.testing.assert_allclose(got[3], ref[3], rtol=1e-6)  # (AdamW's decay moved b when its .grad was zeros)

@@ -15,7 +15,8 @@ different, or raised where torch works:
 - what the function did before raising (``x.add_(1); raise ValueError``) was rolled back;
 - an in-place write of a value that requires grad into a plain input (``x.add_(w)``, ``x.mul_(w)``) raised at
   backward (a leaf error, or a leaked tracer): a graph break, torch's gradients;
-- an attribute set on a result tensor (``y.note = 5``) was dropped.
+- an attribute set on a result tensor (``y.note = 5``) was dropped;
+- a new tensor with a layout of its own (``x.t().clone()``) came back contiguous (strides (2, 1), torch's (1, 3)).
 """
 import collections
 import random
@@ -213,4 +214,16 @@ def _result_attrs(L, C):
 
 def test_attributes_set_on_a_result():
     ref, got = _both(_result_attrs)
+    assert got == ref
+
+
+def _layouts(L, C):
+    fns = [C(lambda x: x.t().clone()), C(lambda x: (x.t() * 2).contiguous()),
+           C(lambda x: x.permute(1, 0).clone().add_(1))]
+    x = L.arange(6.).view(2, 3)
+    return [(y.stride(), y.is_contiguous(), y.tolist(), y._base is None) for fn in fns for y in (fn(x), fn(x))]
+
+
+def test_a_new_tensor_keeps_its_layout():
+    ref, got = _both(_layouts)
     assert got == ref

@@ -109,31 +109,34 @@ def _tracer_type_error(exc) -> bool:
     return "Tracer" in str(exc)
 
 
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _user_file(name) -> bool:
+    """A code file of the user's: not functorch_lite's (its generated op code included), JAX's, an installed
+    package's or the standard library's."""
+    if name.startswith("<functorch_lite"):
+        return False
+    f = os.path.abspath(name)
+    return not (f.startswith(_PKG) or "/jax/" in f or "/jaxlib/" in f or "site-packages" in f or "/lib/python3" in f)
+
+
 def _raised_by_user(exc) -> bool:
-    """The innermost frame of ``exc``'s traceback is the user's code (a ``raise`` there), not the library's, JAX's
-    or the standard library's."""
+    """The innermost frame of ``exc``'s traceback is the user's code (a ``raise`` there)."""
     tb = exc.__traceback__
     if tb is None:
         return False
     while tb.tb_next is not None:
         tb = tb.tb_next
-    f = os.path.abspath(tb.tb_frame.f_code.co_filename)
-    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return not (f.startswith(pkg) or "/jax/" in f or "/jaxlib/" in f or f.startswith("<")
-                or "/lib/python3" in f and "site-packages" not in f)
+    return _user_file(tb.tb_frame.f_code.co_filename)
 
 
 def _user_line(exc) -> str:
-    """The innermost frame of the user's code in the traceback (not functorch_lite, jax or the stdlib)."""
-    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """The innermost frame of the user's code in the traceback."""
     best = None
     for fs in traceback.extract_tb(exc.__traceback__):
-        f = os.path.abspath(fs.filename)
-        if f.startswith(pkg) or "/jax/" in f or "/jaxlib/" in f or "/lib/python3" in f and "site-packages" not in f:
-            continue
-        if "site-packages" in f:
-            continue
-        best = fs
+        if _user_file(fs.filename):
+            best = fs
     if best is None:
         return "<unknown line>"
     return f"{best.filename}:{best.lineno}: {best.line}"
@@ -374,6 +377,8 @@ class CompiledFunction:
                     self._last = (key, names)
                 entry.consts += _constants(traced)
                 entry.unused = _unused_slots(traced, in_vals)
+                if entry.spec is not None:  # (no input of a node either: nothing read, nothing to differentiate)
+                    entry.spec.unlinked = entry.spec.unlinked | frozenset(entry.unused)
                 entry.scanned = 1
                 if entry.donating is None and entry.spec is not None and not entry.spec.needs_node:
                     # the trace told what the program rewrites: it is compiled once, donating, from its first
@@ -1205,8 +1210,7 @@ class CompiledFunction:
             if bool(skipped):  # (a host read: only for the program of a first step)
                 slots[i].drop()
         if in_vals is not None:
-            self._record(entry.spec, d, in_vals, args, kwargs, tensors, saved=saved,
-                         unused=set(entry.unused) | spec.unlinked)
+            self._record(entry.spec, d, in_vals, args, kwargs, tensors, saved=saved, unused=spec.unlinked)
         if spec.aliased:
             for k, m in enumerate(spec.result_meta):
                 if m[0] == "dup":
@@ -1343,7 +1347,7 @@ class CompiledFunction:
         Why: the node's backward ran the whole forward again (matmuls included), so ``compile(model)`` trained
         slower than eager."""
         spec = entry.spec
-        _, tree, _, diff_idx, slot_at = _node_inputs(d, in_vals, set(entry.unused) | spec.unlinked)
+        _, tree, _, diff_idx, slot_at = _node_inputs(d, in_vals, spec.unlinked)
         wants = tuple(slot_at[i] for i in diff_idx)
         body = self._node_body(spec, tree)
         forward = self._pure(_Entry(), lambda: self._ctx, count=False)  # (its own spec: the entry's is kept)
@@ -1649,7 +1653,7 @@ def _unlinked(d, results) -> frozenset:
         if i is not None:
             reached.add(i)
             continue
-        for e in getattr(n, "_edges", ()) or ():
+        for e in n._edges:
             if e is not None and e[0] is not None:
                 stack.append(e[0])
     return frozenset(i for i in ends.values() if i not in reached)
@@ -1658,18 +1662,20 @@ def _unlinked(d, results) -> frozenset:
 def _pystate(d) -> list:
     """Python state a trace would advance once and the program then never again: the ``random`` module's and
     NumPy's global generators, and the iterators and random generators the function reaches (``next(it)``,
-    ``random.random()``: each call of torch's draws anew). Their states now, to be put back after the trace
-    (``_pystate_undo``); an iterator whose state cannot be put back (a generator, a DataLoader's) is a graph
-    break before the function runs."""
-    out = [("the random module (random.random())", random, random.getstate()),
-           ("NumPy's global generator (np.random)", np.random, np.random.get_state())]
+    ``random.random()``: each call of torch's draws anew). (description, read, put back, state now) for each, to
+    be put back after the trace (``_pystate_undo``); an iterator whose state cannot be put back (a generator, a
+    DataLoader's) is a graph break before the function runs."""
+    out = [("drawing from the random module (random.random())", random.getstate, random.setstate),
+           ("drawing from NumPy's global generator (np.random)", np.random.get_state, np.random.set_state)]
     for name, obj in d.pystate:
         if isinstance(obj, random.Random):
-            out.append((f"the random generator {name}", obj, obj.getstate()))
+            out.append((f"drawing from the random generator {name}", obj.getstate, obj.setstate))
         elif isinstance(obj, np.random.RandomState):
-            out.append((f"the NumPy generator {name}", obj, obj.get_state()))
+            out.append((f"drawing from the NumPy generator {name}", obj.get_state, obj.set_state))
         elif isinstance(obj, np.random.Generator):
-            out.append((f"the NumPy generator {name}", obj.bit_generator, obj.bit_generator.state))
+            bg = obj.bit_generator
+            out.append((f"drawing from the NumPy generator {name}", lambda bg=bg: bg.state,
+                        lambda st, bg=bg: setattr(bg, "state", st)))
         else:
             try:
                 red = obj.__reduce__()
@@ -1678,37 +1684,30 @@ def _pystate(d) -> list:
             if len(red) < 3 or not hasattr(obj, "__setstate__"):
                 raise _UnreachableWrite(f"the iterator {name} ({type(obj).__name__}: a next() inside is Python "
                                         "state the program cannot replay)")
-            out.append((f"advancing the iterator {name} (next())", obj, red[2]))
-    return out
+            out.append((f"advancing the iterator {name} (next())", lambda obj=obj: obj.__reduce__()[2],
+                        obj.__setstate__))
+    return [(what, get, put, get()) for what, get, put in out]
 
 
 def _pystate_undo(snaps):
-    """Put back what ``_pystate`` saw; the first one the trace changed (a description), or None."""
+    """Put back what ``_pystate`` saw; the first one the trace changed (its description), or None."""
     changed = None
-    for what, obj, st in snaps:
-        if isinstance(obj, (random.Random, types.ModuleType)) and obj is not np.random:
-            now = obj.getstate()
-            same = now == st
-        elif obj is np.random or isinstance(obj, np.random.RandomState):
-            now = obj.get_state()
-            same = now[0] == st[0] and now[2:] == st[2:] and np.array_equal(now[1], st[1])
-        elif hasattr(obj, "state") and not hasattr(obj, "__next__"):  # (a NumPy bit generator)
-            now = obj.state
-            same = repr(now) == repr(st)
-        else:
-            red = obj.__reduce__()
-            same = len(red) >= 3 and red[2] == st
-        if not same:
-            changed = changed or (what if "iterator" in what else f"drawing from {what}")
-            if obj is random or isinstance(obj, random.Random):
-                obj.setstate(st)
-            elif obj is np.random or isinstance(obj, np.random.RandomState):
-                obj.set_state(st)
-            elif hasattr(obj, "state") and not hasattr(obj, "__next__"):
-                obj.state = st
-            else:
-                obj.__setstate__(st)
+    for what, get, put, st in snaps:
+        if not _same_state(get(), st):
+            changed = changed or what
+            put(st)
     return changed
+
+
+def _same_state(a, b) -> bool:
+    """Two generator / iterator states are equal (NumPy arrays by content)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b)
+    if type(a) in (tuple, list):
+        return type(b) is type(a) and len(a) == len(b) and all(map(_same_state, a, b))
+    if type(a) is dict:
+        return type(b) is dict and a.keys() == b.keys() and all(_same_state(a[k], b[k]) for k in a)
+    return a == b
 
 
 def _node_inputs(d, in_vals, unused=()):

@@ -621,7 +621,6 @@ class Plan:
                          for k, v in group.items() if k not in ("params", "param_names"))
         return True
 
-
     def _check_source(self) -> tuple:
         """``valid()``'s identity checks (the structure epoch, closure cells, globals, the containers and
         attributes walked, each tensor's storage and autograd flags) as the source of one straight-line function

@@ -121,7 +121,7 @@ class Steady:
             self.leaves.extend(leaves)
             self.vals.append(v)
             self.recs.append(None if i in skip else _record(self.kinds[i], s))
-        ns = {"BASE": self.base, "N": self.n, "AMB": ambient, "K": key[0], "R": self.recs, "V": self.vals,
+        ns = {"BASE": self.base, "N": self.n, "K": key[0], "R": self.recs, "V": self.vals,
               "L": self.leaves, "self": weakref.proxy(self), "getrefcount": getrefcount,
               "copy": _copy, "is_": is_, "dget": dict.get, "FLAT": _FLAT_STATES, "from_array": S.Tensor._from_array,
               "hyper_new": _hyper_new, "arg_statics": arg_statics, "modes": modes, "SARR": _SARR}
@@ -129,7 +129,7 @@ class Steady:
         self.inputs, self.write = ns["inputs"], ns["write"]
 
     def _source(self, d, ns) -> str:
-        """``inputs(d, ambient)``: the program's inputs for this call (flat leaves or per-slot values) when it is
+        """``inputs(d, args, kwargs)``: the program's inputs for this call (flat leaves or per-slot values) when it is
         the steady state, else None; ``write(d, outs)``: the program's outputs put in place
         (``CompiledFunction._write_back``'s slot writes, with the slot kinds known in advance) and the new records
         taken (False: the state left the steady shape, a .grad dropped say; the writes are complete anyway, the

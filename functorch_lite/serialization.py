@@ -840,7 +840,7 @@ def _torch_module_state(inst, state: dict) -> None:
     ``_modules``, ``_non_persistent_buffers_set``, ``training``) into the facade's own tables, the class's fields
     (``in_features``, ``eps``...) as they are. Hooks cannot be carried over: a module pickled with hooks registered
     is refused (re-register them after loading a hook-free module)."""
-    from .nn.modules.module import Module, _Registry
+    from .nn.modules.module import Module, _Buffers, _Registry
     for k in _TORCH_MODULE_HOOKS:
         if state.get(k):
             raise pickle.UnpicklingError(
@@ -850,7 +850,7 @@ def _torch_module_state(inst, state: dict) -> None:
     d = inst.__dict__
     for k, v in state.items():
         if k in ("_parameters", "_buffers", "_modules"):
-            d[k] = _Registry(v)
+            d[k] = (_Buffers if k == "_buffers" else _Registry)(v)
         elif k == "_non_persistent_buffers_set":
             d[k] = set(v)
         elif k in _TORCH_MODULE_HOOKS or k == "_is_full_backward_hook":

@@ -5,6 +5,7 @@ other change of a list or dict (pop, insert, sort, item assignment) is a graph b
 from __future__ import annotations
 
 import dis
+from collections import OrderedDict
 from operator import is_
 
 import jax
@@ -209,6 +210,31 @@ def _container_effects(boxes) -> list:
                                     "replays tensors and Python scalars appended, not other objects)")
         out.append(("extend", c, n, added))
     return out
+
+
+def _table_effects(tables: dict) -> list:
+    """The changes the traced call made to modules' tables (``tables``: nn.modules.module.REGISTRY_LOG's record):
+    a buffers table's (``self.ema = self.ema * 0.5 + m``, ``register_buffer`` inside) as container effects,
+    replayed after every call as torch.compile replays them; any other table's (a parameter, submodule or hook
+    registered or removed) raises (a graph break)."""
+    out = []
+    for t, before in filter(None, tables.values()):
+        if type(t) is _module._Buffers:
+            out += _container_effects([("(a module's buffers)", t, before)])
+        elif not _identical_contents(list(OrderedDict.items(t)), before):
+            raise _UnreachableWrite("registering or removing a module's parameter, submodule or hook inside a "
+                                    "compiled function")
+    return out
+
+
+def _restore_tables(tables: dict) -> None:
+    """Put back the module tables the trace changed (no traced buffer stays in a module)."""
+    for t, before in filter(None, tables.values()):
+        if not _identical_contents(list(OrderedDict.items(t)), before):
+            _module.STRUCTURE_EPOCH[0] += 1
+            OrderedDict.clear(t)
+            for k, v in before:
+                OrderedDict.__setitem__(t, k, v)
 
 
 def _replay_container(kind, c, v) -> None:

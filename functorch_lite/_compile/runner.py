@@ -49,8 +49,8 @@ from ..nn.modules import module as _module
 from ..optim import optimizer as _optim
 from . import state as S
 from .effects import (_UNSET, _UnreachableWrite, _ViewArgWrite, _bindings, _container_effects, _contents,
-                      _effects, _identical_contents, _object_writes, _replay_container, _restore, _set_contents,
-                      _snap_objects)
+                      _effects, _identical_contents, _object_writes, _replay_container, _restore, _restore_tables,
+                      _set_contents, _snap_objects, _table_effects)
 from .guards import SCALARS, numpy_guard, scalar_guard
 from .._warn import user_stacklevel
 from .replay import Recorder, replay
@@ -288,6 +288,7 @@ class CompiledFunction:
         self._ctx = None
         self._warned = False
         self._warned_const = False
+        self._warned_hooks = False
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
         self.__doc__ = getattr(fn, "__doc__", None)
         self.__wrapped__ = fn
@@ -297,7 +298,7 @@ class CompiledFunction:
         """Forget every compiled program and the reused discovery (``torch._dynamo.reset()``)."""
         self.cache.clear()
         self._plan = self._last = self._steady = None
-        self._warned = self._warned_const = False
+        self._warned = self._warned_const = self._warned_hooks = False
         self._views = True
 
     def __get__(self, obj, objtype=None):
@@ -321,6 +322,8 @@ class CompiledFunction:
         self.stats["calls"] += 1
         COUNTERS["calls"] += 1
         d = S.discover_cached(self.fn, args, kwargs, self)
+        if _module._global_call_hooks and d.modules:
+            return self._global_hooks(args, kwargs)
         if config.verify_discovery and not S.same_discovery(d, S.discover(self.fn, args, kwargs,
                                                                             views=self._views)):
             raise AssertionError(f"functorch_lite.compile: {self.__name__}: the reused discovery differs from a "
@@ -700,6 +703,22 @@ class CompiledFunction:
         COUNTERS["eager_calls"] += 1
         return self.fn(*args, **kwargs)
 
+    def _global_hooks(self, args, kwargs):
+        """Global module hooks are registered (``register_module_forward_hook`` / ``_forward_pre_hook`` /
+        ``_full_backward_hook``) and the function calls modules: the hooks' Python runs around every module call,
+        which a program would run once, while tracing. The call runs eagerly while they are registered (as a
+        compiled module's call does), with one warning; under fullgraph, an error."""
+        cause = ("global module hooks are registered (nn.modules.module.register_module_forward_hook and the like "
+                 "run Python around every module call)")
+        GRAPH_BREAKS[cause] += 1
+        if self.fullgraph:
+            raise GraphBreak(f"functorch_lite.compile(fullgraph=True): {self.__name__} cannot be one program: {cause}")
+        if not self._warned_hooks:
+            self._warned_hooks = True
+            warnings.warn(f"functorch_lite.compile: graph break in {self.__name__}: {cause}. Its calls run eagerly "
+                          "while they are registered.", stacklevel=user_stacklevel())
+        return self._eager(args, kwargs)
+
     def _graph_break(self, entry, exc, args, kwargs):
         COUNTERS["graph_breaks"] += 1
         cause, where = _cause(exc), _user_line(exc)
@@ -807,8 +826,8 @@ class CompiledFunction:
                 patched.append(sch)
             backward_before = _engine.BACKWARD_CALLS[0]
             bindings = _bindings(fn)  # the closure cells / globals fn rebinds are put back, then replayed
-            prev_attrs = _module.SETATTR_LOG[0]
-            _module.SETATTR_LOG[0] = attrs = {}
+            prev_attrs, prev_tables = _module.SETATTR_LOG[0], _module.REGISTRY_LOG[0]
+            _module.SETATTR_LOG[0], _module.REGISTRY_LOG[0] = attrs, tables = {}, {}
             boxes = None
             snaps = ()
             scaled = [(sc, sc.__dict__.get("_per_optimizer_states")) for sc in d.scalers]
@@ -842,8 +861,8 @@ class CompiledFunction:
                         with _gm.enable_grad(), _amp.state_as(amp[0]):
                             result = _structured(fn(*args, **kwargs), _known(d, args, kwargs), first_uid)
                         _object_writes(snaps, attrs)
-                        return _tape_grads(select(result, _effects(bindings, attrs) + _container_effects(boxes),
-                                                  deferred), cts, inputs)
+                        effects = _effects(bindings, attrs) + _container_effects(boxes) + _table_effects(tables)
+                        return _tape_grads(select(result, effects, deferred), cts, inputs)
                     finally:
                         for t, g in cut:
                             t.grad_fn = g
@@ -897,7 +916,7 @@ class CompiledFunction:
                             raise _ViewArgWrite(f"writing to {s.name}, a view of another tensor")
                 changed = _container_effects(boxes)  # (appends, dict key sets: replayed after each call)
                 _object_writes(snaps, attrs)
-                effects = _effects(bindings, attrs) + changed
+                effects = _effects(bindings, attrs) + changed + _table_effects(tables)
                 for sc, _, _ in scaled:  # unscale_/step inside, update() after the call: not replayed
                     st = sc.__dict__.get("_per_optimizer_states") or {}
                     if any(isinstance(t._array, jax.core.Tracer) for v in st.values()
@@ -930,9 +949,10 @@ class CompiledFunction:
                 entry.spec = spec
                 return out_vals
             finally:
-                _module.SETATTR_LOG[0] = prev_attrs
+                _module.SETATTR_LOG[0], _module.REGISTRY_LOG[0] = prev_attrs, prev_tables
                 _object_writes(snaps, attrs)  # (a graph break part way: what ran so far is put back too)
                 _restore(bindings, attrs)
+                _restore_tables(tables)
                 for _, c, before in boxes or ():
                     if not _identical_contents(_contents(c), before):
                         _set_contents(c, before)

@@ -129,7 +129,20 @@ STRUCTURE_EPOCH = [0]
 # while compile traces a function: {(module, name): value before} of the plain attributes it sets (put back
 # after the trace, and the rebinding replayed after every call: _compile.runner)
 SETATTR_LOG: list = [None]
+# while compile traces a function: {id(table): (table, its items before)} of the _Registry tables it changes (a
+# buffer rebound, ``register_buffer``, a hook added; None for a table made while tracing): put back after the
+# trace; a buffers table's changes are replayed after every call, any other table's are a graph break
+# (_compile.runner)
+REGISTRY_LOG: list = [None]
 _UNSET = object()
+
+
+def _changing(table) -> None:
+    """A _Registry is about to change: bump the epoch, and log its contents first while a trace runs."""
+    STRUCTURE_EPOCH[0] += 1
+    log = REGISTRY_LOG[0]
+    if log is not None and id(table) not in log:
+        log[id(table)] = (table, list(OrderedDict.items(table)))
 
 
 class _Registry(OrderedDict):
@@ -138,43 +151,50 @@ class _Registry(OrderedDict):
 
     def __init__(self, *args, **kwargs):
         STRUCTURE_EPOCH[0] += 1
+        log = REGISTRY_LOG[0]
+        if log is not None:  # (a table made while tracing, a new module's (``seq[0:5]``): its changes are its own)
+            log[id(self)] = None
         super().__init__(*args, **kwargs)
 
     def __setitem__(self, key, value):
-        STRUCTURE_EPOCH[0] += 1
+        _changing(self)
         OrderedDict.__setitem__(self, key, value)
 
     def __delitem__(self, key):
-        STRUCTURE_EPOCH[0] += 1
+        _changing(self)
         OrderedDict.__delitem__(self, key)
 
     def pop(self, *args):
-        STRUCTURE_EPOCH[0] += 1
+        _changing(self)
         return OrderedDict.pop(self, *args)
 
     def popitem(self, last=True):
-        STRUCTURE_EPOCH[0] += 1
+        _changing(self)
         return OrderedDict.popitem(self, last)
 
     def clear(self):
-        STRUCTURE_EPOCH[0] += 1
+        _changing(self)
         OrderedDict.clear(self)
 
     def setdefault(self, key, default=None):
-        STRUCTURE_EPOCH[0] += 1
+        _changing(self)
         return OrderedDict.setdefault(self, key, default)
 
     def update(self, *args, **kwargs):
-        STRUCTURE_EPOCH[0] += 1
+        _changing(self)
         OrderedDict.update(self, *args, **kwargs)
 
     def move_to_end(self, key, last=True):
-        STRUCTURE_EPOCH[0] += 1
+        _changing(self)
         OrderedDict.move_to_end(self, key, last)
 
     def __ior__(self, other):
-        STRUCTURE_EPOCH[0] += 1
+        _changing(self)
         return OrderedDict.__ior__(self, other)
+
+
+class _Buffers(_Registry):
+    """A module's ``_buffers`` table (a compiled call replays its changes: rebinding a buffer is common)."""
 
 
 def _addindent(s: str, n: int) -> str:
@@ -193,7 +213,7 @@ class Module(StateDictMixin):
         d = self.__dict__
         d["training"] = True
         d["_parameters"] = _Registry()
-        d["_buffers"] = _Registry()
+        d["_buffers"] = _Buffers()
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = _Registry()
         d["_forward_hooks"] = _Registry()

@@ -268,7 +268,7 @@ class _Spec:
     """What one trace produced: which slots come back (and how), the result's structure, deferred calls."""
     __slots__ = ("outputs", "result_tree", "result_meta", "deferred", "n_slot_out", "needs_node", "node_op", "fresh",
                  "node_entry", "node_ctx", "out_sigs", "effects", "firsts", "result_skel", "zeros", "moves",
-                 "read_state", "replays", "objs", "freed", "aliased", "unlinked")
+                 "read_state", "replays", "objs", "freed", "aliased", "unlinked", "saves")
 
 
 class CompiledFunction:
@@ -308,6 +308,22 @@ class CompiledFunction:
 
     # ---- the call ----------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        steady = self._steady
+        if steady is not None and not args and not kwargs and not TRACING[0] and _PROFILER[0] is None and \
+                STANCE[0] is None and not config.verify_discovery:
+            # the steady state of a call without arguments (a training step over its closure): the general path's
+            # steps for it (discover_cached's reused walk, the steady check, _steady_call), with nothing else:
+            # the facade's Python per call is most of what a small step adds to its program
+            plan = self._plan
+            if plan is not None and plan.valid():
+                d = plan.d
+                if not (_module._global_call_hooks and d.modules):
+                    ins = steady.inputs(d, args, kwargs)
+                    if ins is not None and not (steady.entry.consts and _stale(steady.entry)):
+                        self.stats["calls"] += 1
+                        COUNTERS["calls"] += 1
+                        self._steady = None
+                        return self._steady_call(steady, d, args, kwargs, ins)
         if TRACING[0]:  # called from inside another compiled region: inline
             return self.fn(*args, **kwargs)
         if _PROFILER[0] is not None and not self._profiled:  # a profile records: the call as one event
@@ -1139,7 +1155,7 @@ class CompiledFunction:
         spec.result_tree = tree
         spec.result_meta = meta
         spec.aliased = any(m[0] in ("dup", "rview", "gview") for m in meta)
-        spec.unlinked = _unlinked(d, [leaf for leaf, m in zip(leaves, meta) if m[0] == "t" and m[3]])
+        spec.unlinked, spec.saves = _unlinked(d, [leaf for leaf, m in zip(leaves, meta) if m[0] == "t" and m[3]])
         spec.objs = any(type(n) is _ObjNode for n in
                         jax.tree_util.tree_leaves(result, is_leaf=lambda x: type(x) is _ObjNode))
         # JAX's pytrees sort dict keys: a result holding a dict is rebuilt in the function's key order
@@ -1284,8 +1300,10 @@ class CompiledFunction:
             e, residuals = saved
             if e.diff_idx == tuple(diff_idx):
                 outs = tensors[0] if len(tensors) == 1 else tuple(tensors)
-                _graph.record(spec.node_op, outs, tuple(targs), tuple(diff_idx), tuple(leaves) + tuple(residuals),
-                              e, ())
+                node = _graph.record(spec.node_op, outs, tuple(targs), tuple(diff_idx),
+                                     tuple(leaves) + tuple(residuals), e, ())
+                if spec.saves:
+                    _saves(node, spec.saves, d.slots)
                 return
         if spec.node_entry is None:
             body = self._node_body(spec, tree, select)
@@ -1304,7 +1322,9 @@ class CompiledFunction:
                 spec.node_entry = _TapeEntry(outs, body, slot_at)
         e = spec.node_entry
         outs = tensors[0] if len(tensors) == 1 else tuple(tensors)
-        _graph.record(spec.node_op, outs, tuple(targs), tuple(diff_idx), tuple(leaves), e, ())
+        node = _graph.record(spec.node_op, outs, tuple(targs), tuple(diff_idx), tuple(leaves), e, ())
+        if spec.saves:
+            _saves(node, spec.saves, d.slots)
 
     def _node_body(self, spec, tree, select=None):
         """The node's backward as a pure function ``body(arrays, cts, wants)`` of the flat input leaves: the
@@ -1650,10 +1670,15 @@ def _node_ctx(d, args, kwargs) -> tuple:
     return d, args, kwargs, dict(_amp.STATE.active) if _amp.STATE.active else None
 
 
-def _unlinked(d, results) -> frozenset:
-    """The slots requiring grad that the traced results' graph does not reach (``b.detach()`` read, a value used
-    under no_grad): no input of the node, so their ``.grad`` stays None, as torch's (a zeros .grad would be
-    stepped: AdamW's weight decay moves such a parameter). The walk stops at the slots' own nodes."""
+def _unlinked(d, results) -> tuple:
+    """(unlinked, saved) from the traced results' graph (the walk stops at the slots' own nodes):
+
+    - the slots requiring grad that it does not reach (``b.detach()`` read, a value used under no_grad): no input
+      of the node, so their ``.grad`` stays None, as torch's (a zeros .grad would be stepped: AdamW's weight decay
+      moves such a parameter);
+    - the slot tensors its nodes saved for backward, as ((slot index, shape, dtype), ...): the compiled node saves
+      them too (``_saves``), so a later in-place change of one makes its backward raise torch's "modified by an
+      inplace operation" (``w.sin()`` saves w, ``x * w`` saves only x when only w requires grad)."""
     ends = {}
     for i, s in enumerate(d.slots):
         if type(s) is S.StorageSlot and s.tensor._requires_grad:
@@ -1661,8 +1686,9 @@ def _unlinked(d, results) -> frozenset:
             if e is not None:
                 ends[id(e[0])] = i
     if not ends:
-        return frozenset()
-    reached, seen = set(), set()
+        return frozenset(), ()
+    at = {id(s.storage.root()): i for i, s in enumerate(d.slots) if type(s) is S.StorageSlot}
+    reached, seen, saved = set(), set(), {}
     stack = [t.grad_fn for t in results if t.grad_fn is not None]
     while stack:
         n = stack.pop()
@@ -1673,10 +1699,21 @@ def _unlinked(d, results) -> frozenset:
         if i is not None:
             reached.add(i)
             continue
+        for e in n._saved:  # (input tensor, storage, version, shape, dtype, producer, is_out, out_nr)
+            k = None if e[6] else at.get(id(e[1].root()))
+            if k is not None:
+                saved.setdefault(k, (k, e[3], e[4]))
         for e in n._edges:
             if e is not None and e[0] is not None:
                 stack.append(e[0])
-    return frozenset(i for i in ends.values() if i not in reached)
+    return frozenset(i for i in ends.values() if i not in reached), tuple(saved.values())
+
+
+def _saves(node, saved, slots) -> None:
+    """The compiled node saves the slot tensors its traced graph saved (``_unlinked``): their versions now, checked
+    by the engine before its backward runs (``autograd.graph.check_saved``)."""
+    node._saved = tuple((t, t._storage, t._storage.version, shape, dt, t._grad_fn, False, t._out_nr)
+                        for t, shape, dt in [(slots[i].tensor, shape, dt) for i, shape, dt in saved])
 
 
 def _pystate(d) -> list:

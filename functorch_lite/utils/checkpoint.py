@@ -62,10 +62,11 @@ _FUNCTIONS: OrderedDict = OrderedDict()  # function -> CompiledFunction (its gua
 
 
 class _Holder:
-    __slots__ = ("node_op", "node_entry", "node_ctx")
+    __slots__ = ("node_op", "node_entry", "node_ctx", "saves")
 
     def __init__(self):
         self.node_op = self.node_entry = self.node_ctx = None
+        self.saves = ()  # (its node recomputes from the inputs it holds: no version check, as torch's checkpoint)
 
 
 def _runner(function):

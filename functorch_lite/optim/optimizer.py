@@ -483,6 +483,12 @@ class Optimizer:
                 names = self._held_fields(p, group) if p in self._ostate else ()
                 if names:  # (SGD that never had momentum keeps no state)
                     self._sync_from_views(p)
+                    views = dict.get(self.state, p)
+                    if views and tuple(views) == names:
+                        # the live ``state[p]`` dict, as torch's: its tensors are rewritten in place by every step,
+                        # so a state_dict taken earlier (and saved later) holds the current values
+                        state[index[id(p)]] = views
+                        continue
                     inner = self._ostate[p]
                     state[index[id(p)]] = {
                         name: Tensor._from_array(jnp.array(getattr(inner, name), copy=True),

@@ -24,6 +24,7 @@ import os
 import random
 import traceback
 import types
+from operator import is_
 import warnings
 import weakref
 from collections import OrderedDict
@@ -309,16 +310,22 @@ class CompiledFunction:
     # ---- the call ----------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         steady = self._steady
-        if steady is not None and not args and not kwargs and not TRACING[0] and _PROFILER[0] is None and \
-                STANCE[0] is None and not config.verify_discovery:
-            # the steady state of a call without arguments (a training step over its closure): the general path's
-            # steps for it (discover_cached's reused walk, the steady check, _steady_call), with nothing else:
-            # the facade's Python per call is most of what a small step adds to its program
+        if steady is not None and not kwargs and not TRACING[0] and _PROFILER[0] is None and \
+                STANCE[0] is None and (not args or steady.fast is not None):
+            # the steady state of a call without arguments (a training step over its closure) or with plain tensor
+            # arguments (a batch): the general path's steps for it (discover_cached's reused walk, the steady
+            # check, _steady_call), with nothing else: the facade's Python per call is most of what a small step
+            # adds to its program
             plan = self._plan
-            if plan is not None and plan.valid():
+            if plan is not None and plan.valid() and plan.d is steady.base:
                 d = plan.d
                 if not (_module._global_call_hooks and d.modules):
-                    ins = steady.inputs(d, args, kwargs)
+                    if args:
+                        ins, d = steady.fast(args), steady.argd
+                        if config.verify_discovery:
+                            _verify_fast(self, steady, ins, args)
+                    else:
+                        ins = None if config.verify_discovery else steady.inputs(d, args, kwargs)
                     if ins is not None and not (steady.entry.consts and _stale(steady.entry)):
                         self.stats["calls"] += 1
                         COUNTERS["calls"] += 1
@@ -1841,6 +1848,19 @@ class _StaleLR:
     __pow__ = __rpow__ = __neg__ = __lt__ = __le__ = __gt__ = __ge__ = __round__ = _raise
     __eq__ = __ne__ = _raise
     __hash__ = object.__hash__
+
+
+def _verify_fast(cf, steady, ins, args) -> None:
+    """Under ``config.verify_discovery``: what the argument fast path (``Steady.fast``) accepts, the general path's
+    discovery and steady check accept too, with the same inputs."""
+    d = S.discover_cached(cf.fn, args, {}, cf)
+    if not S.same_discovery(d, S.discover(cf.fn, args, {}, views=cf._views)):
+        raise AssertionError(f"functorch_lite.compile: {cf.__name__}: the reused discovery differs from a fresh walk")
+    fast = None if ins is None else list(ins)
+    general = steady.inputs(d, args, {})
+    if fast is not None and (general is None or not all(map(is_, fast, general))):  # (a refusal may be its own)
+        raise AssertionError(f"functorch_lite.compile: {cf.__name__}: the steady state's argument fast path "
+                             "disagrees with the general check")
 
 
 def _stale(entry) -> bool:

@@ -1,0 +1,98 @@
+"""A compiled training step called with tensor arguments (a batch) in its steady state takes them directly
+(``steady.Steady.fast``: no discovery built per call). Each call of a sequence that leaves and re-enters that path
+— a new batch, the same tensor twice, a tensor the step also reaches through its closure, a view, one that
+requires grad or has a .grad, another shape or dtype, an in-place write to the batch, the batch returned — must
+give eager's values (against real torch, eager)."""
+import warnings
+
+import numpy as np
+import torch
+
+import functorch_lite as ft
+
+
+def _run(L, C):
+    lin = L.nn.Linear(3, 2)
+    with L.no_grad():
+        lin.weight.copy_(L.tensor([[0.5, -1., 0.25], [2., 0.25, -0.5]]))
+        lin.bias.fill_(0.1)
+    opt = L.optim.SGD(lin.parameters(), lr=0.05, momentum=0.9)
+    scale = L.tensor([1., 2., 3.])
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = ((lin(x * scale) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+
+    def write(x, y):  # an in-place write to the batch, and the batch returned
+        x.mul_(0.5)
+        return (lin(x) - y).sum(), x
+    s, w = C(step), C(write)
+    base = L.arange(12.).view(4, 3).sin()
+    tgt = L.arange(8.).view(4, 2).cos()
+    out = []
+    batches = [(base + i, tgt * i) for i in range(4)]
+    batches += [(base, base[:, :2]), (scale.expand(4, 3) * 1, tgt), (base[1:], tgt[1:]), (base + 9, tgt),
+                (base.double().float(), tgt), (base * 2, tgt)]
+    for x, y in batches:
+        out.append(s(x, y).item())
+    x = base.clone()
+    out.append(s(scale.view(1, 3).repeat(4, 1), tgt).item())
+    out.append(s(x, x[:, :2].clone()).item())
+    out.append(s(x, tgt).item())
+    r = L.tensor(np.ones((4, 3), np.float32), requires_grad=True)
+    out.append(s(r, tgt).item())
+    out.append(r.grad.tolist())
+    out.append(s(r.detach(), tgt).item())
+    for i in range(3):
+        xi = base + i
+        v, back = w(xi, tgt)
+        out.append([v.item(), back is xi, xi.tolist()])
+    x64 = base.double()
+    try:
+        out.append(s(x64, tgt.double()).item())
+    except RuntimeError as e:
+        out.append(type(e).__name__)
+    out.append(s(scale.expand(4, 3), tgt).item())  # (the closure's tensor as the batch, a view of it)
+    out.append([p.tolist() for p in lin.parameters()])
+    return out
+
+
+def _close(a, b):
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(map(_close, a, b))
+    if isinstance(a, float):
+        return bool(np.isclose(a, b, rtol=1e-5, atol=1e-6))
+    return a == b
+
+
+def test_calls_leaving_and_reentering_the_argument_fast_path():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = _run(torch, lambda f: f)
+        got = _run(ft, ft.compile)
+    assert _close(got, ref), (got, ref)
+
+
+def test_the_fast_path_is_taken():
+    from functorch_lite._compile.runner import COUNTERS
+    lin = ft.nn.Linear(3, 2)
+    opt = ft.optim.SGD(lin.parameters(), lr=0.05)
+
+    @ft.compile
+    def step(x, y):
+        opt.zero_grad()
+        loss = ((lin(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+    xs = [ft.randn(4, 3) for _ in range(8)]
+    for x in xs[:3]:
+        step(x, x[:, :2] * 1)
+    before = COUNTERS["steady_calls"]
+    for x in xs[3:]:
+        step(x, x[:, :2] * 1)
+    assert COUNTERS["steady_calls"] - before == 5
+    assert step._steady is not None and step._steady.fast is not None

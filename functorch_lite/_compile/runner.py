@@ -1887,7 +1887,8 @@ def _same(a, b) -> bool:
 
 def _fmt(v) -> str:
     if isinstance(v, tuple) and v and v[0] == "s":
-        return f"shape {tuple(v[1])} {v[2]} on {v[3]}, requires_grad={v[4]}"
+        inference = ", an inference tensor" if v[5:6] == (True,) else ""
+        return f"shape {tuple(v[1])} {v[2]} on {v[3]}, requires_grad={v[4]}{inference}"
     if v == "T":
         return "a tensor"
     if isinstance(v, tuple) and len(v) == 2 and v[0] == "view":

@@ -43,7 +43,8 @@ class StorageSlot:
 
     def sig(self):
         a = self.storage.array
-        return ("s", a.shape, a.dtype, self.storage.device, self.tensor._requires_grad)
+        st = self.storage  # (an inference tensor: its program is another, whose trace raises where torch does)
+        return ("s", a.shape, a.dtype, st.device, self.tensor._requires_grad, st.inference)
 
 
 class ArgViewSlot:

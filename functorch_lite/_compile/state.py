@@ -103,13 +103,16 @@ class Discovery:
             if view is not None:
                 slot.aliases = (view,)
             self.slots.append(slot)
-        elif t._base is not None and t._requires_grad:
-            # another tensor over a slot's storage with a graph to the slot's tensor (a view of a non-leaf base):
-            # where the program's backward runs the function again with that tensor cut from its graph, this
-            # view's node is pointed at it (runner._pure), so what the function reads through it reaches it
+        else:
             slot = self._slot_of.get(id(r))
-            if slot is not None and t._base is slot.tensor and t is not slot.tensor and \
-                    all(a is not t for a in slot.aliases):
+            # a storage reached again: which slot it is, is part of what the program computes (``f(a, a, b)`` then
+            # ``f(c, b, c)``, a closure tensor passed as one argument then as another: the same slot sigs), a guard
+            self.guards.append((name, ("alias", name, None if slot is None else slot.name)))
+            if t._base is not None and t._requires_grad and slot is not None and t._base is slot.tensor and \
+                    t is not slot.tensor and all(a is not t for a in slot.aliases):
+                # another tensor over a slot's storage with a graph to the slot's tensor (a view of a non-leaf
+                # base): where the program's backward runs the function again with that tensor cut from its graph,
+                # this view's node is pointed at it (runner._pure), so what the function reads through it reaches it
                 slot.aliases += (t,)
         # (a frozen parameter's stale .grad too: ``zero_grad()`` clears it)
         if grads and (t._requires_grad or t._grad is not None) and t.grad_fn is None and id(t) not in self._seen:
@@ -742,8 +745,12 @@ def discover_cached(fn, args, kwargs, holder) -> Discovery:
     pd = plan.d
     d.slots.extend(pd.slots)
     d.base = pd
-    d.modules, d.schedulers, d.statics, d.guards, d.frozen = pd.modules, pd.schedulers, pd.statics, pd.guards, \
-        pd.frozen
+    if d.guards:  # (the arguments' own: ``f(a, a)``'s alias, an argument's .grad hooks)
+        d.guards = d.guards + pd.guards
+        d.frozen = _Guards(d.guards)
+    else:
+        d.guards, d.frozen = pd.guards, pd.frozen
+    d.modules, d.schedulers, d.statics = pd.modules, pd.schedulers, pd.statics
     d.containers, d.sched_reads, d.bw_hooks, d.scalers = pd.containers, pd.sched_reads, pd.bw_hooks, pd.scalers
     d.objects, d.pystate = pd.objects, pd.pystate
     return d

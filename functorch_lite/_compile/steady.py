@@ -188,13 +188,13 @@ class Steady:
             # walk reaches; the rest is ``inputs``' (the key's argument statics are ("T",) * n for such a call)
             src += ["", "", "def fast(args):", f"    if len(args) != {n_args}:", "        return None"]
             for i in range(n_args):
-                _, shape, dt, dev, _ = self.key[0][i]
+                _, shape, dt, dev, _, _ = self.key[0][i]
                 src += [f"    a{i} = args[{i}]",
                         f"    if type(a{i}) is not Tensor or a{i}._chain is not None or a{i}._base is not None or "
                         f"a{i}._requires_grad or a{i}._grad is not None:",
                         "        return None",
                         f"    s{i} = a{i}._storage",
-                        f"    if type(s{i}) is not Storage:",
+                        f"    if type(s{i}) is not Storage or s{i}.inference:",
                         "        return None",
                         f"    v{i} = s{i}.array",
                         f"    if v{i}.shape != {const(shape)} or v{i}.dtype != {const(dt)} or s{i}.device != "
@@ -373,7 +373,7 @@ def _copy(a):
 def _plain(t) -> bool:
     """A base tensor over its own storage that needs no gradient and has no .grad: an argument ``fast`` takes."""
     return type(t) is S.Tensor and t._chain is None and t._base is None and not t._requires_grad and \
-        t._grad is None and type(t._storage) is Storage
+        t._grad is None and type(t._storage) is Storage and not t._storage.inference
 
 
 def _hyper_new(s, r) -> bool:

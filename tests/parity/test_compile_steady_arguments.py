@@ -96,3 +96,57 @@ def test_the_fast_path_is_taken():
         step(x, x[:, :2] * 1)
     assert COUNTERS["steady_calls"] - before == 5
     assert step._steady is not None and step._steady.fast is not None
+
+
+def _aliases(L, C):
+    """Which slot a tensor is, when it is reached twice, is part of the program: a closure tensor passed as one
+    argument then as another, the same tensor at other argument positions (the slot sigs alone were equal, and
+    the first program ran on the second call: silently wrong losses)."""
+    lin = L.nn.Linear(3, 1)
+    with L.no_grad():
+        lin.weight.copy_(L.tensor([[0.5, -1., 0.25]]))
+        lin.bias.fill_(0.1)
+    opt = L.optim.SGD(lin.parameters(), lr=0.1)
+    scale = L.tensor([1., 2., 3.])
+
+    def two(x, y):
+        opt.zero_grad()
+        loss = (lin(x * scale) - y.sum()).pow(2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+
+    def three(x, y, z):
+        return (x * 2 + y * 3 - z).sum()
+    f, g = C(two), C(three)
+    a, b, c, p = L.tensor([1., 2., 3.]), L.tensor([4., 5., 6.]), L.tensor([.5, .25, 2.]), L.tensor([3., 1., 2.])
+    out = [f(scale, p).item(), f(p, scale).item(), f(a, b).item(), f(scale, scale).item(), f(b, a).item(),
+           f(a, a).item(), f(a, b).item()]
+    out += [g(a, a, b).item(), g(c, b, c).item(), g(a, b, c).item(), g(b, b, b).item(), g(a, b, a).item()]
+    return out + [lin.weight.tolist()]
+
+
+def test_the_same_tensor_reached_twice_is_part_of_the_key():
+    ref = _aliases(torch, lambda f: f)
+    got = _aliases(ft, ft.compile)
+    assert _close(got, ref), (got, ref)
+
+
+def test_an_inference_tensor_argument_raises_as_eagerly():
+    def run(L, C):
+        lin = L.nn.Linear(3, 1)
+        f = C(lambda x: lin(x).sum())
+        out = []
+        for i in range(3):
+            f(L.ones(2, 3) * i).backward()
+        with L.inference_mode():
+            x = L.ones(2, 3)
+        try:
+            f(x).backward()
+            out.append("ok")
+        except RuntimeError as e:
+            out.append(str(e).split(".")[0])
+        return out
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert run(ft, ft.compile) == run(torch, lambda f: f) == ["Inference tensors cannot be saved for backward"]

@@ -347,10 +347,8 @@ class CompiledFunction:
         d = S.discover_cached(self.fn, args, kwargs, self)
         if _module._global_call_hooks and d.modules:
             return self._global_hooks(args, kwargs)
-        if config.verify_discovery and not S.same_discovery(d, S.discover(self.fn, args, kwargs,
-                                                                            views=self._views)):
-            raise AssertionError(f"functorch_lite.compile: {self.__name__}: the reused discovery differs from a "
-                                 "fresh walk (a change the discovery checks missed)")
+        if config.verify_discovery:
+            self._verify_discovery(d, args, kwargs)
         steady, self._steady = self._steady, None
         if steady is not None:
             ins = steady.inputs(d, args, kwargs)
@@ -725,6 +723,12 @@ class CompiledFunction:
         self.stats["eager_calls"] += 1
         COUNTERS["eager_calls"] += 1
         return self.fn(*args, **kwargs)
+
+    def _verify_discovery(self, d, args, kwargs) -> None:
+        """``config.verify_discovery``: the reused discovery ``d`` is what a fresh walk finds."""
+        if not S.same_discovery(d, S.discover(self.fn, args, kwargs, views=self._views)):
+            raise AssertionError(f"functorch_lite.compile: {self.__name__}: the reused discovery differs from a "
+                                 "fresh walk (a change the discovery checks missed)")
 
     def _global_hooks(self, args, kwargs):
         """Global module hooks are registered (``register_module_forward_hook`` / ``_forward_pre_hook`` /
@@ -1854,8 +1858,7 @@ def _verify_fast(cf, steady, ins, args) -> None:
     """Under ``config.verify_discovery``: what the argument fast path (``Steady.fast``) accepts, the general path's
     discovery and steady check accept too, with the same inputs."""
     d = S.discover_cached(cf.fn, args, {}, cf)
-    if not S.same_discovery(d, S.discover(cf.fn, args, {}, views=cf._views)):
-        raise AssertionError(f"functorch_lite.compile: {cf.__name__}: the reused discovery differs from a fresh walk")
+    cf._verify_discovery(d, args, {})
     fast = None if ins is None else list(ins)
     general = steady.inputs(d, args, {})
     if fast is not None and (general is None or not all(map(is_, fast, general))):  # (a refusal may be its own)

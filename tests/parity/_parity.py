@@ -65,15 +65,15 @@ def same(fn: Callable[[Any], Any]) -> tuple:
             out.append(("ok", describe(fn(lib))))
         except Exception as e:  # noqa: BLE001  (the exception itself is what is compared)
             out.append((type(e).__name__, str(e)))
-    assert _close(out[0], out[1]), out
+    assert close(out[0], out[1]), out
     return out[0]
 
 
-def _close(a: Any, b: Any) -> bool:
-    """``describe``d outcomes equal, floats to a few float32 ulps (a matmul's last bit differs between CPUs'
-    kernels: 0.25909090 against 0.25909093 on an AVX-512 host), NaN equal to NaN."""
+def close(a: Any, b: Any, rel: float = 1e-6, abs: float = 1e-12) -> bool:  # noqa: A002 (math.isclose's names)
+    """``describe``d outcomes (nested lists/tuples) equal, floats to a few float32 ulps by default (a matmul's last
+    bit differs between CPUs' kernels: 0.25909090 against 0.25909093 on an AVX-512 host), NaN equal to NaN."""
     if isinstance(a, float) and isinstance(b, float):
-        return a == b or math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12) or (math.isnan(a) and math.isnan(b))
+        return a == b or math.isclose(a, b, rel_tol=rel, abs_tol=abs) or (math.isnan(a) and math.isnan(b))
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return type(a) is type(b) and len(a) == len(b) and all(map(_close, a, b))
+        return type(a) is type(b) and len(a) == len(b) and all(close(x, y, rel, abs) for x, y in zip(a, b))
     return a == b

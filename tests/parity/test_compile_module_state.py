@@ -11,20 +11,13 @@ torch eager, and ``functorch_lite.compile``; torch.compile gives torch eager's v
 """
 import warnings
 
-import numpy as np
 import pytest
 import torch
 
 import functorch_lite as ft
+from _parity import close
 
 
-def _close(a, b):
-    """Nested lists/tuples equal, floats to 1e-6."""
-    if isinstance(a, (list, tuple)):
-        return type(a) is type(b) and len(a) == len(b) and all(map(_close, a, b))
-    if isinstance(a, float) and isinstance(b, float):
-        return bool(np.isclose(a, b, rtol=1e-6, atol=1e-6))
-    return a == b
 
 
 def _both(case):
@@ -83,7 +76,7 @@ def _rebound_buffers(L, C):
 
 def test_rebinding_buffers_inside_a_compiled_forward():
     ref, got = _both(_rebound_buffers)
-    assert _close(got, ref), (got, ref)
+    assert close(got, ref), (got, ref)
 
 
 def test_rebinding_buffers_is_one_program_per_guard():
@@ -119,7 +112,7 @@ def test_a_rebound_buffer_in_a_whole_training_step():
         losses = [step(x + i, x.cos() * i).item() for i in range(5)]
         return losses, m.mean.tolist(), m.lin.weight.tolist()
     ref, got = run(torch, lambda f: f), run(ft, ft.compile)
-    assert _close(got, ref), (got, ref)
+    assert close(got, ref), (got, ref)
 
 
 def test_registering_a_parameter_or_hook_inside_is_a_graph_break():
@@ -144,7 +137,7 @@ def test_registering_a_parameter_or_hook_inside_is_a_graph_break():
             out.append([y.item(), len(m.calls), sorted(n for n, _ in m.named_parameters())])
         return out + [m.scale.grad.tolist()]
     ref, got = _both(run)
-    assert _close(got, ref), (got, ref)
+    assert close(got, ref), (got, ref)
     with pytest.raises(ft._dynamo.exc.Unsupported, match="registering or removing a module's parameter"):
         run(ft, lambda f: ft.compile(f, fullgraph=True))
 
@@ -177,7 +170,7 @@ def _global_hooks(L, C):
 
 def test_global_module_hooks_run_on_every_call():
     ref, got = _both(_global_hooks)
-    assert _close(got, ref), (got, ref)
+    assert close(got, ref), (got, ref)
 
 
 def test_global_module_hooks_under_fullgraph_name_the_cause():

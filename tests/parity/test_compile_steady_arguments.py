@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 import functorch_lite as ft
+from _parity import close
 
 
 def _run(L, C):
@@ -16,7 +17,7 @@ def _run(L, C):
     with L.no_grad():
         lin.weight.copy_(L.tensor([[0.5, -1., 0.25], [2., 0.25, -0.5]]))
         lin.bias.fill_(0.1)
-    opt = L.optim.SGD(lin.parameters(), lr=0.05, momentum=0.9)
+    opt = L.optim.SGD(lin.parameters(), lr=0.005, momentum=0.5)  # (a stable run: tight tolerance)
     scale = L.tensor([1., 2., 3.])
 
     def step(x, y):
@@ -60,12 +61,6 @@ def _run(L, C):
     return out
 
 
-def _close(a, b):
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(map(_close, a, b))
-    if isinstance(a, float):
-        return bool(np.isclose(a, b, rtol=1e-5, atol=1e-6))
-    return a == b
 
 
 def test_calls_leaving_and_reentering_the_argument_fast_path():
@@ -73,7 +68,7 @@ def test_calls_leaving_and_reentering_the_argument_fast_path():
         warnings.simplefilter("ignore")
         ref = _run(torch, lambda f: f)
         got = _run(ft, ft.compile)
-    assert _close(got, ref), (got, ref)
+    assert close(got, ref, rel=1e-5, abs=1e-6), (got, ref)
 
 
 def test_the_fast_path_is_taken():
@@ -129,7 +124,7 @@ def _aliases(L, C):
 def test_the_same_tensor_reached_twice_is_part_of_the_key():
     ref = _aliases(torch, lambda f: f)
     got = _aliases(ft, ft.compile)
-    assert _close(got, ref), (got, ref)
+    assert close(got, ref, rel=1e-5, abs=1e-6), (got, ref)
 
 
 def test_an_inference_tensor_argument_raises_as_eagerly():

@@ -2,19 +2,27 @@
 walked code reads and calls by name (which attributes' scalars are guards)."""
 from __future__ import annotations
 
+import decimal
 import dis
+import enum
+import fractions
 import types
 
 import numpy as np
 
 
-SCALARS = (bool, int, float, complex, str)  # Python scalars: guarded by value wherever a program reads them
+# Python scalars and other immutable values (an Enum member, a range, a Fraction, bytes): guarded by value
+# wherever a program reads them (``x * mode.value``, ``len(r)``)
+SCALARS = (bool, int, float, complex, str, bytes, range, fractions.Fraction, decimal.Decimal, enum.Enum)
 
 
 def scalar_guard(v) -> tuple:
-    """A Python scalar as a guard value: its type and repr (1, 1.0 and True differ; nan equals nan)."""
-    if type(v) is str and len(v) > 64:
-        return ("str", len(v), hash(v))
+    """A Python scalar as a guard value: its type and repr (1, 1.0 and True differ; nan equals nan); an Enum
+    member itself (two classes' members may print alike)."""
+    if isinstance(v, enum.Enum):
+        return ("enum", v)
+    if type(v) in (str, bytes) and len(v) > 64:
+        return (type(v).__name__, len(v), hash(v))
     return (type(v).__name__, repr(v))
 
 
@@ -32,12 +40,14 @@ def numpy_guard(v) -> tuple:
 
 
 _NONE = (frozenset(), frozenset())
+ANY_ATTR = "<getattr>"  # among a code's reads where it calls ``getattr``: every attribute of an object it reaches
 _READS: dict = {}
 
 
 def _code_names(code) -> tuple:
     """(reads, calls) of ``code`` and the code nested in it: the attribute names it loads as values, with its
-    string constants (``getattr(obj, "name")``); the method names it calls (``obj.name(...)``)."""
+    string constants (``getattr(obj, "name")``) and ANY_ATTR if it calls ``getattr``; the method names it calls
+    (``obj.name(...)``)."""
     if code is None:
         return _NONE
     hit = _READS.get(code)
@@ -48,6 +58,8 @@ def _code_names(code) -> tuple:
                 calls.add(ins.argval)
             elif ins.opname == "LOAD_ATTR":
                 reads.add(ins.argval)
+            elif ins.argval == "getattr" and ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+                reads.add(ANY_ATTR)  # (``getattr(o, f"w{i}")``: any attribute)
         for c in code.co_consts:
             if isinstance(c, str):
                 reads.add(c)

@@ -28,11 +28,16 @@ import numpy as np
 
 from .._tensor.tensor import Tensor
 from .effects import slot_names
-from .guards import SCALARS as _SCALARS, _class_methods, _code_names, _NUMPY_CHECKED, numpy_guard, scalar_guard
+from .guards import (ANY_ATTR, SCALARS as _SCALARS, _class_methods, _code_names, _NUMPY_CHECKED, numpy_guard,
+                     scalar_guard)
 from .slots import ArgViewSlot, GradSlot, HyperSlot, OptSlot, RngSlot, StorageSlot  # noqa: F401  (S.StorageSlot...)
 
-_MAX_DEPTH = 3
-_DICT_ITEMS, _ATTR_ITEMS = 256, 64  # a dict's / an object's first entries are walked (a vocabulary is not)
+# How far the walk goes: every entry of a container or object down to _MAX_DEPTH; below it, down to _DEEP, only
+# what the walked code names (an attribute it reads, a dict key among its string constants: ``cfg["model"]["rope"]
+# ["scale"]``) and the functions it reaches (a chain of helpers)
+_MAX_DEPTH, _DEEP = 3, 16
+_DICT_ITEMS, _ATTR_ITEMS = 256, 64  # a dict's / an object's first entries are walked (a vocabulary is not), and
+                                    # after them those the walked code names
 
 
 def _hyper_keys(opt, group) -> tuple:
@@ -84,6 +89,7 @@ class Discovery:
         self._own = False            # True while walking a library object's attributes or function's closure
         self.plan = plan
         self.base = None             # the reused discovery whose slots this one's follow (discover_cached)
+        self._classes: dict = {}     # the user classes whose methods the walk reads: {class: name} (``settle``)
 
     def tensor(self, t, name, grads=True):
         if self.plan is not None:
@@ -170,14 +176,22 @@ class Discovery:
                 if self.plan is not None and isinstance(obj, np.ndarray):
                     self.plan.arrays.append((obj, self.guards[-1][1]))
             return
-        if isinstance(obj, (type, types.BuiltinFunctionType, types.FunctionType)) and guard:
+        if isinstance(obj, (type, types.BuiltinFunctionType)) and guard:
             self.guards.append((name, ("is", obj)))  # the object itself: compared by identity, kept alive
         if isinstance(obj, type):
             if guard and depth <= _MAX_DEPTH and id(obj) not in self._seen:
                 self._seen.add(id(obj))
                 self.class_attrs(obj, name, depth)
+                self.methods(obj, name)  # (``Cfg.scale(x)``: a static or class method's globals)
             return
-        if id(obj) in self._seen or depth > _MAX_DEPTH:
+        if isinstance(obj, types.FunctionType):
+            if guard:  # (its code too: ``f.__code__ = ...`` keeps the function)
+                self.guards.append((name, ("is", obj, obj.__code__)))
+            if id(obj) not in self._seen and depth < _DEEP:  # (a chain of helpers, each calling the next)
+                self._seen.add(id(obj))
+                self.function(obj, name, depth + 1)
+            return
+        if id(obj) in self._seen or depth > _DEEP:
             return
         self._seen.add(id(obj))
         if isinstance(obj, (collections.abc.Iterator, random.Random, np.random.RandomState, np.random.Generator)):
@@ -229,6 +243,9 @@ class Discovery:
         if isinstance(obj, Generator):
             self.slots.append(RngSlot(obj, name))
             return
+        deep = depth > _MAX_DEPTH  # below _MAX_DEPTH: only the entries the walked code names
+        if isinstance(obj, (list, tuple, collections.deque, set, frozenset)) and deep:
+            return
         if isinstance(obj, (list, tuple, collections.deque)):
             if not isinstance(obj, tuple):
                 if not self._own:
@@ -255,20 +272,21 @@ class Discovery:
         if isinstance(obj, dict):
             if not self._own:
                 self.containers.append((name, obj))
-            items = tuple(islice(obj.items(), _DICT_ITEMS))
+            items = () if deep else tuple(islice(obj.items(), _DICT_ITEMS))
+            named = self._named(obj, items) if deep or len(obj) > _DICT_ITEMS else ()
             if self.plan is not None:
-                self.plan.seqs.append((_DICT, obj, None, items))
+                if not deep:
+                    self.plan.seqs.append((_DICT, obj, None, items))
+                self.plan.seqs.extend([(_ITEM, obj, k, v) for k, v in named])
             if guard:  # which keys hold the values (``{'min': 0.}`` and ``{'max': 0.}`` differ)
-                self.guards.append((f"{name}.keys()", ("keys", tuple(k for k, _ in items))))
-            for k, v in items:
+                self.guards.append((f"{name}.keys()", ("keys", tuple(k for k, _ in items),
+                                                       tuple(k for k, _ in named))))
+            for k, v in items + named:
                 self.visit(v, f"{name}[{k!r}]", depth + 1, guard)
             return
         if isinstance(obj, types.MethodType):
             self.visit(obj.__self__, f"{name}.__self__", depth)
             self.visit(obj.__func__, name, depth)
-            return
-        if isinstance(obj, types.FunctionType):
-            self.function(obj, name, depth + 1)
             return
         if isinstance(obj, Compiled):  # called inside a compiled region it runs inline: what it reaches counts
             self.visit(obj.fn, name, depth)  # (its caches and counters are not state of the program)
@@ -283,26 +301,36 @@ class Discovery:
         if hasattr(obj, "__dict__"):
             if guard:
                 self.guards.append((f"{name}.__class__", ("is", type(obj))))
-            if not self._own and not (type(obj).__module__ or "").startswith(_OWN):
+            user = not (type(obj).__module__ or "").startswith(_OWN)
+            if not self._own and user:
                 self.objects.append(obj)
-            items = tuple(islice(vars(obj).items(), _ATTR_ITEMS))
-            if self.plan is not None:
-                self.plan.seqs.append((_VARS, obj, None, items))
             self.learn_methods(type(obj))
+            if user and _user_class(type(obj)):  # the methods the walked code calls on it: their globals
+                self.methods(type(obj), name)
+            attrs = vars(obj)
+            items = () if deep else tuple(islice(attrs.items(), _ATTR_ITEMS))
+            named = self._named(attrs, items) if deep or len(attrs) > _ATTR_ITEMS else ()
+            if self.plan is not None:
+                self.plan.seqs.append((_ATTR, obj, "__class__", type(obj)))
+                if not deep:
+                    self.plan.seqs.append((_VARS, obj, None, items))
+                self.plan.seqs.extend([(_ITEM, attrs, k, v) for k, v in named])
             reads = self.reads
             own = self._own
-            self._own = own or (type(obj).__module__ or "").startswith(_OWN)  # a library object (GradScaler):
-            for k, v in items:                                                  # its lists and dicts are its own
-                self.visit(v, f"{name}.{k}", depth + 1, guard and k in reads)
+            self._own = own or not user  # a library object (GradScaler): its lists and dicts are its own
+            every = ANY_ATTR in reads
+            for k, v in items + named:
+                self.visit(v, f"{name}.{k}", depth + 1, guard and (every or k in reads))
             self._own = own
             if guard:
-                self.class_attrs(type(obj), name, depth + 1, vars(obj))
+                self.class_attrs(type(obj), name, depth + 1, attrs)
         elif slot_names(type(obj)) and _user_class(type(obj)):
             # a user's __slots__ object: its slots are walked (and its writes replayed) as an object's attributes
             if guard:
                 self.guards.append((f"{name}.__class__", ("is", type(obj))))
             self.objects.append(obj)
             self.learn_methods(type(obj))
+            self.methods(type(obj), name)
             reads = self.reads
             for k in slot_names(type(obj)):
                 v = getattr(obj, k, _EMPTY)
@@ -313,12 +341,20 @@ class Discovery:
             if guard:
                 self.class_attrs(type(obj), name, depth + 1, slot_names(type(obj)))
 
+    def _named(self, mapping, walked) -> tuple:
+        """The (key, value) entries of ``mapping`` (a dict, an object's attributes) that the walked code names and
+        ``walked`` (its first entries) does not hold."""
+        if not mapping:
+            return ()
+        first = {k for k, _ in walked}
+        return tuple([(k, mapping[k]) for k in sorted(self.reads) if k in mapping and k not in first])
+
     def class_attrs(self, cls, name, depth, shadow=()):
         """The data attributes of a user class (and its user-written bases) that the walked code reads by name
         (``Cfg.mult``, a module's ``self.scale`` set on its class): what the program bakes in from them is a guard,
         a tensor there a slot, as an object's own attributes are; one an instance sets itself (``shadow``) hides
         it. Methods, properties and other descriptors are code, not state (``learn_methods`` reads them)."""
-        reads = self.reads
+        reads = self.reads | self.calls  # (``Holder.model(x)``: a module in a class attribute, called)
         plan = self.plan
         seen = set(shadow)
         for klass in cls.__mro__:
@@ -336,7 +372,8 @@ class Discovery:
         """A Python module of the user's (``import config``; not a library's): the attributes the walked code
         reads by name (``config.SCALE``) are walked as the globals a function names are."""
         g = vars(mod)
-        names = sorted(k for k in self.reads if k in g and not k.startswith("__"))  # (a set: its order varies)
+        names = sorted(k for k in self.reads | self.calls  # (a set: its order varies; ``md.NET(x)``, a call)
+                       if k in g and not k.startswith("__"))
         if self.plan is not None:
             self.plan.globs.append((g, tuple(names), tuple(g[k] for k in names)))
         for k in names:
@@ -379,7 +416,8 @@ class Discovery:
                 self.tensor(b, f"{prefix}.{n}", grads=False)
         self.learn(getattr(type(m).forward, "__code__", None))
         self.methods(type(m), prefix)
-        for n, v in islice(d.items(), _ATTR_ITEMS):
+        first = tuple(islice(d.items(), _ATTR_ITEMS))
+        for n, v in first + (self._named(d, first) if len(d) > _ATTR_ITEMS else ()):
             if n not in _MODULE_OWN:
                 self.visit(v, f"{prefix}.{n}", 1)
         self.class_attrs(type(m), prefix, 1, d)
@@ -399,21 +437,42 @@ class Discovery:
                 self.module(c, f"{prefix}.{n}")
 
     def methods(self, cls, prefix) -> None:
-        """A user-written module class: the methods its forward may run (``forward``, and those named in the walked
-        code) read their globals and closure like the compiled function's own code (``x * SCALE``, a closure
-        variable of a class defined in a function): walked as functions (once per discovery)."""
-        if (cls.__module__ or "").startswith(_OWN):
+        """A user-written class (a module's, a helper object's, one whose static methods the code calls): the
+        methods the walked code may run on it (a module's ``forward``, those it names) read their globals and
+        closure like the compiled function's own code (``x * SCALE``, a closure variable of a class defined in a
+        function): walked as functions, once per discovery; each one's identity and code are guards (a method
+        patched on the class). Names the walk learns later are matched at its end (``settle``)."""
+        if (cls.__module__ or "").startswith(_OWN) or cls in self._classes:
             return
+        self._classes[cls] = prefix
         self.learn_methods(cls)
+        self._methods(cls, prefix)
+
+    def _methods(self, cls, prefix) -> None:
+        plan = self.plan
         for klass in cls.__mro__:
             if klass is object or (klass.__module__ or "").startswith(_OWN):
                 continue
-            for n, f in vars(klass).items():
-                f = getattr(f, "__func__", f)  # (static and class methods)
-                if isinstance(f, types.FunctionType) and (n == "forward" or n in self.calls or n in self.reads) \
+            attrs = vars(klass)
+            for n, raw in attrs.items():
+                f = getattr(raw, "__func__", raw)  # (static and class methods)
+                if isinstance(f, types.FunctionType) and (n in _ALWAYS or n in self.calls or n in self.reads) \
                         and id(f) not in self._seen:
                     self._seen.add(id(f))
+                    self.guards.append((f"{prefix}.{n}", ("is", f, f.__code__)))
+                    if plan is not None:
+                        plan.seqs.append((_ITEM, attrs, n, raw))
                     self.function(f, f"{prefix}.{n}", 1)
+
+    def settle(self) -> None:
+        """Walk the methods of the classes met that the code walked after them calls (``a.run(x)`` where ``a``'s
+        class came first), until the walk names nothing new."""
+        while True:
+            n = len(self._seen)
+            for cls, prefix in list(self._classes.items()):
+                self._methods(cls, prefix)
+            if len(self._seen) == n:
+                return
 
     def function(self, fn, name, depth=0):
         """A function's closure cells, default values, and the globals its code (and nested code) names. A
@@ -462,6 +521,7 @@ class Discovery:
                 self.visit(g[n], n, depth)
 
 
+_ALWAYS = ("forward", "__call__")  # the methods of a user class walked whether or not the code names them
 _NOT_STATE = (logging.Logger, logging.LoggerAdapter, logging.Handler, logging.Formatter, logging.Filter)
 _USER_MODULES: dict = {}
 
@@ -547,6 +607,7 @@ def discover(fn, args, kwargs, plan=None, views=False) -> Discovery:
         if a is not None and not isinstance(a, _SCALARS):
             d.argument(a, f"argument {k!r}", k, views)
     d.visit(fn, getattr(fn, "__name__", "fn"))
+    d.settle()
     if d.views_alias():
         return discover(fn, args, kwargs, plan)
     if id(default_generator) not in d._seen:

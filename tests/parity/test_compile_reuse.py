@@ -456,20 +456,24 @@ def test_a_tensor_beyond_the_walk_is_a_guarded_constant():
     """A tensor the discovery does not reach (deeper than its walk, past a dict's first 256 entries) is a
     constant of the program: when it changes, the program is traced again, with a warning saying why and how to
     avoid it. (Before this guard the compiled call kept returning the old value.)"""
-    a = _Box()
-    a.b = _Box()
-    a.b.c = _Box()
-    a.b.c.d = _Box()
-    a.b.c.d.e = _Box()
-    a.b.c.d.e.w = ft.ones(3)
+    a = o = _Box()  # (20 levels: the walk follows the attributes the code names 16 down)
+    for _ in range(20):
+        o.b = _Box()
+        o = o.b
+    o.w = ft.ones(3)
     big = {i: ft.ones(1) for i in range(300)}
 
+    def down(o):
+        for _ in range(20):
+            o = o.b
+        return o
+
     def deep(x):
-        return (x * a.b.c.d.e.w).sum() + big[299].sum()
+        return (x * down(a).w).sum() + big[299].sum()
     cf = ft.compile(deep)
     x = ft.arange(3.0)
     assert cf(x).item() == cf(x).item() == 4.0
-    a.b.c.d.e.w.mul_(2)
+    down(a).w.mul_(2)
     with pytest.warns(UserWarning, match="its value was a constant of the program. Pass the tensor as an argument"):
         assert cf(x).item() == deep(x).item() == 7.0
     big[299].add_(1)

@@ -1144,20 +1144,28 @@ def test_assigning_data_inside_the_step_runs_eagerly_and_correctly():
 
 @pytest.mark.parametrize("with_optimizer", [True, False])
 def test_state_the_discovery_cannot_reach_is_a_graph_break_not_a_leak(with_optimizer):
-    # a model and optimizer three attribute levels deep: the discovery does not reach them. The optimizer's
-    # state and the .grad fields the trace assigned were left holding tracers (the eager fallback then crashed;
-    # without an optimizer there was no graph break at all and .grad stayed a tracer)
+    # a model and optimizer twenty attribute levels deep: the discovery does not reach them (it follows named
+    # attributes 16 levels down). The optimizer's state and the .grad fields the trace assigned were left holding
+    # tracers (the eager fallback then crashed; without an optimizer there was no graph break at all and .grad
+    # stayed a tracer)
     class NS:
         pass
 
+    def down(o):
+        for _ in range(20):
+            o = o.inner
+        return o
+
     def run(compiled):
-        st = NS()
-        st.inner = NS()
-        st.inner.deep = NS()
-        st.inner.deep.model, st.inner.deep.opt = _lin_opt(lr=0.1, momentum=0.9)
+        st = top = NS()
+        for _ in range(20):
+            st.inner = NS()
+            st = st.inner
+        st.model, st.opt = _lin_opt(lr=0.1, momentum=0.9)
+        st = top
 
         def deep(x):
-            m, o = st.inner.deep.model, st.inner.deep.opt
+            m, o = down(st).model, down(st).opt
             o.zero_grad()
             loss = m(x).pow(2).sum()
             loss.backward()
@@ -1166,7 +1174,7 @@ def test_state_the_discovery_cannot_reach_is_a_graph_break_not_a_leak(with_optim
             return loss
         f = ft.compile(deep) if compiled else deep
         losses = [f(ft.tensor(XS[i][:, :4])).item() for i in range(3)]
-        m, o = st.inner.deep.model, st.inner.deep.opt
+        m, o = down(st).model, down(st).opt
         return losses + [m.weight.detach().numpy().copy(), m.weight.grad.numpy().copy()], o, f
     eager, _, _ = run(False)
     with pytest.warns(UserWarning, match="cannot see"):

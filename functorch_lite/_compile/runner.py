@@ -798,7 +798,7 @@ class CompiledFunction:
             added = [n for n in names if n not in old_names] or [n for n in old_names if n not in names]
             return f"what it reaches changed ({', '.join(added[:3])})"
         for n, a, b in zip(names, old_values, values):
-            if a != b:
+            if not _equal(a, b):
                 return f"{n} changed: {_fmt(a)} -> {_fmt(b)}"
         return "a new signature"
 
@@ -888,7 +888,11 @@ class CompiledFunction:
                         with _gm.enable_grad(), _amp.state_as(amp[0]):
                             result = _structured(fn(*args, **kwargs), _known(d, args, kwargs), first_uid)
                         _object_writes(snaps, attrs)
-                        effects = _effects(bindings, attrs) + _container_effects(boxes) + _table_effects(tables)
+                        try:
+                            changed = _container_effects(boxes)
+                        except _UnreachableWrite:  # (a checkpoint's recomputation: its forward ran eagerly, what
+                            changed = []           # it changed stays changed; ``counter[0] += 1`` is not replayed)
+                        effects = _effects(bindings, attrs) + changed + _table_effects(tables)
                         return _tape_grads(select(result, effects, deferred), cts, inputs)
                     finally:
                         for t, g in cut:
@@ -1886,6 +1890,14 @@ def _same(a, b) -> bool:
     la, lb = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
     return len(la) == len(lb) and all(x is y for x, y in zip(la, lb)) and \
         jax.tree_util.tree_structure(a) == jax.tree_util.tree_structure(b)
+
+
+def _equal(a, b) -> bool:
+    """Two key components' values equal (a pytree structure compared with None is unequal, not an error)."""
+    try:
+        return bool(a == b)
+    except TypeError:
+        return False
 
 
 def _fmt(v) -> str:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
-import types
 from typing import Any, Callable, Iterator
 
 import jax
@@ -276,7 +275,8 @@ def _run(func, name, args, kwargs, flat, tree, dims, axes, arrays, size, out_dim
         _RANDOMNESS.append(randomness)  # (what a custom Function's vmap staticmethod sees as info.randomness)
         try:
             with random_guard(randomness, index, True):
-                out = C.call(func, C.reorder_like(jax.tree_util.tree_unflatten(tree, new), args), kwargs)
+                out = C.call(func, C.reorder_like(jax.tree_util.tree_unflatten(tree, new), args), kwargs,
+                             differentiate=_DIFFERENTIATED[0] > 0)
         finally:
             _RANDOMNESS.pop()
         o_flat, o_tree = jax.tree_util.tree_flatten(out, is_leaf=_out_leaf)
@@ -334,6 +334,10 @@ def _run(func, name, args, kwargs, flat, tree, dims, axes, arrays, size, out_dim
 # while it runs). torch's grad_fn is the last op's (``AddBackward0``); this node is ``VmapBackward0``.
 
 _ARRAY = _storage.Storage.__dict__["array"]
+# > 0 while a call recorded as one node runs under its ``jax.vjp``: the function runs as under a differentiating
+# transform, so what it cuts from the graph (``detach()``, ``.data``, a ``no_grad`` region) is cut from JAX's
+# differentiation, as torch's autograd cuts it (a target network's output, ``x.detach() * x``)
+_DIFFERENTIATED = [0]
 _READ: set = set()  # ids of the watched storages read during the call
 
 
@@ -374,93 +378,27 @@ class VmapBackward0(Node):
         return out
 
 
-_SKIP = (str, bytes, int, float, complex, bool, type, types.ModuleType, types.BuiltinFunctionType)
-
-
-def _candidates(roots: list) -> list:
-    """(base tensor, [it and its views]) for the tensors that require grad reachable from ``roots`` (see above),
-    one entry per storage."""
-    from ..nn.modules.module import Module
-    found: dict = {}
-    seen: set = set()
-
-    def tensor(t):
-        b = t if t._base is None else t._base
-        if b._requires_grad and (b.dtype.is_floating_point or b.dtype.is_complex) and \
-                type(b._storage) is _storage.Storage:
-            group = found.get(id(b._storage))
-            if group is None:
-                group = found[id(b._storage)] = (b, [b])
-            if all(x is not t for x in group[1]):
-                group[1].append(t)
-
-    def visit(o, depth):
-        if isinstance(o, Tensor):
-            tensor(o)
-            return
-        if o is None or isinstance(o, _SKIP) or depth > 6 or id(o) in seen:
-            return
-        seen.add(id(o))
-        if isinstance(o, Module):
-            for m in o.modules():
-                visit(getattr(type(m), "forward", None), depth + 1)  # (a user forward's globals and closure)
-                for v in vars(m).values():
-                    if isinstance(v, Tensor):
-                        tensor(v)
-                    elif isinstance(v, dict) and v and not isinstance(v, Module):
-                        for x in v.values():
-                            if isinstance(x, Tensor):
-                                tensor(x)
-            for x in vars(o).values():
-                if not isinstance(x, (Tensor, dict, Module)):
-                    visit(x, depth + 1)
-        elif isinstance(o, (list, tuple, set, frozenset)):
-            for x in o:
-                visit(x, depth + 1)
-        elif isinstance(o, dict):
-            for x in o.values():
-                visit(x, depth + 1)
-        elif isinstance(o, types.MethodType):
-            visit(o.__self__, depth + 1)
-            visit(o.__func__, depth + 1)
-        elif isinstance(o, functools.partial):
-            visit(o.func, depth + 1)
-            visit(o.args, depth + 1)
-            visit(o.keywords, depth + 1)
-        elif isinstance(o, types.FunctionType):
-            if (o.__module__ or "").startswith("functorch_lite."):
-                return
-            for c in o.__closure__ or ():
-                try:
-                    visit(c.cell_contents, depth + 1)
-                except ValueError:  # (an empty cell)
-                    pass
-            g = o.__globals__
-            for n in _code_names(o.__code__):
-                if n in g:
-                    visit(g[n], depth + 1)
-        elif hasattr(o, "__dict__") and not (type(o).__module__ or "").startswith(("functorch_lite.", "jax")):
-            visit(vars(o), depth + 1)
-
-    for r in roots:
-        visit(r, 0)
-    return list(found.values())
-
-
-@functools.lru_cache(maxsize=1024)
-def _code_names(code) -> tuple:
-    names = list(code.co_names)
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            names.extend(_code_names(c))
-    return tuple(names)
+def _candidates(func, unmapped: list, kwargs: dict) -> list:
+    """(base tensor, [it and its views]) for the tensors that require grad reachable from the call (see above),
+    one entry per storage: what ``compile``'s walk finds from the function and its unmapped arguments (a
+    module's parameters, closures, defaults, globals, class attributes, user modules' attributes...)."""
+    from .._compile import slots as SL, state as S
+    d = S.discover(func, tuple(unmapped), kwargs)
+    out = []
+    for s in d.slots:
+        if type(s) is SL.StorageSlot:
+            b = s.tensor
+            if b._requires_grad and (b.dtype.is_floating_point or b.dtype.is_complex) and \
+                    type(b._storage) is _storage.Storage:
+                out.append((b, [b, *s.aliases]))
+    return out
 
 
 def _differentiable(compute, arrays, mapped, flat, dims, func, kwargs):
     """``compute(arrays)`` (the whole vmap call), recorded as one ``VmapBackward0`` when something it reads
     requires grad: (outs, box, changed, external writes, node or None)."""
     dmap = [i for i, t in enumerate(mapped) if t._requires_grad]
-    caps = _candidates([func, [x for x, d in zip(flat, dims) if d is None], kwargs])
+    caps = _candidates(func, [x for x, d in zip(flat, dims) if d is None], kwargs)
     if not dmap and not caps:
         return (*compute(arrays), None)
     holder: dict = {}
@@ -474,12 +412,14 @@ def _differentiable(compute, arrays, mapped, flat, dims, func, kwargs):
         olds = [(t, t._storage) for _, group in caps for t in group]
         tmps = [_Watched(a, b._storage.device) for (b, _), a in zip(caps, cap_arrays)]
         _READ.clear()
+        _DIFFERENTIATED[0] += 1
         try:
             for (_, group), tmp in zip(caps, tmps):
                 for t in group:
                     t._storage = tmp
             outs, box, changed, exts = compute(arrs)
         finally:
+            _DIFFERENTIATED[0] -= 1
             for t, st in olds:
                 t._storage = st
             holder["read"] = [id(tmp) in _READ for tmp in tmps]

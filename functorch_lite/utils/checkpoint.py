@@ -343,8 +343,9 @@ def _non_reentrant(function, args, kwargs, preserve, ctxs, reentrant=False):
             return out
         made = [tensors[i] for i in pos]
         name = made[-1].grad_fn.name()
+    unused = frozenset() if reentrant else _unreached(d, made, first)
     plan = tuple(rec.plan) if rec is not None else ()
-    hkey = (key, pos, reentrant, rng_at)
+    hkey = (key, pos, reentrant, rng_at, unused)
     holder = cf.holders.get(hkey)
     if holder is None:
         holder = cf.holders[hkey] = _Holder()
@@ -354,7 +355,8 @@ def _non_reentrant(function, args, kwargs, preserve, ctxs, reentrant=False):
     if rng_at is not None:
         in_vals = list(in_vals)
         in_vals[rng_at] = _advance_default_generator()
-    cf._record(holder, d, in_vals, args, kwargs, made, grad_fn=name, remat=True, select=_Select(pos))
+    cf._record(holder, d, in_vals, args, kwargs, made, grad_fn=name, remat=True, select=_Select(pos),
+               unused=unused)
     node = made[-1].grad_fn
     if plan and node is not None:
         _sac_node(cf, holder, d, in_vals, hkey, plan, _Select(pos), node, rec.saved)
@@ -363,6 +365,35 @@ def _non_reentrant(function, args, kwargs, preserve, ctxs, reentrant=False):
     if reentrant and node is not None:
         node.register_prehook(_reentrant_check)
     return out
+
+
+def _unreached(d, made, first) -> frozenset:
+    """The slots of leaf tensors (parameters, leaf inputs) that the forward's own graph (its nodes after
+    ``first``, from ``made``) does not reach: no input of the node, so their ``.grad`` stays None as torch's
+    recomputed graph leaves it (not zeros: a decoupled weight decay would move an unused parameter)."""
+    from .._compile import slots as SL
+    reached, seen, todo = set(), set(), [t.grad_fn for t in made]
+    while todo:
+        n = todo.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        for e in n._edges:
+            m = e[0] if e else None
+            if m is None:
+                continue
+            if isinstance(m, _graph.AccumulateGrad) or m._seq <= first:
+                reached.add(id(m))  # (a leaf, or a node of the graph before the call: not walked through)
+            else:
+                todo.append(m)
+    out = []
+    for i, s in enumerate(d.slots):
+        if type(s) is SL.StorageSlot and s.tensor._requires_grad and s.tensor._grad_fn is None:
+            t = s.tensor
+            if not (t._acc is not None and id(t._acc) in reached or
+                    any(a._grad_fn is not None and id(a._grad_fn) in reached for a in s.aliases)):
+                out.append(i)
+    return frozenset(out)
 
 
 def _sac_node(cf, holder, d, in_vals, hkey, plan, select, node, saved):

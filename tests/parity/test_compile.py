@@ -226,6 +226,42 @@ def test_float32_matmul_precision_is_a_guard(caplog):
     assert "float32 matmul precision changed: 'highest' -> 'high'" in caplog.records[0].getMessage()
 
 
+def test_recompile_log_names_a_replaced_optimizer(caplog):
+    """A step whose optimizer is replaced by one of another class: its state's structure goes from a pytree to
+    None (comparing those raised TypeError inside the log message, only with the log on)."""
+    from functorch_lite._compile import config
+
+    def run(L, C, log=False):
+        m = L.nn.Linear(4, 2)
+        with L.no_grad():
+            m.weight.fill_(0.5)
+            m.bias.zero_()
+        opt = L.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+
+        def step(x):
+            opt.zero_grad()
+            loss = m(x).pow(2).mean()
+            loss.backward()
+            opt.step()
+            return loss.detach()
+        step = C(step)
+        x = L.ones(3, 4)
+        losses = [step(x).item() for _ in range(3)]
+        opt = L.optim.Adam(m.parameters(), lr=0.01)
+        old = config.log_recompiles
+        config.log_recompiles = log
+        try:
+            with caplog.at_level(logging.WARNING, logger="functorch_lite.compile"):
+                losses += [step(x).item() for _ in range(2)]
+        finally:
+            config.log_recompiles = old
+        return losses
+    want = run(torch, lambda f: f)
+    got = run(ft, ft.compile, log=True)
+    assert all(abs(a - b) <= 1e-6 * abs(a) for a, b in zip(got, want)), (got, want)
+    assert "opt.state[0][0] changed" in caplog.records[0].getMessage()
+
+
 def test_cache_size_limit_warns_and_runs_eagerly():
     from functorch_lite._compile import config
 
@@ -272,20 +308,38 @@ class _Holder:  # a class attribute the function reads by name: reached (as torc
 
 
 def _deep(levels, leaf):
-    """``leaf`` below ``levels`` nested objects: past the discovery's depth, so a write there is unreachable."""
+    """``leaf`` below ``levels`` nested objects (past 16, the discovery's depth: a write there is unreachable)."""
     for _ in range(levels):
         leaf = types.SimpleNamespace(inner=leaf)
     return leaf
 
 
-_DEEP = _deep(5, ft.zeros(3))
+_DEEP = _deep(20, ft.zeros(3))
+_NAMED = _deep(5, ft.zeros(3))
+
+
+def _inner(o, levels):
+    for _ in range(levels):
+        o = o.inner
+    return o
+
+
+def test_write_five_named_attributes_down_is_compiled():
+    """Below the walk's first three levels it follows what the code names (``inner``): reached, one program."""
+    def f(x):
+        _NAMED.inner.inner.inner.inner.inner.add_(x)
+        return x
+    cf = ft.compile(f, fullgraph=True)
+    for _ in range(3):
+        cf(ft.ones(3))
+    assert _inner(_NAMED, 5).tolist() == [3.0, 3.0, 3.0] and cf.stats["eager_calls"] == 0
 
 
 def test_write_to_unreachable_tensor_is_a_graph_break():
     def f(x):
-        _DEEP.inner.inner.inner.inner.inner.add_(x)
+        _inner(_DEEP, 20).add_(x)
         return x
-    t = _DEEP.inner.inner.inner.inner.inner
+    t = _inner(_DEEP, 20)
     with pytest.raises(ft._compile.GraphBreak, match="cannot see"):
         ft.compile(f, fullgraph=True)(ft.ones(3))
     assert t.tolist() == [0.0, 0.0, 0.0]  # the trace was undone
@@ -827,3 +881,36 @@ def test_first_call_runs_the_later_calls_program_unless_the_step_looks_at_the_st
         np.testing.assert_allclose(a, c, rtol=1e-5, atol=1e-6)
     assert vc == ve == vt == [0, 0]
     assert f.stats["traces"] == (2 if look else 1) and f.stats["eager_calls"] == 0, f.stats
+
+
+def test_clip_grad_norm_error_if_nonfinite_inside_a_compiled_step_raises():
+    """``error_if_nonfinite=True`` checks the norm's value: the compiled step runs eagerly (one warning) and
+    raises torch's error on an inf gradient, the weights untouched (the program skipped the check and stepped)."""
+    def run(L, C):
+        L.manual_seed(0)
+        m = L.nn.Linear(4, 1)
+        with L.no_grad():
+            m.weight.fill_(0.25)
+            m.bias.fill_(-0.5)
+        opt = L.optim.SGD(m.parameters(), lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            loss = m(x).pow(2).mean()
+            loss.backward()
+            L.nn.utils.clip_grad_norm_(m.parameters(), 1.0, error_if_nonfinite=True)
+            opt.step()
+            return loss.detach()
+        step = C(step)
+        losses = [step(L.ones(3, 4)).item() for _ in range(2)]
+        bad = L.ones(3, 4)
+        bad[0, 0] = float("inf")
+        with pytest.raises(RuntimeError, match="The total norm of order 2.0 for gradients from `parameters` is "
+                                               "non-finite"):
+            step(bad)
+        return losses, m.weight.detach().numpy().tolist()
+    want = run(torch, lambda f: f)
+    with pytest.warns(UserWarning, match="error_if_nonfinite"):
+        got = run(ft, ft.compile)
+    np.testing.assert_allclose(np.array(got[0]), np.array(want[0]), rtol=1e-6)
+    np.testing.assert_allclose(np.array(got[1]), np.array(want[1]), rtol=1e-6)

@@ -130,7 +130,14 @@ def _zero() -> Tensor:
 
 def _check_finite(total: Tensor, norm_type: float) -> None:
     arr = total._array
-    if not isinstance(arr, jax.core.Tracer) and not bool(jnp.isfinite(arr)):
+    if isinstance(arr, jax.core.Tracer):
+        from ..._compile.runner import TRACING
+        if TRACING[0]:  # (a check on the value: the compiled call runs eagerly, where it raises; torch.compile's
+            from ...ops._dispatch import data_dependent_error  # program raises it too)
+            raise data_dependent_error("clip_grad_norm_(..., error_if_nonfinite=True) (it checks the norm's "
+                                       "value)", arr)
+        return
+    if not bool(jnp.isfinite(arr)):
         raise RuntimeError(_NONFINITE.format(norm_type))
 
 

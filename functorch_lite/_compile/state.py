@@ -1,13 +1,15 @@
 """What a compiled function can read and write, found before each call (design.md §3, "functionalised state").
 
 A jitted function sees only its arguments and changes only what it returns. ``discover`` walks the compiled
-function's roots — its arguments, the cells of its closure, the globals its code names (and, one level down,
-the closures/globals of functions found there), a bound method's ``self`` — and lists *slots*: places where
+function's roots — its arguments, the cells of its closure, the globals its code names (and the closures and
+globals of the functions found there and of the user classes' methods the code calls, at any depth), a bound
+method's ``self`` — and lists *slots*: places where
 facade state lives (``slots.py``: storages, ``.grad`` fields, optimizer states and hyperparameters, RNG keys).
 
 The walk also lists the *guards*: what a trace bakes into the program as constants — Python scalars in what it
-reaches (for objects, only the attributes the walked code and the methods it calls read by name), NumPy values
-by content, the functions, builtins and classes it finds by identity, each module's class — and the lists and
+reaches (for objects, only the attributes the walked code and the methods it calls read by name, or every one
+where it calls ``getattr``), Enum members and other immutable values by value, NumPy values by content, the
+functions (with their code), builtins and classes it finds by identity, each module's class — and the lists and
 dicts it went through (a compiled call must not change them).
 """
 from __future__ import annotations

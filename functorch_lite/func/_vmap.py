@@ -328,14 +328,13 @@ def _run(func, name, args, kwargs, flat, tree, dims, axes, arrays, size, out_dim
 # With the facade's tape on, a vmap call whose inputs or captured tensors (a module's parameters, tensors in a
 # closure) require grad is recorded as ONE node: the forward runs under ``jax.vjp`` of the vmapped function
 # w.r.t. those tensors' arrays (captured ones are swapped into their storages while it runs), and the node's
-# backward is the pullback. The captured tensors are found by a walk from the function (a module's parameters
-# and tensor attributes, a bound method's object, closure cells, the globals its code names, partial
-# arguments, containers); only those the call actually read get an edge (they read a private, watched storage
-# while it runs). torch's grad_fn is the last op's (``AddBackward0``); this node is ``VmapBackward0``.
+# backward is the pullback. The captured tensors are found by ``compile``'s walk from the function and its
+# unmapped arguments (``_compile.state.discover``); only those the call actually read get an edge (they read a
+# private, watched storage while it runs). torch's grad_fn is the last op's (``AddBackward0``); this node is ``VmapBackward0``.
 
 _ARRAY = _storage.Storage.__dict__["array"]
 # > 0 while a call recorded as one node runs under its ``jax.vjp``: the function runs as under a differentiating
-# transform, so what it cuts from the graph (``detach()``, ``.data``, a ``no_grad`` region) is cut from JAX's
+# transform, so what it cuts from the graph (``detach()``, a ``no_grad`` region) is cut from JAX's
 # differentiation, as torch's autograd cuts it (a target network's output, ``x.detach() * x``)
 _DIFFERENTIATED = [0]
 _READ: set = set()  # ids of the watched storages read during the call

@@ -16,6 +16,8 @@ Which knobs act here (everything else is stored, readable and patchable, and has
   line per recompile naming what changed.
 - ``torch._dynamo.config.log_graph_breaks`` (ours; ``set_logs(graph_breaks=True)``): a log line per graph break.
 - ``torch._dynamo.config.verify_discovery`` (ours): the self-check of reused state discovery (tests set it).
+- ``torch._inductor.config.assert_indirect_indexing``: whether programs traced from then on check their indices
+  (``ops/_deferred``; torch's switch for its kernels' bounds asserts).
 
 Reads are plain attribute reads (values live in the module's ``__dict__``), so the compiled call path pays
 nothing for them; only writes are checked.

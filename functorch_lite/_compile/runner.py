@@ -22,6 +22,7 @@ import gc
 import logging
 import os
 import random
+import sys
 import traceback
 import types
 from operator import is_
@@ -75,6 +76,7 @@ STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile", 
 COUNTERS = {"calls": 0, "traces": 0, "cache_hits": 0, "eager_calls": 0, "graph_breaks": 0, "steady_calls": 0}
 
 from ..ops._dispatch import DataDependentError, RAISED as _RAISED, _dispatch_view  # noqa: E402
+from ..ops import _deferred  # noqa: E402
 
 _BREAKS = (DataDependentError, jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
            jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError)
@@ -260,6 +262,51 @@ def _misplaced(spec, slots, outs):
     return slot_moves, moves
 
 
+def _index_asserts() -> bool:
+    """``torch._inductor.config.assert_indirect_indexing`` (torch's default True): whether a program checks its
+    indices (``ops/_deferred``); read when a program is traced."""
+    import functorch_lite._inductor.config as ic
+    return bool(sys.modules[ic.__name__].assert_indirect_indexing)
+
+
+def _with_checks(spec, in_vals, out_vals, checks) -> None:
+    """The data-dependent checks recorded in the trace (``ops/_deferred``: an index out of range) as one more
+    output of the program: (flags, the offending values, their positions). Where a flag is set the program
+    returns the slots' old values for what it rewrote (its donated buffers among them): the call raises
+    (``_check_failed``) and puts them back, so a failed step changed nothing, as eager's raised before it did."""
+    flags = jax.numpy.stack([c[0] for c in checks])
+    ok = jax.numpy.logical_not(jax.numpy.any(flags))
+    for k, (i, _, _) in enumerate(spec.outputs):
+        if i in spec.fresh:  # (a .grad the function replaced: its old buffer is not read, nor donated)
+            continue
+        old, new = jax.tree_util.tree_flatten(in_vals[i]), jax.tree_util.tree_flatten(out_vals[k])
+        if old[0] and old[1] == new[1] and all(isinstance(a, jax.Array) and isinstance(b, jax.Array) and
+                                               a.shape == b.shape and a.dtype == b.dtype
+                                               for a, b in zip(old[0], new[0])):
+            out_vals[k] = jax.tree_util.tree_unflatten(
+                new[1], [jax.numpy.where(ok, b, a) for a, b in zip(old[0], new[0])])
+    spec.checks = tuple(c[3] for c in checks)
+    spec.check_at = len(out_vals)
+    out_vals.append((flags, tuple(c[1] for c in checks), tuple(c[2] for c in checks)))
+
+
+def _check_failed(spec, slots, outs) -> None:
+    """After the program, before its write-back: eager's error for the first check that failed (one host read);
+    the buffers the program was given (donated) get back the values it returned for them."""
+    flags, values, positions = outs[spec.check_at]
+    if isinstance(flags, jax.core.Tracer):  # (called inside another trace: nothing to read)
+        return
+    f = np.asarray(flags)
+    if not f.any():
+        return
+    k = int(np.argmax(f))
+    for (i, _, _), v in zip(spec.outputs, outs):
+        rollback = getattr(slots[i], "rollback", None)
+        if rollback is not None:
+            rollback(v)
+    raise spec.checks[k](values[k].item(), int(positions[k]))
+
+
 def _layout(tree) -> list:
     """(shape, dtype) of each leaf (arrays or their ShapeDtypeStructs)."""
     return [(tuple(a.shape), a.dtype) for a in jax.tree_util.tree_leaves(tree)]
@@ -269,7 +316,7 @@ class _Spec:
     """What one trace produced: which slots come back (and how), the result's structure, deferred calls."""
     __slots__ = ("outputs", "result_tree", "result_meta", "deferred", "n_slot_out", "needs_node", "node_op", "fresh",
                  "node_entry", "node_ctx", "out_sigs", "effects", "firsts", "result_skel", "zeros", "moves",
-                 "read_state", "replays", "objs", "freed", "aliased", "unlinked", "saves")
+                 "read_state", "replays", "objs", "freed", "aliased", "unlinked", "saves", "checks", "check_at")
 
 
 class CompiledFunction:
@@ -391,13 +438,13 @@ class CompiledFunction:
             return self._eager(args, kwargs)
         in_vals = [slot.get() for slot in d.slots]
         self._ctx = (d, args, kwargs)
-        placeholders = ()
+        placeholders = made = ()
         try:
             if not entry.donating and not entry.scanned:
                 traced = entry.jitted.trace(in_vals)  # traces (cached for the call)
                 primed = self._primed(key, entry, d, in_vals, traced, ambient)
                 if primed is not None:
-                    key, entry, in_vals, traced, placeholders = primed
+                    key, entry, in_vals, traced, placeholders, made = primed
                     self._last = (key, names)
                 entry.consts += _constants(traced)
                 entry.unused = _unused_slots(traced, in_vals)
@@ -453,6 +500,13 @@ class CompiledFunction:
             self._ctx = None
             for slot in placeholders:  # (the program never read them: the call's .grad fields are new tensors)
                 slot.tensor._grad = None
+        if entry.spec.checks:
+            try:
+                _check_failed(entry.spec, d.slots, outs)
+            except Exception:
+                for ms in made:  # (a primed first step that raised: the optimizer state it made goes again)
+                    ms.drop()
+                raise
         if entry.spec.needs_node:
             return self._write_back(entry, d, outs, in_vals, args, kwargs, saved)
         result = self._write_back(entry, d, outs)
@@ -485,8 +539,8 @@ class CompiledFunction:
         the program accumulates into, a GradScaler step that may skip, a custom optimizer, a compiled forward
         whose backward runs outside) everything made here is undone and the call keeps its own program.
         ``stats['traces']`` counts the programs traced to be compiled: the first trace, or this one in its place
-        (not counted itself). Returns (key, entry, in_vals, traced, placeholder slots) for the primed call, or
-        None."""
+        (not counted itself). Returns (key, entry, in_vals, traced, placeholder slots, the OptSlots whose state
+        it made) for the primed call, or None."""
         spec = entry.spec
         if spec is None or spec.firsts or spec.needs_node or len(self.cache) >= self._limit():
             return None
@@ -524,7 +578,7 @@ class CompiledFunction:
                         gi <= _unused_slots(traced1, in_vals1) and _same_spec(spec, spec1):
                     del self.cache[key]
                     self.cache[key1] = entry1
-                    return key1, entry1, in_vals1, traced1, tuple(grads)
+                    return key1, entry1, in_vals1, traced1, tuple(grads), tuple(s for s, i in made if i is None)
         except Exception:  # (the second trace failed where the first did not: the call keeps its own program)
             pass
         for s, info in made:  # undone: the call keeps its own program
@@ -561,6 +615,8 @@ class CompiledFunction:
             outs = entry.donating[0](*ins) if steady.flat else entry.jitted(ins)
         finally:
             self._ctx = None
+        if entry.spec.checks:
+            _check_failed(entry.spec, d.slots, outs)
         ok = steady.write(d, outs)
         if steady.single is not None:
             result = Tensor._from_array(outs[entry.spec.n_slot_out], *steady.single)
@@ -826,6 +882,7 @@ class CompiledFunction:
             prev_firsts = _optim.FIRST_STEPS[0]
             _optim.FIRST_STEPS[0] = firsts = []
             TRACING[0] += 1
+            prev_checks = _deferred.begin() if not results_only and _index_asserts() else _deferred.pause()
             recorder = Recorder().__enter__()  # (print, warnings.warn, logging: replayed on every call)
             origs = [s.snap() for s in slots]  # the Python objects as they are now: put back on the way out
             deferred: list = []
@@ -963,6 +1020,8 @@ class CompiledFunction:
                     raise _UnreachableWrite(_STEP_AFTER_SCHED)
                 _check_sets(d, slog, first_uid)
                 out_vals, spec = self._collect(d, in_vals, result, deferred, wlog, effects, put_grads)
+                if _deferred.PENDING[0] is not None and _deferred.PENDING[0][1]:
+                    _with_checks(spec, in_vals, out_vals, _deferred.PENDING[0][1])
                 for o, p, skip in firsts:  # a GradScaler step that creates state: its skip flag is an output
                     spec.firsts.append(next(i for i, s in enumerate(slots)
                                             if isinstance(s, S.OptSlot) and s.opt is o and s.param is p))
@@ -1011,6 +1070,7 @@ class CompiledFunction:
                 _storage.SET_LOG[0] = prev_slog
                 _optim.FIRST_STEPS[0] = prev_firsts
                 recorder.__exit__()
+                _deferred.end(prev_checks)
                 TRACING[0] -= 1
         return pure
 
@@ -1020,6 +1080,7 @@ class CompiledFunction:
         spec.replays = ()  # the user's print / warnings.warn / logging calls the trace recorded (replay.py)
         spec.read_state = False  # (a user-level read of an optimizer.state mapping during the trace: pure sets it)
         spec.firsts = []  # OptSlots whose state a skipped GradScaler step must not leave (their flags: last outputs)
+        spec.checks, spec.check_at = (), None  # the data-dependent checks' exceptions, their output (_with_checks)
         spec.out_sigs = {}
         spec.zeros = []  # (slot index, KnownZero, dtype, version bump): .grad fields the function left zeroed
         # the GradSlots whose .grad the function replaced by a new tensor (zero_grad() then backward()): written

@@ -22,6 +22,10 @@ from .._tensor.storage import mark_zeros
 from ..optim.optimizer import CONCRETE
 
 
+def _donated(a) -> bool:
+    return isinstance(a, jax.Array) and not isinstance(a, jax.core.Tracer) and a.is_deleted()
+
+
 class StorageSlot:
     __slots__ = ("tensor", "storage", "name", "aliases")
 
@@ -40,6 +44,12 @@ class StorageSlot:
 
     def restore(self, token):
         self.storage.array = token
+
+    def rollback(self, v):
+        """A data-dependent check failed in the program (``ops/_deferred``): ``v`` is the array it had, which
+        the program returns; put back only where its buffer was donated."""
+        if _donated(self.storage.array):
+            self.storage.array = v
 
     def sig(self):
         a = self.storage.array
@@ -168,6 +178,12 @@ class GradSlot:
             t._grad = Tensor._from_array(v, dtype, t.device)
             t._grad._storage.version = bump
 
+    def rollback(self, v):
+        """As ``StorageSlot.rollback``, for the .grad's buffer."""
+        g = self.tensor._grad
+        if g is not None and v is not None and _donated(g._storage.array):
+            g._storage.array = v
+
     def write_zero(self, z: KnownZero, dtype, bump):
         """After the program: the function left this .grad zeroed (``zero_()``): its storage takes the zeros
         array it had (made again only when it was written since), as an in-place write would (``bump``: the
@@ -245,6 +261,11 @@ class OptSlot:
             self.opt._refresh_views(self.param, self.group)
             if sig is not None:
                 self._sig = (v, sig)
+
+    def rollback(self, v):
+        """As ``StorageSlot.rollback``, for the optimizer state."""
+        if v is not None and any(_donated(a) for a in jax.tree_util.tree_leaves(self.opt._ostate.get(self.param))):
+            self.write(v)
 
     def sig(self):
         st = self.opt._ostate.get(self.param)

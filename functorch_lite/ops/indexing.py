@@ -29,6 +29,7 @@ import numpy as np
 
 from .. import _device as _dev
 from .. import dtypes as D
+from . import _deferred
 from .._tensor.tensor import Tensor
 from ._dispatch import dispatch, inplace, write_out
 from ._registry import OPS, defop
@@ -56,10 +57,17 @@ def _first_oob(t: Tensor, size: int, negative: bool):
 
 
 def _bounds(pos: int, size_of, negative: bool, make):
-    """A ``check`` hook: the index tensor at ``targs[pos]`` against ``size_of(targs, sargs)``."""
+    """A ``check`` hook: the index tensor at ``targs[pos]`` against ``size_of(targs, sargs)`` (traced inside a
+    compiled function: the program checks it, ``_deferred``)."""
     def check(targs, sargs):
         size = size_of(targs, sargs)
-        v = _first_oob(targs[pos], size, negative)
+        t = targs[pos]
+        if isinstance(t._array, _Tracer):
+            arr = t._array
+            _deferred.check((arr >= size) | (arr < (-size if negative else 0)), arr,
+                            lambda v, p: make(v, None, sargs, size))
+            return
+        v = _first_oob(t, size, negative)
         if v is not None:
             raise make(v, targs, sargs, size)
     return check
@@ -147,7 +155,14 @@ def _adv_shape(shape, bshape, dims):
 def _check_adv(shape, indices, dims):
     """Bounds of a stacked (k, *B) index (a tensor, or host values) in PyTorch's order and message (IDX-05)."""
     if isinstance(indices, Tensor):
-        if indices.__dict__.get("_inbounds") or isinstance(indices._array, _Tracer):
+        if indices.__dict__.get("_inbounds"):
+            return
+        if isinstance(indices._array, _Tracer):  # (inside a compiled function: the program checks it)
+            arr = jnp.moveaxis(indices._array, 0, -1)
+            sizes = jnp.asarray([shape[d] for d in dims], arr.dtype)
+            k = len(dims)
+            _deferred.check((arr >= sizes) | (arr < -sizes), arr, lambda v, p: IndexError(
+                f"index {v} is out of bounds for dimension {p % k} with size {shape[dims[p % k]]}"))
             return
         indices = np.asarray(indices._array)
     if indices.size == 0:

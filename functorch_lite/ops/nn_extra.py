@@ -23,6 +23,7 @@ import numpy as np
 from jax import lax
 
 from .. import dtypes as D
+from . import _deferred
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from .._tensor.views import shape_str as _shape_str
@@ -449,7 +450,10 @@ def _mm_check(targs, sargs):
                            f"samples (batch size). Expected target size [{n}], but got {_shape_str(t._shape)}. Input "
                            f"has shape {_shape_str(xs)}.")
     h = _host_int(t)
-    if h is not None and ((h < 0) | (h >= (xs[-1] if xs else 1))).any():
+    c = xs[-1] if xs else 1
+    if h is None:  # (inside a compiled function: the program checks it)
+        _deferred.check((t._array < 0) | (t._array >= c), t._array, lambda v, p: RuntimeError("target out of range"))
+    elif ((h < 0) | (h >= c)).any():
         raise RuntimeError("target out of range")
 
 
@@ -496,7 +500,11 @@ def _mlm_check(targs, sargs):
             (len(xs) <= 1 and t.numel() != (xs[0] if xs else 1)):
         raise RuntimeError(f"inconsistent target size: {_shape_str(ts)} for input of size: {_shape_str(xs)}")
     h = _host_int(t)
-    if h is not None and ((h < -1) | (h >= (xs[-1] if xs else 1))).any():
+    c = xs[-1] if xs else 1
+    if h is None:  # (inside a compiled function: the program checks it)
+        _deferred.check((t._array < -1) | (t._array >= c), t._array,
+                        lambda v, p: RuntimeError("argument #2 'target' is out of range"))
+    elif ((h < -1) | (h >= c)).any():
         raise RuntimeError("argument #2 'target' is out of range")
 
 

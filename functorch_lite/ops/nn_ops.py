@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import dtypes as D
-from . import _rounding
+from . import _deferred, _rounding
 from ._registry import defop, saves_crossed
 from .linalg import _add_product
 from .._promotion import no_kernel
@@ -184,7 +184,9 @@ def _target_bounds(t, n_classes, ignore_index):
     A host read (a sync on accelerators), skipped while tracing, like the other data-dependent checks."""
     import numpy as np
     arr = t._array
-    if isinstance(arr, jax.core.Tracer):
+    if isinstance(arr, jax.core.Tracer):  # (inside a compiled function: the program checks it)
+        _deferred.check((arr != ignore_index) & ((arr < 0) | (arr >= n_classes)), arr,
+                        lambda v, p: IndexError(f"Target {v} is out of bounds."))
         return
     host = np.asarray(arr).astype(np.int64).reshape(-1)
     bad = (host != ignore_index) & ((host < 0) | (host >= n_classes))

@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import dtypes as D
+from . import _deferred
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from .._tensor.views import shape_str as _shape_str
@@ -376,7 +377,10 @@ def _eb_check(targs, sargs):
                                "improved?  If so, please report an enhancement request to PyTorch.)")
     hi = _host(idx)
     n = w._shape[0]
-    if hi is not None and hi.size:
+    if hi is None:  # (inside a compiled function: the program checks it)
+        _deferred.check((idx._array < 0) | (idx._array >= n), idx._array, lambda v, p: RuntimeError(
+            f"embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be {v}"))
+    elif hi.size:
         bad = (hi < 0) | (hi >= n)
         if bad.any():
             raise RuntimeError("embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be "

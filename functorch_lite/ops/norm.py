@@ -14,6 +14,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from .. import dtypes as D
+from . import _deferred
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from .._tensor.views import shape_str as _shape_str
@@ -306,6 +307,10 @@ def _emb_check(targs, sargs):
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got torch.{idx.dtype.legacy} instead (while checking arguments for "
                            "embedding)")
+    if isinstance(idx._array, jax.core.Tracer):  # (inside a compiled function: the program checks it)
+        _deferred.check((idx._array < 0) | (idx._array >= w._shape[0]), idx._array,
+                        lambda v, p: IndexError("index out of range in self"))
+        return
     r = _host_minmax(idx)
     if r is not None and (r[0] < 0 or r[1] >= w._shape[0]):
         raise IndexError("index out of range in self")
@@ -394,6 +399,10 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
             num_classes = r[1] + 1
         elif r[1] >= num_classes:
             raise RuntimeError("Class values must be smaller than num_classes.")
+    elif num_classes != -1 and isinstance(tensor._array, jax.core.Tracer):  # (compiled: the program checks it)
+        arr = tensor._array
+        _deferred.check((arr < 0) | (arr >= num_classes), arr, lambda v, p: RuntimeError(
+            "Class values must be non-negative." if v < 0 else "Class values must be smaller than num_classes."))
     elif num_classes == -1:
         from ._dispatch import data_dependent_error
         raise data_dependent_error("one_hot with num_classes=-1")

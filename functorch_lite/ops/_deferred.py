@@ -1,0 +1,61 @@
+"""Data-dependent checks inside a compiled program: an index out of range, a class target >= C.
+
+Eagerly such a check reads the values on the host and raises PyTorch's error. While a compiled function is traced
+the values are tracers, and XLA does not raise: an out-of-range gather clamps (an Embedding id 7 of 5 reads row 4),
+a one-hot of class 5 of 4 is all zeros, and a compiled training step trained on it. So the check is recorded
+instead (``check``): the program returns one flag per check and the offending value, and the compiled call raises
+eager's error for the first flag set, in program order, after the program ran and before it writes anything back
+(what it rewrote in place, donated buffers included, keeps its values: the program returns the old ones when a
+flag is set). One small host read per call, only for programs that index with tensors; torch.compile's
+counterpart, a bounds assert in the generated kernel, is switched off by
+``torch._inductor.config.assert_indirect_indexing = False``, and so are these (read when a program is traced).
+
+A check made under an inner JAX transformation inside the compiled function (a checkpointed or vmapped body)
+cannot leave it (its tracers belong there) and is skipped there, as it is outside compiled code (``func.vmap``,
+``jax.jit`` of the user's own)."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+try:  # (the current trace: where a check's tracers can be returned from)
+    from jax._src.core import trace_ctx as _trace_ctx
+except ImportError:  # pragma: no cover - a JAX without it: checks inside compiled code are skipped, as before
+    _trace_ctx = None
+
+# while a compiled function's program is traced: (its trace, [(flag, value, position, make)]); else None
+PENDING: list = [None]
+
+
+def check(bad, values, make) -> None:
+    """Record a check whose operands are traced: ``bad`` a boolean array, True where a value fails, ``values`` the
+    array of the same shape it reports from; ``make(value, position)`` the exception eager raises for the first
+    failing element in row-major order (``position``: its flat index)."""
+    p = PENDING[0]
+    if p is None or _trace_ctx is None or _trace_ctx.trace is not p[0]:
+        return
+    flat = bad.reshape(-1)
+    if flat.size == 0:
+        return
+    pos = jnp.argmax(flat)
+    p[1].append((jnp.any(flat), values.reshape(-1)[pos], pos, make))
+
+
+def begin():
+    """Start collecting for the program being traced now; returns the previous collector (for ``end``)."""
+    prev = PENDING[0]
+    PENDING[0] = (None if _trace_ctx is None else _trace_ctx.trace, [])
+    return prev
+
+
+def end(prev) -> list:
+    """Stop collecting; returns the checks recorded since ``begin``."""
+    cur = PENDING[0]
+    PENDING[0] = prev
+    return [] if cur is None else cur[1]
+
+
+def pause():
+    """No collecting (a trace whose outputs carry no checks: a node's backward run again); ``end`` undoes it."""
+    prev = PENDING[0]
+    PENDING[0] = None
+    return prev

@@ -273,7 +273,8 @@ def _with_checks(spec, in_vals, out_vals, checks) -> None:
     """The data-dependent checks recorded in the trace (``ops/_deferred``: an index out of range) as one more
     output of the program: (flags, the offending values, their positions). Where a flag is set the program
     returns the slots' old values for what it rewrote (its donated buffers among them): the call raises
-    (``_check_failed``) and puts them back, so a failed step changed nothing, as eager's raised before it did."""
+    (``_check_failed``) and puts them back, so a failed step changed no parameter or optimizer state, as eager's
+    raised in the forward, before it did."""
     flags = jax.numpy.stack([c[0] for c in checks])
     ok = jax.numpy.logical_not(jax.numpy.any(flags))
     for k, (i, _, _) in enumerate(spec.outputs):
@@ -304,6 +305,12 @@ def _check_failed(spec, slots, outs) -> None:
         rollback = getattr(slots[i], "rollback", None)
         if rollback is not None:
             rollback(v)
+    # the .grad fields the function emptied (``zero_grad()``: a backward made them anew) or zeroed: eager's ran
+    # that before the forward that raised (a step outside would apply the old gradients again)
+    for i in spec.fresh:
+        slots[i].tensor._grad = None
+    for i, z, dt, bump in spec.zeros:
+        slots[i].write_zero(z, dt, bump)
     raise spec.checks[k](values[k].item(), int(positions[k]))
 
 

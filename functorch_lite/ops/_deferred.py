@@ -10,9 +10,10 @@ flag is set). One small host read per call, only for programs that index with te
 counterpart, a bounds assert in the generated kernel, is switched off by
 ``torch._inductor.config.assert_indirect_indexing = False``, and so are these (read when a program is traced).
 
-A check made under an inner JAX transformation inside the compiled function (a checkpointed or vmapped body)
-cannot leave it (its tracers belong there) and is skipped there, as it is outside compiled code (``func.vmap``,
-``jax.jit`` of the user's own)."""
+A check whose values belong to an inner JAX transformation inside the compiled function (a batched index in a
+vmapped body, an argument of a checkpointed one) cannot leave it (its tracers belong there) and is skipped there,
+as it is outside compiled code (``func.vmap``, ``jax.jit`` of the user's own); an index the inner function reads
+from outside (``func.grad(lambda w: w[i].sum())``, an unbatched index under ``vmap``) is checked."""
 from __future__ import annotations
 
 import jax.numpy as jnp
@@ -26,18 +27,26 @@ except ImportError:  # pragma: no cover - a JAX without it: checks inside compil
 PENDING: list = [None]
 
 
-def check(bad, values, make) -> None:
+def check(bad, values, make, last=False) -> None:
     """Record a check whose operands are traced: ``bad`` a boolean array, True where a value fails, ``values`` the
     array of the same shape it reports from; ``make(value, position)`` the exception eager raises for the first
-    failing element in row-major order (``position``: its flat index)."""
+    failing element in row-major order (``last``: the last one; ``position``: its flat index)."""
     p = PENDING[0]
-    if p is None or _trace_ctx is None or _trace_ctx.trace is not p[0]:
+    if p is None or _trace_ctx is None or _outer(bad, p[0]) is None:
         return
     flat = bad.reshape(-1)
     if flat.size == 0:
         return
-    pos = jnp.argmax(flat)
-    p[1].append((jnp.any(flat), values.reshape(-1)[pos], pos, make))
+    pos = flat.size - 1 - jnp.argmax(flat[::-1]) if last else jnp.argmax(flat)
+    got = (jnp.any(flat), values.reshape(-1)[pos], pos)
+    if all(_outer(x, p[0]) is not None for x in got):
+        p[1].append(got + (make,))
+
+
+def _outer(x, trace):
+    """``x`` where it is a value of the compiled function's own trace (not one of an inner transformation's:
+    an index read inside ``func.grad`` or an unbatched one inside ``vmap`` is still the compiled trace's)."""
+    return x if getattr(x, "_trace", None) is trace else None
 
 
 def begin():

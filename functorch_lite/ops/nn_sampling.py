@@ -365,7 +365,17 @@ def _eb_check(targs, sargs):
     if include_last and off._shape[0] < 1:
         raise RuntimeError("include_last_offset: number of offset should be at least 1")
     ho = _host(off)
-    if ho is not None and ho.size:
+    if ho is None and off._shape[0]:  # (inside a compiled function: the program checks it, in eager's order)
+        o = off._array
+        _deferred.check(o[:1] != 0, o[:1], lambda v, p: RuntimeError(
+            "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0. "
+            f"However, got {v}\n[ {_type_str(off.dtype)}{{}} ]"))
+        _deferred.check(o[-1:] > idx._shape[0], o[-1:], lambda v, p: RuntimeError(
+            f"offsets[-1] can not be greater than input's length {idx._shape[0]} but got offsets[-1] of {v}"))
+        _deferred.check(o[1:] < o[:-1], o[1:], lambda v, p: RuntimeError(
+            "Expected i < index_size to be true, but got false.  (Could this error message be improved?  If so, "
+            "please report an enhancement request to PyTorch.)"))
+    elif ho is not None and ho.size:
         if ho[0] != 0:
             raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
                                f"position 0. However, got {ho[0]}\n[ {_type_str(off.dtype)}{{}} ]")

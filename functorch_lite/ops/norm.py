@@ -400,9 +400,10 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         elif r[1] >= num_classes:
             raise RuntimeError("Class values must be smaller than num_classes.")
     elif num_classes != -1 and isinstance(tensor._array, jax.core.Tracer):  # (compiled: the program checks it)
-        arr = tensor._array
-        _deferred.check((arr < 0) | (arr >= num_classes), arr, lambda v, p: RuntimeError(
-            "Class values must be non-negative." if v < 0 else "Class values must be smaller than num_classes."))
+        arr = tensor._array  # (eager's order: any negative value first, then the largest)
+        _deferred.check(arr < 0, arr, lambda v, p: RuntimeError("Class values must be non-negative."))
+        _deferred.check(arr >= num_classes, arr, lambda v, p: RuntimeError("Class values must be smaller than "
+                                                                            "num_classes."))
     elif num_classes == -1:
         from ._dispatch import data_dependent_error
         raise data_dependent_error("one_hot with num_classes=-1")

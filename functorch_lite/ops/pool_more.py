@@ -30,7 +30,7 @@ from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from .._tensor.views import shape_str as _shape_str
 from .math_extra import _NotImplementedNode  # PyTorch's grad_fn of ops with no derivative
-from . import nn_ops as _nn
+from . import _deferred, nn_ops as _nn
 from ._registry import OPS, defop
 from .grad_overrides import aten_no_derivative
 from .conv import (_adaptive_prep_for, _adaptive_taps, _indices_rule, _max_over_taps, _tup, adaptive_max_pool1d,
@@ -203,7 +203,11 @@ def _unpool_index_check(targs, sargs):
     osz = sargs[0]
     n_out = int(np.prod(osz))
     ind = targs[1]
-    if n_out == 0 or 0 in ind._shape or isinstance(ind._array, jax.core.Tracer):
+    if n_out == 0 or 0 in ind._shape:
+        return
+    if isinstance(ind._array, jax.core.Tracer):  # (inside a compiled function: the program checks it)
+        _deferred.check((ind._array < 0) | (ind._array >= n_out), ind._array, lambda v, p: RuntimeError(
+            f"Found an invalid max index: {v} (output volumes are of size {'x'.join(map(str, osz))})"), last=True)
         return
     flat = np.asarray(ind._array).reshape(-1)
     bad = np.nonzero((flat < 0) | (flat >= n_out))[0]

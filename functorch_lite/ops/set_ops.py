@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import _promotion as P
 from .. import dtypes as D
+from . import _deferred
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor, _wrap_dim
 from ._dispatch import autocast_args, data_dependent_error, dispatch, write_out
@@ -312,7 +313,10 @@ def _quantile_call(input: Tensor, q, dim, keepdim, interpolation, ignore_nan, ou
     if isinstance(q, Tensor):
         if q.dtype is not input.dtype:
             raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
-        if not isinstance(q._array, _Tracer):
+        if isinstance(q._array, _Tracer):  # (compiled: the program checks it)
+            _deferred.check(~((q._array >= 0) & (q._array <= 1)), q._array,
+                            lambda v, p: RuntimeError("quantile() q values must be in the range [0, 1]"))
+        else:
             h = q._host()
             if not ((h >= 0) & (h <= 1)).all():
                 raise RuntimeError("quantile() q values must be in the range [0, 1]")
@@ -346,7 +350,11 @@ def _search_rule(op, sig, sargs):
 
 def _search_check(targs, sargs):
     sorter = targs[2]
-    if sorter is not None and not isinstance(sorter._array, _Tracer) and sorter.numel():
+    if sorter is not None and isinstance(sorter._array, _Tracer):  # (compiled: the program checks it)
+        s, n = sorter._array, targs[0]._shape[-1]
+        _deferred.check((s < 0) | (s >= n), s, lambda v, p: RuntimeError("torch.searchsorted(): sorter index out "
+                                                                          "of range"))
+    elif sorter is not None and sorter.numel():
         h = sorter._host()
         if h.min() < 0 or h.max() >= targs[0]._shape[-1]:
             raise RuntimeError("torch.searchsorted(): sorter index out of range")

@@ -46,6 +46,24 @@ def _cases(T):
         "scatter": (lambda i: T.zeros(2, 3).scatter(1, i, 1.0).sum(), T.tensor([[5], [0]])),
         "index_put": (lambda i: T.zeros(3).index_put_((i,), T.tensor(1.0)).sum(), T.tensor([1, 4])),
         "multi_margin": (lambda t: F.multi_margin_loss(lin(x), t), T.tensor([1, 4])),
+        "max_unpool1d": (lambda i: F.max_unpool1d(T.ones(1, 1, 2), i.reshape(1, 1, 2), 2, output_size=[4]).sum(),
+                         T.tensor([0, 4])),
+        "max_unpool2d": (lambda i: F.max_unpool2d(T.ones(1, 1, 1, 2), i.reshape(1, 1, 1, 2), 2).sum(),
+                         T.tensor([0, 9])),
+        "embedding_bag_offsets_first": (lambda o: F.embedding_bag(T.tensor([0, 1, 2]), emb.weight, o,
+                                                                  mode="sum").sum(), T.tensor([1, 2])),
+        "embedding_bag_offsets_last": (lambda o: F.embedding_bag(T.tensor([0, 1, 2]), emb.weight, o,
+                                                                 mode="sum").sum(), T.tensor([0, 4])),
+        "embedding_bag_offsets_decreasing": (lambda o: F.embedding_bag(T.tensor([0, 1, 2]), emb.weight, o,
+                                                                       mode="sum").sum(), T.tensor([0, 2, 1])),
+        "searchsorted_sorter": (lambda s: T.searchsorted(T.tensor([3., 1., 2.]), T.tensor([1.5]), sorter=s).sum(),
+                                T.tensor([1, 2, 3])),
+        "quantile_q": (lambda q: T.quantile(T.tensor([1., 2., 3.]), q).sum(), T.tensor([0.5, 1.5])),
+        "one_hot_negative_after_large": (lambda i: F.one_hot(i, 4).float().sum(), T.tensor([5, -1])),
+        "inside_func_grad": (lambda i: T.func.grad(lambda w: (w[i] ** 2).sum())(T.arange(10.)).sum(),
+                             T.tensor([1, 12])),
+        "unbatched_inside_vmap": (lambda i: T.func.vmap(lambda row: row[i].sum())(T.ones(3, 5)).sum(),
+                                  T.tensor([1, 12])),
     }
 
 
@@ -131,6 +149,7 @@ def test_training_step_raises_and_changes_nothing(bad_first):
                 log.append(str(e))
                 after = _state(T, params, opt)
                 assert len(after) == len(before) and all(np.array_equal(a, b) for a, b in zip(after, before)), k
+                assert all(p.grad is None for p in params)  # (zero_grad() ran before the forward raised)
         runs[T] = (log, _state(T, params, opt))
     (tlog, tstate), (flog, fstate) = runs[torch], runs[ft]
     assert [x for x in flog if isinstance(x, str)] == [x for x in tlog if isinstance(x, str)] == \
@@ -159,6 +178,33 @@ def test_compiled_module_forward_with_grad():
     assert res[ft][0] == res[torch][0] == ["index out of range in self"]
     np.testing.assert_allclose(res[ft][1], res[torch][1], rtol=1e-6)
     np.testing.assert_allclose(res[ft][2], res[torch][2], rtol=1e-6)
+
+
+def test_step_outside_after_a_failed_call():
+    """``zero_grad(); backward()`` compiled, ``opt.step()`` outside: after the call that raised, the .grad fields
+    are None as eager's (its zero_grad() ran before the forward raised), so the step outside moves nothing (it
+    applied the previous batch's gradients again)."""
+    res = {}
+    for T, comp in ((torch, lambda f: f), (ft, ft.compile)):
+        emb, lin = T.nn.Embedding(5, 3), T.nn.Linear(3, 2)
+        _same_init(T, emb, lin)
+        opt = T.optim.SGD(list(emb.parameters()) + list(lin.parameters()), lr=0.1)
+
+        def fwd_bwd(i):
+            opt.zero_grad()
+            lin(emb(i)).sum().backward()
+        c = comp(fwd_bwd)
+        log = []
+        for v in ([1, 2], [1, 2], [1, 2], [1, 7]):
+            try:
+                c(T.tensor(v))
+            except IndexError as e:
+                log.append(str(e))
+            log.append(None if lin.weight.grad is None else lin.weight.grad.sum().item())
+            opt.step()
+        res[T] = log, lin.weight.detach().numpy()
+    assert close(res[ft][0], res[torch][0]) and res[ft][0][-2:] == ["index out of range in self", None]
+    np.testing.assert_allclose(res[ft][1], res[torch][1], rtol=1e-6)
 
 
 def test_knob_off_no_check():

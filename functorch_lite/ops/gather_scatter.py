@@ -349,7 +349,9 @@ def _index_along(input, index, src, dim, mode, alpha):
 
 defop("index_add", kernel="add_stub", promote=_rule_cast(2), grad_fn="IndexAddBackward0", tensors=3, method=False,
       function=False,
-      saves=(1,), prep=_index_add_prep, check=_bounds(1, _dim_size, False, _oob(RuntimeError)))(_index_along)
+      saves=(1,), prep=_index_add_prep, check=_bounds(1, _dim_size, False, lambda v, t, s, n: (
+          IndexError("index out of range in self") if len(t[0]._shape) <= 1 else _oob(RuntimeError)(v, t, s, n))))(
+    _index_along)
 defop("index_copy", kernel="index_copy_cpu", promote=_rule_cast(2), grad_fn="IndexCopyBackward0", tensors=3,
       method=False, function=False,
       saves=(1,), prep=_index_copy_prep, autocast={"cpu": "promote"},

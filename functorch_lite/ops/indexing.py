@@ -56,6 +56,14 @@ def _first_oob(t: Tensor, size: int, negative: bool):
     return int(h.reshape(-1)[np.argmax(bad.reshape(-1))])
 
 
+class _Shape:
+    """A tensor argument's shape, for an error message made after the program ran."""
+    __slots__ = ("_shape",)
+
+    def __init__(self, shape):
+        self._shape = shape
+
+
 def _bounds(pos: int, size_of, negative: bool, make):
     """A ``check`` hook: the index tensor at ``targs[pos]`` against ``size_of(targs, sargs)`` (traced inside a
     compiled function: the program checks it, ``_deferred``)."""
@@ -64,8 +72,9 @@ def _bounds(pos: int, size_of, negative: bool, make):
         t = targs[pos]
         if isinstance(t._array, _Tracer):
             arr = t._array
+            shapes = tuple(_Shape(x._shape) if isinstance(x, Tensor) else None for x in targs)  # (no tracers kept)
             _deferred.check((arr >= size) | (arr < (-size if negative else 0)), arr,
-                            lambda v, p: make(v, None, sargs, size))
+                            lambda v, p: make(v, shapes, sargs, size))
             return
         v = _first_oob(t, size, negative)
         if v is not None:

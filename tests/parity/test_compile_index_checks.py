@@ -59,6 +59,8 @@ def _cases(T):
         "searchsorted_sorter": (lambda s: T.searchsorted(T.tensor([3., 1., 2.]), T.tensor([1.5]), sorter=s).sum(),
                                 T.tensor([1, 2, 3])),
         "quantile_q": (lambda q: T.quantile(T.tensor([1., 2., 3.]), q).sum(), T.tensor([0.5, 1.5])),
+        "index_add_1d": (lambda i: T.zeros(3).index_add_(0, i, T.ones(1)).sum(), T.tensor([5])),
+        "index_add_2d": (lambda i: T.zeros(3, 2).index_add_(0, i, T.ones(1, 2)).sum(), T.tensor([-1])),
         "one_hot_negative_after_large": (lambda i: F.one_hot(i, 4).float().sum(), T.tensor([5, -1])),
         "inside_func_grad": (lambda i: T.func.grad(lambda w: (w[i] ** 2).sum())(T.arange(10.)).sum(),
                              T.tensor([1, 12])),

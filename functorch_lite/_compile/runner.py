@@ -446,12 +446,13 @@ class CompiledFunction:
         in_vals = [slot.get() for slot in d.slots]
         self._ctx = (d, args, kwargs)
         placeholders = made = ()
+        versions: dict = {}
         try:
             if not entry.donating and not entry.scanned:
                 traced = entry.jitted.trace(in_vals)  # traces (cached for the call)
                 primed = self._primed(key, entry, d, in_vals, traced, ambient)
                 if primed is not None:
-                    key, entry, in_vals, traced, placeholders, made = primed
+                    key, entry, in_vals, traced, placeholders, made, versions = primed
                     self._last = (key, names)
                 entry.consts += _constants(traced)
                 entry.unused = _unused_slots(traced, in_vals)
@@ -517,6 +518,8 @@ class CompiledFunction:
         if entry.spec.needs_node:
             return self._write_back(entry, d, outs, in_vals, args, kwargs, saved)
         result = self._write_back(entry, d, outs)
+        for i, v in versions.items():  # (a primed call's new zeroed .grad: its version as the plain program's)
+            d.slots[i].tensor._grad._storage.version = v
         # the steady state: recorded where the call left the key it was called with (its program's fixed point)
         if entry.spec.moves is not None and not entry.spec.moves[0] and not entry.spec.firsts and \
                 _same_key(self._key(d, args, kwargs)[0], key):
@@ -542,12 +545,14 @@ class CompiledFunction:
         primed: it would see the state before the step creates it. (Not detected: Python that branches on
         whether a .grad exists without reading or writing it; the first call sees the placeholder.) Only a call
         that steps an optimizer is primed (its .grad fields stay for the next call; with the step outside,
-        ``zero_grad()`` there may drop them, and the primed signature would be a new one). Otherwise (a .grad
+        ``zero_grad()`` there may drop them, and the primed signature would be a new one), or one that leaves
+        every .grad it makes zeroed (the seed loop's ``W.grad.zero_()``: a known-zero placeholder, and the new
+        fields' versions are the plain program's). Otherwise (a .grad
         the program accumulates into, a GradScaler step that may skip, a custom optimizer, a compiled forward
         whose backward runs outside) everything made here is undone and the call keeps its own program.
         ``stats['traces']`` counts the programs traced to be compiled: the first trace, or this one in its place
         (not counted itself). Returns (key, entry, in_vals, traced, placeholder slots, the OptSlots whose state
-        it made) for the primed call, or None."""
+        it made, {slot index: version} of the zeroed .grad fields it made) for the primed call, or None."""
         spec = entry.spec
         if spec is None or spec.firsts or spec.needs_node or len(self.cache) >= self._limit():
             return None
@@ -562,13 +567,21 @@ class CompiledFunction:
                 made.append((s, traced.out_info[k]))
             else:
                 return None
-        if not made or not any(isinstance(d.slots[i], S.OptSlot) for i, _, _ in spec.outputs):
+        for i, z, dt, _ in spec.zeros:  # (.grad fields the call makes and leaves zeroed: known zeros next call)
+            s = d.slots[i]
+            if in_vals[i] is None and isinstance(s, S.GradSlot) and s.tensor._grad is None and dt is s.tensor.dtype:
+                made.append((s, z))
+        if not made or not any(isinstance(d.slots[i], S.OptSlot) for i, _, _ in spec.outputs) and \
+                not all(type(info) is KnownZero for _, info in made):
             return None  # (only a whole training step: a .grad that a step outside drops would be a new signature)
         grads = []
         try:
             for s, info in made:
                 if info is None:
                     s._set(s.opt._init_state(s.opt._key_of(s.group), s.param._array))
+                elif type(info) is KnownZero:
+                    s.write_zero(info, s.tensor.dtype, 0)
+                    grads.append(s)
                 else:
                     jd = _dev.to_jax(s.tensor.device)
                     s.put(jax.device_put(np.zeros(info.shape, info.dtype), jd))
@@ -580,12 +593,14 @@ class CompiledFunction:
                 in_vals1 = [sl.get() for sl in d.slots]
                 traced1 = entry1.jitted.trace(in_vals1)
                 spec1 = entry1.spec
-                gi = {d.slots.index(g) for g in grads}
+                gi = {d.slots.index(g) for g in grads if type(g.get()) is not KnownZero}
                 if spec1 is not None and not spec1.firsts and not spec1.needs_node and \
                         gi <= _unused_slots(traced1, in_vals1) and _same_spec(spec, spec1):
                     del self.cache[key]
                     self.cache[key1] = entry1
-                    return key1, entry1, in_vals1, traced1, tuple(grads), tuple(s for s, i in made if i is None)
+                    return key1, entry1, in_vals1, traced1, tuple(grads), tuple(s for s, i in made if i is None), \
+                        {i: bump for i, _, _, bump in spec.zeros if type(d.slots[i].get()) is KnownZero and
+                         d.slots[i] in grads}
         except Exception:  # (the second trace failed where the first did not: the call keeps its own program)
             pass
         for s, info in made:  # undone: the call keeps its own program

@@ -1779,7 +1779,9 @@ def _unlinked(d, results) -> tuple:
       inplace operation" (``w.sin()`` saves w, ``x * w`` saves only x when only w requires grad)."""
     ends = {}
     for i, s in enumerate(d.slots):
-        if type(s) is S.StorageSlot and s.tensor._requires_grad:
+        # (a view made under no_grad has no edge: its gradient is dropped; written in the trace, its edge_of
+        # would raise the error for an in-place write with grad enabled, which the call did not make)
+        if type(s) is S.StorageSlot and s.tensor._requires_grad and not s.tensor.__dict__.get("_no_grad_view"):
             e = _edge_of(s.tensor)
             if e is not None:
                 ends[id(e[0])] = i

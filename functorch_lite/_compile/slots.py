@@ -339,7 +339,17 @@ class HyperSlot:
         CONCRETE.pop(id(self.group), None)
 
     def sig(self):
-        return ("h", tuple(len(v) if isinstance(v, tuple) else -1 for v in (self.group[k] for k in self.keys)))
+        return ("h", tuple(_hyper_kind(self.group[k]) for k in self.keys))
+
+
+def _hyper_kind(v):
+    """An option's part of the guard: a Python number, or a tensor's dtype and shape (a float LR replaced by a
+    float32 tensor between calls: a new program), per element of a tuple (betas)."""
+    if isinstance(v, Tensor):
+        return (v.dtype, v._shape)
+    if isinstance(v, tuple):
+        return tuple(_hyper_kind(x) for x in v)
+    return -1
 
 
 def _value(x):

@@ -95,8 +95,13 @@ class Discovery:
 
     def tensor(self, t, name, grads=True):
         if self.plan is not None:
-            self.plan.tensors.append((t, t._storage, t._requires_grad, t.grad_fn is None, t._grad is None))
+            self.plan.tensors.append((t, t._storage, t._requires_grad, t.grad_fn is None, t._grad is None,
+                                      t._shape, t._strides))
         r = t._storage.root()
+        if t._chain is not None or r is not t._storage or t._shape != getattr(r.array, "shape", t._shape):
+            # a view: which part of its storage it reads is baked into the program (a window ``pe_full[a:b]``
+            # rebound, ``P.t_()``, ``tab.resize_(2)`` between calls: a new program)
+            self.guards.append((name, ("layout", t._shape, t.stride(), t._offset)))
         if id(r) not in self._storages:
             self._storages.add(id(r))
             b = t._base
@@ -656,7 +661,7 @@ class Plan:
         self.cells: list = []     # (cell, contents)
         self.globs: list = []     # (globals dict, names, values: _EMPTY where unset)
         self.seqs: list = []      # (kind, obj, attr/key, snapshot)
-        self.tensors: list = []   # (tensor, its storage, requires_grad, is_leaf, .grad is None)
+        self.tensors: list = []   # (tensor, its storage, requires_grad, is_leaf, .grad is None, shape, strides)
         self.groups: list = []    # [statics index, optimizer, group, hyper keys, group keys, group values]
 
     def valid(self) -> bool:
@@ -725,11 +730,14 @@ class Plan:
                 items = f"{o}.items()" if kind == _DICT else f"vars({o}).items()"
                 n = "_DICT_ITEMS" if kind == _DICT else "_ATTR_ITEMS"
                 conds.append(f"not _same_items(tuple(islice({items}, {n})), {const(snap)})")
-        for t, st, rg, leaf, nograd in self.tensors:
+        for t, st, rg, leaf, nograd, shape, strides in self.tensors:
             tn = const(t)
             fn = f"{tn}._grad_fn" if t._base is None else f"{tn}.grad_fn"  # (a base tensor's property is the slot)
+            # (its layout changed in place, ``t_()`` / ``resize_()``: the walk's layout guards are read again)
             conds.append(f"{tn}._storage is not {const(st)} or {tn}._requires_grad is not {rg!r} or "
-                         f"({fn} is None) is not {leaf!r}" + ("" if rg else f" or ({tn}._grad is None) is not {nograd!r}"))
+                         f"({fn} is None) is not {leaf!r} or {tn}._shape is not {const(shape)} or "
+                         f"{tn}._strides is not {const(strides)}" +
+                         ("" if rg else f" or ({tn}._grad is None) is not {nograd!r}"))
         lines = ["def check():"]
         lines += [f"    if {c}:\n        return False" for c in conds]
         if cells:  # (a cell emptied since (``del``) raises ValueError: changed)

@@ -294,6 +294,20 @@ class Optimizer:
                         g.requires_grad_(False)
                     g.zero_()
 
+    def __setattr__(self, name, value):
+        """``optimizer.state = defaultdict(dict)`` (a reset, as torch's optimizers read whatever ``self.state``
+        holds): the transforms' state goes with the old mapping, and the new one's entries, if any, are read as
+        ``load_state_dict`` reads a saved state's."""
+        if name == "state" and not isinstance(value, _StateMapping):
+            fresh = _StateMapping(self)
+            object.__setattr__(self, "_ostate", {})
+            object.__setattr__(self, "state", fresh)
+            for p, st in dict(value).items():
+                if st:
+                    self._load_entry(p, dict(st))
+            return
+        object.__setattr__(self, name, value)
+
     def _custom(self) -> bool:
         """A user's subclass that implements ``step`` itself (no optax transform): its state lives in
         ``self.state`` as it puts it there, as any ``torch.optim.Optimizer`` subclass's."""
@@ -534,28 +548,30 @@ class Optimizer:
         self._ostate = {}
         self.state = _StateMapping(self)
         for k, values in state_dict["state"].items():
-            if k not in id_map:
-                continue
-            p, _ = id_map[k]
-            if self._custom():  # its state entries, cast as torch's
-                dict.__setitem__(self.state, p, {name: _cast_like(v, p, name) for name, v in values.items()})
-                continue
-            group = next(g for g in self.param_groups if any(q is p for q in g["params"]))
-            key = self._key_of(group)
-            inner = self._init_state(key, p._array)
-            repl = {}
-            for name, v in values.items():
-                if name in inner._fields:
-                    # (an entry of an option that is off here, as amsgrad: held, passed through, as torch keeps it)
-                    old = getattr(inner, name)
-                    arr = v._array if isinstance(v, Tensor) else jnp.asarray(np.asarray(v))
-                    dt = old.dtype if old is not None else jnp.float32 if name in self._scalar_state else p._array.dtype
-                    repl[name] = jnp.array(arr, dtype=dt, copy=True)
-            if values and "step" not in values:  # SGD keeps no step: a saved buffer means "not the first step"
-                repl["step"] = jnp.ones((), inner.step.dtype)
-            self._put_state(p, placed_like(inner._replace(**repl), p._array))
-            loaded = tuple(n for n in values if n in inner._fields)  # (the saved order, as torch's dict keeps it)
-            self._refresh_views(p, group, loaded + tuple(n for n in self._fields_of(group) if n not in loaded))
+            if k in id_map:
+                self._load_entry(id_map[k][0], values)
+
+    def _load_entry(self, p, values) -> None:
+        """One parameter's saved state entries (``load_state_dict``, a new ``state`` mapping) as its state."""
+        if self._custom():  # its state entries, cast as torch's
+            dict.__setitem__(self.state, p, {name: _cast_like(v, p, name) for name, v in values.items()})
+            return
+        group = next(g for g in self.param_groups if any(q is p for q in g["params"]))
+        key = self._key_of(group)
+        inner = self._init_state(key, p._array)
+        repl = {}
+        for name, v in values.items():
+            if name in inner._fields:
+                # (an entry of an option that is off here, as amsgrad: held, passed through, as torch keeps it)
+                old = getattr(inner, name)
+                arr = v._array if isinstance(v, Tensor) else jnp.asarray(np.asarray(v))
+                dt = old.dtype if old is not None else jnp.float32 if name in self._scalar_state else p._array.dtype
+                repl[name] = jnp.array(arr, dtype=dt, copy=True)
+        if values and "step" not in values:  # SGD keeps no step: a saved buffer means "not the first step"
+            repl["step"] = jnp.ones((), inner.step.dtype)
+        self._put_state(p, placed_like(inner._replace(**repl), p._array))
+        loaded = tuple(n for n in values if n in inner._fields)  # (the saved order, as torch's dict keeps it)
+        self._refresh_views(p, group, loaded + tuple(n for n in self._fields_of(group) if n not in loaded))
 
     def __repr__(self) -> str:
         """PyTorch's: each group opens with a newline and ends each of its lines with one (so a blank line

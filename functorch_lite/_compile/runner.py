@@ -31,7 +31,6 @@ import weakref
 from collections import OrderedDict
 
 import jax
-from jax.extend import core as _jex
 import numpy as np
 
 from .. import _config
@@ -49,6 +48,7 @@ from ..func import _core as _fc
 from ..amp import autocast_mode as _amp
 from ..nn.modules import module as _module
 from ..optim import optimizer as _optim
+from . import gate as _gate
 from . import state as S
 from .effects import (_UNSET, _UnreachableWrite, _ViewArgWrite, _bindings, _container_effects, _contents,
                       _effects, _identical_contents, _object_writes, _replay_container, _restore, _restore_tables,
@@ -284,8 +284,9 @@ def _with_checks(spec, in_vals, out_vals, checks) -> None:
         if old[0] and old[1] == new[1] and all(isinstance(a, jax.Array) and isinstance(b, jax.Array) and
                                                a.shape == b.shape and a.dtype == b.dtype
                                                for a, b in zip(old[0], new[0])):
+            # (select_n with the one scalar flag: the form gate.py finds and moves to where the value is made)
             out_vals[k] = jax.tree_util.tree_unflatten(
-                new[1], [jax.numpy.where(ok, b, a) for a, b in zip(old[0], new[0])])
+                new[1], [jax.lax.select_n(ok, a, b) for a, b in zip(old[0], new[0])])
     spec.checks = tuple(c[3] for c in checks)
     spec.check_at = len(out_vals)
     out_vals.append((flags, tuple(c[1] for c in checks), tuple(c[2] for c in checks)))
@@ -695,7 +696,7 @@ class CompiledFunction:
                     vals[i] = _UNUSED_KEY
                 return pure(vals)
         else:
-            body, out_tree = _jex.jaxpr_as_fun(traced.jaxpr), traced.out_tree
+            body, out_tree = _gate.gated(traced.jaxpr), traced.out_tree
             entry.scanned = 2  # (its constants are the plain trace's, scanned already)
 
             def flat(*leaves):

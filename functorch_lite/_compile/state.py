@@ -97,6 +97,11 @@ class Discovery:
         if self.plan is not None:
             self.plan.tensors.append((t, t._storage, t._requires_grad, t.grad_fn is None, t._grad is None,
                                       t._shape, t._strides))
+        if t._storage.device.type == "meta":
+            # no values: not an input of the program; what the function computes with it stays meta, as eagerly
+            # (the ensembling tutorial's ``copy.deepcopy(model).to("meta")`` base under functional_call)
+            self.guards.append((name, ("meta", t._shape, t.stride(), t.dtype, t._requires_grad)))
+            return
         r = t._storage.root()
         if t._chain is not None or r is not t._storage or t._shape != getattr(r.array, "shape", t._shape):
             # a view: which part of its storage it reads is baked into the program (a window ``pe_full[a:b]``

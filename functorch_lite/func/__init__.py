@@ -8,11 +8,12 @@ matching ``jax`` transform; transforms nest freely (``vmap(grad(f))``, ``jacfwd(
 
 Differences from torch.func (by design or JAX limits):
 
-- ``vmap`` results are on the facade's tape when an input or a captured tensor (module parameters, closure
-  tensors: found by a walk from the function, see ``_vmap``) requires grad: one ``VmapBackward0`` node for the
-  whole call (torch's grad_fn is the last op's), its backward the call's ``jax.vjp`` pullback. The results of
-  ``grad``/``vjp``/``jvp``/``jac*`` are plain tensors without a facade ``grad_fn``: these transforms do not compose
-  with ``.backward()`` through their outputs (compose the transforms instead). Inside ``grad``/``vjp``/``jvp``/``jac*`` the facade's
+- the results of ``vmap``, ``grad``, ``grad_and_value``, ``vjp`` (and ``vjp_fn``'s), ``jvp``, ``jacrev``,
+  ``jacfwd`` and ``hessian`` are on the facade's tape when an input or a captured tensor (module parameters,
+  closure tensors: found by a walk from the function) requires grad: one node for the whole call
+  (``VmapBackward0``, ``GradBackward0``, ...; torch's grad_fn is the last op's), its backward the call's
+  ``jax.vjp`` pullback (``_tape``): ``.backward()`` through them works as torch's (a gradient penalty, MAML's
+  second-order term). Inside ``grad``/``vjp``/``jvp``/``jac*`` the facade's
   autograd recording is off (JAX differentiates) but the function sees grad mode on, as in torch.func, and what
   it cuts from the graph JAX does not differentiate: ``no_grad`` blocks, ``detach()`` and ``.data`` (under a
   transform these give a copy, not a view sharing storage). A custom ``autograd.Function`` (with
@@ -40,7 +41,8 @@ from ._autodiff import grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian, 
 from ._vmap import vmap
 from ._functional_call import functional_call, stack_module_state
 from ._extra import replace_all_batch_norm_modules_, functionalize, debug_unwrap
+from ._rearrange import rearrange
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize", "vmap",
-           "functional_call", "stack_module_state", "replace_all_batch_norm_modules_", "functionalize",
+           "functional_call", "stack_module_state", "replace_all_batch_norm_modules_", "functionalize", "rearrange",
            "debug_unwrap"]

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 from .._tensor.tensor import Tensor, Size
 from ..autograd import _function_transforms as _cf_tr
 from . import _core as C
+from . import _tape as T
 
 
 def _conj(tree: Any) -> Any:
@@ -37,6 +38,30 @@ def _pure(func: Callable, args: tuple, kwargs: dict, nums: tuple, metas: list, p
         main, aux = post(C.call(func, tuple(C.replace_args(args, nums, new)), kwargs, True, forward=not reverse))
         return main, (aux, writes.collect())
     return g
+
+
+def _recorded(cls, func: Callable, args: tuple, kwargs: dict, nums: tuple, arrays: list, body: Callable,
+              extra: tuple = ()) -> tuple:
+    """``body(arrays) -> (outs, aux)`` (``arrays``: one pytree per differentiated argument, as ``Meta.arrays``;
+    ``outs`` a list of arrays, ``aux`` arrays not differentiated), on the facade's tape as one ``cls`` node when
+    a differentiated argument or a tensor the function captures requires grad (``_tape.record``): (outs, aux,
+    node or None). ``extra``: (tensors, arrays) differentiated too (jvp's tangents)."""
+    if not T.recording():
+        return (*body(arrays if not extra else (arrays, list(extra[1]))), None)
+    n = len(arrays)
+    flat, tree = jax.tree_util.tree_flatten(list(arrays) + [list(extra[1]) if extra else []])
+    tensors = [t for i in nums for t in jax.tree_util.tree_leaves(args[i], is_leaf=C.is_tensor)]
+    tensors += list(extra[0]) if extra else []
+    others = [a for j, a in enumerate(args) if j not in nums]
+
+    def compute(fl):
+        arrs = jax.tree_util.tree_unflatten(tree, fl)
+        return body(arrs[:n] if not extra else (arrs[:n], arrs[n]))
+    return T.record(compute, flat, tensors, others, func, kwargs, cls)
+
+
+def _leaves(x: Any) -> list:
+    return jax.tree_util.tree_leaves(x, is_leaf=C.is_tensor)
 
 
 def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
@@ -70,18 +95,29 @@ def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = Fal
                 return jnp.zeros((), jnp.float32), aux_arrays + [out._array]
             return out._array, aux_arrays
 
-        with C.ExternalWrites() as w:
-            g = _pure(func, args, kwargs, nums, metas, post, w)
-            (value, (aux_arrays, written)), grads = jax.value_and_grad(g, argnums=tuple(range(len(nums))),
-                                                                       has_aux=True)(*arrays)
-        w.write_back(written)
-        if box.get("int"):
-            value, aux_arrays = aux_arrays[-1], aux_arrays[:-1]
-        grads = [C.reorder_like(m.wrap(_conj(gr)), args[i]) for m, gr, i in zip(metas, grads, nums)]
+        def body(arrays):
+            with C.ExternalWrites() as w:
+                g = _pure(func, args, kwargs, nums, metas, post, w)
+                (value, (aux_arrays, written)), grads = jax.value_and_grad(g, argnums=tuple(range(len(nums))),
+                                                                           has_aux=True)(*arrays)
+            box["w"] = w
+            if box.get("int"):
+                value, aux_arrays = aux_arrays[-1], aux_arrays[:-1]
+            box["n"] = (len(jax.tree_util.tree_leaves(grads)), len(aux_arrays))
+            return [*jax.tree_util.tree_leaves(_conj(grads)), value, *aux_arrays], written
+
+        outs, written, node = _recorded(T.GradBackward0, func, args, kwargs, nums, arrays, body)
+        box["w"].write_back(written)
+        ng, _ = box["n"]
+        it = iter(outs[:ng])
+        grads = [C.reorder_like(m.wrap(jax.tree_util.tree_unflatten(m.tree, [next(it) for _ in m.metas])), args[i])
+                 for m, i in zip(metas, nums)]
+        value = C.wrap_array(outs[ng], *box["out"])
+        aux = aux_box.wrap(outs[ng + 1:]) if has_aux else None
+        T.attach(node, [t for g in grads for t in _leaves(g)] + [value] + _leaves(aux))
         grads = grads[0] if isinstance(argnums, int) else tuple(grads)
-        value = C.wrap_array(value, *box["out"])
         if has_aux:
-            return grads, (value, aux_box.wrap(aux_arrays))
+            return grads, (value, aux)
         return grads, value
     return wrapper
 
@@ -138,21 +174,64 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
         C.check_float_outputs(out)
         return arrs, (aux_box.unwrap(aux) if has_aux else [])
 
-    with C.ExternalWrites() as w:
-        g = _pure(func, primals, {}, tuple(range(len(primals))), metas, post, w)
-        out_arrays, pullback, (aux_arrays, written) = jax.vjp(g, *arrays, has_aux=True)
-    w.write_back(written)
-    out = box["out"].wrap(out_arrays)
+    nums = tuple(range(len(primals)))
+
+    def forward(arrays):
+        with C.ExternalWrites() as w:
+            g = _pure(func, primals, {}, nums, metas, post, w)
+            out_arrays, pullback, (aux_arrays, written) = jax.vjp(g, *arrays, has_aux=True)
+        box["w"] = w
+        return out_arrays, pullback, aux_arrays, written
+
+    draws: dict = {}  # (the generators the forward drew from, their keys before: vjp_fn's rerun draws the same)
+
+    def body(arrays):
+        with T.keys_drawn(draws):
+            out_arrays, pullback, aux_arrays, written = forward(arrays)
+        box["pullback"] = pullback
+        out_leaves = jax.tree_util.tree_leaves(out_arrays)
+        box["n"] = len(out_leaves)
+        return [*out_leaves, *aux_arrays], written
+
+    outs, written, node = _recorded(T.VjpBackward0, func, primals, {}, nums, arrays, body)
+    box["w"].write_back(written)
     out_meta = box["out"]
+    n = box["n"]
+    out = out_meta.wrap(jax.tree_util.tree_unflatten(out_meta.tree, outs[:n]))
+    aux = aux_box.wrap(outs[n:]) if has_aux else None
+    T.attach(node, _leaves(out) + _leaves(aux))
+    # (recorded: the pullback's residuals are the recording's tracers; vjp_fn runs the forward again, on the tape)
+    pullback = None if node is not None else box["pullback"]
 
     def vjp_fn(cotangents: Any, *, retain_graph: bool = True, create_graph: bool | None = None) -> tuple:
         flat = _check_cotangents(cotangents, out)
-        cts = _conj(jax.tree_util.tree_unflatten(out_meta.tree, flat))
-        res = pullback(cts)
-        return tuple(C.reorder_like(m.wrap(_conj(r)), p) for m, r, p in zip(metas, res, primals))
+        ct_tensors = C.leaves(cotangents)
+
+        def back(arrs):
+            prim, cts = arrs
+            cts = _conj(jax.tree_util.tree_unflatten(out_meta.tree, cts))
+            if pullback is not None and not T.DIFFERENTIATED[0]:
+                pb = pullback
+            else:
+                with T.keys_as(draws):
+                    pb = forward(prim)[1]
+            res = pb(cts)
+            return list(jax.tree_util.tree_leaves(_conj(res))), []
+
+        if pullback is not None and not T.recording():
+            res_flat, _ = back((None, flat))
+            rnode = None
+        else:
+            res_flat, _, rnode = _recorded(T.VjpBackward0, func, primals, {}, nums, arrays, back,
+                                           extra=(ct_tensors, flat))
+        it = iter(res_flat)
+        res = tuple(C.reorder_like(m.wrap(jax.tree_util.tree_unflatten(m.tree, [next(it) for _ in m.metas])), p)
+                    for m, p in zip(metas, primals))
+        T.attach(rnode, [t for r in res for t in _leaves(r)])
+        return res
 
     if has_aux:
-        return out, vjp_fn, aux_box.wrap(aux_arrays)
+        return out, vjp_fn, aux
     return out, vjp_fn
 
 
@@ -191,8 +270,6 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
                                f"forward gradient is of size {list(t.shape)}.")
         a = t._array
         t_flat.append(a if a.dtype == p.dtype.jnp else a.astype(p.dtype.jnp))
-    it = iter(t_flat)
-    t_arrays = tuple(jax.tree_util.tree_unflatten(m.tree, [next(it) for _ in m.metas]) for m in metas)
     box, aux_box = {}, C.Aux()
 
     def post(out):
@@ -200,13 +277,34 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
         arrs, box["out"] = C.unwrap_outputs(out, api)
         return arrs, (aux_box.unwrap(aux) if has_aux else [])
 
-    with C.ExternalWrites() as w:
-        g = _pure(func, primals, {}, tuple(range(len(primals))), metas, post, w, reverse=False)
-        (out_arrays, (aux_arrays, written)), (tan_arrays, _) = jax.jvp(g, p_arrays, t_arrays)
-    w.write_back(written)
-    out, tan = box["out"].wrap(out_arrays), box["out"].wrap(tan_arrays)
+    nums = tuple(range(len(primals)))
+
+    def body(arrs):
+        p_arrs, t_flat_arrs = arrs
+        it = iter(t_flat_arrs)
+        t_arrs = tuple(jax.tree_util.tree_unflatten(m.tree, [next(it) for _ in m.metas]) for m in metas)
+        with C.ExternalWrites() as w:
+            g = _pure(func, primals, {}, nums, metas, post, w, reverse=False)
+            (out_arrays, (aux_arrays, written)), (tan_arrays, _) = jax.jvp(g, tuple(p_arrs), t_arrs)
+        box["w"] = w
+        out_leaves = jax.tree_util.tree_leaves(out_arrays)
+        box["n"] = len(out_leaves)
+        return [*out_leaves, *jax.tree_util.tree_leaves(tan_arrays), *aux_arrays], written
+
+    if T.recording():
+        outs, written, node = _recorded(T.JvpBackward0, func, primals, {}, nums, list(p_arrays), body,
+                                        extra=(C.leaves(tangents), t_flat))
+    else:
+        (outs, written), node = body((p_arrays, t_flat)), None
+    box["w"].write_back(written)
+    n = box["n"]
+    tree = box["out"].tree
+    out = box["out"].wrap(jax.tree_util.tree_unflatten(tree, outs[:n]))
+    tan = box["out"].wrap(jax.tree_util.tree_unflatten(tree, outs[n:2 * n]))
+    aux = aux_box.wrap(outs[2 * n:]) if has_aux else None
+    T.attach(node, _leaves(out) + _leaves(tan) + _leaves(aux))
     if has_aux:
-        return out, tan, aux_box.wrap(aux_arrays)
+        return out, tan, aux
     return out, tan
 
 
@@ -258,21 +356,34 @@ def _jac(kind: str, func: Callable, argnums: Any, has_aux: bool) -> Callable:
     def wrapper(*args, **kwargs):
         nums = C.normalize_argnums(argnums, len(args))
         metas = [C.diff_meta(args[i], forward=kind == "fwd") for i in nums]
+        _real(f"jac{kind}", "inputs", [dt for m in metas for dt, _ in m.metas])
         arrays = [m.arrays(args[i]) for m, i in zip(metas, nums)]
         box, aux_box = {}, C.Aux()
 
         def post(out):
             out, aux = C.split_aux(out, has_aux, api)
             arrs, box["out"] = C.unwrap_outputs(out, api)
+            _real(f"jac{kind}", "outputs", [dt for dt, _ in box["out"].metas])
             if kind == "rev":
                 C.check_float_outputs(out)
             return arrs, (aux_box.unwrap(aux) if has_aux else [])
 
         tr = jax.jacrev if kind == "rev" else jax.jacfwd
-        with C.ExternalWrites() as w:
-            g = _pure(func, args, kwargs, nums, metas, post, w, reverse=kind == "rev")
-            jac, (aux_arrays, written) = tr(g, argnums=tuple(range(len(nums))), has_aux=True)(*arrays)
-        w.write_back(written)
+
+        def body(arrays):
+            with C.ExternalWrites() as w:
+                g = _pure(func, args, kwargs, nums, metas, post, w, reverse=kind == "rev")
+                jac, (aux_arrays, written) = tr(g, argnums=tuple(range(len(nums))), has_aux=True)(*arrays)
+            box["w"] = w
+            leaves, box["jac"] = jax.tree_util.tree_flatten(jac)
+            box["n"] = len(leaves)
+            return [*[_conj_rev(a, kind) for a in leaves], *aux_arrays], written
+
+        outs, written, node = _recorded(T.JacrevBackward0 if kind == "rev" else T.JacfwdBackward0, func, args,
+                                        kwargs, nums, arrays, body)
+        box["w"].write_back(written)
+        jac = jax.tree_util.tree_unflatten(box["jac"], outs[:box["n"]])
+        aux_arrays = outs[box["n"]:]
         out_meta = box["out"]
         per_out = out_meta.tree.flatten_up_to(jac)      # one entry per output leaf: a tuple over argnums
         wrapped = []
@@ -282,13 +393,23 @@ def _jac(kind: str, func: Callable, argnums: Any, has_aux: bool) -> Callable:
                 flat = m.tree.flatten_up_to(j)
                 hints = [odt if kind == "fwd" else dt for dt, _ in m.metas]
                 row.append(C.reorder_like(jax.tree_util.tree_unflatten(
-                    m.tree, [C.wrap_array(_conj_rev(a, kind), h, odev) for a, h in zip(flat, hints)]), args[i]))
+                    m.tree, [C.wrap_array(a, h, odev) for a, h in zip(flat, hints)]), args[i]))
             wrapped.append(row[0] if isinstance(argnums, int) else tuple(row))
         result = C.reorder_like(jax.tree_util.tree_unflatten(out_meta.tree, wrapped), out_meta.skel)
+        aux = aux_box.wrap(aux_arrays) if has_aux else None
+        T.attach(node, _leaves(result) + _leaves(aux))
         if has_aux:
-            return result, aux_box.wrap(aux_arrays)
+            return result, aux
         return result
     return wrapper
+
+
+def _real(api: str, what: str, dtypes: list) -> None:
+    """torch.func's jacrev/jacfwd: real inputs and outputs only (JAX's would take them, or want holomorphic=True)."""
+    for i, dt in enumerate(dtypes):
+        if dt.is_complex:
+            raise RuntimeError(f"{api}: Expected all {what} to be real but received complex tensor at flattened "
+                               f"input idx: {i}")
 
 
 def _conj_rev(a: Any, kind: str) -> Any:

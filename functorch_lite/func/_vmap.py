@@ -20,13 +20,10 @@ from typing import Any, Callable, Iterator
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from .._tensor import storage as _storage
 from .._tensor.tensor import Tensor
-from ..autograd import grad_mode as _gm
-from ..autograd.graph import Node, edge_of
 from . import _core as C
+from . import _tape as T
 
 _RANDOMNESS: list = []  # the randomness of the vmaps being traced, innermost last
 _RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
@@ -239,9 +236,17 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
             return outs, box, written, [p[3] for p in pieces]
 
         node = None
-        st = _gm._state
-        if st.enabled and not st.func:  # the facade's tape records: one node for the whole call (if needed)
-            outs, box, written, exts, node = _differentiable(compute, arrays, mapped, flat, dims, func, kwargs)
+        if T.recording():  # the facade's tape records: one node for the whole call (if needed; _tape.py)
+            py: list = []
+
+            def flat_compute(arrs):
+                outs, box, written, exts = compute(arrs)
+                py[:] = [box, [w for w, _ in exts]]
+                return outs, (written, [ws for _, ws in exts])
+            outs, (written, ext_arrays), node = T.record(
+                flat_compute, arrays, mapped, [x for x, d in zip(flat, dims) if d is None], func, kwargs,
+                T.VmapBackward0)
+            box, exts = py[0], list(zip(py[1], ext_arrays))
         else:
             outs, box, written, exts = compute(arrays)
         for w, ws in exts:
@@ -250,11 +255,7 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
             if a is not None:
                 t.copy_(C.wrap_array(_move(a, ax), t.dtype, t.device))
         res = [C.wrap_array(a, dt, dev) for a, (dt, dev) in zip(outs, box["metas"])]
-        if node is not None:
-            node._out_meta = tuple((o._shape, o.dtype) for o in res)
-            for i, o in enumerate(res):
-                if o.dtype.is_floating_point or o.dtype.is_complex:
-                    o._grad_fn, o._requires_grad, o._out_nr = node, True, i
+        T.attach(node, res)
         for k, v in box["py"]:
             res.insert(k, v)
         return C.reorder_like(jax.tree_util.tree_unflatten(box["tree"], res), box["skel"])
@@ -276,7 +277,7 @@ def _run(func, name, args, kwargs, flat, tree, dims, axes, arrays, size, out_dim
         try:
             with random_guard(randomness, index, True):
                 out = C.call(func, C.reorder_like(jax.tree_util.tree_unflatten(tree, new), args), kwargs,
-                             differentiate=_DIFFERENTIATED[0] > 0)
+                             differentiate=T.DIFFERENTIATED[0] > 0)
         finally:
             _RANDOMNESS.pop()
         o_flat, o_tree = jax.tree_util.tree_flatten(out, is_leaf=_out_leaf)
@@ -322,132 +323,3 @@ def _run(func, name, args, kwargs, flat, tree, dims, axes, arrays, size, out_dim
                                                                                                        index)
     outs = [a[0] if od is None else _move(a, od) for a, od in zip(res, box["od"])]
     return outs, box, changed, (writes, [a[0] for a in written])
-
-
-# ---- eager autograd through a vmap call ---------------------------------------------------------------------
-# With the facade's tape on, a vmap call whose inputs or captured tensors (a module's parameters, tensors in a
-# closure) require grad is recorded as ONE node: the forward runs under ``jax.vjp`` of the vmapped function
-# w.r.t. those tensors' arrays (captured ones are swapped into their storages while it runs), and the node's
-# backward is the pullback. The captured tensors are found by ``compile``'s walk from the function and its
-# unmapped arguments (``_compile.state.discover``); only those the call actually read get an edge (they read a
-# private, watched storage while it runs). torch's grad_fn is the last op's (``AddBackward0``); this node is ``VmapBackward0``.
-
-_ARRAY = _storage.Storage.__dict__["array"]
-# > 0 while a call recorded as one node runs under its ``jax.vjp``: the function runs as under a differentiating
-# transform, so what it cuts from the graph (``detach()``, a ``no_grad`` region) is cut from JAX's
-# differentiation, as torch's autograd cuts it (a target network's output, ``x.detach() * x``)
-_DIFFERENTIATED = [0]
-_READ: set = set()  # ids of the watched storages read during the call
-
-
-class _Watched(_storage.Storage):
-    """The storage a captured tensor reads while a differentiable vmap call runs: reads of its array are
-    noted."""
-    __slots__ = ()
-
-    @property
-    def array(self):
-        _READ.add(id(self))
-        return _ARRAY.__get__(self)
-
-    @array.setter
-    def array(self, v):
-        _ARRAY.__set__(self, v)
-
-
-class VmapBackward0(Node):
-    """The node of a vmap call recorded by eager autograd: its backward is the call's ``jax.vjp`` pullback."""
-    __slots__ = ("_pullback", "_picks")
-
-    def apply_custom(self, cts):
-        full = []
-        for c, (shape, dt) in zip(cts, self._out_meta):
-            if not (dt.is_floating_point or dt.is_complex):
-                full.append(np.zeros(tuple(shape), jax.dtypes.float0))
-            elif c is None:
-                full.append(jnp.zeros(tuple(shape), dt.jnp))
-            else:
-                c = c if c.dtype == dt.jnp else c.astype(dt.jnp)
-                full.append(jnp.conj(c) if dt.is_complex else c)
-        gm, gc = self._pullback(full)
-        out = []
-        for k, i in self._picks:
-            g = (gm, gc)[k][i]
-            out.append(jnp.conj(g) if jnp.iscomplexobj(g) else g)
-        return out
-
-
-def _candidates(func, unmapped: list, kwargs: dict) -> list:
-    """(base tensor, [it and its views]) for the tensors that require grad reachable from the call (see above),
-    one entry per storage: what ``compile``'s walk finds from the function and its unmapped arguments (a
-    module's parameters, closures, defaults, globals, class attributes, user modules' attributes...)."""
-    from .._compile import slots as SL, state as S
-    d = S.discover(func, tuple(unmapped), kwargs)
-    out = []
-    for s in d.slots:
-        if type(s) is SL.StorageSlot:
-            b = s.tensor
-            if b._requires_grad and (b.dtype.is_floating_point or b.dtype.is_complex) and \
-                    type(b._storage) is _storage.Storage:
-                out.append((b, [b, *s.aliases]))
-    return out
-
-
-def _differentiable(compute, arrays, mapped, flat, dims, func, kwargs):
-    """``compute(arrays)`` (the whole vmap call), recorded as one ``VmapBackward0`` when something it reads
-    requires grad: (outs, box, changed, external writes, node or None)."""
-    dmap = [i for i, t in enumerate(mapped) if t._requires_grad]
-    caps = _candidates(func, [x for x, d in zip(flat, dims) if d is None], kwargs)
-    if not dmap and not caps:
-        return (*compute(arrays), None)
-    holder: dict = {}
-
-    def pure(diff_arrays, cap_arrays):
-        arrs = list(arrays)
-        for i, a in zip(dmap, diff_arrays):
-            arrs[i] = a
-        # each captured tensor (and its views) reads a private storage holding the traced array; aliases made
-        # by detach() / .data keep the real one (no gradient through them, as in torch)
-        olds = [(t, t._storage) for _, group in caps for t in group]
-        tmps = [_Watched(a, b._storage.device) for (b, _), a in zip(caps, cap_arrays)]
-        _READ.clear()
-        _DIFFERENTIATED[0] += 1
-        try:
-            for (_, group), tmp in zip(caps, tmps):
-                for t in group:
-                    t._storage = tmp
-            outs, box, changed, exts = compute(arrs)
-        finally:
-            _DIFFERENTIATED[0] -= 1
-            for t, st in olds:
-                t._storage = st
-            holder["read"] = [id(tmp) in _READ for tmp in tmps]
-            _READ.clear()
-        holder["box"], holder["writes"] = box, [w for w, _ in exts]
-        return outs, (changed, [ws for _, ws in exts])
-
-    outs, pullback, (changed, ext_arrays) = jax.vjp(pure, [arrays[i] for i in dmap],
-                                                    [b._storage.array for b, _ in caps], has_aux=True)
-    box = holder["box"]
-    exts = list(zip(holder["writes"], ext_arrays))
-    picks, edges, inputs = [], [], []
-    for k, (i, t) in enumerate([(i, mapped[i]) for i in dmap]):
-        e = edge_of(t)
-        if e is not None:
-            picks.append((0, k))
-            edges.append(e)
-            inputs.append(t)
-    for k, ((t, _), read) in enumerate(zip(caps, holder["read"])):
-        if read:
-            e = edge_of(t)
-            if e is not None:
-                picks.append((1, k))
-                edges.append(e)
-                inputs.append(t)
-    if not edges:
-        return outs, box, changed, exts, None
-    node = VmapBackward0()
-    node._pullback, node._picks = pullback, tuple(picks)
-    node._edges, node._inputs, node._diff_idx = tuple(edges), tuple(inputs), tuple(range(len(edges)))
-    node.next_functions = tuple(edges)
-    return outs, box, changed, exts, node

@@ -1,0 +1,246 @@
+"""A ``torch.func`` call on the facade's tape: eager autograd through ``vmap``, ``grad``, ``vjp``, ``jvp``,
+``jac*`` and ``hessian``.
+
+With the tape on (grad mode, outside any transform), a transform call whose inputs or captured tensors (a
+module's parameters, tensors in a closure) require grad is recorded as ONE node: the whole call runs under
+``jax.vjp`` w.r.t. those tensors' arrays (captured ones are swapped into their storages while it runs), and the
+node's backward is the pullback. So ``.backward()`` through a transform's results reaches what they were computed
+from, as torch's does: a gradient penalty (``grad(D)(x).norm()``), MAML's inner step (``params - lr * grad(loss)
+(params)``, whose outer gradient has the second-order term), a loss on a vmapped model. The captured tensors are
+found by ``compile``'s walk from the function and its other arguments (``_compile.state.discover``); only those
+the call actually read get an edge (they read a private, watched storage while it runs). torch's grad_fn is the
+last op's (``AddBackward0``); this node is ``VmapBackward0`` / ``GradBackward0`` / ... (one per transform)."""
+from __future__ import annotations
+
+import contextlib
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._tensor import storage as _storage
+from ..autograd import grad_mode as _gm
+from ..autograd.graph import Node, edge_of
+
+_ARRAY = _storage.Storage.__dict__["array"]
+# > 0 while a call recorded as one node runs under its ``jax.vjp``: the function runs as under a differentiating
+# transform, so what it cuts from the graph (``detach()``, a ``no_grad`` region) is cut from JAX's
+# differentiation, as torch's autograd cuts it (a target network's output, ``x.detach() * x``)
+DIFFERENTIATED = [0]
+_READ: set = set()  # ids of the watched storages read during the call
+
+
+class _Watched(_storage.Storage):
+    """The storage a captured tensor reads while a recorded call runs: reads of its array are noted."""
+    __slots__ = ()
+
+    @property
+    def array(self):
+        _READ.add(id(self))
+        return _ARRAY.__get__(self)
+
+    @array.setter
+    def array(self, v):
+        _ARRAY.__set__(self, v)
+
+
+class TransformBackward(Node):
+    """The node of a transform call recorded by eager autograd: its backward is the call's ``jax.vjp``
+    pullback."""
+    __slots__ = ("_pullback", "_picks")
+
+    def apply_custom(self, cts):
+        full = []
+        for c, (shape, dt) in zip(cts, self._out_meta):
+            if not (dt.is_floating_point or dt.is_complex):
+                full.append(np.zeros(tuple(shape), jax.dtypes.float0))
+            elif c is None:
+                full.append(jnp.zeros(tuple(shape), dt.jnp))
+            else:
+                c = c if c.dtype == dt.jnp else c.astype(dt.jnp)
+                full.append(jnp.conj(c) if dt.is_complex else c)
+        gm, gc = self._pullback(full)
+        out = []
+        for k, i in self._picks:
+            g = (gm, gc)[k][i]
+            out.append(jnp.conj(g) if jnp.iscomplexobj(g) else g)
+        return out
+
+
+class VmapBackward0(TransformBackward):
+    __slots__ = ()
+
+
+class GradBackward0(TransformBackward):
+    __slots__ = ()
+
+
+class VjpBackward0(TransformBackward):
+    __slots__ = ()
+
+
+class JvpBackward0(TransformBackward):
+    __slots__ = ()
+
+
+class JacrevBackward0(TransformBackward):
+    __slots__ = ()
+
+
+class JacfwdBackward0(TransformBackward):
+    __slots__ = ()
+
+
+def recording() -> bool:
+    """Whether a transform called now is recorded (grad mode on, not inside another transform)."""
+    st = _gm._state
+    return st.enabled and not st.func
+
+
+def _candidates(func, others: list, kwargs: dict) -> list:
+    """(base tensor, [it and its views]) for the tensors that require grad reachable from the call (see above),
+    one entry per storage: what ``compile``'s walk finds from the function and its other arguments (a
+    module's parameters, closures, defaults, globals, class attributes, user modules' attributes...)."""
+    from .._compile import slots as SL, state as S
+    d = S.discover(func, tuple(others), kwargs)
+    out = []
+    for s in d.slots:
+        if type(s) is SL.StorageSlot:
+            b = s.tensor
+            if b._requires_grad and (b.dtype.is_floating_point or b.dtype.is_complex) and \
+                    type(b._storage) is _storage.Storage:
+                out.append((b, [b, *s.aliases]))
+    return out
+
+
+_LAST_READ: dict = {}  # id(function) -> (function, whether its last recorded call read a captured tensor)
+
+
+def _last_read(func) -> bool:
+    e = _LAST_READ.get(id(func))
+    return e is not None and e[0] is func and e[1]
+
+
+def _note_read(func, read: bool) -> None:
+    if len(_LAST_READ) > 256:
+        _LAST_READ.clear()
+    _LAST_READ[id(func)] = (func, read)
+
+
+def _watching(compute, arrays, caps, cap_arrays, holder, differentiated=True):
+    """``compute(arrays)`` with each captured tensor (and its views) reading a private storage holding
+    ``cap_arrays`` (traced, under jax.vjp); ``holder['read']``: which were read. Aliases made by detach() /
+    .data keep the real storage (no gradient through them, as in torch). ``differentiated``: under jax.vjp (see
+    ``DIFFERENTIATED``)."""
+    olds = [(t, t._storage) for _, group in caps for t in group]
+    tmps = [_Watched(a, b._storage.device) for (b, _), a in zip(caps, cap_arrays)]
+    _READ.clear()
+    DIFFERENTIATED[0] += differentiated
+    try:
+        for (_, group), tmp in zip(caps, tmps):
+            for t in group:
+                t._storage = tmp
+        return compute(arrays)
+    finally:
+        DIFFERENTIATED[0] -= differentiated
+        for t, st in olds:
+            t._storage = st
+        holder["read"] = [id(tmp) in _READ for tmp in tmps]
+        _READ.clear()
+
+
+def record(compute, arrays: list, tensors: list, others: list, func, kwargs: dict, cls=TransformBackward):
+    """``compute(arrays) -> (outs, aux)`` (``outs`` a list of arrays, ``aux`` arrays the node does not
+    differentiate), recorded as one ``cls`` node when one of ``tensors`` (whose arrays are ``arrays``) or a tensor
+    the function captures requires grad: (outs, aux, node or None). ``others``: the call's other arguments,
+    walked with the function for captured tensors. Give the node to ``attach`` with the wrapped results."""
+    dmap = [i for i, t in enumerate(tensors) if t._requires_grad]
+    caps = _candidates(func, others, kwargs)
+    if not dmap and not caps:
+        return (*compute(arrays), None)
+    holder: dict = {}
+    draws: dict = {}
+    if not dmap and not _last_read(func):
+        # only captured tensors could need the node, and this function's last call read none (a functional_call
+        # over given parameters: the module's own are reachable, not read): run as it is, watching the reads;
+        # one read after all (rare) and it runs again, under jax.vjp, drawing the same random values
+        with keys_drawn(draws):
+            res = _watching(compute, arrays, caps, [b._storage.array for b, _ in caps], holder, False)
+        _note_read(func, any(holder["read"]))
+        if not any(holder["read"]):
+            return (*res, None)
+
+    def pure(diff_arrays, cap_arrays):
+        arrs = list(arrays)
+        for i, a in zip(dmap, diff_arrays):
+            arrs[i] = a
+        return _watching(compute, arrs, caps, cap_arrays, holder)
+
+    with keys_as(draws):
+        outs, pullback, aux = jax.vjp(pure, [arrays[i] for i in dmap], [b._storage.array for b, _ in caps],
+                                      has_aux=True)
+    if not dmap:
+        _note_read(func, any(holder["read"]))
+    picks, edges, inputs = [], [], []
+    for k, t in enumerate([tensors[i] for i in dmap]):
+        e = edge_of(t)
+        if e is not None:
+            picks.append((0, k))
+            edges.append(e)
+            inputs.append(t)
+    for k, ((t, _), read) in enumerate(zip(caps, holder["read"])):
+        if read:
+            e = edge_of(t)
+            if e is not None:
+                picks.append((1, k))
+                edges.append(e)
+                inputs.append(t)
+    if not edges:
+        return outs, aux, None
+    node = cls()
+    node._pullback, node._picks = pullback, tuple(picks)
+    node._edges, node._inputs, node._diff_idx = tuple(edges), tuple(inputs), tuple(range(len(edges)))
+    node.next_functions = tuple(edges)
+    return outs, aux, node
+
+
+def attach(node, results: list) -> None:
+    """The wrapped results of a recorded call (one Tensor per array of ``outs``, in order) get its node: the
+    floating and complex ones require grad, with ``node`` as their grad_fn."""
+    if node is None:
+        return
+    node._out_meta = tuple((o._shape, o.dtype) for o in results)
+    for i, o in enumerate(results):
+        if o.dtype.is_floating_point or o.dtype.is_complex:
+            o._grad_fn, o._requires_grad, o._out_nr = node, True, i
+
+
+@contextlib.contextmanager
+def keys_drawn(log: dict):
+    """Notes in ``log`` each generator a random op draws from while it runs, with its key before the first draw
+    (``keys_as`` puts them back for a rerun that must draw the same: ``vjp_fn`` on the tape)."""
+    from ..random import Generator
+    orig = Generator.__dict__["next_key"]
+
+    def next_key(self):
+        if id(self) not in log:
+            log[id(self)] = (self, self.key)
+        return orig(self)
+    Generator.next_key = next_key
+    try:
+        yield
+    finally:
+        Generator.next_key = orig
+
+
+@contextlib.contextmanager
+def keys_as(log: dict):
+    """The generators of ``log`` (``keys_drawn``) at their noted keys while it runs; as they were after."""
+    now = [(g, g.key) for g, _ in log.values()]
+    for g, k in log.values():
+        g.key = k
+    try:
+        yield
+    finally:
+        for g, k in now:
+            g.key = k

@@ -143,3 +143,29 @@ def test_compiled_ensemble_step_with_a_meta_base():
     f = _ensemble_losses(ft, ft.compile)
     assert close(f, t, rel=1e-6)
     assert close(_ensemble_losses(ft, lambda f: f), t, rel=1e-6)
+
+
+def test_captured_read_after_a_call_that_did_not():
+    """A call whose captured tensor was not read last time runs plainly first, and again on the tape when it is
+    read after all: the same values and random draws as one run, and the node."""
+    flag = [False]
+    w = ft.tensor(S, requires_grad=True)
+    x = ft.tensor(np.linspace(1.0, 2.0, 3, dtype=np.float32))
+
+    def f(v):
+        d = ft.nn.functional.dropout(v, 0.5, training=True)
+        return (d * w).sum() if flag[0] else (d * 2).sum()
+    g = ft.func.grad(f)
+    assert not g(x).requires_grad
+    flag[0] = True
+    with ft.no_grad():
+        ft.manual_seed(3)
+        ref = g(x).numpy()
+        after = ft.rand(4).numpy()
+    ft.manual_seed(3)
+    r = g(x)
+    np.testing.assert_array_equal(ft.rand(4).numpy(), after)  # (the generator advanced as by one run)
+    np.testing.assert_array_equal(r.detach().numpy(), ref)
+    assert type(r.grad_fn).__name__ == "GradBackward0"
+    r.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), (ref != 0) * 2.0, rtol=1e-6)

@@ -10,8 +10,11 @@ XLA copies each such buffer first (W2, an MLP Adam step: twelve extra copies of 
 as soon as it is made: the ``ok`` flag is computed as soon as its checks are (those equations move up), a new value
 made after it becomes ``select_n(ok, old, new)`` for all of its uses, inside the ``jit`` calls that make it
 (inlined, as XLA inlines them), and its final select is dropped. The outputs are the same: where ``ok`` holds every
-select gives the new value; where it does not, every rewritten output is the old value either way, and the call
-raises and discards the rest (``runner._check_failed``)."""
+select gives the new value; where it does not, every output selected this way is the old value either way, one
+selected against a failed check's snapshot (a buffer written before that check) is that snapshot, made at that
+check and so before any value selected here (selected once every check is made), and the call raises and
+discards the rest
+(``runner._check_failed``)."""
 from __future__ import annotations
 
 import jax

@@ -269,32 +269,82 @@ def _index_asserts() -> bool:
     return bool(sys.modules[ic.__name__].assert_indirect_indexing)
 
 
-def _with_checks(spec, in_vals, out_vals, checks) -> None:
+_NOSNAP = object()  # (a slot whose value a check's snapshot does not take: as before the call)
+
+
+def _check_state(s):
+    """A slot's value as a check is made (``_deferred.begin``'s snapshot)."""
+    return s.get() if isinstance(s, (S.StorageSlot, S.GradSlot, S.OptSlot, S.RngSlot)) else _NOSNAP
+
+
+def _with_checks(spec, slots, in_vals, out_vals, checks) -> None:
     """The data-dependent checks recorded in the trace (``ops/_deferred``: an index out of range) as one more
     output of the program: (flags, the offending values, their positions). Where a flag is set the program
-    returns the slots' old values for what it rewrote (its donated buffers among them): the call raises
-    (``_check_failed``) and puts them back, so a failed step changed no parameter or optimizer state, as eager's
-    raised in the forward, before it did."""
-    flags = jax.numpy.stack([c[0] for c in checks])
+    returns, for what it rewrote (its donated buffers among them), the values they had when that check was made:
+    the call raises (``_check_failed``) and puts them back, so a failed step left the state as eager's, raised
+    there, did (a check in the forward: no parameter or optimizer state changed; a BatchNorm's statistics
+    updated before it, or an optimizer step before a check after it: kept)."""
+    flag_list = [c[0] for c in checks]
+    flags = jax.numpy.stack(flag_list)
     ok = jax.numpy.logical_not(jax.numpy.any(flags))
+    snaps = [c[4] for c in checks]
+    gated = set()
+    # per check: the slots the function had changed by then (a primed first step's state: kept, not dropped)
+    spec.check_moved = tuple(frozenset() if sn is None else frozenset(
+        i for i, _, _ in spec.outputs if sn[i] is not _NOSNAP and not _same(sn[i], in_vals[i])) for sn in snaps)
     for k, (i, _, _) in enumerate(spec.outputs):
-        if i in spec.fresh:  # (a .grad the function replaced: its old buffer is not read, nor donated)
+        new = out_vals[k]
+        olds = [in_vals[i] if sn is None or sn[i] is _NOSNAP else sn[i] for sn in snaps]
+        if all(_same(o, in_vals[i]) for o in olds):
+            # (a .grad the function replaced after its checks, ``zero_grad()`` after the forward: its old buffer,
+            # donated, comes back too)
+            if _fits(in_vals[i], new):
+                # (select_n with the one scalar flag: the form gate.py finds and moves to where the value is made)
+                out_vals[k] = jax.tree_util.tree_map(lambda a, b: jax.lax.select_n(ok, a, b), in_vals[i], new)
+                gated.add(k)
             continue
-        old, new = jax.tree_util.tree_flatten(in_vals[i]), jax.tree_util.tree_flatten(out_vals[k])
-        if old[0] and old[1] == new[1] and all(isinstance(a, jax.Array) and isinstance(b, jax.Array) and
-                                               a.shape == b.shape and a.dtype == b.dtype
-                                               for a, b in zip(old[0], new[0])):
-            # (select_n with the one scalar flag: the form gate.py finds and moves to where the value is made)
-            out_vals[k] = jax.tree_util.tree_unflatten(
-                new[1], [jax.lax.select_n(ok, a, b) for a, b in zip(old[0], new[0])])
+        # the slot changed before a check (a BatchNorm's statistics, a step before a check after it): the value
+        # at the first check that failed; a .grad emptied or zeroed by then is put right on the host
+        val = new
+        for f, o in reversed(list(zip(flag_list, olds))):
+            if o is None or type(o) is KnownZero or _same(o, new):
+                continue
+            if not _fits(o, new):
+                break
+            val = jax.tree_util.tree_map(lambda a, b, f=f: jax.lax.select_n(f, a, b), val, o)
+        else:
+            out_vals[k] = val
+            gated.add(k)
+    # per check: the .grad fields as they were then, for the host (None, zeroed, or the selected output)
+    spec.check_grads = tuple(
+        {i: _grad_kind(in_vals[i], sn[i]) for i, s in enumerate(slots) if isinstance(s, S.GradSlot)}
+        if sn is not None else None for sn in snaps)
+    spec.check_gated = frozenset(gated)
     spec.checks = tuple(c[3] for c in checks)
     spec.check_at = len(out_vals)
     out_vals.append((flags, tuple(c[1] for c in checks), tuple(c[2] for c in checks)))
 
 
+def _fits(a, b) -> bool:
+    """Same pytree of arrays with the same shapes and dtypes (a select between them is possible)."""
+    la, ta = jax.tree_util.tree_flatten(a)
+    lb, tb = jax.tree_util.tree_flatten(b)
+    return bool(la) and ta == tb and all(isinstance(x, jax.Array) and isinstance(y, jax.Array) and
+                                         x.shape == y.shape and x.dtype == y.dtype for x, y in zip(la, lb))
+
+
+def _grad_kind(before, then):
+    """A .grad field at a check: "same" (as before the call), "none", a KnownZero (zeroed) or "value"."""
+    if _same(then, before):
+        return "same"
+    if then is None:
+        return "none"
+    return then if type(then) is KnownZero else "value"
+
+
 def _check_failed(spec, slots, outs) -> None:
     """After the program, before its write-back: eager's error for the first check that failed (one host read);
-    the buffers the program was given (donated) get back the values it returned for them."""
+    what the program rewrote gets the values it had when that check was made (``_with_checks``)."""
     flags, values, positions = outs[spec.check_at]
     if isinstance(flags, jax.core.Tracer):  # (called inside another trace: nothing to read)
         return
@@ -302,16 +352,31 @@ def _check_failed(spec, slots, outs) -> None:
     if not f.any():
         return
     k = int(np.argmax(f))
-    for (i, _, _), v in zip(spec.outputs, outs):
+    grads = spec.check_grads[k]
+    dtypes = {i: dt for i, dt, _ in spec.outputs}
+    for j, ((i, _, _), v) in enumerate(zip(spec.outputs, outs)):
+        if j not in spec.check_gated or (grads is not None and i in grads):
+            continue
         rollback = getattr(slots[i], "rollback", None)
         if rollback is not None:
             rollback(v)
-    # the .grad fields the function emptied (``zero_grad()``: a backward made them anew) or zeroed: eager's ran
-    # that before the forward that raised (a step outside would apply the old gradients again)
-    for i in spec.fresh:
-        slots[i].tensor._grad = None
-    for i, z, dt, bump in spec.zeros:
-        slots[i].write_zero(z, dt, bump)
+    if grads is None:  # (no state at the check: as before the call, its zero_grad() done)
+        for i in spec.fresh:
+            slots[i].tensor._grad = None
+        for i, z, dt, bump in spec.zeros:
+            slots[i].write_zero(z, dt, bump)
+    else:
+        out_of = {i: j for j, (i, _, _) in enumerate(spec.outputs)}
+        for i, kind in grads.items():
+            s = slots[i]
+            if kind == "none":
+                s.tensor._grad = None
+            elif type(kind) is KnownZero:
+                s.write_zero(kind, s.tensor.dtype if s.tensor._grad is None else s.tensor._grad.dtype, 1)
+            elif kind == "value" and out_of.get(i) in spec.check_gated:
+                s.write(outs[out_of[i]], dtypes.get(i) or s.tensor.dtype, 1)
+            elif kind == "same" and out_of.get(i) in spec.check_gated:
+                s.rollback(outs[out_of[i]])
     raise spec.checks[k](values[k].item(), int(positions[k]))
 
 
@@ -324,7 +389,8 @@ class _Spec:
     """What one trace produced: which slots come back (and how), the result's structure, deferred calls."""
     __slots__ = ("outputs", "result_tree", "result_meta", "deferred", "n_slot_out", "needs_node", "node_op", "fresh",
                  "node_entry", "node_ctx", "out_sigs", "effects", "firsts", "result_skel", "zeros", "moves",
-                 "read_state", "replays", "objs", "freed", "aliased", "unlinked", "saves", "checks", "check_at")
+                 "read_state", "replays", "objs", "freed", "aliased", "unlinked", "saves", "checks", "check_at",
+                 "check_grads", "check_gated", "check_moved")
 
 
 class CompiledFunction:
@@ -513,8 +579,12 @@ class CompiledFunction:
             try:
                 _check_failed(entry.spec, d.slots, outs)
             except Exception:
-                for ms in made:  # (a primed first step that raised: the optimizer state it made goes again)
-                    ms.drop()
+                # (a primed first step that raised: the optimizer state it made goes again, unless the step ran
+                # before the failed check: its state as the check found it was written back)
+                k = int(np.argmax(np.asarray(outs[entry.spec.check_at][0])))
+                for ms in made:
+                    if d.slots.index(ms) not in entry.spec.check_moved[k]:
+                        ms.drop()
                 raise
         if entry.spec.needs_node:
             return self._write_back(entry, d, outs, in_vals, args, kwargs, saved)
@@ -905,7 +975,8 @@ class CompiledFunction:
             prev_firsts = _optim.FIRST_STEPS[0]
             _optim.FIRST_STEPS[0] = firsts = []
             TRACING[0] += 1
-            prev_checks = _deferred.begin() if not results_only and _index_asserts() else _deferred.pause()
+            prev_checks = _deferred.begin(lambda: [_check_state(s) for s in slots]) \
+                if not results_only and _index_asserts() else _deferred.pause()
             recorder = Recorder().__enter__()  # (print, warnings.warn, logging: replayed on every call)
             origs = [s.snap() for s in slots]  # the Python objects as they are now: put back on the way out
             deferred: list = []
@@ -1044,7 +1115,7 @@ class CompiledFunction:
                 _check_sets(d, slog, first_uid)
                 out_vals, spec = self._collect(d, in_vals, result, deferred, wlog, effects, put_grads)
                 if _deferred.PENDING[0] is not None and _deferred.PENDING[0][1]:
-                    _with_checks(spec, in_vals, out_vals, _deferred.PENDING[0][1])
+                    _with_checks(spec, slots, in_vals, out_vals, _deferred.PENDING[0][1])
                 for o, p, skip in firsts:  # a GradScaler step that creates state: its skip flag is an output
                     spec.firsts.append(next(i for i, s in enumerate(slots)
                                             if isinstance(s, S.OptSlot) and s.opt is o and s.param is p))
@@ -1104,6 +1175,7 @@ class CompiledFunction:
         spec.read_state = False  # (a user-level read of an optimizer.state mapping during the trace: pure sets it)
         spec.firsts = []  # OptSlots whose state a skipped GradScaler step must not leave (their flags: last outputs)
         spec.checks, spec.check_at = (), None  # the data-dependent checks' exceptions, their output (_with_checks)
+        spec.check_grads, spec.check_gated, spec.check_moved = (), frozenset(), ()
         spec.out_sigs = {}
         spec.zeros = []  # (slot index, KnownZero, dtype, version bump): .grad fields the function left zeroed
         # the GradSlots whose .grad the function replaced by a new tensor (zero_grad() then backward()): written

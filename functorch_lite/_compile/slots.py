@@ -46,10 +46,9 @@ class StorageSlot:
         self.storage.array = token
 
     def rollback(self, v):
-        """A data-dependent check failed in the program (``ops/_deferred``): ``v`` is the array it had, which
-        the program returns; put back only where its buffer was donated."""
-        if _donated(self.storage.array):
-            self.storage.array = v
+        """A data-dependent check failed in the program (``ops/_deferred``): ``v`` is the array it had when
+        that check was made, which the program returns (its buffer may have been donated)."""
+        self.storage.array = v
 
     def sig(self):
         a = self.storage.array
@@ -181,7 +180,7 @@ class GradSlot:
     def rollback(self, v):
         """As ``StorageSlot.rollback``, for the .grad's buffer."""
         g = self.tensor._grad
-        if g is not None and v is not None and _donated(g._storage.array):
+        if g is not None and v is not None and g._chain is None and tuple(g._shape) == tuple(v.shape):
             g._storage.array = v
 
     def write_zero(self, z: KnownZero, dtype, bump):
@@ -264,7 +263,7 @@ class OptSlot:
 
     def rollback(self, v):
         """As ``StorageSlot.rollback``, for the optimizer state."""
-        if v is not None and any(_donated(a) for a in jax.tree_util.tree_leaves(self.opt._ostate.get(self.param))):
+        if v is not None:
             self.write(v)
 
     def sig(self):
@@ -373,6 +372,10 @@ class RngSlot:
 
     def restore(self, token):
         self.gen._key = token
+
+    def rollback(self, v):
+        """As ``StorageSlot.rollback``: the key as a failed check found it (the draws before it made)."""
+        self.gen._key = v
 
     def sig(self):
         return ("r",)

@@ -4,9 +4,10 @@ Eagerly such a check reads the values on the host and raises PyTorch's error. Wh
 the values are tracers, and XLA does not raise: an out-of-range gather clamps (an Embedding id 7 of 5 reads row 4),
 a one-hot of class 5 of 4 is all zeros, and a compiled training step trained on it. So the check is recorded
 instead (``check``): the program returns one flag per check and the offending value, and the compiled call raises
-eager's error for the first flag set, in program order, after the program ran and before it writes anything back
-(what it rewrote in place, donated buffers included, keeps its values: the program returns the old ones when a
-flag is set). One small host read per call, only for programs that index with tensors; torch.compile's
+eager's error for the first flag set, in program order, after the program ran; what it rewrote (donated buffers
+included) is left as it was when that check was made (the program returns those values when the flag is set:
+the state before the call for a check in the forward, a BatchNorm's statistics updated before it, the optimizer's
+step for a check after it), as eager's raised there. One small host read per call, only for programs that index with tensors; torch.compile's
 counterpart, a bounds assert in the generated kernel, is switched off by
 ``torch._inductor.config.assert_indirect_indexing = False``, and so are these (read when a program is traced).
 
@@ -40,7 +41,7 @@ def check(bad, values, make, last=False) -> None:
     pos = flat.size - 1 - jnp.argmax(flat[::-1]) if last else jnp.argmax(flat)
     got = (jnp.any(flat), values.reshape(-1)[pos], pos)
     if all(_outer(x, p[0]) is not None for x in got):
-        p[1].append(got + (make,))
+        p[1].append(got + (make, p[2]() if p[2] is not None else None))
 
 
 def _outer(x, trace):
@@ -49,10 +50,11 @@ def _outer(x, trace):
     return x if getattr(x, "_trace", None) is trace else None
 
 
-def begin():
-    """Start collecting for the program being traced now; returns the previous collector (for ``end``)."""
+def begin(snap=None):
+    """Start collecting for the program being traced now; returns the previous collector (for ``end``).
+    ``snap()``: the state as each check is made (what a failed call leaves: eager's raised there)."""
     prev = PENDING[0]
-    PENDING[0] = (None if _trace_ctx is None else _trace_ctx.trace, [])
+    PENDING[0] = (None if _trace_ctx is None else _trace_ctx.trace, [], snap)
     return prev
 
 

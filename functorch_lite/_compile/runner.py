@@ -288,7 +288,7 @@ def _with_checks(spec, slots, in_vals, out_vals, checks) -> None:
     flags = jax.numpy.stack(flag_list)
     ok = jax.numpy.logical_not(jax.numpy.any(flags))
     snaps = [c[4] for c in checks]
-    gated = set()
+    gated, kept = set(), set()
     # per check: the slots the function had changed by then (a primed first step's state: kept, not dropped)
     spec.check_moved = tuple(frozenset() if sn is None else frozenset(
         i for i, _, _ in spec.outputs if sn[i] is not _NOSNAP and not _same(sn[i], in_vals[i])) for sn in snaps)
@@ -296,8 +296,11 @@ def _with_checks(spec, slots, in_vals, out_vals, checks) -> None:
         new = out_vals[k]
         olds = [in_vals[i] if sn is None or sn[i] is _NOSNAP else sn[i] for sn in snaps]
         if all(_same(o, in_vals[i]) for o in olds):
-            # (a .grad the function replaced after its checks, ``zero_grad()`` after the forward: its old buffer,
-            # donated, comes back too)
+            if i in spec.fresh:
+                # a .grad the function replaced after its checks (``zero_grad()`` after the forward): its old
+                # buffer is kept (not donated: ``_donating``), the old .grad after a failed call, unread
+                kept.add(i)
+                continue
             if _fits(in_vals[i], new):
                 # (select_n with the one scalar flag: the form gate.py finds and moves to where the value is made)
                 out_vals[k] = jax.tree_util.tree_map(lambda a, b: jax.lax.select_n(ok, a, b), in_vals[i], new)
@@ -308,6 +311,9 @@ def _with_checks(spec, slots, in_vals, out_vals, checks) -> None:
         val = new
         for f, o in reversed(list(zip(flag_list, olds))):
             if o is None or type(o) is KnownZero or _same(o, new):
+                continue
+            if i in spec.fresh and _same(o, in_vals[i]):  # (as above: the old .grad kept, not read)
+                kept.add(i)
                 continue
             if not _fits(o, new):
                 break
@@ -320,6 +326,7 @@ def _with_checks(spec, slots, in_vals, out_vals, checks) -> None:
         {i: _grad_kind(in_vals[i], sn[i]) for i, s in enumerate(slots) if isinstance(s, S.GradSlot)}
         if sn is not None else None for sn in snaps)
     spec.check_gated = frozenset(gated)
+    spec.check_kept = frozenset(kept)
     spec.checks = tuple(c[3] for c in checks)
     spec.check_at = len(out_vals)
     out_vals.append((flags, tuple(c[1] for c in checks), tuple(c[2] for c in checks)))
@@ -375,8 +382,8 @@ def _check_failed(spec, slots, outs) -> None:
                 s.write_zero(kind, s.tensor.dtype if s.tensor._grad is None else s.tensor._grad.dtype, 1)
             elif kind == "value" and out_of.get(i) in spec.check_gated:
                 s.write(outs[out_of[i]], dtypes.get(i) or s.tensor.dtype, 1)
-            elif kind == "same" and out_of.get(i) in spec.check_gated:
-                s.rollback(outs[out_of[i]])
+            elif kind == "same" and out_of.get(i) in spec.check_gated and i not in spec.check_kept:
+                s.rollback(outs[out_of[i]])  # (a kept .grad: its old tensor and buffer are intact)
     raise spec.checks[k](values[k].item(), int(positions[k]))
 
 
@@ -390,7 +397,7 @@ class _Spec:
     __slots__ = ("outputs", "result_tree", "result_meta", "deferred", "n_slot_out", "needs_node", "node_op", "fresh",
                  "node_entry", "node_ctx", "out_sigs", "effects", "firsts", "result_skel", "zeros", "moves",
                  "read_state", "replays", "objs", "freed", "aliased", "unlinked", "saves", "checks", "check_at",
-                 "check_grads", "check_gated", "check_moved")
+                 "check_grads", "check_gated", "check_moved", "check_kept")
 
 
 class CompiledFunction:
@@ -748,7 +755,8 @@ class CompiledFunction:
         donate, pos = [], 0
         for i, (slot, v) in enumerate(zip(d.slots, in_vals)):
             n = len(jax.tree_util.tree_leaves(v))
-            if i in rewritten and isinstance(slot, (S.StorageSlot, S.GradSlot, S.OptSlot)):
+            if i in rewritten and isinstance(slot, (S.StorageSlot, S.GradSlot, S.OptSlot)) and \
+                    i not in entry.spec.check_kept:
                 donate.extend(range(pos, pos + n))
             pos += n
         if not donate and not entry.skip:
@@ -1175,7 +1183,7 @@ class CompiledFunction:
         spec.read_state = False  # (a user-level read of an optimizer.state mapping during the trace: pure sets it)
         spec.firsts = []  # OptSlots whose state a skipped GradScaler step must not leave (their flags: last outputs)
         spec.checks, spec.check_at = (), None  # the data-dependent checks' exceptions, their output (_with_checks)
-        spec.check_grads, spec.check_gated, spec.check_moved = (), frozenset(), ()
+        spec.check_grads, spec.check_gated, spec.check_moved, spec.check_kept = (), frozenset(), (), frozenset()
         spec.out_sigs = {}
         spec.zeros = []  # (slot index, KnownZero, dtype, version bump): .grad fields the function left zeroed
         # the GradSlots whose .grad the function replaced by a new tensor (zero_grad() then backward()): written

@@ -98,24 +98,13 @@ def _rewinder(randomness: str) -> Iterator[Callable[[], None]]:
     if randomness == "error":
         yield lambda: None
         return
-    from ..random import Generator
-    orig = Generator.__dict__["next_key"]
     start: dict = {}
-
-    def next_key(self):
-        if id(self) not in start:
-            start[id(self)] = (self, self.key)
-        return orig(self)
 
     def rewind():
         for g, k in start.values():
             g.key = k
-
-    Generator.next_key = next_key
-    try:
+    with T.keys_drawn(start):
         yield rewind
-    finally:
-        Generator.next_key = orig
 
 
 def _is_dims(d: Any) -> bool:

@@ -73,13 +73,16 @@ def _after_step(L, comp, bad_at):
     return out, head.weight.detach().numpy().tolist(), st.numpy().tolist()
 
 
-def _late_zero_grad(L, comp, bad_at, set_to_none=True):
+def _lin_adam(L):
     lin = L.nn.Linear(3, 4)
     with L.no_grad():
         lin.weight.copy_(L.tensor(np.arange(12, dtype=np.float32).reshape(4, 3) / 10))
         lin.bias.zero_()
-    opt = L.optim.Adam(lin.parameters(), lr=0.05)
-    x = L.ones(2, 3)
+    return lin, L.optim.Adam(lin.parameters(), lr=0.05), L.ones(2, 3)
+
+
+def _late_zero_grad(L, comp, bad_at, set_to_none=True):
+    lin, opt, x = _lin_adam(L)
 
     def step(lab):
         loss = L.nn.functional.cross_entropy(lin(x), lab)
@@ -144,12 +147,7 @@ def test_a_draw_before_the_check_stays_made():
 def _two_checks(L, comp, bad_at):
     """A check before zero_grad() (the first loss) and one after it (the second): the .grad fields as the failing
     one found them (kept by the first, None by the second)."""
-    lin = L.nn.Linear(3, 4)
-    with L.no_grad():
-        lin.weight.copy_(L.tensor(np.arange(12, dtype=np.float32).reshape(4, 3) / 10))
-        lin.bias.zero_()
-    opt = L.optim.Adam(lin.parameters(), lr=0.05)
-    x = L.ones(2, 3)
+    lin, opt, x = _lin_adam(L)
 
     def step(a, b):
         first = L.nn.functional.cross_entropy(lin(x), a)

@@ -171,12 +171,7 @@ def _two_checks(L, comp, bad_at):
 
 
 @pytest.mark.parametrize("bad_at", [0, 1, 3])
-def test_checks_before_and_after_zero_grad(bad_at, monkeypatch):
-    # (the suite's discovery cross-check trips on this step with no bad call too, after a torch run in the same
-    # process: the argument fast path passes another array than the general path for the .grad input that
-    # zero_grad() in the middle makes fresh, unread by the program; the values match torch's. Left for later.)
-    from functorch_lite._compile.config import config
-    monkeypatch.setattr(config, "verify_discovery", False)
+def test_checks_before_and_after_zero_grad(bad_at):
     t = _run(torch, lambda f: f, _two_checks, bad_at)
     f = _run(ft, ft.compile, _two_checks, bad_at)
     assert close(f, t, rel=1e-5)

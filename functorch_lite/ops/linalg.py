@@ -216,8 +216,29 @@ def _addmm_rule(op, sig, sargs):
     return (dt, None, None), (dt,)
 
 
+def expands_to(t, target) -> None:
+    """The added tensor of addmm / baddbmm / linear (``input``, the bias) broadcasts to the product's shape
+    ``target``, else torch's expand error (JAX's ValueError leaked); the usual exact fit costs one compare."""
+    n = len(t._shape)
+    if n > len(target) or t._shape != tuple(target[len(target) - n:]):
+        from .view_ops import _expand_meta
+        _expand_meta(t, (tuple(target),))
+
+
+def _addmm_check(targs, sargs):
+    i, a, b = targs
+    if len(a._shape) == 2 and len(b._shape) == 2 and a._shape[1] == b._shape[0]:
+        expands_to(i, (a._shape[0], b._shape[1]))
+
+
+def _baddbmm_check(targs, sargs):
+    i, a, b = targs
+    if len(a._shape) == 3 and len(b._shape) == 3 and a._shape[0] == b._shape[0] and a._shape[2] == b._shape[1]:
+        expands_to(i, (a._shape[0], a._shape[1], b._shape[2]))
+
+
 @defop(required=True, float8=True, promote=_addmm_rule, grad_fn="AddmmBackward0", tensors=3, autocast="lower",
-       device_check=("self", "mat1", "mat2"), saves=saves_crossed(1, 2))
+       device_check=("self", "mat1", "mat2"), saves=saves_crossed(1, 2), check=_addmm_check)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return _add_product(input, mat1, mat2, beta, alpha)
 
@@ -246,7 +267,7 @@ def _baddbmm_rule(op, sig, sargs):
 
 
 @defop(required=True, promote=_baddbmm_rule, grad_fn="BaddbmmBackward0", tensors=3, autocast="lower", kernel="baddbmm",
-       saves=saves_crossed(1, 2))
+       saves=saves_crossed(1, 2), check=_baddbmm_check)
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return _add_product(input, batch1, batch2, beta, alpha)
 

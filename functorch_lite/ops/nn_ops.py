@@ -11,7 +11,7 @@ import jax.numpy as jnp
 from .. import dtypes as D
 from . import _deferred, _rounding
 from ._registry import defop, saves_crossed
-from .linalg import _add_product
+from .linalg import _add_product, expands_to
 from .._promotion import no_kernel
 from .._warn import user_stacklevel as _user_stacklevel
 
@@ -79,6 +79,9 @@ def _linear_check(targs, sargs):
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {cx} != {cw}")
     if b is not None and b.dtype is not w.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {b.dtype.short} and {w.dtype.short}")
+    if b is not None:  # (torch's addmm on the input flattened to 2-D: the rows in its message)
+        out = w._shape[0] if len(w._shape) == 2 else 1
+        expands_to(b, (math.prod(x._shape[:-1]), out))  # (a 1-D input: one row)
 
 
 @defop(required=True, float8=True, promote=_kernel_rule("addmm_impl_cpu_", allow_int=True), grad_fn=_linear_name, tensors=3,

@@ -110,7 +110,7 @@ def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = Fal
         box["w"].write_back(written)
         ng, _ = box["n"]
         it = iter(outs[:ng])
-        grads = [C.reorder_like(m.wrap(jax.tree_util.tree_unflatten(m.tree, [next(it) for _ in m.metas])), args[i])
+        grads = [C.reorder_like(m.wrap(m.take(it)), args[i])
                  for m, i in zip(metas, nums)]
         value = C.wrap_array(outs[ng], *box["out"])
         aux = aux_box.wrap(outs[ng + 1:]) if has_aux else None
@@ -225,7 +225,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
             res_flat, _, rnode = _recorded(T.VjpBackward0, func, primals, {}, nums, arrays, back,
                                            extra=(ct_tensors, flat))
         it = iter(res_flat)
-        res = tuple(C.reorder_like(m.wrap(jax.tree_util.tree_unflatten(m.tree, [next(it) for _ in m.metas])), p)
+        res = tuple(C.reorder_like(m.wrap(m.take(it)), p)
                     for m, p in zip(metas, primals))
         T.attach(rnode, [t for r in res for t in _leaves(r)])
         return res
@@ -282,7 +282,7 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
     def body(arrs):
         p_arrs, t_flat_arrs = arrs
         it = iter(t_flat_arrs)
-        t_arrs = tuple(jax.tree_util.tree_unflatten(m.tree, [next(it) for _ in m.metas]) for m in metas)
+        t_arrs = tuple(m.take(it) for m in metas)
         with C.ExternalWrites() as w:
             g = _pure(func, primals, {}, nums, metas, post, w, reverse=False)
             (out_arrays, (aux_arrays, written)), (tan_arrays, _) = jax.jvp(g, tuple(p_arrs), t_arrs)
@@ -342,7 +342,7 @@ def linearize(func: Callable, *primals: Any) -> tuple:
                     raise RuntimeError(f"tangent:{i} with {what} {a} in flattened pytree doesn't match the {what} "
                                        f"{b} of the corresponding primal.")
         it = iter([t._array for t in flat_t])
-        t_arrays = [jax.tree_util.tree_unflatten(m.tree, [next(it) for _ in m.metas]) for m in metas]
+        t_arrays = [m.take(it) for m in metas]
         tan, _ = f_jvp(*t_arrays)
         return box["out"].wrap(tan)
 

@@ -110,6 +110,10 @@ class Meta:
         flat = jax.tree_util.tree_leaves(arg, is_leaf=is_tensor)
         return jax.tree_util.tree_unflatten(self.tree, [t._array for t in flat])
 
+    def take(self, it: Any) -> Any:
+        """The next of this argument's leaves from the iterator ``it`` (flat arrays), in its structure."""
+        return jax.tree_util.tree_unflatten(self.tree, [next(it) for _ in self.metas])
+
     def wrap(self, arrays: Any) -> Any:
         """Facade Tensors over ``arrays`` (same structure as the argument), with the argument's dtypes."""
         flat = self.tree.flatten_up_to(arrays)

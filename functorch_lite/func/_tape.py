@@ -216,21 +216,28 @@ def attach(node, results: list) -> None:
 
 
 @contextlib.contextmanager
-def keys_drawn(log: dict):
-    """Notes in ``log`` each generator a random op draws from while it runs, with its key before the first draw
-    (``keys_as`` puts them back for a rerun that must draw the same: ``vjp_fn`` on the tape)."""
+def next_key_as(make):
+    """``Generator.next_key`` replaced by ``make(the method)`` while it runs (every random op draws its key
+    through it: vmap's randomness modes, the draws a rerun must repeat)."""
     from ..random import Generator
     orig = Generator.__dict__["next_key"]
-
-    def next_key(self):
-        if id(self) not in log:
-            log[id(self)] = (self, self.key)
-        return orig(self)
-    Generator.next_key = next_key
+    Generator.next_key = make(orig)
     try:
         yield
     finally:
         Generator.next_key = orig
+
+
+def keys_drawn(log: dict):
+    """Notes in ``log`` each generator a random op draws from while it runs, with its key before the first draw
+    (``keys_as`` puts them back for a rerun that must draw the same: ``vjp_fn`` on the tape)."""
+    def make(orig):
+        def next_key(self):
+            if id(self) not in log:
+                log[id(self)] = (self, self.key)
+            return orig(self)
+        return next_key
+    return next_key_as(make)
 
 
 @contextlib.contextmanager

@@ -67,25 +67,21 @@ def _check_same() -> None:
 def random_guard(randomness: str, index: Any, check_same: bool = False) -> Iterator[None]:
     """Wrap ``Generator.next_key`` while a batched function is traced (see the module docstring).
     ``check_same`` (vmap): under 'same', a random op given a batched tensor raises torch's error."""
-    from ..random import Generator
     if (randomness == "same" and not check_same) or (randomness == "different" and index is None):
         yield
         return
-    orig = Generator.__dict__["next_key"]
 
-    def next_key(self):
-        if randomness == "error":
-            raise RuntimeError(_RANDOM_ERROR)
-        if randomness == "same":
-            _check_same()
-            return orig(self)
-        return jax.random.fold_in(orig(self), index)
-
-    Generator.next_key = next_key
-    try:
+    def make(orig):
+        def next_key(self):
+            if randomness == "error":
+                raise RuntimeError(_RANDOM_ERROR)
+            if randomness == "same":
+                _check_same()
+                return orig(self)
+            return jax.random.fold_in(orig(self), index)
+        return next_key
+    with T.next_key_as(make):
         yield
-    finally:
-        Generator.next_key = orig
 
 
 @contextlib.contextmanager

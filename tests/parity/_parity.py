@@ -69,6 +69,20 @@ def same(fn: Callable[[Any], Any]) -> tuple:
     return out[0]
 
 
+def grad_of(t: Any) -> Any:
+    """A tensor's ``.grad`` as nested lists (None when it has none)."""
+    return None if t.grad is None else t.grad.numpy().tolist()
+
+
+def both(case: Callable[[Any], Any]) -> tuple:
+    """``(case(torch), case(functorch_lite))``, warnings silenced."""
+    import torch
+    import functorch_lite as ft
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return case(torch), case(ft)
+
+
 def close(a: Any, b: Any, rel: float = 1e-6, abs: float = 1e-12) -> bool:  # noqa: A002 (math.isclose's names)
     """``describe``d outcomes (nested lists/tuples) equal, floats to a few float32 ulps by default (a matmul's last
     bit differs between CPUs' kernels: 0.25909090 against 0.25909093 on an AVX-512 host), NaN equal to NaN."""

@@ -12,26 +12,13 @@ the graph and which tensors it reaches. Found by a helper's red-team (each case 
 import collections
 import importlib
 import sys
-import warnings
 
 import numpy as np
 import pytest
-import torch
 
-import functorch_lite as ft
-from _parity import close
+from _parity import both as _both, close, grad_of as _g
 
 XA = np.array([[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]], np.float32)
-
-
-def _g(t):
-    return None if t.grad is None else t.grad.numpy().tolist()
-
-
-def _both(case):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return case(torch), case(ft)
 
 
 def _linear(L, out=1):

@@ -3,30 +3,19 @@
 autograd; ours gave plain tensors: MAML's outer gradient silently lost its second-order term, and a gradient
 penalty raised "element 0 of tensors does not require grad" (found by a helper's red-team; each case here
 failed before). Each call is now one node on the tape (``func/_tape.py``), as a ``vmap`` call was."""
-import warnings
 
 import numpy as np
 import pytest
 import torch
 
 import functorch_lite as ft
-from _parity import close
+from _parity import both as _both, close, grad_of as _g
 
 S = np.array([0.3, -1.2, 2.0], np.float32)
 W = np.array([[0.5, -1.0, 2.0], [1.5, 0.3, -0.7]], np.float32)
 B = np.array([0.1, -0.2], np.float32)
 X = np.random.RandomState(0).randn(4, 3).astype(np.float32)
 Y = np.random.RandomState(1).randn(4, 2).astype(np.float32)
-
-
-def _g(t):
-    return None if t.grad is None else t.grad.numpy().tolist()
-
-
-def _both(case):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return case(torch), case(ft)
 
 
 def _maml(L, transform):

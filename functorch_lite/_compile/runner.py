@@ -76,6 +76,7 @@ COUNTERS = {"calls": 0, "traces": 0, "cache_hits": 0, "eager_calls": 0, "graph_b
 
 from ..ops._dispatch import DataDependentError, RAISED as _RAISED, _dispatch_view  # noqa: E402
 from ..ops import _deferred  # noqa: E402
+from ..ops.strided import empty_strided as _empty_strided  # noqa: E402
 
 _BREAKS = (DataDependentError, jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
            jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError)
@@ -1264,6 +1265,15 @@ class CompiledFunction:
                 if i is not None:
                     meta.append(("slot", i))
                     continue
+                if leaf._storage.device.type == "meta":  # (no values: not a program output; rebuilt each call)
+                    if any(leaf is t for t in d.metas):
+                        meta.append(("const", leaf))  # (``return x``: the meta tensor it was given, itself)
+                        continue
+                    if leaf.requires_grad:
+                        raise _UnreachableWrite("returning a new meta tensor that requires grad (its grad_fn has "
+                                                "no program to run)")
+                    meta.append(("meta", leaf._shape, leaf.stride(), leaf.dtype))
+                    continue
                 if leaf._requires_grad and leaf.grad_fn is None:
                     raise _UnreachableWrite("a new leaf tensor that requires grad made inside (x.detach()."
                                             "requires_grad_(), ones(..., requires_grad=True), a new Parameter): its "
@@ -1405,6 +1415,8 @@ class CompiledFunction:
                 leaves.append(slots[m[1]].tensor)
             elif m[0] == "num":
                 leaves.append(next(rest).item())
+            elif m[0] == "meta":  # (a new meta tensor each call, as eager makes)
+                leaves.append(_empty_strided(m[1], m[2], dtype=m[3], device="meta"))
             elif m[0] == "view":
                 s = slots[m[1]]
                 leaves.append(Tensor._header(s.storage.with_new_counter() if m[8] else s.storage, m[2], m[3], m[4],

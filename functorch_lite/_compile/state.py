@@ -82,6 +82,7 @@ class Discovery:
         self.calls: set = set()      # method names the walked code calls (their code's reads count too)
         self.containers: list = []   # (name, list, dict or set) walked: a compiled call must not change them
         self.objects: list = []      # the user's plain objects walked: attributes a call sets are replayed (runner)
+        self.metas: list = []        # the meta tensors reached (guards, not inputs): ``return x`` gives x itself
         self.pystate: list = []      # (name, iterator or Python/NumPy random generator) reached (runner._pystate)
         self.view_pos: tuple = ()    # the positions (ints, keyword names) of the arguments that are ArgViewSlots
         self._view_roots: set = set()  # their storages' roots
@@ -101,6 +102,7 @@ class Discovery:
             # no values: not an input of the program; what the function computes with it stays meta, as eagerly
             # (the ensembling tutorial's ``copy.deepcopy(model).to("meta")`` base under functional_call)
             self.guards.append((name, ("meta", t._shape, t.stride(), t.dtype, t._requires_grad)))
+            self.metas.append(t)
             return
         r = t._storage.root()
         if t._chain is not None or r is not t._storage or t._shape != getattr(r.array, "shape", t._shape):
@@ -829,6 +831,7 @@ def discover_cached(fn, args, kwargs, holder) -> Discovery:
     d.modules, d.schedulers, d.statics = pd.modules, pd.schedulers, pd.statics
     d.containers, d.sched_reads, d.bw_hooks, d.scalers = pd.containers, pd.sched_reads, pd.bw_hooks, pd.scalers
     d.objects, d.pystate = pd.objects, pd.pystate
+    d.metas = d.metas + pd.metas if d.metas else pd.metas
     return d
 
 

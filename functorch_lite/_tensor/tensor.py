@@ -667,7 +667,9 @@ class Tensor:
         arr = self._array
         if type(arr) is jax.ShapeDtypeStruct:
             extra = "" if self.dtype is D.get_default_dtype() else f", dtype={self.dtype!r}"
-            grad = ", requires_grad=True" if self._requires_grad else ""
+            fn = self._grad_fn
+            grad = f", grad_fn=<{type(fn).__name__}>" if fn is not None else \
+                ", requires_grad=True" if self._requires_grad else ""
             return f"tensor(..., device='meta', size={tuple(self._shape)}{extra}{grad})"
         if isinstance(arr, jax.core.Tracer):
             from .._compile.runner import TRACING
@@ -734,7 +736,8 @@ def with_memory_order(t, order, strides):
         return t
     from ..ops._registry import OPS
     arr = t._storage.array
-    t._storage.array = _transpose(arr, order)
+    t._storage.array = _transpose(arr, order) if type(arr) is not jax.ShapeDtypeStruct else \
+        jax.ShapeDtypeStruct(tuple(arr.shape[i] for i in order), arr.dtype)  # (meta: the permuted shape)
     t._chain = ((OPS["permute"], (V.inverse_perm(order),)),)
     t._strides = tuple(strides)
     t._offset = 0

@@ -106,7 +106,11 @@ def run_compiled(order, start, targets, accumulate, keep=None):
         if len(_PROGRAMS) > 256:
             _PROGRAMS.clear()
         _PROGRAMS[key] = prog
-    leaf_out, captured = prog[1](tuple(node_arrays), root_cts, tuple(leaf_prev))
+    if any(type(a) is jax.ShapeDtypeStruct for arrs in node_arrays if arrs for a in arrs):
+        # (meta tensors: the gradients' shapes and dtypes, as torch's meta backward; nothing computed)
+        leaf_out, captured = jax.eval_shape(prog[1], tuple(node_arrays), root_cts, tuple(leaf_prev))
+    else:
+        leaf_out, captured = prog[1](tuple(node_arrays), root_cts, tuple(leaf_prev))
     captured = list(captured)
     if accumulate:
         done = {id(lf): (prev, g) for lf, prev, g in zip(leaves, leaf_prev, leaf_out)}

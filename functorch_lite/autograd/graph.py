@@ -95,7 +95,10 @@ class Node:
         entry's cached jitted backward kernel."""
         if self._freed:
             raise RuntimeError(_FREED_MSG)
-        return self._entry.bwd_fn(self._diff_idx)(self._arrays, tuple(cts))
+        fn = self._entry.bwd_fn(self._diff_idx)
+        if self._arrays and any(type(a) is jax.ShapeDtypeStruct for a in self._arrays):
+            return jax.eval_shape(fn, self._arrays, tuple(cts))  # (meta tensors: the gradients' shapes only)
+        return fn(self._arrays, tuple(cts))
 
 
 # grad_fn classes whose ``name()`` is PyTorch's C++ name, not the class name (ops recorded under that name; the

@@ -261,7 +261,12 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
                     broadcast_shapes(*[t._shape for t in tensors])
                     break
     if dev.type == "meta":  # shape-only tensors: the kernel's output shapes and dtypes, nothing computed
-        return _wrap(op, jax.eval_shape(entry.fn, *arrays), entry.outs, dev)
+        outs = _wrap(op, jax.eval_shape(entry.fn, *arrays), entry.outs, dev)
+        if entry.diff_ok and _state.enabled:  # (its grad_fn as torch's meta kernels record; backward: shapes)
+            diff_idx = tuple(i for i, a in enumerate(targs) if isinstance(a, Tensor) and a._requires_grad)
+            if diff_idx:
+                _graph.record(op, outs, targs, diff_idx, tuple(arrays), entry, sargs)
+        return outs
     if op.check is not None:
         op.check(targs, sargs)
     if entry.diff_ok and _state.enabled:

@@ -484,24 +484,34 @@ def _like(name, input, dtype, device):
             input.device if device is None else device)
 
 
+def _laid(r, input, memory_format):
+    """A ``*_like`` result laid out as ``clone`` lays out its copy: ``preserve_format`` (the default) keeps a dense
+    input's strides (``zeros_like(x.t()).stride()`` is ``x.t()``'s), else per ``memory_format``."""
+    if memory_format is None and input._strides is None:
+        return r
+    from .movement import lay_out
+    from .._tensor.tensor import preserve_format
+    return lay_out(r, input, preserve_format if memory_format is None else memory_format)
+
+
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     dt, dev = _like("zeros_like", input, dtype, device)
-    return _fill(input._shape, 0, dt, dev, requires_grad)
+    return _laid(_fill(input._shape, 0, dt, dev, requires_grad), input, memory_format)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     dt, dev = _like("ones_like", input, dtype, device)
-    return _fill(input._shape, 1, dt, dev, requires_grad)
+    return _laid(_fill(input._shape, 1, dt, dev, requires_grad), input, memory_format)
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     dt, dev = _like("empty_like", input, dtype, device)
-    return _fill(input._shape, empty_fill_value(dt), dt, dev, requires_grad)
+    return _laid(_fill(input._shape, empty_fill_value(dt), dt, dev, requires_grad), input, memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     dt, dev = _like("full_like", input, dtype, device)
-    return _fill(input._shape, fill_value, dt, dev, requires_grad)
+    return _laid(_fill(input._shape, fill_value, dt, dev, requires_grad), input, memory_format)
 
 
 # ---- ranges ------------------------------------------------------------------------------------------
@@ -813,13 +823,13 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     dt, dev = _like("rand_like", input, dtype, device)
     _check_float_sampling(dt, "check_uniform_bounds")
-    return _random("uniform", input._shape, 0.0, 1.0, dt, dev, requires_grad, None)
+    return _laid(_random("uniform", input._shape, 0.0, 1.0, dt, dev, requires_grad, None), input, memory_format)
 
 
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     dt, dev = _like("randn_like", input, dtype, device)
     _check_float_sampling(dt, "normal_kernel_cpu")
-    return _random("normal", input._shape, 0.0, 1.0, dt, dev, requires_grad, None)
+    return _laid(_random("normal", input._shape, 0.0, 1.0, dt, dev, requires_grad, None), input, memory_format)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -828,7 +838,8 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
         low, high = 0, low
     dt, dev = _like("randint_like", input, dtype, device)
     _no_float8(dt, "random_update_from_to")
-    return _random("randint", input._shape, int(low), int(high), dt, dev, requires_grad, None)
+    return _laid(_random("randint", input._shape, int(low), int(high), dt, dev, requires_grad, None), input,
+                 memory_format)
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,

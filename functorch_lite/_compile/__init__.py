@@ -29,10 +29,11 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, 
     ``jax.jit``. torch hands a callable backend an FX GraphModule; functorch_lite has no FX graphs, so the callable
     is never called (a one-time warning says so). ``mode`` values are accepted and have no effect (XLA picks its
     own fusion); ``options`` (a dict of ``torch._inductor.config`` knobs, checked as torch checks them for the
-    inductor backend) have no effect either. ``dynamic=True`` asks torch for programs "as dynamic as possible"
-    (torch specializes where it must); an XLA program has static shapes and constants, so here every input shape
-    and Python value still compiles its own program, as with ``dynamic=False``: accepted, with a warning that
-    says so (results equal eager's). Errors as torch's: an unknown backend name raises
+    inductor backend) have no effect either. ``dynamic``: int and float arguments are program inputs, as torch's
+    SymInts / unspecialized floats, from the first call (True), from the first call that changes their value
+    (None: torch's automatic dynamic), or never (False: a program per value); ``_symbolic.py``. Shapes are another
+    matter: an XLA program has static shapes, so every input shape compiles its own program even with
+    ``dynamic=True`` (accepted, with a warning that says so; results equal eager's). Errors as torch's: an unknown backend name raises
     ``torch._dynamo.exc.InvalidBackend``; a model that is not callable, ``AssertionError``.
 
     >>> f = compile(lambda x: x * 2)
@@ -59,8 +60,8 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, 
                       "jax.jit as for any backend", stacklevel=2)
     if dynamic:
         warnings.warn("functorch_lite.compile(dynamic=True): XLA programs have static shapes, so each new input "
-                      "shape (and each Python value the function uses as a constant) compiles its own program, as "
-                      "with dynamic=False; config.cache_size_limit bounds how many", stacklevel=2)
+                      "shape compiles its own program, as with dynamic=False (int and float arguments are inputs); "
+                      "config.cache_size_limit bounds how many", stacklevel=2)
     if options is not None:
         keys = list(options.items())  # (torch's AttributeError for a non-dict)
         if backend == "inductor":
@@ -75,10 +76,10 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, 
             return m
         from ..nn.modules.module import Module
         if isinstance(m, Module):
-            return OptimizedModule(m, fullgraph=fullgraph)
+            return OptimizedModule(m, fullgraph=fullgraph, dynamic=dynamic)
         if not callable(m):
             raise AssertionError(f"A callable function is expected, but {type(m)} is provided.")
-        cf = CompiledFunction(m, fullgraph=fullgraph)
+        cf = CompiledFunction(m, fullgraph=fullgraph, dynamic=dynamic)
         if recompile_limit is not None:
             cf.cache_size_limit = int(recompile_limit)
         return cf
@@ -94,10 +95,11 @@ def _optimized_module_cls():
         """What ``compile(model)`` returns, as in PyTorch: the original module is ``_orig_mod`` (so
         ``state_dict`` keys carry the ``_orig_mod.`` prefix); calling it runs the compiled forward."""
 
-        def __init__(self, mod, fullgraph=False):
+        def __init__(self, mod, fullgraph=False, dynamic=None):
             super().__init__()
             self._orig_mod = mod
-            object.__setattr__(self, "_compiled", CompiledFunction(mod.__call__, fullgraph=fullgraph))
+            object.__setattr__(self, "_compiled", CompiledFunction(mod.__call__, fullgraph=fullgraph,
+                                                                   dynamic=dynamic))
 
         def __call__(self, *args, **kwargs):
             if self._forward_pre_hooks or self._forward_hooks:  # hooks on the wrapper run around the program
@@ -126,7 +128,7 @@ class _Lazy:
     cls = None
 
 
-def OptimizedModule(mod, fullgraph=False):  # noqa: N802  (a class, built on first use: nn imports this package)
-    if _Lazy.cls is None:
+def OptimizedModule(mod, fullgraph=False, dynamic=None):  # noqa: N802  (a class, built on first use: nn imports
+    if _Lazy.cls is None:                                     # this package)
         _Lazy.cls = _optimized_module_cls()
-    return _Lazy.cls(mod, fullgraph=fullgraph)
+    return _Lazy.cls(mod, fullgraph=fullgraph, dynamic=dynamic)

@@ -11,6 +11,7 @@ from operator import is_
 import jax
 
 from .._tensor.tensor import Tensor
+from .._symbolic import SymNumber
 from ..nn.modules import module as _module
 
 
@@ -158,8 +159,9 @@ _PLAIN = (type(None), bool, int, float, complex, str, bytes)
 
 def _replayable(v) -> bool:
     """A value a replayed container change can hold: a tensor (the trace's own ones are outputs of the program),
-    a Python scalar or string (a constant of it), a traced number, or a tuple / list / dict of those."""
-    if isinstance(v, (Tensor, jax.core.Tracer) + _PLAIN):
+    a Python scalar or string (a constant of it), a traced number (a dynamic int argument's too), or a tuple /
+    list / dict of those."""
+    if isinstance(v, (Tensor, jax.core.Tracer, SymNumber) + _PLAIN):
         return True
     if type(v) in (tuple, list):
         return all(map(_replayable, v))

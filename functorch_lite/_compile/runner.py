@@ -57,6 +57,7 @@ from .._warn import user_stacklevel
 from .replay import Recorder, replay
 from .nodes import _RematEntry, _SavedEntry, _TapeEntry, _tape_grads
 from .slots import KnownZero
+from .._symbolic import SymNumber
 from .steady import Steady
 
 log = logging.getLogger("functorch_lite.compile")
@@ -172,6 +173,26 @@ def _arg_statics(d, args, kwargs) -> tuple:
     return (tuple([_static_repr(a) for a in args]) if not vp else
             tuple(["T" if i in vp else _static_repr(a) for i, a in enumerate(args)]),
             tuple([(k, "T" if k in vp else _static_repr(v)) for k, v in sorted(kwargs.items())]) if kwargs else ())
+
+
+def _scalar_positions(args, kwargs, pinned) -> frozenset:
+    """The positions (ints, keyword names) of the int/float arguments that may be inputs (``compile(dynamic=True)``)."""
+    return frozenset([i for i, a in enumerate(args) if S.dynamic_scalar(a) and i not in pinned] +
+                     [k for k, a in kwargs.items() if S.dynamic_scalar(a) and k not in pinned])
+
+
+def _changed_scalars(old, key, args, kwargs, dyn, pinned) -> frozenset:
+    """The int/float arguments whose value differs from the previous call's (same type), not yet inputs: they
+    become inputs (torch.compile's automatic dynamic: the first call specializes, a change makes them dynamic)."""
+    grow = []
+    if len(old[3]) == len(args):
+        grow += [i for i, (a, o, n) in enumerate(zip(args, old[3], key[3]))
+                 if i not in dyn and i not in pinned and S.dynamic_scalar(a) and o != n and o[0] == n[0]]
+    if old[4] and key[4]:
+        was = dict(old[4])
+        grow += [k for k, n in key[4] if k not in dyn and k not in pinned and S.dynamic_scalar(kwargs[k]) and
+                 k in was and was[k] != n and was[k][0] == n[0]]
+    return frozenset(grow)
 
 
 def _modes() -> tuple:
@@ -413,6 +434,10 @@ class CompiledFunction:
         self._plan = None       # what fn itself reaches, reused while unchanged (state.discover_cached)
         self._steady = None     # the last call's state, when the next call may skip the key (steady.py)
         self._views = True      # view arguments needing no gradient are their values (slots.ArgViewSlot)
+        self._dynamic = dynamic  # True: int/float arguments are inputs from the first call; False: never
+        self._dyn = frozenset()  # the argument positions whose int/float is an input (slots.ScalarArgSlot)
+        self._pinned = set()     # positions specialized again: their dynamic trace needed the value (_symbolic.py)
+        self._grew = None        # why the call that made an argument dynamic recompiled (its log line)
         self._profiled = False  # inside the call a recording profile wraps in one event (_profiled_call)
         self._ctx = None
         self._warned = False
@@ -429,6 +454,7 @@ class CompiledFunction:
         self._plan = self._last = self._steady = None
         self._warned = self._warned_const = self._warned_hooks = False
         self._views = True
+        self._dyn, self._pinned = frozenset(), set()
 
     def __get__(self, obj, objtype=None):
         """``@compile`` on a method (``def forward(self, x)`` in a module): bound as a function is, so the
@@ -472,6 +498,8 @@ class CompiledFunction:
                 return self._eager(args, kwargs)
         self.stats["calls"] += 1
         COUNTERS["calls"] += 1
+        if self._dynamic is True:
+            self._dyn |= _scalar_positions(args, kwargs, self._pinned)
         d = S.discover_cached(self.fn, args, kwargs, self)
         if _module._global_call_hooks and d.modules:
             return self._global_hooks(args, kwargs)
@@ -493,6 +521,14 @@ class CompiledFunction:
         if entry is not None and _stale(entry):
             why = self._stale_constant(key)
             entry = None
+        if entry is None and self._last is not None and self._dynamic is None and config.automatic_dynamic_shapes:
+            grow = _changed_scalars(self._last[0], key, args, kwargs, self._dyn, self._pinned)
+            if grow:  # (torch.compile's automatic dynamic: a changed int/float argument becomes an input)
+                self._dyn |= grow
+                self._grew = f"{self._why(key, names)} (an input from now on: automatic dynamic)"
+                self.stats["calls"] -= 1
+                COUNTERS["calls"] -= 1
+                return self(*args, **kwargs)
         if entry is None:
             if STANCE[0] is not None and STANCE[0].stance in ("eager_on_recompile", "fail_on_recompile"):
                 return self._no_compile(key, names, why, args, kwargs)
@@ -506,6 +542,7 @@ class CompiledFunction:
                 return self._eager(args, kwargs)
             if self._last is not None:
                 self.stats["recompiles"] += 1
+                why, self._grew = why or self._grew, None
                 if config.log_recompiles:
                     log.warning("functorch_lite.compile: recompiling %s: %s", self.__name__,
                                 why or self._why(key, names))
@@ -560,6 +597,9 @@ class CompiledFunction:
             else:
                 outs = entry.jitted(in_vals)
         except (_BREAKS + (_UnreachableWrite, TypeError)) as exc:
+            if self._respecialize(d, key, last, exc):
+                placeholders = ()
+                return self(*args, **kwargs)
             if isinstance(exc, _ViewArgWrite) and not TRACING[0]:  # (read through its storage, from now on)
                 self._views = False
                 self._plan = None
@@ -572,6 +612,9 @@ class CompiledFunction:
                 return self._eager(args, kwargs)  # (a genuine TypeError: raised again, after eager's side effects)
             raise
         except Exception as exc:
+            if self._respecialize(d, key, last, exc):
+                placeholders = ()
+                return self(*args, **kwargs)
             # the function's own code raised while traced (``raise ValueError`` on a shape): the trace put back
             # what it had changed; run eagerly, what it did before the error stays done and the error comes from
             # there, as torch's (an error the library raises, a refusal inside a compiled region, stays as it is)
@@ -793,7 +836,7 @@ class CompiledFunction:
         called with grad enabled, else the plain one. Argument, output, temporary and aliased bytes, and
         ``peak_bytes`` = argument + output + temp - alias. A call signature that graph-breaks runs eagerly: there
         is no program, and ``GraphBreak`` says why."""
-        d = S.discover(self.fn, args, kwargs, views=self._views)
+        d = S.discover(self.fn, args, kwargs, views=self._views, dyn=self._dyn)
         key, _ = self._key(d, args, kwargs)
         entry = self.cache.get(key)
         made = entry is None
@@ -839,6 +882,22 @@ class CompiledFunction:
         out["peak_bytes"] = out["argument_bytes"] + out["output_bytes"] + out["temp_bytes"] - out["alias_bytes"]
         return out
 
+    def _respecialize(self, d, key, last, exc) -> bool:
+        """A trace with dynamic int/float arguments failed (their value was needed: ``_symbolic.Concrete``, or
+        anything else a SymNumber met): those arguments are constants again, from now on, and the call is made
+        again (its own program per value, as before they were dynamic). True when that is to be done."""
+        pos = {s.pos for s in d.slots if type(s) is S.ScalarArgSlot}
+        if not pos or TRACING[0]:
+            return False
+        log.debug("functorch_lite.compile: %s: specializing %s again (%s)", self.__name__, sorted(map(str, pos)), exc)
+        self._pinned |= pos
+        self._dyn = self._dyn - pos
+        self.cache.pop(key, None)
+        self._last = last
+        self.stats["calls"] -= 1
+        COUNTERS["calls"] -= 1
+        return True
+
     def _no_program(self, exc) -> GraphBreak:
         """``memory_analysis`` of a call signature that graph-breaks: the public error, naming the cause."""
         why = "" if exc is None else f": {_cause(exc)}"
@@ -883,7 +942,7 @@ class CompiledFunction:
 
     def _verify_discovery(self, d, args, kwargs) -> None:
         """``config.verify_discovery``: the reused discovery ``d`` is what a fresh walk finds."""
-        if not S.same_discovery(d, S.discover(self.fn, args, kwargs, views=self._views)):
+        if not S.same_discovery(d, S.discover(self.fn, args, kwargs, views=self._views, dyn=self._dyn)):
             raise AssertionError(f"functorch_lite.compile: {self.__name__}: the reused discovery differs from a "
                                  "fresh walk (a change the discovery checks missed)")
 
@@ -1206,8 +1265,8 @@ class CompiledFunction:
                     outputs.append((i, None, 0))
                     outs.append(jax.tree_util.tree_map(jax.numpy.asarray, changed))
                 continue
-            if type(s) is S.ArgViewSlot:  # (never written: ``changed`` is checked after the function)
-                continue
+            if type(s) is S.ArgViewSlot or type(s) is S.ScalarArgSlot:  # (never written: ``changed`` is checked
+                continue                                                  # after the function)
             v = s.get()
             if isinstance(s, S.GradSlot):
                 g = s.tensor._grad
@@ -1234,7 +1293,7 @@ class CompiledFunction:
                                     "through an argument, the closure, or a global named in the function)")
         spec.n_slot_out = len(outs)
         spec.outputs = outputs
-        spec.effects = [e[:3] for e in effects]
+        spec.effects = [e[:3] + (_locate(d, e[1]),) for e in effects]
         leaves, tree = jax.tree_util.tree_flatten((result, [(a, k) for _, a, k in deferred], [e[3] for e in effects]),
                                                   is_leaf=lambda x: isinstance(x, Tensor))
         meta, res = [], []
@@ -1326,6 +1385,9 @@ class CompiledFunction:
             elif isinstance(leaf, jax.core.Tracer):  # a traced Python number (``return group['lr']``)
                 meta.append(("num",))
                 res.append(leaf)
+            elif type(leaf) is SymNumber:  # (``return step + 1`` of a dynamic int: a Python int of each call's)
+                meta.append(("num", leaf._t))
+                res.append(leaf)
             else:
                 meta.append(("const", leaf))
         # a result that views another one (``return y, y[1:]``): the same view steps taken of that result after the
@@ -1338,8 +1400,8 @@ class CompiledFunction:
                 steps = _steps_from(leaves[kb], leaf)
                 if steps is not None:
                     meta[k] = ("rview", kb, steps)
-        outs += [(leaf._storage.array if m[0] == "t" and m[5] else leaf._array) if isinstance(leaf, Tensor) else leaf
-                 for leaf, m in zip(leaves, meta) if m[0] in ("t", "num")]
+        outs += [(leaf._storage.array if m[0] == "t" and m[5] else leaf._array) if isinstance(leaf, Tensor) else
+                 leaf._v if type(leaf) is SymNumber else leaf for leaf, m in zip(leaves, meta) if m[0] in ("t", "num")]
         spec.result_tree = tree
         spec.result_meta = meta
         spec.aliased = any(m[0] in ("dup", "rview", "gview") for m in meta)
@@ -1414,7 +1476,7 @@ class CompiledFunction:
             elif m[0] == "slot":
                 leaves.append(slots[m[1]].tensor)
             elif m[0] == "num":
-                leaves.append(next(rest).item())
+                leaves.append(next(rest).item() if len(m) == 1 else m[1](next(rest).item()))
             elif m[0] == "meta":  # (a new meta tensor each call, as eager makes)
                 leaves.append(_empty_strided(m[1], m[2], dtype=m[3], device="meta"))
             elif m[0] == "view":
@@ -1450,7 +1512,9 @@ class CompiledFunction:
             result = _fc.reorder_like(result, spec.result_skel)
         if spec.objs:  # (a fresh dataclass / user object each call, as torch.compile rebuilds them)
             result = _rebuild(result)
-        for (kind, target, name), v in zip(spec.effects, values):  # the rebinding the function did, replayed
+        for (kind, target, name, at), v in zip(spec.effects, values):  # the rebinding the function did, replayed
+            if at is not None:  # (onto this call's object: a list / object / module given as an argument)
+                target = _relocate(d, at, target)
             if kind == "cell":
                 target.cell_contents = v
             elif kind == "global":
@@ -1618,11 +1682,32 @@ class CompiledFunction:
         return jax.jit(program), node_entry
 
 
+def _locate(d, target):
+    """Where the walk found an effect's target (a list or dict it reached, a plain object, a module): (its list in
+    the discovery, position, type, walk name), so the replay after a later call acts on that call's object in that
+    place (``f(x, out)`` appending to each call's ``out``, not to the traced call's); None for a cell or a global's
+    namespace."""
+    for kind, items in (("c", d.containers), ("o", [(None, o) for o in d.objects]), ("m", d.modules)):
+        for k, (name, o) in enumerate(items):
+            if o is target:
+                return kind, k, type(target), name
+    return None
+
+
+def _relocate(d, at, target):
+    kind, k, t, name = at
+    items = d.containers if kind == "c" else d.objects if kind == "o" else d.modules
+    if k >= len(items):
+        return target
+    name_now, o = (None, items[k]) if kind == "o" else items[k]
+    return o if type(o) is t and name_now == name else target
+
+
 def _with_subs(slots, args, kwargs):
-    """The arguments with each ArgViewSlot's traced stand-in in its place."""
+    """The arguments with each ArgViewSlot's / ScalarArgSlot's traced stand-in in its place."""
     args, kwargs = list(args), dict(kwargs)
     for s in slots:
-        if type(s) is not S.ArgViewSlot:
+        if type(s) is not S.ArgViewSlot and type(s) is not S.ScalarArgSlot:
             continue
         if type(s.pos) is int:
             args[s.pos] = s._sub

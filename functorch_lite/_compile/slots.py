@@ -5,6 +5,7 @@ guard sig (``sig()``) that is part of the compiled program's key.
 - ``StorageSlot``: a tensor's storage (parameters, buffers, argument and closure tensors).
 - ``ArgViewSlot``: an argument that views another tensor's storage and needs no gradient (a batch sliced from a
   dataset): its own values.
+- ``ScalarArgSlot``: an int or float argument made dynamic (``_symbolic.py``): its value, traced.
 - ``GradSlot``: the ``.grad`` field of a tensor that requires grad (None or an array).
 - ``OptSlot``: an optimizer's optax state for one parameter (None before its first step).
 - ``HyperSlot``: an optimizer group's numeric hyperparameters (lr, betas...), so a changed LR is an input,
@@ -20,6 +21,7 @@ from .._tensor.tensor import Tensor
 from .._device import to_jax
 from .._tensor.storage import mark_zeros
 from ..optim.optimizer import CONCRETE
+from .._symbolic import SymNumber
 
 
 def _donated(a) -> bool:
@@ -101,6 +103,32 @@ class ArgViewSlot:
     def sig(self):
         t = self.tensor
         return ("v", t._shape, t.dtype, t._storage.device, t._strides)
+
+
+class ScalarArgSlot:
+    """An int or float argument the program takes as an input (torch.compile's automatic dynamic: its value
+    changed between calls; ``_symbolic.py``). While tracing, the function gets a ``SymNumber`` in its place
+    (``_sub``, ``runner._with_subs``). Its sig is its type: a new value is no new program."""
+    __slots__ = ("value", "name", "pos", "_sub", "tensor")
+
+    def __init__(self, value, name, pos):
+        self.value, self.name, self.pos = value, name, pos
+        self._sub = self.tensor = None
+
+    def get(self):
+        return np.int64(self.value) if type(self.value) is int else np.float64(self.value)
+
+    def put(self, v):
+        self._sub = SymNumber(v, type(self.value))
+
+    def snap(self):
+        return None
+
+    def restore(self, token):
+        self._sub = None
+
+    def sig(self):
+        return ("n", type(self.value).__name__)
 
 
 class KnownZero:

@@ -32,7 +32,7 @@ from .._tensor.tensor import Tensor
 from .effects import slot_names
 from .guards import (ANY_ATTR, SCALARS as _SCALARS, _class_methods, _code_names, _NUMPY_CHECKED, numpy_guard,
                      scalar_guard)
-from .slots import ArgViewSlot, GradSlot, HyperSlot, OptSlot, RngSlot, StorageSlot  # noqa: F401  (S.StorageSlot...)
+from .slots import ArgViewSlot, GradSlot, HyperSlot, OptSlot, RngSlot, ScalarArgSlot, StorageSlot  # noqa: F401,E501
 
 # How far the walk goes: every entry of a container or object down to _MAX_DEPTH; below it, down to _DEEP, only
 # what the walked code names (an attribute it reads, a dict key among its string constants: ``cfg["model"]["rope"]
@@ -85,6 +85,7 @@ class Discovery:
         self.metas: list = []        # the meta tensors reached (guards, not inputs): ``return x`` gives x itself
         self.pystate: list = []      # (name, iterator or Python/NumPy random generator) reached (runner._pystate)
         self.view_pos: tuple = ()    # the positions (ints, keyword names) of the arguments that are ArgViewSlots
+                                     # or ScalarArgSlots (their values are inputs: no constant of the key)
         self._view_roots: set = set()  # their storages' roots
         self.sched_reads: list = []  # indices of the schedulers whose state the walked code reads
         self.scalers: list = []      # GradScalers: what a step inside leaves for an update() outside (runner)
@@ -149,7 +150,10 @@ class Discovery:
     def argument(self, a, name, pos, views: bool) -> None:
         """A top-level argument: with ``views``, a view that needs no gradient is an ``ArgViewSlot`` (its values
         the input, not its storage's: a batch sliced from a dataset), anything else is walked."""
-        if views and isinstance(a, Tensor) and ArgViewSlot.eligible(a):
+        if dynamic_scalar(a):  # (only for the positions ``dyn`` names: discover)
+            self.slots.append(ScalarArgSlot(a, name, pos))
+            self.view_pos += (pos,)
+        elif views and isinstance(a, Tensor) and ArgViewSlot.eligible(a):
             self.slots.append(ArgViewSlot(a, name, pos))
             self._view_roots.add(id(a._storage.root()))
             self.view_pos += (pos,)
@@ -608,22 +612,29 @@ def _names_uncached(code) -> list:
     return out
 
 
-def discover(fn, args, kwargs, plan=None, views=False) -> Discovery:
-    """``views``: a view argument that needs no gradient is an ``ArgViewSlot`` (``CompiledFunction._views``)."""
+def dynamic_scalar(a) -> bool:
+    """An int or float (not a bool) that an int64 / float64 input holds."""
+    t = type(a)
+    return t is float or t is int and -(1 << 63) <= a < (1 << 63)
+
+
+def discover(fn, args, kwargs, plan=None, views=False, dyn=()) -> Discovery:
+    """``views``: a view argument that needs no gradient is an ``ArgViewSlot`` (``CompiledFunction._views``);
+    ``dyn``: the positions (ints, keyword names) whose int / float argument is a ``ScalarArgSlot``."""
     from ..random import default_generator
     d = Discovery(plan)
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
     d.learn(code)  # before the arguments: their attributes the function reads are guards
     for i, a in enumerate(args):
-        if a is not None and not isinstance(a, _SCALARS):  # the arguments' own values are guards of their own
-            d.argument(a, f"arg {i}", i, views)             # (runner._key)
+        if a is not None and (not isinstance(a, _SCALARS) or i in dyn and dynamic_scalar(a)):
+            d.argument(a, f"arg {i}", i, views)  # (a Python value's own value: a guard of its own, runner._key)
     for k, a in kwargs.items():
-        if a is not None and not isinstance(a, _SCALARS):
+        if a is not None and (not isinstance(a, _SCALARS) or k in dyn and dynamic_scalar(a)):
             d.argument(a, f"argument {k!r}", k, views)
     d.visit(fn, getattr(fn, "__name__", "fn"))
     d.settle()
     if d.views_alias():
-        return discover(fn, args, kwargs, plan)
+        return discover(fn, args, kwargs, plan, dyn=dyn)
     if id(default_generator) not in d._seen:
         d._seen.add(id(default_generator))
         d.slots.append(RngSlot(default_generator, "the default generator"))
@@ -795,11 +806,14 @@ def discover_cached(fn, args, kwargs, holder) -> Discovery:
     arguments' slots are built per call and go first, as ``discover`` orders them; a call whose argument shares a
     storage with what the function reaches takes the full walk (``discover`` would list that storage once)."""
     arg_tensors = None
+    dyn = holder._dyn
     for a in args if not kwargs else (*args, *kwargs.values()):
         if isinstance(a, Tensor):
             arg_tensors = True
         elif type(a) not in _SIMPLE:
-            return discover(fn, args, kwargs, views=holder._views)
+            return discover(fn, args, kwargs, views=holder._views, dyn=dyn)
+    if dyn:
+        arg_tensors = True  # (a dynamic scalar argument's slot goes first, as discover's)
     plan = holder._plan
     if plan is None or not plan.valid():
         plan = Plan()
@@ -812,14 +826,14 @@ def discover_cached(fn, args, kwargs, holder) -> Discovery:
     d = Discovery()
     views = holder._views
     for i, a in enumerate(args):
-        if isinstance(a, Tensor):
+        if isinstance(a, Tensor) or i in dyn and dynamic_scalar(a):
             d.argument(a, f"arg {i}", i, views)
     for k, a in kwargs.items():
-        if isinstance(a, Tensor):
+        if isinstance(a, Tensor) or k in dyn and dynamic_scalar(a):
             d.argument(a, f"argument {k!r}", k, views)
     if not plan.d._storages.isdisjoint(d._storages) or d.views_alias() or \
             not plan.d._storages.isdisjoint(d._view_roots):
-        return discover(fn, args, kwargs, views=views)
+        return discover(fn, args, kwargs, views=views, dyn=dyn)
     pd = plan.d
     d.slots.extend(pd.slots)
     d.base = pd

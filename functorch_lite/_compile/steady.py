@@ -33,6 +33,7 @@ from .._tensor.storage import Storage
 
 _STORAGE, _GRAD, _OPT, _HYPER, _RNG, _VIEW = range(6)
 _KIND = {S.StorageSlot: _STORAGE, S.GradSlot: _GRAD, S.OptSlot: _OPT, S.HyperSlot: _HYPER, S.RngSlot: _RNG,
+         S.ScalarArgSlot: _VIEW,
          S.ArgViewSlot: _VIEW}
 # the kinds of slot whose value may change with their sig unchanged: re-read, sig compared with the key's
 _REREAD = (_STORAGE, _HYPER, _RNG, _VIEW)  # (an ArgViewSlot is an argument: read on every call)
@@ -249,6 +250,8 @@ class Steady:
                 src += [f"    r = R[{i}]",
                         f"    if not ({same}) and not hyper_new(sl[{i}], r) and not {reread}:",
                         "        return None"]
+            elif k == _VIEW:  # (an argument of a call the whole walk found: read on every call)
+                src.append(f"    if not {reread}:\n        return None")
             else:
                 src.append(f"    if {const(s.gen)}._key is not R[{i}] and not {reread}:\n        return None")
         return src

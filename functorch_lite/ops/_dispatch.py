@@ -32,6 +32,7 @@ from .. import _promotion
 from .._stats import COUNTS as _COUNTS, PROFILER as _PROFILER
 from ..amp import autocast_mode as _amp
 from ._registry import SELF
+from .._symbolic import SymNumber as _SYM
 
 _AC_ANY = _amp.ANY  # non-zero only while some thread has autocast enabled: the fast path's one check
 
@@ -223,6 +224,9 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
         elif a is None:
             arrays.append(None)
             sig.append(None)
+        elif type(a) is _SYM:  # (a dynamic int/float argument of a compiled function: its traced value)
+            arrays.append(a._v)
+            sig.append(a._t)
         else:
             if type(a) not in _PY_SCALARS and _not_an_argument(a):
                 what = type(a).__name__ if isinstance(a, (list, tuple)) else \

@@ -39,6 +39,7 @@ from .. import _config
 from .._tensor import storage as _storage
 from .._tensor.legacy import typename as _typename
 from .._tensor.tensor import Tensor
+from .._symbolic import SymNumber
 from ..autograd.grad_mode import no_grad
 from .._warn import user_stacklevel as _user_stacklevel
 from ._hooks import (_HookedStep, _LIVE, _STEP_HOOKS, _global_optimizer_post_hooks,  # noqa: F401  (re-exported)
@@ -623,9 +624,10 @@ def _float32():
 
 def hyper_arrays(values: dict) -> dict:
     """Hyperparameter values as float64 numpy scalars (jit arguments: same aval every call)."""
-    return {k: jnp.asarray(value_of(v), jnp.float64) if isinstance(v, (jax.Array, Tensor))
+    return {k: jnp.asarray(value_of(v), jnp.float64) if isinstance(v, (jax.Array, Tensor, SymNumber))
             else np.asarray(float(v), dtype=np.float64)
-            for k, v in values.items()}  # a tensor (an LR given as one), or one traced by compile
+            for k, v in values.items()}  # a tensor (an LR given as one), or one traced by compile (a value computed
+    #                                      from a dynamic int argument: ``lr = base * 0.5 ** step``)
 
 
 def value_of(v):

@@ -1,0 +1,210 @@
+"""Python numbers the compiled program takes as inputs: torch.compile's automatic dynamic ints and floats.
+
+torch.compile specializes an int or float argument on the first call; when a later call changes its value it
+compiles once more with the argument dynamic (a SymInt, a float traced as a tensor), and that program serves every
+later value (``torch._dynamo.config.automatic_dynamic_shapes``; ``compile(dynamic=True)``: dynamic from the first
+call, ``dynamic=False``: never). Here the traced function gets a ``SymNumber`` in the argument's place: a Python
+number whose value is a traced 0-d array (int64 or float64, Python's precision), so arithmetic on it, and tensor
+ops taking it as a scalar operand (``x * step``, ``lr * (1 - i / n)`` against a tensor), are part of the program.
+
+Anything that needs its concrete value -- a branch (``if i % 10 == 0``), ``range(i)``, a shape, ``math.cos(i)``,
+``float(i)``, printing it, a hash (a static argument of an op), a division by it -- raises ``Concrete``; the
+runner then specializes that argument again (one program per value, as before), so the result is eager's either
+way. A SymNumber the function returns, or leaves in a variable, comes back as a Python number of its type.
+"""
+from __future__ import annotations
+
+import numbers
+import operator
+
+import jax.numpy as jnp
+
+
+class Concrete(Exception):
+    """A traced Python-number argument was used where its value is needed (the runner specializes it)."""
+
+
+_ORDER = {bool: 0, int: 1, float: 2}
+_DTYPE = {bool: jnp.bool_, int: jnp.int64, float: jnp.float64}
+
+
+def _parts(x):
+    """(value, Python type) of an operand: a SymNumber, or a Python bool/int/float; None for anything else."""
+    t = type(x)
+    if t is SymNumber:
+        return x._v, x._t
+    if t in _ORDER:
+        return x, t
+    return None
+
+
+class SymNumber:
+    """A Python int/float/bool argument traced as a 0-d array (see the module docstring). ``_t``: its Python type."""
+    __slots__ = ("_v", "_t")
+
+    def __init__(self, v, t):
+        self._v, self._t = v, t
+
+    @classmethod
+    def of(cls, v, t):
+        return cls(jnp.asarray(v, _DTYPE[t]), t)
+
+    # ---- what needs the value --------------------------------------------------------------------------------
+    def _need(self, what):
+        raise Concrete(f"{what} of a dynamic {self._t.__name__} argument")
+
+    def __bool__(self):
+        self._need("the truth value")
+
+    def __index__(self):
+        self._need("an index / size use")
+
+    def __int__(self):
+        self._need("int()")
+
+    def __float__(self):
+        self._need("float()")
+
+    def __complex__(self):
+        self._need("complex()")
+
+    def __hash__(self):
+        self._need("a hash")
+
+    def __repr__(self):
+        self._need("the text")
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        self._need("the text")
+
+    def __round__(self, n=None):
+        self._need("round()")
+
+    def __trunc__(self):
+        self._need("math.trunc()")
+
+    def __floor__(self):
+        self._need("math.floor()")
+
+    def __ceil__(self):
+        self._need("math.ceil()")
+
+    def __array__(self, *a, **k):
+        self._need("a NumPy conversion")
+
+    def __jax_array__(self):
+        return self._v
+
+    # ---- arithmetic: Python's result types --------------------------------------------------------------------
+    def _bin(self, other, f, kind, reflected=False):
+        p = _parts(other)
+        if p is None:
+            return NotImplemented  # (a tensor: its reflected op takes this as a scalar operand)
+        (a, ta), (b, tb) = (self._v, self._t), p
+        if reflected:
+            a, ta, b, tb = b, tb, a, ta
+        wide = max(ta, tb, key=_ORDER.__getitem__)
+        if kind == "cmp":
+            t, work = bool, wide
+        elif kind == "pow":
+            # Python: int ** negative int is a float, a negative float ** a fraction complex, 0.0 ** -1 raises;
+            # a traced exponent is fine on a constant positive base (``gamma ** step``), a traced base under a
+            # constant int exponent >= 0 (``i ** 2``)
+            if not ((type(b) is int and b >= 0) or (type(a) in (int, float) and a > 0 and wide is float)):
+                self._need("a power")
+            t = work = int if wide is bool else wide
+        else:
+            t = work = int if wide is bool else wide
+        return SymNumber(f(jnp.asarray(a).astype(_DTYPE[work]), jnp.asarray(b).astype(_DTYPE[work])), t)
+
+    def __add__(self, o):
+        return self._bin(o, jnp.add, "arith")
+
+    def __radd__(self, o):
+        return self._bin(o, jnp.add, "arith", True)
+
+    def __sub__(self, o):
+        return self._bin(o, jnp.subtract, "arith")
+
+    def __rsub__(self, o):
+        return self._bin(o, jnp.subtract, "arith", True)
+
+    def __mul__(self, o):
+        return self._bin(o, jnp.multiply, "arith")
+
+    def __rmul__(self, o):
+        return self._bin(o, jnp.multiply, "arith", True)
+
+    def __pow__(self, o):
+        return self._bin(o, jnp.power, "pow")
+
+    def __rpow__(self, o):
+        return self._bin(o, jnp.power, "pow", True)
+
+    def __lt__(self, o):
+        return self._bin(o, jnp.less, "cmp")
+
+    def __le__(self, o):
+        return self._bin(o, jnp.less_equal, "cmp")
+
+    def __gt__(self, o):
+        return self._bin(o, jnp.greater, "cmp")
+
+    def __ge__(self, o):
+        return self._bin(o, jnp.greater_equal, "cmp")
+
+    def __eq__(self, o):
+        return self._bin(o, jnp.equal, "cmp")
+
+    def __ne__(self, o):
+        return self._bin(o, jnp.not_equal, "cmp")
+
+    def _divide(self, other, f, py, reflected=False):
+        """``/``, ``//``, ``%`` by a constant: Python raises ZeroDivisionError at 0 (XLA gives inf or garbage), so
+        a traced divisor needs the value; a constant one is checked here, with Python's own message."""
+        p = _parts(other)
+        if p is None:
+            return NotImplemented
+        if reflected or type(other) is SymNumber:
+            self._need("a division by it")
+        if other == 0:
+            py(self._t(1), other)  # (Python's ZeroDivisionError, its message for these types)
+        t = float if py is operator.truediv else max(self._t, p[1], key=_ORDER.__getitem__)
+        t = int if t is bool else t
+        return SymNumber(f(self._v.astype(_DTYPE[t]), jnp.asarray(other).astype(_DTYPE[t])), t)
+
+    def __truediv__(self, o):
+        return self._divide(o, jnp.true_divide, operator.truediv)
+
+    def __rtruediv__(self, o):
+        return self._divide(o, jnp.true_divide, operator.truediv, True)
+
+    def __floordiv__(self, o):
+        return self._divide(o, jnp.floor_divide, operator.floordiv)
+
+    def __rfloordiv__(self, o):
+        return self._divide(o, jnp.floor_divide, operator.floordiv, True)
+
+    def __mod__(self, o):
+        return self._divide(o, jnp.mod, operator.mod)
+
+    def __rmod__(self, o):
+        return self._divide(o, jnp.mod, operator.mod, True)
+
+    def _unary(self, f):
+        t = int if self._t is bool else self._t
+        return SymNumber(f(self._v.astype(_DTYPE[t])), t)
+
+    def __neg__(self):
+        return self._unary(jnp.negative)
+
+    def __pos__(self):
+        return self._unary(jnp.positive)
+
+    def __abs__(self):
+        return self._unary(jnp.abs)
+
+
+numbers.Number.register(SymNumber)  # (taken as a scalar operand where the facade takes a Python number)

@@ -13,6 +13,7 @@ import ml_dtypes
 import numpy as np
 
 from . import _config  # noqa: F401  (x64 on before any dtype is built)
+from ._symbolic import SymNumber
 
 # categories: 0 bool, 1 integer, 2 floating, 3 complex
 BOOL, INT, FLOAT, COMPLEX = 0, 1, 2, 3
@@ -252,6 +253,11 @@ def check_fits(value, d: dtype, floats: str = "all", cname: str | None = None) -
     if d.category == BOOL or tv is builtins_bool or (d.category >= FLOAT and (
             floats == "none" or (floats == "wide" and d.itemsize <= 2 and d.category == FLOAT))):
         return
+    if tv is SymNumber:  # (a compiled function's dynamic int/float argument: checked only where it may not fit)
+        if value._t is builtins_bool or (value._t is builtins_int and (d is int64 or d.category >= FLOAT and (
+                d.itemsize >= 4 and d.category == FLOAT or d.itemsize >= 8))) or d is float64 or d is complex128:
+            return
+        value._need("the range check of a conversion to " + d.name)
     if tv is builtins_complex:
         if d.category == COMPLEX:
             check_fits(value.real, d, floats, cname)
@@ -289,8 +295,13 @@ def check_fill(value, d: dtype, numel: int) -> None:
         check_fits(value, d)
 
 
+_SYM_CATEGORY = {builtins_bool: BOOL, builtins_int: INT, builtins_float: FLOAT}
+
+
 def scalar_category(value) -> int:
     """The dtype category of a Python number (bool < int < float < complex)."""
+    if type(value) is SymNumber:
+        return _SYM_CATEGORY[value._t]
     if isinstance(value, (builtins_bool, np.bool_)):
         return BOOL
     if isinstance(value, (builtins_int, np.integer)):
@@ -301,7 +312,7 @@ def scalar_category(value) -> int:
 def check_scalar_arg(t, value, floats: str = "all") -> None:
     """A Python number used with tensor ``t`` that takes ``t``'s dtype (its category does not promote it:
     ``int8_tensor.clamp(max=300)``, ``masked_fill``, ``where``) must fit in it."""
-    if isinstance(value, (builtins_int, builtins_float, np.number)) and hasattr(t, "_storage") and \
+    if isinstance(value, (builtins_int, builtins_float, np.number, SymNumber)) and hasattr(t, "_storage") and \
             scalar_category(value) <= t.dtype.category:
         check_fits(value, t.dtype, floats)
 

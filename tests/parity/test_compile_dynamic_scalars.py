@@ -275,3 +275,35 @@ def test_zero_divisor_raises_as_python_does():
     for i in (1, 2):
         with pytest.raises(ZeroDivisionError, match="integer division or modulo by zero"):
             cf(ft.ones(1), i)
+
+
+# a check that needs the value (an overflow, a zero divisor, a negative integer power): specialized again, so the
+# call raises as eager (and as torch eager) does, where the traced value went through unchecked
+CHECKED = {
+    "int8 clamp overflow": (lambda L: (lambda x, i: x.clamp(max=i)), lambda L: L.tensor([1, 2], dtype=L.int8),
+                            (5, 7, 300)),
+    "masked_fill overflow": (lambda L: (lambda x, i: x.masked_fill(x > 1, i)),
+                             lambda L: L.tensor([1, 2], dtype=L.int16), (5, 7, 70000)),
+    "integer // 0": (lambda L: (lambda x, i: x // i), lambda L: L.tensor([7, -7]), (2, 3, 0)),
+    "integer % 0": (lambda L: (lambda x, i: x % i), lambda L: L.tensor([7, -7]), (2, 3, 0)),
+    "integer ** negative": (lambda L: (lambda x, i: x ** i), lambda L: L.tensor([2, 3]), (2, 3, -1)),
+    "float32 fill overflow": (lambda L: (lambda x, s: x.masked_fill(x > 1, s)), lambda L: L.tensor([1.0, 2.0]),
+                              (0.5, 1.5, 1e300)),
+}
+
+
+@pytest.mark.parametrize("name", list(CHECKED))
+def test_value_checks_still_raise(name):
+    make, data, values = CHECKED[name]
+    cf = ft.compile(make(ft))
+    for v in values:
+        want = _outcome(lambda: make(torch)(data(torch), v))
+        assert _outcome(lambda: cf(data(ft), v)) == want
+    assert cf.stats["eager_calls"] <= 1  # (only the raising call: run again eagerly for its error)
+
+
+def _outcome(fn):
+    try:
+        return _value(fn())
+    except RuntimeError as e:
+        return ("raised", str(e))

@@ -20,8 +20,10 @@ import operator
 import jax.numpy as jnp
 
 
-class Concrete(Exception):
-    """A traced Python-number argument was used where its value is needed (the runner specializes it)."""
+class Concrete(BaseException):
+    """A traced Python-number argument was used where its value is needed (the runner specializes it). A
+    BaseException, as KeyboardInterrupt is: the function's own ``except Exception:`` (``try: n = int(i) except
+    Exception: n = 0``) must not catch it and go on tracing with a wrong value baked in."""
 
 
 _ORDER = {bool: 0, int: 1, float: 2}

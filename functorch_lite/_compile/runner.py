@@ -57,7 +57,7 @@ from .._warn import user_stacklevel
 from .replay import Recorder, replay
 from .nodes import _RematEntry, _SavedEntry, _TapeEntry, _tape_grads
 from .slots import KnownZero
-from .._symbolic import SymNumber
+from .._symbolic import Concrete, SymNumber
 from .steady import Steady
 
 log = logging.getLogger("functorch_lite.compile")
@@ -596,6 +596,11 @@ class CompiledFunction:
                     outs = entry.jitted(in_vals)
             else:
                 outs = entry.jitted(in_vals)
+        except Concrete as exc:  # (a dynamic int/float argument's value was needed)
+            if self._respecialize(d, key, last, exc):
+                placeholders = ()
+                return self(*args, **kwargs)
+            raise
         except (_BREAKS + (_UnreachableWrite, TypeError)) as exc:
             if self._respecialize(d, key, last, exc):
                 placeholders = ()

@@ -307,3 +307,18 @@ def _outcome(fn):
         return _value(fn())
     except RuntimeError as e:
         return ("raised", str(e))
+
+
+def test_the_functions_own_except_does_not_hide_a_needed_value():
+    """``try: k = int(i) except Exception: k = 0``: had the stand-in's refusal been an Exception, the trace would
+    go on with k = 0 baked into the program that serves every later value."""
+    def fn(x, i):
+        try:
+            k = int(i)
+        except Exception:  # noqa: BLE001
+            k = 0
+        return x * k
+
+    cf = ft.compile(fn)
+    for i in (1, 2, 3, 4):
+        assert cf(ft.ones(2), i).tolist() == [float(i)] * 2

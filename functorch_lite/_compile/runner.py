@@ -561,6 +561,8 @@ class CompiledFunction:
         try:
             if not entry.donating and not entry.scanned:
                 traced = entry.jitted.trace(in_vals)  # traces (cached for the call)
+                if self._dyn and any(type(s) is S.ScalarArgSlot for s in d.slots):
+                    self._check_dynamic(entry, d, traced, in_vals, args, kwargs)
                 primed = self._primed(key, entry, d, in_vals, traced, ambient)
                 if primed is not None:
                     key, entry, in_vals, traced, placeholders, made, versions = primed
@@ -886,6 +888,29 @@ class CompiledFunction:
                "generated_code_bytes": int(ma.generated_code_size_in_bytes)}
         out["peak_bytes"] = out["argument_bytes"] + out["output_bytes"] + out["temp_bytes"] - out["alias_bytes"]
         return out
+
+    def _check_dynamic(self, entry, d, traced, in_vals, args, kwargs) -> None:
+        """The first call of a program with dynamic int/float inputs: the call traced with those values as
+        constants must do the same (both traces' jaxprs run eagerly on this call's values, nothing written back:
+        the same slots written with the same values, the same results, a number it returns equal to the constant
+        the other returns). The stand-in catches each use of the value that Python asks it for, but not a check of
+        its type (``isinstance(i, int)`` is False for it; torch's tracer answers True): a function that took
+        another path that way would have it baked into the program that every later value runs. A difference, or a
+        static trace that fails, raises ``Concrete``: the arguments are specialized again."""
+        ds = S.discover(self.fn, args, kwargs, views=self._views)
+        probe = _Entry()
+        s_in = [s.get() for s in ds.slots]
+        try:
+            closed, shape = jax.make_jaxpr(self._pure(probe, lambda: (ds, args, kwargs), count=False),
+                                           return_shape=True)(s_in)
+            dyn_out = _by_output(_run_copies(traced.jaxpr, in_vals), traced.out_info)
+            static_out = _by_output(_run_copies(closed, s_in), shape)
+            same = _agree(entry.spec, probe.spec, d, ds, dyn_out, static_out)
+        except Exception as exc:  # noqa: BLE001  (the static trace would fail: no program to check against)
+            raise Concrete(f"the function traced with constants failed ({type(exc).__name__})") from exc
+        if not same:
+            raise Concrete("the program with its int/float arguments as inputs does other than with them as "
+                           "constants (a check of their type: isinstance(i, int))")
 
     def _respecialize(self, d, key, last, exc) -> bool:
         """A trace with dynamic int/float arguments failed (their value was needed: ``_symbolic.Concrete``, or
@@ -1685,6 +1710,75 @@ class CompiledFunction:
             node_entry.set(closed.jaxpr, [None if t else c for c, t in zip(consts, tracer)], fidx, avals)
             return outs, [c for c, t in zip(consts, tracer) if t]
         return jax.jit(program), node_entry
+
+
+def _run_copies(closed, vals) -> list:
+    """A traced program's outputs, its jaxpr run eagerly on copies of ``vals`` (and of its constants): an
+    optimizer's jitted group step inside donates its state, which the other program still reads."""
+    def fresh(a):
+        return jax.numpy.array(a, copy=True) if isinstance(a, jax.Array) else a
+    return jax.core.eval_jaxpr(closed.jaxpr, [fresh(c) for c in closed.consts],
+                               *[fresh(a) for a in jax.tree_util.tree_leaves(vals)])
+
+
+def _by_output(leaves: list, tree) -> list:
+    """A program's flat output leaves grouped per top-level output (``tree``: its pytree of outputs, a list)."""
+    it = iter(leaves)
+    return [[next(it) for _ in range(t.num_leaves)] for t in jax.tree_util.tree_structure(tree).children()]
+
+
+_SLOT_KINDS = ("slot", "view", "grad", "aview", "ostate", "gview")  # result kinds whose [1] is a slot index
+
+
+def _agree(dspec, sspec, d, ds, dyn_out: list, static_out: list) -> bool:
+    """``CompiledFunction._check_dynamic``: the program with dynamic scalar inputs (``dspec``, over ``d``'s slots)
+    and the one with them constants (``sspec``, over ``ds``'s: the same without the ScalarArgSlots) write the same
+    slots with the same values and return the same results (a number: the constant the other returns)."""
+    keep = [i for i, s in enumerate(d.slots) if type(s) is not S.ScalarArgSlot]
+    if len(keep) != len(ds.slots) or any(d.slots[i].name != ds.slots[j].name for j, i in enumerate(keep)):
+        return False
+    to_s = {i: j for j, i in enumerate(keep)}
+    if [(to_s.get(i), dt, b) for i, dt, b in dspec.outputs] != [tuple(o) for o in sspec.outputs] or \
+            [(to_s.get(i), dt, b) for i, _, dt, b in dspec.zeros] != [(i, dt, b) for i, _, dt, b in sspec.zeros] or \
+            [e[0] for e in dspec.effects] != [e[0] for e in sspec.effects] or \
+            len(dspec.result_meta) != len(sspec.result_meta):
+        return False
+    dn, sn = dspec.n_slot_out, sspec.n_slot_out
+    if not _same_values(sum(dyn_out[:dn], []), sum(static_out[:sn], [])):
+        return False
+    dr, sr = iter(dyn_out[dn:]), iter(static_out[sn:])
+    for md, ms in zip(dspec.result_meta, sspec.result_meta):
+        a = next(dr) if md[0] in ("t", "num") else None
+        b = next(sr) if ms[0] in ("t", "num") else None
+        if md[0] == "num" and len(md) == 2 and ms[0] == "const":  # (``return i + 1``: the constant, its type)
+            if type(ms[1]) is not md[1] or not _same_values([np.asarray(a[0]).astype(np.asarray(ms[1]).dtype)],
+                                                            [np.asarray(ms[1])]):
+                return False
+        elif md[0] in _SLOT_KINDS:
+            if (md[0], to_s.get(md[1])) + tuple(md[2:]) != tuple(ms):
+                return False
+        elif md[0] != ms[0] or (md[0] in ("t", "num") and (md[1:] != ms[1:] or not _same_values(a, b))) or \
+                (md[0] not in ("t", "num") and md != ms):
+            return False
+    return _same_values(sum(dr, []), sum(sr, []))
+
+
+def _same_values(a: list, b: list) -> bool:
+    """Two programs' outputs agree: shapes and dtypes exactly, values to float32 rounding (a traced exponent is
+    ``pow``, a constant one ``integer_pow``)."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        x, y = np.asarray(x), np.asarray(y)
+        if x.shape != y.shape or x.dtype != y.dtype:
+            return False
+        if x.dtype.kind in "fc" or x.dtype == jax.numpy.bfloat16:
+            wide = np.complex128 if x.dtype.kind == "c" else np.float64
+            if not np.allclose(x.astype(wide), y.astype(wide), rtol=1e-4, atol=1e-6, equal_nan=True):
+                return False
+        elif not np.array_equal(x, y):
+            return False
+    return True
 
 
 def _locate(d, target):

@@ -322,3 +322,25 @@ def test_the_functions_own_except_does_not_hide_a_needed_value():
     cf = ft.compile(fn)
     for i in (1, 2, 3, 4):
         assert cf(ft.ones(2), i).tolist() == [float(i)] * 2
+
+
+def test_a_type_check_on_the_argument_specializes_it_again():
+    """``isinstance(n, int)`` is False for the stand-in (torch's tracer says True): the first program with the
+    argument as an input is checked against the call traced with it as a constant, and specialized again on a
+    difference, where it ran the other branch for every later value."""
+    def fn(x, n):
+        if isinstance(n, int):
+            return x * n
+        return x
+
+    cf = ft.compile(fn)
+    for n in (1, 2, 3, 4, 3):
+        assert cf(ft.ones(2), n).tolist() == [float(n)] * 2
+    assert cf.stats["eager_calls"] == 0
+
+
+def test_the_check_passes_a_function_that_does_not_use_the_value():
+    cf = ft.compile(lambda x, epoch: x + 1)  # (an argument passed for logging: one program for every value)
+    for n in range(5):
+        assert cf(ft.ones(2), n).tolist() == [2.0, 2.0]
+    assert cf.stats["traces"] == 2 and cf.stats["cache_hits"] == 3

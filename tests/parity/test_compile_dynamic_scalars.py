@@ -331,12 +331,13 @@ def test_a_type_check_on_the_argument_specializes_it_again():
     def fn(x, n):
         if isinstance(n, int):
             return x * n
-        return x
+        return x * 1.0
 
-    cf = ft.compile(fn)
-    for n in (1, 2, 3, 4, 3):
-        assert cf(ft.ones(2), n).tolist() == [float(n)] * 2
-    assert cf.stats["eager_calls"] == 0
+    for values in ((1, 2, 3, 4, 3), (0, 1, 2, 3)):  # (the second: both branches give x at n = 1)
+        cf = ft.compile(fn)
+        for n in values:
+            assert cf(ft.ones(2), n).tolist() == [float(n)] * 2
+        assert cf.stats["eager_calls"] == 0
 
 
 def test_the_check_passes_a_function_that_does_not_use_the_value():

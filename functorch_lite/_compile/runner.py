@@ -890,42 +890,38 @@ class CompiledFunction:
         return out
 
     def _check_dynamic(self, entry, d, traced, in_vals, args, kwargs) -> None:
-        """The first call of a program with dynamic int/float inputs: the call traced with those values as
-        constants must do the same, at this call's values and at other ones (``_probe_value``; both traces'
-        jaxprs run eagerly on copies of the slots' values, nothing written back: the same slots written with the
-        same values, the same results, a number it returns equal to the constant the other returns). The
-        stand-in catches each use of the value that Python asks it for, but not a check of its type
-        (``isinstance(i, int)`` is False for it; torch's tracer answers True): a function that took another path
-        that way would have it baked into the program that every later value runs (``x * n if isinstance(n, int)
-        else x`` agrees with ``x`` at n = 1: hence the second value). A difference, or a static trace that fails,
-        raises ``Concrete``: the arguments are specialized again."""
-        subs = [(i, s) for i, s in enumerate(d.slots) if type(s) is S.ScalarArgSlot]
-        for probe_values in (False, True):
-            a2, k2, vin = args, kwargs, in_vals
-            if probe_values:
-                a2, k2, vin = list(args), dict(kwargs), list(in_vals)
-                for i, s in subs:
-                    v = _probe_value(s.value)
-                    vin[i] = np.int64(v) if type(v) is int else np.float64(v)
-                    if type(s.pos) is int:
-                        a2[s.pos] = v
-                    else:
-                        k2[s.pos] = v
-                a2 = tuple(a2)
-            ds = S.discover(self.fn, a2, k2, views=self._views)
-            probe = _Entry()
-            s_in = [s.get() for s in ds.slots]
-            try:
-                closed, shape = jax.make_jaxpr(self._pure(probe, lambda: (ds, a2, k2), count=False),
-                                               return_shape=True)(s_in)
-                dyn_out = _by_output(_run_copies(traced.jaxpr, vin), traced.out_info)
-                static_out = _by_output(_run_copies(closed, s_in), shape)
-                same = _agree(entry.spec, probe.spec, d, ds, dyn_out, static_out)
-            except Exception as exc:  # noqa: BLE001  (the static trace would fail: no program to check against)
-                raise Concrete(f"the function traced with constants failed ({type(exc).__name__})") from exc
-            if not same:
-                raise Concrete("the program with its int/float arguments as inputs does other than with them as "
-                               "constants (a check of their type: isinstance(i, int))")
+        """The first call of a program with dynamic int/float inputs: the call traced with other values of them
+        as constants (``_probe_value``) must do what the program does at those values (both run on this call's
+        slot values, nothing written back: the same slots written with the same values, the same results, a number
+        it returns equal to the constant the other returns). The stand-in catches each use of the value that
+        Python asks it for, but not a check of its type (``isinstance(i, int)`` is False for it; torch's tracer
+        answers True): a function that took another path that way would have it baked into the program that every
+        later value runs. Other values than this call's: ``x * n if isinstance(n, int) else x * 1.0`` agrees at
+        n = 1. A difference, or a static trace that fails, raises ``Concrete``: the arguments are specialized
+        again. (Two more programs compiled, once per function: the check's.)"""
+        a2, k2, vin = list(args), dict(kwargs), list(in_vals)
+        for i, s in enumerate(d.slots):
+            if type(s) is S.ScalarArgSlot:
+                v = _probe_value(s.value)
+                vin[i] = np.int64(v) if type(v) is int else np.float64(v)
+                if type(s.pos) is int:
+                    a2[s.pos] = v
+                else:
+                    k2[s.pos] = v
+        a2 = tuple(a2)
+        ds = S.discover(self.fn, a2, k2, views=self._views)
+        probe = _Entry()
+        s_in = [s.get() for s in ds.slots]
+        try:
+            closed, shape = jax.make_jaxpr(self._pure(probe, lambda: (ds, a2, k2), count=False),
+                                           return_shape=True)(s_in)
+            same = _agree(entry.spec, probe.spec, d, ds, _by_output(_run_whole(traced.jaxpr, vin), traced.out_info),
+                          _by_output(_run_whole(closed, s_in), shape))
+        except Exception as exc:  # noqa: BLE001  (the static trace would fail: no program to check against)
+            raise Concrete(f"the function traced with constants failed ({type(exc).__name__})") from exc
+        if not same:
+            raise Concrete("the program with its int/float arguments as inputs does other than with them as "
+                           "constants (a check of their type: isinstance(i, int))")
 
     def _respecialize(self, d, key, last, exc) -> bool:
         """A trace with dynamic int/float arguments failed (their value was needed: ``_symbolic.Concrete``, or
@@ -1734,13 +1730,12 @@ def _probe_value(v):
     return v * 1.37 + 0.5 if v == v and abs(v) < 1e300 else v
 
 
-def _run_copies(closed, vals) -> list:
-    """A traced program's outputs, its jaxpr run eagerly on copies of ``vals`` (and of its constants): an
-    optimizer's jitted group step inside donates its state, which the other program still reads."""
-    def fresh(a):
-        return jax.numpy.array(a, copy=True) if isinstance(a, jax.Array) else a
-    return jax.core.eval_jaxpr(closed.jaxpr, [fresh(c) for c in closed.consts],
-                               *[fresh(a) for a in jax.tree_util.tree_leaves(vals)])
+def _run_whole(closed, vals) -> list:
+    """A traced program's outputs on ``vals``: its jaxpr compiled as one program (nothing donated: a jitted call
+    inside, an optimizer's group step, donates its inputs when run on its own, and the program reads them again;
+    run op by op it compiled each op, seconds for a training step)."""
+    return jax.jit(lambda *xs: jax.core.eval_jaxpr(closed.jaxpr, closed.consts, *xs))(
+        *jax.tree_util.tree_leaves(vals))
 
 
 def _by_output(leaves: list, tree) -> list:

@@ -121,48 +121,6 @@ class SymNumber:
             t = work = int if wide is bool else wide
         return SymNumber(f(jnp.asarray(a).astype(_DTYPE[work]), jnp.asarray(b).astype(_DTYPE[work])), t)
 
-    def __add__(self, o):
-        return self._bin(o, jnp.add, "arith")
-
-    def __radd__(self, o):
-        return self._bin(o, jnp.add, "arith", True)
-
-    def __sub__(self, o):
-        return self._bin(o, jnp.subtract, "arith")
-
-    def __rsub__(self, o):
-        return self._bin(o, jnp.subtract, "arith", True)
-
-    def __mul__(self, o):
-        return self._bin(o, jnp.multiply, "arith")
-
-    def __rmul__(self, o):
-        return self._bin(o, jnp.multiply, "arith", True)
-
-    def __pow__(self, o):
-        return self._bin(o, jnp.power, "pow")
-
-    def __rpow__(self, o):
-        return self._bin(o, jnp.power, "pow", True)
-
-    def __lt__(self, o):
-        return self._bin(o, jnp.less, "cmp")
-
-    def __le__(self, o):
-        return self._bin(o, jnp.less_equal, "cmp")
-
-    def __gt__(self, o):
-        return self._bin(o, jnp.greater, "cmp")
-
-    def __ge__(self, o):
-        return self._bin(o, jnp.greater_equal, "cmp")
-
-    def __eq__(self, o):
-        return self._bin(o, jnp.equal, "cmp")
-
-    def __ne__(self, o):
-        return self._bin(o, jnp.not_equal, "cmp")
-
     def _divide(self, other, f, py, reflected=False):
         """``/``, ``//``, ``%`` by a constant: Python raises ZeroDivisionError at 0 (XLA gives inf or garbage), so
         a traced divisor needs the value; a constant one is checked here, with Python's own message."""
@@ -176,24 +134,6 @@ class SymNumber:
         t = float if py is operator.truediv else max(self._t, p[1], key=_ORDER.__getitem__)
         t = int if t is bool else t
         return SymNumber(f(self._v.astype(_DTYPE[t]), jnp.asarray(other).astype(_DTYPE[t])), t)
-
-    def __truediv__(self, o):
-        return self._divide(o, jnp.true_divide, operator.truediv)
-
-    def __rtruediv__(self, o):
-        return self._divide(o, jnp.true_divide, operator.truediv, True)
-
-    def __floordiv__(self, o):
-        return self._divide(o, jnp.floor_divide, operator.floordiv)
-
-    def __rfloordiv__(self, o):
-        return self._divide(o, jnp.floor_divide, operator.floordiv, True)
-
-    def __mod__(self, o):
-        return self._divide(o, jnp.mod, operator.mod)
-
-    def __rmod__(self, o):
-        return self._divide(o, jnp.mod, operator.mod, True)
 
     def _unary(self, f):
         t = int if self._t is bool else self._t
@@ -209,4 +149,23 @@ class SymNumber:
         return self._unary(jnp.abs)
 
 
+def _operators():
+    """SymNumber's binary operators, each with its reflected form: ``_bin`` for + - * ** and the comparisons,
+    ``_divide`` for / // %."""
+    def make(method, f, how, reflected):
+        return lambda self, o: getattr(self, method)(o, f, how, reflected)
+    for name, f, how in (("add", jnp.add, "arith"), ("sub", jnp.subtract, "arith"), ("mul", jnp.multiply, "arith"),
+                         ("pow", jnp.power, "pow")):
+        setattr(SymNumber, f"__{name}__", make("_bin", f, how, False))
+        setattr(SymNumber, f"__r{name}__", make("_bin", f, how, True))
+    for name, f in (("lt", jnp.less), ("le", jnp.less_equal), ("gt", jnp.greater), ("ge", jnp.greater_equal),
+                    ("eq", jnp.equal), ("ne", jnp.not_equal)):
+        setattr(SymNumber, f"__{name}__", make("_bin", f, "cmp", False))
+    for name, f, py in (("truediv", jnp.true_divide, operator.truediv), ("floordiv", jnp.floor_divide,
+                                                                         operator.floordiv), ("mod", jnp.mod, operator.mod)):
+        setattr(SymNumber, f"__{name}__", make("_divide", f, py, False))
+        setattr(SymNumber, f"__r{name}__", make("_divide", f, py, True))
+
+
+_operators()
 numbers.Number.register(SymNumber)  # (taken as a scalar operand where the facade takes a Python number)

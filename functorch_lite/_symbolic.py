@@ -18,16 +18,26 @@ import numbers
 import operator
 
 import jax.numpy as jnp
+from jax import lax
 
 
 class Concrete(BaseException):
     """A traced Python-number argument was used where its value is needed (the runner specializes it). A
     BaseException, as KeyboardInterrupt is: the function's own ``except Exception:`` (``try: n = int(i) except
-    Exception: n = 0``) must not catch it and go on tracing with a wrong value baked in."""
+    Exception: n = 0``) must not catch it and go on tracing with a wrong value baked in. ``src``: the arguments
+    (positions, keyword names) the value came from: only those are specialized again."""
+
+    def __init__(self, msg, src=frozenset()):
+        super().__init__(msg)
+        self.src = src
 
 
 _ORDER = {bool: 0, int: 1, float: 2}
 _DTYPE = {bool: jnp.bool_, int: jnp.int64, float: jnp.float64}
+
+
+def _sources(a, b) -> frozenset:
+    return a._src | b._src if type(b) is SymNumber else a._src
 
 
 def _parts(x):
@@ -42,18 +52,18 @@ def _parts(x):
 
 class SymNumber:
     """A Python int/float/bool argument traced as a 0-d array (see the module docstring). ``_t``: its Python type."""
-    __slots__ = ("_v", "_t")
+    __slots__ = ("_v", "_t", "_src")
 
-    def __init__(self, v, t):
-        self._v, self._t = v, t
+    def __init__(self, v, t, src=frozenset()):
+        self._v, self._t, self._src = v, t, src  # (src: the arguments it was computed from)
 
     @classmethod
-    def of(cls, v, t):
-        return cls(jnp.asarray(v, _DTYPE[t]), t)
+    def of(cls, v, t, src=frozenset()):
+        return cls(jnp.asarray(v, _DTYPE[t]), t, src)
 
     # ---- what needs the value --------------------------------------------------------------------------------
     def _need(self, what):
-        raise Concrete(f"{what} of a dynamic {self._t.__name__} argument")
+        raise Concrete(f"{what} of a dynamic {self._t.__name__} argument", self._src)
 
     def __bool__(self):
         self._need("the truth value")
@@ -119,7 +129,10 @@ class SymNumber:
             t = work = int if wide is bool else wide
         else:
             t = work = int if wide is bool else wide
-        return SymNumber(f(jnp.asarray(a).astype(_DTYPE[work]), jnp.asarray(b).astype(_DTYPE[work])), t)
+        a, b = jnp.asarray(a).astype(_DTYPE[work]), jnp.asarray(b).astype(_DTYPE[work])
+        if kind == "pow" and work is float:  # (C's pow, as Python: a constant int exponent is integer_pow otherwise)
+            return SymNumber(lax.pow(a, lax.optimization_barrier(b)), t, _sources(self, other))
+        return SymNumber(f(a, b), t, _sources(self, other))
 
     def _divide(self, other, f, py, reflected=False):
         """``/``, ``//``, ``%`` by a constant: Python raises ZeroDivisionError at 0 (XLA gives inf or garbage), so
@@ -133,11 +146,14 @@ class SymNumber:
             py(self._t(1), other)  # (Python's ZeroDivisionError, its message for these types)
         t = float if py is operator.truediv else max(self._t, p[1], key=_ORDER.__getitem__)
         t = int if t is bool else t
-        return SymNumber(f(self._v.astype(_DTYPE[t]), jnp.asarray(other).astype(_DTYPE[t])), t)
+        # (the divisor behind a barrier: XLA turns a division by a constant into a product with its reciprocal,
+        # an ulp off Python's correctly rounded quotient: ``i / 10`` at 3 gave 0.30000000000000004)
+        return SymNumber(f(self._v.astype(_DTYPE[t]), lax.optimization_barrier(jnp.asarray(other).astype(_DTYPE[t]))),
+                         t, self._src)
 
     def _unary(self, f):
         t = int if self._t is bool else self._t
-        return SymNumber(f(self._v.astype(_DTYPE[t])), t)
+        return SymNumber(f(self._v.astype(_DTYPE[t])), t, self._src)
 
     def __neg__(self):
         return self._unary(jnp.negative)

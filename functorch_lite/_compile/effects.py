@@ -138,11 +138,13 @@ def _object_writes(snaps, attrs: dict) -> None:
                 all(map(is_, now, before)):
             continue
         for k, v in list(now.items()):
-            if before.get(k, _UNSET) is not v and (o, k) not in attrs:
-                attrs[(o, k)] = before.get(k, _UNSET)
+            key = _module.AttrKey((o, k))
+            if before.get(k, _UNSET) is not v and key not in attrs:
+                attrs[key] = before.get(k, _UNSET)
         for k, v in before.items():
-            if k not in now and (o, k) not in attrs:
-                attrs[(o, k)] = v
+            key = _module.AttrKey((o, k))
+            if k not in now and key not in attrs:
+                attrs[key] = v
 
 
 def _contents(c) -> list:

@@ -924,12 +924,15 @@ class CompiledFunction:
                            "constants (a check of their type: isinstance(i, int))")
 
     def _respecialize(self, d, key, last, exc) -> bool:
-        """A trace with dynamic int/float arguments failed (their value was needed: ``_symbolic.Concrete``, or
-        anything else a SymNumber met): those arguments are constants again, from now on, and the call is made
-        again (its own program per value, as before they were dynamic). True when that is to be done."""
+        """A trace with dynamic int/float arguments failed (their value was needed: ``_symbolic.Concrete``, which
+        names the arguments it came from, or anything else a SymNumber met: all of them): those arguments are
+        constants again, from now on, and the call is made again (its own program per value, as before they were
+        dynamic). True when that is to be done."""
         pos = {s.pos for s in d.slots if type(s) is S.ScalarArgSlot}
         if not pos or TRACING[0]:
             return False
+        if isinstance(exc, Concrete) and exc.src and exc.src <= pos:  # (only the arguments it came from)
+            pos = set(exc.src)
         log.debug("functorch_lite.compile: %s: specializing %s again (%s)", self.__name__, sorted(map(str, pos)), exc)
         self._pinned |= pos
         self._dyn = self._dyn - pos
@@ -1242,38 +1245,40 @@ class CompiledFunction:
                 return out_vals
             finally:
                 _module.SETATTR_LOG[0], _module.REGISTRY_LOG[0] = prev_attrs, prev_tables
-                _object_writes(snaps, attrs)  # (a graph break part way: what ran so far is put back too)
-                _restore(bindings, attrs)
-                _restore_tables(tables)
-                for _, c, before in boxes or ():
-                    if not _identical_contents(_contents(c), before):
-                        _set_contents(c, before)
-                for sc, st, before in scaled:  # (its per-optimizer dict: what the trace put there goes)
-                    st.clear()
-                    st.update(before)
-                for sch in patched:
-                    sch.__dict__.pop("step", None)
-                    sch.__dict__.pop("get_last_lr", None)
-                for g, lr in reversed(stale):
-                    g["lr"] = lr
-                for o, v in reversed(stepped):
-                    if v is _UNSET:
-                        o.__dict__.pop("_opt_called", None)
-                    else:
-                        o._opt_called = v
-                _storage.undo_sets(slog)  # (before the slots: a slot's logged "old" value is its traced one)
-                for st, arr, ver in wlog.values():  # writes first: a slot's logged "old" value is a tracer
-                    st.version = ver
-                    if not isinstance(arr, jax.core.Tracer):
-                        st.array = arr
-                for s, o in zip(slots, origs):
-                    s.restore(o)
-                _storage.WRITE_LOG[0] = prev_log
-                _storage.SET_LOG[0] = prev_slog
-                _optim.FIRST_STEPS[0] = prev_firsts
-                recorder.__exit__()
-                _deferred.end(prev_checks)
-                TRACING[0] -= 1
+                try:  # (what the trace changed is put back; the switches below are reset whatever raises here)
+                    _object_writes(snaps, attrs)  # (a graph break part way: what ran so far is put back too)
+                    _restore(bindings, attrs)
+                    _restore_tables(tables)
+                    for _, c, before in boxes or ():
+                        if not _identical_contents(_contents(c), before):
+                            _set_contents(c, before)
+                    for sc, st, before in scaled:  # (its per-optimizer dict: what the trace put there goes)
+                        st.clear()
+                        st.update(before)
+                    for sch in patched:
+                        sch.__dict__.pop("step", None)
+                        sch.__dict__.pop("get_last_lr", None)
+                    for g, lr in reversed(stale):
+                        g["lr"] = lr
+                    for o, v in reversed(stepped):
+                        if v is _UNSET:
+                            o.__dict__.pop("_opt_called", None)
+                        else:
+                            o._opt_called = v
+                    _storage.undo_sets(slog)  # (before the slots: a slot's logged "old" value is its traced one)
+                    for st, arr, ver in wlog.values():  # writes first: a slot's logged "old" value is a tracer
+                        st.version = ver
+                        if not isinstance(arr, jax.core.Tracer):
+                            st.array = arr
+                    for s, o in zip(slots, origs):
+                        s.restore(o)
+                finally:
+                    _storage.WRITE_LOG[0] = prev_log
+                    _storage.SET_LOG[0] = prev_slog
+                    _optim.FIRST_STEPS[0] = prev_firsts
+                    recorder.__exit__()
+                    _deferred.end(prev_checks)
+                    TRACING[0] -= 1
         return pure
 
     def _collect(self, d, in_vals, result, deferred, wlog, effects=(), put_grads=None):

@@ -613,9 +613,11 @@ def _names_uncached(code) -> list:
 
 
 def dynamic_scalar(a) -> bool:
-    """An int or float (not a bool) that an int64 / float64 input holds."""
+    """An int or float (not a bool) that may be a program input. An int only within int32's range: the program
+    computes with it in int64, which wraps where Python's ints do not (``n * n`` at 2**32 is 0), so a larger one
+    stays a constant; products of two such, and ``i / n`` through float64, are Python's."""
     t = type(a)
-    return t is float or t is int and -(1 << 63) <= a < (1 << 63)
+    return t is float or t is int and -(1 << 31) <= a < (1 << 31)
 
 
 def discover(fn, args, kwargs, plan=None, views=False, dyn=()) -> Discovery:

@@ -58,3 +58,28 @@ def test_closure_list_still_grows():
     for k in range(3):
         cf(ft.ones(1) * k)
     assert [t.tolist() for t in hist] == [[0.0], [2.0], [4.0]]
+
+
+def test_an_attribute_of_an_unhashable_object():
+    """A dataclass (eq=True: unhashable) given as an argument, its attribute set inside: the attribute log hashed
+    the object (TypeError), raised again in the trace's clean-up, which then left the recorder patching print and
+    every later compiled call of any function running inline."""
+    import builtins
+    import dataclasses
+
+    from functorch_lite._compile import runner
+
+    @dataclasses.dataclass
+    class State:
+        step: int = 0
+
+    def fn(x, st, i):
+        st.step = i
+        return x * 2
+
+    cf = ft.compile(fn)
+    for i in (1, 2, 3):
+        st = State()
+        assert cf(ft.ones(2), st, i).tolist() == [2.0, 2.0] and st == State(i)
+    assert runner.TRACING == [0] and builtins.print.__module__ == "builtins"
+    assert cf.stats["eager_calls"] == 0 and cf.stats["traces"] == 2

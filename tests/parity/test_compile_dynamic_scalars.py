@@ -244,9 +244,9 @@ def test_bools_and_huge_ints_stay_constants():
     for flag in (True, False, True):
         assert cf(ft.ones(1), flag).tolist() == [2.0 if flag else 0.0]
     assert cf.stats["traces"] == 2 and cf.stats["cache_hits"] == 1
-    big = ft.compile(lambda x, n: x * (n % 7))
-    for n in (1 << 70, (1 << 70) + 1, 3, 4, 5):
-        assert big(ft.ones(1), n).tolist() == [float(n % 7)]
+    big = ft.compile(lambda x, n: x * (n * n % 7))
+    for n in (1 << 70, 1 << 32, 3, 4, 5):  # (n * n at 2**32 wraps to 0 in int64)
+        assert big(ft.ones(1), n).tolist() == [float(n * n % 7)]
     # two huge values (constants), then 3 (an input: the value changed; reused for 4 and 5): 3 programs
     assert big.stats["traces"] == 3 and big.stats["cache_hits"] == 2
 
@@ -368,3 +368,15 @@ def test_an_adam_step_with_a_target_check_and_a_step_argument():
     want, _ = run(False)
     np.testing.assert_allclose(got, want, rtol=1e-6)
     assert f.stats["traces"] == 2 and f.stats["cache_hits"] == 3
+
+
+def test_only_the_argument_whose_value_is_needed_is_specialized_again():
+    """A step counter (traced) beside an option used as an op's static argument (``alpha=``): the option goes back
+    to a program per value, the counter stays an input (both were specialized again: a program per step until
+    the cache limit)."""
+    cf = ft.compile(lambda x, step, alpha: x.add(x, alpha=alpha) * step)
+    for step in range(12):
+        alpha = (0.5, 0.25)[step % 2]
+        assert cf(ft.ones(2), step, alpha).tolist() == [(1 + alpha) * step] * 2
+    # the first call; both changed: one trace that needed alpha, then step an input with alpha 0.25, and with 0.5
+    assert cf.stats["eager_calls"] == 0 and cf.stats["traces"] == 4 and cf.stats["cache_hits"] == 9

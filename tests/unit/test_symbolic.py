@@ -6,8 +6,10 @@ import operator
 import jax
 import pytest
 
-import functorch_lite  # noqa: F401  (x64 on)
+import functorch_lite as _ft  # (x64 on)
 from functorch_lite._symbolic import Concrete, SymNumber
+
+assert _ft.float64  # (importing functorch_lite turns JAX x64 on)
 
 OPS = {
     "add": lambda a, b: a + b, "radd": lambda a, b: b + a, "sub": lambda a, b: a - b, "rsub": lambda a, b: b - a,
@@ -58,3 +60,28 @@ def test_a_constant_zero_divisor_raises_pythons_error():
             op(t(3), 0)
         except ZeroDivisionError as py:
             assert str(e.value) == str(py) and msg
+
+
+def test_divisions_and_powers_round_as_python():
+    """XLA rewrites a division by a constant as a product with its reciprocal and a constant int exponent as
+    repeated products: each an ulp off Python's correctly rounded result (``i / 10`` at 3: 0.30000000000000004).
+    Checked with XLA's default flags, as a user runs (in a fresh process: the suite's compile-time flags, -O1
+    without LLVM's expensive passes, let a division by a constant behind the barrier be rounded otherwise)."""
+    import subprocess
+    import sys
+    code = """
+import jax, numpy as np
+import functorch_lite
+from functorch_lite._symbolic import SymNumber
+rng = np.random.default_rng(0)
+floats = list(rng.uniform(-100, 100, 200))
+div = jax.jit(lambda v: (SymNumber(v, int) / 10)._v)
+assert [div(i).item() for i in range(-50, 200)] == [i / 10 for i in range(-50, 200)]
+for f in (lambda s: s / 3, lambda s: (1 - s) / 7, lambda s: s ** 3, lambda s: s // 0.1, lambda s: s % -6):
+    run = jax.jit(lambda v: f(SymNumber(v, float))._v)
+    assert [run(v).item() for v in floats] == [f(float(v)) for v in floats], f
+print("ok")
+"""
+    env = {k: v for k, v in __import__("os").environ.items() if k != "XLA_FLAGS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert out.stdout.strip().endswith("ok"), out.stderr[-2000:]

@@ -126,9 +126,24 @@ def _registration_hooks(table: dict, module, name: str, value):
 # Bumped by every change to any module's parameter/buffer/submodule registry (and by creating one): compiled
 # functions reuse what they discovered about a module tree while this is unchanged (_compile/state.py).
 STRUCTURE_EPOCH = [0]
-# while compile traces a function: {(module, name): value before} of the plain attributes it sets (put back
+# while compile traces a function: {AttrKey((module, name)): value before} of the plain attributes it sets (put back
 # after the trace, and the rebinding replayed after every call: _compile.runner)
 SETATTR_LOG: list = [None]
+
+
+class AttrKey(tuple):
+    """``(object, attribute name)``, a key of SETATTR_LOG by the object's identity: a dataclass with ``eq=True``
+    (or any class defining ``__eq__`` alone) is unhashable, and two equal objects are two places."""
+    __slots__ = ()
+
+    def __hash__(self):
+        return hash((id(self[0]), self[1]))
+
+    def __eq__(self, other):
+        return type(other) is AttrKey and self[0] is other[0] and self[1] == other[1]
+
+    def __ne__(self, other):
+        return not self == other
 # while compile traces a function: {id(table): (table, its items before)} of the _Registry tables it changes (a
 # buffer rebound, ``register_buffer``, a hook added; None for a table made while tracing): put back after the
 # trace; a buffers table's changes are replayed after every call, any other table's are a graph break
@@ -318,8 +333,8 @@ class Module(StateDictMixin):
             if name != "training":  # (a guard read on every call) compiled functions walk attributes again
                 STRUCTURE_EPOCH[0] += 1
             log = SETATTR_LOG[0]  # (``training`` too: ``model.eval()`` inside a compiled function is replayed)
-            if log is not None and (self, name) not in log:
-                log[(self, name)] = d.get(name, _UNSET)
+            if log is not None and AttrKey((self, name)) not in log:
+                log[AttrKey((self, name))] = d.get(name, _UNSET)
             object.__setattr__(self, name, value)
 
     def _drop(self, name: str, keep: str) -> None:

@@ -148,8 +148,9 @@ class Discovery:
                         self.visit(h, f"{name}.{table}[{k}]", 1)
 
     def argument(self, a, name, pos, views: bool) -> None:
-        """A top-level argument: with ``views``, a view that needs no gradient is an ``ArgViewSlot`` (its values
-        the input, not its storage's: a batch sliced from a dataset), anything else is walked."""
+        """A top-level argument: an int or float at a dynamic position (``discover``'s ``dyn``) is a
+        ``ScalarArgSlot``; with ``views``, a view that needs no gradient is an ``ArgViewSlot`` (its values the input,
+        not its storage's: a batch sliced from a dataset); anything else is walked."""
         if dynamic_scalar(a):  # (only for the positions ``dyn`` names: discover)
             self.slots.append(ScalarArgSlot(a, name, pos))
             self.view_pos += (pos,)

@@ -728,6 +728,24 @@ class Tensor:
         return self.to(device_type, dt, non_blocking=non_blocking)
 
 
+def zero_grads(params, set_to_none: bool) -> None:
+    """``Module.zero_grad`` / ``Optimizer.zero_grad``: each ``.grad`` to None, or zeroed in place
+    (``set_to_none=False``: the same tensor object, detached, as torch's, so a reference held to it keeps
+    following it)."""
+    for p in params:
+        g = p._grad
+        if g is None:
+            continue
+        if set_to_none:
+            p.grad = None
+        else:
+            if g.grad_fn is not None:
+                g.detach_()
+            else:
+                g.requires_grad_(False)
+            g.zero_()
+
+
 def with_memory_order(t, order, strides):
     """Re-lay ``t`` (a fresh, non-view result) in memory order ``order`` with PyTorch's ``strides``:
     its storage holds the values permuted to ``order`` and ``t`` becomes a permuted (non-autograd)

@@ -210,7 +210,14 @@ def outer(input, vec2):
 
 
 def _addmm_rule(op, sig, sargs):
+    """torch's addmm checks the added tensor's dtype against mat2's, then mat1's (where it took ``input`` cast to
+    the product's dtype: a float64 bias on a float32 product came back float32)."""
     from .._promotion import rule_matmul
+    i, a, b = sig
+    if type(b) is tuple and type(i) is tuple and i[1] is not b[1]:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {i[1].short} and {b[1].short}")
+    if type(a) is tuple and type(b) is tuple and a[1] is not b[1] and a[0] == b[0] == 2:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {a[1].short} and {b[1].short}")
     rule_matmul(op, sig[1:], sargs)
     dt = sig[1][1]
     return (dt, None, None), (dt,)

@@ -74,11 +74,15 @@ def _linear_check(targs, sargs):
             rows *= s
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
                            f"{w._shape[-1]}x{w._shape[0]})")
-    if x.dtype is not w.dtype:
-        cx, cw = (_C_NAMES.get(d.name, d.name) for d in (x.dtype, w.dtype))
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {cx} != {cw}")
+    # (torch's linear is addmm with a bias, its checks in that order: the bias's dtype, then the input's; mm's
+    # wording without one)
     if b is not None and b.dtype is not w.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {b.dtype.short} and {w.dtype.short}")
+    if x.dtype is not w.dtype:
+        if b is not None:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {x.dtype.short} and {w.dtype.short}")
+        cx, cw = (_C_NAMES.get(d.name, d.name) for d in (x.dtype, w.dtype))
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {cx} != {cw}")
     if b is not None:  # (torch's addmm on the input flattened to 2-D: the rows in its message)
         out = w._shape[0] if len(w._shape) == 2 else 1
         expands_to(b, (math.prod(x._shape[:-1]), out))  # (a 1-D input: one row)

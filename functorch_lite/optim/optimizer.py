@@ -38,7 +38,7 @@ import optax
 from .. import _config
 from .._tensor import storage as _storage
 from .._tensor.legacy import typename as _typename
-from .._tensor.tensor import Tensor
+from .._tensor.tensor import Tensor, zero_grads
 from .._symbolic import SymNumber
 from ..autograd.grad_mode import no_grad
 from .._warn import user_stacklevel as _user_stacklevel
@@ -281,19 +281,7 @@ class Optimizer:
     # ---- gradients ------------------------------------------------------------------------------------
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients: to None (default) or to zeros in place (``set_to_none=False``)."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                g = p._grad
-                if g is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    if g.grad_fn is not None:
-                        g.detach_()
-                    else:
-                        g.requires_grad_(False)
-                    g.zero_()
+        zero_grads([p for group in self.param_groups for p in group["params"]], set_to_none)
 
     def __setattr__(self, name, value):
         """``optimizer.state = defaultdict(dict)`` (a reset, as torch's optimizers read whatever ``self.state``

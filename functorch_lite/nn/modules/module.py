@@ -7,7 +7,7 @@ from collections import OrderedDict
 from typing import Any, Callable, Iterator
 
 from ..._tensor.legacy import typename as _typename
-from ..._tensor.tensor import Tensor
+from ..._tensor.tensor import Tensor, zero_grads
 from ..parameter import Buffer, Parameter
 from ._state_dict import StateDictMixin, _IncompatibleKeys  # noqa: F401  (re-exported)
 from ...autograd.grad_mode import is_grad_enabled as _grad_enabled
@@ -436,14 +436,7 @@ class Module(StateDictMixin):
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        for p in self.parameters():
-            if p.grad is not None:
-                if set_to_none:
-                    p.grad = None
-                else:
-                    g = p.grad.detach()
-                    g.zero_()
-                    p.grad = g
+        zero_grads(self.parameters(), set_to_none)
 
     def apply(self, fn: Callable[["Module"], None]) -> "Module":
         for m in self.children():

@@ -32,12 +32,48 @@ class Concrete(BaseException):
         self.src = src
 
 
+# While a compiled function is traced with dynamic arguments: (their values this call {position: value}, the log
+# of the branches taken [(expression, outcome)]). A truth value asked for then is the branch this call takes,
+# computed in Python from the expression (``_eval``), and the program is kept for the calls whose values take the
+# same branches (the runner adds the outcomes to its key): torch's guards on a SymBool (``if step % k == 0``).
+GUARD: list = [None]
+
 _ORDER = {bool: 0, int: 1, float: 2}
 _DTYPE = {bool: jnp.bool_, int: jnp.int64, float: jnp.float64}
 
 
 def _sources(a, b) -> frozenset:
     return a._src | b._src if type(b) is SymNumber else a._src
+
+
+def _const(x):
+    """A constant as an expression leaf: its type and repr (hashable and equal to itself for nan too)."""
+    return ("c", type(x).__name__, repr(x))
+
+
+_FROM = {"int": int, "float": float, "bool": lambda r: r == "True"}
+
+
+def _expr(a, b, name, reflected=False):
+    """The expression of ``a <name> b`` (``a`` a SymNumber, ``b`` one or a Python number), None where ``a``'s is
+    unknown."""
+    ea = a._e
+    eb = b._e if type(b) is SymNumber else _const(b)
+    if ea is None or eb is None:
+        return None
+    return ("o", name, eb, ea) if reflected else ("o", name, ea, eb)
+
+
+def _eval(e, env):
+    """An expression's value in Python, the arguments' values ``env`` {position: value} in its leaves."""
+    k = e[0]
+    if k == "a":
+        return env[e[1]]
+    if k == "c":
+        return _FROM[e[1]](e[2])
+    if k == "u":
+        return getattr(operator, e[1])(_eval(e[2], env))
+    return getattr(operator, e[1])(_eval(e[2], env), _eval(e[3], env))
 
 
 def _parts(x):
@@ -52,20 +88,29 @@ def _parts(x):
 
 class SymNumber:
     """A Python int/float/bool argument traced as a 0-d array (see the module docstring). ``_t``: its Python type."""
-    __slots__ = ("_v", "_t", "_src")
+    __slots__ = ("_v", "_t", "_src", "_e")
 
-    def __init__(self, v, t, src=frozenset()):
-        self._v, self._t, self._src = v, t, src  # (src: the arguments it was computed from)
+    def __init__(self, v, t, src=frozenset(), e=None):
+        # src: the arguments it was computed from; e: how, as an expression of them (``_eval``)
+        self._v, self._t, self._src, self._e = v, t, src, e
 
     @classmethod
-    def of(cls, v, t, src=frozenset()):
-        return cls(jnp.asarray(v, _DTYPE[t]), t, src)
+    def of(cls, v, t, src=frozenset(), e=None):
+        return cls(jnp.asarray(v, _DTYPE[t]), t, src, e)
 
     # ---- what needs the value --------------------------------------------------------------------------------
     def _need(self, what):
         raise Concrete(f"{what} of a dynamic {self._t.__name__} argument", self._src)
 
     def __bool__(self):
+        g = GUARD[0]
+        if g is not None and self._e is not None:  # (a branch: this call's, kept as a guard of the program)
+            try:
+                out = bool(_eval(self._e, g[0]))
+            except Exception:  # noqa: BLE001  (Python raises on these values: no branch to take)
+                self._need("the truth value")
+            g[1].append((self._e, out))
+            return out
         self._need("the truth value")
 
     def __index__(self):
@@ -110,7 +155,7 @@ class SymNumber:
         return self._v
 
     # ---- arithmetic: Python's result types --------------------------------------------------------------------
-    def _bin(self, other, f, kind, reflected=False):
+    def _bin(self, other, f, kind, reflected=False, name=None):
         p = _parts(other)
         if p is None:
             return NotImplemented  # (a tensor: its reflected op takes this as a scalar operand)
@@ -130,11 +175,12 @@ class SymNumber:
         else:
             t = work = int if wide is bool else wide
         a, b = jnp.asarray(a).astype(_DTYPE[work]), jnp.asarray(b).astype(_DTYPE[work])
+        e = _expr(self, other, name, reflected)
         if kind == "pow" and work is float:  # (C's pow, as Python: a constant int exponent is integer_pow otherwise)
-            return SymNumber(lax.pow(a, lax.optimization_barrier(b)), t, _sources(self, other))
-        return SymNumber(f(a, b), t, _sources(self, other))
+            return SymNumber(lax.pow(a, lax.optimization_barrier(b)), t, _sources(self, other), e)
+        return SymNumber(f(a, b), t, _sources(self, other), e)
 
-    def _divide(self, other, f, py, reflected=False):
+    def _divide(self, other, f, py, reflected=False, name=None):
         """``/``, ``//``, ``%`` by a constant: Python raises ZeroDivisionError at 0 (XLA gives inf or garbage), so
         a traced divisor needs the value; a constant one is checked here, with Python's own message."""
         p = _parts(other)
@@ -149,38 +195,38 @@ class SymNumber:
         # (the divisor behind a barrier: XLA turns a division by a constant into a product with its reciprocal,
         # an ulp off Python's correctly rounded quotient: ``i / 10`` at 3 gave 0.30000000000000004)
         return SymNumber(f(self._v.astype(_DTYPE[t]), lax.optimization_barrier(jnp.asarray(other).astype(_DTYPE[t]))),
-                         t, self._src)
+                         t, self._src, _expr(self, other, name))
 
-    def _unary(self, f):
+    def _unary(self, f, name):
         t = int if self._t is bool else self._t
-        return SymNumber(f(self._v.astype(_DTYPE[t])), t, self._src)
+        return SymNumber(f(self._v.astype(_DTYPE[t])), t, self._src, None if self._e is None else ("u", name, self._e))
 
     def __neg__(self):
-        return self._unary(jnp.negative)
+        return self._unary(jnp.negative, "neg")
 
     def __pos__(self):
-        return self._unary(jnp.positive)
+        return self._unary(jnp.positive, "pos")
 
     def __abs__(self):
-        return self._unary(jnp.abs)
+        return self._unary(jnp.abs, "abs")
 
 
 def _operators():
     """SymNumber's binary operators, each with its reflected form: ``_bin`` for + - * ** and the comparisons,
     ``_divide`` for / // %."""
-    def make(method, f, how, reflected):
-        return lambda self, o: getattr(self, method)(o, f, how, reflected)
+    def make(method, f, how, reflected, name):
+        return lambda self, o: getattr(self, method)(o, f, how, reflected, name)
     for name, f, how in (("add", jnp.add, "arith"), ("sub", jnp.subtract, "arith"), ("mul", jnp.multiply, "arith"),
                          ("pow", jnp.power, "pow")):
-        setattr(SymNumber, f"__{name}__", make("_bin", f, how, False))
-        setattr(SymNumber, f"__r{name}__", make("_bin", f, how, True))
+        setattr(SymNumber, f"__{name}__", make("_bin", f, how, False, name))
+        setattr(SymNumber, f"__r{name}__", make("_bin", f, how, True, name))
     for name, f in (("lt", jnp.less), ("le", jnp.less_equal), ("gt", jnp.greater), ("ge", jnp.greater_equal),
                     ("eq", jnp.equal), ("ne", jnp.not_equal)):
-        setattr(SymNumber, f"__{name}__", make("_bin", f, "cmp", False))
+        setattr(SymNumber, f"__{name}__", make("_bin", f, "cmp", False, name))
     for name, f, py in (("truediv", jnp.true_divide, operator.truediv), ("floordiv", jnp.floor_divide,
                                                                          operator.floordiv), ("mod", jnp.mod, operator.mod)):
-        setattr(SymNumber, f"__{name}__", make("_divide", f, py, False))
-        setattr(SymNumber, f"__r{name}__", make("_divide", f, py, True))
+        setattr(SymNumber, f"__{name}__", make("_divide", f, py, False, name))
+        setattr(SymNumber, f"__r{name}__", make("_divide", f, py, True, name))
 
 
 _operators()

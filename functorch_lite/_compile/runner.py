@@ -57,6 +57,7 @@ from .._warn import user_stacklevel
 from .replay import Recorder, replay
 from .nodes import _RematEntry, _SavedEntry, _TapeEntry, _tape_grads
 from .slots import KnownZero
+from .. import _symbolic as _sym
 from .._symbolic import Concrete, SymNumber
 from .steady import Steady
 
@@ -195,6 +196,25 @@ def _changed_scalars(old, key, args, kwargs, dyn, pinned) -> frozenset:
     return frozenset(grow)
 
 
+_MAX_GUARDS = 16  # branches on dynamic arguments kept as guards per function; past them, a branch specializes
+
+
+def _branches(d, args, kwargs) -> tuple:
+    """The outcomes, for this call's argument values, of the branches the function's traces took on dynamic
+    int/float arguments (``_symbolic.GUARD``): a key component (None: Python raised on these values)."""
+    if not d.gexprs:
+        return ()
+    env = dict(enumerate(args))
+    env.update(kwargs)
+    out = []
+    for e in d.gexprs:
+        try:
+            out.append(bool(_sym._eval(e, env)))
+        except Exception:  # noqa: BLE001
+            out.append(None)
+    return tuple(out)
+
+
 def _modes() -> tuple:
     """The guard key's global modes: grad, inference, default dtype, autocast, float32 matmul precision, current
     CUDA device, attention backends."""
@@ -203,7 +223,7 @@ def _modes() -> tuple:
 
 
 class _Entry:
-    __slots__ = ("jitted", "donating", "saving", "spec", "eager", "consts", "scanned", "skip", "unused")
+    __slots__ = ("jitted", "donating", "saving", "spec", "eager", "consts", "scanned", "skip", "unused", "guards")
 
     def __init__(self):
         self.jitted = None
@@ -215,6 +235,7 @@ class _Entry:
         self.scanned = 0      # 1: the plain trace's constants are in ``consts``; 2: the donating one's too
         self.skip = ()        # slots the donating program takes no input for (a generator it draws nothing from)
         self.unused = ()      # slots whose values the plain trace's program never reads
+        self.guards = []      # the branches its trace took on dynamic int/float arguments [(expression, outcome)]
 
 
 def _constants(traced) -> list:
@@ -438,6 +459,7 @@ class CompiledFunction:
         self._dyn = frozenset()  # the argument positions whose int/float is an input (slots.ScalarArgSlot)
         self._pinned = set()     # positions specialized again: their dynamic trace needed the value (_symbolic.py)
         self._grew = None        # why the call that made an argument dynamic recompiled (its log line)
+        self._gexprs = []        # the branches taken on dynamic arguments (expressions): their outcomes key programs
         self._profiled = False  # inside the call a recording profile wraps in one event (_profiled_call)
         self._ctx = None
         self._warned = False
@@ -455,6 +477,7 @@ class CompiledFunction:
         self._warned = self._warned_const = self._warned_hooks = False
         self._views = True
         self._dyn, self._pinned = frozenset(), set()
+        self._gexprs = []
 
     def __get__(self, obj, objtype=None):
         """``@compile`` on a method (``def forward(self, x)`` in a module): bound as a function is, so the
@@ -501,6 +524,8 @@ class CompiledFunction:
         if self._dynamic is True:
             self._dyn |= _scalar_positions(args, kwargs, self._pinned)
         d = S.discover_cached(self.fn, args, kwargs, self)
+        if self._gexprs:
+            d.gexprs = self._gexprs
         if _module._global_call_hooks and d.modules:
             return self._global_hooks(args, kwargs)
         if config.verify_discovery:
@@ -561,6 +586,14 @@ class CompiledFunction:
         try:
             if not entry.donating and not entry.scanned:
                 traced = entry.jitted.trace(in_vals)  # traces (cached for the call)
+                new = [g for g, _ in entry.guards if g not in self._gexprs]
+                if new:  # (a branch on a dynamic argument: its outcome joins the key, the call is made again)
+                    self._gexprs.extend(g for i, g in enumerate(new) if g not in new[:i])
+                    self.cache.pop(key, None)
+                    self._steady, self._last = None, last
+                    self.stats["calls"] -= 1
+                    COUNTERS["calls"] -= 1
+                    return self(*args, **kwargs)
                 if self._dyn and any(type(s) is S.ScalarArgSlot for s in d.slots):
                     self._check_dynamic(entry, d, traced, in_vals, args, kwargs)
                 primed = self._primed(key, entry, d, in_vals, traced, ambient)
@@ -651,7 +684,7 @@ class CompiledFunction:
         # the steady state: recorded where the call left the key it was called with (its program's fixed point)
         if entry.spec.moves is not None and not entry.spec.moves[0] and not entry.spec.firsts and \
                 _same_key(self._key(d, args, kwargs)[0], key):
-            self._steady = Steady(entry, key, ambient, d, flat, _arg_statics, _modes)
+            self._steady = Steady(entry, key, ambient, d, flat, _arg_statics, _modes, _branches)
         return result
 
     def _primed(self, key, entry, d, in_vals, traced, ambient):
@@ -900,9 +933,10 @@ class CompiledFunction:
         n = 1. A difference, or a static trace that fails, raises ``Concrete``: the arguments are specialized
         again. (Two more programs compiled, once per function: the check's.)"""
         a2, k2, vin = list(args), dict(kwargs), list(in_vals)
+        probes = _probe_values({s.pos: s.value for s in d.slots if type(s) is S.ScalarArgSlot}, entry.guards)
         for i, s in enumerate(d.slots):
             if type(s) is S.ScalarArgSlot:
-                v = _probe_value(s.value)
+                v = probes[s.pos]
                 vin[i] = np.int64(v) if type(v) is int else np.float64(v)
                 if type(s.pos) is int:
                     a2[s.pos] = v
@@ -1033,7 +1067,7 @@ class CompiledFunction:
         names each): module training flags, guarded statics, the arguments' static parts, the modes, the frozen
         guards. (The steady state compares these in place: ``steady.Steady._source``.)"""
         return (tuple([m.training for _, m in d.modules]), tuple([v for _, v in d.statics])) + \
-            _arg_statics(d, args, kwargs) + _modes() + (d.frozen,)
+            _arg_statics(d, args, kwargs) + _modes() + (d.frozen, _branches(d, args, kwargs))
 
     @staticmethod
     def _flat(key, d):
@@ -1047,6 +1081,8 @@ class CompiledFunction:
         values += list(key[5:12])
         names += [n for n, _ in d.guards]
         values += list(key[12].items)
+        names += [f"branch {k} on a dynamic argument" for k in range(len(key[13]))]
+        values += list(key[13])
         return names, values
 
     def _why(self, key, d) -> str:
@@ -1086,6 +1122,13 @@ class CompiledFunction:
             prev_firsts = _optim.FIRST_STEPS[0]
             _optim.FIRST_STEPS[0] = firsts = []
             TRACING[0] += 1
+            prev_guard = _sym.GUARD[0]
+            subs = {s.pos: s.value for s in slots if type(s) is S.ScalarArgSlot}
+            if subs and not results_only and len(self._gexprs) < _MAX_GUARDS:
+                entry.guards = []  # (a branch on them: taken as this call takes it, a guard of the program)
+                _sym.GUARD[0] = (subs, entry.guards)
+            else:
+                _sym.GUARD[0] = None
             prev_checks = _deferred.begin(lambda: [_check_state(s) for s in slots]) \
                 if not results_only and _index_asserts() else _deferred.pause()
             recorder = Recorder().__enter__()  # (print, warnings.warn, logging: replayed on every call)
@@ -1278,6 +1321,7 @@ class CompiledFunction:
                     _optim.FIRST_STEPS[0] = prev_firsts
                     recorder.__exit__()
                     _deferred.end(prev_checks)
+                    _sym.GUARD[0] = prev_guard
                     TRACING[0] -= 1
         return pure
 
@@ -1728,11 +1772,19 @@ class CompiledFunction:
         return jax.jit(program), node_entry
 
 
-def _probe_value(v):
-    """Another value of a dynamic argument's type to check its program at (``_check_dynamic``)."""
-    if type(v) is int:
-        return v + 3 if v < (1 << 62) else v - 3
-    return v * 1.37 + 0.5 if v == v and abs(v) < 1e300 else v
+def _probe_values(values: dict, guards: list) -> dict:
+    """Other values of the dynamic arguments ``values`` {position: value} to check their program at
+    (``_check_dynamic``), taking the branches ``guards`` the program took (``step % 2 == 1`` at 5: 11, not 8);
+    this call's values where none of the first tries does."""
+    for k in range(1, 9):
+        env = {p: (v + 3 * k if abs(v) < (1 << 30) else v - 3 * k) if type(v) is int else
+               (v * (1 + 0.37 * k) + 0.5 * k if v == v and abs(v) < 1e300 else v) for p, v in values.items()}
+        try:
+            if all(bool(_sym._eval(e, env)) == out for e, out in guards):
+                return env
+        except Exception:  # noqa: BLE001
+            continue
+    return dict(values)
 
 
 def _run_whole(closed, vals) -> list:

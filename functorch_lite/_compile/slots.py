@@ -119,7 +119,7 @@ class ScalarArgSlot:
         return np.int64(self.value) if type(self.value) is int else np.float64(self.value)
 
     def put(self, v):
-        self._sub = SymNumber(v, type(self.value), frozenset((self.pos,)))
+        self._sub = SymNumber(v, type(self.value), frozenset((self.pos,)), ("a", self.pos))
 
     def snap(self):
         return None

@@ -83,6 +83,7 @@ class Discovery:
         self.containers: list = []   # (name, list, dict or set) walked: a compiled call must not change them
         self.objects: list = []      # the user's plain objects walked: attributes a call sets are replayed (runner)
         self.metas: list = []        # the meta tensors reached (guards, not inputs): ``return x`` gives x itself
+        self.gexprs = ()             # the compiled function's branches on dynamic arguments (runner._branches)
         self.pystate: list = []      # (name, iterator or Python/NumPy random generator) reached (runner._pystate)
         self.view_pos: tuple = ()    # the positions (ints, keyword names) of the arguments that are ArgViewSlots
                                      # or ScalarArgSlots (their values are inputs: no constant of the key)
@@ -849,6 +850,7 @@ def discover_cached(fn, args, kwargs, holder) -> Discovery:
     d.containers, d.sched_reads, d.bw_hooks, d.scalers = pd.containers, pd.sched_reads, pd.bw_hooks, pd.scalers
     d.objects, d.pystate = pd.objects, pd.pystate
     d.metas = d.metas + pd.metas if d.metas else pd.metas
+    d.gexprs = pd.gexprs
     return d
 
 

@@ -93,7 +93,7 @@ class Steady:
                  "starts", "counts", "check", "writers", "single", "fresh", "inputs", "write", "fast", "argd",
                  "__weakref__")
 
-    def __init__(self, entry, key, ambient, d, flat: bool, arg_statics, modes):
+    def __init__(self, entry, key, ambient, d, flat: bool, arg_statics, modes, branches):
         """After a call of ``entry`` whose key was ``key``, its results written back: the slots' values now are
         the next call's inputs. ``flat``: the program takes flat leaves (``entry.donating``), else the values.
         ``arg_statics(d, args, kwargs)``, ``modes()``: those components of the key's ``ambient``
@@ -128,7 +128,8 @@ class Steady:
         ns = {"BASE": self.base, "N": self.n, "K": key[0], "R": self.recs, "V": self.vals,
               "L": self.leaves, "self": weakref.proxy(self), "getrefcount": getrefcount,
               "copy": _copy, "is_": is_, "dget": dict.get, "FLAT": _FLAT_STATES, "from_array": S.Tensor._from_array,
-              "hyper_new": _hyper_new, "arg_statics": arg_statics, "modes": modes, "SARR": _SARR}
+              "hyper_new": _hyper_new, "arg_statics": arg_statics, "modes": modes, "SARR": _SARR,
+              "branches": branches}
         # a call whose arguments are all plain tensors (a batch: no view, no grad) gets ``fast(args)``: its
         # arguments checked and taken directly, into ``argd`` (this state's own discovery, its argument slots
         # repointed at each call's tensors) instead of a discovery built per call (discover_cached: 3.5 us for 2)
@@ -174,6 +175,8 @@ class Steady:
         same.append(f"arg_statics(d, args, kwargs) == {const(amb[2:4])}" if amb[2] or amb[3] else
                     "not args and not kwargs")
         same += [f"modes() == {const(amb[4:11])}", f"d.frozen == {const(amb[11])}"]
+        if amb[12]:  # (branches on dynamic arguments: this call's outcomes)
+            same.append(f"branches(d, args, kwargs) == {const(amb[12])}")
         src = ["def inputs(d, args, kwargs):",
                "    if (d is not BASE and d.base is not BASE) or len(d.slots) != N:",
                "        return None",

@@ -380,3 +380,65 @@ def test_only_the_argument_whose_value_is_needed_is_specialized_again():
         assert cf(ft.ones(2), step, alpha).tolist() == [(1 + alpha) * step] * 2
     # the first call; both changed: one trace that needed alpha, then step an input with alpha 0.25, and with 0.5
     assert cf.stats["eager_calls"] == 0 and cf.stats["traces"] == 4 and cf.stats["cache_hits"] == 9
+
+
+def test_gradient_accumulation_branches_on_the_step_and_keeps_its_programs():
+    """``if step % 2 == 1: opt.step(); opt.zero_grad()``: the branch this call takes is computed from the step (a
+    guard on the outcome, as torch's on a SymBool), and each program serves every step that takes its branches.
+    The branch specialized the step: a program per step until the cache limit, then eager."""
+    def run(lib, compiled):
+        lib.manual_seed(0)
+        model = lib.nn.Linear(4, 2)
+        with lib.no_grad():
+            model.weight.copy_(lib.tensor(np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)))
+            model.bias.fill_(0.1)
+        opt = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        x = lib.tensor(np.linspace(0, 1, 12, dtype=np.float32).reshape(3, 4))
+
+        def step(i):
+            loss = model(x).pow(2).mean() / 2
+            loss.backward()
+            if i % 2 == 1:
+                opt.step()
+                opt.zero_grad()
+            return loss
+        f = (lib.compile(step, backend="eager") if lib is torch else lib.compile(step)) if compiled else step
+        return [f(i).item() for i in range(20)], model.weight.detach().numpy().copy(), f
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got, w, f = run(ft, True)
+    eager, w_eager, _ = run(ft, False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want, w_torch, _ = run(torch, True)
+    np.testing.assert_allclose(got, eager, rtol=1e-6)
+    np.testing.assert_allclose(w, w_eager, rtol=1e-6)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    np.testing.assert_allclose(w, w_torch, rtol=1e-5)
+    # the first step; the one whose trace found the branch (traced again with it in the key); then one program per
+    # (branch, .grad present or not): 17 calls from the cache
+    assert f.stats["eager_calls"] == 0 and f.stats["traces"] == 4 and f.stats["cache_hits"] == 17
+
+
+def test_several_branches_and_too_many():
+    def fn(x, i):
+        if i % 3 == 0:
+            x = x * 2
+        elif i < 5:
+            x = x + i
+        return x - 3.0 * (i > 7)
+
+    cf = ft.compile(fn)
+    for i in list(range(12)) * 2:
+        assert cf(ft.ones(2), i).tolist() == fn(ft.ones(2), i).tolist()
+    assert cf.stats["eager_calls"] == 0 and cf.stats["traces"] <= 8
+
+    def many(x, i):  # (more branches than _MAX_GUARDS: the argument is specialized again, eager's values)
+        for k in range(20):
+            if i > k:
+                x = x + 1
+        return x
+
+    cm = ft.compile(many)
+    for i in (0, 5, 17, 25, 5):
+        assert cm(ft.zeros(1), i).tolist() == [float(min(i, 20))]

@@ -1124,9 +1124,13 @@ class CompiledFunction:
             TRACING[0] += 1
             prev_guard = _sym.GUARD[0]
             subs = {s.pos: s.value for s in slots if type(s) is S.ScalarArgSlot}
-            if subs and not results_only and len(self._gexprs) < _MAX_GUARDS:
-                entry.guards = []  # (a branch on them: taken as this call takes it, a guard of the program)
-                _sym.GUARD[0] = (subs, entry.guards)
+            if subs and len(self._gexprs) < _MAX_GUARDS:
+                # (a branch on them: taken as this call takes it, a guard of the program; a node's backward runs
+                # the function again on the same values: the same branches)
+                log = []
+                if not results_only:
+                    entry.guards = log
+                _sym.GUARD[0] = (subs, log)
             else:
                 _sym.GUARD[0] = None
             prev_checks = _deferred.begin(lambda: [_check_state(s) for s in slots]) \

@@ -442,3 +442,21 @@ def test_several_branches_and_too_many():
     cm = ft.compile(many)
     for i in (0, 5, 17, 25, 5):
         assert cm(ft.zeros(1), i).tolist() == [float(min(i, 20))]
+
+
+def test_a_branch_in_a_compiled_forward_with_backward_outside():
+    """A compiled forward whose graph the caller's backward runs through: the node's backward runs the function
+    again on the call's values and takes its branches (it specialized the argument: a program per call)."""
+    def make(L):
+        def f(x, i):
+            if i % 2 == 1:
+                return (x * i).sin()
+            return (x * 3).cos()
+        return f
+    cf, tf = ft.compile(make(ft)), torch.compile(make(torch), backend="eager")
+    for i in range(6):
+        x, xt = ft.tensor([0.5, 1.0], requires_grad=True), torch.tensor([0.5, 1.0], requires_grad=True)
+        cf(x, i).sum().backward()
+        tf(xt, i).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
+    assert cf.stats["traces"] == 4 and cf.stats["cache_hits"] == 3

@@ -146,16 +146,21 @@ def test_specialized_again_runs_the_later_calls_from_cache():
     assert cf.stats["traces"] == 4 and cf.stats["cache_hits"] == 3 and cf.stats["eager_calls"] == 0
 
 
+def _linear_sgd(lib, out, batch, lr):
+    """A Linear(4, out) with fixed weights, SGD with momentum, and a fixed batch of ``batch`` rows, in ``lib``."""
+    lib.manual_seed(0)
+    model = lib.nn.Linear(4, out)
+    with lib.no_grad():
+        model.weight.copy_(lib.tensor(np.linspace(-1, 1, 4 * out, dtype=np.float32).reshape(out, 4)))
+        model.bias.fill_(0.1)
+    opt = lib.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    return model, opt, lib.tensor(np.linspace(0, 1, 4 * batch, dtype=np.float32).reshape(batch, 4))
+
+
 def test_a_training_step_given_its_step_number_compiles_twice():
     """The loop that hit the cache limit: 20 steps, a step-dependent loss scale, SGD; equal to eager and torch."""
     def run(lib, compiled):
-        lib.manual_seed(0)
-        model = lib.nn.Linear(4, 3)
-        with lib.no_grad():
-            model.weight.copy_(lib.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)))
-            model.bias.fill_(0.1)
-        opt = lib.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-        x = lib.tensor(np.linspace(0, 1, 20, dtype=np.float32).reshape(5, 4))
+        model, opt, x = _linear_sgd(lib, 3, 5, lr=0.05)
 
         def step(i):
             opt.zero_grad()
@@ -387,13 +392,7 @@ def test_gradient_accumulation_branches_on_the_step_and_keeps_its_programs():
     guard on the outcome, as torch's on a SymBool), and each program serves every step that takes its branches.
     The branch specialized the step: a program per step until the cache limit, then eager."""
     def run(lib, compiled):
-        lib.manual_seed(0)
-        model = lib.nn.Linear(4, 2)
-        with lib.no_grad():
-            model.weight.copy_(lib.tensor(np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)))
-            model.bias.fill_(0.1)
-        opt = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-        x = lib.tensor(np.linspace(0, 1, 12, dtype=np.float32).reshape(3, 4))
+        model, opt, x = _linear_sgd(lib, 2, 3, lr=0.1)
 
         def step(i):
             loss = model(x).pow(2).mean() / 2

@@ -257,7 +257,11 @@ def check_fits(value, d: dtype, floats: str = "all", cname: str | None = None) -
         if value._t is builtins_bool or (value._t is builtins_int and (d is int64 or d.category >= FLOAT and (
                 d.itemsize >= 4 and d.category == FLOAT or d.itemsize >= 8))) or d is float64 or d is complex128:
             return
-        value._need("the range check of a conversion to " + d.name)
+        if d.category == COMPLEX:
+            value._need("the range check of a conversion to " + d.name)
+        # the same comparisons on the traced value: each a branch the program is kept for (_symbolic.GUARD), so a
+        # value that does not fit takes another and raises as eagerly
+        tv = value._t
     if tv is builtins_complex:
         if d.category == COMPLEX:
             check_fits(value.real, d, floats, cname)
@@ -265,13 +269,15 @@ def check_fits(value, d: dtype, floats: str = "all", cname: str | None = None) -
         return
     lo, hi, has_inf, has_nan = _range(d)
     if tv is builtins_int or isinstance(value, (builtins_int, np.integer)):
-        value = builtins_int(value)
+        if type(value) is not SymNumber:
+            value = builtins_int(value)
         bad = value > hi or (value < 0 and -value > hi) if d.category == INT and lo == 0 else value < lo or value > hi
     else:
-        value = builtins_float(value)
+        if type(value) is not SymNumber:
+            value = builtins_float(value)
         if value != value:
             bad = not has_nan
-        elif _math.isinf(value):
+        elif abs(value) == _math.inf:
             bad = not has_inf
         else:
             bad = value < lo or value > hi

@@ -637,9 +637,10 @@ class CompiledFunction:
                 return self(*args, **kwargs)
             raise
         except (_BREAKS + (_UnreachableWrite, TypeError)) as exc:
-            if self._respecialize(d, key, last, exc):
+            pos = self._respecialize(d, key, last, exc)
+            if pos:
                 placeholders = ()
-                return self(*args, **kwargs)
+                return self._as_constants(pos, args, kwargs)
             if isinstance(exc, _ViewArgWrite) and not TRACING[0]:  # (read through its storage, from now on)
                 self._views = False
                 self._plan = None
@@ -652,9 +653,10 @@ class CompiledFunction:
                 return self._eager(args, kwargs)  # (a genuine TypeError: raised again, after eager's side effects)
             raise
         except Exception as exc:
-            if self._respecialize(d, key, last, exc):
+            pos = self._respecialize(d, key, last, exc)
+            if pos:
                 placeholders = ()
-                return self(*args, **kwargs)
+                return self._as_constants(pos, args, kwargs)
             # the function's own code raised while traced (``raise ValueError`` on a shape): the trace put back
             # what it had changed; run eagerly, what it did before the error stays done and the error comes from
             # there, as torch's (an error the library raises, a refusal inside a compiled region, stays as it is)
@@ -957,11 +959,11 @@ class CompiledFunction:
             raise Concrete("the program with its int/float arguments as inputs does other than with them as "
                            "constants (a check of their type: isinstance(i, int))")
 
-    def _respecialize(self, d, key, last, exc) -> bool:
+    def _respecialize(self, d, key, last, exc):
         """A trace with dynamic int/float arguments failed (their value was needed: ``_symbolic.Concrete``, which
         names the arguments it came from, or anything else a SymNumber met: all of them): those arguments are
         constants again, from now on, and the call is made again (its own program per value, as before they were
-        dynamic). True when that is to be done."""
+        dynamic). The positions, when that is to be done."""
         pos = {s.pos for s in d.slots if type(s) is S.ScalarArgSlot}
         if not pos or TRACING[0]:
             return False
@@ -974,7 +976,19 @@ class CompiledFunction:
         self._last = last
         self.stats["calls"] -= 1
         COUNTERS["calls"] -= 1
-        return True
+        return pos
+
+    def _as_constants(self, pos, args, kwargs):
+        """The call made again with the arguments ``pos`` constants (``_respecialize``), after an exception other
+        than ``Concrete`` in its trace with them dynamic. Should it raise as well, the exception is the call's
+        own (a value check that fails for this value, taken as a branch on the dynamic value: ``masked_fill`` of
+        one that overflows): the arguments stay dynamic for the next calls."""
+        try:
+            return self(*args, **kwargs)
+        except Exception:
+            self._pinned -= pos
+            self._dyn = self._dyn | pos
+            raise
 
     def _no_program(self, exc) -> GraphBreak:
         """``memory_analysis`` of a call signature that graph-breaks: the public error, naming the cause."""

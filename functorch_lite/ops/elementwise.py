@@ -78,8 +78,8 @@ def _int_zero_div(targs, sargs):
                 raise RuntimeError("ZeroDivisionError")
         elif isinstance(b, (int, np.integer)) and not isinstance(a, (float,)) and b == 0:
             raise RuntimeError("ZeroDivisionError")
-        elif type(b) is SymNumber and b._t is not float:  # (a compiled function's dynamic int: 0 must raise)
-            b._need("an integer division by it")
+        elif type(b) is SymNumber and b._t is not float and b == 0:  # (a dynamic int: a branch on it being 0)
+            raise RuntimeError("ZeroDivisionError")
 
 
 class _NoMode:
@@ -112,8 +112,8 @@ def _pow_check(targs, sargs):
     if isinstance(a, Tensor) and a.dtype.category <= D.INT:
         if isinstance(b, (int, np.integer)) and not isinstance(b, bool) and b < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-        if type(b) is SymNumber and b._t is int:  # (a compiled function's dynamic int: negative must raise)
-            b._need("an integer power by it")
+        if type(b) is SymNumber and b._t is int and b < 0:  # (a dynamic int: a branch on its sign)
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
     D.check_scalar_arg(a, b)
 
 

@@ -459,3 +459,17 @@ def test_a_branch_in_a_compiled_forward_with_backward_outside():
         tf(xt, i).sum().backward()
         np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
     assert cf.stats["traces"] == 4 and cf.stats["cache_hits"] == 3
+
+
+def test_a_value_check_is_a_branch_and_the_program_stays():
+    """``masked_fill`` of a dynamic float into float32 (it may overflow) and ``//`` by a dynamic int (it may be 0):
+    the checks are branches on the value (the value that fails raises, as eagerly), and the calls after it still
+    run the dynamic program (the failure specialized the argument: a program per value after it)."""
+    cases = ((lambda L: (lambda x, s: x.masked_fill(x > 1, s)), lambda L: L.tensor([1.0, 2.0]),
+              (0.5, 1.5, 2.5, 1e300, 3.5, 4.5)),
+             (lambda L: (lambda x, i: x // i), lambda L: L.tensor([7, -7]), (2, 3, 4, 0, 5, 6)))
+    for make, data, values in cases:
+        cf = ft.compile(make(ft))
+        for v in values:
+            assert _outcome(lambda: cf(data(ft), v)) == _outcome(lambda: make(torch)(data(torch), v))
+        assert cf.stats["cache_hits"] >= 3 and cf.stats["eager_calls"] == 0

@@ -391,15 +391,19 @@ def _grad_kind(before, then):
     return then if type(then) is KnownZero else "value"
 
 
+def _flagged(spec, outs) -> bool:
+    """Whether one of the program's checks failed (a host read: it waits for the program)."""
+    flags = outs[spec.check_at][0]
+    return not isinstance(flags, jax.core.Tracer) and bool(np.asarray(flags).any())
+
+
 def _check_failed(spec, slots, outs) -> None:
     """After the program, before its write-back: eager's error for the first check that failed (one host read);
     what the program rewrote gets the values it had when that check was made (``_with_checks``)."""
+    if not _flagged(spec, outs):  # (none; or called inside another trace: nothing to read)
+        return
     flags, values, positions = outs[spec.check_at]
-    if isinstance(flags, jax.core.Tracer):  # (called inside another trace: nothing to read)
-        return
     f = np.asarray(flags)
-    if not f.any():
-        return
     k = int(np.argmax(f))
     grads = spec.check_grads[k]
     dtypes = {i: dt for i, dt, _ in spec.outputs}
@@ -800,9 +804,16 @@ class CompiledFunction:
             outs = entry.donating[0](*ins) if steady.flat else entry.jitted(ins)
         finally:
             self._ctx = None
-        if entry.spec.checks:
-            _check_failed(entry.spec, d.slots, outs)
-        ok = steady.write(d, outs)
+        if steady.undoable:  # (written back while the program runs; undone if a check failed: Steady.snapshot)
+            snap = steady.snapshot(d)
+            ok = steady.write(d, outs)
+            if _flagged(entry.spec, outs):
+                steady.undo(snap)
+                _check_failed(entry.spec, d.slots, outs)
+        else:
+            if entry.spec.checks:
+                _check_failed(entry.spec, d.slots, outs)
+            ok = steady.write(d, outs)
         if steady.single is not None:
             result = Tensor._from_array(outs[entry.spec.n_slot_out], *steady.single)
             if entry.spec.freed is not None:  # (a training step's loss: its graph freed by the backward inside)

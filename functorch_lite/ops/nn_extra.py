@@ -23,7 +23,7 @@ import numpy as np
 from jax import lax
 
 from .. import dtypes as D
-from . import _deferred
+from . import _deferred, norm as _norm
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from .._tensor.views import shape_str as _shape_str
@@ -849,6 +849,27 @@ def _t_instance_norm(input, weight, bias, running_mean, running_var, use_input_s
     return instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
 
 
+# torch.* forms of the normalizations (ATen's signatures: batch_norm's tensors first, every argument required;
+# ``cudnn_enable(d)`` means nothing here)
+def _t_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+    return _norm.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def _t_group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    return _norm.group_norm(input, num_groups, weight, bias, eps)
+
+
+def _t_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    return _norm.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def _t_rms_norm(input, normalized_shape, weight=None, eps=None):
+    return _norm.rms_norm(input, normalized_shape, weight, eps)
+
+
+for _f in (_t_layer_norm, _t_group_norm, _t_batch_norm, _t_rms_norm):
+    _f.__name__ = _f.__qualname__ = _f.__name__[3:]
+del _f
 _t_margin_ranking_loss.__name__ = "margin_ranking_loss"
 _t_hinge_embedding_loss.__name__ = "hinge_embedding_loss"
 _t_cosine_embedding_loss.__name__ = "cosine_embedding_loss"
@@ -861,4 +882,5 @@ FUNCTIONS: dict = {"threshold": threshold, "threshold_": threshold_, "margin_ran
                    "hinge_embedding_loss": _t_hinge_embedding_loss, "cosine_embedding_loss": _t_cosine_embedding_loss,
                    "poisson_nll_loss": _t_poisson_nll_loss, "triplet_margin_loss": _t_triplet_margin_loss,
                    "instance_norm": _t_instance_norm, "conv_transpose1d": conv_transpose1d,
-                   "conv_transpose3d": conv_transpose3d}
+                   "conv_transpose3d": conv_transpose3d, "layer_norm": _t_layer_norm, "group_norm": _t_group_norm,
+                   "batch_norm": _t_batch_norm, "rms_norm": _t_rms_norm}

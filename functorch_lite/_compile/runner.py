@@ -398,7 +398,8 @@ def _flagged(spec, outs) -> bool:
 
 
 def _check_failed(spec, slots, outs) -> None:
-    """After the program, before its write-back: eager's error for the first check that failed (one host read);
+    """After the program, before its write-back (in the steady state: after it, once ``Steady.undo`` has put it
+    back): eager's error for the first check that failed (one host read);
     what the program rewrote gets the values it had when that check was made (``_with_checks``)."""
     if not _flagged(spec, outs):  # (none; or called inside another trace: nothing to read)
         return

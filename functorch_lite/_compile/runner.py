@@ -314,22 +314,36 @@ def _index_asserts() -> bool:
 _NOSNAP = object()  # (a slot whose value a check's snapshot does not take: as before the call)
 
 
-def _check_state(s):
-    """A slot's value as a check is made (``_deferred.begin``'s snapshot)."""
-    return s.get() if isinstance(s, (S.StorageSlot, S.GradSlot, S.OptSlot, S.RngSlot)) else _NOSNAP
+def _check_state(slots):
+    """The slots as a check is made (``_deferred.begin``'s snapshot): (their values, and what else the failed
+    call leaves as eager's raised there: a storage's version; a .grad's tensor, its version and dtype)."""
+    vals, meta = [], []
+    for s in slots:
+        vals.append(s.get() if isinstance(s, (S.StorageSlot, S.GradSlot, S.OptSlot, S.RngSlot)) else _NOSNAP)
+        if isinstance(s, S.StorageSlot):
+            meta.append(s.storage.version)
+        elif isinstance(s, S.GradSlot):
+            g = s.tensor._grad
+            meta.append(None if g is None else (g, g._storage.version, g.dtype))
+        else:
+            meta.append(None)
+    return vals, meta
 
 
-def _with_checks(spec, slots, in_vals, out_vals, checks) -> None:
+def _with_checks(spec, slots, in_vals, out_vals, checks, wlog, put_grads) -> None:
     """The data-dependent checks recorded in the trace (``ops/_deferred``: an index out of range) as one more
-    output of the program: (flags, the offending values, their positions). Where a flag is set the program
-    returns, for what it rewrote (its donated buffers among them), the values they had when that check was made:
-    the call raises (``_check_failed``) and puts them back, so a failed step left the state as eager's, raised
-    there, did (a check in the forward: no parameter or optimizer state changed; a BatchNorm's statistics
-    updated before it, or an optimizer step before a check after it: kept)."""
+    output of the program: (flags, the offending values, their positions, the .grad values at the first check
+    that failed which no other output carries). Where a flag is set the program returns, for what it rewrote
+    (its donated buffers among them), the values they had when that check was made: the call raises
+    (``_check_failed``) and puts them back, so a failed step left the state as eager's, raised there, did (a check
+    in the forward: no parameter or optimizer state changed; a BatchNorm's statistics updated before it, an
+    optimizer step or a first backward before a check after it: kept, with the version counts and the new .grad
+    tensors those writes made)."""
     flag_list = [c[0] for c in checks]
     flags = jax.numpy.stack(flag_list)
     ok = jax.numpy.logical_not(jax.numpy.any(flags))
-    snaps = [c[4] for c in checks]
+    snaps = [None if c[4] is None else c[4][0] for c in checks]
+    metas = [None if c[4] is None else c[4][1] for c in checks]
     gated, kept = set(), set()
     # per check: the slots the function had changed by then (a primed first step's state: kept, not dropped)
     spec.check_moved = tuple(frozenset() if sn is None else frozenset(
@@ -363,15 +377,34 @@ def _with_checks(spec, slots, in_vals, out_vals, checks) -> None:
         else:
             out_vals[k] = val
             gated.add(k)
-    # per check: the .grad fields as they were then, for the host (None, zeroed, or the selected output)
+    # per check: the .grad fields as they were then, for the host ((kind, a new tensor?, its version, its dtype):
+    # kind "same", "none", KnownZero (zeroed) or "value": the gated output's, or one the check output carries)
     spec.check_grads = tuple(
-        {i: _grad_kind(in_vals[i], sn[i]) for i, s in enumerate(slots) if isinstance(s, S.GradSlot)}
-        if sn is not None else None for sn in snaps)
+        {i: _grad_kind(in_vals[i], sn[i], mt[i], put_grads[i]) for i, s in enumerate(slots)
+         if isinstance(s, S.GradSlot)} if sn is not None else None for sn, mt in zip(snaps, metas))
+    gated_slots = {spec.outputs[k][0] for k in gated}
+    extra = {}
+    for i, s in enumerate(slots):
+        if not isinstance(s, S.GradSlot) or i in gated_slots:
+            continue
+        val = None
+        for f, sn, g in reversed(list(zip(flag_list, snaps, spec.check_grads))):
+            if g is None or g[i][0] != "value":
+                continue
+            val = sn[i] if val is None or not _fits(sn[i], val) else jax.lax.select_n(f, val, sn[i])
+        if val is not None:  # (a .grad the function zeroed again or left as it was: no output of its own)
+            extra[i] = val
+    # per check: the version counts the writes before it made (a storage's; an optimizer state's views: one)
+    base = {i: (wlog.get(id(s.storage)) or (0, 0, s.storage.version))[2] for i, s in enumerate(slots)
+            if isinstance(s, S.StorageSlot)}
+    spec.check_bumps = tuple(None if mt is None else
+                             {i: (mt[i] - base[i] if i in base else int(i in moved)) for i, _, _ in spec.outputs}
+                             for mt, moved in zip(metas, spec.check_moved))
     spec.check_gated = frozenset(gated)
     spec.check_kept = frozenset(kept)
     spec.checks = tuple(c[3] for c in checks)
     spec.check_at = len(out_vals)
-    out_vals.append((flags, tuple(c[1] for c in checks), tuple(c[2] for c in checks)))
+    out_vals.append((flags, tuple(c[1] for c in checks), tuple(c[2] for c in checks), extra))
 
 
 def _fits(a, b) -> bool:
@@ -382,13 +415,16 @@ def _fits(a, b) -> bool:
                                          x.shape == y.shape and x.dtype == y.dtype for x, y in zip(la, lb))
 
 
-def _grad_kind(before, then):
-    """A .grad field at a check: "same" (as before the call), "none", a KnownZero (zeroed) or "value"."""
+def _grad_kind(before, then, meta, put):
+    """A .grad field at a check: (kind, whether its tensor is a new one (``zero_grad()`` then ``backward()``),
+    the writes made to that tensor, its dtype); kind "same" (as before the call), "none", a KnownZero (zeroed) or
+    "value"."""
     if _same(then, before):
-        return "same"
-    if then is None:
-        return "none"
-    return then if type(then) is KnownZero else "value"
+        return "same", False, 0, None
+    if then is None or meta is None:
+        return "none", False, 0, None
+    g, ver, dt = meta
+    return (then if type(then) is KnownZero else "value"), g is not put, ver, dt
 
 
 def _flagged(spec, outs) -> bool:
@@ -397,23 +433,35 @@ def _flagged(spec, outs) -> bool:
     return not isinstance(flags, jax.core.Tracer) and bool(np.asarray(flags).any())
 
 
-def _check_failed(spec, slots, outs) -> None:
+def _check_failed(spec, slots, outs, plain=None, made=()) -> None:
     """After the program, before its write-back (in the steady state: after it, once ``Steady.undo`` has put it
     back): eager's error for the first check that failed (one host read);
-    what the program rewrote gets the values it had when that check was made (``_with_checks``)."""
+    what the program rewrote gets the values it had when that check was made (``_with_checks``), and the
+    version counts and .grad tensors the writes before it made. ``plain``: a primed call's own program's spec,
+    whose .grad fields at the check are eager's for the slots ``made`` (placeholders: eager had no .grad there)."""
     if not _flagged(spec, outs):  # (none; or called inside another trace: nothing to read)
         return
-    flags, values, positions = outs[spec.check_at]
+    flags, values, positions, extra = outs[spec.check_at]
     f = np.asarray(flags)
     k = int(np.argmax(f))
     grads = spec.check_grads[k]
-    dtypes = {i: dt for i, dt, _ in spec.outputs}
+    if made and grads is not None and len(plain.check_grads) == len(spec.check_grads) and \
+            plain.check_grads[k] is not None:
+        grads = {i: plain.check_grads[k].get(i, g) if i in made else g for i, g in grads.items()}
+    bumps = spec.check_bumps[k] or {}
     for j, ((i, _, _), v) in enumerate(zip(spec.outputs, outs)):
         if j not in spec.check_gated or (grads is not None and i in grads):
             continue
-        rollback = getattr(slots[i], "rollback", None)
-        if rollback is not None:
-            rollback(v)
+        s = slots[i]
+        if isinstance(s, S.StorageSlot):
+            s.rollback(v)
+            s.storage.version += bumps.get(i, 0)
+        elif isinstance(s, S.OptSlot):
+            s.rollback(v, bumps.get(i, 0))
+        else:
+            rollback = getattr(s, "rollback", None)
+            if rollback is not None:
+                rollback(v)
     if grads is None:  # (no state at the check: as before the call, its zero_grad() done)
         for i in spec.fresh:
             slots[i].tensor._grad = None
@@ -421,16 +469,26 @@ def _check_failed(spec, slots, outs) -> None:
             slots[i].write_zero(z, dt, bump)
     else:
         out_of = {i: j for j, (i, _, _) in enumerate(spec.outputs)}
-        for i, kind in grads.items():
+        for i, (kind, new, ver, dt) in grads.items():
             s = slots[i]
             if kind == "none":
                 s.tensor._grad = None
-            elif type(kind) is KnownZero:
-                s.write_zero(kind, s.tensor.dtype if s.tensor._grad is None else s.tensor._grad.dtype, 1)
-            elif kind == "value" and out_of.get(i) in spec.check_gated:
-                s.write(outs[out_of[i]], dtypes.get(i) or s.tensor.dtype, 1)
-            elif kind == "same" and out_of.get(i) in spec.check_gated and i not in spec.check_kept:
-                s.rollback(outs[out_of[i]])  # (a kept .grad: its old tensor and buffer are intact)
+                continue
+            if kind == "same":
+                if out_of.get(i) in spec.check_gated and i not in spec.check_kept:
+                    s.rollback(outs[out_of[i]])  # (a kept .grad: its old tensor and buffer are intact)
+                continue
+            v = extra.get(i)
+            if v is None and out_of.get(i) in spec.check_gated:
+                v = outs[out_of[i]]
+            if type(kind) is not KnownZero and v is None:
+                continue
+            if new:  # (a new tensor, as backward made it after zero_grad(): a .grad the caller kept keeps its values)
+                s.tensor._grad = None
+            if type(kind) is KnownZero:
+                s.write_zero(kind, dt, ver)
+            else:
+                s.write(v, dt, ver)
     raise spec.checks[k](values[k].item(), int(positions[k]))
 
 
@@ -444,7 +502,7 @@ class _Spec:
     __slots__ = ("outputs", "result_tree", "result_meta", "deferred", "n_slot_out", "needs_node", "node_op", "fresh",
                  "node_entry", "node_ctx", "out_sigs", "effects", "firsts", "result_skel", "zeros", "moves",
                  "read_state", "replays", "objs", "freed", "aliased", "unlinked", "saves", "checks", "check_at",
-                 "check_grads", "check_gated", "check_moved", "check_kept")
+                 "check_grads", "check_gated", "check_moved", "check_kept", "check_bumps")
 
 
 class CompiledFunction:
@@ -587,6 +645,7 @@ class CompiledFunction:
         in_vals = [slot.get() for slot in d.slots]
         self._ctx = (d, args, kwargs)
         placeholders = made = ()
+        plain = None
         versions: dict = {}
         try:
             if not entry.donating and not entry.scanned:
@@ -602,6 +661,7 @@ class CompiledFunction:
                 if self._dyn and any(type(s) is S.ScalarArgSlot for s in d.slots):
                     self._check_dynamic(entry, d, traced, in_vals, args, kwargs)
                 primed = self._primed(key, entry, d, in_vals, traced, ambient)
+                plain = entry.spec
                 if primed is not None:
                     key, entry, in_vals, traced, placeholders, made, versions = primed
                     self._last = (key, names)
@@ -674,7 +734,7 @@ class CompiledFunction:
                 slot.tensor._grad = None
         if entry.spec.checks:
             try:
-                _check_failed(entry.spec, d.slots, outs)
+                _check_failed(entry.spec, d.slots, outs, plain, {d.slots.index(s) for s in placeholders})
             except Exception:
                 # (a primed first step that raised: the optimizer state it made goes again, unless the step ran
                 # before the failed check: its state as the check found it was written back)
@@ -1159,7 +1219,7 @@ class CompiledFunction:
                 _sym.GUARD[0] = (subs, log)
             else:
                 _sym.GUARD[0] = None
-            prev_checks = _deferred.begin(lambda: [_check_state(s) for s in slots]) \
+            prev_checks = _deferred.begin(lambda: _check_state(slots)) \
                 if not results_only and _index_asserts() else _deferred.pause()
             recorder = Recorder().__enter__()  # (print, warnings.warn, logging: replayed on every call)
             origs = [s.snap() for s in slots]  # the Python objects as they are now: put back on the way out
@@ -1299,7 +1359,7 @@ class CompiledFunction:
                 _check_sets(d, slog, first_uid)
                 out_vals, spec = self._collect(d, in_vals, result, deferred, wlog, effects, put_grads)
                 if _deferred.PENDING[0] is not None and _deferred.PENDING[0][1]:
-                    _with_checks(spec, slots, in_vals, out_vals, _deferred.PENDING[0][1])
+                    _with_checks(spec, slots, in_vals, out_vals, _deferred.PENDING[0][1], wlog, put_grads)
                 for o, p, skip in firsts:  # a GradScaler step that creates state: its skip flag is an output
                     spec.firsts.append(next(i for i, s in enumerate(slots)
                                             if isinstance(s, S.OptSlot) and s.opt is o and s.param is p))
@@ -1363,6 +1423,7 @@ class CompiledFunction:
         spec.firsts = []  # OptSlots whose state a skipped GradScaler step must not leave (their flags: last outputs)
         spec.checks, spec.check_at = (), None  # the data-dependent checks' exceptions, their output (_with_checks)
         spec.check_grads, spec.check_gated, spec.check_moved, spec.check_kept = (), frozenset(), (), frozenset()
+        spec.check_bumps = ()
         spec.out_sigs = {}
         spec.zeros = []  # (slot index, KnownZero, dtype, version bump): .grad fields the function left zeroed
         # the GradSlots whose .grad the function replaced by a new tensor (zero_grad() then backward()): written

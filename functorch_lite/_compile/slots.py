@@ -289,10 +289,16 @@ class OptSlot:
             if sig is not None:
                 self._sig = (v, sig)
 
-    def rollback(self, v):
-        """As ``StorageSlot.rollback``, for the optimizer state."""
-        if v is not None:
-            self.write(v)
+    def rollback(self, v, bump=0):
+        """As ``StorageSlot.rollback``, for the optimizer state; ``bump``: whether the ``state[p]`` tensors'
+        versions count a write (a step made before the check), else they stay as they were."""
+        if v is None:
+            return
+        views = dict.get(self.opt.state, self.param)
+        before = [(t._storage, t._storage.version) for t in views.values()] if views and not bump else ()
+        self.write(v)
+        for st, ver in before:
+            st.version = ver
 
     def sig(self):
         st = self.opt._ostate.get(self.param)

@@ -198,9 +198,10 @@ class GradSlot:
         cur = t._grad
         if v is None:
             t._grad = None
-        elif cur is not None and cur._chain is None and tuple(cur._shape) == tuple(v.shape) and cur.dtype is dtype:
-            cur._storage.array = v  # the existing .grad tensor keeps its identity, as an accumulation would
-            cur._storage.version += max(1, bump)  # (its values changed)
+        elif cur is not None and tuple(cur._shape) == tuple(v.shape) and cur.dtype is dtype:
+            # the existing .grad tensor keeps its identity, as an accumulation would; a view's (a flat gradient
+            # buffer's slice) is written through: the buffer holds the values
+            _write_kept(cur, v, max(1, bump))  # (its values changed)
         else:
             t._grad = Tensor._from_array(v, dtype, t.device)
             t._grad._storage.version = bump
@@ -208,8 +209,8 @@ class GradSlot:
     def rollback(self, v):
         """As ``StorageSlot.rollback``, for the .grad's buffer."""
         g = self.tensor._grad
-        if g is not None and v is not None and g._chain is None and tuple(g._shape) == tuple(v.shape):
-            g._storage.array = v
+        if g is not None and v is not None and tuple(g._shape) == tuple(v.shape):
+            _write_kept(g, v, 0)
 
     def write_zero(self, z: KnownZero, dtype, bump):
         """After the program: the function left this .grad zeroed (``zero_()``): its storage takes the zeros
@@ -229,6 +230,8 @@ class GradSlot:
             st.array = arr
             mark_zeros(st, arr)
             st.version += bump
+        elif cur is not None and cur._chain is not None and cur._shape == z.shape and cur.dtype is dtype:
+            _write_kept(cur, jax.device_put(np.zeros(z.shape, z.dtype), to_jax(t.device)), bump)  # (a view)
         else:
             arr = jax.device_put(np.zeros(z.shape, z.dtype), to_jax(t.device))
             t._grad = Tensor._from_array(arr, dtype, t.device)
@@ -238,6 +241,18 @@ class GradSlot:
     def sig(self):
         g = self.tensor._grad
         return ("g", None if g is None else (g._shape, g.dtype, _known_zero(g) is not None))
+
+
+def _write_kept(g, v, bump) -> None:
+    """``v`` into the .grad tensor ``g``, kept (its version counter: ``bump`` writes); a view (of a flat gradient
+    buffer) is written through, into its base's storage, which shares its counter."""
+    st = g._storage
+    if g._chain is None:
+        st.array = v
+    else:
+        g._write(v)
+        st.version -= 1
+    st.version += bump
 
 
 class OptSlot:

@@ -288,11 +288,12 @@ class Steady:
                         f"        V[{i}] = L[{self.starts[i]}] = v"]
             elif k == _GRAD:
                 t = const(s.tensor)
-                cond = f"v is not None and r is not None and cur is r[0] and cur.dtype is {const(dt)}" \
-                    if self.counts[i] == 1 and i not in self.fresh else "False"
+                cond = f"v is not None and r is not None and cur is r[0] and cur.dtype is {const(dt)} and " \
+                    "r[4] is None" if self.counts[i] == 1 and i not in self.fresh else "False"
                 src += [f"    cur, r = {t}._grad, R[{i}]",
                         f"    if {cond}:",
-                        "        st = r[1]  # (the .grad the check found: a plain tensor over its own storage)",
+                        "        st = r[1]  # (the .grad the check found: a plain tensor over its own storage; a view's "
+                        "is its base's: GradSlot.write writes through it)",
                         "        st.array = v",
                         f"        st.version += {max(1, bump)!r}",
                         f"        R[{i}] = (cur, st, v, st.zeros, None)",

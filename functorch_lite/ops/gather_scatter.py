@@ -495,6 +495,27 @@ def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
     return tuple(_view(r, "select", (1, j)) for j in range(src.ndim))
 
 
+@defop("nonzero_static", promote="int64", tensors=1, method=False, function=False, differentiable=False)
+def _nonzero_static(input, size, fill_value):
+    """(size, ndim) int64 coordinates of the first ``size`` non-zero elements, rows past them ``fill_value``."""
+    if input.ndim == 0:
+        return jnp.zeros((size, 0), jnp.int64)
+    return jnp.stack(jnp.nonzero(input, size=size, fill_value=fill_value), axis=1).astype(jnp.int64)
+
+
+def nonzero_static(input: Tensor, *, size: int = None, fill_value: int = -1) -> Tensor:
+    """``torch.nonzero_static(x, size=n, fill_value=-1)``: ``nonzero`` with a fixed number of rows (truncated, or
+    padded with ``fill_value``): its shape does not depend on the values, so it compiles without a graph break."""
+    if size is None:
+        raise TypeError('nonzero_static() missing 1 required positional arguments: "size"')
+    for name, v in (("size", size), ("fill_value", fill_value)):
+        if type(v) is not int and not (hasattr(v, "__index__") and not isinstance(v, (bool, Tensor))):
+            raise TypeError(f"nonzero_static(): argument '{name}' must be int, not {type(v).__name__}")
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    return dispatch(OPS["nonzero_static"], (input,), (int(size), int(fill_value)))
+
+
 def argwhere(input: Tensor) -> Tensor:
     """``torch.argwhere(x)`` = ``torch.nonzero(x)``."""
     return dispatch(OPS["nonzero"], (input,), ())
@@ -516,7 +537,7 @@ def _where_method(self: Tensor, condition: Tensor, other) -> Tensor:
 
 
 _PUBLIC = (gather, scatter, scatter_add, scatter_reduce, index_select, index_add, index_fill, index_copy,
-           masked_select, masked_scatter, nonzero, argwhere)
+           masked_select, masked_scatter, nonzero, nonzero_static, argwhere)
 _TWINS = (scatter, scatter_add, scatter_reduce, index_add, index_fill, index_copy, masked_scatter)
 METHODS = {f.__name__: f for f in _PUBLIC}
 METHODS.update({f.__name__ + "_": _twin(f) for f in _TWINS})

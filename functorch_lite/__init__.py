@@ -32,6 +32,8 @@ for _k, _v in _legacy.METHODS.items():  # is_sparse, is_quantized, ... (False), 
 from ._tensor.tensor import memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d  # noqa: F401,E501
 from ._promotion import promote_types, result_type, can_cast  # noqa: F401
 from ._stats import cache_info, reset_cache_info  # noqa: F401
+from ._symbolic import (SymInt, SymFloat, SymBool, sym_int, sym_float, sym_max, sym_min, sym_not,  # noqa: F401
+                        sym_sqrt, sym_sum, sym_ite)
 from .random import manual_seed, seed, initial_seed, Generator, default_generator, get_rng_state, set_rng_state  # noqa: F401,E501
 from .autograd.grad_mode import (  # noqa: F401
     no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled,

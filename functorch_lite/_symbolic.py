@@ -231,3 +231,105 @@ def _operators():
 
 _operators()
 numbers.Number.register(SymNumber)  # (taken as a scalar operand where the facade takes a Python number)
+
+
+# ---- torch.SymInt / SymFloat / SymBool and the sym_* helpers ---------------------------------------------------
+class _SymMeta(type):
+    def __instancecheck__(cls, obj):
+        return type(obj) is SymNumber and obj._t is cls._t
+
+
+class SymInt(metaclass=_SymMeta):
+    """``torch.SymInt``: what a dynamic int argument is while a compiled function is traced (a ``SymNumber`` of type
+    int); ``isinstance(n, torch.SymInt)`` is False for a plain int, as torch's."""
+    _t = int
+
+
+class SymFloat(metaclass=_SymMeta):
+    """``torch.SymFloat``: a dynamic float argument while traced."""
+    _t = float
+
+
+class SymBool(metaclass=_SymMeta):
+    """``torch.SymBool``: a comparison of dynamic arguments while traced."""
+    _t = bool
+
+
+def _number_types():
+    import numpy as np
+    return (np.integer, np.floating, int, float), (np.floating, float)
+
+
+def sym_int(a):
+    """``torch.sym_int``: ``int(a)``; a dynamic float is truncated in the program (a dynamic bool needs its value)."""
+    if type(a) is SymNumber and a._t is not bool:
+        return a if a._t is int else SymNumber(jnp.trunc(a._v).astype(jnp.int64), int, a._src)
+    return int(a)
+
+
+def sym_float(a):
+    """``torch.sym_float``: ``float(a)``; a dynamic int becomes a dynamic float."""
+    if type(a) is SymNumber:
+        return a if a._t is float else SymNumber(a._v.astype(jnp.float64), float, a._src)
+    return float(a)
+
+
+def _sym_extreme(a, b, f, py):
+    if type(a) is SymNumber or type(b) is SymNumber:
+        (va, ta), (vb, tb) = _parts(a) or (None, None), _parts(b) or (None, None)
+        if va is None or vb is None:
+            all_types, _ = _number_types()
+            raise AssertionError(f"expected {all_types}, got {type(b if va is not None else a)}")
+        t = float if float in (ta, tb) else int
+        return SymNumber(f(jnp.asarray(va).astype(_DTYPE[t]), jnp.asarray(vb).astype(_DTYPE[t])), t,
+                         (a._src if type(a) is SymNumber else frozenset()) | (b._src if type(b) is SymNumber
+                                                                               else frozenset()))
+    all_types, float_types = _number_types()
+    for x in (a, b):
+        if not isinstance(x, all_types):
+            raise AssertionError(f"expected {all_types}, got {type(x)}")
+    if isinstance(a, float_types) or isinstance(b, float_types):
+        return float(py(a, b))
+    return py(a, b)
+
+
+def sym_max(a, b):
+    """``torch.sym_max``: max of two ints/floats without a branch; a float result if either is a float."""
+    return _sym_extreme(a, b, jnp.maximum, max)
+
+
+def sym_min(a, b):
+    """``torch.sym_min``: min of two ints/floats without a branch; a float result if either is a float."""
+    return _sym_extreme(a, b, jnp.minimum, min)
+
+
+def sym_not(a):
+    """``torch.sym_not``: ``not a``, without a branch on a dynamic bool."""
+    if type(a) is SymNumber:
+        return SymNumber(jnp.logical_not(a._v), bool, a._src)
+    return not a
+
+
+def sym_sqrt(a):
+    """``torch.sym_sqrt``: ``math.sqrt(a)``, in the program for a dynamic number."""
+    if type(a) is SymNumber:
+        return SymNumber(jnp.sqrt(a._v.astype(jnp.float64)), float, a._src)
+    import math
+    return math.sqrt(a)
+
+
+def sym_sum(*args):
+    """``torch.sym_sum``: the sum of ``sym_sum([a, b, c])`` or ``sym_sum(a, b, c)``."""
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = args[0]
+    return sum(args)
+
+
+def sym_ite(b, t, f):
+    """``torch.sym_ite``: ``t if b else f`` (a dynamic bool is a branch: the program is kept for the calls that take
+    the same one)."""
+    if not (type(b) is bool or isinstance(b, SymBool)):
+        raise AssertionError(f"expected SymBool or bool, got {type(b)}")
+    if type(t) is not type(f):
+        raise AssertionError(f"type mismatch: {type(t)} vs {type(f)}")
+    return t if b else f

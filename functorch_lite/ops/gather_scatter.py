@@ -495,7 +495,8 @@ def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
     return tuple(_view(r, "select", (1, j)) for j in range(src.ndim))
 
 
-@defop("nonzero_static", promote="int64", tensors=1, method=False, function=False, differentiable=False)
+@defop("nonzero_static", kernel="nonzero_count_cpu", promote="int64", tensors=1, method=False, function=False,
+       differentiable=False)
 def _nonzero_static(input, size, fill_value):
     """(size, ndim) int64 coordinates of the first ``size`` non-zero elements, rows past them ``fill_value``."""
     if input.ndim == 0:

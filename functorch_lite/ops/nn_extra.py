@@ -867,7 +867,14 @@ def _t_rms_norm(input, normalized_shape, weight=None, eps=None):
     return _norm.rms_norm(input, normalized_shape, weight, eps)
 
 
-for _f in (_t_layer_norm, _t_group_norm, _t_batch_norm, _t_rms_norm):
+def _t_constant_pad_nd(input, pad, value=0):
+    if len(pad) % 2:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
+    from ..nn.functional import pad as _pad
+    return _pad(input, pad, "constant", value)
+
+
+for _f in (_t_layer_norm, _t_group_norm, _t_batch_norm, _t_rms_norm, _t_constant_pad_nd):
     _f.__name__ = _f.__qualname__ = _f.__name__[3:]
 del _f
 _t_margin_ranking_loss.__name__ = "margin_ranking_loss"
@@ -883,4 +890,4 @@ FUNCTIONS: dict = {"threshold": threshold, "threshold_": threshold_, "margin_ran
                    "poisson_nll_loss": _t_poisson_nll_loss, "triplet_margin_loss": _t_triplet_margin_loss,
                    "instance_norm": _t_instance_norm, "conv_transpose1d": conv_transpose1d,
                    "conv_transpose3d": conv_transpose3d, "layer_norm": _t_layer_norm, "group_norm": _t_group_norm,
-                   "batch_norm": _t_batch_norm, "rms_norm": _t_rms_norm}
+                   "batch_norm": _t_batch_norm, "rms_norm": _t_rms_norm, "constant_pad_nd": _t_constant_pad_nd}

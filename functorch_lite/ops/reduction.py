@@ -422,7 +422,8 @@ def _safe_root(s, p):
 
 
 @defop(kernel="norm_cpu", promote=_norm_rule, prep=_norm_prep,
-       grad_fn=lambda t, s: "SumBackward1" if s[0] == "nuc" else "LinalgVectorNormBackward0",
+       grad_fn=lambda t, s: ("PermuteBackward0" if s[2] else "SumBackward1") if s[0] == "nuc" else
+       "LinalgVectorNormBackward0",
        autocast={"cuda": "fp32"})
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """Vector p-norm over ``dim`` (2 / 'fro' default, inf, -inf, 0, any p); 'nuc' for two dims."""
@@ -442,6 +443,44 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if p == 1:
         return jnp.sum(a, axis=dim, keepdims=keepdim)
     return _safe_root(jnp.sum(a * a if p == 2 else a ** p, axis=dim, keepdims=keepdim), p)
+
+
+def _fro_prep(targs, sargs):
+    dim, keepdim = sargs
+    if dim is None:
+        raise TypeError('frobenius_norm() missing 1 required positional arguments: "dim"')
+    dim = list(dim) if isinstance(dim, (tuple, list)) else [dim]
+    if len(dim) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dim)} dimensions instead.")
+    return (_dims(dim, len(targs[0]._shape)), builtins.bool(keepdim))
+
+
+def _fro_rule(op, sig, sargs):
+    dt = sig[0][1]
+    if dt.category < D.FLOAT:
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got {dt.short} "
+                           "instead.")
+    return (dt,), (dt.to_real(),)
+
+
+@defop(kernel="norm_cpu", promote=_fro_rule, prep=_fro_prep, grad_fn="NormBackward1", method=False)
+def frobenius_norm(input, dim=None, keepdim=False):
+    """``torch.frobenius_norm(x, dim, keepdim=False)``: the 2-norm over at most two dims (``()``: all of them),
+    a zero gradient at zero (``_safe_root``)."""
+    a = jnp.abs(_acc(input))
+    return _safe_root(jnp.sum(a * a, axis=dim, keepdims=keepdim), 2)
+
+
+def nuclear_norm(input, dim=None, keepdim=False):
+    """``torch.nuclear_norm(x, keepdim=False)`` / ``nuclear_norm(x, dim, keepdim=False)``: the sum of the singular
+    values over ``dim`` (the last two dims by default), ``norm(x, 'nuc', dim)``."""
+    if isinstance(dim, builtins.bool):  # (the two-argument overload: nuclear_norm(x, keepdim))
+        dim, keepdim = None, dim
+    if dim is None:
+        if len(input._shape) < 2:
+            raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+        dim = (-2, -1)
+    return norm(input, "nuc", dim, keepdim)
 
 
 def _lse_prep(targs, sargs):
@@ -735,4 +774,4 @@ def equal(input, other) -> builtins.bool:
 METHODS = {"max": _minmax("max", True), "min": _minmax("min", True), "median": median, "allclose": allclose,
            "equal": equal}
 FUNCTIONS = {"max": _minmax("max", False), "min": _minmax("min", False), "median": median,
-             "return_types": return_types, "allclose": allclose, "equal": equal}
+             "return_types": return_types, "allclose": allclose, "equal": equal, "nuclear_norm": nuclear_norm}

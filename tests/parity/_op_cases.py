@@ -144,6 +144,7 @@ CASES = {
     "var_mean": ([rnd(3, 4)], lambda m, a: m.var_mean(a, 1)[0]),
     "std_mean": ([rnd(3, 4)], lambda m, a: m.std_mean(a, 1)[1]),
     "norm": ([rnd(3, 4)], lambda m, a: a.norm(dim=1)),
+    "frobenius_norm": ([rnd(2, 3, 4)], lambda m, a: m.frobenius_norm(a, (0, 2))),
     "logsumexp": ([rnd(3, 4)], lambda m, a: a.logsumexp(1)),
     "cumsum": ([rnd(3, 4)], lambda m, a: a.cumsum(1)),
     "cumprod": ([pos(3, 4)], lambda m, a: a.cumprod(1)),
@@ -219,6 +220,7 @@ FORWARD_ONLY = {
     "count_nonzero": ([rnd(3, 4)], lambda m, a: m.count_nonzero(a, 0)),
     "argsort": ([rnd(3, 4)], lambda m, a: a.argsort(1)),
     "nonzero": ([rnd(3, 4)], lambda m, a: (a > 0).nonzero()),
+    "nonzero_static": ([rnd(3, 4)], lambda m, a: a.nonzero_static(size=9, fill_value=-5)),
 }
 
 

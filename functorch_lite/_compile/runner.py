@@ -2261,8 +2261,7 @@ def _pystate(d) -> list:
     """Python state a trace would advance once and the program then never again: the ``random`` module's and
     NumPy's global generators, and the iterators and random generators the function reaches (``next(it)``,
     ``random.random()``: each call of torch's draws anew). (description, read, put back, state now) for each, to
-    be put back after the trace (``_pystate_undo``); an iterator whose state cannot be put back (a generator, a
-    DataLoader's) is a graph break before the function runs."""
+    be put back after the trace (``_pystate_undo``); an iterator is a graph break before the function runs."""
     out = [("drawing from the random module (random.random())", random.getstate, random.setstate),
            ("drawing from NumPy's global generator (np.random)", np.random.get_state, np.random.set_state)]
     for name, obj in d.pystate:
@@ -2275,15 +2274,11 @@ def _pystate(d) -> list:
             out.append((f"drawing from the NumPy generator {name}", lambda bg=bg: bg.state,
                         lambda st, bg=bg: setattr(bg, "state", st)))
         else:
-            try:
-                red = obj.__reduce__()
-            except Exception:
-                red = ()
-            if len(red) < 3 or not hasattr(obj, "__setstate__"):
-                raise _UnreachableWrite(f"the iterator {name} ({type(obj).__name__}: a next() inside is Python "
-                                        "state the program cannot replay)")
-            out.append((f"advancing the iterator {name} (next())", lambda obj=obj: obj.__reduce__()[2],
-                        obj.__setstate__))
+            # (a graph break before the function runs: a next() inside is state the program cannot replay, and a
+            # trace that ran it to its end could not put it back -- a list's iterator lets go of the list there --
+            # so the eager call would have found it empty)
+            raise _UnreachableWrite(f"advancing the iterator {name} (next()) ({type(obj).__name__}: Python state the "
+                                    "program cannot replay)")
     return [(what, get, put, get()) for what, get, put in out]
 
 

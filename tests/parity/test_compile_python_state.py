@@ -227,3 +227,16 @@ def _layouts(L, C):
 def test_a_new_tensor_keeps_its_layout():
     ref, got = _both(_layouts)
     assert got == ref
+
+
+def test_an_iterator_argument_run_to_its_end():
+    """``f(iter(xs))`` that consumes the iterator: the call breaks before the function runs (a trace that ran a
+    list's iterator to its end could not give it back its list), so it runs eagerly with the iterator whole."""
+    def f(xs):
+        return sum(x * i for i, x in enumerate(xs))
+
+    def run(L, C):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return [C(f)(iter([L.ones(2), L.ones(2) * 3, L.ones(2)])).tolist() for _ in range(2)]
+    assert run(ft, ft.compile) == run(torch, lambda g: g) == [[5.0, 5.0], [5.0, 5.0]]

@@ -111,7 +111,7 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, i
             results = _run_nodes(order, start, targets, create_graph, accumulate, keep)
         if not retain_graph:
             for n in run:
-                if n._saved or getattr(n._entry, "frees_graph", False):
+                if n._saved or n._wraps or getattr(n._entry, "frees_graph", False):
                     n._freed = True
                     n._arrays = None
         return results

@@ -26,7 +26,7 @@ class Node:
     """Base of every grad_fn class (``AddBackward0``...)."""
 
     __slots__ = ("_arrays", "_nf", "_edges", "_saved", "_out_meta", "_freed", "_seq", "_inputs",
-                 "_entry", "_diff_idx", "_pre_hooks", "_hooks", "_metadata", "_packed", "__weakref__")
+                 "_entry", "_diff_idx", "_pre_hooks", "_hooks", "_metadata", "_packed", "_wraps", "__weakref__")
 
     def __init__(self):
         self._seq = next(_seq)
@@ -34,6 +34,7 @@ class Node:
         self._hooks = None
         self._freed = False
         self._saved = ()
+        self._wraps = False  # (it saved a Python number, as a wrapped tensor: a backward frees it, as torch's)
         self._entry = None
         self._metadata = None
         self._nf = None
@@ -348,6 +349,8 @@ def record(op, outs, targs, diff_idx, arrays, entry=None, sargs=()):
                     if isinstance(a, Tensor):
                         saved.append((a, a._storage, a._storage.version, a._shape, a.dtype, a._grad_fn, False,
                                       a._out_nr))
+            elif s == "internal":  # (torch's composite saves only its own intermediates: freed, never modified)
+                node._wraps = True
             elif s == "result":
                 o = outs_t[0]
                 saved.append((None, o._storage, o._storage.version, o._shape, o.dtype, node, True, 0))
@@ -356,6 +359,8 @@ def record(op, outs, targs, diff_idx, arrays, entry=None, sargs=()):
                 if isinstance(a, Tensor):
                     saved.append((a, a._storage, a._storage.version, a._shape, a.dtype, a._grad_fn, False,
                                   a._out_nr))
+                elif a is not None:  # (torch saves a Python number operand as a wrapped tensor: ``x * 2``)
+                    node._wraps = True
         # (input tensor or None for a saved output, storage, version at save, shape, dtype, producer, is_out,
         # out_nr): a saved output is reported as "output i of <this node>", a saved input by its producer
         node._saved = tuple(saved)

@@ -64,7 +64,8 @@ def _cos_prep(targs, sargs):
 
 
 @defop(kernel="norm_cpu", promote=_cos_rule, grad_fn="SumBackward1", tensors=2, method=False,
-       prep=_cos_prep, broadcast=True)
+       prep=_cos_prep, broadcast=True,  # (torch's composite saves an input only for its own gradient)
+       saves=lambda targs: ("internal",) + tuple(i for i in (0, 1) if getattr(targs[i], "_requires_grad", False)))
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """``sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps))`` along ``dim`` (inputs broadcast); the clamp is
     applied without a gradient, as in PyTorch."""

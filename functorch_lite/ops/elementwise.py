@@ -204,6 +204,23 @@ def _mul_saves(targs):
     return tuple(i for i, t in ((1, a), (0, b)) if getattr(t, "_requires_grad", False))
 
 
+def saves_for(*rules, always=()):
+    """A ``saves`` rule as torch's generated code has it: a value one input's gradient formula alone uses is saved
+    only when that input needs a gradient; one that several formulas use (``always``) is saved whenever the node
+    is made. ``rules``: (the indices saved -- "result" for the output --, the input whose gradient uses them)."""
+    def saves(targs):
+        out = list(always)
+        for idx, wanted in rules:
+            if getattr(targs[wanted], "_requires_grad", False):
+                out.extend(i for i in idx if i not in out)
+        return tuple(out)
+    return saves
+
+
+_DIV_SAVES = saves_for(((0,), 1), always=(1,))  # (self: grad / other; other: -grad * self / other**2)
+_MOD_SAVES = saves_for(((0, 1), 1))  # (remainder/fmod: self's gradient is grad; other's reads both)
+
+
 def _float8_by_operands(tensors, number):
     """A ``float8`` rule: the kernel PyTorch lacks (None: it has one) for two tensors / with a Python number."""
     return lambda sig: tensors if all(type(s) is tuple for s in sig) else number
@@ -235,7 +252,7 @@ def _rounding(rounding_mode):
 
 
 @defop(kernel="div_cpu", promote=_reduced_opmath(_div_rule), broadcast=True, grad_fn=_div_name, tensors=2, inplace=True,
-       prep=_div_prep, check=_div_check, float8=_float8_by_operands("div_cpu", "div_cpu_reduced_float"),
+       prep=_div_prep, check=_div_check, saves=_DIV_SAVES, float8=_float8_by_operands("div_cpu", "div_cpu_reduced_float"),
        aliases=("divide",))
 def div(input, other, *, rounding_mode=_NO_MODE):
     """True division (int -> default float, PRO-05), rounded once as torch's (``_rounding.true_div``), or 'trunc' /
@@ -251,7 +268,7 @@ def div(input, other, *, rounding_mode=_NO_MODE):
 
 
 @defop(kernel="div_cpu", promote=_reduced_opmath("float"), broadcast=True, grad_fn="DivBackward0", tensors=2, inplace=True,
-       float8=_float8_by_operands("div_cpu", "div_cpu_reduced_float"))
+       saves=_DIV_SAVES, float8=_float8_by_operands("div_cpu", "div_cpu_reduced_float"))
 def true_divide(input, other):
     return true_div(input, other)
 
@@ -282,14 +299,15 @@ def _remainder_name(targs, sargs):
 
 
 @defop(promote="elementwise", grad_fn=_remainder_name, tensors=2, inplace=True, check=_int_zero_div,
-       check_dtype=_no_bool, kernel="remainder_cpu")
+       check_dtype=_no_bool, kernel="remainder_cpu", saves=_MOD_SAVES)
 def remainder(input, other):
     """Python-style modulo (sign of the divisor, PRO-25)."""
     return jnp.remainder(input, other)
 
 
-@defop(promote="elementwise", grad_fn="FmodBackward0", tensors=2, inplace=True, check=_int_zero_div,
-       check_dtype=_no_bool, kernel="fmod_cpu")
+@defop(promote="elementwise", grad_fn=lambda targs, sargs: "FmodBackward1" if isinstance(targs[1], Tensor) else
+       "FmodBackward0", tensors=2, inplace=True, check=_int_zero_div, check_dtype=_no_bool, kernel="fmod_cpu",
+       saves=_MOD_SAVES)
 def fmod(input, other):
     return jnp.fmod(input, other)
 
@@ -344,13 +362,15 @@ def atan2(input, other):
 
 
 @defop(promote="elementwise", grad_fn="HypotBackward0", tensors=2, inplace=True, kernel="hypot_cpu",
+       saves=saves_for(((0,), 0), ((1,), 1), always=("result",)),
        check_dtype=lambda op, dt: dt.category != D.FLOAT and P._no_kernel(op, dt))
 def hypot(input, other):
     """Floating inputs only (integers and bool raise, as PyTorch's ``hypot_cpu``)."""
     return _go.hypot(input, other)
 
 
-@defop(kernel="copysign_cpu", promote="float", grad_fn="CopysignBackward0", tensors=2, inplace=True)
+@defop(kernel="copysign_cpu", promote="float", grad_fn="CopysignBackward0", tensors=2, inplace=True,
+       saves=saves_for(((0, "result"), 0)))
 def copysign(input, other):
     """int/bool inputs give the default float dtype; gradient 0 at ``input == 0``."""
     return _go.copysign(input, other)
@@ -373,9 +393,12 @@ def _lerp_rule(op, sig, sargs):
     return (casts[:2] + (None,) if type(sig[2]) is not tuple else casts), outs  # a number weight stays exact
 
 
+_LERP_SAVES = saves_for(((0, 1), 2), always=(2,))
+
+
 @defop(kernel="lerp_kernel_tensor", promote=_lerp_rule, broadcast=True, tensors=3,
        grad_fn=lambda targs, sargs: "LerpBackward1" if isinstance(targs[2], Tensor) else "LerpBackward0",
-       inplace=True)
+       inplace=True, saves=lambda targs: _LERP_SAVES(targs) if isinstance(targs[2], Tensor) else ())
 def lerp(input, end, weight):
     """PyTorch's formula, in opmath: ``input + w * (end - input)`` for ``|w| < 0.5``, else
     ``end - (end - input) * (1 - w)`` (exact at w = 1; a weight beyond float16's range stays finite)."""
@@ -812,7 +835,8 @@ def _where_check(targs, sargs):
     D.check_scalar_arg(targs[2], targs[1], floats="wide")
 
 
-@defop(float8=True, promote="where", grad_fn="WhereBackward0", tensors=3, check=_where_check, method=False)
+@defop(float8=True, promote="where", grad_fn="WhereBackward0", tensors=3, check=_where_check, method=False,
+       saves=(0,))
 def where(condition, input, other):
     return jnp.where(condition, input, other)
 
@@ -839,7 +863,7 @@ def _masked_fill_rule(op, sig, sargs):
 
 
 @defop(kernel="masked_fill", promote=_masked_fill_rule, broadcast=False, grad_fn="MaskedFillBackward0", tensors=3,
-       inplace=True, check=_mask_check)
+       inplace=True, check=_mask_check, saves=(1,))
 def masked_fill(input, mask, value):
     return jnp.where(mask, value, input)
 
@@ -871,14 +895,14 @@ def _value(value, dt):
 
 
 @defop(kernel="addcmul_cpu_out", promote=_addc_rule, broadcast=True, grad_fn="AddcmulBackward0", tensors=3,
-       inplace=True, traced=("value",))
+       inplace=True, traced=("value",), saves=saves_for(((2,), 1), ((1,), 2)))
 def addcmul(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 * tensor2`` (integral results truncate ``value``)."""
     return input + _value(value, input.dtype) * tensor1 * tensor2
 
 
 @defop(kernel="addcdiv_cpu_out", promote=_addc_rule, broadcast=True, grad_fn="AddcdivBackward0", tensors=3,
-       inplace=True, traced=("value",))
+       inplace=True, traced=("value",), saves=saves_for(((1,), 2), always=(2,)))
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 / tensor2``; tensor1 and tensor2 may not both be integral (PyTorch's error)."""
     return input + _value(value, input.dtype) * tensor1 / tensor2

@@ -104,7 +104,7 @@ def _l1_name(targs, sargs):
 
 
 @defop("l1_loss", promote=_l1_rule, grad_fn=_l1_name, tensors=3, method=False, function=False,
-       prep=_prep_at(0), broadcast=True, autocast="fp32", kernel="add_stub")
+       prep=_prep_at(0), broadcast=True, autocast="fp32", kernel="add_stub", saves=("internal",))
 def _l1_loss(input, target, weight=None, reduction="mean"):
     """Mean absolute error, optionally weighted elementwise (``F.l1_loss``)."""
     err = _go.abs(input - target)  # PyTorch's d|x|/dx = 0 at 0

@@ -468,12 +468,13 @@ def broadcast_shapes(*shapes):
         a = (1,) * (nd - len(out)) + tuple(out)
         b = (1,) * (nd - len(s)) + tuple(s)
         res = []
-        for j, (x, y) in enumerate(zip(a, b)):
+        for j in range(nd - 1, -1, -1):  # (from the last dim, as torch's infer_size: the rightmost mismatch)
+            x, y = a[j], b[j]
             if x != y and x != 1 and y != 1:
                 raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
                                    f"non-singleton dimension {j}")
             res.append(y if x == 1 else x)
-        out = tuple(res)
+        out = tuple(res[::-1])
     if len(_BC_CACHE) < 4096:
         _BC_CACHE[shapes] = out
     return out

@@ -331,6 +331,11 @@ BROADCAST_ERRORS: dict[str, Callable[[Any], Any]] = {
     "masked_fill_mask": lambda m: m.ones(3).masked_fill(m.ones(4, dtype=m.bool), 1.),
     "atan2": lambda m: m.atan2(m.ones(2, 3), m.ones(4)),
     "logical_and": lambda m: m.logical_and(m.ones(2), m.ones(3)),
+    # two mismatched dims: torch names the rightmost (infer_size runs from the last dim)
+    "two_dims": lambda m: m.ones(2, 3) + m.ones(3, 2),
+    "two_dims_3d": lambda m: m.ones(2, 3, 4) - m.ones(3, 3, 5),
+    "two_dims_inplace": lambda m: m.ones(2, 3).add_(m.ones(3, 2)),
+    "two_dims_where": lambda m: m.where(m.ones(2, 3) > 0, m.ones(3, 2), m.ones(2, 3)),
 }
 
 

@@ -102,7 +102,15 @@ from .func import vmap  # noqa: E402,F401  (torch.vmap)
 from . import quantization, amp  # noqa: E402,F401
 from .amp import (  # noqa: E402,F401
     autocast, is_autocast_enabled, get_autocast_dtype, set_autocast_enabled, set_autocast_dtype,
-    is_autocast_cache_enabled, set_autocast_cache_enabled, clear_autocast_cache,
+    is_autocast_cache_enabled, set_autocast_cache_enabled, clear_autocast_cache, GradScaler,
+)
+from .amp.autocast_mode import (  # noqa: E402,F401  (torch's deprecated per-device spellings)
+    is_autocast_cpu_enabled, get_autocast_cpu_dtype, set_autocast_cpu_enabled, set_autocast_cpu_dtype,
+    get_autocast_gpu_dtype, set_autocast_gpu_dtype,
+)
+from ._check import (  # noqa: E402,F401
+    OutOfMemoryError, _check, _check_index, _check_value, _check_type, _check_not_implemented, _check_with,
+    _check_tensor_all,
 )
 from . import cpu, accelerator  # noqa: E402,F401
 from . import mps, xpu, __config__  # noqa: E402,F401  (CPU-build behaviour: no Metal / Intel GPU backend in JAX here)

@@ -106,6 +106,32 @@ def set_autocast_dtype(device_type: str, dtype: D.dtype) -> None:
     _refresh()
 
 
+def _deprecated(old: str, new: str, fn):
+    """torch's deprecated per-device spellings (``torch.is_autocast_cpu_enabled()``...): its DeprecationWarning,
+    then ``fn``."""
+    def f(*args):
+        from .._warn import user_stacklevel
+        warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.", DeprecationWarning,
+                      stacklevel=user_stacklevel())
+        return fn(*args)
+    f.__name__ = f.__qualname__ = old.split("(")[0]
+    return f
+
+
+is_autocast_cpu_enabled = _deprecated("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')",
+                                      lambda: is_autocast_enabled("cpu"))
+get_autocast_cpu_dtype = _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')",
+                                     lambda: get_autocast_dtype("cpu"))
+set_autocast_cpu_enabled = _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)",
+                                       lambda enabled: set_autocast_enabled("cpu", enabled))
+set_autocast_cpu_dtype = _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)",
+                                     lambda dtype: set_autocast_dtype("cpu", dtype))
+get_autocast_gpu_dtype = _deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')",
+                                     lambda: get_autocast_dtype("cuda"))
+set_autocast_gpu_dtype = _deprecated("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)",
+                                     lambda dtype: set_autocast_dtype("cuda", dtype))
+
+
 def is_autocast_cache_enabled() -> bool:
     """Whether autocast caches the casts of leaf float32 tensors that require grad (weights) in a region."""
     return STATE.cache_enabled

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import _device as _dev
+from .._check import OutOfMemoryError  # noqa: F401  (torch.cuda.OutOfMemoryError is torch.OutOfMemoryError)
 
 
 def is_available() -> bool:

@@ -4,7 +4,7 @@ from .container import Sequential, ModuleList, ModuleDict, ParameterList  # noqa
 from .container import ParameterDict  # noqa: F401
 from .layers import (  # noqa: F401
     Identity, Linear, ReLU, Tanh, Sigmoid, SiLU, GELU, Softmax, LogSoftmax, Flatten, Dropout,
-    MSELoss, NLLLoss, CrossEntropyLoss,
+    MSELoss, NLLLoss, NLLLoss2d, CrossEntropyLoss,
 )
 from .layers import Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout  # noqa: F401
 from .conv import *  # noqa: F401,F403

@@ -1,6 +1,7 @@
 """Layers and losses: Linear, activations, Flatten, Dropout, MSELoss, CrossEntropyLoss, NLLLoss."""
 from __future__ import annotations
 
+import warnings
 
 from ..._tensor.tensor import Tensor
 from .. import functional as F
@@ -208,6 +209,17 @@ class NLLLoss(_Loss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """``torch.nn.NLLLoss2d``: deprecated, ``NLLLoss`` (which takes the (N, C, H, W) input) with a warning."""
+
+    def __init__(self, weight: Tensor | None = None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean") -> None:
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and see "
+                      "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", FutureWarning,
+                      stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class CrossEntropyLoss(NLLLoss):

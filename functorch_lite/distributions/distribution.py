@@ -19,7 +19,7 @@ import warnings
 from ..autograd.grad_mode import no_grad
 from .._tensor.tensor import Tensor, Size
 from . import constraints
-from .utils import lazy_property, _is_all_true, _traced, _size
+from .utils import lazy_property, _is_all_true, _traced, _size, _defer_invalid
 from .._warn import user_stacklevel as _user_stacklevel
 
 __all__ = ["Distribution", "ExponentialFamily"]
@@ -58,14 +58,15 @@ class Distribution:
                 if param not in self.__dict__ and isinstance(getattr(type(self), param), lazy_property):
                     continue  # lazily constructed from the given parameter
                 value = getattr(self, param)
-                if _traced(value):
+                head = (f"Expected parameter {param} ({type(value).__name__} of shape {tuple(value.shape)}) "
+                        f"of distribution {repr(self)} to satisfy the constraint {repr(constraint)}, "
+                        "but found invalid values:\n")
+                valid = constraint.check(value)
+                if _traced(value) or _traced(valid):  # (inside compile: checked after the program)
+                    _defer_invalid(valid, value, head)
                     continue
-                if not _is_all_true(constraint.check(value)):
-                    raise ValueError(f"Expected parameter {param} "
-                                     f"({type(value).__name__} of shape {tuple(value.shape)}) "
-                                     f"of distribution {repr(self)} "
-                                     f"to satisfy the constraint {repr(constraint)}, "
-                                     f"but found invalid values:\n{value}")
+                if not _is_all_true(valid):
+                    raise ValueError(f"{head}{value}")
         super().__init__()
 
     def expand(self, batch_shape, _instance=None):
@@ -163,14 +164,14 @@ class Distribution:
             return
         if support is None:
             raise AssertionError("support is unexpectedly None")
-        if _traced(value):
+        head = (f"Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) to be within the "
+                f"support ({repr(support)}) of the distribution {repr(self)}, but found invalid values:\n")
+        valid = support.check(value)
+        if _traced(value) or _traced(valid):  # (inside compile: checked after the program)
+            _defer_invalid(valid, value, head)
             return
-        if not _is_all_true(support.check(value)):
-            raise ValueError("Expected value argument "
-                             f"({type(value).__name__} of shape {tuple(value.shape)}) "
-                             f"to be within the support ({repr(support)}) "
-                             f"of the distribution {repr(self)}, "
-                             f"but found invalid values:\n{value}")
+        if not _is_all_true(valid):
+            raise ValueError(f"{head}{value}")
 
     def _expand_params(self, cls, batch_shape, _instance, names: tuple):
         """``expand`` of a distribution whose parameters ``names`` all have its batch shape."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from functools import update_wrapper
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from .. import dtypes as D
@@ -115,6 +116,19 @@ def _is_all_true(valid) -> bool:
     if _traced(valid):
         return True
     return bool(np.asarray(valid._array).all())
+
+
+def _defer_invalid(valid, value, message: str) -> None:
+    """Inside ``compile``: the validation as a deferred check (``ops/_deferred``): the call raises ValueError
+    ``message`` after its program where an element of ``valid`` is False, naming the first offending value (eager
+    prints the whole tensor: its values are not known while tracing)."""
+    from ..ops import _deferred
+    bad = ~(valid._array if isinstance(valid, Tensor) else jnp.asarray(valid))
+    vals = value._array if isinstance(value, Tensor) and tuple(value._array.shape) == tuple(bad.shape) else \
+        bad.astype(jnp.int32)
+    same = vals is not bad
+    _deferred.check(bad, vals, lambda v, i: ValueError(
+        message + (f"(the first invalid value, at flat index {i}: {v})" if same else f"(at flat index {i})")))
 
 
 def _size(shape) -> Size:

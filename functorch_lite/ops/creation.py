@@ -893,14 +893,21 @@ def bernoulli_(self, p=0.5, *, generator=None):
 
 
 def _check_probabilities(p):
-    """PyTorch's CPU kernel checks every probability (a host read; skipped while tracing)."""
+    """PyTorch's CPU kernel checks every probability (a host read; in a compiled program a deferred check)."""
     arr = p._array
-    if isinstance(arr, jax.core.Tracer) or arr is None:
+    if arr is None:
+        return
+    if isinstance(arr, jax.core.Tracer):
+        from . import _deferred
+        _deferred.check(~((arr >= 0) & (arr <= 1)), arr, lambda v, i: RuntimeError(_P_IN_MSG))
         return
     host = np.asarray(p.detach().double()._array)
     if not ((host >= 0) & (host <= 1)).all():
-        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
-                           "be improved?  If so, please report an enhancement request to PyTorch.)")
+        raise RuntimeError(_P_IN_MSG)
+
+
+_P_IN_MSG = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be improved?  If "
+             "so, please report an enhancement request to PyTorch.)")
 
 
 def _bernoulli_rule(op, sig, sargs):
@@ -961,6 +968,10 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
 _MULTINOMIAL: dict = {}
 
 
+_MN_BAD = "probability tensor contains either `inf`, `nan` or element < 0"
+_MN_SUM = "invalid multinomial distribution (sum of probabilities <= 0)"
+
+
 def multinomial(input, num_samples: int, replacement: bool = False, *, generator=None, out=None):
     """Indices drawn from the rows of ``input`` (non-negative weights): categorical draws with replacement,
     Gumbel top-k without (each index at most once), as ``torch.multinomial``."""
@@ -979,9 +990,15 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
     if not isinstance(arr, jax.core.Tracer):
         host = np.asarray(arr, dtype=np.float64)
         if not np.isfinite(host).all() or (host < 0).any():
-            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+            raise RuntimeError(_MN_BAD)
         if (host.reshape(-1, n).sum(-1) <= 0).any():
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+            raise RuntimeError(_MN_SUM)
+    elif n:  # (in a compiled program: the same checks, deferred: ops/_deferred)
+        from . import _deferred
+        a = arr.astype(jnp.float32) if arr.dtype in (jnp.float16, jnp.bfloat16) else arr
+        _deferred.check(~jnp.isfinite(a) | (a < 0), a, lambda v, i: RuntimeError(_MN_BAD))
+        sums = a.reshape(-1, n).sum(-1)
+        _deferred.check(sums <= 0, sums, lambda v, i: RuntimeError(_MN_SUM))
     key = (num_samples, bool(replacement))
     f = _MULTINOMIAL.get(key)
     if f is None:

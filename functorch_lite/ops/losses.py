@@ -241,7 +241,13 @@ def _bce_check(targs, sargs):
     """Host-value check, one device read per call (skipped while tracing): input and target in [0, 1]
     (NaN fails), input first, as PyTorch's kernel."""
     x, t = targs[0], targs[1]
-    if isinstance(x._array, jax.core.Tracer) or isinstance(t._array, jax.core.Tracer) or 0 in x._shape:
+    if 0 in x._shape:
+        return
+    if isinstance(x._array, jax.core.Tracer) or isinstance(t._array, jax.core.Tracer):  # (deferred: ops/_deferred)
+        from . import _deferred
+        for a, name in ((x._array, "input"), (t._array, "target")):
+            _deferred.check(~((a >= 0) & (a <= 1)), a, lambda v, i, name=name: RuntimeError(
+                f"all elements of {name} should be between 0 and 1"))
         return
     ok_x, ok_t = np.asarray(_UNIT(x._array, t._array)).tolist()
     if not ok_x:

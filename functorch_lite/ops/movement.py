@@ -848,6 +848,11 @@ def _repeat_index(repeats, output_size):
     if isinstance(arr, jax.core.Tracer):
         if output_size is None:
             raise data_dependent_error("repeat_interleave with a tensor of repeats and no output_size", arr)
+        from . import _deferred  # (eager's value checks, deferred to after the program)
+        _deferred.check(arr < 0, arr, lambda v, i: RuntimeError("repeats can not be negative"))
+        total = jnp.sum(arr)
+        _deferred.check(total != int(output_size), total,
+                        lambda v, i: RuntimeError("allocated size does not match required size"))
         out = jnp.repeat(jnp.arange(arr.shape[0], dtype=arr.dtype), arr, total_repeat_length=int(output_size))
         return type(repeats)._from_array(out, repeats.dtype, repeats.device)
     host = np.asarray(arr)

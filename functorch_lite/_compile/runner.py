@@ -136,6 +136,22 @@ def _raised_by_user(exc) -> bool:
     return _user_file(tb.tb_frame.f_code.co_filename)
 
 
+_OP_DIRS = tuple(os.path.join(_PKG, d) + os.sep for d in ("ops", "_tensor", "nn"))
+
+
+def _op_error(exc) -> bool:
+    """An op's own argument or value error (a matmul's shapes, a bad reshape), raised by the facade's op code while
+    traced: eager raises it too, after what the function did before it."""
+    if type(exc) not in (RuntimeError, IndexError, ValueError, TypeError):
+        return False
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_OP_DIRS)
+
+
 def _user_line(exc) -> str:
     """The innermost frame of the user's code in the traceback."""
     best = None
@@ -714,7 +730,7 @@ class CompiledFunction:
                 return self(*args, **kwargs)
             if not TRACING[0] and entry.spec is None and (not isinstance(exc, TypeError) or _tracer_type_error(exc)):
                 return self._graph_break(entry, exc, args, kwargs)
-            if not TRACING[0] and entry.spec is None and _raised_by_user(exc):
+            if not TRACING[0] and entry.spec is None and (_raised_by_user(exc) or _op_error(exc)):
                 return self._eager(args, kwargs)  # (a genuine TypeError: raised again, after eager's side effects)
             raise
         except Exception as exc:
@@ -724,8 +740,9 @@ class CompiledFunction:
                 return self._as_constants(pos, args, kwargs)
             # the function's own code raised while traced (``raise ValueError`` on a shape): the trace put back
             # what it had changed; run eagerly, what it did before the error stays done and the error comes from
-            # there, as torch's (an error the library raises, a refusal inside a compiled region, stays as it is)
-            if not TRACING[0] and entry.spec is None and _raised_by_user(exc):
+            # there, as torch's; so for an op's own error (a matmul's shapes: eager raises it too). A refusal inside a
+            # compiled region, an error of the library's machinery, stays as it is
+            if not TRACING[0] and entry.spec is None and (_raised_by_user(exc) or _op_error(exc)):
                 return self._eager(args, kwargs)
             raise
         finally:

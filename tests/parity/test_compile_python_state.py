@@ -240,3 +240,26 @@ def test_an_iterator_argument_run_to_its_end():
             warnings.simplefilter("ignore")
             return [C(f)(iter([L.ones(2), L.ones(2) * 3, L.ones(2)])).tolist() for _ in range(2)]
     assert run(ft, ft.compile) == run(torch, lambda g: g) == [[5.0, 5.0], [5.0, 5.0]]
+
+
+def test_an_ops_error_after_a_write_leaves_eagers_state():
+    """An op's own error while traced (a matmul's shapes, a bad reshape) runs the call eagerly: the write before it
+    stays done and the error is eager's, as torch eager's."""
+    def f(x, y, n):
+        x.add_(1)
+        return (x @ y).reshape(n, -1)
+
+    def run(L, C):
+        g = C(f)
+        x = L.zeros(2, 3)
+        out = []
+        for y, n in ((L.ones(3, 2), 4), (L.ones(2, 2), 4), (L.ones(3, 2), 3)):
+            try:
+                out.append(g(x, y, n).tolist())
+            except RuntimeError as e:
+                out.append(str(e))
+            out.append((x.tolist(), x._version))
+        return out
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert run(ft, ft.compile) == run(torch, lambda g: g)

@@ -78,8 +78,10 @@ class ArgViewSlot:
 
     @staticmethod
     def eligible(t) -> bool:
-        """A view that needs no gradient."""
-        return t._chain is not None and not t._requires_grad and t.grad_fn is None
+        """A contiguous view that needs no gradient. (A non-contiguous one, ``x.t()``, a strided slice, an
+        ``expand``, is read through its storage: the function sees its strides, as eager's does -- ``view(-1)`` of
+        a transpose raises, ``is_contiguous()`` is False -- where a fresh tensor over its values would not.)"""
+        return t._chain is not None and not t._requires_grad and t.grad_fn is None and t.is_contiguous()
 
     def get(self):
         return self.tensor._array

@@ -4,6 +4,8 @@ must notice — a closure cell, a global, a module's tables, a tensor's storage 
 groups, a list/dict/object in the closure, an argument aliasing the closure — and checks the compiled call
 against the same function run eagerly (or known numbers). These run with the suite-wide self-check off
 (``config.verify_discovery``), so they test what users run; the last test shows the self-check itself."""
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -668,3 +670,28 @@ def test_a_nan_argument_reuses_its_program():
     for s in (1, 1.0, True):
         assert cf(x, s).tolist() == [1.0]
     assert cf.stats["traces"] == 4
+
+
+def test_non_contiguous_view_arguments_keep_their_strides():
+    """A transposed, strided or expanded view argument is read through its storage: the compiled function sees
+    eager's strides, offset and contiguity (``view(-1)`` of a transpose raises, as eagerly); a contiguous slice
+    (a batch of a dataset) is still taken by its values."""
+    def meta(x):
+        return x.stride(), x.is_contiguous(), x.storage_offset(), (x * 2).tolist()
+
+    def run(L, C):
+        base = L.arange(12.0).reshape(3, 4)
+        out = [C(meta)(x) for x in (base.t(), base[1:, 1:], L.ones(3, 1).expand(3, 4), base[:, ::2])]
+        try:
+            C(lambda x: x.view(-1))(L.arange(6.0).reshape(2, 3).t())
+        except RuntimeError as e:
+            out.append(type(e).__name__)
+        return out
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert run(ft, ft.compile) == run(torch, lambda f: f)
+    batch = ft.arange(12.0).reshape(6, 2)
+    f = ft.compile(lambda x: x * 2)
+    for i in range(3):
+        assert f(batch[2 * i:2 * i + 2]).tolist() == (batch[2 * i:2 * i + 2] * 2).tolist()
+    assert f.stats["traces"] == 1

@@ -225,7 +225,12 @@ _MASKS = (D.bool, D.uint8)
 
 def _tp_name(o) -> str:
     t = type(o)
-    return f"numpy.{t.__name__}" if t.__module__.startswith("numpy") else t.__name__
+    if t.__module__.startswith("numpy"):
+        return f"numpy.{t.__name__}"
+    if t.__name__ == "Tensor" and not t.__module__.startswith("functorch_lite"):  # (real torch's: say so)
+        return (f"{t.__module__}.{t.__qualname__} (another library's array: convert it with functorch_lite.tensor(...) "
+                "or from_dlpack)")
+    return t.__name__
 
 
 def _select(t: Tensor, dim: int, v, real_dim: int) -> Tensor:

@@ -81,3 +81,15 @@ def test_nll_loss_2d():
         return isinstance(m, L.nn.NLLLoss), [(x.category.__name__, str(x.message)) for x in w], loss.item()
     f, t = run(ft), run(torch)
     assert f[:2] == t[:2] and f[2] == pytest.approx(t[2], rel=1e-6)
+
+
+@pytest.mark.parametrize("call", ["linear", "stack", "cat"])
+def test_a_real_torch_tensor_is_named_as_such(call):
+    """A real torch tensor where a facade tensor goes: the TypeError names torch.Tensor and how to convert it (it
+    said "expected Tensor ..., but got Tensor")."""
+    rt = torch.ones(3)
+    fn = {"linear": lambda: ft.nn.Linear(3, 1)(rt), "stack": lambda: ft.stack([ft.ones(3), rt]),
+          "cat": lambda: ft.cat([ft.ones(3), rt])}[call]
+    with pytest.raises(TypeError, match=r"torch\.Tensor \(another library's array: convert it with "
+                                        r"functorch_lite\.tensor\(\.\.\.\) or from_dlpack\)"):
+        fn()

@@ -795,11 +795,26 @@ def randint(*args, low=None, high=None, size=None, generator=None, out=None, dty
                  requires_grad)
 
 
+def _check_std(arr) -> None:
+    """torch's ``normal`` with a std tensor: every element >= 0 (NaN fails); a host read, in a compiled program a
+    deferred check."""
+    msg = "normal expects all elements of std >= 0.0"
+    if isinstance(arr, jax.core.Tracer):
+        from . import _deferred
+        _deferred.check(~(arr >= 0), arr, lambda v, i: RuntimeError(msg))
+    elif arr.size and not bool(np.all(np.asarray(arr) >= 0)):
+        raise RuntimeError(msg)
+
+
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
            requires_grad=False):
     """``normal(mean, std, size)`` with float mean/std; tensor mean/std broadcast elementwise."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         ref = mean if isinstance(mean, Tensor) else std
+        if isinstance(std, Tensor):
+            _check_std(std._array)
+        elif std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
         shape = ref._shape if size is None else _size("normal", (size,))
         z = _random("normal", shape, 0.0, 1.0, ref.dtype, ref.device, False, generator)
         r = z * std + mean
@@ -811,7 +826,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         raise _invalid_args("normal", (mean, std), _passed(generator=generator, out=out, dtype=dtype, layout=layout,
                                                           device=device, requires_grad=requires_grad))
     if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     dtype, device = _out_args("normal", out, dtype, device)
     dt = _dt(dtype)
     _check_float_sampling(dt, "normal_kernel_cpu")
@@ -874,7 +889,7 @@ def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
     """Fill ``self`` with N(mean, std^2) in place."""
     _check_float_sampling(self.dtype, "normal_kernel_cpu")
     if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     return self.copy_(_random("normal", self._shape, _py_float(mean), _py_float(std), self.dtype, self.device,
                               False, generator))
 

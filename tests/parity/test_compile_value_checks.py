@@ -77,3 +77,26 @@ def test_distribution_validation():
         head = t_msg.split("found invalid values:")[0]
         assert f_type == t_type == "ValueError" and f_msg.startswith(head + "found invalid values:\n")
         assert "flat index 1" in f_msg
+
+
+NORMAL = {
+    "tensor std": lambda L: L.normal(L.zeros(2), L.tensor([1.0, -1.0])),
+    "float mean tensor std": lambda L: L.normal(0.0, L.tensor([1.0, -1.0])),
+    "nan std": lambda L: L.normal(L.zeros(2), L.tensor([1.0, float("nan")])),
+    "float std with tensor mean": lambda L: L.normal(L.zeros(2), -1.0),
+    "float std size": lambda L: L.normal(0.0, -0.5, (2,)),
+    "tiny std": lambda L: L.normal(L.zeros(2), -1e-7),
+    "normal_": lambda L: L.zeros(2).normal_(0, -2.5),
+}
+
+
+@pytest.mark.parametrize("name", list(NORMAL))
+def test_normal_std_errors(name):
+    want = _error(lambda: NORMAL[name](torch))
+    assert want is not None and _error(lambda: NORMAL[name](ft)) == want
+
+
+def test_normal_std_checked_in_a_compiled_function():
+    f = ft.compile(lambda s: ft.normal(ft.zeros(2), s))
+    assert f(ft.ones(2)).shape == (2,)
+    assert _error(lambda: f(ft.tensor([1.0, -1.0]))) == ("RuntimeError", "normal expects all elements of std >= 0.0")

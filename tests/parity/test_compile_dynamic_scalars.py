@@ -463,8 +463,9 @@ def test_a_branch_in_a_compiled_forward_with_backward_outside():
 
 def test_a_value_check_is_a_branch_and_the_program_stays():
     """``masked_fill`` of a dynamic float into float32 (it may overflow) and ``//`` by a dynamic int (it may be 0):
-    the checks are branches on the value (the value that fails raises, as eagerly), and the calls after it still
-    run the dynamic program (the failure specialized the argument: a program per value after it)."""
+    the checks are branches on the value (the value that fails raises, as eagerly: its call runs eagerly, an op's
+    error), and the calls after it still run the dynamic program (the failure specialized the argument: a program
+    per value after it)."""
     cases = ((lambda L: (lambda x, s: x.masked_fill(x > 1, s)), lambda L: L.tensor([1.0, 2.0]),
               (0.5, 1.5, 2.5, 1e300, 3.5, 4.5)),
              (lambda L: (lambda x, i: x // i), lambda L: L.tensor([7, -7]), (2, 3, 4, 0, 5, 6)))
@@ -472,4 +473,4 @@ def test_a_value_check_is_a_branch_and_the_program_stays():
         cf = ft.compile(make(ft))
         for v in values:
             assert _outcome(lambda: cf(data(ft), v)) == _outcome(lambda: make(torch)(data(torch), v))
-        assert cf.stats["cache_hits"] >= 3 and cf.stats["eager_calls"] == 0
+        assert cf.stats["cache_hits"] >= 3 and cf.stats["eager_calls"] <= 1  # (at most the failing value's call)

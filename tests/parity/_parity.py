@@ -91,3 +91,29 @@ def close(a: Any, b: Any, rel: float = 1e-6, abs: float = 1e-12) -> bool:  # noq
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         return type(a) is type(b) and len(a) == len(b) and all(close(x, y, rel, abs) for x, y in zip(a, b))
     return a == b
+
+
+def call_with_bad_target(step, params, target, pos, bad, good, poison: bool) -> list:
+    """One call of a training step whose class ``target[pos]`` is set to the out-of-range ``bad`` first when
+    ``poison`` (then back to ``good``): [its loss] or [the IndexError's text, which .grad objects it kept]."""
+    grads_before = [p.grad for p in params]
+    if poison:
+        target[pos] = bad
+    try:
+        return [float(step())]
+    except IndexError as e:
+        return [str(e), [p.grad is g for p, g in zip(params, grads_before)]]
+    finally:
+        if poison:
+            target[pos] = good
+
+
+def seeded_mlp(L, rng, sizes=(4, 8, 3)):
+    """Two ``L.nn.Linear`` layers (sizes[0] -> sizes[1] -> sizes[2]) with weights drawn from ``rng`` (normal x 0.5),
+    the same in torch and the facade: (first, second, their parameters)."""
+    lin1, lin2 = L.nn.Linear(sizes[0], sizes[1]), L.nn.Linear(sizes[1], sizes[2])
+    params = list(lin1.parameters()) + list(lin2.parameters())
+    with L.no_grad():
+        for p in params:
+            p.copy_(L.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32) * 0.5))
+    return lin1, lin2, params

@@ -13,16 +13,12 @@ import pytest
 import torch
 
 import functorch_lite as ft
-from _parity import close
+from _parity import call_with_bad_target, close, seeded_mlp
 
 
 def _run(L, comp, where, zero, opt_name, bad_at, n=6):
-    lin1, lin2 = L.nn.Linear(4, 8), L.nn.Linear(8, 3)
     rng = np.random.default_rng(3)
-    with L.no_grad():
-        for p in list(lin1.parameters()) + list(lin2.parameters()):
-            p.copy_(L.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32) * 0.5))
-    params = list(lin1.parameters()) + list(lin2.parameters())
+    lin1, lin2, params = seeded_mlp(L, rng)
     if opt_name == "adam":
         opt = L.optim.Adam(params, lr=0.05)
     else:
@@ -58,18 +54,9 @@ def _run(L, comp, where, zero, opt_name, bad_at, n=6):
     out, views = [], []
     held = None
     for k in range(n):
-        grads_before = [p.grad for p in params]
         if k == 2:
             held = [None if p.grad is None else p.grad for p in params]
-        if k == bad_at:
-            lab2[5] = 7
-        try:
-            out.append(float(step()))
-        except IndexError as e:
-            out.append(str(e))
-            out.append([p.grad is g for p, g in zip(params, grads_before)])
-        if k == bad_at:
-            lab2[5] = 2
+        out += call_with_bad_target(step, params, lab2, 5, 7, 2, k == bad_at)
         out.append([p._version for p in params])
         out.append([p.detach().numpy().tolist() for p in params])
         out.append([None if p.grad is None else (p.grad.numpy().tolist(), p.grad._version) for p in params])

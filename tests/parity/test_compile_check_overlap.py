@@ -10,16 +10,12 @@ import pytest
 import torch
 
 import functorch_lite as ft
-from _parity import close
+from _parity import call_with_bad_target, close, seeded_mlp
 
 
 def _run(L, comp, set_to_none, bad_at, n=7):
-    lin1, lin2 = L.nn.Linear(4, 8), L.nn.Linear(8, 3)
     rng = np.random.default_rng(1)
-    with L.no_grad():
-        for p in list(lin1.parameters()) + list(lin2.parameters()):
-            p.copy_(L.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32) * 0.5))
-    params = list(lin1.parameters()) + list(lin2.parameters())
+    lin1, lin2, params = seeded_mlp(L, rng)
     opt = L.optim.Adam(params, lr=0.05)
     x = L.tensor(rng.standard_normal((6, 4)).astype(np.float32))
     lab = L.tensor([0, 1, 2, 0, 1, 2])
@@ -36,16 +32,8 @@ def _run(L, comp, set_to_none, bad_at, n=7):
     step = comp(step)
     out = []
     for k in range(n):
-        grads_before = [p.grad for p in params]
-        if k == bad_at:
-            lab[5] = 7  # (in place: the closure's tensor, re-read by the steady state)
-        try:
-            out.append(float(step()))
-        except IndexError as e:
-            out.append(str(e))
-            out.append([p.grad is g for p, g in zip(params, grads_before)])
-        if k == bad_at:
-            lab[5] = 2
+        # (the target written in place: the closure's tensor, re-read by the steady state)
+        out += call_with_bad_target(step, params, lab, 5, 7, 2, k == bad_at)
         out.append([p._version for p in params])
         out.append([None if p.grad is None else (p.grad.numpy().tolist(), p.grad._version) for p in params])
     st = opt.state[lin1.weight]

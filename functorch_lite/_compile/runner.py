@@ -1544,10 +1544,13 @@ class CompiledFunction:
                     meta.append(("view", i, leaf._shape, leaf.dtype, leaf._chain, leaf._strides, leaf._offset,
                                  leaf._base is d.slots[i].tensor, leaf._storage is not root))
                     continue
-                if i is not None and i not in written and leaf._storage is root and d.slots[i].tensor.requires_grad:
-                    # a view of an input that requires grad (``return h[1:]``), the function writing none of it: the
-                    # same view steps taken of the input itself, recorded (SliceBackward0 on h's history), as
-                    # torch.compile regenerates an output that aliases an input
+                if i is not None and leaf._storage is root and d.slots[i].tensor.requires_grad and \
+                        (i not in written or d.slots[i].tensor.grad_fn is None):
+                    # a view of an input that requires grad (``return h[1:]``), the function writing none of it, or
+                    # of a leaf it rewrote under no_grad (a parameter an optimizer step updates: ``return
+                    # lin.weight[0]``): the same view steps taken of the input itself after the write-back,
+                    # recorded (SliceBackward0 on its history), as torch.compile regenerates an output that aliases
+                    # an input -- a view that shows the parameter's later updates, as eager's
                     steps = _steps_from(d.slots[i].tensor, leaf)
                     if steps is not None:
                         meta.append(("gview", i, steps))

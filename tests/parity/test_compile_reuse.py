@@ -695,3 +695,36 @@ def test_non_contiguous_view_arguments_keep_their_strides():
     for i in range(3):
         assert f(batch[2 * i:2 * i + 2]).tolist() == (batch[2 * i:2 * i + 2] * 2).tolist()
     assert f.stats["traces"] == 1
+
+
+def test_a_view_of_an_updated_parameter_is_a_view():
+    """``return lin.weight[0]`` from a training step: a view of the parameter (SelectBackward0 on it), which shows
+    the next steps' updates and writes through, as eager's; a backward through it reaches the parameter."""
+    def run(L, C):
+        lin = L.nn.Linear(3, 2)
+        with L.no_grad():
+            lin.weight.copy_(L.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+            lin.bias.zero_()
+        opt = L.optim.SGD(lin.parameters(), lr=0.5)
+        x = L.ones(1, 3)
+
+        def step():
+            opt.zero_grad()
+            lin(x).sum().backward()
+            opt.step()
+            return lin.weight[0], lin.weight.t()
+        step = C(step)
+        v, vt = step()
+        out = [v.tolist(), type(v.grad_fn).__name__, v._base is lin.weight, vt.tolist()]
+        step()
+        out += [v.tolist(), vt.tolist()]
+        opt.zero_grad()
+        (v * L.tensor([1.0, 2.0, 3.0])).sum().backward()
+        out.append(lin.weight.grad.tolist())
+        with L.no_grad():
+            v.fill_(9.0)
+        out.append(lin.weight.tolist())
+        return out
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert run(ft, ft.compile) == run(torch, lambda f: f)

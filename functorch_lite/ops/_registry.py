@@ -173,6 +173,20 @@ def saves_crossed(i: int, j: int):
     return saves
 
 
+def saves_for(*rules, always=()):
+    """``saves=`` as torch's generated code decides it: a value one input's gradient formula alone uses is saved only
+    when that input needs a gradient; one that several formulas use (``always``) is saved whenever the node is made.
+    ``rules``: (the indices saved -- "result" for the output, "internal" for a composite's own intermediates --, the
+    input whose gradient uses them). An operand may be a Python number (``x * 2``: torch saves it wrapped)."""
+    def saves(targs):
+        out = list(always)
+        for idx, wanted in rules:
+            if getattr(targs[wanted], "_requires_grad", False):
+                out.extend(i for i in idx if i not in out)
+        return tuple(out)
+    return saves
+
+
 class _Self:
     """What a ``view=`` function returns when the op gives back its input itself."""
 

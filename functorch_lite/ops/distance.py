@@ -22,7 +22,7 @@ import numpy as np
 from .. import _promotion as P
 from .. import dtypes as D
 from .._tensor.tensor import _wrap_dim
-from ._registry import defop
+from ._registry import defop, saves_for
 from .reduction import _safe_root
 
 __all__: list = ["cosine_similarity", "pairwise_distance", "cdist"]
@@ -65,7 +65,7 @@ def _cos_prep(targs, sargs):
 
 @defop(kernel="norm_cpu", promote=_cos_rule, grad_fn="SumBackward1", tensors=2, method=False,
        prep=_cos_prep, broadcast=True,  # (torch's composite saves an input only for its own gradient)
-       saves=lambda targs: ("internal",) + tuple(i for i in (0, 1) if getattr(targs[i], "_requires_grad", False)))
+       saves=saves_for(((0,), 0), ((1,), 1), always=("internal",)))
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """``sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps))`` along ``dim`` (inputs broadcast); the clamp is
     applied without a gradient, as in PyTorch."""

@@ -8,7 +8,7 @@ import numpy as np
 from .. import _promotion as P
 from .. import dtypes as D
 from . import grad_overrides as _go
-from ._registry import defop
+from ._registry import defop, saves_for
 from ._rounding import true_div
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
@@ -198,25 +198,7 @@ def rsub(input, other, *, alpha=1):
     return other - input if _unit(alpha) else other - input * _alpha(alpha, input.dtype)
 
 
-def _mul_saves(targs):
-    """PyTorch's mul saves other when self needs grad, and self when other needs grad."""
-    a, b = targs
-    return tuple(i for i, t in ((1, a), (0, b)) if getattr(t, "_requires_grad", False))
-
-
-def saves_for(*rules, always=()):
-    """A ``saves`` rule as torch's generated code has it: a value one input's gradient formula alone uses is saved
-    only when that input needs a gradient; one that several formulas use (``always``) is saved whenever the node
-    is made. ``rules``: (the indices saved -- "result" for the output --, the input whose gradient uses them)."""
-    def saves(targs):
-        out = list(always)
-        for idx, wanted in rules:
-            if getattr(targs[wanted], "_requires_grad", False):
-                out.extend(i for i in idx if i not in out)
-        return tuple(out)
-    return saves
-
-
+_MUL_SAVES = saves_for(((1,), 0), ((0,), 1))  # (mul saves other when self needs grad, self when other does)
 _DIV_SAVES = saves_for(((0,), 1), always=(1,))  # (self: grad / other; other: -grad * self / other**2)
 _MOD_SAVES = saves_for(((0, 1), 1))  # (remainder/fmod: self's gradient is grad; other's reads both)
 
@@ -227,7 +209,7 @@ def _float8_by_operands(tensors, number):
 
 
 @defop(promote=_reduced_opmath("elementwise"), broadcast=True, grad_fn="MulBackward0", tensors=2, inplace=True,
-       aliases=("multiply",), saves=_mul_saves, float8=_float8_by_operands(None, "mul_cpu_reduced_float"))
+       aliases=("multiply",), saves=_MUL_SAVES, float8=_float8_by_operands(None, "mul_cpu_reduced_float"))
 def mul(input, other):
     return input * other
 

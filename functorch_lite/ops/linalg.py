@@ -128,12 +128,6 @@ def mv(input, vec):
     return jnp.matmul(input, vec)
 
 
-def _cross_saves(targs):
-    """dot / outer: each operand is saved for the other's gradient only (torch's generated code)."""
-    a, b = targs
-    return tuple(i for i, t in ((1, a), (0, b)) if getattr(t, "_requires_grad", False))
-
-
 def _dot_check(targs, sargs):
     a, b = targs
     if len(a._shape) != 1 or len(b._shape) != 1:
@@ -145,7 +139,7 @@ def _dot_check(targs, sargs):
 
 
 @defop(required=True, promote="matmul", grad_fn="DotBackward0", tensors=2, check=_dot_check, device_check=("self", "tensor"),
-       autocast={"cuda": "promote"}, saves=_cross_saves)
+       autocast={"cuda": "promote"}, saves=saves_crossed(0, 1))
 def dot(input, tensor):
     return jnp.dot(input, tensor)
 
@@ -209,7 +203,7 @@ def _outer_check(targs, sargs):
 
 
 @defop(required=True, float8=True, promote="elementwise", broadcast=False, grad_fn="MulBackward0", tensors=2,
-       aliases=("ger",), check=_outer_check, saves=_cross_saves)
+       aliases=("ger",), check=_outer_check, saves=saves_crossed(0, 1))
 def outer(input, vec2):
     """``input[:, None] * vec2`` (it promotes, as PyTorch's outer does)."""
     return jnp.outer(input, vec2)

@@ -1510,6 +1510,11 @@ class CompiledFunction:
         # ``return opt.state[p]['momentum_buffer']``: that state tensor itself after the write-back (torch's object)
         ostate_of = {id(t): (i, name) for i, s in enumerate(d.slots) if isinstance(s, S.OptSlot)
                      for name, t in (dict.get(s.opt.state, s.param) or {}).items()}
+        # (the storages of those .grad and state tensors: a result over one is a view of it)
+        grad_st = {id(s.tensor._grad._storage): (i, s.tensor._grad) for i, s in enumerate(d.slots)
+                   if isinstance(s, S.GradSlot) and s.tensor._grad is not None}
+        ostate_st = {id(t._storage): (i, name, t) for i, s in enumerate(d.slots) if isinstance(s, S.OptSlot)
+                     for name, t in (dict.get(s.opt.state, s.param) or {}).items()}
         written = {i for i, _, _ in outputs}
         first = {}
         for leaf in leaves:
@@ -1562,6 +1567,15 @@ class CompiledFunction:
                 if i is not None and not leaf.requires_grad:
                     meta.append(("grad", i))
                     continue
+                # ``return p.grad[0]`` / ``opt.state[p]['exp_avg'][1:3]``: the same view steps taken of that .grad /
+                # state tensor after the write-back, so the view shows the later steps' writes, as eager's
+                held = None if leaf.requires_grad else grad_st.get(id(leaf._storage)) or ostate_st.get(
+                    id(leaf._storage))
+                if held is not None:
+                    steps = _steps_from(held[-1], leaf)
+                    if steps is not None:
+                        meta.append(("hview",) + held[:-1] + (steps,))
+                        continue
                 i = argview_of.get(id(leaf._storage)) if argview_of else None
                 if i is not None and not leaf.requires_grad and \
                         _view_of_arg(d.slots[i].tensor, leaf._chain, leaf._shape, leaf.dtype) is not None:
@@ -1605,7 +1619,7 @@ class CompiledFunction:
                  leaf._v if type(leaf) is SymNumber else leaf for leaf, m in zip(leaves, meta) if m[0] in ("t", "num")]
         spec.result_tree = tree
         spec.result_meta = meta
-        spec.aliased = any(m[0] in ("dup", "rview", "gview") for m in meta)
+        spec.aliased = any(m[0] in ("dup", "rview", "gview", "hview") for m in meta)
         spec.unlinked, spec.saves = _unlinked(d, [leaf for leaf, m in zip(leaves, meta) if m[0] == "t" and m[3]])
         spec.objs = any(type(n) is _ObjNode for n in
                         jax.tree_util.tree_leaves(result, is_leaf=lambda x: type(x) is _ObjNode))
@@ -1691,7 +1705,7 @@ class CompiledFunction:
             elif m[0] == "ostate":
                 s = slots[m[1]]
                 leaves.append(dict.get(s.opt.state, s.param)[m[2]])
-            elif m[0] in ("dup", "rview", "gview"):
+            elif m[0] in ("dup", "rview", "gview", "hview"):
                 leaves.append(None)  # (below, once the results they view have their history)
             else:
                 leaves.append(m[1])
@@ -1708,6 +1722,10 @@ class CompiledFunction:
                     leaves[k] = _replay_views(leaves[m[1]], m[2])
                 elif m[0] == "gview":
                     leaves[k] = _replay_views(slots[m[1]].tensor, m[2])
+                elif m[0] == "hview":  # (a view of a .grad: ("hview", i, steps); of a state: ("hview", i, name, steps))
+                    s = slots[m[1]]
+                    held = s.tensor._grad if len(m) == 3 else dict.get(s.opt.state, s.param)[m[2]]
+                    leaves[k] = _replay_views(held, m[-1])
         result, deferred_args, values = jax.tree_util.tree_unflatten(spec.result_tree, leaves)
         if spec.result_skel is not None:
             result = _fc.reorder_like(result, spec.result_skel)
@@ -1912,7 +1930,7 @@ def _by_output(leaves: list, tree) -> list:
     return [[next(it) for _ in range(t.num_leaves)] for t in jax.tree_util.tree_structure(tree).children()]
 
 
-_SLOT_KINDS = ("slot", "view", "grad", "aview", "ostate", "gview")  # result kinds whose [1] is a slot index
+_SLOT_KINDS = ("slot", "view", "grad", "aview", "ostate", "gview", "hview")  # result kinds whose [1] is a slot index
 
 
 def _agree(dspec, sspec, d, ds, dyn_out: list, static_out: list) -> bool:

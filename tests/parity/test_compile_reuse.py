@@ -728,3 +728,39 @@ def test_a_view_of_an_updated_parameter_is_a_view():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert run(ft, ft.compile) == run(torch, lambda f: f)
+
+
+@pytest.mark.parametrize("zero", ["set_to_none", "zeros"])
+def test_a_view_of_a_grad_or_optimizer_state_is_a_view(zero):
+    """``return p.grad[0]`` / ``opt.state[p]['exp_avg_sq'][1:3]`` from a training step: a view of that .grad /
+    state tensor after the call, which shows the next steps' writes (or keeps its values where the next
+    ``zero_grad()`` drops the .grad), and whose writes show in the tensor, as eager's."""
+    def run(L, C):
+        lin = L.nn.Linear(3, 2)
+        with L.no_grad():
+            lin.weight.copy_(L.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+            lin.bias.zero_()
+        opt = L.optim.Adam(lin.parameters(), lr=0.5)
+        x = L.tensor([[1.0, -2.0, 0.5]])
+
+        def step(k):
+            opt.zero_grad(set_to_none=zero == "set_to_none")
+            (lin(x * k) ** 2).sum().backward()
+            opt.step()
+            return lin.weight.grad[1], opt.state[lin.weight]["exp_avg_sq"][:, 1:3], lin.bias.grad.t()
+        step = C(step)
+        held = [step(L.tensor(1.0 + k)) for k in range(3)]
+        vals = [np.asarray(t.tolist()) for h in held for t in h]
+        g, s, b = held[-1]
+        bases = [g._base is lin.weight.grad, s._base is opt.state[lin.weight]["exp_avg_sq"], b._base is lin.bias.grad]
+        with L.no_grad():
+            g.fill_(7.0)
+            s.fill_(3.0)
+        vals += [np.asarray(lin.weight.grad.tolist()), np.asarray(opt.state[lin.weight]["exp_avg_sq"].tolist())]
+        return vals, bases
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (got, got_bases), (want, want_bases) = run(ft, ft.compile), run(torch, lambda f: f)
+    assert got_bases == want_bases == [True, True, True]
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6)

@@ -480,12 +480,38 @@ def broadcast_shapes(*shapes):
     return out
 
 
+_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory "
+            "location. Please clone() the tensor before performing the operation.")
+
+
+def no_overlap(dst: Tensor, src, partial_only: bool = False) -> None:
+    """PyTorch's assert_no_overlap / assert_no_partial_overlap between a written tensor and a source: over the same
+    memory, both laid out densely (else too hard to tell: allowed, as PyTorch), the source either the very elements
+    written (refused unless ``partial_only``) or elements partly among them (refused: the write's result would
+    depend on the order PyTorch's kernel writes in)."""
+    if not isinstance(src, Tensor) or src._storage.root() is not dst._storage.root() or not dst.numel() or \
+            not src.numel():
+        return
+    if src is not dst and not (V.is_dense(dst._shape, dst.stride()) and V.is_dense(src._shape, src.stride())):
+        return
+    a0, b0 = dst._offset, src._offset
+    a1, b1 = a0 + dst.numel(), b0 + src.numel()
+    full = src is dst or ((a0, a1) == (b0, b1) and dst.stride() == src.stride())
+    if (full and not partial_only) or (not full and a0 < b1 and b0 < a1):
+        raise RuntimeError(_OVERLAP)
+
+
 def inplace(op, targs, sargs, _recorded=False):
     """``self.<op>_(...)``: compute ``op`` then write the result into ``self`` (its dtype kept)."""
     if _PROFILER[0] is not None and not _recorded:  # a profile records: one event, named as PyTorch's (add_)
         return _PROFILER[0].op(op, targs, sargs, lambda: inplace(op, targs, sargs, True), op.name + "_")
     self = targs[0]
     _graph.check_inplace(self)
+    if op.broadcast:  # (an elementwise op reading memory it writes, shifted: x[1:].add_(x[:-1]) is refused, as torch)
+        root = self._storage.root()
+        for a in targs[1:]:
+            if isinstance(a, Tensor) and a is not self and a._storage.root() is root:
+                no_overlap(self, a, partial_only=True)
     r = dispatch(op, targs, sargs, False, _recorded)
     if r.dtype is not self.dtype:
         if not _promotion.can_cast(r.dtype, self.dtype):
@@ -494,7 +520,7 @@ def inplace(op, targs, sargs, _recorded=False):
     if r._shape != self._shape:
         raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
                            f"{list(r._shape)}")
-    arr = r._storage.array
+    arr = r._storage.array if r._chain is None else r._array  # (r: a view where the op gives its input back)
     if r.dtype is not self.dtype:
         arr = _cast_jit(r.dtype, self.dtype)(arr)
     if _FUNC_ACTIVE[0] and (_state.stop or self._chain is not None and V.CUT_STEP in self._chain) and \
@@ -533,13 +559,14 @@ def _cast_jit(src, dst):
     return f
 
 
-def write_out(out, r, name=None, resize_warn=True):
+def write_out(out, r, name=None, resize_warn=True, srcs=()):
     """``out=`` forms: PyTorch resizes and casts into ``out`` (the one out= path: generated ops, factories, composites).
 
     A tuple result (``sort``, ``topk``, ``aminmax``) goes into a tuple of outs of exactly its dtypes (the structured
     kernels' rule). ``name``: the op's name in PyTorch's error for an out= call where grad mode is on and ``out`` or
     the result requires grad (checked where given). ``resize_warn``: PyTorch's deprecation warning when a non-empty
-    ``out`` of another shape is resized (its ``resize_output``; the factories resize without it)."""
+    ``out`` of another shape is resized (its ``resize_output``; the factories resize without it). ``srcs``: an
+    elementwise op's tensor inputs, none of which may partly share ``out``'s memory (``no_overlap``)."""
     if isinstance(r, tuple):
         if not isinstance(out, (tuple, list)):
             raise TypeError(f"argument 'out' must be tuple of Tensors, not {type(out).__name__}")
@@ -579,6 +606,9 @@ def write_out(out, r, name=None, resize_warn=True):
                           stacklevel=user_stacklevel())
         out._shape = r._shape
         out._strides = None
+    for a in srcs:
+        if isinstance(a, Tensor) and a is not out and a._storage.root() is out._storage.root():
+            no_overlap(out, a, partial_only=True)
     out._write(arr)
     if _FW_ACTIVE[0]:
         _fwad.after_write(out, r)

@@ -309,8 +309,10 @@ def _make(op: OpDef, fname: str, kind: str, ns: dict):
     elif with_out:
         # (PyTorch's autograd refusal of an out= call with an argument requiring grad, named after the op: the out
         # tensor would silently leave the graph; several outputs: a tuple of outs)
+        # (an elementwise op's inputs: an out= over memory one of them partly shares is refused, as torch)
+        srcs = f", srcs={targs}" if op.broadcast and op.tensor_names else ""
         body = (f"r = _dispatch(_op, {targs}, {sargs})\n"
-                f"    return r if out is None else _write_out(out, r, {op.name!r})")
+                f"    return r if out is None else _write_out(out, r, {op.name!r}{srcs})")
     else:
         body = f"return _dispatch(_op, {targs}, {sargs})"
     src = f"def {fname}({sig}):\n    {pre}{body}\n"

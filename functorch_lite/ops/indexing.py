@@ -31,7 +31,7 @@ from .. import _device as _dev
 from .. import dtypes as D
 from . import _deferred
 from .._tensor.tensor import Tensor
-from ._dispatch import dispatch, inplace, write_out
+from ._dispatch import dispatch, inplace, no_overlap as _no_overlap, write_out
 from ._registry import OPS, defop
 from .._warn import user_stacklevel as _user_stacklevel
 
@@ -106,34 +106,6 @@ def _view(t: Tensor, name: str, sargs: tuple) -> Tensor:
 
 def _out(r, out):
     return r if out is None else write_out(out, r)
-
-
-_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory "
-            "location. Please clone() the tensor before performing the operation.")
-
-
-def _dense(t: Tensor) -> bool:
-    """PyTorch's is_non_overlapping_and_dense."""
-    dims = sorted((d for d, n in enumerate(t._shape) if n >= 2), key=lambda d: t.stride()[d])
-    need = 1
-    for d in dims:
-        if t.stride()[d] != need:
-            return False
-        need *= t._shape[d]
-    return True
-
-
-def _no_overlap(dst: Tensor, src, partial_only: bool = False) -> None:
-    """PyTorch's assert_no_overlap / assert_no_partial_overlap between a written tensor and a source."""
-    if not isinstance(src, Tensor) or src._storage.root() is not dst._storage.root() or not dst.numel() or not src.numel():
-        return
-    if src is not dst and not (_dense(dst) and _dense(src)):
-        return  # PyTorch: too hard to tell, allowed
-    a0, b0 = dst._offset, src._offset
-    a1, b1 = a0 + dst.numel(), b0 + src.numel()
-    full = src is dst or ((a0, a1) == (b0, b1) and dst.stride() == src.stride())
-    if (full and not partial_only) or (not full and a0 < b1 and b0 < a1):
-        raise RuntimeError(_OVERLAP)
 
 
 def _strip_ones(v):

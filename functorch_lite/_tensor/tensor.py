@@ -297,6 +297,8 @@ class Tensor:
         # a stable fake address per storage (4096-aligned), plus the byte offset, as PyTorch's differ
         return self._storage.uid * (1 << 32) + self._offset * self.dtype.itemsize
 
+    const_data_ptr = data_ptr  # (the same address: a read-only promise torch's kernels use)
+
     def untyped_storage(self):
         return _UntypedStorage(self._storage)
 
@@ -609,6 +611,13 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
+    def __reversed__(self):
+        """``reversed(x)``: ``x.flip(0)`` (a 0-d tensor: itself), as torch's."""
+        return self if not self._shape else self.flip(0)
+
+    def __delitem__(self, index):
+        raise TypeError("Tensor does not support deleting items")
+
     def __bool__(self):
         n = self.numel()
         if n != 1:
@@ -646,6 +655,9 @@ class Tensor:
         if self.dtype.is_complex:
             return builtins.int(self._real_scalar("int64_t", warn=False))
         return builtins.int(self._scalar_for_python(warn=False))
+
+    __nonzero__ = __bool__  # (torch's Python 2 spellings, still its methods)
+    __long__ = __int__
 
     def __complex__(self):
         return builtins.complex(self._scalar_for_python())

@@ -163,6 +163,10 @@ METHODS = {
     "__or__": _binary("bitwise_or"), "__ror__": _binary("bitwise_or", True), "__ior__": _ibinary("bitwise_or"),
     "__xor__": _binary("bitwise_xor"), "__rxor__": _binary("bitwise_xor", True), "__ixor__": _ibinary("bitwise_xor"),
     "__lshift__": _binary("bitwise_left_shift"), "__rshift__": _binary("bitwise_right_shift"),
+    "__rlshift__": _binary("bitwise_left_shift", True), "__rrshift__": _binary("bitwise_right_shift", True),
+    "__ilshift__": _ibinary("bitwise_left_shift"), "__irshift__": _ibinary("bitwise_right_shift"),
+    # (torch's Python 2 spellings of true division, still its methods)
+    "__div__": _div, "__rdiv__": _rtruediv, "__idiv__": _idiv,
     "__eq__": _eq, "__ne__": _binary("ne"), "__lt__": _binary("lt"), "__le__": _binary("le"),
     "__gt__": _binary("gt"), "__ge__": _binary("ge"),
     "__neg__": _unary("neg"), "__abs__": _unary("abs"), "__invert__": _invert, "__pos__": _unary("positive"),

@@ -293,6 +293,26 @@ class Tensor:
         shape = tuple(self._shape[d] for d in order)
         return V.is_contiguous(shape, tuple(self.stride()[d] for d in order))
 
+    def dim_order(self, *, ambiguity_check=False) -> tuple:
+        """The dims from outermost to innermost in memory, as torch's. ``ambiguity_check``: True refuses a layout
+        with more than one such order (a size-1 dim, neighbouring equal strides, or dims the sort cannot order); a
+        list of memory formats refuses such a layout unless it is exactly one of them."""
+        if not isinstance(ambiguity_check, bool) and (not isinstance(ambiguity_check, list) or not all(
+                isinstance(m, V.memory_format) for m in ambiguity_check)):
+            raise TypeError("The ambiguity_check argument must be a bool or a list of memory formats.")
+        shape, strides = self._shape, self.stride()
+        formats = ambiguity_check if isinstance(ambiguity_check, list) else []
+        several = 1 in shape or any(a == b for a, b in zip(strides, strides[1:]))
+        if (ambiguity_check is not False and several) and \
+                sum(self.is_contiguous(memory_format=m) for m in formats) != 1:
+            raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of the given "
+                               "memory formats.")
+        perm, ambiguous = V.dim_order(shape, strides, self.is_contiguous(),
+                                      self.is_contiguous(memory_format=V.channels_last), bool(ambiguity_check))
+        if ambiguous:
+            raise RuntimeError("The tensor does not have unique dim order.")
+        return perm
+
     def data_ptr(self) -> int:
         # a stable fake address per storage (4096-aligned), plus the byte offset, as PyTorch's differ
         return self._storage.uid * (1 << 32) + self._offset * self.dtype.itemsize

@@ -158,6 +158,41 @@ def is_dense(shape, strides) -> bool:
     return True
 
 
+def dim_order(shape, strides, contiguous: bool, channels_last: bool, check: bool = False) -> tuple:
+    """``Tensor.dim_order()``: torch's logical-to-physical permutation of one tensor (its
+    compute_elementwise_output_logical_to_physical_perm): an insertion sort of the dims from the innermost, a dim
+    going inward of another when its stride is smaller (equal strides: a smaller size; a zero stride: no order).
+    Returns (the order, ``check`` and some neighbours in it left unordered)."""
+    n = len(shape)
+    if n <= 1:
+        return tuple(range(n)), False
+    if contiguous != channels_last:
+        return (tuple(range(n)) if contiguous else (0, *range(2, n), 1)), False
+
+    def ge(a, b):
+        return b == 0 or (a != 0 and (a >= b or a % b == 0))
+
+    def cmp(a, b):
+        sa, sb = strides[a], strides[b]
+        if sa == 0 or sb == 0:
+            return 0
+        if sa == sb:
+            return 0 if ge(shape[b], shape[a]) else 1
+        return -1 if ge(sb, sa) else 1
+    perm = list(reversed(range(n)))
+    for i in range(1, n):
+        d1 = i
+        for d0 in reversed(range(i)):
+            c = cmp(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    ambiguous = check and any(cmp(perm[i], perm[i + 1]) != -1 for i in range(n - 1))
+    return tuple(reversed(perm)), ambiguous
+
+
 def memory_order(shape, strides) -> tuple:
     """The dims from outermost to innermost in memory (stable: ties keep logical order)."""
     return tuple(sorted(range(len(shape)), key=lambda d: -strides[d]))

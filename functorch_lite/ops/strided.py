@@ -135,5 +135,31 @@ def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=Non
                          device=self.device if device is None else device, requires_grad=requires_grad)
 
 
-FUNCTIONS = {"empty_strided": empty_strided}
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+                   pin_memory=False):
+    """``torch.empty_permuted``: zeros laid out densely in ``physical_layout``'s order (outermost dim first)."""
+    size, order = _ints(size), _ints(physical_layout)
+    if len(size) != len(order):
+        raise RuntimeError("Number of dimensions in size does not match the length of the physical_layout; i.e. "
+                           f"len(size) = {len(size)} is not equal to len(physical_layout) = {len(order)}")
+    for i, d in enumerate(order):
+        if not 0 <= d < len(size):
+            raise RuntimeError(f"Dimension out of range (expected to be between 0 and {len(size) - 1}, but got {d} "
+                               f"at index {i}).  NB: negative dims not currently supported; file an issue if you "
+                               "want it.")
+    if len(set(order)) != len(order):
+        raise RuntimeError("Duplicate dim not allowed")
+    stride, n = [0] * len(size), 1
+    for d in reversed(order):
+        stride[d] = n
+        n *= max(size[d], 1)
+    stride = tuple(stride)
+    t = empty_strided(size, stride, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad,
+                      pin_memory=pin_memory)
+    if 0 in size:  # (no elements: torch reports the layout's strides all the same)
+        t._strides = stride
+    return t
+
+
+FUNCTIONS = {"empty_strided": empty_strided, "empty_permuted": empty_permuted}
 METHODS = {"new_empty_strided": new_empty_strided}

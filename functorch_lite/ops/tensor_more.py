@@ -86,6 +86,11 @@ def t_(self):
     return _inplace_view(self, "t", (), "TBackward1")
 
 
+def as_strided_(self, size, stride, storage_offset=None):
+    """``x.as_strided_(size, stride, offset)``: ``x`` becomes that view of its storage (AsStridedBackward1)."""
+    return _inplace_view(self, "as_strided", (size, stride, storage_offset), "AsStridedBackward1")
+
+
 def transpose_(self, dim0, dim1):
     """``x.transpose_(d0, d1)`` (also ``swapaxes_`` / ``swapdims_``): two dims swapped in place
     (TransposeBackward1)."""
@@ -747,8 +752,8 @@ METHODS = {"unsqueeze_": unsqueeze_, "squeeze_": squeeze_, "t_": t_, "transpose_
            "ldexp_": ldexp_, "isreal": isreal, "new": new, "fix": fix, "fix_": fix_,
            "unsafe_split": unsafe_split, "unsafe_chunk": unsafe_chunk,
            "unsafe_split_with_sizes": unsafe_split_with_sizes, "narrow_copy": narrow_copy,
-           "resize_": resize_, "resize_as_": resize_as_, "set_": set_}
+           "resize_": resize_, "resize_as_": resize_as_, "set_": set_, "as_strided_": as_strided_}
 FUNCTIONS = {f.__name__: f for f in (
     split_copy, split_with_sizes_copy, unbind_copy, unsafe_split, unsafe_split_with_sizes, unsafe_chunk,
-    index_reduce, put, ldexp_, isreal, scalar_tensor, zero_, detach, detach_, fix, fix_)}
+    index_reduce, put, ldexp_, isreal, scalar_tensor, zero_, detach, detach_, fix, fix_, as_strided_, resize_as_)}
 FUNCTIONS["index_put_"] = index_put_

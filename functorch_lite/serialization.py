@@ -122,7 +122,8 @@ class _Pickler(pickle._Pickler):
 
     def _reduce_tensor(self, t: Tensor):
         from .nn.parameter import Parameter
-        state = dict(t.__dict__)
+        from ._tensor._copy import attrs
+        state = attrs(t)
         if isinstance(t, Parameter):
             args = (_Boxed("data", t), t.requires_grad, collections.OrderedDict())
             if state:

@@ -241,8 +241,11 @@ class GradSlot:
             t._grad._storage.version = bump
 
     def sig(self):
-        g = self.tensor._grad
-        return ("g", None if g is None else (g._shape, g.dtype, _known_zero(g) is not None))
+        t = self.tensor
+        g = t._grad
+        sig = ("g", None if g is None else (g._shape, g.dtype, _known_zero(g) is not None))
+        # (a grad_dtype set: the dtype the backward inside casts its gradients to)
+        return sig + (t.__dict__["_grad_dtype"],) if t.__dict__ and "_grad_dtype" in t.__dict__ else sig
 
 
 def _write_kept(g, v, bump) -> None:

@@ -35,13 +35,22 @@ def _traced(arr) -> None:
         raise data_dependent_error("pickling a tensor")
 
 
+def attrs(t) -> dict:
+    """The ``__dict__`` a copy or a pickle carries: not ``grad_dtype`` (autograd metadata in torch, which copies,
+    pickles and ``torch.save`` reset to the dtype)."""
+    d = t.__dict__
+    if "_grad_dtype" not in d:
+        return dict(d)
+    return {k: v for k, v in d.items() if k != "_grad_dtype"}
+
+
 def reduce_ex(t):
     """``(rebuild, args)`` for pickle: the storage's values (host numpy; ``("meta", shape)`` for meta), layout."""
     root = t._storage.root()
     base = root.array
     _traced(base)
     dev = str(root.device)
-    state = dict(t.__dict__)
+    state = attrs(t)
     meta = type(base) is jax.ShapeDtypeStruct
     if t._chain is None:  # a base tensor: its storage array is its values
         vals = ("meta", tuple(base.shape)) if meta else np.asarray(base)
@@ -96,7 +105,7 @@ def shallow_copy(t):
                     t._cache, t._idx)
     r._requires_grad = t._requires_grad
     if t.__dict__:
-        r.__dict__.update(t.__dict__)
+        r.__dict__.update(attrs(t))
     return r
 
 
@@ -122,5 +131,5 @@ def deep_copy(t, memo):
     if t._grad is not None:
         r._grad = _copy.deepcopy(t._grad, memo)
     if t.__dict__:
-        r.__dict__.update(_copy.deepcopy(t.__dict__, memo))
+        r.__dict__.update(_copy.deepcopy(attrs(t), memo))
     return r

@@ -24,6 +24,7 @@ from .storage import Storage
 from .views import (memory_format, contiguous_format, preserve_format, channels_last,  # noqa: F401
                     channels_last_3d, MEMORY_FORMATS)
 from ..autograd.grad_mode import _state as _gm_state
+from ..autograd.graph import grad_dtype_of
 
 DATA_FIELDS = ("_storage", "_shape", "dtype", "_chain", "_strides", "_offset", "_cache", "_idx")  # what .data sets
 
@@ -450,6 +451,29 @@ class Tensor:
             warnings.warn(_NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
+    @property
+    def grad_dtype(self):
+        """The dtype the autograd engine gives this leaf's gradients (default: its dtype; None: whatever dtype they
+        arrive in); a ``.grad`` assigned must be of it."""
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+        return self.__dict__.get("_grad_dtype", self.dtype)
+
+    @grad_dtype.setter
+    def grad_dtype(self, value):
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        if value is not None and not isinstance(value, D.dtype):
+            raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got {type(value).__name__}")
+        if value is not None and self._grad is not None and self._grad.dtype is not value:
+            raise RuntimeError(f"Cannot set grad_dtype to '{value.short}' because there is already a gradient with "
+                               f"dtype '{_c_type_name(self._grad.dtype)}'. Please clear the gradient (.grad = None) "
+                               "before changing grad_dtype, or ensure the new grad_dtype matches the existing "
+                               "gradient's dtype.")
+        self.__dict__["_grad_dtype"] = value
+        from ..nn.modules.module import STRUCTURE_EPOCH
+        STRUCTURE_EPOCH[0] += 1  # (compiled functions that reached this tensor walk it again: its grads' dtype)
+
     @grad.setter
     def grad(self, value):
         if value is not None:
@@ -460,10 +484,14 @@ class Tensor:
                 raise RuntimeError(f"attempting to assign a gradient of size '{list(value._shape)}' to a tensor of "
                                    f"size '{list(self._shape)}'. Please ensure that the gradient and the tensor are "
                                    "the same size")
-            if value.dtype is not self.dtype:
+            want = grad_dtype_of(self)
+            if want is not None and value.dtype is not want:
                 raise RuntimeError(f"attempting to assign a gradient with dtype '{_c_type_name(value.dtype)}' to a "
-                                   f"tensor with grad_dtype '{self.dtype.short}'. The gradient must match the "
-                                   "tensor's grad_dtype (defaults to the tensor's dtype).")
+                                   f"tensor with grad_dtype '{want.short}'. The gradient must match the tensor's "
+                                   "grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype "
+                                   "attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with "
+                                   "caution. Diverging the dtypes of a tensor and its gradient may break downstream "
+                                   "systems that assume they match.")
             if value.device != self.device:
                 raise RuntimeError(f"attempting to assign a gradient located on device with index "
                                    f"'{value.get_device()}' to a tensor located on device with index "

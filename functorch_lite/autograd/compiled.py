@@ -12,7 +12,7 @@ import jax
 import numpy as np
 
 from .._stats import COUNTS as _COUNTS
-from .graph import AccumulateGrad, Node
+from .graph import AccumulateGrad, Node, grad_dtype_of
 
 
 _PROGRAMS: dict = {}
@@ -95,7 +95,8 @@ def run_compiled(order, start, targets, accumulate, keep=None):
     leaf_prev = []
     for lf in leaves:
         t = lf.variable
-        plain = accumulate and not t._hooks and t._grad is not None and t._grad.dtype is t.dtype
+        plain = accumulate and not t._hooks and t._grad is not None and t._grad.dtype is t.dtype and \
+            grad_dtype_of(t) is t.dtype
         leaf_prev.append(t._grad._array if plain else None)
     key = (tuple(s if not s else (id(s[0]),) + s[1:] for s in spec), root_spec, target_spec, accumulate)
     prog = _PROGRAMS.get(key)

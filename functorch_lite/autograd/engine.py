@@ -18,7 +18,8 @@ from .._tensor import storage as _storage
 from . import anomaly_mode as _anomaly
 from . import grad_mode as _gm
 from .compiled import Ones as _Ones, compilable, run_compiled
-from .graph import AccumulateGrad, _FREED_MSG, as_grad_tensor, check_saved, edge_of, from_grad_tensor
+from .graph import (AccumulateGrad, _FREED_MSG, as_grad_tensor, check_saved, edge_of, from_grad_tensor,
+                    grad_dtype_of)
 from .tensor_hooks import run_leaf_hooks, run_tensor_pre_hooks
 
 
@@ -222,8 +223,9 @@ def _accumulate(t, ct, create_graph):
     if t._hooks:
         ct = run_leaf_hooks(t, ct)
     g = ct if isinstance(ct, Tensor) else Tensor._from_array(ct, t.dtype, t._storage.device)
-    if g.dtype is not t.dtype:
-        g = g.to(t.dtype)
+    want = grad_dtype_of(t)
+    if want is not None and g.dtype is not want:
+        g = g.to(want)
     if _storage.SET_LOG[0] is not None:
         _storage.log_attrs(t, ("_grad",))
     if t._grad is None:
@@ -344,5 +346,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             continue
         if not isinstance(g, Tensor):
             g = Tensor._from_array(g, t.dtype, t._storage.device)
+        if t.grad_fn is None:  # (a leaf's gradient in its grad_dtype, as the engine gives it)
+            want = grad_dtype_of(t)
+            if want is not None and g.dtype is not want:
+                g = g.to(want)
         out.append(g)
     return tuple(out)

@@ -136,6 +136,12 @@ NotImplementedNode.__name__ = NotImplementedNode.__qualname__ = "NotImplemented"
 _CLASSES["NotImplemented"] = NotImplementedNode
 
 
+def grad_dtype_of(t):
+    """The dtype leaf ``t``'s gradients are cast to (``Tensor.grad_dtype``: its dtype unless set), or None (no
+    cast)."""
+    return t.__dict__.get("_grad_dtype", t.dtype) if t.__dict__ else t.dtype
+
+
 def node_class(name):
     cls = _CLASSES.get(name)
     if cls is None:

@@ -420,6 +420,11 @@ class Optimizer:
                 if self._strict_state:
                     self._check_strict(ps, group)
                 for p in ps:
+                    if p._grad.dtype is not p.dtype:  # (a grad_dtype set apart from the parameter's)
+                        raise RuntimeError(
+                            f"{type(self).__name__}.step(): a {p._grad.dtype} gradient for a {p.dtype} parameter "
+                            "(Tensor.grad_dtype) is not supported by functorch_lite's optimizers: update such "
+                            "parameters by hand, or keep grad_dtype the parameter's dtype")
                     if p not in self._ostate:
                         self._put_state(p, self._init_state(key, p._array))
                     else:

@@ -248,13 +248,13 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
         raise RuntimeError(f"{api}: Expected primals and tangents to have the same python structure. For example, if "
                            f"primals is a tuple of 3 tensors, tangents also must be. Got primals with structure "
                            f"{C.tree_str(primals)} and tangents with structure {C.tree_str(tangents)}")
-    flat_p = C.leaves(primals)
+    flat_p = C.input_leaves(primals)
     if not flat_p:
         raise RuntimeError(f"{api}: Expected primals to contain at least one Tensor.")
     for p in flat_p:
         if not isinstance(p, Tensor):
             raise RuntimeError(f"{api}: Expected primals to only contain Tensors, got {type(p)}")
-    for t in C.leaves(tangents):
+    for t in C.input_leaves(tangents):
         if not isinstance(t, Tensor):
             raise RuntimeError(f"{api}: Expected tangents to only contain Tensors, got {type(t)}")
     metas = [C.diff_meta(p, forward=True) for p in primals]
@@ -321,7 +321,7 @@ def linearize(func: Callable, *primals: Any) -> tuple:
     box = {}
 
     def post(out):
-        arrs, box["out"] = C.unwrap_outputs(out, api)
+        arrs, box["out"] = C.unwrap_outputs(out, api, strict=False)
         return arrs, []
 
     with C.ExternalWrites() as w:
@@ -353,7 +353,8 @@ def _jac(kind: str, func: Callable, argnums: Any, has_aux: bool) -> Callable:
     api = "vjp(f, *primals)" if kind == "rev" else "jvp(f, primals, tangents)"
 
     @functools.wraps(func)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args):  # (no keyword arguments, as torch's jacrev / jacfwd: a TypeError naming the function)
+        kwargs = {}
         nums = C.normalize_argnums(argnums, len(args))
         metas = [C.diff_meta(args[i], forward=kind == "fwd") for i in nums]
         _real(f"jac{kind}", "inputs", [dt for m in metas for dt, _ in m.metas])

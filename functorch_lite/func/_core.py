@@ -47,6 +47,16 @@ def leaves(tree: Any) -> list:
     return jax.tree_util.tree_leaves(tree, is_leaf=is_tensor)
 
 
+def tensor_or_none(x: Any) -> bool:
+    return x is None or isinstance(x, Tensor)
+
+
+def input_leaves(tree: Any) -> list:
+    """``leaves``, a None among them (a pytree input's None is a leaf to torch.func, refused where it must be a
+    Tensor; JAX's pytrees drop it)."""
+    return jax.tree_util.tree_leaves(tree, is_leaf=tensor_or_none)
+
+
 def tree_str(tree: Any, indent: int = 0) -> str:
     """A pytree's structure as torch's ``TreeSpec`` repr (leaves ``*``), for torch.func's error messages."""
     if isinstance(tree, Tensor) or not isinstance(tree, (tuple, list, dict)):
@@ -134,7 +144,7 @@ def wrap_array(arr: Any, hint: D.dtype | None, device: Any) -> Tensor:
 
 def diff_meta(arg: Any, *, forward: bool = False) -> Meta:
     """Meta of a differentiated argument: every leaf a floating (or complex) Tensor, as torch.func demands."""
-    for leaf in leaves(arg):
+    for leaf in input_leaves(arg):
         if not isinstance(leaf, Tensor):
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(leaf)}")
         if not (leaf.dtype.is_floating_point or leaf.dtype.is_complex):
@@ -231,9 +241,13 @@ def split_aux(out: Any, has_aux: bool, api: str) -> tuple:
     return out
 
 
-def unwrap_outputs(out: Any, api: str) -> tuple:
-    """(arrays pytree, Meta) of a function's output, every leaf a Tensor (torch.func's 'only tensors')."""
-    for leaf in leaves(out):
+def unwrap_outputs(out: Any, api: str, strict: bool = True) -> tuple:
+    """(arrays pytree, Meta) of a function's output, every leaf a Tensor (torch.func's 'only tensors'); ``strict``
+    (all but ``linearize``, as torch's): at least one, and a None among them refused."""
+    flat = input_leaves(out) if strict else leaves(out)
+    if strict and (not flat or flat == [None]):
+        raise RuntimeError(f"{api}: Expected f to be a function that has non-empty output (got output = {flat!r})")
+    for leaf in flat:
         if not isinstance(leaf, Tensor):
             raise RuntimeError(f"{api}: expected f(*primals) to return only tensors, got unsupported type "
                                f"{type(leaf)}")

@@ -167,8 +167,8 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
         if not _is_dims(in_dims):
             raise ValueError(f"{head}: in_dims is not compatible with the structure of `inputs`. in_dims has "
                              f"structure {C.tree_str(in_dims)} but inputs has structure {C.tree_str(args)}.")
-        flat, tree = jax.tree_util.tree_flatten(args, is_leaf=C.is_tensor)
-        dims = _broadcast(in_dims, args)
+        flat, tree = jax.tree_util.tree_flatten(args, is_leaf=C.tensor_or_none)
+        dims = _broadcast(in_dims, args, C.tensor_or_none)
         if dims is None or len(dims) != len(flat):
             raise ValueError(f"{head}: in_dims is not compatible with the structure of `inputs`. in_dims has "
                              f"structure {C.tree_str(in_dims)} but inputs has structure {C.tree_str(args)}.")

@@ -638,11 +638,18 @@ _VMAP_BRANCH = ("vmap: It looks like you're attempting to use a Tensor in some d
 RAISED: list = [None]
 
 
-def data_dependent_error(what, arr=None, branch=False):
+def data_dependent_error(what, arr=None, branch=False, vmap=None):
     """``what`` names the host read (the compile graph-break message quotes it). ``arr``: the traced array read;
-    one batched by ``func.vmap`` gets torch's vmap message (``branch``: control flow on the value)."""
+    one batched by ``func.vmap`` gets torch's vmap message (``branch``: control flow on the value; ``vmap``: the
+    op's own). Outside a compiled trace, inside a func transform (which traces with JAX where torch's runs
+    eagerly), the message names the transform."""
+    from .._compile.runner import TRACING
     if isinstance(getattr(arr, "batch_dim", None), int):
-        msg = _VMAP_BRANCH if branch else _VMAP_READ
+        msg = vmap or (_VMAP_BRANCH if branch else _VMAP_READ)
+    elif not TRACING[0] and _gm._state.transform:
+        msg = (f"functorch_lite.func: {what} inside a function transform (grad, vjp, jvp, jacrev, jacfwd, hessian, "
+               "vmap) needs concrete values: functorch_lite's transforms trace the function with JAX. Move it "
+               "outside the transformed function.")
     else:
         msg = (f"functorch_lite.compile: {what} inside a compiled region needs concrete values (a graph break). "
                "Move it outside the compiled function.")

@@ -473,7 +473,14 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor, *, _in_place: bo
 
 def _nonzero_check(targs, sargs):
     if isinstance(targs[0]._array, _Tracer):
-        raise data_dependent_error("torch.nonzero (output shape depends on values)")
+        raise data_dependent_error("torch.nonzero (output shape depends on values)", targs[0]._array,
+                                   vmap=_vmap_dynamic("aten::nonzero"))
+
+
+def _vmap_dynamic(op: str) -> str:
+    """torch's vmap refusal of an op whose output shape depends on values."""
+    return (f"vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap over {op}. "
+            "Please file an issue at https://github.com/pytorch/pytorch/issues if you need this feature.")
 
 
 @defop("nonzero", kernel="gt_cpu", promote="int64", tensors=1, method=False, function=False, eager=True,

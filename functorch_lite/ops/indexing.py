@@ -31,7 +31,7 @@ from .. import _device as _dev
 from .. import dtypes as D
 from . import _deferred
 from .._tensor.tensor import Tensor
-from ._dispatch import dispatch, inplace, no_overlap as _no_overlap, write_out
+from ._dispatch import data_dependent_error, dispatch, inplace, no_overlap as _no_overlap, write_out
 from ._registry import OPS, defop
 from .._warn import user_stacklevel as _user_stacklevel
 
@@ -333,6 +333,10 @@ def _prepare(res: Tensor, adv: list):
                 if d + j >= len(res._shape) or n != res._shape[d + j]:
                     raise IndexError(f"The shape of the mask {list(t.shape)} at index {j} does not match the shape of "
                                      f"the indexed tensor {list(res._shape)} at index {d + j}")
+            if isinstance(t, Tensor) and isinstance(t._array, _Tracer):
+                raise data_dependent_error("indexing with a boolean mask (output shape depends on values)", t._array,
+                                           vmap="vmap: We do not support batching operators that can support "
+                                           "dynamic shape. Attempting to batch over indexing with a boolean mask.")
             entries.extend((d + j, col) for j, col in enumerate(np.nonzero(_host(t))))
         else:
             entries.append((d, t))

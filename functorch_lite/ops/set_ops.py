@@ -31,6 +31,7 @@ from .._promotion import no_kernel
 from .._tensor.tensor import Tensor, _wrap_dim
 from ._dispatch import autocast_args, data_dependent_error, dispatch, write_out
 from ._registry import OPS, defop
+from .gather_scatter import _vmap_dynamic
 from .indexing import _Tracer, _host_tensor, _view
 
 _INTEGRAL = (D.uint8, D.int8, D.int16, D.int32, D.int64)
@@ -63,7 +64,8 @@ def _unique_prep(targs, sargs):
 
 def _unique_check(targs, sargs):
     if isinstance(targs[0]._array, _Tracer):
-        raise data_dependent_error("torch.unique (output shape depends on values)", targs[0]._array)
+        raise data_dependent_error("torch.unique (output shape depends on values)", targs[0]._array,
+                                   vmap=_vmap_dynamic("aten::_unique2"))
 
 
 def _rows(x, dim):

@@ -44,24 +44,28 @@ _FW_ACTIVE = _fwad.ACTIVE  # non-zero only while a forward-AD dual level is ente
 
 class Entry:
     """Everything dispatch needs for one (op, static args, signature): built once."""
-    __slots__ = ("fn", "outs", "body", "bwds", "jvps", "diff_ok")
+    __slots__ = ("fn", "outs", "body", "bwds", "jvps", "diff_ok", "opmath")
 
-    def __init__(self, fn, outs, body, diff_ok):
+    def __init__(self, fn, outs, body, diff_ok, op=None):
         self.fn = fn          # jitted forward: arrays -> array(s)
         self.outs = outs      # facade dtypes of the outputs
         self.body = body      # the same forward, unjitted (traced into vjps and whole-graph backwards)
         self.bwds = {}
         self.jvps = {}
         self.diff_ok = diff_ok
+        # a half-precision pullback runs in float32 (``_opmath``) unless torch's backward starts from the op's
+        # half result (tanh, sigmoid, exp, softmax...: its saved output, rounded; float32 would be another value)
+        saves = getattr(op, "saves", None)
+        self.opmath = not (isinstance(saves, tuple) and "result" in saves)
 
     def vjp_apply(self, diff_idx):
         """Pure function (input arrays, output cotangents) -> cotangents of inputs ``diff_idx``.
 
         Missing (None) output cotangents are zeros. The forward is re-traced inside, and XLA keeps
         only what the pullback needs (a matmul's vjp needs its inputs, not its output)."""
-        body = self.body
+        body, opmath = self.body, self.opmath
 
-        def apply(arrays, cts):
+        def pull(arrays, cts):
             out, pb = jax.vjp(_of(body, arrays, diff_idx), *[arrays[i] for i in diff_idx])
             outs = out if isinstance(out, tuple) else (out,)
             full = tuple(_zero_ct(o) if c is None else c for c, o in zip(cts, outs))
@@ -70,6 +74,18 @@ class Entry:
             full = tuple(jnp.conj(c) if jnp.iscomplexobj(c) else c for c in full)
             res = pb(full if isinstance(out, tuple) else full[0])  # (a one-piece split's output is a 1-tuple)
             return tuple(jnp.conj(r) if jnp.iscomplexobj(r) else r for r in res)
+
+        def apply(arrays, cts):
+            up = _opmath(body, arrays) if opmath else None
+            if up is None:
+                return pull(arrays, cts)
+            # float16 / bfloat16: the pullback in float32, each gradient rounded once, as torch's CPU kernels
+            # compute half types (their opmath): in half, JAX's formulas overflow where torch's do not
+            # (tanh's g * (1 - y) * (1 + y) at y = -1 with g = 40000 is inf * 0 = nan)
+            up, dts = up
+            cts = tuple(c.astype(dt) if c is not None and c.dtype != dt else c for c, dt in zip(cts, dts))
+            res = pull(up, cts)
+            return tuple(r.astype(arrays[i].dtype) if arrays[i].dtype in _HALF else r for r, i in zip(res, diff_idx))
         apply.__name__ = apply.__qualname__ = f"{getattr(body, '__name__', 'op')}_backward"  # jit_<op>_backward
         return apply
 
@@ -92,6 +108,29 @@ class Entry:
         if f is None:
             f = self.bwds[diff_idx] = jax.jit(self.vjp_apply(diff_idx), keep_unused=True)
         return f
+
+
+_HALF = (jnp.dtype(jnp.float16), jnp.dtype(jnp.bfloat16))
+
+
+def _opmath(body, arrays):
+    """``arrays`` with their float16 / bfloat16 ones in float32, where ``body`` then gives each output in its dtype
+    or (for a half one) in float32: its computation then runs in float32 (the op's result cast back to half
+    inside, where the facade's dtype rule fixes it); else None (no half input, or an op that does not take
+    float32 there)."""
+    if not any(getattr(a, "dtype", None) in _HALF for a in arrays):
+        return None
+    up = [a.astype(jnp.float32) if getattr(a, "dtype", None) in _HALF else a for a in arrays]
+    try:
+        was = jax.tree_util.tree_leaves(jax.eval_shape(body, *arrays))
+        now = jax.tree_util.tree_leaves(jax.eval_shape(body, *up))
+    except Exception:  # noqa: BLE001 (an op that does not take float32 there: its pullback stays in half)
+        return None
+    if len(was) != len(now) or any(w.shape != n.shape or not (n.dtype == w.dtype or
+                                                              w.dtype in _HALF and n.dtype == jnp.float32)
+                                   for w, n in zip(was, now)):
+        return None
+    return up, [n.dtype for n in now]
 
 
 def _of(body, arrays, idx):
@@ -153,7 +192,7 @@ def _build(op, sargs, sig):
     # runs where its inputs are; without them JAX would run it on its default device (a GPU's, for a CPU tensor)
     fn = _placed(body) if op.eager else jax.jit(body, keep_unused=True)
     diff_ok = op.differentiable and any(o.category >= D.FLOAT for o in outs)
-    return Entry(fn, outs, body, diff_ok)
+    return Entry(fn, outs, body, diff_ok, op)
 
 
 TRACED = type("TRACED", (), {"__repr__": lambda self: "<traced>"})()  # a traced static argument, in a cache key
@@ -388,7 +427,7 @@ def _miss_dynamic(op, key, sargs):
     def body(a, *offsets):
         return dyn_impl(a, offsets, *k)
     body.__name__ = body.__qualname__ = op.name
-    entry = op.cache[key] = Entry(jax.jit(body, keep_unused=True), outs, body, op.differentiable)
+    entry = op.cache[key] = Entry(jax.jit(body, keep_unused=True), outs, body, op.differentiable, op)
     return entry
 
 

@@ -39,7 +39,10 @@ def _elu(input, alpha, scale, input_scale, node):
     name (EluBackward0/1, CeluBackward0/1: out of place / in place)."""
     x = input.astype(D.opmath(input.dtype))  # float16/bfloat16 compute in float32, as PyTorch's kernel
     dt = x.dtype
-    neg = jnp.asarray(alpha * scale, dt) * jnp.expm1(x * jnp.asarray(input_scale, dt))
+    # (the negative branch of x itself only where it is taken: exp(88.7) is inf in float32, and the unused branch's
+    # inf derivative times where's zero would be a nan gradient at large x)
+    neg = jnp.asarray(alpha * scale, dt) * jnp.expm1(jnp.where(x > 0, jnp.zeros_like(x), x) *
+                                                    jnp.asarray(input_scale, dt))
     return jnp.where(x > 0, x * jnp.asarray(scale, dt), neg).astype(input.dtype)
 
 

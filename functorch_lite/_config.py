@@ -35,10 +35,37 @@ PRINT_OPTIONS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth":
 _MATMUL_PRECISION = {"highest": "float32", "high": "tensorfloat32", "medium": "bfloat16"}
 # ("matmul_precision": the JAX matmul precision in effect, by torch's name for it: part of compile's guard key;
 # "float32_matmul_precision": torch's legacy setting, set_float32_matmul_precision / backends.cuda.matmul.allow_tf32)
+class Switches(dict):
+    """A table of process-wide switches: each change refreshes ``SWITCH_STATE``, the values of every such table,
+    which compile's guard key holds (``torch.use_deterministic_algorithms(True)`` between two calls of a function
+    that reads it recompiles it, as torch.compile's)."""
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        refresh_switches()
+
+
+SWITCH_STATE: list = [()]
+_SWITCH_TABLES: list = []  # (the Switches tables and other switch readers: callables giving a tuple)
+
+
+def refresh_switches() -> None:
+    SWITCH_STATE[0] = tuple(x for read in _SWITCH_TABLES for x in read())
+
+
+def switch_table(d: dict) -> Switches:
+    """``d`` as a Switches table whose values join ``SWITCH_STATE``."""
+    t = Switches(d)
+    _SWITCH_TABLES.append(lambda: tuple(t.values()))
+    refresh_switches()
+    return t
+
+
 _SWITCHES = {"matmul_precision": "highest", "float32_matmul_precision": "highest", "deterministic": False,
              "deterministic_warn_only": False, "num_threads": os.cpu_count() or 1,
              "num_interop_threads": os.cpu_count() or 1, "interop_threads_set": False, "warn_always": False,
              "cudnn_allow_tf32": True, "fill_uninitialized_memory": True}
+_SWITCHES = switch_table(_SWITCHES)
 # torch's per-backend fp32 precisions (torch.backends.fp32_precision, backends.cuda.matmul.fp32_precision,
 # backends.cudnn.conv.fp32_precision, backends.mkldnn.matmul.fp32_precision...): (backend, op) -> precision, None for
 # cuDNN conv / rnn never set (they then follow the legacy cudnn.allow_tf32, as PyTorch's)

@@ -47,6 +47,7 @@ _FLAGS = {"cudnn_enabled": True, "cudnn_benchmark": False, "cudnn_deterministic"
           "cudnn_depthwise_kernel": "auto", "cudnn_benchmark_limit": 10, "mkldnn_enabled": True,
           "mkldnn_deterministic": False, "fp16_reduction": (True, True), "bf16_reduction": (True, True),
           "fp16_accumulation": False, "fp16_bf16_reduction_math_sdp": False}
+_FLAGS = _config.switch_table(_FLAGS)  # (compile's guard key holds their values: _config.SWITCH_STATE)
 
 
 def _module(cls, name, doc):

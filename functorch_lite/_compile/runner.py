@@ -231,11 +231,15 @@ def _branches(d, args, kwargs) -> tuple:
     return tuple(out)
 
 
+_N_MODES = 8  # (the length of ``_modes()``: the key's components after it are indexed past them)
+
+
 def _modes() -> tuple:
     """The guard key's global modes: grad, inference, default dtype, autocast, float32 matmul precision, current
-    CUDA device, attention backends."""
+    CUDA device, attention backends, the other process-wide switches a function may read (deterministic
+    algorithms, threads, warn_always, torch.backends flags, anomaly mode: ``_config.SWITCH_STATE``)."""
     return (_gm._state.enabled, _gm._state.inference, D._DEFAULT[0], _amp.state_key(),
-            _config._SWITCHES["matmul_precision"], _dev.CURRENT_CUDA[0], _SDP_KEY[0])
+            _config._SWITCHES["matmul_precision"], _dev.CURRENT_CUDA[0], _SDP_KEY[0], _config.SWITCH_STATE[0])
 
 
 class _Entry:
@@ -1180,12 +1184,14 @@ class CompiledFunction:
         names += [f"arg {i}" for i in range(len(key[3]))] + [f"argument {k!r}" for k, _ in key[4]]
         values += list(key[3]) + [v for _, v in key[4]]
         names += ["grad mode", "inference mode", "default dtype", "autocast", "float32 matmul precision",
-                  "current CUDA device", "attention backends (sdpa_kernel)"]
-        values += list(key[5:12])
+                  "current CUDA device", "attention backends (sdpa_kernel)",
+                  "global switches (deterministic algorithms, threads, torch.backends flags, anomaly mode)"]
+        end = 5 + _N_MODES
+        values += list(key[5:end])
         names += [n for n, _ in d.guards]
-        values += list(key[12].items)
-        names += [f"branch {k} on a dynamic argument" for k in range(len(key[13]))]
-        values += list(key[13])
+        values += list(key[end].items)
+        names += [f"branch {k} on a dynamic argument" for k in range(len(key[end + 1]))]
+        values += list(key[end + 1])
         return names, values
 
     def _why(self, key, d) -> str:

@@ -177,9 +177,10 @@ class Steady:
             same.append(f"[v for _, v in {const(self.base.statics)}] == {const(list(amb[1]))}")
         same.append(f"arg_statics(d, args, kwargs) == {const(amb[2:4])}" if amb[2] or amb[3] else
                     "not args and not kwargs")
-        same += [f"modes() == {const(amb[4:11])}", f"d.frozen == {const(amb[11])}"]
-        if amb[12]:  # (branches on dynamic arguments: this call's outcomes)
-            same.append(f"branches(d, args, kwargs) == {const(amb[12])}")
+        end = 4 + len(ns["modes"]())  # (the modes' components: ``CompiledFunction._ambient``)
+        same += [f"modes() == {const(amb[4:end])}", f"d.frozen == {const(amb[end])}"]
+        if amb[end + 1]:  # (branches on dynamic arguments: this call's outcomes)
+            same.append(f"branches(d, args, kwargs) == {const(amb[end + 1])}")
         src = ["def inputs(d, args, kwargs):",
                "    if (d is not BASE and d.base is not BASE) or len(d.slots) != N:",
                "        return None",

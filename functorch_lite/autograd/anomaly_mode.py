@@ -18,8 +18,12 @@ import warnings
 
 import jax.numpy as jnp
 
+from .. import _config
+
 ENABLED = [False]  # anomaly mode on (read by graph.record and engine.run_backward)
 CHECK_NAN = [True]
+_config._SWITCH_TABLES.append(lambda: (ENABLED[0], CHECK_NAN[0]))  # (compile's guard key: _config.SWITCH_STATE)
+_config.refresh_switches()
 
 _WARN = ("Anomaly Detection has been enabled. This mode will increase the runtime and should only be enabled for "
          "debugging.")
@@ -37,6 +41,7 @@ def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
     """``torch.set_anomaly_enabled``: switch anomaly mode (and its NaN check) on or off."""
     ENABLED[0] = bool(enabled)
     CHECK_NAN[0] = bool(check_nan)
+    _config.refresh_switches()  # (compile's guard key holds anomaly mode: _config.SWITCH_STATE)
 
 
 class detect_anomaly:

@@ -764,3 +764,37 @@ def test_a_view_of_a_grad_or_optimizer_state_is_a_view(zero):
     assert got_bases == want_bases == [True, True, True]
     for a, b in zip(got, want, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+@pytest.mark.parametrize("switch", ["deterministic", "anomaly", "cudnn.deterministic", "mkldnn.enabled",
+                                    "num_threads", "warn_always"])
+def test_process_wide_switches_are_guards(switch):
+    """A function that reads a process-wide switch (``torch.are_deterministic_algorithms_enabled()``,
+    ``torch.backends.cudnn.deterministic``, ...) is compiled again when it changes, as torch.compile's; setting it
+    back reuses the first program."""
+    read, flip = {
+        "deterministic": (ft.are_deterministic_algorithms_enabled, ft.use_deterministic_algorithms),
+        "anomaly": (ft.is_anomaly_enabled, ft.autograd.set_detect_anomaly),
+        "cudnn.deterministic": (lambda: ft.backends.cudnn.deterministic,
+                                lambda v: setattr(ft.backends.cudnn, "deterministic", v)),
+        "mkldnn.enabled": (lambda: not ft.backends.mkldnn.enabled,
+                           lambda v: setattr(ft.backends.mkldnn, "enabled", not v)),
+        "num_threads": (lambda: ft.get_num_threads() == 1, lambda v: ft.set_num_threads(1 if v else 2)),
+        "warn_always": (ft.is_warn_always_enabled, ft.set_warn_always),
+    }[switch]
+    before, threads = read(), ft.get_num_threads()
+    cf = ft.compile(lambda x: x * 2 if read() else x * 3)
+    try:
+        flip(False)
+        got = [cf(X).tolist()]
+        flip(True)
+        got += [cf(X).tolist(), cf(X).tolist()]
+        flip(False)
+        got.append(cf(X).tolist())
+    finally:
+        flip(before)
+        ft.set_num_threads(threads)
+    x = X.tolist()
+    assert got == [[[v * 3 for v in r] for r in x]] + [[[v * 2 for v in r] for r in x]] * 2 + \
+        [[[v * 3 for v in r] for r in x]]
+    assert cf.stats["traces"] == 2

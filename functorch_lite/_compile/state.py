@@ -188,6 +188,10 @@ class Discovery:
             if guard:
                 self.guards.append((name, scalar_guard(obj)))
             return
+        if isinstance(obj, _values()):  # (a torch.dtype / device / memory_format / layout the program bakes in)
+            if guard:
+                self.guards.append((name, ("value", obj)))
+            return
         if isinstance(obj, (np.ndarray, np.generic)):
             # NumPy values the function reads are constants of the program: guarded by content (an in-place
             # change to an array is seen by the reused walk's check, for arrays up to _NUMPY_CHECKED bytes)
@@ -542,6 +546,21 @@ class Discovery:
 
 
 _ALWAYS = ("forward", "__call__")  # the methods of a user class walked whether or not the code names them
+_VALUES: list = []
+
+
+def _values() -> tuple:
+    """The facade's value classes a function reads as constants (dtype, device, memory_format, layout): guards by
+    value, as scalars (bound on first use: the package is imported by then)."""
+    if not _VALUES:
+        import functorch_lite as _ft
+        from .. import dtypes as _D
+        from .._device import device as _device
+        from .._tensor.views import memory_format as _mf
+        _VALUES.append((_D.dtype, _device, _mf, type(_ft.strided)))
+    return _VALUES[0]
+
+
 _NOT_STATE = (logging.Logger, logging.LoggerAdapter, logging.Handler, logging.Formatter, logging.Filter)
 _USER_MODULES: dict = {}
 

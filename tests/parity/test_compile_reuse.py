@@ -798,3 +798,24 @@ def test_process_wide_switches_are_guards(switch):
     assert got == [[[v * 3 for v in r] for r in x]] + [[[v * 2 for v in r] for r in x]] * 2 + \
         [[[v * 3 for v in r] for r in x]]
     assert cf.stats["traces"] == 2
+
+
+def test_dtypes_devices_and_memory_formats_read_are_guards():
+    """A torch.dtype, memory format or device the function reads from its closure, a list or an object is baked
+    into the program: a change is a recompile, as a Python scalar's (before, the first trace's stayed)."""
+    class Cfg:
+        fmt = ft.contiguous_format
+
+    dts = [ft.float32]
+    box = {"dev": ft.device("cpu")}
+    y = ft.ones(2, 3, 4, 5)
+
+    def f(x):
+        return x.to(dts[0]).to(box["dev"]), y.contiguous(memory_format=Cfg.fmt).stride()
+    cf = ft.compile(f)
+    for dt, fmt in [(ft.float32, ft.contiguous_format), (ft.float64, ft.contiguous_format),
+                    (ft.float64, ft.channels_last), (ft.float32, ft.contiguous_format)]:
+        dts[0], Cfg.fmt = dt, fmt
+        got, want = cf(X), f(X)
+        assert got[0].dtype is want[0].dtype is dt and got[1] == want[1]
+    assert cf.stats["traces"] == 3

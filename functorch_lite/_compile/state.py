@@ -205,8 +205,10 @@ class Discovery:
         if isinstance(obj, type):
             if guard and depth <= _MAX_DEPTH and id(obj) not in self._seen:
                 self._seen.add(id(obj))
+                # (``Cfg.scale(x)``: a static or class method's globals, and the attributes its code reads, first:
+                # those are then guarded among the class's)
+                self.methods(obj, name)
                 self.class_attrs(obj, name, depth)
-                self.methods(obj, name)  # (``Cfg.scale(x)``: a static or class method's globals)
             return
         if isinstance(obj, types.FunctionType):
             if guard:  # (its code too: ``f.__code__ = ...`` keeps the function)
@@ -309,8 +311,9 @@ class Discovery:
                 self.visit(v, f"{name}[{k!r}]", depth + 1, guard)
             return
         if isinstance(obj, types.MethodType):
-            self.visit(obj.__self__, f"{name}.__self__", depth)
+            # (its function first: the attributes its code reads are then known, and guarded on its object)
             self.visit(obj.__func__, name, depth)
+            self.visit(obj.__self__, f"{name}.__self__", depth)
             return
         if isinstance(obj, Compiled):  # called inside a compiled region it runs inline: what it reaches counts
             self.visit(obj.fn, name, depth)  # (its caches and counters are not state of the program)

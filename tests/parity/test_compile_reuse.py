@@ -819,3 +819,47 @@ def test_dtypes_devices_and_memory_formats_read_are_guards():
         got, want = cf(X), f(X)
         assert got[0].dtype is want[0].dtype is dt and got[1] == want[1]
     assert cf.stats["traces"] == 3
+
+
+def test_attributes_read_by_bound_static_and_class_methods_are_guards():
+    """What a bound method (held in a list, a dict, a partial, registered as a forward hook), a staticmethod or
+    a classmethod reads of its object or class is a guard: its function is walked before its object, so the
+    attributes its code names are known when the object's are (before, a change kept the first trace's value)."""
+    import functools
+
+    class A:
+        def __init__(self, k):
+            self.k = k
+
+        def g(self, x):
+            return x * self.k
+
+        def hook(self, mod, inp, out):
+            return out * self.k
+
+    class U:
+        S = 2.0
+
+        @staticmethod
+        def st(x):
+            return x * U.S
+
+        @classmethod
+        def cm(cls, x):
+            return x * cls.S
+
+    a, b, h = A(2.0), A(5.0), A(2.0)
+    cbs, holder, part = [a.g], {"fn": a.g}, functools.partial(a.g)
+    lin = _lin(0)
+    lin.register_forward_hook(h.hook)
+    cases = [(lambda x: cbs[0](x), lambda: setattr(a, "k", 3.0)),
+             (lambda x: holder["fn"](x), lambda: holder.__setitem__("fn", b.g)),
+             (lambda x: part(x), lambda: setattr(a, "k", 4.0)),
+             (lambda x: U.st(x), lambda: setattr(U, "S", 5.0)),
+             (lambda x: U.cm(x), lambda: setattr(U, "S", 6.0)),
+             (lambda x: lin(x), lambda: setattr(h, "k", 5.0))]
+    for f, change in cases:
+        cf = ft.compile(f)
+        _same(cf(X), f(X))
+        change()
+        _same(cf(X), f(X))

@@ -41,7 +41,7 @@ from .._stats import PROFILER as _PROFILER
 from .._tensor.tensor import Tensor
 from ..autograd import engine as _engine
 from ..autograd.copy_slices import as_strided_node as _as_strided_node
-from ..autograd.graph import edge_of as _edge_of
+from ..autograd.graph import SAVED_HOOKS as _SAVED_HOOKS, edge_of as _edge_of
 from ..autograd import grad_mode as _gm
 from ..func import _core as _fc
 from ..amp import autocast_mode as _amp
@@ -547,7 +547,7 @@ class CompiledFunction:
         self._ctx = None
         self._warned = False
         self._warned_const = False
-        self._warned_hooks = False
+        self._warned_hooks = set()  # (the causes _eager_while warned of)
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
         self.__doc__ = getattr(fn, "__doc__", None)
         self.__wrapped__ = fn
@@ -557,7 +557,8 @@ class CompiledFunction:
         """Forget every compiled program and the reused discovery (``torch._dynamo.reset()``)."""
         self.cache.clear()
         self._plan = self._last = self._steady = None
-        self._warned = self._warned_const = self._warned_hooks = False
+        self._warned = self._warned_const = False
+        self._warned_hooks = set()
         self._views = True
         self._dyn, self._pinned = frozenset(), set()
         self._gexprs = []
@@ -571,7 +572,7 @@ class CompiledFunction:
     def __call__(self, *args, **kwargs):
         steady = self._steady
         if steady is not None and not kwargs and not TRACING[0] and _PROFILER[0] is None and \
-                STANCE[0] is None and (not args or steady.fast is not None):
+                STANCE[0] is None and _SAVED_HOOKS[0] is None and (not args or steady.fast is not None):
             # the steady state of a call without arguments (a training step over its closure) or with plain tensor
             # arguments (a batch): the general path's steps for it (discover_cached's reused walk, the steady
             # check, _steady_call), with nothing else: the facade's Python per call is most of what a small step
@@ -593,6 +594,11 @@ class CompiledFunction:
                         return self._steady_call(steady, d, args, kwargs, ins)
         if TRACING[0]:  # called from inside another compiled region: inline
             return self.fn(*args, **kwargs)
+        if _SAVED_HOOKS[0] is not None and _gm._state.enabled:
+            # (saved_tensors_hooks around the call: pack / unpack run on each op's saved tensors, which live inside
+            # one program when compiled -- torch.compile applies them; here the call runs eagerly while they are on)
+            return self._eager_while("saved_tensors_hooks are active (their pack / unpack hooks run on each op's "
+                                     "saved tensors)", args, kwargs)
         if _PROFILER[0] is not None and not self._profiled:  # a profile records: the call as one event
             return self._profiled_call(args, kwargs)
         if STANCE[0] is not None:
@@ -1136,13 +1142,17 @@ class CompiledFunction:
         ``_full_backward_hook``) and the function calls modules: the hooks' Python runs around every module call,
         which a program would run once, while tracing. The call runs eagerly while they are registered (as a
         compiled module's call does), with one warning; under fullgraph, an error."""
-        cause = ("global module hooks are registered (nn.modules.module.register_module_forward_hook and the like "
-                 "run Python around every module call)")
+        return self._eager_while("global module hooks are registered (nn.modules.module.register_module_forward_hook "
+                                 "and the like run Python around every module call)", args, kwargs)
+
+    def _eager_while(self, cause, args, kwargs):
+        """A call that cannot be one program while ``cause`` holds: run eagerly, with one warning per cause; under
+        fullgraph, an error."""
         GRAPH_BREAKS[cause] += 1
         if self.fullgraph:
             raise GraphBreak(f"functorch_lite.compile(fullgraph=True): {self.__name__} cannot be one program: {cause}")
-        if not self._warned_hooks:
-            self._warned_hooks = True
+        if cause not in self._warned_hooks:
+            self._warned_hooks.add(cause)
             warnings.warn(f"functorch_lite.compile: graph break in {self.__name__}: {cause}. Its calls run eagerly "
                           "while they are registered.", stacklevel=user_stacklevel())
         return self._eager(args, kwargs)

@@ -430,6 +430,29 @@ def test_compiled_function_under_hooks():
     _close(t, f)
 
 
+def test_compiled_function_under_value_changing_hooks():
+    """Hooks that change what is saved (pack doubles it): a compiled function called under them runs eagerly
+    (one graph-break warning), so its gradients are the hooks' -- torch.compile's are too."""
+    import warnings
+
+    def prog(m, wrap):
+        m.manual_seed(0)
+        lin = m.nn.Linear(2, 1)
+        with m.no_grad():
+            lin.weight.copy_(m.tensor([[0.5, -1.0]]))
+            lin.bias.zero_()
+        f = wrap(lambda x: lin(x).sum())
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            with m.autograd.graph.saved_tensors_hooks(lambda t: t * 2, lambda t: t):
+                f(m.ones(3, 2)).backward()
+        return lin.weight.grad.tolist(), [str(x.message) for x in w]
+    want, _ = prog(torch, lambda f: f)
+    got, warned = prog(ft, ft.compile)
+    assert got == want == [[6.0, 6.0]]
+    assert any("saved_tensors_hooks are active" in m for m in warned)
+
+
 # ---- gradcheck --------------------------------------------------------------------------------------------------
 def _z(m):
     return m.tensor([1 + 2j, -0.5 + 0.3j, 2 - 1j], dtype=m.complex128, requires_grad=True)

@@ -1623,14 +1623,24 @@ class CompiledFunction:
                 meta.append(("const", leaf))
         # a result that views another one (``return y, y[1:]``): the same view steps taken of that result after the
         # call, so writes show through both ways and its grad_fn is the view's (SliceBackward0 on y's), as torch's
-        bases = {id(leaf._storage): k for k, leaf in zip(range(len(meta)), leaves)
-                 if meta[k][0] == "t" and leaf._chain is None}
+        # ``return y, y.detach()`` / ``y.data`` / ``y.detach()[0]``: the same, taken of y's result (detached first,
+        # or its ``.data``: values shared, a version counter of its own), so writes show through both ways as eager's
+        bases = {}
         for k, leaf in enumerate(leaves):
-            if meta[k][0] == "t" and leaf._chain is not None and bases.get(id(leaf._storage)) is not None:
-                kb = bases[id(leaf._storage)]
-                steps = _steps_from(leaves[kb], leaf)
-                if steps is not None:
-                    meta[k] = ("rview", kb, steps)
+            if meta[k][0] == "t" and leaf._chain is None and leaf._storage.root() is leaf._storage:
+                bases.setdefault(id(leaf._storage), k)
+        for k, leaf in enumerate(leaves):
+            root = leaf._storage.root() if meta[k][0] == "t" else None
+            kb = None if root is None else bases.get(id(root))
+            if kb is None or kb == k:
+                continue
+            base, data = leaves[kb], leaf._storage is not root
+            cut = data or (base.requires_grad and not leaf.requires_grad)
+            probe = Tensor._header(root, leaf._shape, leaf.dtype, leaf._chain, leaf._strides, leaf._offset, None) \
+                if data else leaf
+            steps = _steps_from(base, probe)
+            if steps is not None:
+                meta[k] = ("rview", kb, steps, "data" if data else "detach" if cut else None)
         outs += [(leaf._storage.array if m[0] == "t" and m[5] else leaf._array) if isinstance(leaf, Tensor) else
                  leaf._v if type(leaf) is SymNumber else leaf for leaf, m in zip(leaves, meta) if m[0] in ("t", "num")]
         spec.result_tree = tree
@@ -1735,7 +1745,12 @@ class CompiledFunction:
                 if m[0] == "dup":
                     leaves[k] = leaves[m[1]]
                 elif m[0] == "rview":
-                    leaves[k] = _replay_views(leaves[m[1]], m[2])
+                    b = leaves[m[1]]
+                    if m[3] is not None:  # (a detach() / .data of that result, or a view of one)
+                        b = b.data if m[3] == "data" else b.detach()
+                        leaves[k] = _replay_views(b, m[2]) if m[2] else b
+                    else:
+                        leaves[k] = _replay_views(b, m[2])
                 elif m[0] == "gview":
                     leaves[k] = _replay_views(slots[m[1]].tensor, m[2])
                 elif m[0] == "hview":  # (a view of a .grad: ("hview", i, steps); of a state: ("hview", i, name, steps))

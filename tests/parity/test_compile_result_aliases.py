@@ -131,3 +131,26 @@ def test_the_steady_step_returning_its_state_stays_one_program():
     for _ in range(4):
         step()
     assert step.stats["eager_calls"] == 0 and step.stats["traces"] <= 2
+
+
+@pytest.mark.parametrize("case", ["detach", "data", "detach and view", "view of detach"])
+def test_detached_results_alias_their_result(case):
+    """``return y, y.detach()`` (or ``y.data``, or a view of the detached): the same values as y's result, as eager's
+    -- a write to y shows in it (before, a copy of that call's values); ``.data`` has a counter of its own."""
+    fn = {"detach": lambda x: ((y := x * 2), y.detach()),
+          "data": lambda x: ((y := x * 2), y.data),
+          "detach and view": lambda x: ((y := x * 2), y.detach(), y[0]),
+          "view of detach": lambda x: ((y := x * 2), y.detach()[1:])}[case]
+
+    def run(L, wrap):
+        f = wrap(fn)
+        x = L.ones(3, requires_grad=True)
+        out = []
+        for _ in range(2):
+            res = f(x)
+            flags = [(r.requires_grad, r._base is not None) for r in res]
+            with L.no_grad():
+                res[0].mul_(3)
+            out.append((flags, [r.tolist() for r in res[1:]], [r._version for r in res]))
+        return out
+    assert run(ft, ft.compile) == run(torch, lambda f: f)

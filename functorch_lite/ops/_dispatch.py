@@ -331,6 +331,19 @@ def autocast_args(op, targs, sargs=()):
     return targs
 
 
+def autocast_fp32(*ts) -> tuple:
+    """A composite on PyTorch's autocast float32 list (cosine_embedding_loss, triplet_margin_loss...): its floating
+    tensors in float32 while autocast is on for their device, as PyTorch casts them at the op's entry."""
+    act = _amp.STATE.active if _AC_ANY[0] else None
+    first = next((t for t in ts if isinstance(t, Tensor)), None) if act else None
+    if first is None or act.get(first._storage.device.type) is None:
+        return ts
+    dev = first._storage.device.type
+    return tuple(_autocast_cast(t, D.float32) if isinstance(t, Tensor) and t.dtype.is_floating_point and
+                 t.dtype is not D.float32 and t.dtype is not D.float64 and t._storage.device.type == dev else t
+                 for t in ts)
+
+
 def _autocast_cast(t, dt):
     """An autocast input cast: a recorded ``_to_copy`` (ToCopyBackward0), so gradients flow back in the
     input's dtype (AMP-10)."""

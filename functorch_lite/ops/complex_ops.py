@@ -207,7 +207,8 @@ def _pair_rule(names):
     return rule
 
 
-@defop(promote=_pair_rule(("abs", "angle")), broadcast=True, grad_fn="PolarBackward0", tensors=2, method=False)
+@defop(promote=_pair_rule(("abs", "angle")), broadcast=True, grad_fn="PolarBackward0", tensors=2, method=False,
+       autocast={"cpu": "fp32"})
 def polar(abs, angle):
     """``abs * (cos(angle) + i sin(angle))``."""
     a, t = jnp.broadcast_arrays(abs, angle)

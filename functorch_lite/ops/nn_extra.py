@@ -27,6 +27,7 @@ from . import _deferred, norm as _norm
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from .._tensor.views import shape_str as _shape_str
+from ._dispatch import autocast_fp32
 from ._registry import OPS, defop
 from .losses import _legacy
 from .norm import _float_rule
@@ -548,6 +549,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None, reduce=None,
                          reduction: str = "mean") -> Tensor:
     """``F.hinge_embedding_loss``: ``x`` where ``y == 1``, ``max(0, margin - x)`` where ``y == -1``."""
+    input, target = autocast_fp32(input, target)
     from .. import where, zeros_like
     reduction = _red_string(size_average, reduce, reduction)
     zeros = zeros_like(input)
@@ -560,6 +562,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0, size_average=None,
                           reduce=None, reduction: str = "mean") -> Tensor:
     """``F.cosine_embedding_loss``: ``1 - cos`` where ``y == 1``, ``max(0, cos - margin)`` where ``y == -1``."""
+    input1, input2, target = autocast_fp32(input1, input2, target)
     from .. import where, zeros_like
     reduction = _red_string(size_average, reduce, reduction)
     td = target.dim()
@@ -585,6 +588,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
                      eps: float = 1e-8, reduce=None, reduction: str = "mean") -> Tensor:
     """``F.poisson_nll_loss``: ``exp(x) - y x`` (log input) or ``x - y log(x + eps)``; ``full`` adds Stirling's
     term where ``y > 1``."""
+    input, target = autocast_fp32(input, target)
     reduction = _red_string(size_average, reduce, reduction)
     if log_input:
         loss = input.exp() - target * input
@@ -637,6 +641,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
                         eps: float = 1e-6, swap: bool = False, size_average=None, reduce=None,
                         reduction: str = "mean") -> Tensor:
     """``F.triplet_margin_loss``: ``max(d(a, p) - d(a, n) + margin, 0)`` with the pairwise p-norm distance."""
+    anchor, positive, negative = autocast_fp32(anchor, positive, negative)
     from .distance import pairwise_distance
     reduction = _red_string(size_average, reduce, reduction)
     if margin <= 0:

@@ -394,3 +394,28 @@ def test_AMP01_weight_cast_cache(cache):
     t, f = run(torch), run(ft)
     assert f == t
     assert f[0] is cache and f[1] is False
+
+
+@pytest.mark.parametrize("name", ["cosine_embedding_loss", "hinge_embedding_loss", "triplet_margin_loss",
+                                  "poisson_nll_loss", "polar"])
+def test_float32_list_composites(name):
+    """Composite losses on torch's CPU autocast float32 list, and polar: bfloat16 inputs computed in float32 (the
+    result float32 / complex64, its values and the inputs' bfloat16 gradients), as torch's."""
+    import numpy as np
+
+    def run(L):
+        a = L.tensor(np.linspace(-1.0, 1.0, 32).reshape(4, 8), dtype=L.bfloat16, requires_grad=True)
+        F = L.nn.functional
+        call = {"cosine_embedding_loss": lambda: F.cosine_embedding_loss(a, a * 2 + 1, L.tensor([1., -1., 1., -1.])),
+                "hinge_embedding_loss": lambda: F.hinge_embedding_loss(a, L.ones(4, 8)),
+                "triplet_margin_loss": lambda: F.triplet_margin_loss(a, a * 2, a * 3),
+                "poisson_nll_loss": lambda: F.poisson_nll_loss(a, a.abs()),
+                "polar": lambda: L.polar(a.abs(), a).abs().sum()}[name]
+        with L.autocast("cpu", dtype=L.bfloat16):
+            out = call()
+        out.float().sum().backward()
+        return str(out.dtype), out.float().tolist(), str(a.grad.dtype), a.grad.float().tolist()
+    got, want = run(ft), run(torch)
+    assert got[0] == want[0] and got[2] == want[2]
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-5)
+    np.testing.assert_allclose(got[3], want[3], rtol=1e-2, atol=1e-3)

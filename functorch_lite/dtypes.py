@@ -184,6 +184,11 @@ class finfo:
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
                 f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
 
+    def __eq__(self, other):  # (torch's compare their fields; like torch's, unhashable)
+        return type(other) is type(self) and vars(other) == vars(self)
+
+    __hash__ = None
+
 
 class iinfo:
     """``torch.iinfo(dtype)``: bits, min, max (DTY-15)."""
@@ -202,6 +207,9 @@ class iinfo:
 
     def __repr__(self):
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+    __eq__ = finfo.__eq__
+    __hash__ = None
 
 
 import builtins as _b  # noqa: E402

@@ -363,3 +363,25 @@ def test_cre65_set_default_dtype_rejects_non_float(name: str, restore_default_dt
         ft.set_default_dtype(getattr(ft, name))
     parity(lambda lib: lib.set_default_dtype(getattr(lib, name)))
     assert ft.get_default_dtype() is ft.float32
+
+
+def test_finfo_iinfo_compare_by_fields():
+    def run(L):
+        out = [L.finfo(L.float32) == L.finfo(L.float32), L.finfo(L.float32) == L.finfo(L.float64),
+               L.finfo(L.bfloat16) == L.finfo(L.bfloat16), L.iinfo(L.int8) == L.iinfo(L.int8),
+               L.iinfo(L.int8) == L.iinfo(L.int16), L.finfo(L.float32) == 3]
+        try:
+            hash(L.finfo(L.float32))
+        except TypeError:
+            out.append("unhashable")
+        return out
+    assert run(ft) == run(torch)
+
+
+def test_cpu_amp_grad_scaler_is_deprecated_alias():
+    def run(L):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            s = L.cpu.amp.GradScaler(init_scale=8.0)
+        return w[0].category.__name__, str(w[0].message), s.get_scale(), s._device, isinstance(s, L.amp.GradScaler)
+    assert run(ft) == run(torch)

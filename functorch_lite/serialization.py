@@ -952,6 +952,10 @@ def load(f, map_location: str | _dev.device | dict | Callable | None = None, pic
     """
     if weights_only and pickle_module is not None:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
+    if weights_only:  # (torch's weights-only Unpickler takes ``encoding`` only: another keyword is its TypeError)
+        bad = next((k for k in pickle_load_args if k != "encoding"), None)
+        if bad is not None:
+            raise TypeError(f"Unpickler.__init__() got an unexpected keyword argument '{bad}'")
     fh, mm, own = _open(f, bool(mmap))
     try:
         head = bytes(mm[:4]) if mm is not None else fh.read(4)

@@ -460,3 +460,17 @@ def test_pickled_state_cannot_overwrite_tensor_internals():
     bad = _rezip(raw, lambda pkl: pkl.replace(b"\x0d\x00\x00\x00_storage_hack", b"\x08\x00\x00\x00_storage"))
     with pytest.raises(pickle.UnpicklingError, match="refusing to overwrite the tensor attribute '_storage'"):
         ft.load(io.BytesIO(bad))  # ... a slot of the header is not
+
+
+@pytest.mark.parametrize("kw", [{"foo": 1}, {"encoding": "latin1"}, {"errors": "strict"}, {"fix_imports": True}])
+def test_load_keyword_arguments_of_the_weights_only_unpickler(kw):
+    """torch's weights-only Unpickler takes ``encoding`` only: another keyword is its TypeError (was ignored)."""
+    def run(L):
+        buf = io.BytesIO()
+        L.save(L.ones(2), buf)
+        buf.seek(0)
+        try:
+            return L.load(buf, **kw).tolist()
+        except TypeError as e:
+            return str(e)
+    assert run(ft) == run(torch)

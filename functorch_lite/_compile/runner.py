@@ -1205,9 +1205,28 @@ class CompiledFunction:
         return names, values
 
     def _why(self, key, d) -> str:
+        """What makes ``key`` a new program: its first difference from the cached program it differs least from
+        (of the same layout: float32 then float64 then a changed closure value names that value, not the dtype the
+        last call had), else from the last call's."""
         if self._last is None:
             return "first call"
         names, values = self._flat(key, d)
+        best = None
+        for k in self.cache:
+            try:  # (components of another structure -- a pytree and None -- do not compare: not this layout)
+                if k is key or len(k) != len(key) or tuple(map(len, k[:5])) != tuple(map(len, key[:5])):
+                    continue
+                old_names, old_values = self._flat(k, d)
+                if len(old_values) != len(values):
+                    continue
+                diff = [(n, a, b) for n, a, b in zip(names, old_values, values) if not _equal(a, b)]
+            except (IndexError, AttributeError, TypeError):
+                continue
+            if diff and (best is None or len(diff) < len(best)):
+                best = diff
+        if best is not None:
+            n, a, b = best[0]
+            return f"{n} changed: {_fmt(a)} -> {_fmt(b)}"
         old_names, old_values = self._flat(*self._last)
         if names != old_names:
             added = [n for n in names if n not in old_names] or [n for n in old_names if n not in names]

@@ -915,3 +915,24 @@ def test_clip_grad_norm_error_if_nonfinite_inside_a_compiled_step_raises():
         got = run(ft, ft.compile)
     np.testing.assert_allclose(np.array(got[0]), np.array(want[0]), rtol=1e-6)
     np.testing.assert_allclose(np.array(got[1]), np.array(want[1]), rtol=1e-6)
+
+
+def test_recompile_log_names_the_change_from_the_nearest_program(caplog):
+    """float32, then float64, then float32 again with a closure value changed: the third recompile names that
+    value (the float32 program's guard that failed), not the dtype the last call had."""
+    from functorch_lite._compile import config
+    k = [1.0]
+    cf = ft.compile(lambda x: x * k[0])
+    old = config.log_recompiles
+    config.log_recompiles = True
+    try:
+        with caplog.at_level(logging.WARNING, logger="functorch_lite.compile"):
+            cf(ft.ones(1))
+            cf(ft.ones(1, dtype=ft.float64))
+            k[0] = 2.0
+            assert cf(ft.ones(1)).tolist() == [2.0]
+    finally:
+        config.log_recompiles = old
+    lines = [r.getMessage() for r in caplog.records if "recompiling" in r.getMessage()]
+    assert "arg 0 changed" in lines[0] and "float64" in lines[0]
+    assert "k[0] changed" in lines[1] and "arg 0" not in lines[1]

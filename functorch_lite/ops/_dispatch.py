@@ -114,11 +114,16 @@ _HALF = (jnp.dtype(jnp.float16), jnp.dtype(jnp.bfloat16))
 
 
 def _opmath(body, arrays):
-    """``arrays`` with their float16 / bfloat16 ones in float32, where ``body`` then gives each output in its dtype
-    or (for a half one) in float32: its computation then runs in float32 (the op's result cast back to half
-    inside, where the facade's dtype rule fixes it); else None (no half input, or an op that does not take
-    float32 there)."""
+    """``arrays`` with their float16 / bfloat16 ones in float32, for an elementwise op (each output of its inputs'
+    broadcast shape) whose ``body`` then gives each output in its dtype or (for a half one) in float32: its
+    computation then runs in float32 (the op's result cast back to half inside, where the facade's dtype rule
+    fixes it); else None (no half input; an op of another shape -- a pooling's backward accumulates in half, as
+    torch's; or an op that does not take float32 there)."""
     if not any(getattr(a, "dtype", None) in _HALF for a in arrays):
+        return None
+    try:
+        shape = jnp.broadcast_shapes(*[a.shape for a in arrays if hasattr(a, "shape")])
+    except ValueError:
         return None
     up = [a.astype(jnp.float32) if getattr(a, "dtype", None) in _HALF else a for a in arrays]
     try:
@@ -126,8 +131,8 @@ def _opmath(body, arrays):
         now = jax.tree_util.tree_leaves(jax.eval_shape(body, *up))
     except Exception:  # noqa: BLE001 (an op that does not take float32 there: its pullback stays in half)
         return None
-    if len(was) != len(now) or any(w.shape != n.shape or not (n.dtype == w.dtype or
-                                                              w.dtype in _HALF and n.dtype == jnp.float32)
+    if len(was) != len(now) or any(w.shape != shape or w.shape != n.shape or
+                                   not (n.dtype == w.dtype or w.dtype in _HALF and n.dtype == jnp.float32)
                                    for w, n in zip(was, now)):
         return None
     return up, [n.dtype for n in now]

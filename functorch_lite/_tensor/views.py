@@ -179,18 +179,25 @@ def dim_order(shape, strides, contiguous: bool, channels_last: bool, check: bool
         if sa == sb:
             return 0 if ge(shape[b], shape[a]) else 1
         return -1 if ge(sb, sa) else 1
-    perm = list(reversed(range(n)))
+    perm = _insertion_perm(n, cmp)
+    ambiguous = check and any(cmp(perm[i], perm[i + 1]) != -1 for i in range(n - 1))
+    return tuple(reversed(perm)), ambiguous
+
+
+def _insertion_perm(n, cmp) -> list:
+    """The dims innermost first, by PyTorch's insertion sort with ambiguous comparisons (``cmp(a, b)`` > 0: ``a``
+    goes outward of ``b``; 0: no order, the sort carries on; < 0: it stops), from ``n - 1, ..., 0``."""
+    perm = list(range(n - 1, -1, -1))
     for i in range(1, n):
         d1 = i
-        for d0 in reversed(range(i)):
+        for d0 in range(i - 1, -1, -1):
             c = cmp(perm[d0], perm[d1])
             if c > 0:
                 perm[d0], perm[d1] = perm[d1], perm[d0]
                 d1 = d0
             elif c < 0:
                 break
-    ambiguous = check and any(cmp(perm[i], perm[i + 1]) != -1 for i in range(n - 1))
-    return tuple(reversed(perm)), ambiguous
+    return perm
 
 
 def memory_order(shape, strides) -> tuple:
@@ -254,7 +261,6 @@ def infer_dense_strides(shape, strides) -> tuple:
     ``empty_like``/``clone`` of a non-dense tensor); dims with stride 0 keep their place.
     Returns (strides, memory order outermost first)."""
     nd = len(shape)
-    perm = list(range(nd - 1, -1, -1))  # innermost first
 
     def should_swap(d0, d1):
         s0, s1 = strides[d0], strides[d1]
@@ -264,16 +270,7 @@ def infer_dense_strides(shape, strides) -> tuple:
             return -1 if s0 < s1 else 1
         return 1 if shape[d0] > shape[d1] else 0
 
-    for i in range(1, nd):
-        d1 = i
-        for j in range(1, i + 1):
-            d0 = i - j
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
+    perm = _insertion_perm(nd, should_swap)  # innermost first
     out = [0] * nd
     cur = 1
     for d in perm:

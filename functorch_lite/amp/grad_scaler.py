@@ -349,21 +349,18 @@ class GradScaler:
             self._per_optimizer_states = defaultdict(_refresh_per_optimizer_state)
 
 
-class CpuGradScaler(GradScaler):
-    """Deprecated ``torch.cpu.amp.GradScaler(...)``: a FutureWarning, then ``GradScaler('cpu', ...)``."""
+def _deprecated_scaler(device: str) -> type:
+    """``torch.<device>.amp.GradScaler(...)`` (deprecated; AMP-22): a FutureWarning, then ``GradScaler(device, ...)``."""
+    class Deprecated(GradScaler):
+        def __init__(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0, backoff_factor: float = 0.5,
+                     growth_interval: int = 2000, enabled: bool = True) -> None:
+            warnings.warn(f"`torch.{device}.amp.GradScaler(args...)` is deprecated. Please use "
+                          f"`torch.amp.GradScaler('{device}', args...)` instead.", FutureWarning, stacklevel=2)
+            super().__init__(device, init_scale, growth_factor, backoff_factor, growth_interval, enabled)
+    Deprecated.__name__ = Deprecated.__qualname__ = f"{device.capitalize()}GradScaler"
+    Deprecated.__doc__ = _deprecated_scaler.__doc__.replace("<device>", device)
+    return Deprecated
 
-    def __init__(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0, backoff_factor: float = 0.5,
-                 growth_interval: int = 2000, enabled: bool = True) -> None:
-        warnings.warn("`torch.cpu.amp.GradScaler(args...)` is deprecated. Please use `torch.amp.GradScaler('cpu', "
-                      "args...)` instead.", FutureWarning, stacklevel=2)
-        super().__init__("cpu", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
 
-
-class CudaGradScaler(GradScaler):
-    """Deprecated ``torch.cuda.amp.GradScaler(...)`` (AMP-22): a FutureWarning, then ``GradScaler('cuda', ...)``."""
-
-    def __init__(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0, backoff_factor: float = 0.5,
-                 growth_interval: int = 2000, enabled: bool = True) -> None:
-        warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use `torch.amp.GradScaler('cuda', "
-                      "args...)` instead.", FutureWarning, stacklevel=2)
-        super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
+CpuGradScaler = _deprecated_scaler("cpu")
+CudaGradScaler = _deprecated_scaler("cuda")

@@ -19,6 +19,7 @@ import os
 import pickle
 import struct
 import uuid
+import warnings
 import zipfile
 from typing import Any, Callable
 
@@ -671,7 +672,6 @@ class _WeightsUnpickler(pickle._Unpickler):
     def load_proto(self):
         proto = self.read(1)[0]
         if proto != 2:
-            import warnings
             warnings.warn(f"Detected pickle protocol {proto} in the checkpoint, which was not the default pickle "
                           "protocol used by `torch.load` (2). The weights_only Unpickler might not support all "
                           "instructions implemented by this protocol, please file an issue for adding support if "
@@ -952,7 +952,8 @@ def load(f, map_location: str | _dev.device | dict | Callable | None = None, pic
     """
     if weights_only and pickle_module is not None:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
-    if weights_only:  # (torch's weights-only Unpickler takes ``encoding`` only: another keyword is its TypeError)
+    if weights_only and pickle_load_args:  # (torch's weights-only Unpickler takes ``encoding`` only)
+        warnings.warn("pickle_load_args only works if `weights_only=False`.", UserWarning, stacklevel=2)
         bad = next((k for k in pickle_load_args if k != "encoding"), None)
         if bad is not None:
             raise TypeError(f"Unpickler.__init__() got an unexpected keyword argument '{bad}'")

@@ -4,6 +4,7 @@ import io
 import pathlib
 import pickle
 import struct
+import warnings
 import zipfile
 
 import numpy as np
@@ -464,13 +465,17 @@ def test_pickled_state_cannot_overwrite_tensor_internals():
 
 @pytest.mark.parametrize("kw", [{"foo": 1}, {"encoding": "latin1"}, {"errors": "strict"}, {"fix_imports": True}])
 def test_load_keyword_arguments_of_the_weights_only_unpickler(kw):
-    """torch's weights-only Unpickler takes ``encoding`` only: another keyword is its TypeError (was ignored)."""
+    """torch's weights-only Unpickler takes ``encoding`` only: another keyword is its TypeError (was ignored); any
+    such keyword warns, as torch's."""
     def run(L):
         buf = io.BytesIO()
         L.save(L.ones(2), buf)
         buf.seek(0)
-        try:
-            return L.load(buf, **kw).tolist()
-        except TypeError as e:
-            return str(e)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                out = L.load(buf, **kw).tolist()
+            except TypeError as e:
+                out = str(e)
+        return out, [str(x.message) for x in w]
     assert run(ft) == run(torch)

@@ -31,6 +31,15 @@ def _same(a, b):
     np.testing.assert_allclose(np.asarray(a.detach()._array), np.asarray(b.detach()._array), rtol=1e-6, atol=1e-6)
 
 
+def _known_lin(L):
+    """A Linear(3, 2) of known weights ([[1, 2, 3], [4, 5, 6]], bias 0), in torch or the facade."""
+    lin = L.nn.Linear(3, 2)
+    with L.no_grad():
+        lin.weight.copy_(L.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+        lin.bias.zero_()
+    return lin
+
+
 def _reused(cf):
     """Three calls (the first traces, the second retraces once .grad fields exist, the third builds the donating
     program: from then on no Python of the function runs), reusing the first call's discovery throughout."""
@@ -701,10 +710,7 @@ def test_a_view_of_an_updated_parameter_is_a_view():
     """``return lin.weight[0]`` from a training step: a view of the parameter (SelectBackward0 on it), which shows
     the next steps' updates and writes through, as eager's; a backward through it reaches the parameter."""
     def run(L, C):
-        lin = L.nn.Linear(3, 2)
-        with L.no_grad():
-            lin.weight.copy_(L.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
-            lin.bias.zero_()
+        lin = _known_lin(L)
         opt = L.optim.SGD(lin.parameters(), lr=0.5)
         x = L.ones(1, 3)
 
@@ -736,10 +742,7 @@ def test_a_view_of_a_grad_or_optimizer_state_is_a_view(zero):
     state tensor after the call, which shows the next steps' writes (or keeps its values where the next
     ``zero_grad()`` drops the .grad), and whose writes show in the tensor, as eager's."""
     def run(L, C):
-        lin = L.nn.Linear(3, 2)
-        with L.no_grad():
-            lin.weight.copy_(L.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
-            lin.bias.zero_()
+        lin = _known_lin(L)
         opt = L.optim.Adam(lin.parameters(), lr=0.5)
         x = L.tensor([[1.0, -2.0, 0.5]])
 

@@ -892,21 +892,28 @@ class CompiledFunction:
             outs = entry.donating[0](*ins) if steady.flat else entry.jitted(ins)
         finally:
             self._ctx = None
+        steady.held = None  # (the last call's snapshot, released while this program runs: below)
+        result = None
+        if steady.single is not None:  # (built while the program runs: nothing to undo if a check fails)
+            result = Tensor._from_array(outs[entry.spec.n_slot_out], *steady.single)
+            if entry.spec.freed is not None:  # (a training step's loss: its graph freed by the backward inside)
+                result._requires_grad, result._grad_fn = True, entry.spec.freed
         if steady.undoable:  # (written back while the program runs; undone if a check failed: Steady.snapshot)
             snap = steady.snapshot(d)
             ok = steady.write(d, outs)
             if _flagged(entry.spec, outs):
                 steady.undo(snap)
                 _check_failed(entry.spec, d.slots, outs)
+            # the snapshot holds the last references to the arrays the call replaced (donated: their buffers are
+            # XLA's already), the outputs the checks' (flags, values); freeing them costs 25 us (W2, ~40 arrays),
+            # which here, after the flag read waited for the program, would add to the call's time: they are kept
+            # until the next call's program runs
+            steady.held = (snap, outs)
         else:
             if entry.spec.checks:
                 _check_failed(entry.spec, d.slots, outs)
             ok = steady.write(d, outs)
-        if steady.single is not None:
-            result = Tensor._from_array(outs[entry.spec.n_slot_out], *steady.single)
-            if entry.spec.freed is not None:  # (a training step's loss: its graph freed by the backward inside)
-                result._requires_grad, result._grad_fn = True, entry.spec.freed
-        else:
+        if result is None:
             result = self._results(entry, d, outs, entry.spec.moves[1])
         if ok:
             self._steady = steady

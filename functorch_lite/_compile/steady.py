@@ -91,7 +91,7 @@ def _leaves(v) -> list:
 class Steady:
     __slots__ = ("base", "n", "n_args", "entry", "key", "ambient", "flat", "kinds", "recs", "vals", "leaves",
                  "starts", "counts", "check", "writers", "single", "fresh", "inputs", "write", "fast", "argd",
-                 "undoable", "__weakref__")
+                 "undoable", "held", "__weakref__")
 
     def __init__(self, entry, key, ambient, d, flat: bool, arg_statics, modes, branches):
         """After a call of ``entry`` whose key was ``key``, its results written back: the slots' values now are
@@ -112,6 +112,7 @@ class Steady:
         self.fresh = spec.fresh  # (GradSlots written back as new tensors: runner._Spec.fresh)
         # a program with data-dependent checks (a cross-entropy's target range) whose writes ``snapshot`` can undo:
         # its write-back runs before the flags are read (``CompiledFunction._steady_call``)
+        self.held = None  # (``CompiledFunction._steady_call``: the last call's snapshot, freed by the next)
         self.undoable = bool(spec.checks) and all(k in (_STORAGE, _GRAD, _OPT) for k, _, _, _ in self.writers)
         if len(spec.result_meta) == 1 and spec.result_meta[0][0] == "t" and not any(spec.result_meta[0][4:]) and \
                 not spec.effects and \

@@ -237,9 +237,12 @@ class Discovery:
                 if plan is not None:
                     plan.seqs.append((_ITEM, group, "params", group["params"]))
                     plan.seqs.append((_LIST, group["params"], None, tuple(group["params"])))
+                listed = set()  # (a parameter listed twice in a group has one state: one slot)
                 for pi, p in enumerate(group["params"]):
                     self.tensor(p, f"{name}.param_groups[{gi}].params[{pi}]")
-                    self.slots.append(OptSlot(obj, p, group, f"{name}.state[{gi}][{pi}]"))
+                    if id(p) not in listed:
+                        listed.add(id(p))
+                        self.slots.append(OptSlot(obj, p, group, f"{name}.state[{gi}][{pi}]"))
                 keys = _hyper_keys(obj, group)
                 if keys:
                     self.slots.append(HyperSlot(group, keys, f"{name}.param_groups[{gi}]"))

@@ -13,8 +13,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import (Optimizer, cast, delta, hyper_arrays, t_add, t_addcmul, t_decay, t_div,
-                        t_mul, t_sqrt)
+from .optimizer import Optimizer, check_lr, cast, delta, hyper_arrays, t_add, t_addcmul, t_decay, t_div, t_mul, t_sqrt
 
 
 class AdadeltaState(NamedTuple):
@@ -53,13 +52,16 @@ class Adadelta(Optimizer):
     >>> (w * w).sum().backward(); opt.step()
     """
 
+    _setstate_defaults = dict(foreach=None, maximize=False, differentiable=False, capturable=False)
+
+    _capturable_devices = ["cuda", "xpu", "hpu", "privateuseone"]  # (torch's, without xla)
+
     _real_only = True
 
     def __init__(self, params: Iterable, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0, foreach: bool | None = None, *, capturable: bool = False,
                  maximize: bool = False, differentiable: bool = False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_lr(lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
         if not 0.0 <= eps:

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import Optimizer, cast, delta, hyper_arrays, t_add, t_decoupled, t_lerp
+from .optimizer import Optimizer, check_lr, cast, delta, hyper_arrays, t_add, t_decoupled, t_lerp
 
 
 class AdafactorState(NamedTuple):
@@ -91,13 +91,11 @@ class Adafactor(Optimizer):
     >>> (w * w).sum().backward(); opt.step()
     """
 
+    _setstate_defaults = dict(foreach=None)
+
     def __init__(self, params: Iterable, lr: float = 1e-2, beta2_decay: float = -0.8, eps: tuple = (None, 1e-3),
                  d: float = 1.0, weight_decay: float = 0.0, *, foreach: bool | None = None, maximize: bool = False):
-        from .._tensor.tensor import Tensor
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
+        check_lr(lr, "Learning rate should be >= 0 but is: {}")
         if not 0.0 >= beta2_decay:
             raise ValueError(f"beta2_decay should be <= 0 but is: {beta2_decay}")
         if eps[0] is not None and not 0.0 <= eps[0]:

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import Optimizer, cast, delta, hyper_arrays, t_add, t_addcdiv, t_addcmul, t_decay, t_sqrt
+from .optimizer import Optimizer, check_fused, check_lr, cast, delta, hyper_arrays, t_add, t_addcdiv, t_addcmul, t_decay, t_sqrt
 
 
 class AdagradState(NamedTuple):
@@ -50,13 +50,14 @@ class Adagrad(Optimizer):
     >>> (w * w).sum().backward(); opt.step()
     """
 
+    _setstate_defaults = dict(foreach=None, maximize=False, differentiable=False, fused=None)
+
     _real_only = True  # (PyTorch steps a complex parameter as its view_as_real pairs)
 
     def __init__(self, params: Iterable, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,
                  maximize: bool = False, differentiable: bool = False, fused: bool | None = None):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_lr(lr)
         if not 0.0 <= lr_decay:
             raise ValueError(f"Invalid lr_decay value: {lr_decay}")
         if not 0.0 <= weight_decay:
@@ -69,11 +70,7 @@ class Adagrad(Optimizer):
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        check_fused(fused, foreach, differentiable)
         for group in self.param_groups:  # PyTorch creates Adagrad's state eagerly
             key = self._key_of(group)
             for p in group["params"]:

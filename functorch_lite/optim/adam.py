@@ -16,8 +16,9 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import (Optimizer, cast, delta, hyper_arrays, t_add, t_addcdiv, t_addcmul, t_decay, t_decoupled, t_div,
-                        t_lerp, t_mul, t_sqrt)
+from .._tensor.tensor import Tensor
+from .optimizer import (Optimizer, check_betas, check_fused, check_lr, cast, delta, hyper_arrays, t_add, t_addcdiv,
+                        t_addcmul, t_decay, t_decoupled, t_div, t_lerp, t_mul, t_sqrt)
 
 
 class AdamState(NamedTuple):
@@ -70,6 +71,9 @@ class Adam(Optimizer):
     >>> (w * w).sum().backward(); opt.step()
     """
 
+    _setstate_defaults = dict(amsgrad=False, maximize=False, foreach=None, capturable=False, differentiable=False,
+                              decoupled_weight_decay=False, fused=None)
+
     _real_only = True  # (PyTorch steps a complex parameter as its view_as_real pairs)
     _strict_state = ("max_exp_avg_sq",)  # (amsgrad switched on after the first step: torch's KeyError)
 
@@ -77,8 +81,9 @@ class Adam(Optimizer):
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False, differentiable: bool = False,
                  fused: bool | None = None, decoupled_weight_decay: bool = False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_lr(lr)
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
         if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
         if not 0.0 <= betas[0] < 1.0:
@@ -87,10 +92,12 @@ class Adam(Optimizer):
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        betas = check_betas(betas, foreach, capturable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                         maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
                         fused=fused, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
+        check_fused(fused, foreach, differentiable)
 
     def _hyper(self, group):
         b1, b2 = group["betas"]
@@ -115,6 +122,8 @@ class Adam(Optimizer):
 
 class AdamW(Adam):
     """AdamW (``torch.optim.AdamW``): Adam with decoupled weight decay ``p *= 1 - lr * weight_decay``."""
+
+    _setstate_forced = dict(decoupled_weight_decay=True)
 
     def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import Optimizer, cast, delta, hyper_arrays, t_add, t_addcdiv, t_decay, t_lerp, t_mul
+from .optimizer import Optimizer, check_lr, cast, delta, hyper_arrays, t_add, t_addcdiv, t_decay, t_lerp, t_mul
 
 
 class AdamaxState(NamedTuple):
@@ -53,13 +53,14 @@ class Adamax(Optimizer):
     >>> (w * w).sum().backward(); opt.step()
     """
 
+    _setstate_defaults = dict(foreach=None, maximize=False, differentiable=False, capturable=False)
+
     _real_only = True
 
     def __init__(self, params: Iterable, lr: float = 2e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, foreach: bool | None = None, *, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_lr(lr)
         if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
         if not 0.0 <= betas[0] < 1.0:

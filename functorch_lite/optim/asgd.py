@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import Optimizer, cast, delta, hyper_arrays, t_add, t_decay, t_mul
+from .optimizer import Optimizer, check_lr, cast, delta, hyper_arrays, t_add, t_decay, t_mul
 
 
 class ASGDState(NamedTuple):
@@ -59,6 +59,10 @@ class ASGD(Optimizer):
     >>> (w * w).sum().backward(); opt.step()
     """
 
+    _setstate_defaults = dict(foreach=None, maximize=False, differentiable=False, capturable=False)
+
+    _capturable_names = "params, mus, etas, and state_steps"
+
     _scalar_state = ("step", "eta", "mu")
 
     _real_only = True
@@ -66,8 +70,7 @@ class ASGD(Optimizer):
     def __init__(self, params: Iterable, lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
                  t0: float = 1e6, weight_decay: float = 0, foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_lr(lr)
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,

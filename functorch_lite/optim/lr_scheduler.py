@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable
 from weakref import ref
 
 from .optimizer import Optimizer
+from .._tensor.tensor import Tensor
 from .._warn import user_stacklevel as _user_stacklevel
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
@@ -47,6 +48,15 @@ def _lrs(optimizer: Optimizer, key: str = "lr") -> list:
     return [group[key] for group in optimizer.param_groups]
 
 
+def _set_option(group: dict, key: str, val) -> None:
+    """``group[key] = val``, but a tensor option is filled in place (torch's ``_update_param_group_val``: the
+    tensor the user gave as the learning rate stays the group's)."""
+    if isinstance(group[key], Tensor):
+        group[key].fill_(val.reshape(()) if isinstance(val, Tensor) else val)
+    else:
+        group[key] = val
+
+
 class LRScheduler:
     """Base class of the schedulers (``torch.optim.lr_scheduler.LRScheduler``): subclasses define ``get_lr``.
 
@@ -66,7 +76,8 @@ class LRScheduler:
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+                lr = group["lr"]
+                group.setdefault("initial_lr", lr.clone() if isinstance(lr, Tensor) else lr)
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
@@ -142,7 +153,7 @@ class LRScheduler:
         finally:
             self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values, strict=True):
-            group["lr"] = lr
+            _set_option(group, "lr", lr)
         self._last_lr: list = _lrs(self.optimizer)
 
 
@@ -407,7 +418,7 @@ class SequentialLR(_Composite):
         self.last_epoch = last_epoch + 1
         self.optimizer = optimizer
         for group in optimizer.param_groups:
-            group["lr"] = group["initial_lr"]
+            _set_option(group, "lr", group["initial_lr"])
         self.recursive_undo()
         idx = bisect_right(self._milestones, 0)
         self._schedulers[idx]._initial_step()
@@ -599,7 +610,7 @@ class ReduceLROnPlateau(LRScheduler):
             old_lr = float(group["lr"])
             new_lr = max(old_lr * self.factor, self.min_lrs[i])
             if old_lr - new_lr > self.eps:
-                group["lr"] = new_lr
+                _set_option(group, "lr", new_lr)
 
     @property
     def in_cooldown(self) -> bool:
@@ -697,7 +708,7 @@ class CyclicLR(LRScheduler):
         base_lrs = _format_param("base_lr", optimizer, base_lr)
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups, strict=True):
-                group["lr"] = lr
+                _set_option(group, "lr", lr)
         self.max_lrs = _format_param("max_lr", optimizer, max_lr)
         step_size_up = float(step_size_up)
         step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
@@ -855,5 +866,5 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         finally:
             self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values, strict=True):
-            group["lr"] = lr
+            _set_option(group, "lr", lr)
         self._last_lr = _lrs(self.optimizer)

@@ -14,8 +14,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import (Optimizer, cast, delta, hyper_arrays, t_add, t_addcdiv, t_addcmul, t_decay, t_decoupled,
-                        t_div, t_lerp, t_mul, t_sqrt)
+from .optimizer import (Optimizer, check_lr, cast, delta, hyper_arrays, t_add, t_addcdiv, t_addcmul, t_decay,
+                        t_decoupled, t_div, t_lerp, t_mul, t_sqrt)
 
 
 class NAdamState(NamedTuple):
@@ -69,6 +69,11 @@ class NAdam(Optimizer):
     >>> (w * w).sum().backward(); opt.step()
     """
 
+    _setstate_defaults = dict(maximize=False, foreach=None, capturable=False, differentiable=False,
+                              decoupled_weight_decay=False)
+
+    _capturable_names = "params, mu_products and state_steps"
+
     _scalar_state = ("step", "mu_product")
 
     _real_only = True
@@ -77,8 +82,7 @@ class NAdam(Optimizer):
                  weight_decay: float = 0, momentum_decay: float = 4e-3, decoupled_weight_decay: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_lr(lr)
         if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
         if not 0.0 <= betas[0] < 1.0:

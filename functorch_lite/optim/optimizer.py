@@ -86,6 +86,25 @@ def _group_step_fn(key: tuple, make_tx: Callable[[], optax.GradientTransformatio
     return fn
 
 
+def check_betas(betas, foreach, capturable) -> tuple:
+    """torch's checks of Adam's ``betas`` (both floats or both 1-element tensors; a tensor one not with
+    ``foreach`` unless ``capturable``), as the tuple torch keeps (a 1-element tensor as a 0-d one)."""
+    if not (isinstance(betas[0], float) and isinstance(betas[1], float)
+            or isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor)):
+        raise ValueError("betas must be either both floats or both Tensors")
+    for i, b in enumerate(betas[:2]):
+        if isinstance(b, Tensor):
+            if not capturable and foreach:
+                raise ValueError(f"betas[{i}] as a Tensor is not supported for capturable=False and foreach=True")
+            if b.numel() != 1:
+                raise ValueError(f"Tensor betas[{i}] must be 1-element")
+    return tuple(b.reshape(()) if isinstance(b, Tensor) and b.dim() else b for b in betas)
+
+
+# the devices torch's ``capturable=True`` steps accept (torch.optim.optimizer._get_capturable_supported_devices)
+_CAPTURABLE = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
+
+
 READS = [0]  # user-level reads of an ``optimizer.state`` mapping (the optimizers' own code reads it with dict's)
 
 
@@ -161,6 +180,11 @@ class Optimizer:
     # after the first step (``amsgrad=True`` mid-training), torch raises ``KeyError(name)``
     _strict_state: tuple = ()
     _scalar_state: tuple = ("step",)
+    # the options torch's ``__setstate__`` gives a loaded group that lacks them (a state dict saved by an older
+    # torch, before the option existed), and those it sets whatever the group holds (AdamW's decoupled decay)
+    _setstate_defaults: dict = {}
+    _state_made_in_step = False  # (SGD's momentum buffer: made by the step, not before it)
+    _setstate_forced: dict = {}
 
     def __init_subclass__(cls, **kwargs):
         """A subclass's own ``step`` runs between the step hooks (as torch's ``_patch_step_function``)."""
@@ -404,6 +428,8 @@ class Optimizer:
         return _run_step_hooks(Optimizer._optax_step, self, (self,) + args, kwargs, Optimizer.step)
 
     def _optax_step(self, closure: Callable[[], Any] | None = None):
+        if self._custom():  # (the base class, or a subclass with neither a step nor a transform: torch's)
+            raise NotImplementedError
         loss = None
         if closure is not None:
             from ..autograd.grad_mode import enable_grad
@@ -414,28 +440,69 @@ class Optimizer:
                 ps = [p for p in group["params"] if p._grad is not None]
                 if not ps:
                     continue
+                if group.get("capturable"):
+                    self._check_capturable(ps)
                 key = self._prog_key(group)
                 fn = _group_step_fn(key, lambda: self._make_tx(key))
                 hyper = self._hyper(group)
                 if self._strict_state:
                     self._check_strict(ps, group)
+                if len({id(p) for p in ps}) == len(ps):
+                    self._group_step(group, ps, fn, key, hyper)
+                    continue
+                # a parameter listed twice in the group (warned at construction): torch's step updates it once per
+                # listing, in turn; one update per round here, as one program cannot take its buffer twice
+                seen: dict = {}
+                rounds: list = []
                 for p in ps:
-                    if p._grad.dtype is not p.dtype:  # (a grad_dtype set apart from the parameter's)
-                        raise RuntimeError(
-                            f"{type(self).__name__}.step(): a {p._grad.dtype} gradient for a {p.dtype} parameter "
-                            "(Tensor.grad_dtype) is not supported by functorch_lite's optimizers: update such "
-                            "parameters by hand, or keep grad_dtype the parameter's dtype")
-                    if p not in self._ostate:
-                        self._put_state(p, self._init_state(key, p._array))
-                    else:
-                        self._sync_from_views(p)
-                new_params, new_states = fn([p._array for p in ps], [p._grad._array for p in ps],
-                                            [self._ostate[p] for p in ps], hyper)
-                for p, arr, st in zip(ps, new_params, new_states):
-                    p._write(arr)
-                    self._put_state(p, st)
-                    self._refresh_views(p, group)
+                    k = seen[id(p)] = seen.get(id(p), -1) + 1
+                    if k == len(rounds):
+                        rounds.append([])
+                    rounds[k].append(p)
+                if self._state_made_in_step and isinstance(ps[0]._array, jax.core.Tracer):
+                    # (whether a listing makes its own buffer depends on the state's value: eager's step decides)
+                    from ..ops._dispatch import data_dependent_error
+                    raise data_dependent_error(f"{type(self).__name__}.step() over a group that lists a parameter "
+                                               "twice")
+                new = [p for p in rounds[0] if p not in self._ostate]
+                for k, ps in enumerate(rounds):
+                    if k and self._state_made_in_step:
+                        # (SGD makes a momentum buffer in its step: every listing of a parameter without one read
+                        # None before the loop, and made its own, the last one kept)
+                        for p in new:
+                            self._ostate.pop(p, None)
+                            dict.pop(self.state, p, None)
+                    self._group_step(group, ps, fn, key, hyper)
         return loss
+
+    # the state torch's capturable check names (NAdam's and ASGD's add theirs) and the devices it accepts
+    _capturable_names = "params and state_steps"
+    _capturable_devices = _CAPTURABLE
+
+    def _check_capturable(self, ps: list) -> None:
+        """torch's assertion that a ``capturable=True`` step's parameters are on a device that can capture."""
+        if any(p.device.type not in self._capturable_devices for p in ps):
+            raise AssertionError(f"If capturable=True, {self._capturable_names} must be on supported devices: "
+                                 f"{self._capturable_devices}.")
+
+    def _group_step(self, group: dict, ps: list, fn, key: tuple, hyper: dict) -> None:
+        """One jitted update of ``group``'s parameters ``ps`` (each listed once)."""
+        for p in ps:
+            if p._grad.dtype is not p.dtype:  # (a grad_dtype set apart from the parameter's)
+                raise RuntimeError(
+                    f"{type(self).__name__}.step(): a {p._grad.dtype} gradient for a {p.dtype} parameter "
+                    "(Tensor.grad_dtype) is not supported by functorch_lite's optimizers: update such "
+                    "parameters by hand, or keep grad_dtype the parameter's dtype")
+            if p not in self._ostate:
+                self._put_state(p, self._init_state(key, p._array))
+            else:
+                self._sync_from_views(p)
+        new_params, new_states = fn([p._array for p in ps], [p._grad._array for p in ps],
+                                    [self._ostate[p] for p in ps], hyper)
+        for p, arr, st in zip(ps, new_params, new_states):
+            p._write(arr)
+            self._put_state(p, st)
+            self._refresh_views(p, group)
 
     def _check_strict(self, ps: list, group: dict) -> None:
         """torch's ``KeyError(name)`` for a state entry the group's options now need (``amsgrad`` switched on after
@@ -505,6 +572,9 @@ class Optimizer:
                         for name in names}
                 elif dict.get(self.state, p) and p not in self._ostate:  # a custom optimizer's own state
                     state[index[id(p)]] = dict(dict.__getitem__(self.state, p))
+        # in the order the entries came into ``optimizer.state`` (their first steps), as torch's dict
+        first = {index[id(p)]: k for k, p in enumerate(dict.keys(self.state)) if id(p) in index}
+        state = dict(sorted(state.items(), key=lambda kv: first.get(kv[0], len(first))))
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
@@ -537,6 +607,9 @@ class Optimizer:
             s["params"] = g["params"]
             if "param_names" in g and "param_names" not in s:
                 s["param_names"] = g["param_names"]
+            for k, v in self._setstate_defaults.items():
+                s.setdefault(k, v)
+            s.update(self._setstate_forced)
             new_groups.append(s)
         self.param_groups = new_groups
         self._ostate = {}
@@ -577,6 +650,24 @@ class Optimizer:
                 if k != "params":
                     out += f"    {k}: {group[k]}\n"
         return out + ")"
+
+
+def check_fused(fused, foreach, differentiable) -> None:
+    """torch's refusals of ``fused=True`` beside ``differentiable`` or ``foreach`` (SGD, Adam, AdamW, Adagrad)."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+def check_lr(lr, message: str = "Invalid learning rate: {}") -> None:
+    """torch's checks of a learning rate given to an optimizer: a tensor one holds one element, and none is
+    negative."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(message.format(lr))
 
 
 def placed_like(state, arr):

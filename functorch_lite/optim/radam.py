@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import (Optimizer, cast, delta, hyper_arrays, t_add, t_addcmul, t_decay, t_decoupled, t_div,
+from .optimizer import (Optimizer, check_lr, cast, delta, hyper_arrays, t_add, t_addcmul, t_decay, t_decoupled, t_div,
                         t_lerp, t_mul, t_sqrt)
 
 
@@ -70,13 +70,15 @@ class RAdam(Optimizer):
     >>> (w * w).sum().backward(); opt.step()
     """
 
+    _setstate_defaults = dict(foreach=None, maximize=False, differentiable=False, decoupled_weight_decay=False,
+                              capturable=False)
+
     _real_only = True
 
     def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False, differentiable: bool = False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_lr(lr)
         if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
         if not 0.0 <= betas[0] < 1.0:

@@ -14,8 +14,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import (Optimizer, cast, delta, hyper_arrays, t_add, t_addcdiv, t_addcmul, t_decay, t_lerp, t_mul,
-                        t_sqrt)
+from .optimizer import (Optimizer, check_lr, cast, delta, hyper_arrays, t_add, t_addcdiv, t_addcmul, t_decay, t_lerp,
+                        t_mul, t_sqrt)
 
 
 class RMSpropState(NamedTuple):
@@ -66,14 +66,16 @@ class RMSprop(Optimizer):
     >>> (w * w).sum().backward(); opt.step()
     """
 
+    _setstate_defaults = dict(momentum=0, centered=False, foreach=None, maximize=False, differentiable=False,
+                              capturable=False)
+
     _real_only = True  # (PyTorch steps a complex parameter as its view_as_real pairs)
     _strict_state = ("momentum_buffer", "grad_avg")  # (switched on after the first step: torch's KeyError)
 
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False, differentiable: bool = False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_lr(lr)
         if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
         if not 0.0 <= momentum:

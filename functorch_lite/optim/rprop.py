@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import Optimizer, cast, delta, hyper_arrays, t_addcmul, t_mul
+from .optimizer import Optimizer, check_lr, cast, delta, hyper_arrays, t_addcmul, t_mul
 
 
 class RpropState(NamedTuple):
@@ -56,16 +56,14 @@ class Rprop(Optimizer):
     >>> (w * w).sum().backward(); opt.step()
     """
 
+    _setstate_defaults = dict(foreach=None, maximize=False, differentiable=False, capturable=False)
+
     _real_only = True
 
     def __init__(self, params: Iterable, lr: float = 1e-2, etas: tuple = (0.5, 1.2), step_sizes: tuple = (1e-6, 50),
                  *, capturable: bool = False, foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False):
-        from .._tensor.tensor import Tensor
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_lr(lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
         defaults = dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach, maximize=maximize,

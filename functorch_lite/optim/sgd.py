@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import Optimizer, delta, hyper_arrays, t_add, t_decay, t_mul
+from .optimizer import Optimizer, check_fused, check_lr, delta, hyper_arrays, t_add, t_decay, t_mul
 
 
 class SGDState(NamedTuple):
@@ -56,11 +56,14 @@ class SGD(Optimizer):
     >>> (w * w).sum().backward(); opt.step()
     """
 
+    _state_made_in_step = True
+
+    _setstate_defaults = dict(nesterov=False, maximize=False, foreach=None, differentiable=False, fused=False)
+
     def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
                  foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None):
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_lr(lr)
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
         if weight_decay < 0.0:
@@ -71,6 +74,7 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
+        check_fused(fused, foreach, differentiable)
 
     def _hyper(self, group):
         return hyper_arrays({k: group[k] for k in ("lr", "momentum", "dampening", "weight_decay")})

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-from .._tensor.tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_lr
 
 __all__ = ["SparseAdam"]
 
@@ -20,9 +19,8 @@ class SparseAdam(Optimizer):
 
     def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
                  maximize: bool = False) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 < lr:
+        check_lr(lr)
+        if lr == 0:  # (torch: lr > 0)
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 < eps:
             raise ValueError(f"Invalid epsilon value: {eps}")

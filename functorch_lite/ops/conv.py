@@ -16,6 +16,7 @@ from .. import dtypes as D
 from .._promotion import _cname, no_kernel
 from .._tensor.tensor import Tensor
 from .._tensor.views import shape_str as _shape_str
+from . import grad_overrides as _go
 from ._registry import defop
 from .._warn import user_stacklevel as _user_stacklevel
 
@@ -343,8 +344,19 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode):
     nb = input.ndim - len(kernel_size)
     pads = _win_pads(input.shape, kernel_size, stride, padding, dilation, ceil_mode[1])
     init = np.array(_max_identity(input.dtype), input.dtype)
-    return lax.reduce_window(input, init, lax.max, (1,) * nb + kernel_size, (1,) * nb + stride, pads,
-                             window_dilation=(1,) * nb + dilation)
+
+    def pool(x):
+        return lax.reduce_window(x, init, lax.max, (1,) * nb + kernel_size, (1,) * nb + stride, pads,
+                                 window_dilation=(1,) * nb + dilation)
+    if not jnp.issubdtype(input.dtype, jnp.floating):
+        return pool(input)
+    # a NaN is a window's max in torch's kernel (``val > max || isnan(val)``) and takes its gradient; JAX's
+    # backward selects with ``>=``, which a NaN never passes: the gradient goes through the pool of the input with
+    # NaN as +inf (its selection), and the NaN windows get their NaN back by a term with no gradient
+    nan = jnp.isnan(input)
+    y = pool(_go.nan_as_inf(input))
+    return y + lax.stop_gradient(jnp.where(pool(nan.astype(input.dtype)) > 0, jnp.asarray(jnp.nan, y.dtype),
+                                           jnp.zeros((), y.dtype)))
 
 
 @defop("max_pool2d", promote=_float_kernel_rule("max_pool2d"), grad_fn="MaxPool2DWithIndicesBackward0",

@@ -23,7 +23,7 @@ from .. import _promotion as P
 from .. import dtypes as D
 from .._tensor.tensor import _wrap_dim
 from ._registry import defop, saves_for
-from .reduction import _safe_root
+from . import grad_overrides as _go
 
 __all__: list = ["cosine_similarity", "pairwise_distance", "cdist"]
 
@@ -36,7 +36,7 @@ def _broadcast_ndim(targs) -> int:
 
 def _vector_norm(x, p, axis, keepdims):
     """``||x||_p`` over ``axis`` in x's dtype (accumulated in float32 for half types)."""
-    a = jnp.abs(x.astype(jnp.float32) if x.dtype in _LOW else x)
+    a = _go.abs(x.astype(jnp.float32) if x.dtype in _LOW else x)  # (gradient 0 at 0, as torch's)
     if p == math.inf:
         r = jnp.max(a, axis=axis, keepdims=keepdims)
     elif p == -math.inf:
@@ -46,7 +46,7 @@ def _vector_norm(x, p, axis, keepdims):
     elif p == 1:
         r = jnp.sum(a, axis=axis, keepdims=keepdims)
     else:
-        r = _safe_root(jnp.sum(a * a if p == 2 else a ** jnp.asarray(p, a.dtype), axis=axis, keepdims=keepdims), p)
+        r = _go.pnorm(a, p, axis, keepdims)
     return r.astype(x.dtype)
 
 
@@ -153,7 +153,8 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         n2 = jnp.sum(x2 * x2, -1, keepdims=True)
         a = jnp.concatenate([x1 * jnp.asarray(-2, x1.dtype), n1, jnp.ones_like(n1)], -1)
         c = jnp.concatenate([x2, jnp.ones_like(n2), n2], -1)
-        return jnp.sqrt(jnp.maximum(a @ jnp.swapaxes(c, -1, -2), jnp.zeros((), x1.dtype)))
+        # (torch's _euclidean_dist_backward: no gradient where the distance is 0)
+        return _go.sqrt0(jnp.maximum(a @ jnp.swapaxes(c, -1, -2), jnp.zeros((), x1.dtype)))
     if x1.shape[-1] == 0:
         return jnp.zeros(x1.shape[:-1] + x2.shape[-2:-1], x1.dtype)
     return _vector_norm(x1[..., :, None, :] - x2[..., None, :, :], p, -1, False)

@@ -12,7 +12,10 @@
 - pow: d/dx is 0 where the exponent is 0 (JAX: NaN at x = 0); d/dy is 0 where x = 0 and y >= 0.
 - hypot at (0, 0): PyTorch's ``x / hypot`` gives NaN (JAX: 0). atan2 at (0, 0): PyTorch gives 0.
 - xlogy: d/dx is 0 where x = 0 and y <= 0. copysign: d/dx is 0 at x = 0, d/dy is 0.
-- norm at 0: PyTorch's subgradient is 0; JAX's ``x / ||x||`` gives NaN.
+- norm at 0: PyTorch's subgradient is 0; JAX's ``x / ||x||`` gives NaN. A p-norm (``pnorm``): torch's
+  ``linalg_vector_norm_backward``, ``(|x| / n) ** (p - 1)``, 0 where the norm is 0 and, for p < 1, where x is 0.
+- sqrt of a clamped squared distance (cdist's matmul form, ``sqrt0``): 0 at 0, as torch's
+  ``_euclidean_dist_backward``.
 """
 from __future__ import annotations
 
@@ -213,6 +216,52 @@ def norm2(x, axis=None, keepdims=False):
         dn = jnp.sum(jnp.real(jnp.conj(x) * t) / safe, axis=axis, keepdims=keepdims)
         return n, dn
     return f(x)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3))
+def pnorm(a, p, axis=None, keepdims=False):
+    """``(sum a ** p) ** (1 / p)`` over ``axis`` of ``a = |x|`` (p finite, nonzero), with torch's gradient."""
+    s = jnp.sum(a * a if p == 2 else a ** jnp.asarray(p, a.dtype), axis=axis, keepdims=keepdims)
+    return jnp.sqrt(s) if p == 2 else s ** jnp.asarray(1.0 / p, s.dtype)
+
+
+@pnorm.defjvp
+def _pnorm_jvp(p, axis, keepdims, primals, tangents):
+    (a,), (t,) = primals, tangents
+    n = pnorm(a, p, axis, keepdims)
+    nk = n if keepdims or axis is None else jnp.expand_dims(n, axis)
+    one, zero = jnp.ones((), a.dtype), jnp.zeros((), a.dtype)
+    if p < 1:  # (|x| ** (p - 1) is infinite at 0: torch masks it there)
+        w = jnp.where(a == 0, zero, jnp.where(a == 0, one, a) ** jnp.asarray(p - 1, a.dtype)) * \
+            nk ** jnp.asarray(1 - p, a.dtype)
+    else:
+        ratio = a / jnp.where(nk == 0, one, nk)
+        w = jnp.where(nk == 0, zero, ratio if p == 2 else ratio ** jnp.asarray(p - 1, a.dtype))
+    return n, jnp.sum(w * t, axis=axis, keepdims=keepdims)
+
+
+@jax.custom_jvp
+def sqrt0(v):
+    """``sqrt(v)`` for ``v >= 0`` whose gradient at 0 is 0."""
+    return jnp.sqrt(v)
+
+
+@sqrt0.defjvp
+def _sqrt0_jvp(primals, tangents):
+    (v,), (t,) = primals, tangents
+    r = sqrt0(v)
+    return r, jnp.where(r == 0, jnp.zeros((), r.dtype), t / (2 * jnp.where(r == 0, jnp.ones((), r.dtype), r)))
+
+
+@jax.custom_jvp
+def nan_as_inf(x):
+    """``x`` with NaN as +inf, its gradient the identity's (a max pool's selection: torch's max takes the NaN)."""
+    return jnp.where(jnp.isnan(x), jnp.asarray(jnp.inf, x.dtype), x)
+
+
+@nan_as_inf.defjvp
+def _nan_as_inf_jvp(primals, tangents):
+    return nan_as_inf(primals[0]), tangents[0]
 
 
 @functools.lru_cache(maxsize=None)

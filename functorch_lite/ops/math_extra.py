@@ -867,7 +867,7 @@ def dist(input, other, p=2):
         return jnp.sum((d != 0).astype(d.dtype))
     if p == 1:
         return jnp.sum(d)
-    return R._safe_root(jnp.sum(d * d if p == 2 else d ** p), p)
+    return _go.pnorm(d, p)
 
 
 def _vdot_check(targs, sargs):

@@ -23,7 +23,7 @@ import numpy as np
 from jax import lax
 
 from .. import dtypes as D
-from . import _deferred, norm as _norm
+from . import _deferred, grad_overrides as _go, norm as _norm
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from .._tensor.views import shape_str as _shape_str
@@ -361,31 +361,20 @@ def _pdist_prep(targs, sargs):
     return (p,)
 
 
-def _safe_root(s, p):
-    """``s ** (1/p)`` with PyTorch's zero gradient at ``s == 0``."""
-    zero = s == 0
-    r = jnp.where(zero, jnp.ones_like(s), s) ** jnp.asarray(1.0 / p, s.dtype)
-    return jnp.where(zero, jnp.zeros_like(s), r)
-
-
 @defop(promote=_pdist_rule, grad_fn="PdistBackward0", method=False, prep=_pdist_prep, kernel="pdist")
 def pdist(input, p=2.0):
     """``torch.pdist``: the p-norm distance of every row pair ``i < j`` (row-major upper triangle)."""
     n = input.shape[0]
     i, j = np.triu_indices(n, 1)
     diff = input[i] - input[j]
-    a = jnp.abs(diff)
-    a = jnp.where(diff == 0, jnp.zeros_like(diff), a)  # no gradient through |0|
+    a = _go.abs(diff)  # (no gradient through |0|)
     if p == 0:
         return jnp.sum((diff != 0).astype(input.dtype), axis=-1)
     if p == math.inf:
         return jnp.max(a, axis=-1)
     if p == 1:
         return jnp.sum(a, axis=-1)
-    if p == 2:
-        return _safe_root(jnp.sum(diff * diff, axis=-1), 2.0)
-    safe = jnp.where(diff == 0, jnp.ones_like(a), a)
-    return _safe_root(jnp.sum(jnp.where(diff == 0, jnp.zeros_like(a), safe ** jnp.asarray(p, a.dtype)), axis=-1), p)
+    return _go.pnorm(a, p, -1)
 
 
 # ---- soft_margin_loss / multi_margin_loss / multilabel_margin_loss -----------------------------------------------

@@ -211,6 +211,13 @@ def _nll_name(x_ndim, reduction):
     return "NllLoss2DBackward0"
 
 
+def _mean_of_counted(total, den, valid):
+    """``total / den`` for a mean over the targets not ignored; where every target is ignored, torch's NaN with a
+    zero gradient (its backward scales only the counted terms; JAX's ``0 / 0`` would send NaN everywhere)."""
+    none = ~jnp.any(valid)
+    return jnp.where(none, jnp.asarray(jnp.nan, total.dtype), total / jnp.where(none, jnp.ones((), den.dtype), den))
+
+
 def _nll(logp, target, weight, ignore_index, reduction):
     """Negative log-likelihood over class dim 1 (or 0 for unbatched input)."""
     cdim = 1 if logp.ndim > 1 else 0
@@ -224,7 +231,7 @@ def _nll(logp, target, weight, ignore_index, reduction):
     w = jnp.where(valid, w, jnp.zeros_like(w))
     loss = -picked * w
     if reduction == "mean":
-        return jnp.sum(loss) / jnp.sum(w)
+        return _mean_of_counted(jnp.sum(loss), jnp.sum(w), valid)
     return _reduce(loss, reduction)
 
 
@@ -324,10 +331,11 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, label_smoothing
     smooth = jnp.where(valid, smooth, jnp.zeros_like(smooth))
     if reduction == "mean":
         if weight is None:
-            smooth = jnp.sum(smooth) / jnp.sum(valid).astype(smooth.dtype)
+            den = jnp.sum(valid).astype(smooth.dtype)
         else:
             safe = jnp.where(valid, target, 0)
-            smooth = jnp.sum(smooth) / jnp.sum(jnp.where(valid, weight[safe].astype(smooth.dtype), 0))
+            den = jnp.sum(jnp.where(valid, weight[safe].astype(smooth.dtype), 0))
+        smooth = _mean_of_counted(jnp.sum(smooth), den, valid)
     else:
         smooth = _reduce(smooth, reduction)
     return (1 - label_smoothing) * nll + (label_smoothing / nc) * smooth

@@ -15,6 +15,7 @@ from jax import lax
 
 from .. import dtypes as D
 from . import _deferred
+from . import grad_overrides as _go
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from .._tensor.views import shape_str as _shape_str
@@ -475,14 +476,13 @@ def bilinear(input1, input2, weight, bias=None):
 def _normalize(input, p, dim, eps):
     """``x / max(||x||_p along dim, eps)``."""
     acc = input.dtype
-    if p == 2.0:
-        n = jnp.sqrt(jnp.sum(jnp.square(input), axis=dim, keepdims=True))
-    elif p == math.inf:
-        n = jnp.max(jnp.abs(input), axis=dim, keepdims=True)
+    a = jnp.abs(input) if jnp.iscomplexobj(input) else _go.abs(input)  # (torch: gradient 0 through |0|)
+    if p == math.inf:
+        n = jnp.max(a, axis=dim, keepdims=True)
     elif p == 1.0:
-        n = jnp.sum(jnp.abs(input), axis=dim, keepdims=True)
+        n = jnp.sum(a, axis=dim, keepdims=True)
     else:
-        n = jnp.sum(jnp.abs(input) ** jnp.asarray(p, acc), axis=dim, keepdims=True) ** jnp.asarray(1.0 / p, acc)
+        n = _go.pnorm(a, p, dim, True)
     return input / jnp.maximum(n, jnp.asarray(eps, acc))
 
 

@@ -30,6 +30,7 @@ from .. import _promotion as P
 from .. import dtypes as D
 from .._tensor.tensor import Tensor, _wrap_dim
 from . import _dispatch, _rounding
+from . import grad_overrides as _go
 from ._registry import OPS, defop
 from .._promotion import no_kernel
 from .._warn import user_stacklevel as _user_stacklevel
@@ -414,11 +415,9 @@ def _norm_prep(targs, sargs):
     return (pf, _dims(dim, nd), keepdim, dtype)
 
 
-def _safe_root(s, p):
-    """``s ** (1/p)`` with a zero (not nan) gradient at ``s == 0``, as PyTorch's norm backward."""
-    zero = s == 0
-    safe = jnp.where(zero, jnp.ones_like(s), s)
-    return jnp.where(zero, jnp.zeros_like(s), jnp.sqrt(safe) if p == 2 else safe ** (1.0 / p))
+def _abs(x):
+    """``|x|``, its gradient at 0 torch's 0 for real x (a norm's backward: ``sgn(x)``)."""
+    return jnp.abs(x) if jnp.iscomplexobj(x) else _go.abs(x)
 
 
 @defop(kernel="norm_cpu", promote=_norm_rule, prep=_norm_prep,
@@ -433,7 +432,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         for d in dim if keepdim else ():
             s = jnp.expand_dims(s, d)
         return s
-    a = jnp.abs(x)
+    a = _abs(x)
     if p == math.inf:
         return jnp.max(a, axis=dim, keepdims=keepdim)
     if p == -math.inf:
@@ -442,7 +441,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         return jnp.sum((a != 0).astype(a.dtype), axis=dim, keepdims=keepdim)
     if p == 1:
         return jnp.sum(a, axis=dim, keepdims=keepdim)
-    return _safe_root(jnp.sum(a * a if p == 2 else a ** p, axis=dim, keepdims=keepdim), p)
+    return _go.pnorm(a, p, dim, keepdim)
 
 
 def _fro_prep(targs, sargs):
@@ -466,9 +465,8 @@ def _fro_rule(op, sig, sargs):
 @defop(kernel="norm_cpu", promote=_fro_rule, prep=_fro_prep, grad_fn="NormBackward1", method=False)
 def frobenius_norm(input, dim=None, keepdim=False):
     """``torch.frobenius_norm(x, dim, keepdim=False)``: the 2-norm over at most two dims (``()``: all of them),
-    a zero gradient at zero (``_safe_root``)."""
-    a = jnp.abs(_acc(input))
-    return _safe_root(jnp.sum(a * a, axis=dim, keepdims=keepdim), 2)
+    a zero gradient at zero (``grad_overrides.pnorm``)."""
+    return _go.pnorm(_abs(_acc(input)), 2.0, dim, keepdim)
 
 
 def nuclear_norm(input, dim=None, keepdim=False):

@@ -51,6 +51,7 @@ def legacy_new(dtype, device_type, args: tuple, kwargs: dict):
     """``torch.Tensor(...)`` (``dtype``/``device_type`` None: the defaults) or ``torch.<Type>Tensor(...)``."""
     from .tensor import Tensor, Size
     from .. import empty, tensor
+    from ..ops.creation import other_sequence
     bad = [k for k in kwargs if k not in ("device", "size")]
     if bad or ("size" in kwargs and args):
         why = f"      didn't match because some of the keywords were incorrect: {', '.join(bad)}\n" if bad else ""
@@ -82,7 +83,7 @@ def legacy_new(dtype, device_type, args: tuple, kwargs: dict):
             return empty(tuple(a), dtype=dtype, device=device)
         if isinstance(a, str):
             raise TypeError(f"new(): invalid data type '{type(a).__name__}'")
-        if isinstance(a, (list, tuple, np.ndarray)):
+        if isinstance(a, (list, tuple, range, np.ndarray)) or other_sequence(a):
             return tensor(a, dtype=dtype, device=device)
         if not _is_int(a):
             raise TypeError(f"new(): data must be a sequence (got {type(a).__name__})")

@@ -5,7 +5,9 @@ and commits the array to its device, so JAX's x64 defaults never leak.
 """
 from __future__ import annotations
 
+import array
 import builtins
+import collections.abc
 import math
 import operator
 import warnings
@@ -155,6 +157,20 @@ def _into(name: str, out, make, requires_grad=False):
 
 
 # ---- tensor / as_tensor / from_numpy ------------------------------------------------------------
+def other_sequence(data) -> bool:
+    """A sequence PyTorch reads element by element that is not a list, tuple or range (``PySequence_Check``): a
+    deque, a ``UserList``, an ``array.array``, a memoryview... (not a string, bytes or a mapping)."""
+    return not isinstance(data, (list, tuple, builtins.range, str, bytes, bytearray, np.ndarray, Tensor)) and \
+        isinstance(data, (collections.abc.Sequence, collections.abc.MutableSequence, array.array, memoryview))
+
+
+def _as_lists(data):
+    """``data`` with every sequence in it a list (the forms the dtype inference and NumPy read)."""
+    if isinstance(data, (list, tuple)) or other_sequence(data):
+        return [_as_lists(x) for x in data]
+    return data
+
+
 def _infer_dtype(data) -> D.dtype | None:
     """PyTorch's ``infer_scalar_type``: promote (``promote_types``) the dtypes of all leaves; numpy
     scalars/arrays and tensors keep theirs, Python numbers give the defaults (CRE-01..11)."""
@@ -174,7 +190,7 @@ def _infer_dtype(data) -> D.dtype | None:
         return D.get_default_dtype()
     if isinstance(data, _py_complex):
         return D.get_default_dtype().to_complex()
-    if isinstance(data, (list, tuple, builtins.range)):
+    if isinstance(data, (list, tuple, builtins.range)) or other_sequence(data):
         if len(data) == 0:
             return D.get_default_dtype()
         dt = None
@@ -232,6 +248,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     cat = _infer_dtype(data)
     if isinstance(data, builtins.range):
         data = list(data)
+    elif other_sequence(data) or isinstance(data, (list, tuple)) and any(map(other_sequence, data)):
+        data = _as_lists(data)
     dt = D.as_dtype(dtype) if dtype is not None else cat
     if isinstance(data, (list, tuple)):
         if any(isinstance(x, (Tensor, np.ndarray)) for x in _flat_iter(data)):

@@ -616,7 +616,7 @@ def new(self, *args, device=None, **kw):
     """``x.new(...)``, the legacy constructor in ``x``'s dtype and device: ``new()`` (empty), ``new(2, 3)`` or
     ``new(torch.Size)`` (uninitialised values: zeros here), ``new([1, 2])`` (data), ``new(tensor)`` (the same
     values, shared; its dtype must be ``x``'s)."""
-    from .creation import empty, tensor
+    from .creation import empty, other_sequence, tensor
     from .._tensor.tensor import Size
     if kw:
         given = ", ".join(type(a).__name__ for a in args) + "".join(f", {k}={VO._tname(v)}" for k, v in kw.items())
@@ -636,7 +636,7 @@ def new(self, *args, device=None, **kw):
             return a.detach()
         if isinstance(a, Size):
             return empty(tuple(a), dtype=self.dtype, device=dev)
-        if isinstance(a, (list, tuple)):
+        if isinstance(a, (list, tuple, range)) or other_sequence(a):
             return tensor(a, dtype=self.dtype, device=dev)
         if not hasattr(a, "__index__"):
             raise TypeError(f"new(): data must be a sequence (got {type(a).__name__})")

@@ -573,3 +573,34 @@ def test_size_concatenation_and_repetition_stay_sizes():
             assert type(r) is L.Size and list(r) == want and repr(r) == f"torch.Size({want})"
         with pytest.raises(TypeError, match="can only concatenate tuple"):
             s + [4]
+
+
+_SEQ_CASES = {
+    "deque": lambda m: m.tensor(__import__("collections").deque([1.0, 2.0])),
+    "deque-int": lambda m: m.tensor(__import__("collections").deque([1, 2])),
+    "array": lambda m: m.tensor(__import__("array").array("f", [1.0, 2.0])),
+    "memoryview": lambda m: m.tensor(memoryview(np.arange(3.0))),
+    "userlist": lambda m: m.tensor(__import__("collections").UserList([1.0, 2.0])),
+    "list-of-deques": lambda m: m.tensor([__import__("collections").deque([1, 2]),
+                                          __import__("collections").deque([3, 4])]),
+    "as_tensor-deque": lambda m: m.as_tensor(__import__("collections").deque([1.0, 2.0])),
+    "LongTensor-range": lambda m: m.LongTensor(range(3)),
+    "Tensor-range": lambda m: m.Tensor(range(3)),
+    "FloatTensor-deque": lambda m: m.FloatTensor(__import__("collections").deque([1, 2])),
+    "new_tensor-range": lambda m: m.ones(2).new_tensor(range(2)),
+    "dict-values": lambda m: m.tensor({"a": 1.0}.values()),
+}
+
+
+@pytest.mark.parametrize("name", list(_SEQ_CASES))
+def test_tensor_from_other_sequences(name):
+    """Any sequence torch reads element by element (PySequence_Check): a deque (the REINFORCE example's returns),
+    an array.array, a memoryview, a UserList, a range in the legacy constructors; a dict view is refused."""
+    out = []
+    for m in (torch, ft):
+        try:
+            t = _SEQ_CASES[name](m)
+            out.append((t.tolist(), str(t.dtype)))
+        except Exception as e:  # noqa: BLE001 -- compared between the libraries
+            out.append((type(e).__name__, str(e)))
+    assert out[1] == out[0]

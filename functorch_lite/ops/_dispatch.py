@@ -16,6 +16,8 @@
 """
 from __future__ import annotations
 
+import numbers
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -273,7 +275,7 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
             sig.append(a._t)
         else:
             if type(a) not in _PY_SCALARS and _not_an_argument(a):
-                what = type(a).__name__ if isinstance(a, (list, tuple)) else \
+                what = type(a).__name__ if not hasattr(a, "__dlpack__") else \
                     f"{type(a).__module__}.{type(a).__qualname__} (another library's array: convert it with " \
                     "functorch_lite.tensor(...) or from_dlpack)"
                 raise TypeError(f"{op.name}(): argument '{op.tensor_names[min(len(arrays), len(op.tensor_names) - 1)]}' "
@@ -429,8 +431,9 @@ _PY_SCALARS = frozenset({int, float, bool, complex})
 def _not_an_argument(a) -> bool:
     """A list/tuple where a tensor goes, or another library's array (real torch's, CuPy's): never taken as a
     scalar (its values would reach a kernel as a foreign object). NumPy and JAX values are."""
-    return isinstance(a, (list, tuple)) or (hasattr(a, "__dlpack__") and not isinstance(a, (jax.Array, np.ndarray,
-                                                                                                 np.generic)))
+    if isinstance(a, (jax.Array, np.ndarray, np.generic)):
+        return False
+    return hasattr(a, "__dlpack__") or not isinstance(a, numbers.Number)  # (a dict, a string, any object)
 
 
 _DYN = object()  # marks cache keys of view entries whose positions are traced

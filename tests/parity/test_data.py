@@ -524,3 +524,25 @@ def test_DATA_36_37_worker_exception_message_parity():
     assert ours[:2] == theirs[:2] == ["Caught ValueError in DataLoader worker process 0.",
                                       "Original Traceback (most recent call last):"]
     assert ours[-2:] == theirs[-2:] and theirs[-1] == "ValueError: boom at 2"
+
+
+@pytest.mark.parametrize("batch", [
+    [np.array([1.0], np.float32), np.array([3])],
+    [np.int64(1), 2.5],
+    [np.int32(1), np.float32(2)],
+    [np.array([1, 2], np.uint8), np.array([1, 2], np.int8)],
+    [np.float16(1), np.float16(2)],
+    [np.array([1.0, 2.0]), np.array([3.0, 4.0])],
+], ids=["f32-array-int-array", "int64-scalar-float", "int32-float32", "uint8-int8", "float16", "float64"])
+def test_default_collate_promotes_mixed_numpy_as_torch(batch):
+    """Mixed NumPy dtypes collate to torch's promotion of them (as tensors stacked), not NumPy's float64."""
+    t, f = tud.default_collate(batch), fud.default_collate(batch)
+    assert str(f.dtype) == str(t.dtype) and f.tolist() == t.tolist()
+
+
+@pytest.mark.parametrize("arg", [{"a": 1}, "s", object()], ids=["dict", "str", "object"])
+def test_an_op_given_a_non_tensor_names_it(arg):
+    """A dict (a batch given to a module whole) or other object where a tensor goes: TypeError naming it."""
+    for lib in (torch, ft):
+        with pytest.raises(TypeError, match=rf"linear\(\): argument 'input' .*must be Tensor, not {type(arg).__name__}"):
+            lib.nn.Linear(3, 4)(arg)

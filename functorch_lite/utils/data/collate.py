@@ -161,12 +161,23 @@ def collate_numpy_array_fn(batch, *, collate_fn_map: dict | None = None):
     if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
         raise TypeError(default_collate_err_msg_format.format(elem.dtype))
     _check_sizes([np.shape(b) for b in batch])
-    return _leaf()(np.stack([np.asarray(b) for b in batch]))
+    arrays = [np.asarray(b) for b in batch]
+    dt = arrays[0].dtype
+    if any(a.dtype != dt for a in arrays):  # (torch stacks them as tensors: its promotion, not NumPy's)
+        from ... import dtypes as D
+        from ..._promotion import promote_types
+        common = D.from_numpy_dtype(dt)
+        for a in arrays[1:]:
+            common = promote_types(common, D.from_numpy_dtype(a.dtype))
+        arrays = [a.astype(common.jnp) for a in arrays]
+    return _leaf()(np.stack(arrays))
 
 
 def collate_numpy_scalar_fn(batch, *, collate_fn_map: dict | None = None):
-    """NumPy scalars: one tensor of their dtype (``torch.as_tensor(batch)``)."""
-    return _leaf()(np.array(batch))
+    """NumPy scalars (with any Python numbers beside them): one tensor, ``torch.as_tensor(batch)``'s dtype (the
+    scalars' own, promoted as torch's tensor inference does: an int64 beside a float is the default float)."""
+    from ...ops.creation import _infer_dtype
+    return _leaf()(np.array(batch, dtype=_infer_dtype(list(batch)).jnp))
 
 
 def collate_float_fn(batch, *, collate_fn_map: dict | None = None):

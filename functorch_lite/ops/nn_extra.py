@@ -477,6 +477,9 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.dim() != 1:
         raise ValueError("weight must be one-dimensional")
+    if weight is not None and input.dim() <= 2 and weight.numel() != (input.shape[-1] if input.dim() else 1):
+        raise RuntimeError(f"inconsistent weight size, expected {input.shape[-1] if input.dim() else 1} but got "
+                           f"{_shape_str(weight.shape)}")
     return _multi_margin_loss(input, target, weight, int(p), float(margin), reduction)
 
 

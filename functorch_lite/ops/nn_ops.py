@@ -67,6 +67,9 @@ def _linear_name(targs, sargs):
 
 def _linear_check(targs, sargs):
     x, w, b = targs
+    if not x._shape or not w._shape:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {len(x._shape)}D and "
+                           f"{len(w._shape)}D")
     k = x._shape[-1] if x._shape else 1
     if w._shape[-1] != k:
         rows = 1

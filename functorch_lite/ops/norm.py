@@ -81,8 +81,8 @@ def _shape_arg(op: str, normalized_shape) -> tuple:
 def _bn_check(targs, sargs):
     x = targs[0]
     c = x._shape[1] if len(x._shape) > 1 else 1
-    for name, t in (("weight", targs[1]), ("bias", targs[2]), ("running_mean", targs[3]),
-                    ("running_var", targs[4])):
+    for name, t in (("running_mean", targs[3]), ("running_var", targs[4]), ("weight", targs[1]),
+                    ("bias", targs[2])):  # (torch's order: _batch_norm_impl_index)
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
     _mixed_dtype_check(x, targs[1:5])

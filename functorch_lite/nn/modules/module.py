@@ -259,8 +259,12 @@ class Module(StateDictMixin):
         """Register a non-parameter tensor (saved in state_dict unless ``persistent=False``)."""
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
         if "." in name:
             raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):

@@ -231,13 +231,16 @@ def _pnorm_jvp(p, axis, keepdims, primals, tangents):
     n = pnorm(a, p, axis, keepdims)
     nk = n if keepdims or axis is None else jnp.expand_dims(n, axis)
     one, zero = jnp.ones((), a.dtype), jnp.zeros((), a.dtype)
+    # (masked by ``where`` on the tangent, not by a zero factor: a NaN cotangent arriving from a division by the
+    # clamped norm, F.normalize's, stays out as torch's masked_fill keeps it)
     if p < 1:  # (|x| ** (p - 1) is infinite at 0: torch masks it there)
-        w = jnp.where(a == 0, zero, jnp.where(a == 0, one, a) ** jnp.asarray(p - 1, a.dtype)) * \
-            nk ** jnp.asarray(1 - p, a.dtype)
+        mask = a == 0
+        w = jnp.where(mask, one, a) ** jnp.asarray(p - 1, a.dtype) * nk ** jnp.asarray(1 - p, a.dtype)
     else:
+        mask = jnp.broadcast_to(nk == 0, a.shape)
         ratio = a / jnp.where(nk == 0, one, nk)
-        w = jnp.where(nk == 0, zero, ratio if p == 2 else ratio ** jnp.asarray(p - 1, a.dtype))
-    return n, jnp.sum(w * t, axis=axis, keepdims=keepdims)
+        w = ratio if p == 2 else ratio ** jnp.asarray(p - 1, a.dtype)
+    return n, jnp.sum(jnp.where(mask, zero, w * t), axis=axis, keepdims=keepdims)
 
 
 @jax.custom_jvp

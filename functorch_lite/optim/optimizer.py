@@ -725,63 +725,90 @@ def value_of(v):
 # likes. To get PyTorch's float32 updates bit for bit, the transforms compute each op in float64 (a product of
 # two float32 values is exact there) and round to the tensor's dtype exactly where PyTorch rounds.
 # "fast" (the default): the same formulas in the parameter's dtype, fused by XLA (a few ulps from torch).
-# Hyperparameters are rounded to the tensor's dtype first, as torch converts a Python scalar.
+# Hyperparameters are rounded to the op's compute dtype first, as torch converts a Python scalar: the tensor's
+# dtype, float32 for a float16 / bfloat16 one, whose ops compute in float32 and round each result (opmath).
 
 def _exact() -> bool:
     return _config.OPTIM_ROUNDING == "exact"
 
 
+_HALF = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16))
+
+
+def _opmath(dt):
+    """The dtype torch's CPU kernel computes a ``dt`` tensor op in: float32 for float16 / bfloat16 (opmath)."""
+    return jnp.dtype(jnp.float32) if jnp.dtype(dt) in _HALF else dt
+
+
 def _hi(x):
+    """An operand as the arithmetic sees it: float64 in exact mode; a half one widened to float32 (opmath)."""
     x = jnp.asarray(x)
-    return x.astype(jnp.float64) if _exact() else x
+    if _exact():
+        return x.astype(jnp.float64)
+    return x.astype(jnp.float32) if x.dtype in _HALF else x
 
 
 def _rnd(x, dt):
     """Round ``x`` to dtype ``dt``. Exact mode: ``reduce_precision`` first: XLA may drop a float64 -> float32 ->
-    float64 convert pair (excess precision allowed), never an explicit rounding."""
+    float64 convert pair (excess precision allowed), never an explicit rounding. A half dtype's value is rounded
+    to float32 first (torch's opmath result, then its conversion)."""
     if not _exact():
         return x.astype(dt)
+    if jnp.dtype(dt) in _HALF:
+        x = jax.lax.reduce_precision(x, exponent_bits=8, mantissa_bits=23)
     fi = jnp.finfo(dt)
     return jax.lax.reduce_precision(x, exponent_bits=fi.nexp, mantissa_bits=fi.nmant).astype(dt)
 
 
 def cast(x, dt):
-    """A Python/float64 scalar rounded to the tensor dtype ``dt`` (how torch applies a Scalar)."""
+    """A Python/float64 scalar rounded to the tensor dtype ``dt``."""
     if not _exact():
         return jnp.asarray(x).astype(dt)
     return _rnd(_hi(x), dt)
 
 
+def _scalar(x, dt):
+    """A scalar (or tensor) operand of an op on a ``dt`` tensor, as torch's kernel applies it: in the op's compute
+    dtype (a Python scalar becomes float32 for a half tensor, not the half dtype: 0.9, not bfloat16's 0.8984)."""
+    return _hi(cast(x, _opmath(dt)))
+
+
 def t_mul(a, b):
     """``a.mul(b)`` (``b`` a tensor or a scalar), rounded once."""
-    return _rnd(_hi(a) * _hi(cast(b, a.dtype)), a.dtype)
+    return _rnd(_hi(a) * _scalar(b, a.dtype), a.dtype)
 
 
 def t_add(a, b, alpha=1.0):
-    """``a.add(b, alpha=alpha)``: one rounding of ``a + alpha * b`` (torch's add kernel is an FMA)."""
+    """``a.add(b, alpha=alpha)``: one rounding of ``a + alpha * b`` (torch's add kernel is an FMA); ``alpha`` in
+    the tensor's dtype, a half one's too (torch's vectorized add rounds it so, where mul, div, addcmul, addcdiv
+    and lerp keep their scalar in float32: measured on torch 2.13's CPU kernels)."""
     return _rnd(_hi(a) + _hi(cast(alpha, a.dtype)) * _hi(b), a.dtype)
 
 
 def t_addcmul(a, b, c, value=1.0):
-    """``a.addcmul(b, c, value=value)``: ``value * b`` rounded, then one FMA with ``c`` onto ``a``."""
-    vb = t_mul(b, value)
+    """``a.addcmul(b, c, value=value)``: ``value * b`` rounded (to the compute dtype), then one FMA with ``c``
+    onto ``a``."""
+    vb = _rnd(_hi(b) * _scalar(value, a.dtype), _opmath(a.dtype))
     return _rnd(_hi(a) + _hi(vb) * _hi(c), a.dtype)
 
 
 def t_addcdiv(a, b, c, value=1.0):
-    """``a.addcdiv(b, c, value=value)``: ``value * b``, ``/ c`` and ``a +`` each rounded."""
-    q = _rnd(_hi(t_mul(b, value)) / _hi(c), a.dtype)
+    """``a.addcdiv(b, c, value=value)``: ``value * b``, ``/ c`` and ``a +`` each rounded (the first two to the
+    compute dtype)."""
+    op = _opmath(a.dtype)
+    q = _rnd(_hi(_rnd(_hi(b) * _scalar(value, a.dtype), op)) / _hi(c), op)
     return _rnd(_hi(a) + _hi(q), a.dtype)
 
 
 def t_lerp(a, b, w):
     """``a.lerp(b, w)`` for a scalar weight: torch's two-branch CPU formula, each branch one FMA."""
-    w = cast(w, a.dtype)
+    w = _scalar(w, a.dtype)
     if not _exact():
-        return a + w * (b - a)
-    diff = _rnd(_hi(b) - _hi(a), a.dtype)
-    lo = _hi(a) + _hi(w) * _hi(diff)
-    hi = _hi(b) - _hi(diff) * _hi(_rnd(1 - _hi(w), a.dtype))
+        return (_hi(a) + w * (_hi(b) - _hi(a))).astype(a.dtype)
+    op = _opmath(a.dtype)
+    diff = _rnd(_hi(b) - _hi(a), op)
+    lo = _hi(a) + w * _hi(diff)
+    hi = _hi(b) - _hi(diff) * _hi(_rnd(1 - w, op))
     return _rnd(jnp.where(jnp.abs(w) < 0.5, lo, hi), a.dtype)
 
 
@@ -791,8 +818,8 @@ def t_sqrt(a):
 
 
 def t_div(a, b):
-    """``a / b`` (``b`` a tensor or a scalar rounded to ``a``'s dtype), rounded once."""
-    return _rnd(_hi(a) / _hi(cast(b, a.dtype)), a.dtype)
+    """``a / b`` (``b`` a tensor or a scalar in the compute dtype), rounded once."""
+    return _rnd(_hi(a) / _scalar(b, a.dtype), a.dtype)
 
 
 def t_decay(g, p, weight_decay):

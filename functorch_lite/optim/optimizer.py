@@ -754,8 +754,8 @@ def _rnd(x, dt):
     to float32 first (torch's opmath result, then its conversion)."""
     if not _exact():
         return x.astype(dt)
-    if jnp.dtype(dt) in _HALF:
-        x = jax.lax.reduce_precision(x, exponent_bits=8, mantissa_bits=23)
+    if jnp.dtype(dt) in _HALF:  # (then the conversion: reduce_precision to a half format flushes its subnormals)
+        return jax.lax.reduce_precision(x, exponent_bits=8, mantissa_bits=23).astype(dt)
     fi = jnp.finfo(dt)
     return jax.lax.reduce_precision(x, exponent_bits=fi.nexp, mantissa_bits=fi.nmant).astype(dt)
 

@@ -16,9 +16,20 @@ from ..._warn import user_stacklevel as _user_stacklevel
 
 class RemovableHandle:
     """Removes a registered hook (``handle.remove()``) from its table and from any ``extra`` tables (the global
-    hooks' side tables)."""
+    hooks' side tables). ``torch.utils.hooks.RemovableHandle`` too: made as torch's,
+    ``RemovableHandle(hooks_dict, *, extra_dict=None)``, it takes the next ``id`` (the key the caller stores its
+    hook under)."""
 
-    def __init__(self, hooks: dict, key: int, *extra):
+    next_id: int = 0
+
+    def __init__(self, hooks: dict, key: int | None = None, *extra, extra_dict=None):
+        if key is None:
+            key = RemovableHandle.next_id
+            RemovableHandle.next_id += 1
+        if isinstance(extra_dict, dict):
+            extra += (extra_dict,)
+        elif isinstance(extra_dict, list):
+            extra += tuple(extra_dict)
         self._hooks, self._key, self._extra = hooks, key, extra
         self.id = key
 

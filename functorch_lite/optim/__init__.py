@@ -16,9 +16,10 @@ from .radam import RAdam
 from .rprop import Rprop
 from .adafactor import Adafactor
 from .sparse_adam import SparseAdam
+from .muon import Muon
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler", "swa_utils",
-           "RAdam", "NAdam", "Adamax", "Adadelta", "ASGD", "LBFGS", "Rprop", "Adafactor", "SparseAdam"]
+           "RAdam", "NAdam", "Adamax", "Adadelta", "ASGD", "LBFGS", "Rprop", "Adafactor", "SparseAdam", "Muon"]
 
 
 def __getattr__(name):

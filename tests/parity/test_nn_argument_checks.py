@@ -26,3 +26,30 @@ def test_same_error(name):
         except Exception as e:  # noqa: BLE001 -- compared between the libraries
             out.append((type(e).__name__, str(e)))
     assert out[0] != "no error" and out[1] == out[0]
+
+
+def _hook_calls(lib, pre: bool):
+    """A module of two inputs (one needing no grad) and two outputs (one unused): what its full backward hook (or
+    pre-hook) is given."""
+    class M(lib.nn.Module):
+        def forward(self, a, b):
+            return a * 2, (b * 3 if not pre else a * 3)
+
+    def show(gs):
+        return [None if g is None else g.tolist() for g in gs]
+    calls = []
+    m = M()
+    if pre:
+        m.register_full_backward_pre_hook(lambda mod, go: calls.append(show(go)))
+    else:
+        m.register_full_backward_hook(lambda mod, gi, go: calls.append((show(gi), show(go))))
+    o1, _ = m(lib.ones(2, requires_grad=True), lib.ones(2))
+    o1.sum().backward()
+    return calls
+
+
+@pytest.mark.parametrize("pre", [False, True], ids=["hook", "pre-hook"])
+def test_full_backward_hook_none_and_zeros_as_torch(pre):
+    """An output no gradient reached is None in grad_output; an input that needs no gradient is zeros in
+    grad_input (beside one that does)."""
+    assert _hook_calls(ft, pre) == _hook_calls(torch, pre)

@@ -25,11 +25,15 @@ class BackwardHookFunction(Function):
     def forward(ctx, on_grads, *tensors):
         ctx.on_grads = on_grads
         ctx.mark_non_differentiable(*[t for t in tensors if not t.requires_grad])
+        # (an output no gradient reached is None in the hooks' grad_output, as torch's; an input that needs none
+        # gets zeros in grad_input: ``BackwardHook._input_grads``)
+        ctx.set_materialize_grads(False)
+        ctx.metas = [(t.shape, t.dtype, t.device) for t in tensors]
         return tensors
 
     @staticmethod
     def backward(ctx, *grads):
-        return (None,) + tuple(ctx.on_grads(grads))
+        return (None,) + tuple(ctx.on_grads(grads, ctx.metas))
 
 
 class BackwardHook:
@@ -64,11 +68,13 @@ class BackwardHook:
         args, self.input_idx = self._apply(args, self._input_grads)
         return args
 
-    def _input_grads(self, grads):
+    def _input_grads(self, grads, metas):
         if self.grad_outputs is None:  # the gradient reached the inputs without passing the outputs
             return grads
-        res = self._pack(self.input_idx, [g if self.input_rg[i] else None for i, g in zip(self.input_idx, grads)],
-                         self.n_inputs)
+        from ... import zeros
+        # (torch's grad_input: zeros for an input that needs no gradient, beside one that does)
+        res = self._pack(self.input_idx, [g if self.input_rg[i] else zeros(m[0], dtype=m[1], device=m[2]) if g is None else g
+                                          for i, g, m in zip(self.input_idx, grads, metas)], self.n_inputs)
         for hook in self.hooks:
             out = hook(self.module, res, self.grad_outputs)
             if out is None:
@@ -87,7 +93,7 @@ class BackwardHook:
         args, self.output_idx = self._apply(args, self._output_grads)
         return args if is_tuple else args[0]
 
-    def _output_grads(self, grads):
+    def _output_grads(self, grads, metas):
         self.grad_outputs = self._pack(self.output_idx, grads, self.n_outputs)
         for hook in self.pre_hooks:
             new = hook(self.module, self.grad_outputs)

@@ -429,8 +429,9 @@ _PY_SCALARS = frozenset({int, float, bool, complex})
 
 
 def _not_an_argument(a) -> bool:
-    """A list/tuple where a tensor goes, or another library's array (real torch's, CuPy's): never taken as a
-    scalar (its values would reach a kernel as a foreign object). NumPy and JAX values are."""
+    """Anything but a number where a tensor goes (a list, a dict, a string, any object), or another library's
+    array (real torch's, CuPy's): never taken as a scalar (it would reach a kernel as a foreign object). NumPy and
+    JAX values are."""
     if isinstance(a, (jax.Array, np.ndarray, np.generic)):
         return False
     return hasattr(a, "__dlpack__") or not isinstance(a, numbers.Number)  # (a dict, a string, any object)

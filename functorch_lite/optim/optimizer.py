@@ -183,8 +183,8 @@ class Optimizer:
     # the options torch's ``__setstate__`` gives a loaded group that lacks them (a state dict saved by an older
     # torch, before the option existed), and those it sets whatever the group holds (AdamW's decoupled decay)
     _setstate_defaults: dict = {}
-    _state_made_in_step = False  # (SGD's momentum buffer: made by the step, not before it)
     _setstate_forced: dict = {}
+    _state_made_in_step = False  # (SGD's momentum buffer: made by the step, not before it)
 
     def __init_subclass__(cls, **kwargs):
         """A subclass's own ``step`` runs between the step hooks (as torch's ``_patch_step_function``)."""

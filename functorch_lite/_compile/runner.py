@@ -2029,6 +2029,10 @@ def _same_values(a: list, b: list) -> bool:
     if len(a) != len(b):
         return False
     for x, y in zip(a, b):
+        if jax.dtypes.issubdtype(getattr(x, "dtype", None), jax.dtypes.prng_key):  # (a generator's new key)
+            if not jax.dtypes.issubdtype(getattr(y, "dtype", None), jax.dtypes.prng_key):
+                return False
+            x, y = jax.random.key_data(x), jax.random.key_data(y)
         x, y = np.asarray(x), np.asarray(y)
         if x.shape != y.shape or x.dtype != y.dtype:
             return False

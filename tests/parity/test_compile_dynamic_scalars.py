@@ -474,3 +474,24 @@ def test_a_value_check_is_a_branch_and_the_program_stays():
         for v in values:
             assert _outcome(lambda: cf(data(ft), v)) == _outcome(lambda: make(torch)(data(torch), v))
         assert cf.stats["cache_hits"] >= 3 and cf.stats["eager_calls"] <= 1  # (at most the failing value's call)
+
+
+@pytest.mark.parametrize("dynamic", [None, True])
+def test_step_number_beside_a_random_draw_stays_one_program(dynamic):
+    """A step given its step number (unused, or used) with dropout inside: the dynamic-int check compares the two
+    programs' outputs, the generator's new key among them (a key array NumPy cannot read: the check failed, the
+    argument was specialized again and every step compiled its own program)."""
+    drop = ft.nn.Dropout(0.5)
+    w = ft.ones(8, requires_grad=True)
+
+    def step(x, it):
+        return (drop(x * w) * (1 + 0 * it)).sum()
+    cf = ft.compile(step, dynamic=dynamic)
+    ft.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        outs = [cf(ft.ones(8), i).item() for i in range(10)]
+    assert cf.stats["traces"] <= 2 and cf.stats["eager_calls"] == 0
+    assert len(set(outs)) > 1  # (fresh draws each call)
+    ft.manual_seed(0)
+    assert [cf(ft.ones(8), i).item() for i in range(10)] == outs  # (reproducible under manual_seed)

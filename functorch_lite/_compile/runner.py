@@ -2143,7 +2143,7 @@ def _structured(x, known, first_uid, depth=0):
     t = type(x)
     if t in _ATOMS or isinstance(x, Tensor) or depth > 16:
         return x
-    if t is list or t is tuple or isinstance(x, tuple) and hasattr(x, "_fields"):
+    if t is list or t is tuple or isinstance(x, tuple) and (hasattr(x, "_fields") or hasattr(t, "n_sequence_fields")):
         items = [_structured(v, known, first_uid, depth + 1) for v in x]
         if all(map(_is, items, x)):
             return x

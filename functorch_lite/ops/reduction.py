@@ -55,7 +55,10 @@ def _structseq(name: str, fields=("values", "indices")) -> type:
           "n_sequence_fields": len(fields), "n_unnamed_fields": 0}
     for i, f in enumerate(fields):
         ns[f] = property(operator.itemgetter(i))
-    return type(name, (tuple,), ns)
+    cls = type(name, (tuple,), ns)
+    # a pytree node, as a namedtuple is (a compiled function or a func transform returns one: ``x.topk(2)``)
+    jax.tree_util.register_pytree_node(cls, lambda r: (tuple(r), None), lambda _, c: cls(*c))
+    return cls
 
 
 return_types = types.ModuleType("functorch_lite.return_types", "Named results of (values, indices) ops.")

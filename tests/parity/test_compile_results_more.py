@@ -315,3 +315,28 @@ def test_compiled_module_reports_memory_analysis():
     assert ma["argument_bytes"] == (16 * 8 + 8 + 4 * 16) * 4
     assert ma["output_bytes"] == 4 * 8 * 4
     assert ft.equal(m.weight, w)
+
+
+def test_named_results_come_back_from_one_program():
+    """topk / max(dim) / sort / aminmax results (torch.return_types) are returned by the program, as torch.compile
+    returns them; before, they were a graph break (every call eager)."""
+    lin = ft.nn.Linear(8, 5)
+    x = ft.randn(4, 8)
+
+    def f(x):
+        y = lin(x).softmax(-1)
+        return y.topk(2), y.max(0), ft.aminmax(y), y.sort(1)
+    cf = ft.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with ft.no_grad():
+            for _ in range(2):
+                got = cf(x)
+            want = f(x)
+    assert cf.stats["eager_calls"] == 0 and cf.stats["traces"] == 1
+    for g, w in zip(got, want):
+        assert type(g) is type(w)
+        for a, b in zip(g, w):
+            assert a.dtype == b.dtype and a.shape == b.shape
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
+    assert got[0].indices.dtype == ft.int64 and got[2].min.shape == ()

@@ -196,28 +196,6 @@ def _copysign_jvp(primals, tangents):
     return r, _lin(r, (ratio, tx))
 
 
-def _safe_norm_impl(x, axis, keepdims):
-    return jnp.sqrt(jnp.sum(jnp.real(x * jnp.conj(x)), axis=axis, keepdims=keepdims))
-
-
-def norm2(x, axis=None, keepdims=False):
-    """Euclidean norm whose gradient at 0 is 0 (PyTorch), not NaN."""
-    @jax.custom_jvp
-    def f(x):
-        return _safe_norm_impl(x, axis, keepdims)
-
-    @f.defjvp
-    def _jvp(primals, tangents):
-        (x,), (t,) = primals, tangents
-        n = f(x)
-        nk = n if keepdims or axis is None and n.ndim == x.ndim else (
-            jnp.expand_dims(n, axis) if axis is not None else n)
-        safe = jnp.where(nk == 0, jnp.ones((), nk.dtype), nk)
-        dn = jnp.sum(jnp.real(jnp.conj(x) * t) / safe, axis=axis, keepdims=keepdims)
-        return n, dn
-    return f(x)
-
-
 @functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3))
 def pnorm(a, p, axis=None, keepdims=False):
     """``(sum a ** p) ** (1 / p)`` over ``axis`` of ``a = |x|`` (p finite, nonzero), with torch's gradient."""

@@ -36,6 +36,7 @@ import numpy as np
 import optax
 
 from .. import _config
+from ..dtypes import opmath
 from .._tensor import storage as _storage
 from .._tensor.legacy import typename as _typename
 from .._tensor.tensor import Tensor, zero_grads
@@ -732,20 +733,12 @@ def _exact() -> bool:
     return _config.OPTIM_ROUNDING == "exact"
 
 
-_HALF = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16))
-
-
-def _opmath(dt):
-    """The dtype torch's CPU kernel computes a ``dt`` tensor op in: float32 for float16 / bfloat16 (opmath)."""
-    return jnp.dtype(jnp.float32) if jnp.dtype(dt) in _HALF else dt
-
-
 def _hi(x):
     """An operand as the arithmetic sees it: float64 in exact mode; a half one widened to float32 (opmath)."""
     x = jnp.asarray(x)
     if _exact():
         return x.astype(jnp.float64)
-    return x.astype(jnp.float32) if x.dtype in _HALF else x
+    return x.astype(opmath(x.dtype))
 
 
 def _rnd(x, dt):
@@ -754,7 +747,7 @@ def _rnd(x, dt):
     to float32 first (torch's opmath result, then its conversion)."""
     if not _exact():
         return x.astype(dt)
-    if jnp.dtype(dt) in _HALF:  # (then the conversion: reduce_precision to a half format flushes its subnormals)
+    if opmath(dt) != dt:  # (a half dtype: reduce_precision to a half format would flush its subnormals)
         return jax.lax.reduce_precision(x, exponent_bits=8, mantissa_bits=23).astype(dt)
     fi = jnp.finfo(dt)
     return jax.lax.reduce_precision(x, exponent_bits=fi.nexp, mantissa_bits=fi.nmant).astype(dt)
@@ -770,7 +763,7 @@ def cast(x, dt):
 def _scalar(x, dt):
     """A scalar (or tensor) operand of an op on a ``dt`` tensor, as torch's kernel applies it: in the op's compute
     dtype (a Python scalar becomes float32 for a half tensor, not the half dtype: 0.9, not bfloat16's 0.8984)."""
-    return _hi(cast(x, _opmath(dt)))
+    return _hi(cast(x, opmath(dt)))
 
 
 def t_mul(a, b):
@@ -788,14 +781,14 @@ def t_add(a, b, alpha=1.0):
 def t_addcmul(a, b, c, value=1.0):
     """``a.addcmul(b, c, value=value)``: ``value * b`` rounded (to the compute dtype), then one FMA with ``c``
     onto ``a``."""
-    vb = _rnd(_hi(b) * _scalar(value, a.dtype), _opmath(a.dtype))
+    vb = _rnd(_hi(b) * _scalar(value, a.dtype), opmath(a.dtype))
     return _rnd(_hi(a) + _hi(vb) * _hi(c), a.dtype)
 
 
 def t_addcdiv(a, b, c, value=1.0):
     """``a.addcdiv(b, c, value=value)``: ``value * b``, ``/ c`` and ``a +`` each rounded (the first two to the
     compute dtype)."""
-    op = _opmath(a.dtype)
+    op = opmath(a.dtype)
     q = _rnd(_hi(_rnd(_hi(b) * _scalar(value, a.dtype), op)) / _hi(c), op)
     return _rnd(_hi(a) + _hi(q), a.dtype)
 
@@ -805,7 +798,7 @@ def t_lerp(a, b, w):
     w = _scalar(w, a.dtype)
     if not _exact():
         return (_hi(a) + w * (_hi(b) - _hi(a))).astype(a.dtype)
-    op = _opmath(a.dtype)
+    op = opmath(a.dtype)
     diff = _rnd(_hi(b) - _hi(a), op)
     lo = _hi(a) + w * _hi(diff)
     hi = _hi(b) - _hi(diff) * _hi(_rnd(1 - w, op))

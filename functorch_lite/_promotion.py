@@ -76,6 +76,8 @@ def scalar_dtype(x) -> D.dtype:
         return D.get_default_dtype()
     if isinstance(x, (_complex, np.complexfloating)):
         return D.get_default_dtype().to_complex()
+    if type(x) is D.SymNumber:  # (a compiled function's dynamic int/float argument: its Python type's)
+        return scalar_dtype(x._t(0))
     raise TypeError(f"unsupported scalar type {type(x).__name__}")
 
 

@@ -7,8 +7,10 @@ call, ``dynamic=False``: never). Here the traced function gets a ``SymNumber`` i
 number whose value is a traced 0-d array (int64 or float64, Python's precision), so arithmetic on it, and tensor
 ops taking it as a scalar operand (``x * step``, ``lr * (1 - i / n)`` against a tensor), are part of the program.
 
-Anything that needs its concrete value -- a branch (``if i % 10 == 0``), ``range(i)``, a shape, ``math.cos(i)``,
-``float(i)``, printing it, a hash (a static argument of an op), a division by it -- raises ``Concrete``; the
+A float one as an op's static argument (``add_(p, alpha=1 - decay)``, ``leaky_relu(x, slope)``) is an input of the
+op's kernel (``ops._dispatch._dynamic_key``), and ``math.cos(i)`` and its kin are computed in the program
+(``math_on``). Anything else that needs its concrete value -- a branch (``if i % 10 == 0``), ``range(i)``, a shape,
+``float(i)``, printing it, a hash (an int static argument of an op), a division by it -- raises ``Concrete``; the
 runner then specializes that argument again (one program per value, as before), so the result is eager's either
 way. A SymNumber the function returns, or leaves in a variable, comes back as a Python number of its type.
 """
@@ -73,6 +75,9 @@ def _eval(e, env):
         return _FROM[e[1]](e[2])
     if k == "u":
         return getattr(operator, e[1])(_eval(e[2], env))
+    if k == "m":  # (a math function: math_on's, which gives a Python float to the real one)
+        import math
+        return getattr(math, e[1])(_eval(e[2], env))
     return getattr(operator, e[1])(_eval(e[2], env), _eval(e[3], env))
 
 
@@ -333,3 +338,55 @@ def sym_ite(b, t, f):
     if type(t) is not type(f):
         raise AssertionError(f"type mismatch: {type(t)} vs {type(f)}")
     return t if b else f
+
+
+# ---- math.* on a dynamic number ----------------------------------------------------------------------------------
+# ``math.cos(math.pi * step / total)`` in a compiled step: torch's tracer computes it in the graph (a SymFloat), so a
+# cosine schedule inside the step makes 2 graphs. Here, while a function with dynamic arguments is traced, these
+# ``math`` functions take a SymNumber and give one (a float, computed in the program in float64); any other argument
+# goes to the real function. Where Python raises for some values (sqrt and log of negatives, exp's overflow), the
+# domain is a branch (``GUARD``): a value outside it needs the constant, and the real function raises as eagerly.
+# (``from math import cos`` bound before the trace is the real one: the argument is specialized, as before.)
+_INF = float("inf")
+_MATH = {  # name: (jnp function, the open/closed domain (lo, lo_ok, hi, hi_ok) where Python gives a value)
+    "cos": (jnp.cos, None), "sin": (jnp.sin, None), "tan": (jnp.tan, None), "atan": (jnp.arctan, None),
+    "tanh": (jnp.tanh, None), "erf": (lax.erf, None), "erfc": (lax.erfc, None), "fabs": (jnp.abs, None),
+    "sinh": (jnp.sinh, (-710.0, False, 710.0, False)), "cosh": (jnp.cosh, (-710.0, False, 710.0, False)),
+    "exp": (jnp.exp, (-_INF, False, 709.0, True)), "expm1": (jnp.expm1, (-_INF, False, 709.0, True)),
+    "sqrt": (jnp.sqrt, (0.0, True, _INF, False)), "log": (jnp.log, (0.0, False, _INF, False)),
+    "log2": (jnp.log2, (0.0, False, _INF, False)), "log10": (jnp.log10, (0.0, False, _INF, False)),
+    "log1p": (jnp.log1p, (-1.0, False, _INF, False)), "asin": (jnp.arcsin, (-1.0, True, 1.0, True)),
+    "acos": (jnp.arccos, (-1.0, True, 1.0, True)),
+}
+
+
+def _math_fn(name, real):
+    f, dom = _MATH[name]
+
+    def fn(x, *rest):
+        if type(x) is not SymNumber or rest or x._t is bool:
+            return real(x, *rest)
+        if dom is not None:
+            lo, lo_ok, hi, hi_ok = dom
+            # (each bound a branch of the program's key; outside, the real function needs the value: specialized)
+            if not ((x >= lo if lo_ok else x > lo) and (x <= hi if hi_ok else x < hi)):
+                return real(x)
+        return SymNumber(f(x._v.astype(jnp.float64)), float, x._src, None if x._e is None else ("m", name, x._e))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = real.__doc__
+    return fn
+
+
+def math_on():
+    """Put the SymNumber-aware ``math`` functions in place (while a function with dynamic arguments is traced, on
+    the tracing thread's behalf: any other caller's arguments are not SymNumbers and go to the real ones); the
+    function that puts the real ones back."""
+    import math
+    real = {n: getattr(math, n) for n in _MATH}
+    for n, r in real.items():
+        setattr(math, n, _math_fn(n, r))
+
+    def off():
+        for n, r in real.items():
+            setattr(math, n, r)
+    return off

@@ -723,9 +723,10 @@ class CompiledFunction:
             else:
                 outs = entry.jitted(in_vals)
         except Concrete as exc:  # (a dynamic int/float argument's value was needed)
-            if self._respecialize(d, key, last, exc):
+            pos = self._respecialize(d, key, last, exc)
+            if pos:
                 placeholders = ()
-                return self(*args, **kwargs)
+                return self._as_constants(pos, args, kwargs)
             raise
         except (_BREAKS + (_UnreachableWrite, TypeError)) as exc:
             pos = self._respecialize(d, key, last, exc)
@@ -1085,10 +1086,10 @@ class CompiledFunction:
         return pos
 
     def _as_constants(self, pos, args, kwargs):
-        """The call made again with the arguments ``pos`` constants (``_respecialize``), after an exception other
-        than ``Concrete`` in its trace with them dynamic. Should it raise as well, the exception is the call's
-        own (a value check that fails for this value, taken as a branch on the dynamic value: ``masked_fill`` of
-        one that overflows): the arguments stay dynamic for the next calls."""
+        """The call made again with the arguments ``pos`` constants (``_respecialize``), after its trace with them
+        dynamic failed. Should it raise as well, the exception is the call's own (a value check that fails for this
+        value, taken as a branch on the dynamic value: ``masked_fill`` of one that overflows, ``math.sqrt`` of a
+        negative one): the arguments stay dynamic for the next calls."""
         try:
             return self(*args, **kwargs)
         except Exception:
@@ -1278,6 +1279,7 @@ class CompiledFunction:
                 _sym.GUARD[0] = (subs, log)
             else:
                 _sym.GUARD[0] = None
+            math_off = _sym.math_on() if subs else None
             prev_checks = _deferred.begin(lambda: _check_state(slots)) \
                 if not results_only and _index_asserts() else _deferred.pause()
             recorder = Recorder().__enter__()  # (print, warnings.warn, logging: replayed on every call)
@@ -1471,6 +1473,8 @@ class CompiledFunction:
                     recorder.__exit__()
                     _deferred.end(prev_checks)
                     _sym.GUARD[0] = prev_guard
+                    if math_off is not None:
+                        math_off()
                     TRACING[0] -= 1
         return pure
 

@@ -34,7 +34,7 @@ from .. import _promotion
 from .._stats import COUNTS as _COUNTS, PROFILER as _PROFILER
 from ..amp import autocast_mode as _amp
 from ._registry import SELF
-from .._symbolic import SymNumber as _SYM
+from .._symbolic import Concrete as _Concrete, SymNumber as _SYM
 
 _AC_ANY = _amp.ANY  # non-zero only while some thread has autocast enabled: the fast path's one check
 
@@ -206,16 +206,37 @@ TRACED = type("TRACED", (), {"__repr__": lambda self: "<traced>"})()  # a traced
 
 
 def _split_traced(pos, sargs):
-    """``sargs`` with the Python floats at positions ``pos`` replaced by TRACED, and those values (or None)."""
+    """``sargs`` with the Python floats at positions ``pos`` replaced by TRACED, and those values (or None). A
+    compiled function's dynamic float argument there (``add_(p, alpha=1 - decay)``) is one as well: its traced
+    value, weakly typed as a Python float is, so the program serves every value (torch's 2 graphs)."""
     extra = None
     for i in pos:
         v = sargs[i]
-        if type(v) is float:
+        t = type(v)
+        if t is float or (t is _SYM and v._t is float):
             if extra is None:
                 extra, sargs = [], list(sargs)
-            extra.append(v)
+            extra.append(v if t is float else _weak(v._v))
             sargs[i] = TRACED
     return (sargs, None) if extra is None else (tuple(sargs), extra)
+
+
+def _dynamic_key(op, sargs, sig, arrays):
+    """The cache key and kernel inputs of a call whose static arguments hold a compiled function's dynamic float
+    argument (``leaky_relu(x, slope)``, ``full_like(x, v)``, ``add_(p, alpha=1 - decay)``): each is traced, as the
+    op's declared ``traced`` floats are, so one program serves every value (torch's automatic dynamic float). A
+    kernel that needs the value (a branch on it, a shape) fails to trace, and the compiled function specializes
+    the argument again; its first dynamic call is checked against constants (``runner._check_dynamic``)."""
+    pos = sorted(set(op.traced or ()) | {i for i, v in enumerate(sargs) if type(v) is _SYM and v._t is float})
+    ksargs, extra = _split_traced(pos, sargs)
+    return (ksargs, tuple(sig), D._DEFAULT[0]), arrays[:len(sig)] + (extra or [])
+
+
+def _weak(a):
+    """A traced float64 as a weakly typed one (what a Python float passed to a jitted kernel is): ``x * a`` keeps
+    x's float32, as ``x * 0.5`` does."""
+    from jax._src.lax.lax import _convert_element_type
+    return _convert_element_type(a, a.dtype, weak_type=True)
 
 
 def _cast(a, src, dst):
@@ -294,6 +315,9 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
         entry = op.cache.get(key)
     except TypeError:
         raise TypeError(f"{op.name}(): unhashable argument in {sargs!r}") from None
+    except _Concrete:  # a compiled function's dynamic float among the static arguments: an input of the kernel
+        key, arrays = _dynamic_key(op, sargs, sig, arrays)
+        entry = op.cache.get(key)  # (any other dynamic number there raises Concrete again: it is specialized)
     if entry is None:
         entry = _miss(op, key)
     if not tensors:

@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import dtypes as D
+from .._symbolic import sym_float
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor, _wrap_dim
 from ._registry import OPS, defop
@@ -48,8 +49,8 @@ def _elu(input, alpha, scale, input_scale, node):
 
 def _run_elu(input, alpha, scale, input_scale, name, inplace):
     if inplace:
-        return OPS["_elu"].fn_inplace(input, float(alpha), float(scale), float(input_scale), name + "Backward1")
-    return _elu(input, float(alpha), float(scale), float(input_scale), name + "Backward0")
+        return OPS["_elu"].fn_inplace(input, sym_float(alpha), float(scale), float(input_scale), name + "Backward1")
+    return _elu(input, sym_float(alpha), float(scale), float(input_scale), name + "Backward0")
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:

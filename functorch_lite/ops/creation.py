@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import dtypes as D
+from .._symbolic import SymNumber
 from .. import _device as _dev
 from .._config import empty_fill_value
 from .. import random as _rng
@@ -180,6 +181,8 @@ def _infer_dtype(data) -> D.dtype | None:
         return D.from_numpy_dtype(data.dtype)
     if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if type(data) is SymNumber:
+        return _infer_dtype(data._t(0))
     if isinstance(data, _py_bool):
         return D.bool
     if isinstance(data, _py_int):
@@ -243,6 +246,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         src = import_foreign(data)
         t = src.to(dtype=D.as_dtype(dtype) if dtype is not None else src.dtype, device=device)
         return t.requires_grad_(True) if requires_grad else t
+    if type(data) is SymNumber or isinstance(data, (list, tuple)) and any(type(x) is SymNumber
+                                                                          for x in _flat_iter(data)):
+        return _from_dynamic(data, dtype, device, requires_grad)
     if hasattr(data, "__array__") and not isinstance(data, (list, tuple, builtins.range)):
         return tensor(np.asarray(data), dtype=dtype, device=device, requires_grad=requires_grad)
     cat = _infer_dtype(data)
@@ -260,6 +266,27 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         D.check_fits(host.max().item(), dt, "none", dt.name)
         D.check_fits(host.min().item(), dt, "none", dt.name)
     return _finish(_host_cast(host, D.from_numpy_dtype(host.dtype), dt), dt, device, requires_grad)
+
+
+def _from_dynamic(data, dtype, device, requires_grad):
+    """``torch.tensor(lr)`` of a compiled function's dynamic int/float argument, or of a list holding one: built in
+    the program from the traced values (torch.compile's automatic dynamic float is such a graph input), with
+    ``tensor``'s dtypes."""
+    cat = _infer_dtype(data)
+    dt = D.as_dtype(dtype) if dtype is not None else cat
+    if isinstance(data, (list, tuple)):
+        _check_nested(data)
+    host = _host_dtype(cat)
+
+    def build(x):
+        if isinstance(x, (list, tuple)):
+            return jnp.stack([build(e) for e in x]) if len(x) else jnp.zeros((0,), host)
+        return jnp.asarray(x._v if type(x) is SymNumber else x, host)
+    arr = build(data)
+    if dt.category == D.INT and cat.category > D.BOOL:  # (an int that does not fit: checked as a constant is)
+        for x in _flat_iter(data) if isinstance(data, (list, tuple)) else (data,):
+            D.check_fits(x, dt, "none", dt.name)
+    return _finish(D.cast_array(arr, D.from_numpy_dtype(np.dtype(host)), dt), dt, device, requires_grad)
 
 
 def _host_dtype(cat):
@@ -417,7 +444,7 @@ def _dt(dtype, default=None):
 
 
 def _fill(shape, value, dt, device, requires_grad):
-    if value != 0 and value != 1:
+    if type(value) is SymNumber or value != 0 and value != 1:
         D.check_fill(value, dt, math.prod(shape))
     dev = _dev.canonical(device)
     if requires_grad and not (dt.is_floating_point or dt.is_complex):
@@ -429,8 +456,8 @@ def _fill(shape, value, dt, device, requires_grad):
     elif math.prod(shape) <= _HOST_FILL and not is_compiling():
         v = np.asarray(value)
         arr = jax.device_put(np.full(tuple(shape), _host_cast(v, D.from_numpy_dtype(v.dtype), dt)), jdev)
-    else:
-        arr = _full_jit(tuple(shape), dt, jdev)(value)
+    else:  # (a compiled function's dynamic number: its traced value)
+        arr = _full_jit(tuple(shape), dt, jdev)(value._v if type(value) is SymNumber else value)
     t = Tensor._from_array(arr, dt, dev)
     t._requires_grad = _py_bool(requires_grad)
     return t

@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import dtypes as D
+from .._symbolic import sym_float
 from .._promotion import can_cast, no_kernel, promote_types, result_type_sig
 from .._tensor.tensor import Tensor
 from . import grad_overrides as _go
@@ -157,7 +158,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
         return _l1_loss(input, target, None, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    return _smooth_l1_loss(input, target, reduction, float(beta))
+    return _smooth_l1_loss(input, target, reduction, sym_float(beta))
 
 
 def _huber_rule(op, sig, sargs):
@@ -198,7 +199,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
         raise ValueError("Weights and input must have the same size.")
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    return _huber_loss(input, target, weight, reduction, float(delta))
+    return _huber_loss(input, target, weight, reduction, sym_float(delta))
 
 
 # ---- binary_cross_entropy ---------------------------------------------------------------------------------

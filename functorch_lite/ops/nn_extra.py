@@ -23,6 +23,7 @@ import numpy as np
 from jax import lax
 
 from .. import dtypes as D
+from .._symbolic import sym_float
 from . import _deferred, grad_overrides as _go, norm as _norm
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
@@ -276,12 +277,12 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     """``F.threshold`` / ``torch.threshold``: ``value`` where ``input <= threshold``."""
     if inplace:
         return threshold_(input, threshold, value)
-    return _threshold(input, float(threshold), float(value), False)
+    return _threshold(input, sym_float(threshold), sym_float(value), False)
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     """``F.threshold_``: in place (ThresholdBackward1)."""
-    return OPS["_threshold"].fn_inplace(input, float(threshold), float(value), True)
+    return OPS["_threshold"].fn_inplace(input, sym_float(threshold), sym_float(value), True)
 
 
 def relu_(input: Tensor) -> Tensor:

@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import dtypes as D
+from .._symbolic import sym_float
 from . import _deferred, _rounding
 from ._registry import defop, saves_crossed
 from .linalg import _add_product, expands_to
@@ -383,8 +384,8 @@ def _dropout_impl(input, p, training, inplace, feature=False, alpha=False):
     kt = Tensor._from_array(_on_device_of(key, input._array), D.uint32, input.device)
     if inplace:  # ATen's dropout_ / feature_dropout_ / alpha_dropout_: one in-place op (its grad_fn)
         from ._registry import OPS
-        return OPS["_dropout"].fn_inplace(input, kt, float(p), bool(feature), bool(alpha))
-    return _dropout(input, kt, float(p), bool(feature), bool(alpha))
+        return OPS["_dropout"].fn_inplace(input, kt, sym_float(p), bool(feature), bool(alpha))
+    return _dropout(input, kt, sym_float(p), bool(feature), bool(alpha))
 
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from .. import dtypes as D
+from .._symbolic import sym_float
 from . import _deferred
 from . import grad_overrides as _go
 from .._promotion import no_kernel
@@ -424,13 +425,13 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     """``F.leaky_relu``."""
     if inplace:
         return leaky_relu_(input, negative_slope)
-    return _leaky_relu(input, float(negative_slope), False)
+    return _leaky_relu(input, sym_float(negative_slope), False)
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     """``F.leaky_relu_``: in place."""
     from ._registry import OPS
-    return OPS["_leaky_relu"].fn_inplace(input, float(negative_slope), True)
+    return OPS["_leaky_relu"].fn_inplace(input, sym_float(negative_slope), True)
 
 
 def _bil_check(targs, sargs):
@@ -491,7 +492,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     nd = max(input.dim(), 1)
     if not -nd <= dim < nd:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
-    r = _normalize(input, float(p), dim % nd, float(eps))
+    r = _normalize(input, float(p), dim % nd, sym_float(eps))
     return r if out is None else out.copy_(r)
 
 
@@ -558,15 +559,15 @@ _logsigmoid = _act("_logsigmoid", "LogSigmoidBackward0", "log_sigmoid_cpu", lamb
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``F.softplus``: ``log(1 + exp(beta x)) / beta``, linear above ``threshold``."""
-    return _softplus(input, float(beta), float(threshold))
+    return _softplus(input, sym_float(beta), sym_float(threshold))
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
     """``F.hardtanh``: clamp to ``[min_val, max_val]``."""
     if inplace:
         from ._registry import OPS
-        return OPS["_hardtanh"].fn_inplace(input, float(min_val), float(max_val))
-    return _hardtanh(input, float(min_val), float(max_val))
+        return OPS["_hardtanh"].fn_inplace(input, sym_float(min_val), sym_float(max_val))
+    return _hardtanh(input, sym_float(min_val), sym_float(max_val))
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:

@@ -376,14 +376,15 @@ def test_an_adam_step_with_a_target_check_and_a_step_argument():
 
 
 def test_only_the_argument_whose_value_is_needed_is_specialized_again():
-    """A step counter (traced) beside an option used as an op's static argument (``alpha=``): the option goes back
-    to a program per value, the counter stays an input (both were specialized again: a program per step until
-    the cache limit)."""
-    cf = ft.compile(lambda x, step, alpha: x.add(x, alpha=alpha) * step)
+    """A step counter (traced) beside an int option used as an op's static argument (``roll``'s shift): the option
+    goes back to a program per value, the counter stays an input (both were specialized again: a program per step
+    until the cache limit). (A float option, ``add(alpha=)``, is an input of the op's kernel:
+    test_compile_dynamic_floats.py.)"""
+    cf = ft.compile(lambda x, step, k: x.roll(k) * step)
     for step in range(12):
-        alpha = (0.5, 0.25)[step % 2]
-        assert cf(ft.ones(2), step, alpha).tolist() == [(1 + alpha) * step] * 2
-    # the first call; both changed: one trace that needed alpha, then step an input with alpha 0.25, and with 0.5
+        k = (1, 2)[step % 2]
+        assert cf(ft.arange(2.0), step, k).tolist() == [[1.0 * step, 0.0], [0.0, 1.0 * step]][k - 1]
+    # the first call; both changed: one trace that needed k, then step an input with k 2, and with 1
     assert cf.stats["eager_calls"] == 0 and cf.stats["traces"] == 4 and cf.stats["cache_hits"] == 9
 
 

@@ -7,7 +7,7 @@ import jax
 
 from .. import _device as _dev
 from . import grad_mode as _gm
-from .function import FunctionCtx, _has_vmap, _overridden
+from .function import FunctionCtx, _has_vmap, _overridden, _trim_nones
 
 _JACFWD = [0]  # torch.func.jacfwd calls running (it vmaps: a Function there needs vmap support, as in torch)
 
@@ -184,8 +184,7 @@ def _apply_traced(cls, args, kwargs):
         grads = [Tensor._from_array(_placed(next(it), dev), dt, dev) for dt, dev in box["out"][1] if dt is not None]
         with _FuncMode():
             res = cls.backward(ctx, *grads)
-        if not isinstance(res, tuple):
-            res = (res,)
+        res = _trim_nones(res, len(args))
         if len(res) != len(args):
             raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number of gradients "
                                f"(expected {len(args)}, got {len(res)})")

@@ -62,7 +62,7 @@ def run_compiled(order, start, targets, accumulate, keep=None):
     """``keep``: the engine's pruning for a run with ``inputs`` (``engine._needed``): a node mapped to False
     only captures, edges to nodes it leaves out are dropped."""
     from .._tensor.tensor import Tensor
-    from .engine import _accumulate
+    from .engine import _accumulate, run_post_accumulate_hooks
     from .tensor_hooks import run_leaf_hooks
     from . import grad_mode as _gm
     # The program walks the inner nodes in the engine's order, then the leaves oldest first. A leaf has no edges,
@@ -128,8 +128,7 @@ def run_compiled(order, start, targets, accumulate, keep=None):
                 if prev is not None:
                     t._grad._write(g)
                     if t._post_hooks:
-                        for h in list(t._post_hooks.values()):
-                            h(t)
+                        run_post_accumulate_hooks(t)
                 else:
                     _accumulate(t, g, False)
         finally:

@@ -235,8 +235,14 @@ def _accumulate(t, ct, create_graph):
     else:
         t._grad._write(_add(t._grad._array, g._array))
     if t._post_hooks:
-        for h in list(t._post_hooks.values()):
-            h(t)
+        run_post_accumulate_hooks(t)
+
+
+def run_post_accumulate_hooks(t):
+    """A leaf's post-accumulate-grad hooks, after its ``.grad`` is written; each must return None (torch's)."""
+    for h in list(t._post_hooks.values()):
+        if h(t) is not None:
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 # ---- public API -----------------------------------------------------------------------------------
@@ -276,6 +282,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 def _roots_and_grads(tensors, grad_tensors, create_graph):
     Tensor = _tensor_cls()
+    if len(grad_tensors) != len(tensors):  # (torch's _make_grads)
+        raise RuntimeError(f"got {len(tensors)} tensors and {len(grad_tensors)} gradients")
     roots, grads = [], []
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
         if not t._requires_grad or t.grad_fn is None and t.__dict__.get("_no_grad_view"):  # (no edge: torch's error)
@@ -307,14 +315,40 @@ def _roots_and_grads(tensors, grad_tensors, create_graph):
     return roots, grads
 
 
+def _grads_batched(outputs, inputs, grad_outputs, create_graph, allow_unused, materialize_grads):
+    """``grad(..., is_grads_batched=True)``: each grad_output's first dimension is a batch of cotangents, and the
+    gradients come back with it first (torch's vmap over the backward). A None grad_output is the unbatched ones
+    of a scalar output. (The graph is kept for every element of the batch.)"""
+    from ..func import vmap
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grad_outputs)} gradients")
+    for i, (t, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is not None and tuple(g._shape[1:]) != tuple(t._shape):
+            # (torch's message names grad_output[i][0]'s shape without its first dimension: g's from its third)
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch "
+                "dimension. The sizes of the remaining dimensions are expected to match the shape of corresponding "
+                f"output, but a mismatch was detected: grad_output[{i}] has a shape of "
+                f"torch.Size({list(g._shape[2:])}) and output[{i}] has a shape of torch.Size({list(t._shape)}). "
+                "If you only want some tensors in `grad_output` to be considered batched, consider using vmap.")
+    batched = [g for g in grad_outputs if g is not None]
+    unused = set()
+
+    def one(*gs):
+        it = iter(gs)
+        r = grad(outputs, inputs, tuple(None if g is None else next(it) for g in grad_outputs), retain_graph=True,
+                 create_graph=create_graph, allow_unused=allow_unused, materialize_grads=materialize_grads)
+        unused.update(k for k, g in enumerate(r) if g is None)  # (None is no output of vmap: put back after)
+        return tuple(g if g is not None else inputs[k].detach() for k, g in enumerate(r))
+    res = vmap(one)(*batched)
+    return tuple(None if k in unused else g if create_graph else g.detach() for k, g in enumerate(res))
+
+
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """``torch.autograd.grad``: gradients of ``outputs`` w.r.t. ``inputs`` as a tuple."""
     BACKWARD_CALLS[0] += 1
     Tensor = _tensor_cls()
-    if is_grads_batched:
-        raise RuntimeError("autograd.grad(is_grads_batched=True) is not supported by functorch_lite; use "
-                           "functorch_lite.func.vmap over autograd.grad instead")
     if isinstance(outputs, Tensor):
         outputs = (outputs,)
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
@@ -322,11 +356,20 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         grad_outputs = (None,) * len(outputs)
     elif isinstance(grad_outputs, Tensor):
         grad_outputs = (grad_outputs,)
+    if is_grads_batched:
+        BACKWARD_CALLS[0] -= 1  # (counted by each call vmap makes)
+        return _grads_batched(tuple(outputs), inputs, tuple(grad_outputs), create_graph, allow_unused,
+                              materialize_grads)
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+                         "allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
     if retain_graph is None:
         retain_graph = create_graph
     roots, grads = _roots_and_grads(tuple(outputs), tuple(grad_outputs), create_graph)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for t in inputs:
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")

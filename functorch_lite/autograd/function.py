@@ -26,6 +26,16 @@ from . import grad_mode as _gm
 from .graph import _FREED_MSG, Node, check_saved, edge_of, node_class, rebase
 
 
+def _trim_nones(res, n):
+    """A custom Function's ``backward`` result as a tuple; more gradients than forward inputs are allowed when the
+    extra ones are all None (torch's ``_trim_grad_input``: dropped)."""
+    if not isinstance(res, tuple):
+        res = (res,)
+    if len(res) > n and all(g is None for g in res[n:]):
+        res = res[:n]
+    return res
+
+
 class FunctionCtx:
     def __init__(self):
         self.to_save = ()
@@ -105,8 +115,7 @@ class _FunctionNode(Node):
             else:
                 grads.append(Tensor._from_array(ct, dt, self._outs_meta_dev))
         res = self._fn.backward(self._ctx, *grads)
-        if not isinstance(res, tuple):
-            res = (res,)
+        res = _trim_nones(res, self._n_args)
         if len(res) != self._n_args:
             raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients (expected "
                                f"{self._n_args}, got {len(res)})")

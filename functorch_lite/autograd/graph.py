@@ -401,7 +401,10 @@ def check_saved(node):
             which = ""
             if fn is not None:
                 nm = fn.name()
-                which = f", which is output {out_nr} of {nm[:nm.rfind('Backward')] if 'Backward' in nm else nm},"
+                if "Backward" in nm:  # (torch's wording: ExpBackward0 is "Exp", MaxBackward1 "Max1")
+                    k = nm.rfind("Backward")
+                    nm = nm[:k] + ("" if nm[k + 8:] == "0" else nm[k + 8:])
+                which = f", which is output {out_nr} of {nm},"
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace operation: "
                 f"[{legacy} [{', '.join(map(str, shape))}]]{which} is at version {storage.version}; expected "

@@ -167,7 +167,7 @@ def _alpha_prep(targs, sargs):
     """``alpha`` takes the result's dtype: it must fit in it (``int8.add(y, alpha=300)`` raises), and may not
     be a float for an integral result."""
     alpha = sargs[0]
-    if alpha != 1:
+    if type(alpha) is SymNumber or alpha != 1:  # (a compiled function's dynamic alpha: no branch on its value)
         r = P.result_type_sig(P._entries(tuple((len(t._shape), t.dtype) if hasattr(t, "_storage") else type(t)
                                                for t in targs)))
         cat = D.scalar_category(alpha)
@@ -567,9 +567,7 @@ def sgn(input):
     if input.dtype == jnp.bool_:
         return input
     if jnp.issubdtype(input.dtype, jnp.complexfloating):
-        r = jnp.sign(input)
-        nan = jnp.isnan(r.real) | jnp.isnan(r.imag)
-        return jnp.where(nan, jnp.asarray(complex(jnp.nan, jnp.nan), input.dtype), r)
+        return _go.csgn(input)
     return _real_sign(input)
 
 

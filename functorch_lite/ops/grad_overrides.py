@@ -15,7 +15,9 @@
 - norm at 0: PyTorch's subgradient is 0; JAX's ``x / ||x||`` gives NaN. A p-norm (``pnorm``): torch's
   ``linalg_vector_norm_backward``, ``(|x| / n) ** (p - 1)``, 0 where the norm is 0 and, for p < 1, where x is 0.
 - sqrt of a clamped squared distance (cdist's matmul form, ``sqrt0``): 0 at 0, as torch's
-  ``_euclidean_dist_backward``.
+  ``_euclidean_dist_backward``; and std's (``std_backward`` masks where the result is 0: a constant slice
+  has a zero gradient, not NaN).
+- sgn of a complex number (``csgn``): torch's ``sgn_backward`` (JAX's ``sign`` has a zero derivative).
 """
 from __future__ import annotations
 
@@ -232,6 +234,25 @@ def _sqrt0_jvp(primals, tangents):
     (v,), (t,) = primals, tangents
     r = sqrt0(v)
     return r, jnp.where(r == 0, jnp.zeros((), r.dtype), t / (2 * jnp.where(r == 0, jnp.ones((), r.dtype), r)))
+
+
+@jax.custom_jvp
+def csgn(z):
+    """``z / |z|`` of a complex ``z`` (0 at 0; a NaN part makes ``nan+nanj``), its derivative torch's
+    ``sgn_backward``: ``(dz - sgn * re(conj(sgn) dz)) / |z|``, 0 where ``z`` is 0 (JAX's ``sign`` has none)."""
+    r = jnp.sign(z)
+    nan = jnp.isnan(r.real) | jnp.isnan(r.imag)
+    return jnp.where(nan, jnp.asarray(complex(jnp.nan, jnp.nan), z.dtype), r)
+
+
+@csgn.defjvp
+def _csgn_jvp(primals, tangents):
+    (z,), (t,) = primals, tangents
+    s = csgn(z)
+    a = jnp.abs(z)
+    zero = a == 0
+    d = (t - s * jnp.real(jnp.conj(s) * t).astype(z.dtype)) / jnp.where(zero, jnp.ones((), a.dtype), a).astype(z.dtype)
+    return s, jnp.where(zero, jnp.zeros((), z.dtype), d)
 
 
 @jax.custom_jvp

@@ -150,12 +150,17 @@ class _Pickler(pickle._Pickler):
             raise data_dependent_error("saving a tensor")
         if self._viewed_as.setdefault(root.uid, dt) is not dt:  # (torch's storages are untyped: one dtype each)
             raise RuntimeError("Cannot save multiple tensors or storages that view the same data as different types")
+        meta = None
         if np.dtype(base.dtype) == dt.np:
             ref, offset, stride = self._storage_ref(root, base, dt, root.device), t._offset, tuple(t.stride())
-        else:  # a view(dtype) reinterpreting its base: saved as its own storage
+            if V.view_sign(t._chain):  # (the storage's values, and torch's conj / neg bit: get_tensor_metadata)
+                meta = collections.OrderedDict([("conj" if dt.is_complex else "neg", True)])
+        else:  # a view(dtype) reinterpreting its base: saved as its own storage (its values, any sign applied)
             vals = np.ascontiguousarray(np.asarray(t._array))
             ref, offset, stride = self._storage_ref(None, vals, dt, None), 0, V.contiguous_strides(t._shape)
         args = (ref, offset, tuple(t._shape), stride, bool(requires_grad), collections.OrderedDict())
+        if meta is not None and dt not in _NEW_DTYPES:
+            args += (meta,)
         if dt in _NEW_DTYPES:
             return _glob("torch._utils", "_rebuild_tensor_v3"), args + (dt,)
         return _glob("torch._utils", "_rebuild_tensor_v2"), args
@@ -336,11 +341,27 @@ def _facade_tensor(storage: _RawStorage, offset: int, size, stride, dtype) -> Te
     return t
 
 
+def _with_metadata(t: Tensor, metadata) -> Tensor:
+    """torch's ``set_tensor_metadata``: a saved conjugate (``x.conj()``, ``A.mH``) is its storage's values with
+    the conj bit: a conjugate view of them here, sharing the storage; a saved negative-bit tensor (``x.conj().imag``)
+    is its values negated (a new tensor: the facade has no negative view of a real tensor)."""
+    if not metadata:
+        return t
+    if not isinstance(metadata, dict) or set(metadata) - {"conj", "neg"}:
+        raise pickle.UnpicklingError(f"functorch_lite.load: unsupported tensor metadata {metadata!r}")
+    if metadata.get("conj") and t.dtype.is_complex:
+        t = t.conj()
+    if metadata.get("neg"):
+        t = t.neg()
+    return t
+
+
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None):
     """Facade version of ``torch._utils._rebuild_tensor_v2``."""
     if not isinstance(storage, _RawStorage) or storage.dtype is None:
         raise pickle.UnpicklingError("_rebuild_tensor_v2 expects a typed storage")
-    return _facade_tensor(storage, storage_offset, size, stride, storage.dtype).requires_grad_(bool(requires_grad))
+    t = _facade_tensor(storage, storage_offset, size, stride, storage.dtype)
+    return _with_metadata(t, metadata).requires_grad_(bool(requires_grad))
 
 
 def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype,
@@ -348,7 +369,8 @@ def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, bac
     """Facade version of ``torch._utils._rebuild_tensor_v3`` (untyped storage + explicit dtype)."""
     if not isinstance(storage, _RawStorage) or not isinstance(dtype, D.dtype):
         raise pickle.UnpicklingError("_rebuild_tensor_v3 expects a storage and a dtype")
-    return _facade_tensor(storage, storage_offset, size, stride, dtype).requires_grad_(bool(requires_grad))
+    t = _facade_tensor(storage, storage_offset, size, stride, dtype)
+    return _with_metadata(t, metadata).requires_grad_(bool(requires_grad))
 
 
 def _rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
@@ -707,7 +729,9 @@ class _WeightsUnpickler(pickle._Unpickler):
             _set_state(inst, state)
         elif type(inst) is collections.OrderedDict:
             inst.__dict__.update(state or {})
-        elif id(type(inst)) in self._allowed:
+        elif id(type(inst)) in self._allowed or any(type(inst) is g for g in self.user.values()):
+            # (any allow-listed type, handed out by find_class or not: numpy's dtype classes are instantiated by
+            # np.dtype, not named in the pickle)
             if hasattr(inst, "__setstate__"):
                 inst.__setstate__(state)
             else:
@@ -936,7 +960,7 @@ def _load_not_zip(fh, weights_only: bool, pickle_load_args: dict):
 
 
 def load(f, map_location: str | _dev.device | dict | Callable | None = None, pickle_module: Any = None, *,
-         weights_only: bool = True, mmap: bool | None = None, **pickle_load_args) -> Any:
+         weights_only: bool | None = None, mmap: bool | None = None, **pickle_load_args) -> Any:
     """Load an object saved by ``torch.save`` or :func:`save` (zip format).
 
     ``map_location``: None (the saved device), a device or string, a dict of location strings
@@ -950,6 +974,8 @@ def load(f, map_location: str | _dev.device | dict | Callable | None = None, pic
     >>> torch.load(buf, map_location="cpu")
     [tensor([0, 1, 2])]
     """
+    if weights_only is None:  # (torch's default: True, unless a pickle_module is given)
+        weights_only = pickle_module is None
     if weights_only and pickle_module is not None:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
     if weights_only and pickle_load_args:  # (torch's weights-only Unpickler takes ``encoding`` only)

@@ -301,15 +301,46 @@ def _svd_impl(A, full_matrices):
     return tuple(jnp.linalg.svd(A, full_matrices=False))
 
 
+_SVD_NONFINITE = "The algorithm failed to converge because the input matrix contained non-finite values."
+_no_nan = jax.jit(lambda a: ~jnp.isnan(a).any((-2, -1)))
+
+
+def _svd_error(batch):
+    from ..linalg import LinAlgError
+    return LinAlgError("linalg.svd: " + ("" if batch is None else f"(Batch element {batch}): ") + _SVD_NONFINITE)
+
+
+def _svd_no_nan(targs, sargs, dims=None):
+    """torch's LinAlgError for a matrix holding a NaN (torch checks for one: an inf gives NaN values, no error;
+    XLA's SVD gives NaN singular values, and ``matrix_rank`` would say 0): svd, svdvals and what takes an SVD
+    (pinv, matrix_rank, cond, the 2-norm and nuclear norm; ``dims``: the matrices' two dims, default the last
+    two). A host read of one flag per matrix; in a compiled function, a deferred check."""
+    from . import _deferred
+    A = targs[0]
+    if not A.numel():
+        return
+    arr = A._array
+    if dims is not None:
+        arr = jnp.moveaxis(arr, dims, (-2, -1))
+    ok = _no_nan(arr)
+    if isinstance(arr, jax.core.Tracer):
+        _deferred.check(~ok, ok, lambda v, p: _svd_error(int(p) if ok.ndim else None))
+        return
+    h = np.asarray(ok)
+    if not h.all():
+        raise _svd_error(int(np.argmin(h.reshape(-1))) if h.ndim else None)
+
+
 @defop("linalg_svd", autocast="fp32", promote=_svd_rule(), grad_fn="LinalgSvdBackward0", nout=3, result_type=RT.linalg_svd,
-       prep=_square("linalg.svd", False), method=False, function=False)
+       prep=_square("linalg.svd", False), method=False, function=False, check=_svd_no_nan)
 def _svd(A, full_matrices=True):
     """``A = U diag(S) Vh`` (S descending); singular vectors are unique up to sign/phase, as in LAPACK."""
     return _svd_impl(A, full_matrices)
 
 
 @defop("linalg_svdvals", autocast="fp32", promote=_rule("linalg.svd", low="linalg_svd_cpu", outs=lambda dt: (dt.to_real(),)),
-       grad_fn="LinalgSvdBackward0", prep=_square("linalg.svd", False), method=False, function=False)
+       grad_fn="LinalgSvdBackward0", prep=_square("linalg.svd", False), method=False, function=False,
+       check=_svd_no_nan)
 def _svdvals(A):
     if A.size == 0:
         return jnp.zeros(A.shape[:-2] + (min(A.shape[-2:]),), jnp.real(A).dtype)
@@ -336,12 +367,13 @@ def _qr(A, mode="reduced"):
     m, n = A.shape[-2:]
     if mode == "r" or (mode == "complete" and m > n):
         f = no_derivative(_QR_R if mode == "r" else _QR_COMPLETE)
-        R = jnp.linalg.qr(A, mode="r") if A.size else jnp.zeros(A.shape[:-2] + (min(m, n) if mode == "r" else m, n),
-                                                                 A.dtype)
         if mode == "r":
+            R = jnp.linalg.qr(A, mode="r") if A.size else jnp.zeros(A.shape[:-2] + (min(m, n), n), A.dtype)
             return jnp.zeros((0,), A.dtype), f(R)
-        Q = jnp.linalg.qr(A, mode="complete")[0] if A.size else jnp.broadcast_to(jnp.eye(m, dtype=A.dtype),
-                                                                                  A.shape[:-2] + (m, m))
+        if not A.size:
+            return f(jnp.broadcast_to(jnp.eye(m, dtype=A.dtype), A.shape[:-2] + (m, m))), \
+                f(jnp.zeros(A.shape[:-2] + (m, n), A.dtype))
+        Q, R = jnp.linalg.qr(A, mode="complete")  # (R is (m, n): zero rows below the n-th)
         return f(Q), f(R)
     if A.size == 0:
         k = min(m, n)
@@ -436,8 +468,13 @@ def _pinv_prep(targs, sargs):
     return sargs
 
 
+def _unless_hermitian(targs, sargs):
+    if not sargs[-1]:  # (hermitian: an eigendecomposition, no SVD)
+        _svd_no_nan(targs, sargs)
+
+
 @defop("linalg_pinv", autocast="lower", promote=_rule("linalg.pinv"), grad_fn="LinalgPinvBackward0", tensors=3, prep=_pinv_prep,
-       method=False, function=False, saves=(0,))
+       method=False, function=False, saves=(0,), check=_unless_hermitian)
 def _pinv_op(A, atol, rtol, hermitian):
     """Moore-Penrose pseudo-inverse: singular values <= max(atol, rtol * s_max) are treated as zero."""
     if A.size == 0:
@@ -464,7 +501,7 @@ def _singular_values(A, hermitian):
 
 
 @defop("linalg_matrix_rank", autocast="fp32", promote=_rule("linalg.matrix_rank", outs=lambda dt: (D.int64,)), tensors=3,
-       prep=_rank_prep, differentiable=False, method=False, function=False)
+       prep=_rank_prep, differentiable=False, method=False, function=False, check=_unless_hermitian)
 def _matrix_rank(A, atol, rtol, hermitian):
     """The number of singular values > max(atol, rtol * s_max) (int64)."""
     m, n = A.shape[-2:]
@@ -547,8 +584,13 @@ def _mnorm_name(targs, sargs):
     return "AmaxBackward0" if ord_ > 0 else "AminBackward0"
 
 
+def _mnorm_check(targs, sargs):
+    if sargs[0] == "nuc" or abs(sargs[0]) == 2:
+        _svd_no_nan(targs, sargs, sargs[1])
+
+
 @defop("linalg_matrix_norm", promote=_mnorm_rule, prep=_mnorm_prep, method=False, function=False,
-       grad_fn=_mnorm_name, kernel="norm_cpu")
+       grad_fn=_mnorm_name, kernel="norm_cpu", check=_mnorm_check)
 def _matrix_norm(A, ord, dim, keepdim, dtype):
     """Matrix norms ord = 'nuc' (sum of singular values), +-1 (max/min column sum), +-inf (row sum), +-2
     (largest/smallest singular value); 'fro' is the ``norm`` op's."""

@@ -36,6 +36,9 @@ from .._promotion import no_kernel
 from .._warn import user_stacklevel as _user_stacklevel
 
 _HALF = (jnp.float16, jnp.bfloat16)
+# the ops whose torch backward node saves its input and its result (an in-place change to the result before
+# backward: torch's "modified by an inplace operation" error, though the gradient here needs only the input)
+SAVES_RESULT = ("all", "result")
 
 
 # ---- torch.return_types ------------------------------------------------------------------------
@@ -174,7 +177,7 @@ def _prod_prep(targs, sargs):
     return (None if dim is None else (_wrap_dim(operator.index(dim), nd) if nd else ()), keepdim, dtype, None)
 
 
-@defop(kernel="prod_out_cpu", promote="sum", prep=_prod_prep,
+@defop(saves=SAVES_RESULT, kernel="prod_out_cpu", promote="sum", prep=_prod_prep,
        grad_fn=lambda t, s: "ProdBackward0" if s[0] is None else "ProdBackward1",
        autocast={"cpu": "fp32", "cuda": "fp32_opt"})
 def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None):
@@ -210,13 +213,15 @@ def _select(x, dim, keepdim, argfn):
     return v, idx
 
 
-@defop("max", kernel="max_all", grad_fn="MaxBackward1", prep=_sel_prep("max"), method=False, function=False)
+@defop("max", saves=SAVES_RESULT, kernel="max_all", grad_fn="MaxBackward1", prep=_sel_prep("max"), method=False,
+       function=False)
 def _max_all(input):
     """``x.max()``: NaN propagates (RED-31); ties share the gradient evenly, as PyTorch's."""
     return jnp.max(input)
 
 
-@defop("min", kernel="min_all", grad_fn="MinBackward1", prep=_sel_prep("min"), method=False, function=False)
+@defop("min", saves=SAVES_RESULT, kernel="min_all", grad_fn="MinBackward1", prep=_sel_prep("min"), method=False,
+       function=False)
 def _min_all(input):
     return jnp.min(input)
 
@@ -250,13 +255,13 @@ def _amax_prep(name):
     return prep
 
 
-@defop(kernel="max_values_cpu", grad_fn="AmaxBackward0", prep=_amax_prep("amax"))
+@defop(saves=SAVES_RESULT, kernel="max_values_cpu", grad_fn="AmaxBackward0", prep=_amax_prep("amax"))
 def amax(input, dim=(), keepdim=False, *, axis=None):
     """Max over ``dim`` (int or tuple; ``()`` = all, RED-36)."""
     return jnp.max(input, axis=dim, keepdims=keepdim)
 
 
-@defop(kernel="min_values_cpu", grad_fn="AminBackward0", prep=_amax_prep("amin"))
+@defop(saves=SAVES_RESULT, kernel="min_values_cpu", grad_fn="AminBackward0", prep=_amax_prep("amin"))
 def amin(input, dim=(), keepdim=False, *, axis=None):
     return jnp.min(input, axis=dim, keepdims=keepdim)
 
@@ -359,9 +364,10 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
     return _moments(input, dim, keepdim, correction)[0]
 
 
-@defop(kernel="std_cpu", promote=_var_rule, grad_fn="StdBackward0", prep=_var_prep("std"))
+@defop(saves=SAVES_RESULT, kernel="std_cpu", promote=_var_rule, grad_fn="StdBackward0", prep=_var_prep("std"))
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
-    return jnp.sqrt(_moments(input, dim, keepdim, correction)[0])
+    """``sqrt(var)``, its gradient 0 where it is 0 (torch's ``std_backward``: a constant slice)."""
+    return _go.sqrt0(_moments(input, dim, keepdim, correction)[0])
 
 
 @defop(kernel="std_cpu", promote=_var_rule, grad_fn="VarMeanBackward0", prep=_var_prep("var_mean"), nout=2,
@@ -375,7 +381,7 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, 
        method=False)
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
     v, m = _moments(input, dim, keepdim, correction)
-    return jnp.sqrt(v), m
+    return _go.sqrt0(v), m
 
 
 # ---- norm / logsumexp ----------------------------------------------------------------------------------
@@ -423,10 +429,16 @@ def _abs(x):
     return jnp.abs(x) if jnp.iscomplexobj(x) else _go.abs(x)
 
 
-@defop(kernel="norm_cpu", promote=_norm_rule, prep=_norm_prep,
+def _nuc_check(targs, sargs):
+    if sargs[0] == "nuc":  # (an SVD: torch's LinAlgError for a matrix with a NaN)
+        from .linalg_ops import _svd_no_nan
+        _svd_no_nan(targs, sargs, sargs[1])
+
+
+@defop(saves=SAVES_RESULT, kernel="norm_cpu", promote=_norm_rule, prep=_norm_prep,
        grad_fn=lambda t, s: ("PermuteBackward0" if s[2] else "SumBackward1") if s[0] == "nuc" else
        "LinalgVectorNormBackward0",
-       autocast={"cuda": "fp32"})
+       autocast={"cuda": "fp32"}, check=_nuc_check)
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """Vector p-norm over ``dim`` (2 / 'fro' default, inf, -inf, 0, any p); 'nuc' for two dims."""
     x = _acc(input)
@@ -465,7 +477,7 @@ def _fro_rule(op, sig, sargs):
     return (dt,), (dt.to_real(),)
 
 
-@defop(kernel="norm_cpu", promote=_fro_rule, prep=_fro_prep, grad_fn="NormBackward1", method=False)
+@defop(saves=SAVES_RESULT, kernel="norm_cpu", promote=_fro_rule, prep=_fro_prep, grad_fn="NormBackward1", method=False)
 def frobenius_norm(input, dim=None, keepdim=False):
     """``torch.frobenius_norm(x, dim, keepdim=False)``: the 2-norm over at most two dims (``()``: all of them),
     a zero gradient at zero (``grad_overrides.pnorm``)."""
@@ -491,7 +503,7 @@ def _lse_prep(targs, sargs):
     return _dim_prep(targs, sargs)
 
 
-@defop(kernel="max_values_cpu", promote="float", grad_fn="LogsumexpBackward0", prep=_lse_prep,
+@defop(saves=SAVES_RESULT, kernel="max_values_cpu", promote="float", grad_fn="LogsumexpBackward0", prep=_lse_prep,
        autocast={"cuda": "fp32"})
 def logsumexp(input, dim=None, keepdim=False, *, axis=None):
     """Stable ``log(sum(exp(x)))`` over ``dim`` (required); integers compute in the default float."""
@@ -518,7 +530,8 @@ def cumsum(input, dim=None, *, dtype=None, axis=None):
     return input if input.ndim == 0 else jnp.cumsum(_acc(input), axis=dim)
 
 
-@defop(kernel="cumprod_out_cpu", promote="sum", grad_fn="CumprodBackward0", prep=_req_dim_prep("cumprod"), inplace=True,
+@defop(saves=SAVES_RESULT, kernel="cumprod_out_cpu", promote="sum", grad_fn="CumprodBackward0",
+       prep=_req_dim_prep("cumprod"), inplace=True,
        autocast={"cuda": "fp32_opt"})
 def cumprod(input, dim=None, *, dtype=None, axis=None):
     return input if input.ndim == 0 else jnp.cumprod(_acc(input), axis=dim)

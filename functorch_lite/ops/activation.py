@@ -42,9 +42,10 @@ def _elu(input, alpha, scale, input_scale, node):
     dt = x.dtype
     # (the negative branch of x itself only where it is taken: exp(88.7) is inf in float32, and the unused branch's
     # inf derivative times where's zero would be a nan gradient at large x)
-    neg = jnp.asarray(alpha * scale, dt) * jnp.expm1(jnp.where(x > 0, jnp.zeros_like(x), x) *
+    pos = ~(x <= 0)  # (NaN takes the linear branch: torch's backward tests x <= 0)
+    neg = jnp.asarray(alpha * scale, dt) * jnp.expm1(jnp.where(pos, jnp.zeros_like(x), x) *
                                                     jnp.asarray(input_scale, dt))
-    return jnp.where(x > 0, x * jnp.asarray(scale, dt), neg).astype(input.dtype)
+    return jnp.where(pos, x * jnp.asarray(scale, dt), neg).astype(input.dtype)
 
 
 def _run_elu(input, alpha, scale, input_scale, name, inplace):
@@ -92,8 +93,11 @@ def _hardswish(input):
     """``x * relu6(x + 3) / 6``; gradient 0 up to -3, ``x / 3 + 1/2`` on (-3, 3), 1 from 3 (PyTorch's)."""
     x = input.astype(D.opmath(input.dtype))
     three = jnp.asarray(3.0, x.dtype)
-    mid = x * (x + three) / jnp.asarray(6.0, x.dtype)
-    return jnp.where(x <= -three, x * 0, jnp.where(x < three, mid, x)).astype(input.dtype)  # x * 0: -0.0 as PyTorch
+    nan = jnp.isnan(x)
+    xm = jnp.where(nan, jnp.zeros_like(x), x)  # (mid's own gradient at NaN would be NaN * 0)
+    mid = xm * (xm + three) / jnp.asarray(6.0, x.dtype)
+    # x * 0: -0.0 as PyTorch; NaN takes the identity branch (torch's backward: gradient 1 there)
+    return jnp.where(x <= -three, x * 0, jnp.where((x < three) & ~nan, mid, x)).astype(input.dtype)
 
 
 @defop("_hardsigmoid", promote=_float_rule("hardsigmoid_cpu"), grad_fn="HardsigmoidBackward0", method=False,
@@ -106,6 +110,7 @@ def _hardsigmoid(input):
     # PyTorch's backward multiplies by 1/6 rounded to float32, in every dtype: the same slope here
     slope = jnp.asarray(_ONE_SIXTH_F32, x.dtype)
     mid = (x + three) * slope + jax.lax.stop_gradient(exact - (x + three) * slope)
+    mid = jnp.where(jnp.isnan(x), jax.lax.stop_gradient(mid), mid)  # (torch's gradient is 0 at NaN)
     return jnp.where(x <= -three, jnp.zeros_like(x), jnp.where(x >= three, jnp.ones_like(x), mid)).astype(input.dtype)
 
 

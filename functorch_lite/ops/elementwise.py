@@ -317,12 +317,13 @@ def pow(input, exponent):  # noqa: A001
 
 @defop(kernel="maximum_cpu", promote="elementwise", grad_fn="MaximumBackward0", tensors=2)
 def maximum(input, other):
-    return jnp.maximum(input, other)
+    """torch's gradient: half each at a tie, the whole to both at a NaN (grad_overrides.maximum)."""
+    return _go.maximum(input, other) if jnp.issubdtype(input.dtype, jnp.inexact) else jnp.maximum(input, other)
 
 
 @defop(kernel="minimum_cpu", promote="elementwise", grad_fn="MinimumBackward0", tensors=2)
 def minimum(input, other):
-    return jnp.minimum(input, other)
+    return _go.minimum(input, other) if jnp.issubdtype(input.dtype, jnp.inexact) else jnp.minimum(input, other)
 
 
 @defop(kernel="fmax_cpu", promote="elementwise", grad_fn="FmaxBackward0", tensors=2)

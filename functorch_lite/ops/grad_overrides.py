@@ -9,6 +9,11 @@
   ``clip`` splits ties. Tensor bounds get the gradient where the bound is active: min where
   ``x < min < max``, max where ``x > max`` or ``max < min`` (crossed bounds: max wins).
 - fmax/fmin at a tie: PyTorch gives the whole gradient to self (also where other is NaN).
+- maximum/minimum: half to each at a tie, and the whole to both where one is NaN (JAX: none).
+- relu / hardtanh / elu / hardswish at NaN pass the gradient (torch's backward tests ``x <= bound``); abs's
+  is 0 there (sgn(NaN) is 0), hardsigmoid's 0.
+- max() / min() / amax / amin (``pick``): the gradient spread over the elements equal to the result; a NaN
+  result: max() / min() give it to the NaNs, amax / amin NaN everywhere (JAX: 0).
 - pow: d/dx is 0 where the exponent is 0 (JAX: NaN at x = 0); d/dy is 0 where x = 0 and y >= 0.
 - hypot at (0, 0): PyTorch's ``x / hypot`` gives NaN (JAX: 0). atan2 at (0, 0): PyTorch gives 0.
 - xlogy: d/dx is 0 where x = 0 and y <= 0. copysign: d/dx is 0 at x = 0, d/dy is 0.
@@ -50,7 +55,7 @@ def relu(x):
 @relu.defjvp
 def _relu_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
-    return relu(x), jnp.where(x > 0, t, jnp.zeros((), t.dtype))
+    return relu(x), jnp.where(x <= 0, jnp.zeros((), t.dtype), t)  # (torch's threshold_backward: NaN passes)
 
 
 @jax.custom_jvp
@@ -61,7 +66,10 @@ def abs(x):  # noqa: A001
 @abs.defjvp
 def _abs_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
-    return abs(x), t * jnp.sign(x)
+    if jnp.iscomplexobj(x):
+        return abs(x), t * jnp.sign(x)
+    zero = jnp.zeros((), t.dtype)  # (torch's sgn: 0 at 0 and at NaN)
+    return abs(x), jnp.where(x > 0, t, jnp.where(x < 0, -t, zero))
 
 
 @jax.custom_jvp
@@ -124,6 +132,54 @@ def _tie_to_self(cmp):
 
 fmax = _tie_to_self(jnp.greater_equal)
 fmin = _tie_to_self(jnp.less_equal)
+
+
+def _split_ties(base, loses):
+    """maximum (loses=less) / minimum (loses=greater) with torch's gradient: half each at a tie, none to the side
+    that loses, and the whole to both where a NaN makes neither win (torch's ``masked_fill_(self < other, 0)``)."""
+    @jax.custom_jvp
+    def f(x, y):
+        return base(x, y)
+
+    @functools.partial(f.defjvp, symbolic_zeros=True)
+    def _jvp(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        r = f(x, y)
+        dt = r.dtype
+        tie, half, zero = x == y, jnp.asarray(0.5, dt), jnp.zeros((), dt)
+        one = jnp.ones((), dt)
+        wx = jnp.where(tie, half, jnp.where(loses(x, y), zero, one))
+        wy = jnp.where(tie, half, jnp.where(loses(y, x), zero, one))
+        return r, _lin(r, (wx, tx), (wy, ty))
+    return f
+
+
+maximum = _split_ties(jnp.maximum, jnp.less)
+minimum = _split_ties(jnp.minimum, jnp.greater)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3, 4))
+def pick(x, fn, axis, keepdims, nan_too):
+    """``fn(x, axis)`` (jnp.max / jnp.min) whose gradient is spread evenly over the elements equal to the result,
+    as torch's: ``nan_too`` (max() / min() of all: ``evenly_distribute_backward``) counts a NaN result's NaNs as
+    equal to it; amax / amin do not, so a NaN result gives every element a NaN gradient (0 / 0), as torch's."""
+    return fn(x, axis=axis, keepdims=keepdims)
+
+
+@pick.defjvp
+def _pick_jvp(fn, axis, keepdims, nan_too, primals, tangents):
+    (x,), (t,) = primals, tangents
+    r = fn(x, axis=axis, keepdims=True)
+    mask = x == r
+    if nan_too:
+        mask = mask | (jnp.isnan(x) & jnp.isnan(r))
+    count = jnp.sum(mask.astype(t.dtype), axis=axis, keepdims=True)
+    # each element's share: 1 / count where it equals the result, and NaN everywhere where none does (spelled out:
+    # XLA turns a 0/1 mask times NaN into a select that gives 0)
+    none = jnp.broadcast_to(count == 0, x.shape)
+    w = jnp.where(none, jnp.asarray(jnp.nan, t.dtype),
+                  jnp.where(mask, 1 / jnp.where(count == 0, 1, count), jnp.zeros((), t.dtype)))
+    return pick(x, fn, axis, keepdims, nan_too), jnp.sum(t * w, axis=axis, keepdims=keepdims)
 
 
 @jax.custom_jvp

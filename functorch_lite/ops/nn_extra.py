@@ -314,7 +314,8 @@ def _softshrink_prep(targs, sargs):
 def _softshrink(input, lambd):
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
     lam = jnp.asarray(lambd, input.dtype)
-    return jnp.where(input > lam, input - lam, jnp.where(input < -lam, input + lam, jnp.zeros_like(input)))
+    # (NaN stays NaN, its gradient 1: torch tests |x| <= lambd for the zero branch)
+    return jnp.where(input > lam, input - lam, jnp.where(~(input >= -lam), input + lam, jnp.zeros_like(input)))
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:

@@ -545,8 +545,8 @@ def _softplus_body(x, beta, threshold):
 def _hardtanh_body(x, lo, hi):
     if not jnp.issubdtype(x.dtype, jnp.inexact):
         return jnp.clip(x, jnp.asarray(int(lo), x.dtype), jnp.asarray(int(hi), x.dtype))
-    # PyTorch's gradient is 0 at and beyond the bounds
-    inside = (x > lo) & (x < hi)
+    # PyTorch's gradient is 0 at and beyond the bounds (and passes at NaN: its test is x <= lo || x >= hi)
+    inside = ~((x <= lo) | (x >= hi))
     return jnp.where(inside, x, lax.stop_gradient(jnp.clip(x, jnp.asarray(lo, x.dtype), jnp.asarray(hi, x.dtype))))
 
 

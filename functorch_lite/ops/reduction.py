@@ -202,6 +202,13 @@ def _sel_prep(name, empty_ok=False, bool_error=None):
     return prep
 
 
+def _pick(x, fn, axis, keepdims, nan_too):
+    """jnp.max / jnp.min with torch's gradient (grad_overrides.pick) where there is one (floating x)."""
+    if jnp.issubdtype(x.dtype, jnp.inexact):
+        return _go.pick(x, fn, axis, keepdims, nan_too)
+    return fn(x, axis=axis, keepdims=keepdims)
+
+
 def _select(x, dim, keepdim, argfn):
     """(values, int64 indices) along ``dim``; values gathered at the index, so the gradient goes there."""
     if x.ndim == 0:
@@ -217,13 +224,13 @@ def _select(x, dim, keepdim, argfn):
        function=False)
 def _max_all(input):
     """``x.max()``: NaN propagates (RED-31); ties share the gradient evenly, as PyTorch's."""
-    return jnp.max(input)
+    return _pick(input, jnp.max, None, False, True)
 
 
 @defop("min", saves=SAVES_RESULT, kernel="min_all", grad_fn="MinBackward1", prep=_sel_prep("min"), method=False,
        function=False)
 def _min_all(input):
-    return jnp.min(input)
+    return _pick(input, jnp.min, None, False, True)
 
 
 @defop("max_dim", kernel="max_cpu", promote="value_index", grad_fn="MaxBackward0", prep=_sel_prep("max"), nout=2,
@@ -258,12 +265,12 @@ def _amax_prep(name):
 @defop(saves=SAVES_RESULT, kernel="max_values_cpu", grad_fn="AmaxBackward0", prep=_amax_prep("amax"))
 def amax(input, dim=(), keepdim=False, *, axis=None):
     """Max over ``dim`` (int or tuple; ``()`` = all, RED-36)."""
-    return jnp.max(input, axis=dim, keepdims=keepdim)
+    return _pick(input, jnp.max, dim, keepdim, False)
 
 
 @defop(saves=SAVES_RESULT, kernel="min_values_cpu", grad_fn="AminBackward0", prep=_amax_prep("amin"))
 def amin(input, dim=(), keepdim=False, *, axis=None):
-    return jnp.min(input, axis=dim, keepdims=keepdim)
+    return _pick(input, jnp.min, dim, keepdim, False)
 
 
 def _arg_prep(name):

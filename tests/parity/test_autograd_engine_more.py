@@ -202,3 +202,41 @@ def test_node_hooks_and_post_accumulate_hooks_run_together():
         y.sum().backward()
         return np.concatenate([a.grad.numpy(), b.grad.numpy(), np.asarray(seen).ravel()])
     _same(run)
+
+
+NAN_GRAD = {
+    "relu": lambda L, x: L.relu(x),
+    "relu_": lambda L, x: L.nn.functional.relu(x * 1, inplace=True),
+    "relu6": lambda L, x: L.nn.functional.relu6(x),
+    "hardtanh": lambda L, x: L.nn.functional.hardtanh(x),
+    "abs": lambda L, x: L.abs(x),
+    "elu": lambda L, x: L.nn.functional.elu(x),
+    "selu": lambda L, x: L.nn.functional.selu(x),
+    "celu": lambda L, x: L.nn.functional.celu(x),
+    "hardsigmoid": lambda L, x: L.nn.functional.hardsigmoid(x),
+    "hardswish": lambda L, x: L.nn.functional.hardswish(x),
+    "softshrink": lambda L, x: L.nn.functional.softshrink(x),
+    "maximum": lambda L, x: L.maximum(x, L.tensor([0.5, 0.5, 1.0, 0.5])),
+    "minimum": lambda L, x: L.minimum(x, L.tensor([0.5, 0.5, 1.0, 0.5])),
+    "maximum broadcast other grad": lambda L, x: L.maximum(L.tensor([0.5, 3.0, 1.0, -1.0]), x[1:2] * 1),
+    "max()": lambda L, x: x.max(),
+    "min()": lambda L, x: x.min(),
+    "amax": lambda L, x: x.amax(),
+    "amin": lambda L, x: x.amin(0),
+    "amax no NaN, ties": lambda L, x: x[1:].amax() + x[1:].amin(),
+    "max() no NaN, ties": lambda L, x: x[1:].max(),
+}
+
+
+@pytest.mark.parametrize("name", list(NAN_GRAD))
+def test_gradients_at_nan_and_ties(name):
+    """Gradients where an input is NaN (torch's backward formulas test ``x <= bound``: NaN passes; abs's sgn(NaN) is 0;
+    max()/min() give the NaN the gradient, amax/amin NaN everywhere) and at ties (shared evenly). Values: a NaN, a
+    tie pair, and a plain element."""
+    def run(L):
+        x = L.tensor([float("nan"), 1.0, 1.0, -2.0], requires_grad=True)
+        y = NAN_GRAD[name](L, x)
+        (y * L.arange(1.0, y.numel() + 1).reshape(y.shape)).sum().backward()
+        return np.concatenate([y.detach().numpy().ravel(), x.grad.numpy()])
+    got, want = run(ft), run(torch)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7, equal_nan=True)

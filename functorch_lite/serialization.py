@@ -8,7 +8,9 @@ torch.FloatStorage, key, location, numel)``; float8/uint16+ use ``_rebuild_tenso
 ``data/<key>`` (raw little-endian bytes), ``version``, ``.data/serialization_id``. torch is never
 imported: its globals are written by name and read back as their functorch_lite equivalents.
 ``load(weights_only=True)`` (the default) accepts only torch's default allow-list of globals and the ones
-``add_safe_globals`` / ``safe_globals`` add, with torch's restricted set of pickle opcodes.
+``add_safe_globals`` / ``safe_globals`` add, with torch's restricted set of pickle opcodes. torch's legacy
+format (``_use_new_zipfile_serialization=False``, torch < 1.6) is written and read too (``_write_legacy``,
+``_load_not_zip``).
 """
 from __future__ import annotations
 
@@ -96,6 +98,8 @@ class _Pickler(pickle._Pickler):
     def __init__(self, file, protocol: int):
         super().__init__(file, protocol=protocol)
         self.records: list = []      # (key, numpy bytes) in key order
+        self.numels: dict = {}       # key -> the storage's numel as its persistent id gives it
+        self.legacy = False          # the legacy format's persistent ids: a sixth element (view metadata, None)
         self._by_storage: dict = {}  # root storage uid (never reused) -> (key, dtype, location, numel)
         self._viewed_as: dict = {}   # root storage uid -> the dtype its tensors were saved as
 
@@ -175,6 +179,7 @@ class _Pickler(pickle._Pickler):
             numel = flat.size if dt in _LEGACY_STORAGE else flat.size * dt.itemsize
             entry = (key, dt, loc, numel)
             self.records.append((key, flat))
+            self.numels[key] = numel
             if uid is not None:
                 self._by_storage[uid] = entry
         elif entry[1] is not dt:
@@ -182,7 +187,7 @@ class _Pickler(pickle._Pickler):
         key, _, loc, numel = entry
         stype = (_glob("torch", _LEGACY_STORAGE[dt]) if dt in _LEGACY_STORAGE
                  else _glob("torch.storage", "UntypedStorage"))
-        return _Boxed("pid", ("storage", stype, key, loc, numel))
+        return _Boxed("pid", ("storage", stype, key, loc, numel) + ((None,) if self.legacy else ()))
 
 
 class _ZipWriter:
@@ -222,13 +227,11 @@ def save(obj: Any, f, pickle_module: Any = pickle, pickle_protocol: int = 2,
     >>> torch.load(io.BytesIO(buf.getvalue()))["w"]
     tensor([1., 1.])
     """
-    if not _use_new_zipfile_serialization:
-        raise NotImplementedError("functorch_lite.save writes only the zip format "
-                                  "(_use_new_zipfile_serialization=True)")
     if pickle_module is not pickle:
         raise NotImplementedError("functorch_lite.save supports only pickle_module=pickle")
     buf = io.BytesIO()
     p = _Pickler(buf, pickle_protocol)
+    p.legacy = not _use_new_zipfile_serialization
     p.dump(obj)
     own = isinstance(f, (str, os.PathLike))
     if own:
@@ -237,6 +240,9 @@ def save(obj: Any, f, pickle_module: Any = pickle, pickle_protocol: int = 2,
             raise RuntimeError(f"Parent directory {parent} does not exist.")
     fh = open(f, "wb") if own else f
     try:
+        if p.legacy:
+            _write_legacy(fh, p, buf, pickle_protocol)
+            return
         w = _ZipWriter(fh)
         w.write("data.pkl", buf.getbuffer())
         w.write(".format_version", b"1")
@@ -251,6 +257,26 @@ def save(obj: Any, f, pickle_module: Any = pickle, pickle_protocol: int = 2,
     finally:
         if own:
             fh.close()
+
+
+_LEGACY_PROTOCOL = 1001  # torch's legacy format version (PROTOCOL_VERSION)
+
+
+def _write_legacy(fh, p: "_Pickler", buf: io.BytesIO, protocol: int) -> None:
+    """torch's ``_legacy_save`` (``_use_new_zipfile_serialization=False``): the magic number, the format version
+    and the platform's sizes as pickles, the object's pickle, the sorted storage keys, then each storage as its
+    numel (int64, little-endian) and its bytes."""
+    pickle.dump(_MAGIC_NUMBER, fh, protocol=protocol)
+    pickle.dump(_LEGACY_PROTOCOL, fh, protocol=protocol)
+    pickle.dump({"protocol_version": _LEGACY_PROTOCOL, "little_endian": True,
+                 "type_sizes": {"short": 2, "int": 4, "long": 4}}, fh, protocol=protocol)
+    fh.write(buf.getbuffer())
+    keys = sorted(p.numels)
+    pickle.dump(keys, fh, protocol=protocol)
+    flats = dict(p.records)
+    for key in keys:
+        fh.write(struct.pack("<q", int(p.numels[key])))
+        fh.write(memoryview(np.ascontiguousarray(flats[key]).view(np.uint8)).cast("B"))
 
 
 # ---- reading -------------------------------------------------------------------------------------
@@ -942,21 +968,131 @@ def _no_persistent_load(pid):
     raise pickle.UnpicklingError("unsupported persistent id encountered")
 
 
-def _load_not_zip(fh, weights_only: bool, pickle_load_args: dict):
+class _Records:
+    """The legacy format's storages by key, as ``_Loader`` reads a zip's ``data/<key>`` records."""
+
+    def __init__(self, raw: dict):
+        self.raw = raw
+
+    def record(self, name: str) -> np.ndarray:
+        return self.raw[name[len("data/"):]]
+
+
+class _Stub:
+    """Whatever a legacy checkpoint's pickle names, while its storages' element sizes are read from it (no code of
+    the checkpoint's runs: every global is this, called or built with anything)."""
+
+    def __init__(self, *a, **k):
+        pass
+
+    def __call__(self, *a, **k):
+        return _Stub()
+
+    def __setstate__(self, state):
+        pass
+
+    def append(self, x):
+        pass
+
+    def extend(self, xs):
+        pass
+
+    def __setitem__(self, k, v):
+        pass
+
+
+class _PidScan(pickle._Unpickler):
+    """Reads a pickle for its persistent ids only (key -> storage dtype), every global a ``_Stub``."""
+
+    def __init__(self, file):
+        super().__init__(file, encoding="utf-8")
+        self.found: dict = {}
+
+    def find_class(self, module, name):
+        full = ".".join(_fix_name(module, name))
+        st = _torch_table().get(full) if _is_torch(module) else None
+        return st if isinstance(st, _StorageType) else _Stub
+
+    def persistent_load(self, pid):
+        if isinstance(pid, tuple) and len(pid) >= 5 and pid[0] == "storage" and isinstance(pid[1], _StorageType):
+            self.found.setdefault(str(pid[2]), pid[1].dtype)
+        return _Stub  # (a class: a module pid's class is built with NEWOBJ)
+
+
+def _load_not_zip(fh, weights_only: bool, pickle_load_args: dict, map_location=None):
     """A file that is not a zip archive: as torch, its first pickle must be the legacy format's magic number (an
-    empty file: EOFError; not a pickle: torch's UnpicklingError). The legacy format itself is not supported."""
+    empty file: EOFError; not a pickle: torch's UnpicklingError). torch's legacy format (``torch < 1.6``, or
+    ``_use_new_zipfile_serialization=False``): the version and the platform's sizes as pickles, the object's pickle
+    (persistent ids ``('storage', type, key, location, numel, view)``), the storage keys, then each storage (int64
+    numel, bytes). The object's pickle is read twice: once for the storages' element sizes (``_PidScan``, nothing
+    of it built), and once for real, the storages read by then. (The older .tar format, torch < 0.4, is not read.)"""
+    import tarfile
+    start = fh.tell()
+    try:
+        if tarfile.is_tarfile(fh):
+            raise RuntimeError("functorch_lite.load: this is torch's legacy .tar format (torch < 0.4), which is not "
+                               "supported; re-save it with torch.save(obj, f) from a newer torch")
+    finally:
+        fh.seek(start)
     if weights_only:
-        try:
-            magic = _WeightsUnpickler(fh, _no_persistent_load).load()
-        except pickle.UnpicklingError as e:
-            raise pickle.UnpicklingError(_wo_message(str(e))) from None
+        def unpickler(persistent_load, body=False):
+            return _WeightsUnpickler(fh, persistent_load)
     else:
         pickle_load_args.setdefault("encoding", "utf-8")
-        magic = _FullUnpickler(fh, _no_persistent_load, **pickle_load_args).load()
-    if magic != _MAGIC_NUMBER:
-        raise RuntimeError("Invalid magic number; corrupt file?")
-    raise RuntimeError("functorch_lite.load: this is torch's legacy (pre-1.6, non-zip) format, which is not "
-                       "supported; re-save it with torch.save(obj, f) from torch >= 1.6")
+
+        def unpickler(persistent_load, body=False):  # (the object's pickle: torch's modules read as the facade's)
+            return (_FullZipUnpickler if body else _FullUnpickler)(fh, persistent_load, **pickle_load_args)
+    try:
+        magic = unpickler(_no_persistent_load).load()
+        if magic != _MAGIC_NUMBER:
+            raise RuntimeError("Invalid magic number; corrupt file?")
+        version = unpickler(_no_persistent_load).load()
+        if version != _LEGACY_PROTOCOL:
+            raise RuntimeError(f"Invalid protocol version: {version}")
+        unpickler(_no_persistent_load).load()  # (sys_info: little-endian platforms only, as JAX's)
+        body = fh.tell()
+        scan = _PidScan(fh)
+        scan.load()
+        keys = unpickler(_no_persistent_load).load()
+    except pickle.UnpicklingError as e:
+        if weights_only:
+            raise pickle.UnpicklingError(_wo_message(str(e))) from None
+        raise
+    raw = {}
+    for key in keys:
+        (numel,) = struct.unpack("<q", fh.read(8))
+        dt = scan.found.get(str(key))
+        nbytes = numel * (dt.itemsize if dt is not None else 1)
+        data = np.frombuffer(fh.read(nbytes), dtype=np.uint8)
+        if data.size < nbytes:
+            raise RuntimeError(f"functorch_lite.load: storage {key} is truncated (expected {nbytes} bytes, got "
+                               f"{data.size})")
+        raw[str(key)] = data
+    end = fh.tell()
+    loader = _Loader(_Records(raw), map_location)
+
+    def persistent_load(pid):
+        if isinstance(pid, tuple) and pid and pid[0] == "module" and not weights_only:
+            return pid[1]  # (a pickled module's class: torch checks its source, then uses it)
+        if isinstance(pid, tuple) and len(pid) == 6 and pid[5] is not None:  # a storage view (torch < 1.0)
+            view_key, offset, size = pid[5]
+            root = loader.persistent_load(pid[:5])
+            es = root.dtype.itemsize if root.dtype is not None else 1
+            hit = loader.storages.get(("view", str(view_key)))
+            if hit is None:
+                hit = loader.storages[("view", str(view_key))] = _RawStorage(
+                    root.raw[offset * es:(offset + size) * es], root.dtype, root.device)
+            return hit
+        return loader.persistent_load(pid)
+    fh.seek(body)
+    try:
+        result = unpickler(persistent_load, body=True).load()
+    except pickle.UnpicklingError as e:
+        if weights_only:
+            raise pickle.UnpicklingError(_wo_message(str(e))) from None
+        raise
+    fh.seek(end)
+    return result
 
 
 def load(f, map_location: str | _dev.device | dict | Callable | None = None, pickle_module: Any = None, *,
@@ -994,7 +1130,7 @@ def load(f, map_location: str | _dev.device | dict | Callable | None = None, pic
                 raise RuntimeError("mmap can only be used with files saved with "
                                    f"`torch.save({f_name}_use_new_zipfile_serialization=True), please torch.save "
                                    "your checkpoint with this option in order to use mmap.")
-            return _load_not_zip(fh, weights_only, pickle_load_args)
+            return _load_not_zip(fh, weights_only, pickle_load_args, map_location)
         reader = _ZipReader(fh, mm)
         loader = _Loader(reader, map_location)
         data = io.BytesIO(bytes(reader.record("data.pkl")))

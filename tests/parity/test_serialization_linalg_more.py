@@ -38,14 +38,18 @@ def _describe(d):
                 str(v.dtype), tuple(v.shape)) for k, v in d.items()}
 
 
-@pytest.mark.parametrize("saver, loader", [(torch, ft), (ft, torch), (ft, ft)], ids=["torch->ft", "ft->torch", "ft->ft"])
+DIRECTIONS = pytest.mark.parametrize("saver, loader", [(torch, ft), (ft, torch), (ft, ft)],
+                                     ids=["torch->ft", "ft->torch", "ft->ft"])
+
+
+@DIRECTIONS
 def test_conjugate_views_round_trip(saver, loader):
     got = _describe(_round_trip(saver, loader, _conj_objects(saver)))
     want = _describe(_round_trip(torch, torch, _conj_objects(torch)))
     assert got == want
 
 
-@pytest.mark.parametrize("saver, loader", [(torch, ft), (ft, torch), (ft, ft)], ids=["torch->ft", "ft->torch", "ft->ft"])
+@DIRECTIONS
 def test_the_negative_bit_round_trips(saver, loader):
     """``x.conj().imag`` (torch's negative bit; saved alone: beside ``x`` torch refuses two dtypes of one storage)."""
     def make(L):
@@ -140,3 +144,67 @@ def test_non_finite_svd_in_a_compiled_function_raises():
     assert f(ft.eye(2)).tolist() == [2.0, 2.0]
     with pytest.raises(ft.linalg.LinAlgError, match="non-finite values"):
         f(ft.tensor([[float("nan"), 0.0], [0.0, 1.0]]))
+
+
+def _legacy_objects(L):
+    m = L.nn.Linear(3, 2)
+    with L.no_grad():
+        m.weight.copy_(L.arange(6.0).reshape(2, 3))
+        m.bias.copy_(L.tensor([0.5, -1.0]))
+    x = L.arange(12.0).reshape(3, 4)
+    return {"sd": m.state_dict(), "x": x, "xt": x.t(), "row": x[1], "bf16": L.ones(3, dtype=L.bfloat16),
+            "i8": L.tensor([1, -2], dtype=L.int8), "bool": L.tensor([True, False]), "c64": L.tensor([1 + 2j]),
+            "epoch": 3, "name": "run", "p": L.nn.Parameter(L.ones(2)), "empty": L.zeros(0, 3)}
+
+
+def _describe_tree(d):
+    if isinstance(d, dict):
+        return {k: _describe_tree(v) for k, v in d.items()}
+    if hasattr(d, "dtype"):
+        v = d.detach()
+        return (str(v.dtype), tuple(v.shape), tuple(v.stride()), type(d).__name__,
+                (v.to(torch.float32) if isinstance(v, torch.Tensor) and not v.is_complex() else
+                 v.float() if not v.is_complex() else v).tolist())
+    return d
+
+
+@DIRECTIONS
+@pytest.mark.parametrize("weights_only", [True, False])
+def test_legacy_format_round_trips(saver, loader, weights_only):
+    """torch's legacy (non-zip) format, ``_use_new_zipfile_serialization=False`` (and every torch < 1.6 file):
+    written and read (load raised, save raised NotImplementedError)."""
+    b = io.BytesIO()
+    saver.save(_legacy_objects(saver), b, _use_new_zipfile_serialization=False)
+    got = loader.load(io.BytesIO(b.getvalue()), weights_only=weights_only)
+    w = io.BytesIO()
+    torch.save(_legacy_objects(torch), w, _use_new_zipfile_serialization=False)
+    want = torch.load(io.BytesIO(w.getvalue()), weights_only=weights_only)
+    assert _describe_tree(got) == _describe_tree(want)
+    got["x"].add_(1)  # (views share their storage after the load, as torch's)
+    assert got["row"].tolist() == [5.0, 6.0, 7.0, 8.0]
+
+
+def test_legacy_format_whole_module():
+    m = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU())
+    b = io.BytesIO()
+    torch.save(m, b, _use_new_zipfile_serialization=False)
+    mf = ft.load(io.BytesIO(b.getvalue()), weights_only=False)
+    assert isinstance(mf, ft.nn.Sequential)
+    np.testing.assert_allclose(mf(ft.ones(1, 2)).detach().numpy(), m(torch.ones(1, 2)).detach().numpy(), rtol=1e-6)
+    with pytest.raises(pickle.UnpicklingError, match="Sequential"):
+        ft.load(io.BytesIO(b.getvalue()))
+
+
+def test_legacy_format_map_location_and_errors(tmp_path):
+    b = io.BytesIO()
+    torch.save({"w": torch.ones(2)}, b, _use_new_zipfile_serialization=False)
+    assert ft.load(io.BytesIO(b.getvalue()), map_location="cpu")["w"].device.type == "cpu"
+    with pytest.raises(RuntimeError, match="truncated"):
+        ft.load(io.BytesIO(b.getvalue()[:-2]))
+    import tarfile
+    path = tmp_path / "old.tar"
+    with tarfile.open(path, "w") as tar:
+        (tmp_path / "storages").write_bytes(b"x")
+        tar.add(tmp_path / "storages", arcname="storages")
+    with pytest.raises(RuntimeError, match=r"\.tar format"):
+        ft.load(path)

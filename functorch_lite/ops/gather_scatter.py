@@ -62,7 +62,7 @@ def _gather_prep(targs, sargs):
 
 
 @defop("gather", kernel="scatter_gather_tensor_cpu", promote="index", grad_fn="GatherBackward0", tensors=2,
-       method=False, function=False, saves=(1,),
+       method=False, function=False, saves=(0, 1),  # (torch's GatherBackward0 saves self: a change to it raises)
        prep=_gather_prep, check=_bounds(1, _dim_size, False, _oob(RuntimeError)))
 def _gather(input, index, dim, sparse_grad):
     """``out[i][j] = input[i][index[i][j]]`` along ``dim``."""
@@ -382,7 +382,8 @@ def _take_prep(targs, sargs):
     return sargs
 
 
-@defop(required=True, kernel="take_cpu", promote="index", grad_fn="TakeBackward0", tensors=2, saves=(1,), prep=_take_prep,
+@defop(required=True, kernel="take_cpu", promote="index", grad_fn="TakeBackward0", tensors=2, saves=(0, 1),
+       prep=_take_prep,
        check=_bounds(1, lambda targs, sargs: targs[0].numel(), True, lambda v, t, s, n: IndexError(
            f"out of range: tried to access index {v} on a tensor of {n} elements.")))
 def take(input, index):
@@ -406,8 +407,8 @@ def _take_along_prep(targs, sargs):
     return (d,)
 
 
-@defop(required=True, kernel="scatter_gather_tensor_cpu", promote="index", grad_fn="GatherBackward0", tensors=2, saves=(1,),
-       prep=_take_along_prep,
+@defop(required=True, kernel="scatter_gather_tensor_cpu", promote="index", grad_fn="GatherBackward0", tensors=2,
+       saves=(0, 1), prep=_take_along_prep,
        check=lambda targs, sargs: None if sargs[0] is not None else _bounds(
            1, lambda targs, sargs: targs[0].numel(), False,
            lambda v, t, s, n: RuntimeError(f"index {v} is out of bounds for dimension 0 with size {n}"))(targs, sargs))

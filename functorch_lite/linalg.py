@@ -250,8 +250,11 @@ def pinv(A: Tensor, rcond=None, hermitian: bool = False, *, atol=None, rtol=None
 
 
 def _pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
-    """``torch.pinverse``: pinv with ``rtol=rcond``."""
-    return dispatch(OPS["linalg_pinv"], (input, None, rcond), (False,))
+    """``torch.pinverse``: pinv with ``rtol=rcond`` (on autocast's float32 list, where linalg.pinv is on the lower
+    one: cast up, then no cast down)."""
+    from .ops._dispatch import autocast_fp32
+    (input,) = autocast_fp32(input)
+    return dispatch(OPS["linalg_pinv"], (input, None, rcond), (False,), autocast=False)
 
 
 def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol=None, out=None) -> Tensor:

@@ -602,6 +602,12 @@ class Tensor:
                 where = "meta" if self.is_meta else f"{self._storage.device.type}:{self.get_device()}"
                 raise TypeError(f"can't convert {where} device type tensor "
                                 "to numpy. Use Tensor.cpu() to copy the tensor to host memory first.")
+        if self._chain is not None and V.view_sign(self._chain):  # (the storage holds the values unconjugated)
+            if not force:
+                bit, fix = ("conjugate", "resolve_conj") if self.dtype.is_complex else ("negative", "resolve_neg")
+                raise RuntimeError(f"Can't call numpy() on Tensor that has {bit} bit set. Use tensor.{fix}().numpy() "
+                                   "instead.")
+            return self._host()  # (force: the values, resolved, as torch's resolve_conj().numpy())
         return self._host_strided()
 
     def _host_strided(self) -> np.ndarray:

@@ -114,7 +114,7 @@ def _to_complex_rule(op, sig, sargs):
 
 
 @defop(promote=_to_complex_rule, grad_fn="ViewAsComplexBackward0", view=_tensor_meta(_view_as_complex_meta),
-       method=False, saves=(), conj="reset")
+       method=False, saves=(), conj="reset", autocast="fp32")
 def view_as_complex(input):
     """A complex view of a float tensor whose last dim (size 2, stride 1) holds (re, im)."""
     return jax.lax.complex(input[..., 0], input[..., 1])

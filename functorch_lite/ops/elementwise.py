@@ -597,6 +597,17 @@ def _sigmoid_opmath(x):
     return jax.nn.sigmoid(x)
 
 
+def _half_in_f32(fn):
+    """``fn`` computed in float32 for float16/bfloat16 (PyTorch's opmath): jnp's exp2 / log2 / log10 scale by
+    ln 2 / ln 10 rounded to the half type (bfloat16 exp2(10) was 1000)."""
+    def f(x):
+        if x.dtype in (jnp.float16, jnp.bfloat16):
+            return fn(x.astype(jnp.float32)).astype(x.dtype)
+        return fn(x)
+    f.__name__ = getattr(fn, "__name__", "f")
+    return f
+
+
 def _unary_float(name, fn, grad_fn, saves=("all",), aliases=()):
     def impl(input):
         return fn(input)
@@ -609,9 +620,10 @@ def _unary_float(name, fn, grad_fn, saves=("all",), aliases=()):
 
 
 for _n, _f, _g, _s in [
-    ("exp", jnp.exp, "ExpBackward0", ("result",)), ("exp2", jnp.exp2, "Exp2Backward0", ("result",)),
+    ("exp", jnp.exp, "ExpBackward0", ("result",)), ("exp2", _half_in_f32(jnp.exp2), "Exp2Backward0", ("result",)),
     ("expm1", jnp.expm1, "Expm1Backward0", ("result",)), ("log", jnp.log, "LogBackward0", ("all",)),
-    ("log2", jnp.log2, "Log2Backward0", ("all",)), ("log10", jnp.log10, "Log10Backward0", ("all",)),
+    ("log2", _half_in_f32(jnp.log2), "Log2Backward0", ("all",)),
+    ("log10", _half_in_f32(jnp.log10), "Log10Backward0", ("all",)),
     ("log1p", jnp.log1p, "Log1PBackward0", ("all",)), ("sqrt", jnp.sqrt, "SqrtBackward0", ("result",)),
     ("rsqrt", jax.lax.rsqrt, "RsqrtBackward0", ("result",)), ("sin", jnp.sin, "SinBackward0", ("all",)),
     ("cos", jnp.cos, "CosBackward0", ("all",)), ("tan", jnp.tan, "TanBackward0", ("result",)),

@@ -537,6 +537,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.size()!r}, input2: {input2.size()!r}, target: {target.size()!r} ")
+    input1, input2, target = autocast_fp32(input1, input2, target)  # (on autocast's float32 list)
     return _apply_reduction((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 

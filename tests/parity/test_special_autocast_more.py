@@ -1,0 +1,106 @@
+"""Special functions, half-precision elementwise ops, NumPy conversion of conjugate views and autocast casts found by
+a red-team pass against torch 2.13, each compared with torch:
+
+- exp2 / log2 / log10 of float16 / bfloat16 compute in float32 (jnp scaled by ln 2 rounded to bfloat16: exp2(10)
+  was 1000);
+- erfcx was 0 on [9.2, 9.42] (float32) and [26.54, 26.64] (float64), and log_ndtr -inf on the matching band
+  (erfc there is subnormal, and XLA's CPU backend flushes it);
+- ``.numpy()`` / ``np.asarray`` of a conjugate (or negative-bit) view raise torch's error, and ``numpy(force=True)``
+  gives its values (both returned the storage's unconjugated values);
+- xlog1py's derivative in x is 0 where x == 0 and y <= -1 (it was -inf);
+- under CPU autocast: torch.pinverse, view_as_complex and margin_ranking_loss compute in float32.
+"""
+import numpy as np
+import pytest
+import torch
+
+import functorch_lite as ft
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("fn", ["exp2", "log2", "log10"])
+def test_half_exp2_log2_log10(fn, dtype):
+    xs = np.linspace(-14, 15, 1001)
+    if fn != "exp2":
+        xs = np.abs(xs) + 0.01
+    want = getattr(torch, fn)(torch.tensor(xs).to(getattr(torch, dtype))).float().numpy()
+    got = getattr(ft, fn)(ft.tensor(xs).to(getattr(ft, dtype))).float().numpy()
+    np.testing.assert_array_equal(got, want)
+
+
+def test_exp2_of_exact_powers():
+    for dt in ("bfloat16", "float16"):
+        x = [2.0, 10.0, -2.0, 3.0]
+        assert ft.exp2(ft.tensor(x, dtype=getattr(ft, dt))).tolist() == \
+            torch.exp2(torch.tensor(x, dtype=getattr(torch, dt))).tolist()
+
+
+@pytest.mark.parametrize("dtype, lo, hi", [("float32", -5, 14), ("float64", -5, 40)])
+def test_erfcx_and_log_ndtr_across_the_subnormal_band(dtype, lo, hi):
+    xs = np.concatenate([np.linspace(lo, hi, 3001), [9.2, 9.3, 9.4, 26.55, 26.6]])
+    t, f = getattr(torch, dtype), getattr(ft, dtype)
+    want = torch.special.erfcx(torch.tensor(xs, dtype=t)).numpy()
+    got = ft.special.erfcx(ft.tensor(xs, dtype=f)).numpy()
+    np.testing.assert_allclose(got, want, rtol=2e-6 if dtype == "float32" else 1e-13)
+    ys = -xs * np.sqrt(2)
+    want = torch.special.log_ndtr(torch.tensor(ys, dtype=t)).numpy()
+    got = ft.special.log_ndtr(ft.tensor(ys, dtype=f)).numpy()
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got, want, rtol=2e-6 if dtype == "float32" else 1e-12)
+
+
+def test_erfcx_gradient_in_the_band():
+    grads = []
+    for L in (torch, ft):
+        x = L.tensor([9.3, 26.6, 1.0], dtype=L.float64, requires_grad=True)
+        L.special.erfcx(x).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-10)
+
+
+def _outcome(fn):
+    try:
+        return ("ok", np.asarray(fn()).tolist())
+    except Exception as e:  # noqa: BLE001  (the outcome compared)
+        return (type(e).__name__, str(e))
+
+
+NUMPY_CASES = {
+    "conj numpy()": lambda L: L.tensor([1 + 2j, 3 - 1j]).conj().numpy(),
+    "conj numpy(force)": lambda L: L.tensor([1 + 2j, 3 - 1j]).conj().numpy(force=True),
+    "conj np.asarray": lambda L: np.asarray(L.tensor([1 + 2j]).conj()),
+    "neg numpy()": lambda L: L.tensor([1 + 2j]).conj().imag.numpy(),
+    "neg numpy(force)": lambda L: L.tensor([1 + 2j]).conj().imag.numpy(force=True),
+    "mH force": lambda L: L.tensor([[1 + 2j, 3j], [4 + 0j, 5 - 1j]]).mH.numpy(force=True),
+    "ihfft force": lambda L: L.fft.ihfft(L.tensor([1.0, 2.0, 3.0, 4.0])).numpy(force=True),
+    "resolved": lambda L: L.tensor([1 + 2j]).conj().resolve_conj().numpy(),
+}
+
+
+@pytest.mark.parametrize("name", list(NUMPY_CASES))
+def test_numpy_of_a_conjugate_view(name):
+    assert _outcome(lambda: NUMPY_CASES[name](ft)) == _outcome(lambda: NUMPY_CASES[name](torch))
+
+
+def test_xlog1py_gradient_at_zero():
+    def run(L):
+        x = L.tensor([0.0, 0.0, 1.0, 0.0], requires_grad=True)
+        y = L.tensor([-1.0, -2.0, -0.5, 3.0], requires_grad=True)
+        L.special.xlog1py(x, y).sum().backward()
+        return np.concatenate([x.grad.numpy(), y.grad.numpy()])
+    np.testing.assert_allclose(run(ft), run(torch), rtol=1e-6, equal_nan=True)
+
+
+def test_autocast_float32_list():
+    def run(L):
+        with L.autocast("cpu", dtype=L.bfloat16):
+            a = L.pinverse(L.tensor([[1.0, 2.0], [3.0, 4.0]]))
+            b = L.linalg.pinv(L.tensor([[1.0, 2.0], [3.0, 4.0]]))
+            x = L.ones(3, 2) @ L.ones(2, 2)
+            c = L.view_as_complex(x)
+            d = L.nn.functional.margin_ranking_loss(x, x * 2, L.ones_like(x))
+        return [str(t.dtype) for t in (a, b, x, c, d)], a.float().numpy(), d.item()
+    (dt_f, a_f, d_f), (dt_t, a_t, d_t) = run(ft), run(torch)
+    assert dt_f == dt_t
+    np.testing.assert_allclose(a_f, a_t, rtol=1e-5)
+    assert d_f == d_t

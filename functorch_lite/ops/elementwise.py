@@ -584,6 +584,39 @@ def _digamma(x):
     return jnp.where(x == 0, jnp.where(jnp.signbit(x), inf, -inf), jax.scipy.special.digamma(x))
 
 
+def _trigamma(x):
+    """PyTorch's trigamma (Math.h): reflection below 0.5, six recurrence steps, then the asymptotic series."""
+    pi = jnp.asarray(np.pi, x.dtype)
+    refl = x < 0.5
+    s = jnp.sin(pi * x)
+    result = jnp.where(refl, -(pi * pi) / (s * s), jnp.zeros((), x.dtype))
+    x = jnp.where(refl, 1 - x, x)
+    for _ in range(6):
+        result = result + 1 / (x * x)
+        x = x + 1
+    ixx = 1 / (x * x)
+    result = result + (1 + 1 / (2 * x) + ixx * (1.0 / 6 - ixx * (1.0 / 30 - ixx * (1.0 / 42)))) / x
+    return jnp.where(refl, -result, result)
+
+
+@jax.custom_jvp
+def _digamma_d(x):
+    """digamma whose derivative is PyTorch's trigamma (inf at 0, where JAX's gives NaN)."""
+    return _digamma(x)
+
+
+_digamma_d.defjvp(lambda p, t: (_digamma_d(p[0]), _trigamma(p[0]) * t[0]))
+
+
+@jax.custom_jvp
+def _lgamma(x):
+    """lgamma whose derivative is PyTorch's digamma (-inf at 0, where JAX's gives NaN)."""
+    return jax.scipy.special.gammaln(x)
+
+
+_lgamma.defjvp(lambda p, t: (_lgamma(p[0]), _digamma_d(p[0]) * t[0]))
+
+
 # PyTorch's CPU kernel names (its dtype errors name them): vectorised (VML) ones, and a few others
 _VML = {"acos", "asin", "atan", "cos", "erf", "erfc", "erfinv", "exp", "expm1", "lgamma", "log", "log10", "log1p",
         "log2", "sin", "sqrt", "tan", "tanh"}
@@ -637,8 +670,8 @@ for _n, _f, _g, _s in [
     ("erfc", jax.scipy.special.erfc, "ErfcBackward0", ("all",)),
     ("erfinv", jax.scipy.special.erfinv, "ErfinvBackward0", ("all",)),
     ("reciprocal", jnp.reciprocal, "ReciprocalBackward0", ("result",)),
-    ("lgamma", jax.scipy.special.gammaln, "LgammaBackward0", ("all",)),
-    ("digamma", _digamma, "DigammaBackward0", ("all",)),
+    ("lgamma", _lgamma, "LgammaBackward0", ("all",)),
+    ("digamma", _digamma_d, "DigammaBackward0", ("all",)),
 ]:
     _unary_float(_n, _f, _g, _s)
 

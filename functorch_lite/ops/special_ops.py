@@ -27,7 +27,7 @@ from .. import dtypes as D
 from .._promotion import no_kernel
 from . import _dispatch
 from ._registry import OPS, defop
-from .elementwise import _digamma
+from .elementwise import _digamma, _trigamma
 from .grad_overrides import _lin
 
 _sp = jax.scipy.special
@@ -364,21 +364,6 @@ def igammac(input, other):
 
 
 # ---- polygamma, mvlgamma ------------------------------------------------------------------------------------
-def _trigamma(x):
-    """PyTorch's trigamma (Math.h): reflection below 0.5, six recurrence steps, then the asymptotic series."""
-    pi = _c(math.pi, x)
-    refl = x < 0.5
-    s = jnp.sin(pi * x)
-    result = jnp.where(refl, -(pi * pi) / (s * s), jnp.zeros((), x.dtype))
-    x = jnp.where(refl, 1 - x, x)
-    for _ in range(6):
-        result = result + 1 / (x * x)
-        x = x + 1
-    ixx = 1 / (x * x)
-    result = result + (1 + 1 / (2 * x) + ixx * (1.0 / 6 - ixx * (1.0 / 30 - ixx * (1.0 / 42)))) / x
-    return jnp.where(refl, -result, result)
-
-
 def _polygamma_f(n, x):
     if n == 0:
         return _digamma(x)

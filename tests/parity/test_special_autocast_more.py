@@ -104,3 +104,13 @@ def test_autocast_float32_list():
     assert dt_f == dt_t
     np.testing.assert_allclose(a_f, a_t, rtol=1e-5)
     assert d_f == d_t
+
+
+@pytest.mark.parametrize("fn", ["digamma", "lgamma"])
+def test_digamma_lgamma_gradients_at_poles(fn):
+    """torch's derivatives: lgamma's is digamma (-inf at 0), digamma's trigamma (inf at 0; JAX's gave NaN)."""
+    def run(L):
+        x = L.tensor([0.0, -1.0, -2.5, 1.0, 3.7], requires_grad=True)
+        getattr(L, fn)(x).sum().backward()
+        return x.grad.numpy()
+    np.testing.assert_allclose(run(ft), run(torch), rtol=1e-5, equal_nan=True)

@@ -22,6 +22,7 @@ from .._symbolic import sym_float
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor, _wrap_dim
 from ._registry import OPS, defop
+from .elementwise import _half_in_f32
 from .norm import _float_rule
 
 __all__: list = ["elu", "elu_", "selu", "selu_", "celu", "celu_", "hardswish", "hardsigmoid", "mish", "prelu",
@@ -179,8 +180,10 @@ def _glu_prep(targs, sargs):
        kernel="glu_cpu")
 def _glu(input, dim):
     """``a * sigmoid(b)`` with ``a, b`` the two halves of ``input`` along ``dim``."""
-    a, b = jnp.split(input, 2, axis=dim)
-    return a * jax.nn.sigmoid(b)
+    def f(x):  # (float16/bfloat16 in float32, as torch's kernel)
+        a, b = jnp.split(x, 2, axis=dim)
+        return a * jax.nn.sigmoid(b)
+    return _half_in_f32(f)(input)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:

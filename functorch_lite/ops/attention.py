@@ -336,11 +336,19 @@ def _mha(query, key, value, w_in, w_k, w_v, b_in, bias_k, bias_v, w_o, b_o, attn
 
 
 def _check_mha_dtypes(query: Tensor, w: Tensor, attn_mask, kpm, need_weights: bool) -> None:
-    """PyTorch's dtype errors from the projections (``linear``) and the score matmul (``baddbmm``/SDPA)."""
-    qd = query.dtype
-    if w.dtype is not qd:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {qd.short} and {w.dtype.short}")
-    dts = [qd if m.dtype is D.bool else m.dtype for m in (attn_mask, kpm) if m is not None]
+    """PyTorch's dtype errors from the projections (``linear``) and the score matmul (``baddbmm``/SDPA), on the
+    dtypes the op sees: under autocast its floating inputs but float64 are cast to the autocast dtype first (a
+    bfloat16 query beside float32 weights is fine there)."""
+    from ..amp import autocast_mode as _amp
+    act = _amp.STATE.active
+    low = act.get(query._storage.device.type) if act else None
+
+    def seen(t):
+        return low if low is not None and t.dtype.is_floating_point and t.dtype is not D.float64 else t.dtype
+    qd, wd = seen(query), seen(w)
+    if wd is not qd:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {qd.short} and {wd.short}")
+    dts = [qd if m.dtype is D.bool else seen(m) for m in (attn_mask, kpm) if m is not None]
     if not dts:
         return
     from .._promotion import promote_types

@@ -744,12 +744,12 @@ def relu(input):
 def gelu(input, *, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
-    return jax.nn.gelu(input, approximate=(approximate == "tanh"))
+    return _half_in_f32(lambda x: jax.nn.gelu(x, approximate=(approximate == "tanh")))(input)
 
 
 @defop(promote="float_only", grad_fn="SiluBackward0", kernel="silu_cpu")
 def silu(input):
-    return jax.nn.silu(input)
+    return _half_in_f32(jax.nn.silu)(input)
 
 
 @defop(promote="float_only", grad_fn="MishBackward0", kernel="mish_cpu", inplace=True)
@@ -923,12 +923,20 @@ def _value(value, dt):
 @defop(kernel="addcmul_cpu_out", promote=_addc_rule, broadcast=True, grad_fn="AddcmulBackward0", tensors=3,
        inplace=True, traced=("value",), saves=saves_for(((2,), 1), ((1,), 2)))
 def addcmul(input, tensor1, tensor2, *, value=1):
-    """``input + value * tensor1 * tensor2`` (integral results truncate ``value``)."""
+    """``input + value * tensor1 * tensor2`` (integral results truncate ``value``; float16 / bfloat16 in float32,
+    rounded once, as torch's CPU kernel)."""
+    if input.dtype in (jnp.float16, jnp.bfloat16):
+        f = np.dtype(np.float32)
+        return (input.astype(f) + _value(value, f) * tensor1.astype(f) * tensor2.astype(f)).astype(input.dtype)
     return input + _value(value, input.dtype) * tensor1 * tensor2
 
 
 @defop(kernel="addcdiv_cpu_out", promote=_addc_rule, broadcast=True, grad_fn="AddcdivBackward0", tensors=3,
        inplace=True, traced=("value",), saves=saves_for(((1,), 2), always=(2,)))
 def addcdiv(input, tensor1, tensor2, *, value=1):
-    """``input + value * tensor1 / tensor2``; tensor1 and tensor2 may not both be integral (PyTorch's error)."""
+    """``input + value * tensor1 / tensor2``; tensor1 and tensor2 may not both be integral (PyTorch's error);
+    float16 / bfloat16 in float32, rounded once."""
+    if input.dtype in (jnp.float16, jnp.bfloat16):
+        f = np.dtype(np.float32)
+        return (input.astype(f) + _value(value, f) * tensor1.astype(f) / tensor2.astype(f)).astype(input.dtype)
     return input + _value(value, input.dtype) * tensor1 / tensor2

@@ -425,7 +425,20 @@ class TransformerEncoderLayer(_LayerBlocks):
 
     def _fast_forward(self, src: Tensor, src_mask, src_key_padding_mask) -> Tensor:
         """PyTorch's fused inference layer: no dropout, masks read as bool (nonzero = masked), ``is_causal``
-        ignored, NaN for fully masked rows, ReLU or exact GELU by ``activation_relu_or_gelu``."""
+        ignored, NaN for fully masked rows, ReLU or exact GELU by ``activation_relu_or_gelu``. Under CPU autocast
+        the fused op is on the lower-precision list: its input and weights are cast to the autocast dtype, and
+        it runs there (its result is in that dtype)."""
+        from ...amp import autocast_mode as _amp
+        act_ = _amp.STATE.active
+        low = act_.get(src.device.type) if act_ else None
+        if low is not None and src.dtype.is_floating_point and src.dtype is not low:
+            from ... import float64
+            if src.dtype is not float64:
+                with _amp.autocast(src.device.type, enabled=False):
+                    return self._fast_body(src.to(low), src_mask, src_key_padding_mask, lambda t: t.to(low))
+        return self._fast_body(src, src_mask, src_key_padding_mask, lambda t: t)
+
+    def _fast_body(self, src: Tensor, src_mask, src_key_padding_mask, cast) -> Tensor:
         from ...ops.attention import _mha_forward
         sa = self.self_attn
         src_mask = None if src_mask is None else src_mask != 0
@@ -433,20 +446,21 @@ class TransformerEncoderLayer(_LayerBlocks):
         act = F.gelu if self.activation_relu_or_gelu == 2 else F.relu
 
         def attend(x):
-            return _mha_forward(x, x, x, sa.embed_dim, sa.num_heads, sa.in_proj_weight, sa.in_proj_bias,
+            return _mha_forward(x, x, x, sa.embed_dim, sa.num_heads, cast(sa.in_proj_weight), cast(sa.in_proj_bias),
                                 bias_k=None, bias_v=None, add_zero_attn=False, dropout_p=0.0,
-                                out_proj_weight=sa.out_proj.weight, out_proj_bias=sa.out_proj.bias, training=False,
+                                out_proj_weight=cast(sa.out_proj.weight), out_proj_bias=cast(sa.out_proj.bias),
+                                training=False,
                                 key_padding_mask=src_key_padding_mask, need_weights=False, attn_mask=src_mask,
                                 use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
                                 v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
                                 is_causal=False, batch_first=True, fast_path=True)[0]
 
         def ff(x):
-            return F.linear(act(F.linear(x, self.linear1.weight, self.linear1.bias)), self.linear2.weight,
-                            self.linear2.bias)
+            return F.linear(act(F.linear(x, cast(self.linear1.weight), cast(self.linear1.bias))),
+                            cast(self.linear2.weight), cast(self.linear2.bias))
 
         def norm(n, x):
-            return F.layer_norm(x, n.normalized_shape, n.weight, n.bias, self.norm1.eps)
+            return F.layer_norm(x, n.normalized_shape, cast(n.weight), cast(n.bias), self.norm1.eps)
         x = src
         if self.norm_first:
             x = x + attend(norm(self.norm1, x))

@@ -39,19 +39,52 @@ def _tup(v, n: int, name: str | None = None) -> tuple:
 
 # ---- convolution -------------------------------------------------------------------------------------------
 def _conv_rule(op, sig, sargs):
-    """Input, weight and bias share one dtype (PyTorch's messages); Bool has no CPU kernel."""
-    xd, wd = sig[0][1], sig[1][1]
-    if xd is not wd:
-        raise RuntimeError(f"Input type (torch.{xd.short}Tensor) and weight type (torch.{wd.short}Tensor) should be "
-                           "the same or input should be a "
-                           "MKLDNN tensor and weight is a dense tensor")
-    if sig[2] is not None and sig[2][1] is not xd:
-        bd = sig[2][1]
-        raise RuntimeError(f"Input type ({_cname(xd)}) and bias type ({_cname(bd)}) should be the same")
+    """Input and weight share one dtype (``_conv_dtypes`` raised torch's errors otherwise); a transposed
+    convolution's bias of another dtype is cast (torch adds it afterwards). Bool, complex and float8 have no CPU
+    kernel."""
+    xd = sig[0][1]
     if xd is D.bool or xd.is_complex or xd in D.FLOAT8:
-        raise no_kernel("slow_conv_transpose2d_out_cpu" if op.sarg(sargs, "transposed") else
-                        "slow_conv3d_cpu" if sig[1][0] == 5 else "slow_conv2d_cpu", xd)
-    return (None,) * len(sig), (xd,)
+        raise no_kernel(_kernel_name(op.sarg(sargs, "transposed"), sig[1][0] - 2), xd)
+    return (None, None, None if sig[2] is None else xd), (xd,)
+
+
+def _kernel_name(transposed, nd):
+    if transposed:
+        return "slow_conv_transpose3d_out_cpu" if nd == 3 else "slow_conv_transpose2d_out_cpu"
+    return "slow_conv3d_cpu" if nd == 3 else "slow_conv2d_cpu"
+
+
+def _conv_dtypes(x, w, b, transposed, nd) -> None:
+    """Mixed dtypes: torch 2.13's CPU errors, in its order, which depend on the backend it picks. oneDNN runs a
+    bfloat16 input, and a float32 one with a batch above 1 (its messages name ``torch.FloatTensor`` /
+    ``CPUBFloat16Type``); the native kernels check a convolution's bias first (``Input type (double) and bias
+    type (float)``: float64 NumPy data into a Conv2d), then the weight (``expected scalar type Double but found
+    Float``). A transposed one has no kernel for the integer types but int64, and checks its bias (added
+    afterwards) last."""
+    xd, wd = x.dtype, w.dtype
+    bd = None if b is None else b.dtype
+    if transposed and xd.category == D.INT and xd is not D.int64:
+        raise no_kernel(_kernel_name(True, nd), xd)
+    if (bd is None or bd is xd) and wd is xd:
+        return
+    onednn = xd is D.bfloat16 or (xd is D.float32 and x._shape[0] > 1)
+
+    def name(d):
+        return "CPUBFloat16Type" if d is D.bfloat16 else f"torch.{d.short}Tensor"
+    if not transposed and bd is not None and bd is not xd:
+        raise RuntimeError(f"Input type ({_cname(xd)}) and bias type ({_cname(bd)}) should be the same")
+    if wd is not xd:
+        if onednn:
+            raise RuntimeError(f"Input type ({name(xd)}) and weight type ({name(wd)}) should be the same or input "
+                               "should be a MKLDNN tensor and weight is a dense tensor")
+        raise RuntimeError(f"expected scalar type {xd.short} but found {wd.short}")
+    if onednn:
+        raise RuntimeError(f"Input type ({name(xd)}) and bias type ({name(bd)}) should be the same or input should "
+                           "be a MKLDNN tensor and bias is a dense tensor")
+    if nd == 3:
+        raise RuntimeError(f"expected scalar type {xd.short} but found {bd.short}")
+    if bd.category > xd.category:
+        raise RuntimeError(f"result type {bd.short} can't be cast to the desired output type {xd.short}")
 
 
 def _conv_prep(targs, sargs):
@@ -120,6 +153,7 @@ def _conv_prep(targs, sargs):
         if any(o < 1 for o in osz):
             raise RuntimeError(f"Given input size per channel: ({' x '.join(str(e) for e in xs[2:])}). Calculated "
                                f"output size per channel: ({' x '.join(map(str, osz))}). Output size is too small")
+    _conv_dtypes(x, w, b, transposed, nd)
     return (stride, pads, dilation, bool(transposed), output_padding, groups)
 
 

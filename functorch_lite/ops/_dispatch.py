@@ -234,8 +234,12 @@ def _dynamic_key(op, sargs, sig, arrays):
 
 def _weak(a):
     """A traced float64 as a weakly typed one (what a Python float passed to a jitted kernel is): ``x * a`` keeps
-    x's float32, as ``x * 0.5`` does."""
-    from jax._src.lax.lax import _convert_element_type
+    x's float32, as ``x * 0.5`` does. (JAX exports this only privately; without it the value stays float64, and
+    the kernels that cast their scalar options explicitly, as the traced ones do, are unaffected.)"""
+    try:
+        from jax._src.lax.lax import _convert_element_type
+    except ImportError:  # pragma: no cover  (another JAX's layout)
+        return a
     return _convert_element_type(a, a.dtype, weak_type=True)
 
 

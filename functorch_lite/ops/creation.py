@@ -246,8 +246,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         src = import_foreign(data)
         t = src.to(dtype=D.as_dtype(dtype) if dtype is not None else src.dtype, device=device)
         return t.requires_grad_(True) if requires_grad else t
-    if type(data) is SymNumber or isinstance(data, (list, tuple)) and any(type(x) is SymNumber
-                                                                          for x in _flat_iter(data)):
+    if type(data) is SymNumber or isinstance(data, (list, tuple)) and _tracing() and \
+            any(type(x) is SymNumber for x in _flat_iter(data)):  # (SymNumbers exist only while compile traces)
         return _from_dynamic(data, dtype, device, requires_grad)
     if hasattr(data, "__array__") and not isinstance(data, (list, tuple, builtins.range)):
         return tensor(np.asarray(data), dtype=dtype, device=device, requires_grad=requires_grad)
@@ -266,6 +266,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         D.check_fits(host.max().item(), dt, "none", dt.name)
         D.check_fits(host.min().item(), dt, "none", dt.name)
     return _finish(_host_cast(host, D.from_numpy_dtype(host.dtype), dt), dt, device, requires_grad)
+
+
+def _tracing() -> bool:
+    from .._compile.runner import TRACING  # (imported here: the compile runner imports the ops)
+    return bool(TRACING[0])
 
 
 def _from_dynamic(data, dtype, device, requires_grad):

@@ -307,7 +307,8 @@ def _csgn_jvp(primals, tangents):
     s = csgn(z)
     a = jnp.abs(z)
     zero = a == 0
-    d = (t - s * jnp.real(jnp.conj(s) * t).astype(z.dtype)) / jnp.where(zero, jnp.ones((), a.dtype), a).astype(z.dtype)
+    safe = jnp.where(zero, jnp.ones((), a.dtype), a).astype(z.dtype)
+    d = (t - s * jnp.real(jnp.conj(s) * t).astype(z.dtype)) / safe
     return s, jnp.where(zero, jnp.zeros((), z.dtype), d)
 
 

@@ -175,3 +175,18 @@ def test_half_activations_compute_in_float32(name, dtype):
     got = HALF_ACTS[name](ft, ft.tensor(xs).to(getattr(ft, dtype))).float().numpy()
     np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-6)
     assert (got != want).mean() < 0.1  # (exact but for an ulp where the float32 evaluations differ)
+
+
+def test_transformer_fast_path_under_autocast_without_biases_and_with_a_half_input():
+    """A layer without biases (torch then skips the fused path) and a bfloat16 input (cast, as a float32 one)."""
+    def run(L):
+        out = []
+        for bias in (True, False):
+            layer = _set_weights(L, L.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True, bias=bias))
+            enc = L.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).eval()
+            x = L.tensor(np.random.RandomState(2).randn(2, 5, 8).astype(np.float32))
+            for inp in (x, x.bfloat16()):
+                with L.autocast("cpu", dtype=L.bfloat16), L.no_grad():
+                    out.append(str(enc(inp).dtype))
+        return out
+    assert run(ft) == run(torch)

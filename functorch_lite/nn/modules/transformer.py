@@ -431,11 +431,12 @@ class TransformerEncoderLayer(_LayerBlocks):
         from ...amp import autocast_mode as _amp
         act_ = _amp.STATE.active
         low = act_.get(src.device.type) if act_ else None
-        if low is not None and src.dtype.is_floating_point and src.dtype is not low:
+        if low is not None and src.dtype.is_floating_point:
             from ... import float64
             if src.dtype is not float64:
                 with _amp.autocast(src.device.type, enabled=False):
-                    return self._fast_body(src.to(low), src_mask, src_key_padding_mask, lambda t: t.to(low))
+                    return self._fast_body(src.to(low), src_mask, src_key_padding_mask,
+                                           lambda t: None if t is None else t.to(low))
         return self._fast_body(src, src_mask, src_key_padding_mask, lambda t: t)
 
     def _fast_body(self, src: Tensor, src_mask, src_key_padding_mask, cast) -> Tensor:

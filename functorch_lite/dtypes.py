@@ -337,6 +337,19 @@ def opmath(jdt):
     return jnp.float32 if jdt in (jnp.float16, jnp.bfloat16) else jdt
 
 
+def in_opmath(fn):
+    """``fn(*arrays)`` computed in float32 when the first array is float16/bfloat16 (PyTorch's CPU kernels do:
+    jnp's exp2 scales by ln 2 rounded to bfloat16, its tanh-GELU underflows), rounded once to that dtype."""
+    def g(*xs):
+        dt = xs[0].dtype
+        if dt in (jnp.float16, jnp.bfloat16):
+            return fn(*(x.astype(jnp.float32) for x in xs)).astype(dt)
+        return fn(*xs)
+    g.__name__ = getattr(fn, "__name__", "f")
+    g.__doc__ = fn.__doc__
+    return g
+
+
 def cast_array(arr, src: dtype, dst: dtype, xp=jnp):
     """Cast an array from ``src`` to ``dst`` the way PyTorch's CPU kernels do (spec §2.2).
 

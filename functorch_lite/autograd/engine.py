@@ -280,10 +280,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     return None
 
 
-def _roots_and_grads(tensors, grad_tensors, create_graph):
-    Tensor = _tensor_cls()
+def _one_grad_each(tensors, grad_tensors) -> None:
     if len(grad_tensors) != len(tensors):  # (torch's _make_grads)
         raise RuntimeError(f"got {len(tensors)} tensors and {len(grad_tensors)} gradients")
+
+
+def _roots_and_grads(tensors, grad_tensors, create_graph):
+    Tensor = _tensor_cls()
+    _one_grad_each(tensors, grad_tensors)
     roots, grads = [], []
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
         if not t._requires_grad or t.grad_fn is None and t.__dict__.get("_no_grad_view"):  # (no edge: torch's error)
@@ -320,8 +324,7 @@ def _grads_batched(outputs, inputs, grad_outputs, create_graph, allow_unused, ma
     gradients come back with it first (torch's vmap over the backward). A None grad_output is the unbatched ones
     of a scalar output. (The graph is kept for every element of the batch.)"""
     from ..func import vmap
-    if len(grad_outputs) != len(outputs):
-        raise RuntimeError(f"got {len(outputs)} tensors and {len(grad_outputs)} gradients")
+    _one_grad_each(outputs, grad_outputs)
     for i, (t, g) in enumerate(zip(outputs, grad_outputs)):
         if g is not None and tuple(g._shape[1:]) != tuple(t._shape):
             # (torch's message names grad_output[i][0]'s shape without its first dimension: g's from its third)

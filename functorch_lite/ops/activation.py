@@ -22,7 +22,6 @@ from .._symbolic import sym_float
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor, _wrap_dim
 from ._registry import OPS, defop
-from .elementwise import _half_in_f32
 from .norm import _float_rule
 
 __all__: list = ["elu", "elu_", "selu", "selu_", "celu", "celu_", "hardswish", "hardsigmoid", "mish", "prelu",
@@ -183,7 +182,7 @@ def _glu(input, dim):
     def f(x):  # (float16/bfloat16 in float32, as torch's kernel)
         a, b = jnp.split(x, 2, axis=dim)
         return a * jax.nn.sigmoid(b)
-    return _half_in_f32(f)(input)
+    return D.in_opmath(f)(input)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:

@@ -273,8 +273,14 @@ def _lin(x, w, b):
     return r if b is None else r + b
 
 
+def _mha_check(targs, sargs):
+    """The op's check: on the dtypes it sees, after autocast's casts (a bfloat16 query beside float32 weights is
+    fine under autocast, as torch's)."""
+    _check_mha_dtypes(targs[0], targs[3], targs[11], targs[12], sargs[3])
+
+
 @defop("multi_head_attention_forward", promote=_mha_rule, grad_fn=_mha_name, tensors=16, method=False,
-       function=False, nout=2, kernel="addmm", broadcast=False, autocast="lower")
+       function=False, nout=2, kernel="addmm", broadcast=False, autocast="lower", check=_mha_check)
 def _mha(query, key, value, w_in, w_k, w_v, b_in, bias_k, bias_v, w_o, b_o, attn_mask, kpm, static_k, static_v,
          rng, num_heads, add_zero_attn, dropout_p, need_weights, average, causal, safe, batched, batch_first):
     """Multi-head attention, time-first inside: projections, masks, attention, output projection."""
@@ -336,19 +342,11 @@ def _mha(query, key, value, w_in, w_k, w_v, b_in, bias_k, bias_v, w_o, b_o, attn
 
 
 def _check_mha_dtypes(query: Tensor, w: Tensor, attn_mask, kpm, need_weights: bool) -> None:
-    """PyTorch's dtype errors from the projections (``linear``) and the score matmul (``baddbmm``/SDPA), on the
-    dtypes the op sees: under autocast its floating inputs but float64 are cast to the autocast dtype first (a
-    bfloat16 query beside float32 weights is fine there)."""
-    from ..amp import autocast_mode as _amp
-    act = _amp.STATE.active
-    low = act.get(query._storage.device.type) if act else None
-
-    def seen(t):
-        return low if low is not None and t.dtype.is_floating_point and t.dtype is not D.float64 else t.dtype
-    qd, wd = seen(query), seen(w)
-    if wd is not qd:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {qd.short} and {wd.short}")
-    dts = [qd if m.dtype is D.bool else seen(m) for m in (attn_mask, kpm) if m is not None]
+    """PyTorch's dtype errors from the projections (``linear``) and the score matmul (``baddbmm``/SDPA)."""
+    qd = query.dtype
+    if w.dtype is not qd:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {qd.short} and {w.dtype.short}")
+    dts = [qd if m.dtype is D.bool else m.dtype for m in (attn_mask, kpm) if m is not None]
     if not dts:
         return
     from .._promotion import promote_types
@@ -519,7 +517,6 @@ def _mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weigh
         kpm_len = ksz[1] + (1 if bias_k is not None else 0) + (1 if add_zero_attn else 0)
         if kpm_len != src_len:
             raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got {kpm_len}")
-    _check_mha_dtypes(query, w_in, attn_mask, kpm, need_weights)
     p = float(dropout_p) if training and dropout_p > 0.0 else 0.0
     if p > 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")

@@ -246,7 +246,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         src = import_foreign(data)
         t = src.to(dtype=D.as_dtype(dtype) if dtype is not None else src.dtype, device=device)
         return t.requires_grad_(True) if requires_grad else t
-    if type(data) is SymNumber or isinstance(data, (list, tuple)) and _tracing() and \
+    if type(data) is SymNumber or isinstance(data, (list, tuple)) and _is_compiling() and \
             any(type(x) is SymNumber for x in _flat_iter(data)):  # (SymNumbers exist only while compile traces)
         return _from_dynamic(data, dtype, device, requires_grad)
     if hasattr(data, "__array__") and not isinstance(data, (list, tuple, builtins.range)):
@@ -268,9 +268,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     return _finish(_host_cast(host, D.from_numpy_dtype(host.dtype), dt), dt, device, requires_grad)
 
 
-def _tracing() -> bool:
-    from .._compile.runner import TRACING  # (imported here: the compile runner imports the ops)
-    return bool(TRACING[0])
+def _is_compiling() -> bool:
+    from .._dynamo import is_compiling  # (imported here: the compile runner imports the ops)
+    return is_compiling()
 
 
 def _from_dynamic(data, dtype, device, requires_grad):

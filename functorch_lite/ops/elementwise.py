@@ -623,24 +623,6 @@ _VML = {"acos", "asin", "atan", "cos", "erf", "erfc", "erfinv", "exp", "expm1", 
 _UNARY_KERNEL = {"exp2": "exp2", "digamma": "digamma", "sigmoid": "sigmoid_cpu_reduced_float"}
 
 
-def _sigmoid_opmath(x):
-    """PyTorch's CPU kernel computes float16 / bfloat16 in float32 (opmath), rounding once at the end."""
-    if x.dtype in (jnp.float16, jnp.bfloat16):
-        return jax.nn.sigmoid(x.astype(jnp.float32)).astype(x.dtype)
-    return jax.nn.sigmoid(x)
-
-
-def _half_in_f32(fn):
-    """``fn`` computed in float32 for float16/bfloat16 (PyTorch's opmath): jnp's exp2 / log2 / log10 scale by
-    ln 2 / ln 10 rounded to the half type (bfloat16 exp2(10) was 1000)."""
-    def f(x):
-        if x.dtype in (jnp.float16, jnp.bfloat16):
-            return fn(x.astype(jnp.float32)).astype(x.dtype)
-        return fn(x)
-    f.__name__ = getattr(fn, "__name__", "f")
-    return f
-
-
 def _unary_float(name, fn, grad_fn, saves=("all",), aliases=()):
     def impl(input):
         return fn(input)
@@ -653,10 +635,10 @@ def _unary_float(name, fn, grad_fn, saves=("all",), aliases=()):
 
 
 for _n, _f, _g, _s in [
-    ("exp", jnp.exp, "ExpBackward0", ("result",)), ("exp2", _half_in_f32(jnp.exp2), "Exp2Backward0", ("result",)),
+    ("exp", jnp.exp, "ExpBackward0", ("result",)), ("exp2", D.in_opmath(jnp.exp2), "Exp2Backward0", ("result",)),
     ("expm1", jnp.expm1, "Expm1Backward0", ("result",)), ("log", jnp.log, "LogBackward0", ("all",)),
-    ("log2", _half_in_f32(jnp.log2), "Log2Backward0", ("all",)),
-    ("log10", _half_in_f32(jnp.log10), "Log10Backward0", ("all",)),
+    ("log2", D.in_opmath(jnp.log2), "Log2Backward0", ("all",)),
+    ("log10", D.in_opmath(jnp.log10), "Log10Backward0", ("all",)),
     ("log1p", jnp.log1p, "Log1PBackward0", ("all",)), ("sqrt", jnp.sqrt, "SqrtBackward0", ("result",)),
     ("rsqrt", jax.lax.rsqrt, "RsqrtBackward0", ("result",)), ("sin", jnp.sin, "SinBackward0", ("all",)),
     ("cos", jnp.cos, "CosBackward0", ("all",)), ("tan", jnp.tan, "TanBackward0", ("result",)),
@@ -665,7 +647,7 @@ for _n, _f, _g, _s in [
     ("cosh", jnp.cosh, "CoshBackward0", ("all",)), ("tanh", jnp.tanh, "TanhBackward0", ("result",)),
     ("asinh", jnp.arcsinh, "AsinhBackward0", ("all",)), ("acosh", jnp.arccosh, "AcoshBackward0", ("all",)),
     ("atanh", jnp.arctanh, "AtanhBackward0", ("all",)),
-    ("sigmoid", _sigmoid_opmath, "SigmoidBackward0", ("result",)),
+    ("sigmoid", D.in_opmath(jax.nn.sigmoid), "SigmoidBackward0", ("result",)),
     ("erf", jax.scipy.special.erf, "ErfBackward0", ("all",)),
     ("erfc", jax.scipy.special.erfc, "ErfcBackward0", ("all",)),
     ("erfinv", jax.scipy.special.erfinv, "ErfinvBackward0", ("all",)),
@@ -744,12 +726,12 @@ def relu(input):
 def gelu(input, *, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
-    return _half_in_f32(lambda x: jax.nn.gelu(x, approximate=(approximate == "tanh")))(input)
+    return D.in_opmath(lambda x: jax.nn.gelu(x, approximate=(approximate == "tanh")))(input)
 
 
 @defop(promote="float_only", grad_fn="SiluBackward0", kernel="silu_cpu")
 def silu(input):
-    return _half_in_f32(jax.nn.silu)(input)
+    return D.in_opmath(jax.nn.silu)(input)
 
 
 @defop(promote="float_only", grad_fn="MishBackward0", kernel="mish_cpu", inplace=True)
@@ -925,10 +907,7 @@ def _value(value, dt):
 def addcmul(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 * tensor2`` (integral results truncate ``value``; float16 / bfloat16 in float32,
     rounded once, as torch's CPU kernel)."""
-    if input.dtype in (jnp.float16, jnp.bfloat16):
-        f = np.dtype(np.float32)
-        return (input.astype(f) + _value(value, f) * tensor1.astype(f) * tensor2.astype(f)).astype(input.dtype)
-    return input + _value(value, input.dtype) * tensor1 * tensor2
+    return D.in_opmath(lambda x, a, b: x + _value(value, x.dtype) * a * b)(input, tensor1, tensor2)
 
 
 @defop(kernel="addcdiv_cpu_out", promote=_addc_rule, broadcast=True, grad_fn="AddcdivBackward0", tensors=3,
@@ -936,7 +915,4 @@ def addcmul(input, tensor1, tensor2, *, value=1):
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 / tensor2``; tensor1 and tensor2 may not both be integral (PyTorch's error);
     float16 / bfloat16 in float32, rounded once."""
-    if input.dtype in (jnp.float16, jnp.bfloat16):
-        f = np.dtype(np.float32)
-        return (input.astype(f) + _value(value, f) * tensor1.astype(f) / tensor2.astype(f)).astype(input.dtype)
-    return input + _value(value, input.dtype) * tensor1 / tensor2
+    return D.in_opmath(lambda x, a, b: x + _value(value, x.dtype) * a / b)(input, tensor1, tensor2)

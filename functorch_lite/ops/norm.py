@@ -17,7 +17,6 @@ from .. import dtypes as D
 from .._symbolic import sym_float
 from . import _deferred
 from . import grad_overrides as _go
-from .elementwise import _half_in_f32
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from .._tensor.views import shape_str as _shape_str
@@ -419,8 +418,9 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
        saves=lambda targs: (0,), kernel="leaky_relu_cpu")
 def _leaky_relu(input, negative_slope, inplace_form):
     """``x if x > 0 else negative_slope * x`` (gradient ``negative_slope`` at 0, as PyTorch)."""
-    x = input.astype(D.opmath(input.dtype))  # (float16/bfloat16 in float32, as torch's kernel)
-    return jnp.where(x > 0, x, x * jnp.asarray(negative_slope, x.dtype)).astype(input.dtype)
+    def f(x):  # (float16/bfloat16 in float32, as torch's kernel)
+        return jnp.where(x > 0, x, x * jnp.asarray(negative_slope, x.dtype))
+    return D.in_opmath(f)(input)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -557,7 +557,7 @@ _hardtanh = _act("_hardtanh", "HardtanhBackward0", "clamp_scalar_cpu", _hardtanh
                  inplace=True)
 _softsign = _act("_softsign", "DivBackward0", "add_stub", lambda x, a, b: x / (jnp.abs(x) + 1), _softsign_rule)
 _logsigmoid = _act("_logsigmoid", "LogSigmoidBackward0", "log_sigmoid_cpu",
-                   lambda x, a, b: _half_in_f32(jax.nn.log_sigmoid)(x))
+                   lambda x, a, b: D.in_opmath(jax.nn.log_sigmoid)(x))
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:

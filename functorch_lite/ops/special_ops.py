@@ -31,19 +31,10 @@ from .elementwise import _digamma, _trigamma
 from .grad_overrides import _lin
 
 _sp = jax.scipy.special
-_HALF = (jnp.float16, jnp.bfloat16)
 
 
 # ---- helpers -----------------------------------------------------------------------------------------------
-def _opmath(fn):
-    """Compute in float32 for float16/bfloat16 inputs (PyTorch's CPU kernels do), round once at the end."""
-    @functools.wraps(fn)
-    def g(*xs):
-        dt = xs[0].dtype
-        if dt in _HALF:
-            return fn(*(x.astype(jnp.float32) for x in xs)).astype(dt)
-        return fn(*xs)
-    return g
+_opmath = D.in_opmath  # (float16/bfloat16 computed in float32, rounded once: PyTorch's CPU kernels)
 
 
 def _unary(f, deriv):
@@ -224,9 +215,8 @@ def _erfcx_f(x):
     """``exp(x^2) erfc(x)``: directly while ``erfc(x)`` is a normal number, then the asymptotic series
     ``1 / (x sqrt(pi)) * sum (-1)^n (2n-1)!! / (2x^2)^n``. (jax.scipy's switches where ``exp(x^2)`` overflows,
     9.42 in float32, 26.6 in float64; just below that ``erfc`` is subnormal, which XLA's CPU backend flushes: it
-    gave 0 on [9.2, 9.42] and [26.54, 26.64], and log_ndtr -inf on the matching band.)"""
-    if x.dtype in _HALF:
-        return _erfcx_f(x.astype(jnp.float32)).astype(x.dtype)
+    gave 0 on [9.2, 9.42] and [26.54, 26.64], and log_ndtr -inf on the matching band. No half types: torch has
+    no kernel for them, ``_float_kernels``.)"""
     at, nterms = (26.0, 9) if x.dtype == jnp.float64 else (9.0, 5)
     large = x > at
     safe = jnp.where(large, jnp.ones((), x.dtype), x)

@@ -99,6 +99,7 @@ from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402,F401  (and Tensor
 for _k, _v in utils.dlpack.METHODS.items():
     setattr(Tensor, _k, _v)
 from .func import vmap  # noqa: E402,F401  (torch.vmap)
+from ._higher_order import cond, while_loop  # noqa: E402,F401  (torch.cond, torch.while_loop)
 from . import quantization, amp  # noqa: E402,F401
 from .amp import (  # noqa: E402,F401
     autocast, is_autocast_enabled, get_autocast_dtype, set_autocast_enabled, set_autocast_dtype,

@@ -14,6 +14,7 @@ import warnings
 
 from ._compile import runner as _runner
 from ._compile.effects import Disabled
+from ._higher_order import TorchRuntimeError as _TorchRuntimeError, UncapturedHigherOrderOpError as _UncapturedHOOError
 from ._compile.config import GRAPH_BREAKS as _GRAPH_BREAKS
 from ._compile.runner import GraphBreak, config  # noqa: F401  (torch._dynamo.config)
 from ._warn import user_stacklevel as _user_stacklevel
@@ -92,6 +93,8 @@ exc.Unsupported = GraphBreak
 exc.TorchDynamoException = RuntimeError
 exc.InvalidBackend = InvalidBackend
 exc.BackendCompilerFailed = BackendCompilerFailed
+exc.UncapturedHigherOrderOpError = _UncapturedHOOError
+exc.TorchRuntimeError = _TorchRuntimeError
 InvalidBackend.__module__ = BackendCompilerFailed.__module__ = exc.__name__
 
 

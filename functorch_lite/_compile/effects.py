@@ -90,10 +90,8 @@ def _effects(bindings, attrs) -> list:
     for (module, name), old in attrs.items():
         new = attrs_of(module).get(name, _UNSET)
         if new is not old:
-            if new is _UNSET:
-                raise _UnreachableWrite(f"deleting the attribute {name!r} of {type(module).__name__} inside a "
-                                        "compiled function")
-            out.append(("attr", module, name, new))
+            # (``del self.flag``: replayed as a deletion)
+            out.append(("delattr", module, name, None) if new is _UNSET else ("attr", module, name, new))
     return out
 
 

@@ -84,6 +84,40 @@ _BREAKS = (DataDependentError, jax.errors.ConcretizationTypeError, jax.errors.Tr
            jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError)
 
 
+# XLA may keep a half-precision intermediate in float32 across ops (its "excess precision"), which drops the rounding
+# of every bfloat16 / float16 result the function computes: ``(x.bfloat16() + 1e-3).float()`` came back as a value
+# no bfloat16 holds, and an autocast step's loss moved from eager's. Off, each op's result is rounded to its dtype
+# as eagerly (and in torch), where every op is its own kernel.
+PROGRAM_OPTIONS = {"xla_allow_excess_precision": False}
+
+
+from jax._src import core as _jax_core  # noqa: E402
+
+
+class _Program:
+    """``jax.jit(fn)`` for a compiled function's programs, with ``PROGRAM_OPTIONS`` where it is compiled on its own;
+    called inside another JAX trace (a func transform over a compiled function) it is part of that trace's program,
+    where JAX takes no compiler options."""
+    __slots__ = ("top", "nested")
+
+    def __init__(self, fn, **kw):
+        self.top = jax.jit(fn, compiler_options=PROGRAM_OPTIONS, **kw)
+        self.nested = jax.jit(fn, **kw)
+
+    def __call__(self, *args):
+        return (self.top if _top_level() else self.nested)(*args)
+
+    def trace(self, *args):
+        return (self.top if _top_level() else self.nested).trace(*args)
+
+    def lower(self, *args):
+        return (self.top if _top_level() else self.nested).lower(*args)
+
+
+_top_level = _jax_core.trace_ctx.is_top_level  # (False inside another JAX trace)
+_jit = _Program
+
+
 class GraphBreak(RuntimeError):
     """A compiled region did something a single XLA program cannot express."""
 
@@ -661,7 +695,7 @@ class CompiledFunction:
                     log.warning("functorch_lite.compile: recompiling %s: %s", self.__name__,
                                 why or self._why(key, names))
             entry = self.cache[key] = _Entry()
-            entry.jitted = jax.jit(self._pure(entry, lambda: self._ctx))
+            entry.jitted = _jit(self._pure(entry, lambda: self._ctx))
         else:
             self.stats["cache_hits"] += 1
             COUNTERS["cache_hits"] += 1
@@ -845,7 +879,7 @@ class CompiledFunction:
             key1 = (tuple([sl.sig() for sl in d.slots]),) + ambient
             entry1 = None if key1 in self.cache else _Entry()
             if entry1 is not None:
-                entry1.jitted = jax.jit(self._pure(entry1, lambda: self._ctx, count=False))
+                entry1.jitted = _jit(self._pure(entry1, lambda: self._ctx, count=False))
                 in_vals1 = [sl.get() for sl in d.slots]
                 traced1 = entry1.jitted.trace(in_vals1)
                 spec1 = entry1.spec
@@ -976,7 +1010,7 @@ class CompiledFunction:
         # keep_unused: a donated buffer the program never reads (a .grad that zero_grad() drops) must stay an
         # input, else JAX's in-order pairing of donated inputs with same-shaped outputs shifts by one and pairs
         # each optimizer moment with the wrong output, and XLA copies every aliased buffer twice
-        return jax.jit(flat, donate_argnums=tuple(donate), keep_unused=True), tree
+        return _jit(flat, donate_argnums=tuple(donate), keep_unused=True), tree
 
     def memory_analysis(self, *args, **kwargs) -> dict:
         """XLA's memory analysis of the program these arguments select, as it runs (compiling it if needed): the
@@ -991,7 +1025,7 @@ class CompiledFunction:
         made = entry is None
         if made:
             entry = self.cache[key] = _Entry()
-            entry.jitted = jax.jit(self._pure(entry, lambda: self._ctx))
+            entry.jitted = _jit(self._pure(entry, lambda: self._ctx))
         in_vals = [s.get() for s in d.slots]
         self._ctx = (d, args, kwargs)
         try:
@@ -1801,6 +1835,8 @@ class CompiledFunction:
                 target[name] = v
             elif kind in ("extend", "dict"):  # (a list appended to, a dict's keys set)
                 _replay_container(kind, target, v)
+            elif kind == "delattr":
+                delattr(target, name)
             else:
                 setattr(target, name, v)
         if spec.replays:  # what the function printed, warned and logged: done on each call
@@ -1959,7 +1995,7 @@ class CompiledFunction:
             tracer = [isinstance(c, jax.core.Tracer) for c in consts]
             node_entry.set(closed.jaxpr, [None if t else c for c, t in zip(consts, tracer)], fidx, avals)
             return outs, [c for c, t in zip(consts, tracer) if t]
-        return jax.jit(program), node_entry
+        return _jit(program), node_entry
 
 
 def _probe_values(values: dict, guards: list) -> dict:
@@ -1981,7 +2017,7 @@ def _run_whole(closed, vals) -> list:
     """A traced program's outputs on ``vals``: its jaxpr compiled as one program (nothing donated: a jitted call
     inside, an optimizer's group step, donates its inputs when run on its own, and the program reads them again;
     run op by op it compiled each op, seconds for a training step)."""
-    return jax.jit(lambda *xs: jax.core.eval_jaxpr(closed.jaxpr, closed.consts, *xs))(
+    return _jit(lambda *xs: jax.core.eval_jaxpr(closed.jaxpr, closed.consts, *xs))(
         *jax.tree_util.tree_leaves(vals))
 
 

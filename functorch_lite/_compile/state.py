@@ -274,6 +274,16 @@ class Discovery:
             return
         deep = depth > _MAX_DEPTH  # below _MAX_DEPTH: only the entries the walked code names
         if isinstance(obj, (list, tuple, collections.deque, set, frozenset)) and deep:
+            if isinstance(obj, (list, collections.deque)) and not self._own:
+                # (a list the code names below _MAX_DEPTH, ``hist["a"]["b"]["loss"].append(v)``: its entries are not
+                # walked, but a change to it is replayed after every call as a shallower list's, not lost after the
+                # trace's)
+                self.containers.append((name, obj))
+                if self.plan is not None:
+                    self.plan.seqs.append((_LIST, obj, None, tuple(obj)))
+                for i, v in enumerate(islice(obj, _DICT_ITEMS)):  # (and the containers in it: ``l[0].append``)
+                    if type(v) in (list, dict, collections.deque):
+                        self.visit(v, f"{name}[{i}]", depth + 1, False)
             return
         if isinstance(obj, (list, tuple, collections.deque)):
             if not isinstance(obj, tuple):

@@ -376,6 +376,9 @@ class Module(StateDictMixin):
                 d["_non_persistent_buffers_set"].discard(name)
                 return
         STRUCTURE_EPOCH[0] += 1
+        log = SETATTR_LOG[0]  # (``del self.flag`` inside a compiled function: replayed as a set is)
+        if log is not None and name in d and AttrKey((self, name)) not in log:
+            log[AttrKey((self, name))] = d[name]
         object.__delattr__(self, name)
 
     # ---- traversal ---------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from ..ops.attention import *  # noqa: F401,F403
 from ..ops.losses import *  # noqa: F401,F403
 from ..ops.activation import *  # noqa: F401,F403
 from ..ops.distance import *  # noqa: F401,F403
+from ..ops.linear_ce import linear_cross_entropy  # noqa: F401
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

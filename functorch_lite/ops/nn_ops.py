@@ -190,19 +190,20 @@ def _nll_check(targs, sargs):
     _target_bounds(t, x._shape[1] if len(x._shape) > 1 else x._shape[0], sargs[0])
 
 
-def _target_bounds(t, n_classes, ignore_index):
-    """PyTorch's CPU kernel reads the targets: one out of [0, C) (and not ignore_index) is an IndexError.
-    A host read (a sync on accelerators), skipped while tracing, like the other data-dependent checks."""
+def _target_bounds(t, n_classes, ignore_index, error=None):
+    """PyTorch's CPU kernel reads the targets: one out of [0, C) (and not ignore_index) is an IndexError
+    (``error(value)``: another kernel's error). A host read (a sync on accelerators), skipped while tracing, like
+    the other data-dependent checks."""
     import numpy as np
+    error = error or (lambda v: IndexError(f"Target {v} is out of bounds."))
     arr = t._array
     if isinstance(arr, jax.core.Tracer):  # (inside a compiled function: the program checks it)
-        _deferred.check((arr != ignore_index) & ((arr < 0) | (arr >= n_classes)), arr,
-                        lambda v, p: IndexError(f"Target {v} is out of bounds."))
+        _deferred.check((arr != ignore_index) & ((arr < 0) | (arr >= n_classes)), arr, lambda v, p: error(v))
         return
     host = np.asarray(arr).astype(np.int64).reshape(-1)
     bad = (host != ignore_index) & ((host < 0) | (host >= n_classes))
     if bad.any():
-        raise IndexError(f"Target {host[np.argmax(bad)]} is out of bounds.")
+        raise error(host[np.argmax(bad)])
 
 
 def _nll_name(x_ndim, reduction):

@@ -176,6 +176,9 @@ CASES = {
     "linear": ([rnd(3, 4), rnd(5, 4), rnd(5)], lambda m, x, w, b: m.nn.functional.linear(x, w, b)),
     "mse_loss": ([rnd(3, 4), rnd(3, 4)], lambda m, a, b: m.nn.functional.mse_loss(a, b, reduction="none")),
     "cross_entropy": ([rnd(3, 4)], lambda m, a: m.nn.functional.cross_entropy(a, idx(m, [0, 3, 1]), reduction="none")),
+    "_linear_cross_entropy_chunked": ([rnd(5, 3), rnd(4, 3), rnd(4)], lambda m, x, w, b: (
+        m.nn.functional.linear_cross_entropy)(x, w, idx(m, [0, 3, 1, 2, 3]), linear_bias=b, reduction="none",
+        options=m.nn.LinearCrossEntropyOptions(batch_chunk_size=2, chunking_method=None))),
     "nll_loss": ([rnd(3, 4)], lambda m, a: m.nn.functional.nll_loss(a, idx(m, [0, 3, 1]), reduction="none")),
     # p tiny: both libraries keep every element (scale 1/(1-1e-12)), so the draw is deterministic
     "_dropout": ([rnd(3, 4)], lambda m, a: m.nn.functional.dropout(a, 1e-12)),

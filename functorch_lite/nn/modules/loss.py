@@ -3,12 +3,16 @@ BCEWithLogitsLoss, KLDivLoss (``torch.nn``). The legacy ``size_average``/``reduc
 to ``reduction`` as PyTorch's ``_Reduction.legacy_get_string`` does (with its warning)."""
 from __future__ import annotations
 
+import math
+
 from ..._tensor.tensor import Tensor
 from ...ops.losses import (_legacy, binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, kl_div,
                            l1_loss, smooth_l1_loss)
-from .layers import _Loss
+from ...ops.linear_ce import LinearCrossEntropyOptions, linear_cross_entropy
+from .layers import Linear, _Loss
 
-__all__: list = ["L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss"]
+__all__: list = ["L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
+                 "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
 
 
 class L1Loss(_Loss):
@@ -77,3 +81,39 @@ class KLDivLoss(_Loss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class LinearCrossEntropyLoss(_Loss):
+    """``nn.LinearCrossEntropyLoss(in_features, num_classes, *, out_features=(), bias=False, ...)``: a ``Linear``
+    to ``num_classes * prod(out_features)`` logits (``self.linear``, its weight flat as torch stores it) and the
+    cross entropy of them (``F.linear_cross_entropy``, with ``options`` its chunked path)."""
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features: tuple = (), bias: bool = False,
+                 device=None, dtype=None, reduction: str = "mean", weight: Tensor | None = None,
+                 ignore_index: int | None = None, label_smoothing: float = 0.0,
+                 options: LinearCrossEntropyOptions | None = None) -> None:
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        super().__init__(reduction=reduction)
+        self.register_buffer("weight", weight)
+        self.num_classes, self.out_features = num_classes, out_features
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias, device=device,
+                             dtype=dtype)
+        self.options = options
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        shape = (self.num_classes, *self.out_features)
+        bias = self.linear.bias
+        return linear_cross_entropy(input, self.linear.weight.reshape((*shape, self.linear.in_features)), target,
+                                    linear_bias=None if bias is None else bias.reshape(shape), weight=self.weight,
+                                    reduction=self.reduction, ignore_index=self.ignore_index,
+                                    label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")

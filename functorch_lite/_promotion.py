@@ -159,6 +159,47 @@ def _scalar_type_dtype(tp):
     raise TypeError(f"unsupported operand type {tp.__name__}")
 
 
+def _clamp_err(name, dt):
+    return NotImplementedError("clamp is not supported for complex types")
+
+
+# the ops PyTorch refuses complex inputs to (orderings, roundings, clamps), with their errors; the others name
+# their kernel (``"lt_cpu" not implemented for 'ComplexFloat'``). JAX computes most of them (on the real part, or
+# lexicographically), so the facade would answer where torch raises.
+_COMPLEX_ERRORS = {
+    **{n: (lambda name, dt: RuntimeError(f"{name} not implemented for complex tensors."))
+       for n in ("maximum", "minimum", "fmax", "fmin")},
+    **{n: (lambda name, dt: RuntimeError(" Sort does not support complex dtypes on CPU")) for n in ("sort", "argsort")},
+    "topk": lambda name, dt: RuntimeError(" topk does not support complex dtypes on CPU"),
+    **{n: (lambda name, dt: RuntimeError(f"{name.split('_')[0]}(): does not support complex input"))
+       for n in ("max_dim", "min_dim", "argmax", "argmin")},
+    **{n: _clamp_err for n in ("clamp", "clamp_min", "clamp_max", "relu", "_hardtanh")},
+    **{n: (lambda name, dt: NotImplementedError(f"{name} is not supported for complex inputs"))
+       for n in ("floor", "ceil", "trunc")},
+    "signbit": lambda name, dt: NotImplementedError("signbit is not implemented for complex tensors."),
+    **{n: (lambda name, dt: RuntimeError(f"{name} does not support complex inputs."))
+       for n in ("isposinf", "isneginf")},
+    "searchsorted": lambda name, dt: no_kernel("searchsorted_out_cpu", dt),
+}
+_COMPLEX_KERNEL = ("lt", "le", "gt", "ge", "max", "min", "amax", "amin", "aminmax", "cummax", "cummin", "kthvalue",
+                   "median", "median_dim", "nanmedian", "nanmedian_dim", "mode", "atan2", "xlogy", "round", "frac",
+                   "fmod", "remainder", "copysign", "floor_divide")
+NO_COMPLEX = frozenset(_COMPLEX_ERRORS) | frozenset(_COMPLEX_KERNEL)
+
+
+def refusing_complex(rule):
+    """``rule`` for an op of ``NO_COMPLEX``: a complex operand (a tensor or a Python complex) raises torch's error."""
+    def checked(op, sig, sargs):
+        for s in sig:
+            if (type(s) is tuple and s[1].is_complex) or (type(s) is type and issubclass(s, (_complex,
+                                                                                            np.complexfloating))):
+                dt = result_type_sig(_entries(sig))
+                make = _COMPLEX_ERRORS.get(op.name)
+                raise make(op.name, dt) if make is not None else no_kernel(op.kernel, dt)
+        return rule(op, sig, sargs)
+    return checked
+
+
 def _first_tensor_dtype(sig):
     for s in sig:
         if type(s) is tuple:
@@ -186,9 +227,15 @@ def check_float8(op, sig):
             return
 
 
-def _common(op, sig):
+# the ops torch 2.13 has uint16 / uint32 / uint64 kernels for (besides those computing in floating point): its
+# "limited support" for the wide unsigned dtypes
+_WIDE_UNSIGNED_OK = frozenset({"mul", "div", "true_divide", "eq", "ne", "bitwise_and", "bitwise_or", "bitwise_xor",
+                               "cat", "stack"})
+
+
+def _common(op, sig, wide_ok=False):
     r = result_type_sig(_entries(sig))
-    if r in D.UNSIGNED_WIDE or r in (D.int4, D.uint4):
+    if (r in D.UNSIGNED_WIDE and not (wide_ok or op.name in _WIDE_UNSIGNED_OK)) or r in (D.int4, D.uint4):
         _no_kernel(op, r)
     if r is D.complex32:
         raise RuntimeError("functorch_lite does not support torch.complex32 (ComplexHalf) results: JAX has no such "
@@ -217,7 +264,7 @@ def rule_elementwise(op, sig, sargs):
 
 def rule_float(op, sig, sargs):
     """Integer/bool inputs compute in the default float (true division, exp, sqrt, sigmoid...)."""
-    r = default_float_of(_common(op, sig))
+    r = default_float_of(_common(op, sig, wide_ok=True))
     return _all(sig, r), (r,) * op.nout
 
 
@@ -234,7 +281,7 @@ def rule_float_only(op, sig, sargs):
 
 def rule_compare(op, sig, sargs):
     r = result_type_sig(_entries(sig))
-    if r in D.UNSIGNED_WIDE or r is D.complex32:
+    if (r in D.UNSIGNED_WIDE and op.name not in _WIDE_UNSIGNED_OK) or r is D.complex32:
         _no_kernel(op, r)
     return _all(sig, r), (D.bool,) * op.nout
 

@@ -40,6 +40,8 @@ class OpDef:
         self.impl = impl
         self.promote = promote
         self.rule = _promotion.RULES[promote] if isinstance(promote, str) else promote
+        if name in _promotion.NO_COMPLEX:
+            self.rule = _promotion.refusing_complex(self.rule)
         self.grad_fn = grad_fn
         self.tensors = tensors
         self.method = method

@@ -642,9 +642,15 @@ def linspace(start, end, steps=None, *, out=None, dtype=None, layout=None, devic
                    dict(out=out, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad))
     start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
     dtype, device = _out_args("linspace", out, dtype, device)
-    dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    dt, src = _space_dtype("linspace", start, end, dtype)
     _no_float8(dt, "linspace_cpu")
-    if dt.category <= D.INT:
+    if src is D.complex128:
+        step = (end - start) / (steps - 1) if steps > 1 else 0.0
+        i = np.arange(steps, dtype=np.float64)
+        host = np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i)).astype(np.complex128)
+        if steps == 1:
+            host = np.full(1, start, dtype=np.complex128)
+    elif dt.category <= D.INT:
         host = np.linspace(start, end, steps, dtype=np.float64)
     else:
         # PyTorch's CPU kernel: the first half counts up from start, the second half down from end
@@ -654,7 +660,20 @@ def linspace(start, end, steps=None, *, out=None, dtype=None, layout=None, devic
         host = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
         if steps == 1:
             host = np.full(1, start, dtype=np.float64)
-    return _into("linspace", out, lambda rg: _finish(_host_cast(host, D.float64, dt), dt, device, rg), requires_grad)
+    return _into("linspace", out, lambda rg: _finish(_host_cast(host, src, dt), dt, device, rg), requires_grad)
+
+
+def _space_dtype(name, start, end, dtype):
+    """(result dtype, host dtype) of linspace / logspace: complex endpoints infer the default dtype's complex
+    counterpart (a real ``dtype`` given is torch's error), else ``dtype`` or the default."""
+    cplx = isinstance(start, complex) or isinstance(end, complex)
+    dt = D.as_dtype(dtype) if dtype is not None else (D.get_default_dtype().to_complex() if cplx else
+                                                      D.get_default_dtype())
+    if cplx and not dt.is_complex:
+        inferred = "double" if D.get_default_dtype() is D.float64 else "float"
+        raise RuntimeError(f"torch.{name}(): inferred dtype c10::complex<{inferred}> can't be safely cast to passed "
+                           f"dtype {dt.short}")
+    return dt, (D.complex128 if dt.is_complex else D.float64)
 
 
 def logspace(start, end, steps=None, base=10.0, *, out=None, dtype=None, layout=None, device=None,
@@ -664,10 +683,10 @@ def logspace(start, end, steps=None, base=10.0, *, out=None, dtype=None, layout=
                    dict(out=out, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad))
     start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
     dtype, device = _out_args("logspace", out, dtype, device)
-    dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    dt, src = _space_dtype("logspace", start, end, dtype)
     _no_float8(dt, "logspace_cpu")
-    host = np.power(base, np.linspace(start, end, steps, dtype=np.float64))
-    return _into("logspace", out, lambda rg: _finish(_host_cast(host, D.float64, dt), dt, device, rg), requires_grad)
+    host = np.power(base, np.linspace(start, end, steps, dtype=src.jnp))
+    return _into("logspace", out, lambda rg: _finish(_host_cast(host, src, dt), dt, device, rg), requires_grad)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
@@ -930,7 +949,7 @@ def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
     """Fill ``self`` with U(a, b) in place."""
     _check_float_sampling(self.dtype, "check_uniform_bounds")
     if a > b:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
     return self.copy_(_random("uniform", self._shape, _py_float(a), _py_float(b), self.dtype, self.device, False,
                               generator))
 

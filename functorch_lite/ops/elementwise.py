@@ -71,6 +71,8 @@ def _int_zero_div(targs, sargs):
     a, b = targs[0], targs[1]
     da = a.dtype if isinstance(a, Tensor) else None
     db = b.dtype if isinstance(b, Tensor) else None
+    if isinstance(a, (float, complex)) or type(a) is SymNumber and a._t is float:  # (2.5 // int_t: a float result)
+        return
     if (da is None or da.category <= D.INT) and (db is None or db.category <= D.INT):
         if isinstance(b, Tensor):
             arr = b._array
@@ -300,6 +302,18 @@ def _pow_bool(op, dt, sig, sargs):
         P._no_kernel(op, dt)
 
 
+def _int_power(base, exp):
+    """``base ** exp`` for integers (``exp >= 0``) by squaring over every bit of ``exp``, wrapping as C does
+    (XLA's integer power looks at the exponent's low 6 bits only: ``2 ** 64`` was 1, not 0)."""
+    base, exp = jnp.broadcast_arrays(base, exp.astype(base.dtype))
+
+    def step(_, c):
+        r, b, e = c
+        return jnp.where((e & 1) == 1, r * b, r), b * b, e >> 1
+    one = jnp.ones_like(base)
+    return jax.lax.fori_loop(0, 8 * base.dtype.itemsize, step, (one, base, exp))[0]
+
+
 @defop(promote=_guarded("pow", _pow_bool), broadcast=True, grad_fn=_pow_name,
        tensors=2, inplace=True, check=_pow_check, kernel="pow", autocast={"cuda": "fp32"})
 def pow(input, exponent):  # noqa: A001
@@ -307,12 +321,21 @@ def pow(input, exponent):  # noqa: A001
     if input.dtype == jnp.bool_:  # bool ** Python bool only (see _pow_bool)
         return input | ~exponent
     if jnp.issubdtype(input.dtype, jnp.integer) and jnp.issubdtype(exponent.dtype, jnp.integer):
-        pos = jnp.power(input, jnp.maximum(exponent, jnp.zeros((), exponent.dtype)))
+        pos = _int_power(input, jnp.maximum(exponent, jnp.zeros((), exponent.dtype)))
         one = jnp.ones((), input.dtype)
         neg = jnp.where(input == one, one, jnp.where(input == -one, jnp.where(exponent % 2 == 0, one, -one),
                                                      jnp.zeros((), input.dtype)))
         return jnp.where(exponent < 0, neg, pos)
-    return _go.pow(input, exponent)
+    r = _go.pow(input, exponent)
+    if jnp.iscomplexobj(r):
+        # a zero base: torch's exp(y * log(0)) under C99's rules, where XLA gives NaN (0 ** (1+2j)) or 1 (0 ** 0j):
+        # 0 for Re(y) > 0, inf+nan*j for Re(y) < 0, nan+nan*j otherwise
+        yr = jnp.real(jnp.asarray(exponent)).astype(jnp.real(r).dtype)
+        nan = jnp.asarray(jnp.nan, yr.dtype)
+        zero_base = jax.lax.complex(jnp.where(yr > 0, 0, jnp.where(yr < 0, jnp.inf, nan)).astype(yr.dtype),
+                                    jnp.where(yr > 0, -0.0, nan).astype(yr.dtype))
+        r = jnp.where(input == 0, zero_base, r)
+    return r
 
 
 @defop(kernel="maximum_cpu", promote="elementwise", grad_fn="MaximumBackward0", tensors=2)

@@ -91,6 +91,13 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values "
                       "may be incorrect.", stacklevel=_user_stacklevel())
+    # torch's sampler: normal draws rejected outside [a, b] where that mass is large, else uniform ones on [a, b]
+    # accepted by the density (whose checks raise: a > b, an integer tensor); the density's std is squared
+    p = (math.erf((b - mean) / std / math.sqrt(2.0)) - math.erf((a - mean) / std / math.sqrt(2.0))) / 2
+    if not (tensor.dtype.is_floating_point or tensor.dtype.is_complex) or a > b:
+        with no_grad():
+            tensor.normal_(mean, std) if p > 0.3 else tensor.uniform_(a, b)
+    std = abs(std)
     lo, hi = (a - mean) / std, (b - mean) / std
     return _fill_from_key(
         tensor, lambda k, s, dt: jnp.clip(jax.random.truncated_normal(k, lo, hi, s, dt) * std + mean, a, b),
@@ -191,6 +198,9 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
+    if not tensor.dtype.is_floating_point:  # (torch's Gaussian draw: its error for an integer tensor)
+        with no_grad():
+            tensor.new_empty((rows, cols)).normal_(0, 1)
 
     def draw(k, shape, dt):
         flat = jax.random.normal(k, (rows, cols), dt)

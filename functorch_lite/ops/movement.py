@@ -342,6 +342,13 @@ def broadcast_to(input, size):
     return expand(input, tuple(size))
 
 
+def _broadcast_to_method(self, *size, **kw):
+    """``Tensor.broadcast_to`` takes the sizes as one sequence or as separate ints (``x.broadcast_to(2, 3)``)."""
+    if "size" in kw:
+        return broadcast_to(self, kw.pop("size"), **kw)
+    return broadcast_to(self, size[0] if len(size) == 1 and not isinstance(size[0], int) else size)
+
+
 # ---- helpers that are not ops (they call ops) -----------------------------------------------------
 def contiguous(self, memory_format=None):
     """Self when already contiguous (VIEW-12), else a contiguous copy (CloneBackward0)."""
@@ -943,7 +950,7 @@ def meshgrid(*tensors, indexing=None):
 METHODS = {"contiguous": contiguous, "clone": clone, "flatten": flatten, "ravel": ravel, "view_as": view_as,
            "reshape_as": reshape_as, "expand_as": expand_as, "unbind": unbind, "split": split, "chunk": chunk,
            "tensor_split": tensor_split, "T": property(T), "mT": property(mT),
-           "repeat_interleave": _repeat_interleave_method, "broadcast_to": broadcast_to, "diff": diff,
+           "repeat_interleave": _repeat_interleave_method, "broadcast_to": _broadcast_to_method, "diff": diff,
            "fliplr": fliplr, "flipud": flipud, "diagflat": diagflat, "hsplit": hsplit,
            "vsplit": vsplit, "dsplit": dsplit, "split_with_sizes": split_with_sizes, "is_nonzero": is_nonzero,
            "is_same_size": is_same_size, "is_signed": is_signed}

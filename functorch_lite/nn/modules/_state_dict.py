@@ -120,6 +120,12 @@ class StateDictMixin:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape {v.shape} from checkpoint, "
                                   f"the shape in current model is {param.shape}.")
                 continue
+            if not lazy and not assign and param.device.type == "meta" and v.device.type != "meta":
+                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in "
+                              "the current model, which is a no-op. (Did you mean to pass `assign=True` to assign "
+                              "items in the state dictionary to their corresponding key in the module instead of "
+                              "copying them in place?)", stacklevel=2)
+                continue  # (a meta tensor has no values to copy into)
             try:
                 with no_grad():
                     if assign:

@@ -175,7 +175,8 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retai
         res = _grad(new_outputs, inputs, gos, allow_unused=True, retain_graph=retain_graph)
         return tuple(torch.zeros_like(inp) if r is None else r for r, inp in zip(res, inputs))
     from ..func import vmap
-    return vmap(one)(*new_grad_outputs)
+    with torch.no_grad():  # (no graph to keep: off the tape, so the call is not run again to record it)
+        return vmap(one)(*new_grad_outputs)
 
 
 def _fill_in_zeros(grads, refs, strict, create_graph, stage):

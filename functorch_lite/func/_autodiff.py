@@ -12,6 +12,7 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 
+from .. import _promotion, dtypes as D
 from .._tensor.tensor import Tensor, Size
 from ..autograd import _function_transforms as _cf_tr
 from . import _core as C
@@ -96,7 +97,7 @@ def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = Fal
             return out._array, aux_arrays
 
         def body(arrays):
-            with C.ExternalWrites() as w:
+            with C.ExternalWrites(refuse=(args, kwargs)) as w:
                 g = _pure(func, args, kwargs, nums, metas, post, w)
                 (value, (aux_arrays, written)), grads = jax.value_and_grad(g, argnums=tuple(range(len(nums))),
                                                                            has_aux=True)(*arrays)
@@ -177,7 +178,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     nums = tuple(range(len(primals)))
 
     def forward(arrays):
-        with C.ExternalWrites() as w:
+        with C.ExternalWrites(refuse=primals) as w:
             g = _pure(func, primals, {}, nums, metas, post, w)
             out_arrays, pullback, (aux_arrays, written) = jax.vjp(g, *arrays, has_aux=True)
         box["w"] = w
@@ -268,8 +269,12 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
             raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
                                f"Tensor, this is not supported. Tensor is of size {list(p.shape)} while the given "
                                f"forward gradient is of size {list(t.shape)}.")
-        a = t._array
-        t_flat.append(a if a.dtype == p.dtype.jnp else a.astype(p.dtype.jnp))
+        t_flat.append(t._array)
+    # torch's tangent has the dtype promote_types(primal, tangent) (a float64 tangent on a float32 primal stays
+    # float64; a complex one on a real primal keeps its imaginary part); JAX's must have the primal's
+    p_dts = [p.dtype for p in flat_p]
+    wide = [_promotion.promote_types(pd, t.dtype) for pd, t in zip(p_dts, C.leaves(tangents))]
+    widen = any(q is not pd for q, pd in zip(wide, p_dts))
     box, aux_box = {}, C.Aux()
 
     def post(out):
@@ -279,17 +284,24 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
 
     nums = tuple(range(len(primals)))
 
+    def take(flat):
+        it = iter([a if a.dtype == pd.jnp else a.astype(pd.jnp) for a, pd in zip(flat, p_dts)])
+        return tuple(m.take(it) for m in metas)
+
     def body(arrs):
         p_arrs, t_flat_arrs = arrs
-        it = iter(t_flat_arrs)
-        t_arrs = tuple(m.take(it) for m in metas)
-        with C.ExternalWrites() as w:
+        with C.ExternalWrites(refuse=primals) as w:
             g = _pure(func, primals, {}, nums, metas, post, w, reverse=False)
-            (out_arrays, (aux_arrays, written)), (tan_arrays, _) = jax.jvp(g, tuple(p_arrs), t_arrs)
+            if not widen:
+                (out_arrays, (aux_arrays, written)), (tan_arrays, _) = jax.jvp(g, tuple(p_arrs), take(t_flat_arrs))
+                tan_leaves = jax.tree_util.tree_leaves(tan_arrays)
+            else:
+                (out_arrays, (aux_arrays, written)), f_jvp = jax.linearize(g, *p_arrs)
+                tan_leaves = _wide_tangents(f_jvp, take, t_flat_arrs, p_dts, wide)
         box["w"] = w
         out_leaves = jax.tree_util.tree_leaves(out_arrays)
         box["n"] = len(out_leaves)
-        return [*out_leaves, *jax.tree_util.tree_leaves(tan_arrays), *aux_arrays], written
+        return [*out_leaves, *tan_leaves, *aux_arrays], written
 
     if T.recording():
         outs, written, node = _recorded(T.JvpBackward0, func, primals, {}, nums, list(p_arrays), body,
@@ -308,9 +320,31 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
     return out, tan
 
 
+def _wide_tangents(f_jvp: Callable, take: Callable, t_flat: list, p_dts: list, wide: list) -> list:
+    """``jvp``'s output tangents for tangents wider than their primals (``wide``: the promoted dtypes): the
+    linearised ``f_jvp`` (in the primals' dtypes) applied to the real and imaginary parts of the tangents, each
+    floating output tangent promoted with the widest of them (torch: the tangent flows through the ops)."""
+    to = functools.reduce(_promotion.promote_types, wide)
+    split = [jnp.iscomplexobj(a) and not pd.is_complex for a, pd in zip(t_flat, p_dts)]
+    tan = jax.tree_util.tree_leaves(f_jvp(*take([jnp.real(a) if sp else a for a, sp in zip(t_flat, split)]))[0])
+    if any(split):
+        im = jax.tree_util.tree_leaves(f_jvp(*take([jnp.imag(a) if sp else jnp.zeros_like(a, pd.jnp)
+                                                    for a, sp, pd in zip(t_flat, split, p_dts)]))[0])
+    out = []
+    for k, a in enumerate(tan):
+        if a.dtype == jax.dtypes.float0:
+            out.append(a)
+            continue
+        dt = _promotion.promote_types(D.from_numpy_dtype(a.dtype), to).jnp
+        out.append(a.astype(dt) + 1j * im[k].astype(dt) if any(split) else a.astype(dt))
+    return out
+
+
 def linearize(func: Callable, *primals: Any) -> tuple:
     """``torch.func.linearize``: ``(output, jvp_fn)``; ``jvp_fn(*tangents)`` is the JVP at ``primals``
-    (the linearised program is built once, by ``jax.linearize``).
+    (the linearised program is built once, by ``jax.linearize``). On the tape (as torch's): ``output`` is
+    differentiable w.r.t. the primals and captured tensors, ``jvp_fn``'s result w.r.t. the tangents only (it
+    requires grad, reaching nothing, where ``output`` did: the linearised program's constants require grad).
 
     >>> out, jvp_fn = linearize(torch.sin, x); jvp_fn(torch.ones_like(x))   # == x.cos()
     """
@@ -318,16 +352,36 @@ def linearize(func: Callable, *primals: Any) -> tuple:
     metas = [C.diff_meta(p, forward=True) for p in primals]
     arrays = [m.arrays(p) for m, p in zip(metas, primals)]
     flat_p = C.leaves(primals)
+    nums = tuple(range(len(primals)))
     box = {}
 
     def post(out):
         arrs, box["out"] = C.unwrap_outputs(out, api, strict=False)
         return arrs, []
 
-    with C.ExternalWrites() as w:
-        g = _pure(func, primals, {}, tuple(range(len(primals))), metas, post, w, reverse=False)
-        (out_arrays, (_, written)), f_jvp = jax.linearize(g, *arrays)
-    w.write_back(written)
+    def lin(arrs):
+        with C.ExternalWrites() as w:
+            g = _pure(func, primals, {}, nums, metas, post, w, reverse=False)
+            (out_arrays, (_, written)), box["f_jvp"] = jax.linearize(g, *arrs)
+        box["n"] = len(jax.tree_util.tree_leaves(out_arrays))
+        return jax.tree_util.tree_leaves(out_arrays), (w, written)
+
+    draws: dict = {}  # (the generators the forward drew from, their keys before: the rerun below draws the same)
+
+    def body(arrs):
+        with T.keys_drawn(draws):
+            outs, (w, written) = lin(arrs)
+        box["w"] = w
+        return outs, written
+
+    outs, written, node = _recorded(T.LinearizeBackward0, func, primals, {}, nums, arrays, body)
+    if node is not None:  # (the linearised program's residuals are the recording's tracers: build it again)
+        with T.keys_as(draws):
+            lin(arrays)  # (its writes are dropped: the recorded call's are written back)
+    box["w"].write_back(written)
+    out_meta, f_jvp = box["out"], box["f_jvp"]
+    out = out_meta.wrap(jax.tree_util.tree_unflatten(out_meta.tree, outs[:box["n"]]))
+    T.attach(node, _leaves(out))
 
     def jvp_fn(*tangents: Any) -> Any:
         if jax.tree_util.tree_structure(tangents, is_leaf=C.is_tensor) != \
@@ -341,12 +395,23 @@ def linearize(func: Callable, *primals: Any) -> tuple:
                 if a != b:
                     raise RuntimeError(f"tangent:{i} with {what} {a} in flattened pytree doesn't match the {what} "
                                        f"{b} of the corresponding primal.")
-        it = iter([t._array for t in flat_t])
-        t_arrays = [m.take(it) for m in metas]
-        tan, _ = f_jvp(*t_arrays)
-        return box["out"].wrap(tan)
 
-    return box["out"].wrap(out_arrays), jvp_fn
+        def compute(fl):
+            it = iter(fl)
+            return jax.tree_util.tree_leaves(f_jvp(*[m.take(it) for m in metas])[0]), []
+
+        flat = [t._array for t in flat_t]
+        if T.recording():
+            tan, _, rnode = T.record(compute, flat, flat_t, [], None, {}, T.LinearizeBackward0, captured=False)
+            if rnode is None and node is not None:
+                rnode = T.edgeless(T.LinearizeBackward0)
+        else:
+            (tan, _), rnode = compute(flat), None
+        res = out_meta.wrap(jax.tree_util.tree_unflatten(out_meta.tree, tan))
+        T.attach(rnode, _leaves(res))
+        return res
+
+    return out, jvp_fn
 
 
 def _jac(kind: str, func: Callable, argnums: Any, has_aux: bool) -> Callable:
@@ -372,7 +437,7 @@ def _jac(kind: str, func: Callable, argnums: Any, has_aux: bool) -> Callable:
         tr = jax.jacrev if kind == "rev" else jax.jacfwd
 
         def body(arrays):
-            with C.ExternalWrites() as w:
+            with C.ExternalWrites(refuse=args) as w:
                 g = _pure(func, args, kwargs, nums, metas, post, w, reverse=kind == "rev")
                 jac, (aux_arrays, written) = tr(g, argnums=tuple(range(len(nums))), has_aux=True)(*arrays)
             box["w"] = w

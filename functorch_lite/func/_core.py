@@ -302,18 +302,79 @@ def replace_args(args: tuple, nums: tuple, new: list) -> list:
     return out
 
 
+_MUTATE_MSG = ("During a grad (vjp, jvp, grad, etc) transform, the function provided attempted to call in-place "
+               "operation ({}) that would mutate a captured Tensor. This is not supported; please rewrite the "
+               "function being transformed to explicitly accept the mutated Tensor(s) as inputs.")
+_ALWAYS_TENSOR = {"add_", "sub_", "mul_", "div_", "true_divide_", "multiply_", "subtract_", "divide_"}
+_BY_LAST_ARG = {"pow_", "fill_", "lerp_", "remainder_", "fmod_", "masked_fill_", "float_power_", "eq_", "ne_", "lt_",
+                "le_", "gt_", "ge_", "bitwise_and_", "bitwise_or_", "bitwise_xor_", "xlogy_"}
+
+
+def _aten_name(frame) -> str | None:
+    """The ``aten::`` name torch's refusal gives the public in-place op whose write ``frame`` (``_dispatch``'s
+    ``inplace`` / ``write_out``) makes; None for a write the library makes itself (a BatchNorm's running
+    statistics: carried out of the transform, see ``ExternalWrites``)."""
+    if frame.f_code.co_name not in ("inplace", "write_out") or \
+            not frame.f_globals.get("__name__", "").endswith("ops._dispatch"):
+        return None
+    targs = frame.f_locals.get("targs") or ()
+    name, f = None, frame.f_back
+    while f is not None and (f.f_globals.get("__name__", "").startswith("functorch_lite") or
+                             f.f_code.co_filename.startswith("<functorch_lite")):
+        n = f.f_code.co_name
+        if n == "setitem":
+            key = f.f_locals.get("index")
+            keys = key if isinstance(key, tuple) else (key,)
+            name = "index_put_" if any(isinstance(k, (Tensor, list)) for k in keys) else "copy_"
+        elif n.endswith("_") and not n.startswith("_"):
+            name = n
+        f = f.f_back
+    if name is None:
+        op = frame.f_locals.get("op")
+        name = (getattr(op, "name", "") + "_") if op is not None else "copy_"
+    if name in _ALWAYS_TENSOR:
+        return f"aten::{name}.Tensor"
+    if name in _BY_LAST_ARG:
+        last = [a for a in targs[1:] if a is not None]
+        return f"aten::{name}.{'Tensor' if last and isinstance(last[-1], Tensor) else 'Scalar'}"
+    return f"aten::{name}"
+
+
+class _RefusingLog(dict):
+    """The write log of a differentiating transform (``grad``, ``vjp``, ``jvp``, ``jac*``): an in-place op of the
+    user's on a tensor made before the call and not passed to it (``own``: its arguments' root storages) raises
+    torch's error, before the write (the tensor is unchanged)."""
+    __slots__ = ("start", "own")
+
+    def __setitem__(self, k, v):
+        if v[0].uid < self.start and k not in self.own:
+            name = _aten_name(sys._getframe(3))  # (log_write <- Tensor._write <- the writer)
+            if name is not None:
+                raise RuntimeError(_MUTATE_MSG.format(name))
+        super().__setitem__(k, v)
+
+
 class ExternalWrites:
     """In-place writes the transformed function makes to tensors that existed before the call (a BatchNorm's
     running statistics under ``functional_call``). A traced value must not stay in such a tensor after the
     trace, so ``collect`` (inside the trace) takes the new values out and puts the old arrays back; they leave
     the transform as extra outputs and ``write_back`` stores them. Uses the storage write log that
-    ``compile`` uses (entries are handed on to an enclosing compile trace)."""
+    ``compile`` uses (entries are handed on to an enclosing compile trace). ``refuse`` (the differentiating
+    transforms but ``linearize``: their arguments, a pytree): the user's own in-place ops on such tensors, but
+    the arguments (and their views), raise torch's "would mutate a captured Tensor" (``_RefusingLog``); the
+    library's writes (running statistics) are carried out as above."""
+
+    def __init__(self, refuse: Any = None):
+        self.refuse = refuse
 
     def __enter__(self) -> "ExternalWrites":
         self.prev = _storage.WRITE_LOG[0]
-        self.log: dict = {}
+        self.log: dict = _RefusingLog() if self.refuse is not None else {}
         _storage.WRITE_LOG[0] = self.log
         self.start = next(_storage._ids)      # storages created from now on belong to the trace
+        if self.refuse is not None:
+            self.log.start = self.start
+            self.log.own = {id(t._storage.root()) for t in leaves(self.refuse) if isinstance(t, Tensor)}
         self.written: list = []
         return self
 

@@ -83,6 +83,10 @@ class JvpBackward0(TransformBackward):
     __slots__ = ()
 
 
+class LinearizeBackward0(TransformBackward):
+    __slots__ = ()
+
+
 class JacrevBackward0(TransformBackward):
     __slots__ = ()
 
@@ -149,13 +153,15 @@ def _watching(compute, arrays, caps, cap_arrays, holder, differentiated=True):
         _READ.clear()
 
 
-def record(compute, arrays: list, tensors: list, others: list, func, kwargs: dict, cls=TransformBackward):
+def record(compute, arrays: list, tensors: list, others: list, func, kwargs: dict, cls=TransformBackward,
+           captured: bool = True):
     """``compute(arrays) -> (outs, aux)`` (``outs`` a list of arrays, ``aux`` arrays the node does not
     differentiate), recorded as one ``cls`` node when one of ``tensors`` (whose arrays are ``arrays``) or a tensor
     the function captures requires grad: (outs, aux, node or None). ``others``: the call's other arguments,
-    walked with the function for captured tensors. Give the node to ``attach`` with the wrapped results."""
+    walked with the function for captured tensors (not with ``captured=False``: ``tensors`` only). Give the node
+    to ``attach`` with the wrapped results."""
     dmap = [i for i, t in enumerate(tensors) if t._requires_grad]
-    caps = _candidates(func, others, kwargs)
+    caps = _candidates(func, others, kwargs) if captured else []
     if not dmap and not caps:
         return (*compute(arrays), None)
     holder: dict = {}
@@ -202,6 +208,16 @@ def record(compute, arrays: list, tensors: list, others: list, func, kwargs: dic
     node._edges, node._inputs, node._diff_idx = tuple(edges), tuple(inputs), tuple(range(len(edges)))
     node.next_functions = tuple(edges)
     return outs, aux, node
+
+
+def edgeless(cls=TransformBackward):
+    """A node with no edges: results that require grad though their gradient reaches no tensor (torch's
+    ``linearize`` jvp_fn output, computed from constants that require grad)."""
+    node = cls()
+    node._pullback, node._picks = (lambda cts: ((), ())), ()
+    node._edges, node._inputs, node._diff_idx = (), (), ()
+    node.next_functions = ()
+    return node
 
 
 def attach(node, results: list) -> None:

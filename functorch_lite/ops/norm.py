@@ -346,13 +346,20 @@ _RENORM: dict = {}
 
 
 def _renorm_fn(max_norm: float, norm_type: float):
+    """The renorm of ``weight``'s looked-up rows. torch renormalises ``weight.detach()`` in place: the new values
+    carry the old ones' gradient unchanged (under ``func.grad`` / ``jvp`` the renorm is not differentiated)."""
     f = _RENORM.get((max_norm, norm_type))
     if f is None:
+        @jax.custom_jvp
         def renorm(w, idx):
             rows = w[idx.reshape(-1)].astype(D.opmath(w.dtype))
             norms = jnp.sum(jnp.abs(rows) ** norm_type, axis=-1) ** (1.0 / norm_type)
             scale = jnp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(rows.dtype)
             return w.at[idx.reshape(-1)].set((rows * scale[:, None]).astype(w.dtype))
+
+        @renorm.defjvp
+        def _renorm_jvp(primals, tangents):
+            return renorm(*primals), tangents[0]
         f = _RENORM[(max_norm, norm_type)] = jax.jit(renorm)
     return f
 

@@ -232,6 +232,17 @@ def _dynamic_key(op, sargs, sig, arrays):
     return (ksargs, tuple(sig), D._DEFAULT[0]), arrays[:len(sig)] + (extra or [])
 
 
+_I64 = 1 << 63
+
+
+def _big_int(a):
+    """A Python int past int64 as an operand: up to 2**64 - 1 it is torch's uint64 (its bits an int64's, a float's
+    value), past that torch's OverflowError (JAX's own fails while parsing the kernel's arguments)."""
+    if _I64 <= a < 2 * _I64:
+        return np.uint64(a)
+    raise OverflowError("int too big to convert")
+
+
 def _weak(a):
     """A traced float64 as a weakly typed one (what a Python float passed to a jitted kernel is): ``x * a`` keeps
     x's float32, as ``x * 0.5`` does. (JAX exports this only privately; without it the value stays float64, and
@@ -305,8 +316,10 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
                     "functorch_lite.tensor(...) or from_dlpack)"
                 raise TypeError(f"{op.name}(): argument '{op.tensor_names[min(len(arrays), len(op.tensor_names) - 1)]}' "
                                 f"must be Tensor, not {what}")
+            if type(a) is int and not -_I64 <= a < _I64:
+                a = _big_int(a)
             arrays.append(a)
-            sig.append(type(a))
+            sig.append(type(a) if type(a) is not np.uint64 else int)
     if op.traced is None:
         key = (sargs, tuple(sig), D._DEFAULT[0])  # rules that produce floats depend on the default dtype
     else:

@@ -185,9 +185,7 @@ def _infer_dtype(data) -> D.dtype | None:
         return _infer_dtype(data._t(0))
     if isinstance(data, _py_bool):
         return D.bool
-    if isinstance(data, _py_int):
-        if not -(2 ** 63) <= data < 2 ** 63:
-            raise ValueError("Overflow when unpacking long long")
+    if isinstance(data, _py_int):  # (one past int64 fits a float or uint64 tensor: ``tensor``'s host array)
         return D.int64
     if isinstance(data, _py_float):
         return D.get_default_dtype()
@@ -261,7 +259,15 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         if any(isinstance(x, (Tensor, np.ndarray)) for x in _flat_iter(data)):
             data = _unpack_nested(data, dt)
         _check_nested(data)
-    host = np.array(data, dtype=_host_dtype(cat))
+    hd = _host_dtype(cat)
+    if cat.category == D.INT and dt.category > D.INT:  # (ints into a floating tensor: 2 ** 63 is a float there)
+        hd = np.complex128 if dt.is_complex else np.float64
+    elif cat.category == D.INT and dt is D.uint64:
+        hd = np.uint64
+    try:
+        host = np.array(data, dtype=hd)
+    except OverflowError:  # (a Python int past the host dtype: torch's message)
+        raise ValueError("Overflow when unpacking long long") from None
     if dt.category == D.INT and cat.category > D.BOOL and host.size:  # Python numbers: checked, not wrapped
         D.check_fits(host.max().item(), dt, "none", dt.name)
         D.check_fits(host.min().item(), dt, "none", dt.name)

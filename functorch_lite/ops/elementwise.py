@@ -116,6 +116,9 @@ def _pow_check(targs, sargs):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         if type(b) is SymNumber and b._t is int and b < 0:  # (a dynamic int: a branch on its sign)
             raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if isinstance(a, Tensor) and a.dtype in (D.float32, D.float64) and isinstance(b, float):
+        return  # (torch's float / double pow keeps a float exponent a double: x ** 1e40 is 0 or inf; a half one
+        #         converts it, with the overflow check)
     D.check_scalar_arg(a, b)
 
 

@@ -6,7 +6,9 @@
 - a Python float ``//`` or ``%`` an integer tensor holding 0 (a float result: no ZeroDivisionError);
 - the ordering, rounding and clamping ops torch refuses complex inputs to (JAX computed them);
 - the uint16 / uint32 / uint64 kernels torch 2.13 has (eq, mul, div, bitwise ops, cat, the floating unary ops)
-  raised."""
+  raised;
+- Python ints past int64 (torch takes them up to 2**64 - 1: a float or uint64 tensor, or an operand with uint64's
+  bits; JAX's argument parsing overflowed) and float exponents past float32 (``x ** 1e40``)."""
 import numpy as np
 import pytest
 import torch
@@ -177,3 +179,29 @@ def test_wide_unsigned_kernels_as_torch(name, dt):
     else:
         assert got[0][0] == want[0][0]
         np.testing.assert_allclose(np.asarray(got[0][1], dtype=float), np.asarray(want[0][1], dtype=float), rtol=1e-6)
+
+
+BIG_NUMBERS = {
+    "float32 tensor of 2**63": lambda L: L.tensor([2 ** 63], dtype=L.float32),
+    "float list with 2**64": lambda L: L.tensor([1.0, 2 ** 64]),
+    "uint64 max": lambda L: L.tensor([2 ** 64 - 1], dtype=L.uint64),
+    "float64 of 2**100": lambda L: L.tensor(2 ** 100, dtype=L.float64),
+    "int64 of 2**63 still raises": lambda L: L.tensor(2 ** 63),
+    "int list of 2**64 still raises": lambda L: L.tensor([2 ** 64]),
+    "int32 == 2**63": lambda L: L.tensor([1], dtype=L.int32) == 2 ** 63,
+    "int8 + 2**63": lambda L: L.tensor([1], dtype=L.int8) + 2 ** 63,
+    "int64 + 2**63 wraps": lambda L: L.tensor([1]) + 2 ** 63,
+    "int64 < 2**63": lambda L: L.tensor([1]) < 2 ** 63,
+    "float32 * 2**63": lambda L: L.ones(1) * 2 ** 63,
+    "fill_ 2**63": lambda L: L.zeros(1).fill_(2 ** 63),
+    "int64 == 2**64 raises": lambda L: L.tensor([1]) == 2 ** 64,
+    "float32 + 2**70 raises": lambda L: L.tensor([1.0]) + 2 ** 70,
+    "pow 1e40": lambda L: L.tensor([0.5, 2.0]) ** 1e40,
+    "pow_ 3.5e38": lambda L: L.tensor([0.5, 2.0]).pow_(3.5e38),
+    "pow -1e40": lambda L: L.tensor([0.5, 2.0]) ** -1e40,
+}
+
+
+@pytest.mark.parametrize("name", sorted(BIG_NUMBERS))
+def test_python_numbers_past_int64_or_float32_as_torch(name):
+    _same(BIG_NUMBERS[name])

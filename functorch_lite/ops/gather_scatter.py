@@ -447,13 +447,33 @@ def masked_select(input: Tensor, mask: Tensor, *, out=None) -> Tensor:
 
 
 @defop("masked_scatter", kernel="masked_scatter", promote=_rule_cast(1), grad_fn="MaskedScatterBackward0", tensors=3,
-       method=False,
-       function=False, saves=())
-def _masked_scatter(input, source, flat, shape):
-    """``input`` (broadcast to ``shape``) with the flat positions ``flat`` taken from ``source`` in order."""
-    n = flat.shape[0]
+       method=False, function=False, saves=(), check=lambda targs, sargs: _masked_scatter_check(*targs[1:], *sargs))
+def _masked_scatter(input, source, mask, shape):
+    """``input`` (broadcast to ``shape``) with the positions where ``mask`` holds taken from ``source`` in row-major
+    order: the k-th True reads ``source``'s k-th element (a running count, so no value decides a shape: it traces
+    in compile and batches under vmap)."""
+    m = jnp.broadcast_to(mask, shape).reshape(-1)
     base = jnp.broadcast_to(input, shape).reshape(-1)
-    return base.at[flat].set(source.reshape(-1)[:n]).reshape(shape)
+    src = source.reshape(-1)
+    if src.size == 0:
+        return base.reshape(shape)  # (no True allowed: the check)
+    k = jnp.clip(jnp.cumsum(m.astype(jnp.int64)) - 1, 0, src.size - 1)
+    return jnp.where(m, src[k], base).reshape(shape)
+
+
+def _masked_scatter_check(source, mask, shape):
+    """torch's count check: fewer source elements than True entries raises (in a compiled function, the program
+    checks it)."""
+    arr = mask._array
+    n = source.numel()
+    if isinstance(arr, _Tracer):
+        from . import _deferred
+        total = jnp.sum(jnp.broadcast_to(arr, shape).astype(jnp.int64))
+        _deferred.check(jnp.reshape(total > n, (1,)), jnp.reshape(total, (1,)),
+                        lambda v, p: RuntimeError("Number of elements of source < number of ones in mask"))
+        return
+    if int(np.count_nonzero(np.broadcast_to(mask._host(), shape))) > n:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
 
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor, *, _in_place: bool = False) -> Tensor:
@@ -465,11 +485,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor, *, _in_place: bo
                            f"{input.dtype.short} and {source.dtype.short}")
     shape = input._shape if _in_place else broadcast_shapes(input._shape, mask._shape)
     m = _view(mask, "expand", (shape,)) if _in_place else mask  # in place: the mask must expand to self
-    flat = np.flatnonzero(np.broadcast_to(m._host(), shape))
-    if flat.size > source.numel():
-        raise RuntimeError("Number of elements of source < number of ones in mask")
-    return _run("masked_scatter", (input, source, _host_tensor(flat, D.int64, input.device)), (shape,), None,
-                _in_place)
+    return _run("masked_scatter", (input, source, m), (shape,), None, _in_place)
 
 
 def _nonzero_check(targs, sargs):

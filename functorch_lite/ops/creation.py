@@ -255,6 +255,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     elif other_sequence(data) or isinstance(data, (list, tuple)) and any(map(other_sequence, data)):
         data = _as_lists(data)
     dt = D.as_dtype(dtype) if dtype is not None else cat
+    if cat.is_complex and dt.category in (D.INT, D.FLOAT) and any(
+            isinstance(x, _py_complex) for x in (_flat_iter(data) if isinstance(data, (list, tuple)) else (data,))):
+        # (Python's own conversion of a complex number, as torch's argument parser meets it)
+        raise TypeError("'complex' object cannot be interpreted as an integer" if dt.category == D.INT else
+                        "must be real number, not complex")
     if isinstance(data, (list, tuple)):
         if any(isinstance(x, (Tensor, np.ndarray)) for x in _flat_iter(data)):
             data = _unpack_nested(data, dt)

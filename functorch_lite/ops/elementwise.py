@@ -462,7 +462,19 @@ def ge(input, other):
     return input >= other
 
 
-@defop(kernel="mul_cpu_reduced_float", promote="compare", tensors=2, differentiable=False)
+def _isclose_prep(targs, sargs):
+    """torch's checks: one dtype for both tensors, tolerances not negative."""
+    from .._tensor.tensor import Tensor
+    a, b = targs
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype is not b.dtype:
+        raise RuntimeError(f"{a.dtype.short} did not match {b.dtype.short}")
+    for name, v in zip(("rtol", "atol"), sargs[:2]):
+        if v < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {v:g}")
+    return sargs
+
+
+@defop(kernel="mul_cpu_reduced_float", promote="compare", tensors=2, differentiable=False, prep=_isclose_prep)
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return jnp.isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 

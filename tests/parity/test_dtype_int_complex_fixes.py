@@ -8,7 +8,8 @@
 - the uint16 / uint32 / uint64 kernels torch 2.13 has (eq, mul, div, bitwise ops, cat, the floating unary ops)
   raised;
 - Python ints past int64 (torch takes them up to 2**64 - 1: a float or uint64 tensor, or an operand with uint64's
-  bits; JAX's argument parsing overflowed) and float exponents past float32 (``x ** 1e40``)."""
+  bits; JAX's argument parsing overflowed) and float exponents past float32 (``x ** 1e40``);
+- isclose's dtype and tolerance checks, and torch.tensor of Python complex numbers into a real dtype (TypeError)."""
 import numpy as np
 import pytest
 import torch
@@ -205,3 +206,26 @@ BIG_NUMBERS = {
 @pytest.mark.parametrize("name", sorted(BIG_NUMBERS))
 def test_python_numbers_past_int64_or_float32_as_torch(name):
     _same(BIG_NUMBERS[name])
+
+
+CHECKS = {
+    "isclose int / float": lambda L: L.isclose(L.tensor([1]), L.tensor([1.0])),
+    "isclose float32 / float64": lambda L: L.isclose(L.ones(1), L.ones(1, dtype=L.float64)),
+    "isclose rtol < 0": lambda L: L.isclose(L.ones(1), L.ones(1), rtol=-1),
+    "isclose atol < 0": lambda L: L.isclose(L.ones(1), L.ones(1), atol=-0.5),
+    "isclose fine": lambda L: L.isclose(L.ones(2), L.tensor([1.0, 1.1])),
+    "allclose int / float": lambda L: L.allclose(L.tensor([1]), L.tensor([1.0])),
+    "tensor of complex as int64": lambda L: L.tensor([2.9 + 1j], dtype=L.int64),
+    "tensor of complex as float32": lambda L: L.tensor([2.9 + 1j], dtype=L.float32),
+    "tensor of a complex scalar as float32": lambda L: L.tensor(2.9 + 1j, dtype=L.float32),
+    "tensor of complex as complex64": lambda L: L.tensor([2.9 + 1j, 2], dtype=L.complex64),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_argument_checks_as_torch(name):
+    got, want = _outcome(lambda: CHECKS[name](ft)), _outcome(lambda: CHECKS[name](torch))
+    if isinstance(want, tuple) or isinstance(got, tuple):  # (allclose: a Python bool)
+        assert got == want
+    else:
+        _same(CHECKS[name])

@@ -138,6 +138,11 @@ def _scatter_dup_impl(base, idx, vals):
 _scatter_dup = jax.jit(_scatter_dup_impl)  # an expanded view: several elements share one location
 
 
+
+def _batched(t) -> bool:
+    """``t``'s values are batched by a ``func.vmap`` being traced (a BatchTracer: its ``batch_dim``)."""
+    return isinstance(getattr(t._storage.array, "batch_dim", None), int)
+
 class Tensor:
     """A PyTorch-style tensor backed by an immutable jax.Array (see design.md §3)."""
 
@@ -543,6 +548,8 @@ class Tensor:
     @property
     def data(self):
         """Shares the values but has its own version counter (VIEW-53), unlike ``detach()``."""
+        if _batched(self):
+            raise RuntimeError("accessing `data` under vmap transform is not allowed")
         if _gm_state.func:
             return self._cut()
         t = self._alias()
@@ -553,6 +560,8 @@ class Tensor:
     def data(self, value):
         if not isinstance(value, Tensor):
             raise TypeError("data must be a Tensor")
+        if _batched(self) or _batched(value):
+            raise RuntimeError("mutating directly with `.data` under vmap transform is not allowed.")
         if _SET_LOG[0] is not None:
             _log_attrs(self, DATA_FIELDS)
         self._storage = value._storage

@@ -84,6 +84,15 @@ def random_guard(randomness: str, index: Any, check_same: bool = False) -> Itera
         yield
 
 
+def inplace_random_check(t) -> None:
+    """torch's refusal of an in-place draw under ``randomness='different'`` into a tensor the vmap does not batch
+    (``torch.zeros(3).normal_()`` inside: one value for the whole batch, which would look like 'same')."""
+    if _RANDOMNESS and _RANDOMNESS[-1] == "different" and not isinstance(getattr(t._array, "batch_dim", None), int):
+        raise RuntimeError("vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will "
+                           "appear like same randomness. If this is necessary for your usage, please file an issue "
+                           "with functorch.")
+
+
 @contextlib.contextmanager
 def _rewinder(randomness: str) -> Iterator[Callable[[], None]]:
     """For ``chunk_size``: yields ``rewind()``, which puts every generator the chunks have drawn from back to

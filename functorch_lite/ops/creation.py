@@ -956,8 +956,15 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
 
 
 # ---- in-place sampling (Tensor.uniform_/normal_/bernoulli_): draw, then one copy_ into self ----------------
+def _vmap_random_check(t) -> None:
+    from ..func._vmap import _RANDOMNESS, inplace_random_check
+    if _RANDOMNESS:  # (inside a vmap)
+        inplace_random_check(t)
+
+
 def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
     """Fill ``self`` with U(a, b) in place."""
+    _vmap_random_check(self)
     _check_float_sampling(self.dtype, "check_uniform_bounds")
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
@@ -967,6 +974,7 @@ def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
 
 def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
     """Fill ``self`` with N(mean, std^2) in place."""
+    _vmap_random_check(self)
     _check_float_sampling(self.dtype, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
@@ -976,6 +984,7 @@ def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
 
 def bernoulli_(self, p=0.5, *, generator=None):
     """Fill ``self`` with 0/1 draws, 1 with probability ``p`` (a float, or a tensor broadcastable to ``self``)."""
+    _vmap_random_check(self)
     _no_float8(self.dtype, "bernoulli_scalar_cpu_")
     if isinstance(p, Tensor):
         _check_probabilities(p)

@@ -58,6 +58,8 @@ def _sample(kind, shape, dt):
 
 def _fill(self, kind, a, b, generator, grad_fn):
     """Draw ``kind`` into ``self`` (one copy_); a node recorded by the copy gets PyTorch's name ``grad_fn``."""
+    from .creation import _vmap_random_check
+    _vmap_random_check(self)
     jdev = _dev.to_jax(self.device)
     if jdev is None:  # meta: nothing to draw
         return self

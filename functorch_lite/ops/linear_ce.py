@@ -107,6 +107,8 @@ def _chunked_loss(x, w, t, b, cw, ignore_index, chunk, acc):
     @jax.checkpoint
     def one(args):
         xc, tc = args
+        if xc.dtype != w.dtype:  # (a half input beside a weight in the accumulation dtype)
+            xc = xc.astype(w.dtype)
         logits = jnp.matmul(xc, w.T, preferred_element_type=acc).astype(acc)
         if b is not None:
             logits = logits + b.astype(acc)
@@ -180,9 +182,13 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
                           f"{target.dtype}, out_features={out_features}, tracing=False, linear_bias.shape="
                           f"{tuple(linear_bias.shape) if linear_bias is not None else None}.",
                           stacklevel=user_stacklevel())
-        elif input.dtype is linear_weight.dtype and (linear_bias is None or linear_bias.dtype is input.dtype):
+        else:
             rows = input if batch else input.unsqueeze(0)
             opts = options._adjust(rows.shape[0], in_features, num_classes, input.dtype, input.device)
+        # (a weight in the accumulation dtype beside a half input is torch's mixed-precision case; other mixes go
+        # to the reference, whose linear raises torch's dtype error)
+        if chunked and linear_weight.dtype in (input.dtype, opts.acc_dtype) and (
+                linear_bias is None or linear_bias.dtype is linear_weight.dtype):
             out = _linear_cross_entropy_chunked(rows, linear_weight, target if batch else target.unsqueeze(0),
                                                 linear_bias, weight, reduction, ignore_index,
                                                 opts.batch_chunk_size, str(opts.acc_dtype.jnp))

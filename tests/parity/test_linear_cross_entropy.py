@@ -201,3 +201,15 @@ def test_chunked_path_keeps_the_logits_out_of_a_compiled_steps_memory():
         la, lb = ref(x, t), chunked(x, t)
         np.testing.assert_allclose(float(la), float(lb), rtol=1e-5)
     np.testing.assert_allclose(h1.linear.weight.detach().numpy(), h2.linear.weight.detach().numpy(), atol=1e-6)
+
+
+def test_chunked_mixed_precision_input_as_torch():
+    def run(L):
+        x = L.tensor(X, dtype=L.float32).bfloat16()
+        O = _opts(L, batch_chunk_size=2, chunking_method=None)
+        out = L.nn.functional.linear_cross_entropy(x, L.tensor(W, dtype=L.float32), L.tensor(T), reduction="none",
+                                                   options=O)
+        return out.dtype, out.float().numpy()
+    (dt, v), (tdt, tv) = run(ft), run(torch)
+    assert str(dt) == str(tdt) == "torch.bfloat16"
+    np.testing.assert_allclose(v, tv, rtol=1e-2, atol=1e-2)

@@ -91,6 +91,17 @@ def _parts(x):
     return None
 
 
+# a source of a SymNumber that is a tensor's value read by ``.item()`` inside a compiled function (``item``)
+ITEM = "<a tensor's .item()>"
+
+
+def item(array, t) -> "SymNumber":
+    """``t.item()`` while a compiled function is traced: the value as a traced Python number of type ``t``, which
+    arithmetic, a result (``return loss.item()``), a list append or a rebinding carry through the program (a Python
+    number after each call); a use that needs its value (a branch, ``float()``, formatting) is a graph break."""
+    return SymNumber(jnp.reshape(array, ()).astype(_DTYPE[t]), t, frozenset((ITEM,)))
+
+
 class SymNumber:
     """A Python int/float/bool argument traced as a 0-d array (see the module docstring). ``_t``: its Python type."""
     __slots__ = ("_v", "_t", "_src", "_e")
@@ -105,6 +116,9 @@ class SymNumber:
 
     # ---- what needs the value --------------------------------------------------------------------------------
     def _need(self, what):
+        if ITEM in self._src:  # (a tensor's value: no argument to specialize, a graph break as any host read)
+            from .ops._dispatch import data_dependent_error
+            raise data_dependent_error("reading tensor values", self._v)
         raise Concrete(f"{what} of a dynamic {self._t.__name__} argument", self._src)
 
     def __bool__(self):

@@ -588,6 +588,15 @@ class Tensor:
         n = self.numel()
         if n != 1:
             raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        arr = self._array
+        if isinstance(arr, jax.core.Tracer):
+            from ..ops import _deferred
+            p = _deferred.PENDING[0]
+            if p is not None and p[0] is not None and getattr(arr, "_trace", None) is p[0] and \
+                    not self.dtype.is_complex:  # (a compiled function's own value: a traced number, _symbolic.item)
+                from .._symbolic import item
+                return item(arr, builtins.bool if self.dtype is D.bool else
+                            builtins.int if self.dtype.category <= D.INT else builtins.float)
         return self._host().reshape(()).item() if self.dtype.category != D.FLOAT or self.dtype in (
             D.float32, D.float64, D.float16) else builtins.float(self._host().astype(np.float64).reshape(()))
 

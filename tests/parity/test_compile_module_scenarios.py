@@ -414,7 +414,7 @@ class _Breaky:
             def forward(self, x):
                 y = self.lin(x)
                 if kind == "item":
-                    y = y * y.detach().abs().sum().item()
+                    y = y * float(y.detach().abs().sum().item())  # (float(): the value itself; item() traces)
                 elif kind == "tolist":
                     y = y * len(y.detach().tolist())
                 elif kind == "numpy":

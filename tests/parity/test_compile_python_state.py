@@ -182,7 +182,7 @@ def test_the_breaks_name_their_cause():
 
     def f(x):
         try:
-            return x + x.sum().item()
+            return x + float(x.sum().item())  # (the value itself: item() alone is a traced number)
         except RuntimeError:
             return x
 

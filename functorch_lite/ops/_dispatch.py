@@ -690,6 +690,9 @@ def write_out(out, r, name=None, resize_warn=True, srcs=()):
         raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
     if name is not None:
         _check_out_grad(name, (out,), (r,))
+        exact = _OUT_EXACT.get(name)
+        if exact is not None and out.dtype is not r.dtype:
+            raise RuntimeError(exact(r.dtype, out.dtype))
     if not _promotion.can_cast(r.dtype, out.dtype):
         raise RuntimeError(f"result type {r.dtype.short} can't be cast to the desired output type {out.dtype.short}")
     arr = r._array if r.dtype is out.dtype else _cast_jit(r.dtype, out.dtype)(r._array)
@@ -715,6 +718,23 @@ def write_out(out, r, name=None, resize_warn=True, srcs=()):
     if _FW_ACTIVE[0]:
         _fwad.after_write(out, r)
     return out
+
+
+def _exact_out(r, o):
+    return f"Expected out tensor to have dtype {_promotion._cname(r)}, but got {_promotion._cname(o)} instead"
+
+
+# the ops whose out= must have the result's dtype (torch's structured kernels, each with its message); the others
+# cast into ``out`` where the result's category allows
+_OUT_EXACT = {
+    **{n: _exact_out for n in ("mm", "matmul", "bmm", "addmm", "baddbmm", "addbmm", "norm", "cross",
+                               "linalg_vector_norm", "linalg_cross")},
+    "mv": lambda r, o: f"addmv input tensors must have the same dtype, but got {o.short}, {r.short}, and {r.short}",
+    "dot": lambda r, o: f"result dtype {o.short} does not match input dtype {r.short}",
+    "where": lambda r, o: f"Expected out type to be {r.short} but got {o.short}",
+    **{n: (lambda r, o: f"Expected the dtype for input and out to match, but got {r.short} for input's dtype and "
+           f"{o.short} for out's dtype.") for n in ("amax", "amin")},
+}
 
 
 def _check_out_grad(name, outs, rs):

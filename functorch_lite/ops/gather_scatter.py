@@ -23,7 +23,7 @@ import numpy as np
 from .. import dtypes as D
 from . import grad_overrides as _go
 from .._tensor.tensor import Tensor, _wrap_dim
-from ._dispatch import broadcast_shapes, data_dependent_error, dispatch, inplace
+from ._dispatch import broadcast_shapes, data_dependent_error, dispatch, inplace, write_out
 from ._registry import OPS, defop
 from .indexing import (_INT_INDEX, _Tracer, _bounds, _dim_size, _host_tensor, _no_overlap, _oob, _out, _rule_cast,
                        _twin, _view)
@@ -553,7 +553,8 @@ def where(condition: Tensor, input=None, other=None, *, out=None):
     if input is None or other is None:
         raise TypeError("where() received an invalid combination of arguments - expected (Tensor condition) or "
                         "(Tensor condition, Tensor input, Tensor other)")
-    return _out(dispatch(OPS["where"], (condition, input, other), ()), out)
+    r = dispatch(OPS["where"], (condition, input, other), ())
+    return r if out is None else write_out(out, r, "where")
 
 
 def _where_method(self: Tensor, condition: Tensor, other) -> Tensor:

@@ -1,0 +1,43 @@
+"""``out=`` whose dtype differs from the result's: the ops whose torch kernels demand the result's dtype raise
+torch's error (they cast into ``out``: a float64 ``out`` of a float32 ``mm`` was filled); the others still cast."""
+import pytest
+import torch
+
+import functorch_lite as ft
+
+
+def _a(L):
+    return L.ones(2, 2)
+
+
+def _o(L, *s):
+    return L.zeros(*s, dtype=L.float64)
+
+
+CASES = {
+    "mm": lambda L: L.mm(_a(L), _a(L), out=_o(L, 2, 2)),
+    "matmul": lambda L: L.matmul(_a(L), _a(L), out=_o(L, 2, 2)),
+    "bmm": lambda L: L.bmm(_a(L)[None], _a(L)[None], out=_o(L, 1, 2, 2)),
+    "addmm": lambda L: L.addmm(_a(L), _a(L), _a(L), out=_o(L, 2, 2)),
+    "mv": lambda L: L.mv(_a(L), L.ones(2), out=_o(L, 2)),
+    "dot": lambda L: L.dot(L.ones(2), L.ones(2), out=_o(L)),
+    "norm": lambda L: L.norm(_a(L), out=_o(L)),
+    "where": lambda L: L.where(L.tensor([True]), L.tensor([1]), L.tensor([2]), out=L.zeros(1, dtype=L.int32)),
+    "amax": lambda L: L.amax(_a(L), 0, out=_o(L, 2)),
+    "amin": lambda L: L.amin(_a(L), 0, out=_o(L, 2)),
+    "add still casts": lambda L: L.add(_a(L), _a(L), out=_o(L, 2, 2)),
+    "outer still casts": lambda L: L.outer(L.ones(2), L.ones(2), out=_o(L, 2, 2)),
+    "cumsum still casts": lambda L: L.cumsum(_a(L), 0, out=_o(L, 2, 2)),
+    "mm same dtype": lambda L: L.mm(_a(L), _a(L), out=L.zeros(2, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_as_torch(name):
+    def outcome(L):
+        try:
+            r = CASES[name](L)
+        except Exception as e:  # noqa: BLE001
+            return type(e).__name__, str(e)
+        return str(r.dtype), r.tolist()
+    assert outcome(ft) == outcome(torch)

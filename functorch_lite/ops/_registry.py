@@ -276,6 +276,11 @@ def _none_arg(op: OpDef, fname: str, values: tuple, method: bool):
     raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be Tensor, not NoneType")
 
 
+# the reductions whose out= sets the dtype they compute in (the input cast to it first: ``sum(x, out=long)`` of
+# [1.5, 2.25, -3.75] is 1 + 2 - 3), where the others compute and cast the result into ``out``
+_OUT_AS_DTYPE = frozenset({"sum", "prod", "cumsum", "cumprod"})
+
+
 def _make(op: OpDef, fname: str, kind: str, ns: dict):
     """Generate one Python function for ``op``: kind 'call' | 'method' (a call that numbers its arguments
     without ``self`` in its errors) | 'inplace'."""
@@ -313,6 +318,8 @@ def _make(op: OpDef, fname: str, kind: str, ns: dict):
         # tensor would silently leave the graph; several outputs: a tuple of outs)
         # (an elementwise op's inputs: an out= over memory one of them partly shares is refused, as torch)
         srcs = f", srcs={targs}" if op.broadcast and op.tensor_names else ""
+        if op.name in _OUT_AS_DTYPE:  # (torch's sum(out=...): computed in out's dtype, as with dtype=)
+            pre += "if dtype is None and type(out) is _Tensor:\n        dtype = out.dtype\n    "
         body = (f"r = _dispatch(_op, {targs}, {sargs})\n"
                 f"    return r if out is None else _write_out(out, r, {op.name!r}{srcs})")
     else:
@@ -322,6 +329,9 @@ def _make(op: OpDef, fname: str, kind: str, ns: dict):
     g.update(defaults)
     g["_op"] = op
     g["_rekw"], g["_numpy_kw"], g["_MISSING"], g["_none_arg"] = _rekw, _numpy_kw, _MISSING, _none_arg
+    if op.name in _OUT_AS_DTYPE:
+        from .._tensor.tensor import Tensor as _Tensor
+        g["_Tensor"] = _Tensor
     exec(compile(src, f"<functorch_lite op {op.name}>", "exec"), g)
     fn = g[fname]
     fn.__doc__ = op.impl.__doc__

@@ -41,3 +41,27 @@ def test_as_torch(name):
             return type(e).__name__, str(e)
         return str(r.dtype), r.tolist()
     assert outcome(ft) == outcome(torch)
+
+
+def _x(L):
+    return L.tensor([1.5, 2.25, -3.75])
+
+
+AS_DTYPE = {
+    "sum into int64": lambda L: L.sum(_x(L), 0, out=L.zeros((), dtype=L.int64)),
+    "sum into bool": lambda L: L.sum(_x(L), 0, out=L.zeros((), dtype=L.bool)),
+    "prod into int64": lambda L: L.prod(_x(L), 0, out=L.zeros((), dtype=L.int64)),
+    "cumsum into int64": lambda L: L.cumsum(_x(L), 0, out=L.zeros(3, dtype=L.int64)),
+    "cumprod into int32": lambda L: L.cumprod(_x(L), 0, out=L.zeros(3, dtype=L.int32)),
+    "sum into float64": lambda L: L.sum(_x(L), 0, out=L.zeros((), dtype=L.float64)),
+    "int sum into float32": lambda L: L.sum(L.tensor([1, 2]), 0, out=L.zeros((), dtype=L.float32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AS_DTYPE))
+def test_reductions_compute_in_outs_dtype_as_torch(name):
+    """(they raised "result type Float can't be cast to the desired output type Long")"""
+    def outcome(L):
+        r = AS_DTYPE[name](L)
+        return str(r.dtype), r.tolist()
+    assert outcome(ft) == outcome(torch)

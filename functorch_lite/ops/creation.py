@@ -655,22 +655,16 @@ def linspace(start, end, steps=None, *, out=None, dtype=None, layout=None, devic
     dtype, device = _out_args("linspace", out, dtype, device)
     dt, src = _space_dtype("linspace", start, end, dtype)
     _no_float8(dt, "linspace_cpu")
-    if src is D.complex128:
-        step = (end - start) / (steps - 1) if steps > 1 else 0.0
-        i = np.arange(steps, dtype=np.float64)
-        host = np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i)).astype(np.complex128)
-        if steps == 1:
-            host = np.full(1, start, dtype=np.complex128)
-    elif dt.category <= D.INT:
+    if dt.category <= D.INT:
         host = np.linspace(start, end, steps, dtype=np.float64)
     else:
         # PyTorch's CPU kernel: the first half counts up from start, the second half down from end
         step = (end - start) / (steps - 1) if steps > 1 else 0.0
         i = np.arange(steps, dtype=np.float64)
         half = steps // 2
-        host = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
+        host = np.where(i < half, start + step * i, end - step * (steps - 1 - i)).astype(src.jnp)
         if steps == 1:
-            host = np.full(1, start, dtype=np.float64)
+            host = np.full(1, start, dtype=src.jnp)
     return _into("linspace", out, lambda rg: _finish(_host_cast(host, src, dt), dt, device, rg), requires_grad)
 
 

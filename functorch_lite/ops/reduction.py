@@ -69,7 +69,8 @@ for _n, _f in (("max", None), ("min", None), ("topk", None), ("sort", None), ("m
                ("aminmax", ("min", "max"))):
     setattr(return_types, _n, _structseq(_n, _f or ("values", "indices")))
 # what an out= call returns (``torch.return_types.sort_out``; _dispatch.write_out)
-for _n, _f in (("topk", None), ("sort", None), ("aminmax", ("min", "max"))):
+for _n, _f in (("topk", None), ("sort", None), ("aminmax", ("min", "max")), ("max", None), ("min", None),
+               ("median", None)):
     getattr(return_types, _n)._out_type = _structseq(_n + "_out", _f or ("values", "indices"))
     setattr(return_types, _n + "_out", getattr(return_types, _n)._out_type)
 sys.modules.setdefault("functorch_lite.return_types", return_types)
@@ -717,13 +718,7 @@ def _median_dim(input, dim, keepdim=False):
 # ---- Python routers: max / min / median ---------------------------------------------------------------
 def _call(name, targs, sargs, out=None):
     r = _dispatch.dispatch(OPS[name], targs, sargs)
-    if out is None:
-        return r
-    if isinstance(r, tuple):
-        for o, v in zip(out, r):
-            _dispatch.write_out(o, v)
-        return type(r)(tuple(out))
-    return _dispatch.write_out(out, r)
+    return r if out is None else _dispatch.write_out(out, r)  # (a tuple: outs of its dtypes, torch's rule)
 
 
 _MINMAX_FN = ("(Tensor input, *, Tensor out = None)", "(Tensor input, Tensor other, *, Tensor out = None)",

@@ -65,3 +65,29 @@ def test_reductions_compute_in_outs_dtype_as_torch(name):
         r = AS_DTYPE[name](L)
         return str(r.dtype), r.tolist()
     assert outcome(ft) == outcome(torch)
+
+
+def _m(L):
+    return L.tensor([[1.0, 5.0], [3.0, 2.0]])
+
+
+TUPLES = {
+    "max dim, float64 values out": lambda L: L.max(_m(L), 0, out=(L.zeros(2, dtype=L.float64),
+                                                                   L.zeros(2, dtype=L.int64))),
+    "max dim": lambda L: L.max(_m(L), 0, out=(L.zeros(2), L.zeros(2, dtype=L.int64))),
+    "min dim keepdim": lambda L: L.min(_m(L), 1, keepdim=True, out=(L.zeros(2, 1), L.zeros(2, 1, dtype=L.int64))),
+    "median dim": lambda L: L.median(_m(L), 0, out=(L.zeros(2), L.zeros(2, dtype=L.int64))),
+    "max dim, a list of outs": lambda L: L.max(_m(L), 0, out=[L.zeros(2), L.zeros(2, dtype=L.int64)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TUPLES))
+def test_values_indices_outs_as_torch(name):
+    """(a values out of another dtype was cast into; the result was ``return_types.max``, torch's ``max_out``)"""
+    def outcome(L):
+        try:
+            r = TUPLES[name](L)
+        except Exception as e:  # noqa: BLE001
+            return type(e).__name__, str(e)
+        return type(r).__name__, [x.tolist() for x in r]
+    assert outcome(ft) == outcome(torch)

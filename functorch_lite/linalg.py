@@ -29,7 +29,7 @@ from ._promotion import promote_types
 from ._tensor.tensor import Tensor, _wrap_dim
 from ._warn import WARNED as _WARNED, warn_once as _warn_once  # noqa: F401  (_linalg_more and tests use them)
 from .amp import autocast_mode as _amp
-from .ops._dispatch import autocast_args, data_dependent_error, dispatch, write_out
+from .ops._dispatch import _OUT_EXACT, autocast_args, data_dependent_error, dispatch, write_out
 from .ops._registry import OPS
 from .ops.indexing import _host_tensor, _view
 from .ops.linalg import matmul
@@ -70,6 +70,18 @@ def _run(name, targs, sargs=(), out=None):
         for o, v in zip(out, r):
             write_out(o, v)
         return type(r)(tuple(out))
+    exact = _OUT_EXACT.get(name)  # (an out of another dtype: torch's error, where its kernel demands the dtype)
+    if exact is not None and isinstance(out, Tensor) and out.dtype is not r.dtype:
+        raise RuntimeError(exact(r.dtype, out.dtype))
+    return write_out(out, r)
+
+
+def _norm_out(api, r, out):
+    """linalg.norm / matrix_norm's out=: of the result's dtype (their own message), else as write_out."""
+    if out is None:
+        return r
+    if isinstance(out, Tensor) and out.dtype is not r.dtype:
+        raise RuntimeError(f"{api} expected out tensor dtype {r.dtype.short} but got: {out.dtype.short}")
     return write_out(out, r)
 
 
@@ -478,8 +490,9 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
     dtype = _norm_dtype("linalg.matrix_norm", A, dtype)
     if ord == "fro":
-        return _run("norm", (A,), (2.0, (d0, d1), keepdim, dtype), out)
-    return _run("linalg_matrix_norm", (A,), (ord if ord == "nuc" else float(ord), (d0, d1), keepdim, dtype), out)
+        return _norm_out("linalg.matrix_norm", _run("norm", (A,), (2.0, (d0, d1), keepdim, dtype)), out)
+    return _norm_out("linalg.matrix_norm", _run("linalg_matrix_norm", (A,), (ord if ord == "nuc" else float(ord),
+                                                                            (d0, d1), keepdim, dtype)), out)
 
 
 def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
@@ -492,11 +505,12 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None, ou
     elif ord is not None and A.dim() not in (1, 2):
         raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
                            f"{A.dim()}D.")
-    if isinstance(ord, str):
-        return matrix_norm(A, ord, dim if dim is not None else (0, 1), keepdim, dtype=dtype, out=out)
-    if ord is not None and ((dim is not None and len(dim) == 2) or (dim is None and A.dim() == 2)):
-        return matrix_norm(A, ord, dim if dim is not None else (0, 1), keepdim, dtype=dtype, out=out)
-    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
+    if isinstance(ord, str) or ord is not None and ((dim is not None and len(dim) == 2) or
+                                                     (dim is None and A.dim() == 2)):
+        r = matrix_norm(A, ord, dim if dim is not None else (0, 1), keepdim, dtype=dtype)
+    else:
+        r = vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    return _norm_out("linalg.norm", r, out)
 
 
 def _inverse(input: Tensor, *, out=None) -> Tensor:

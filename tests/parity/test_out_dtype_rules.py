@@ -91,3 +91,28 @@ def test_values_indices_outs_as_torch(name):
             return type(e).__name__, str(e)
         return type(r).__name__, [x.tolist() for x in r]
     assert outcome(ft) == outcome(torch)
+
+
+LINALG = {
+    "matrix_norm": lambda L: L.linalg.matrix_norm(_a(L), out=_o(L)),
+    "norm of a vector": lambda L: L.linalg.norm(L.ones(3), out=_o(L)),
+    "norm of a matrix": lambda L: L.linalg.norm(_a(L), out=_o(L)),
+    "nuclear norm": lambda L: L.linalg.norm(_a(L), "nuc", out=_o(L)),
+    "linalg.cross": lambda L: L.linalg.cross(L.ones(3), L.ones(3), out=_o(L, 3)),
+    "torch.cross": lambda L: L.cross(L.ones(3), L.ones(3), dim=0, out=_o(L, 3)),
+    "vector_norm": lambda L: L.linalg.vector_norm(_a(L), out=_o(L)),
+    "vector_norm dtype=float64 into float32": lambda L: L.linalg.vector_norm(_a(L), dtype=L.float64,
+                                                                            out=L.zeros(())),
+    "norm, same dtype": lambda L: L.linalg.norm(L.ones(3), out=L.zeros(())),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LINALG))
+def test_linalg_outs_as_torch(name):
+    def outcome(L):
+        try:
+            r = LINALG[name](L)
+        except Exception as e:  # noqa: BLE001
+            return type(e).__name__, str(e)
+        return str(r.dtype), r.tolist()
+    assert outcome(ft) == outcome(torch)

@@ -95,12 +95,12 @@ def cond(pred, true_fn, false_fn, operands=()):
         for t, v in versions:
             if t._version != v:
                 raise _mutation_error("torch.cond", "an operand")
-        _leaf_types(out)
+        ts = _leaf_types(out)
         if isinstance(pred, Tensor):  # (torch's cond looks at both branches; a Python predicate is a plain call)
             other = _abstract_outputs(false_fn if take else true_fn, list(operands))
             if other is not None:
                 mine = (jax.tree_util.tree_structure(out, is_leaf=C.tensor_or_none),
-                        [(t.dtype, t.device, t._shape) for t in _leaf_types(out)])
+                        [(t.dtype, t.device, t._shape) for t in ts])
                 _mismatch({take: mine, not take: other}, shapes=False)
         return out
     return _traced_cond(pred, true_fn, false_fn, list(operands), tensors)
@@ -140,11 +140,9 @@ def _abstract_outputs(fn, operands):
         return None
     try:
         jax.eval_shape(run, [t._array for t in flat])
-    except (UncapturedHigherOrderOpError, RuntimeError) as e:
-        if isinstance(e, UncapturedHigherOrderOpError):
-            raise
-        return None
-    except Exception:
+    except UncapturedHigherOrderOpError:  # (torch's error for what the branch does)
+        raise
+    except Exception:  # noqa: BLE001  (it cannot be traced abstractly: not checked)
         return None
     return box[0]
 
@@ -321,12 +319,16 @@ def _traced_while(cond_fn, body_fn, carry):
     def cond_arr(arrays):
         return jnp.reshape(_pred(run(cond_fn, arrays)[1])._array, ()).astype(bool)
 
+    box = {}
+
     def body_arr(arrays):
         args, out = run(body_fn, arrays)
         _same_carry(args, out)
+        box["tree"], box["skel"] = jax.tree_util.tree_structure(out, is_leaf=C.is_tensor), C.skeleton(out)
         return [t._array for t in C.leaves(list(out) if isinstance(out, (tuple, list)) else [out])]
 
     with C.ExternalWrites() as writes:
         res = jax.lax.while_loop(cond_arr, body_arr, [t._array for t in flat])
-    _, out = wrap(res)
-    return out
+    # (in the body's output structure, as the eager loop returns it: a list, one tensor...)
+    ts = [C.wrap_array(a, dt, dev) for a, (dt, dev) in zip(res, metas)]
+    return C.reorder_like(jax.tree_util.tree_unflatten(box["tree"], ts), box["skel"])

@@ -574,9 +574,11 @@ class Tensor:
         self._idx = value._idx
 
     # ---- Python / NumPy bridge (spec §10) ---------------------------------------------------------
-    def _host(self) -> np.ndarray:
-        """Values as a read-only numpy array (zero-copy from a CPU jax buffer where JAX allows)."""
-        arr = self._array
+    def _host(self, arr=None) -> np.ndarray:
+        """Values as a read-only numpy array (zero-copy from a CPU jax buffer where JAX allows); ``arr``: its
+        array, when the caller has it."""
+        if arr is None:
+            arr = self._array
         if isinstance(arr, jax.core.Tracer):
             from ..ops._dispatch import data_dependent_error
             raise data_dependent_error("reading tensor values", arr)
@@ -597,8 +599,9 @@ class Tensor:
                 from .._symbolic import item
                 return item(arr, builtins.bool if self.dtype is D.bool else
                             builtins.int if self.dtype.category <= D.INT else builtins.float)
-        return self._host().reshape(()).item() if self.dtype.category != D.FLOAT or self.dtype in (
-            D.float32, D.float64, D.float16) else builtins.float(self._host().astype(np.float64).reshape(()))
+        h = self._host(arr)
+        return h.reshape(()).item() if self.dtype.category != D.FLOAT or self.dtype in (
+            D.float32, D.float64, D.float16) else builtins.float(h.astype(np.float64).reshape(()))
 
     def tolist(self):
         h = self._host()

@@ -316,10 +316,11 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
                     "functorch_lite.tensor(...) or from_dlpack)"
                 raise TypeError(f"{op.name}(): argument '{op.tensor_names[min(len(arrays), len(op.tensor_names) - 1)]}' "
                                 f"must be Tensor, not {what}")
-            if type(a) is int and not -_I64 <= a < _I64:
-                a = _big_int(a)
+            t = type(a)
+            if t is int and not -_I64 <= a < _I64:
+                a = _big_int(a)  # (its signature stays int's)
             arrays.append(a)
-            sig.append(type(a) if type(a) is not np.uint64 else int)
+            sig.append(t)
     if op.traced is None:
         key = (sargs, tuple(sig), D._DEFAULT[0])  # rules that produce floats depend on the default dtype
     else:

@@ -218,3 +218,13 @@ def test_random_draw_in_a_traced_branch_is_a_graph_break():
         a = h2(ft.ones(2))
         ft.manual_seed(3)
         assert ft.equal(a, ft.ones(2) + ft.randn(2))
+
+
+def test_compiled_while_loop_returns_the_bodys_structure_as_eager():
+    def f(L, n):
+        a = L.while_loop(lambda i, y: i < n, lambda i, y: [i + 1, y * 2], (L.zeros((), dtype=L.int64), L.ones(2)))
+        b = L.while_loop(lambda i: i < n, lambda i: i + 1, (L.zeros((), dtype=L.int64),))
+        return a, b
+    (a, b), (ta, tb) = ft.compile(lambda n: f(ft, n), fullgraph=True)(ft.tensor(3)), f(torch, torch.tensor(3))
+    assert type(a) is type(ta) is list and [x.tolist() for x in a] == [x.tolist() for x in ta]
+    assert isinstance(b, ft.Tensor) and b.tolist() == tb.tolist() == 3

@@ -277,7 +277,8 @@ def _modes() -> tuple:
 
 
 class _Entry:
-    __slots__ = ("jitted", "donating", "saving", "spec", "eager", "consts", "scanned", "skip", "unused", "guards")
+    __slots__ = ("jitted", "donating", "saving", "spec", "eager", "consts", "scanned", "skip", "unused", "guards",
+                 "host")
 
     def __init__(self):
         self.jitted = None
@@ -290,6 +291,7 @@ class _Entry:
         self.skip = ()        # slots the donating program takes no input for (a generator it draws nothing from)
         self.unused = ()      # slots whose values the plain trace's program never reads
         self.guards = []      # the branches its trace took on dynamic int/float arguments [(expression, outcome)]
+        self.host = {}        # its checks answered on the host, per input form (flat or not): hostcheck.build
 
 
 def _constants(traced) -> list:
@@ -924,6 +926,9 @@ class CompiledFunction:
         self._last = (steady.key, d)
         self._ctx = (d, args, kwargs)
         try:
+            # (the checks answered on the host first, from inputs the program may donate: True, the call need not
+            # wait for the program's flags)
+            passed = steady.host is not None and steady.host(ins)
             outs = entry.donating[0](*ins) if steady.flat else entry.jitted(ins)
         finally:
             self._ctx = None
@@ -933,7 +938,7 @@ class CompiledFunction:
             result = Tensor._from_array(outs[entry.spec.n_slot_out], *steady.single)
             if entry.spec.freed is not None:  # (a training step's loss: its graph freed by the backward inside)
                 result._requires_grad, result._grad_fn = True, entry.spec.freed
-        if steady.undoable:  # (written back while the program runs; undone if a check failed: Steady.snapshot)
+        if steady.undoable and not passed:  # (written back while the program runs; undone if a check failed)
             snap = steady.snapshot(d)
             ok = steady.write(d, outs)
             if _flagged(entry.spec, outs):
@@ -945,7 +950,7 @@ class CompiledFunction:
             # until the next call's program runs
             steady.held = (snap, outs)
         else:
-            if entry.spec.checks:
+            if entry.spec.checks and not passed:
                 _check_failed(entry.spec, d.slots, outs)
             ok = steady.write(d, outs)
         if result is None:

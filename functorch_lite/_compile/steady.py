@@ -28,6 +28,7 @@ from sys import getrefcount
 
 import jax
 
+from . import hostcheck
 from . import slots as S
 from .._tensor.storage import Storage
 
@@ -91,7 +92,7 @@ def _leaves(v) -> list:
 class Steady:
     __slots__ = ("base", "n", "n_args", "entry", "key", "ambient", "flat", "kinds", "recs", "vals", "leaves",
                  "starts", "counts", "check", "writers", "single", "fresh", "inputs", "write", "fast", "argd",
-                 "undoable", "held", "__weakref__")
+                 "undoable", "held", "host", "__weakref__")
 
     def __init__(self, entry, key, ambient, d, flat: bool, arg_statics, modes, branches):
         """After a call of ``entry`` whose key was ``key``, its results written back: the slots' values now are
@@ -145,6 +146,13 @@ class Steady:
             self.argd.slots = [S.StorageSlot(s.tensor, s.name) for s in d.slots[:self.n_args]] + \
                 d.slots[self.n_args:]
             ns["ARGD"], ns["PST"], ns["Tensor"], ns["Storage"] = self.argd, self.base._storages, S.Tensor, Storage
+        # the program's checks answered on the host before it runs (hostcheck.py), where they can be
+        self.host = None
+        if spec.checks:
+            if flat not in entry.host:
+                entry.host[flat] = hostcheck.build(entry.donating[0] if flat else entry.jitted,
+                                                   self.leaves if flat else self.vals, flat, spec.check_at)
+            self.host = entry.host[flat]
         exec(compile(self._source(d, ns, args_plain), "<functorch_lite.compile steady state>", "exec"), ns)
         self.inputs, self.write = ns["inputs"], ns["write"]
         if args_plain:

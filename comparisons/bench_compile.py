@@ -6,6 +6,8 @@ W1: the seed loop (X (64,2), W (2,1), b (1,), MSE, manual SGD under no_grad, gra
 W2: MLP 784-256-256-10, batch 128, nn.CrossEntropyLoss, optim.Adam(lr=1e-3): one step.
 W3: transformer block (B=8, T=128, d=256, 4 heads, causal attention, 4x GELU MLP, LayerNorm), AdamW: one step.
 W4: MLP 784-256-256-10 inference, batch 1024, no_grad.
+W2x10: W2's same callables timed 10 steps per wait (a training loop that reads no value each step: a call's
+host work overlaps the steps before it); W2 waits for every step (its latency).
 W2m: W2 with only the model compiled (``compile(model)``; loss, backward and Adam step eager), torch's with
 ``torch.compile(model)``: the usual torch.compile usage. Its pure JAX column is W2's whole jitted step.
 The facade compiles the plain PyTorch-style step (zero_grad, forward, backward, step) with
@@ -142,18 +144,21 @@ def main():
                                 tc(BT.w3(torch, idx0, tgt0, p3)[0]) if torch else None],
         "W4 MLP infer b1024": [ft.compile(w4(ft, x4, p2)), w4_jax(x4, p2), w4(torch, x4, p2) if torch else None,
                                tc(w4(torch, x4, p2)) if torch else None],
+        "W2x10 per wait": None,
         "W2m compile(model)": [BT.w2(ft, x0, y0, p2, wrap=ft.compile), BT.w2_jax(x0, y0, p2),
                                BT.w2(torch, x0, y0, p2) if torch else None,
                                BT.w2(torch, x0, y0, p2, wrap=torch.compile)
                                if torch is not None and not args.no_torch_compile else None],
     }
-    first = {k: [(_first_calls(f) if f is not None else (float("nan"),) * 2) for f in fns] for k, fns in rows.items()}
+    first = {k: [(_first_calls(f) if f is not None else (float("nan"),) * 2) for f in fns] for k, fns in rows.items()
+             if fns is not None}
+    rows["W2x10 per wait"], first["W2x10 per wait"] = rows["W2 MLP Adam step"], first["W2 MLP Adam step"]
     scale = 0.3 if args.quick else 1.0
     n = {"W1 seed loop /epoch": 400, "W2 MLP Adam step": 60, "W3 block AdamW step": 6, "W4 MLP infer b1024": 60,
-         "W2m compile(model)": 60}
+         "W2x10 per wait": 100, "W2m compile(model)": 60}
+    per_wait = {"W1 seed loop /epoch": 20, "W2x10 per wait": 10}
     # (the warm-up inside also covers the facade's second trace: .grad and optimizer state exist from then on)
-    res = interleave(rows, args.rounds, lambda name: (max(2, int(n[name] * scale)), 20 if name.startswith("W1")
-                                                      else 1))
+    res = interleave(rows, args.rounds, lambda name: (max(2, int(n[name] * scale)), per_wait.get(name, 1)))
     print(f"jax {jax.__version__}, torch {torch.__version__ if torch else 'absent'} "
           f"(threads {torch.get_num_threads() if torch else '-'}), device {jax.devices()[0].platform}")
     print(f"{'workload':22s} {'facade':>10s} {'jax':>10s} {'torch':>10s} {'t.compile':>10s} {'fac/jax':>8s} "

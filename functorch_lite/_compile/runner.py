@@ -48,6 +48,7 @@ from ..amp import autocast_mode as _amp
 from ..nn.modules import module as _module
 from ..optim import optimizer as _optim
 from . import gate as _gate
+from . import hostcheck
 from . import state as S
 from .effects import (_UNSET, _UnreachableWrite, _ViewArgWrite, _bindings, _container_effects, _contents,
                       _effects, _identical_contents, _object_writes, _replay_container, _restore, _restore_tables,
@@ -738,6 +739,8 @@ class CompiledFunction:
                     entry.donating = self._donating(entry, d, in_vals, traced)
             flat = False
             saved = None
+            # (the checks answered on the host first, from inputs the program may donate: True, no flag read after)
+            passed = entry.spec is not None and bool(entry.spec.checks) and self._host_passed(entry, in_vals)
             if entry.spec is not None and entry.spec.needs_node and entry.saving is not False:
                 outs, saved = self._run_saving(entry, d, in_vals, args, kwargs)
             elif entry.donating:
@@ -796,7 +799,7 @@ class CompiledFunction:
             self._ctx = None
             for slot in placeholders:  # (the program never read them: the call's .grad fields are new tensors)
                 slot.tensor._grad = None
-        if entry.spec.checks:
+        if entry.spec.checks and not passed:
             try:
                 _check_failed(entry.spec, d.slots, outs, plain, {d.slots.index(s) for s in placeholders})
             except Exception:
@@ -958,6 +961,20 @@ class CompiledFunction:
         if ok:
             self._steady = steady
         return result
+
+    def _host_passed(self, entry, in_vals) -> bool:
+        """Whether ``entry``'s checks all pass on ``in_vals``, answered on the host (``hostcheck.py``; False where
+        they cannot be: the program's flags are read after it)."""
+        if False not in entry.host:
+            # (its plain program's trace, cached from its first call; were it not, the trace fails at once without
+            # the call's context, and the entry has no host check)
+            ctx, self._ctx = self._ctx, None
+            try:
+                entry.host[False] = hostcheck.build(entry.jitted, in_vals, False, entry.spec.check_at)
+            finally:
+                self._ctx = ctx
+        host = entry.host[False]
+        return host is not None and bool(host(in_vals))
 
     def _donating(self, entry, d, in_vals, traced):
         """From the first call of a signature, once its trace has told what the program rewrites: the same

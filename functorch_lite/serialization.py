@@ -117,6 +117,11 @@ class _Pickler(pickle._Pickler):
         t = type(obj)
         if isinstance(obj, Tensor):
             return self._reduce_tensor(obj)
+        special = _special_types().get(t)
+        if special == "layout":  # (torch's copyreg entry for torch.layout: _get_layout('torch.strided'))
+            return _glob("torch.serialization", "_get_layout"), (repr(obj),)
+        if special is not None:  # (what torch raises for a memory_format, finfo, iinfo)
+            raise TypeError(f"cannot pickle {special!r} object")
         if t is _Boxed:
             return self._reduce_plain(obj.value, False)
         if t is _dev.device:
@@ -190,11 +195,58 @@ class _Pickler(pickle._Pickler):
         return _Boxed("pid", ("storage", stype, key, loc, numel) + ((None,) if self.legacy else ()))
 
 
+_SPECIAL: dict = {}
+
+
+def _special_types() -> dict:
+    """type -> 'layout' (pickled as torch pickles a torch.layout) or the name in torch's "cannot pickle" error."""
+    if not _SPECIAL:
+        import functorch_lite
+        _SPECIAL.update({functorch_lite.layout: "layout", V.memory_format: "module",  # (torch's text for these)
+                         D.finfo: "torch.finfo", D.iinfo: "torch.iinfo"})
+    return _SPECIAL
+
+
+def _archive_name(path: str) -> str:
+    """The zip's top folder for a save to ``path``, as torch's PyTorchStreamWriter names it: the file's name up to
+    its last '.' ('/tmp/z.pt' -> 'z', 'a.b.c' -> 'a.b'; '/' and '\\' both separate folders); 'archive' for a
+    non-ASCII path (torch writes those through a Python file object) and for file objects."""
+    try:
+        path.encode("ascii")
+    except UnicodeEncodeError:
+        return "archive"
+    stem = path[max(path.rfind("/"), path.rfind("\\")) + 1:]
+    if "." in stem:
+        stem = stem[:stem.rfind(".")]
+    if not stem:  # ('.pt', '/tmp/.hidden': torch refuses them, before creating the file)
+        raise RuntimeError(f"invalid file name: {path}")
+    return stem
+
+
+class _Forward:
+    """The target stream as zipfile sees it: written forward only. zipfile then counts its offsets from the
+    archive's first byte and follows each record with a data descriptor, as torch's writer (miniz) does: several
+    archives saved into one stream are each a zip of its own, and a load leaves the stream on a descriptor
+    ('PK\\x07\\x08'), which the next load refuses as torch's does."""
+
+    def __init__(self, fh):
+        self.fh = fh
+
+    def write(self, data):
+        return self.fh.write(data)
+
+    def flush(self) -> None:
+        flush = getattr(self.fh, "flush", None)
+        if flush is not None:
+            flush()
+
+
 class _ZipWriter:
-    """Records written as torch does: stored (no compression), data 64-byte aligned via an 'FB' extra field."""
+    """Records written as torch does: stored (no compression), data 64-byte aligned via an 'FB' extra field, offsets
+    from the archive's first byte, a data descriptor after each record."""
 
     def __init__(self, f, archive: str = "archive"):
-        self.zf = zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True)
+        self.zf = zipfile.ZipFile(_Forward(f), "w", compression=zipfile.ZIP_STORED, allowZip64=True)
         self.start = self._tell()
         self.archive = archive
 
@@ -217,6 +269,11 @@ class _ZipWriter:
     def close(self) -> None:
         self.zf.close()
 
+    def abort(self) -> None:
+        """After a failed write: nothing more is written (no central directory from ``ZipFile.__del__``, whose
+        own failure would print an "Exception ignored" traceback)."""
+        self.zf.fp = None
+
 
 def save(obj: Any, f, pickle_module: Any = pickle, pickle_protocol: int = 2,
          _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False) -> None:
@@ -234,26 +291,35 @@ def save(obj: Any, f, pickle_module: Any = pickle, pickle_protocol: int = 2,
     p.legacy = not _use_new_zipfile_serialization
     p.dump(obj)
     own = isinstance(f, (str, os.PathLike))
+    archive = "archive"
     if own:
         parent = os.path.dirname(os.fsdecode(f))
         if parent and not os.path.isdir(parent):
             raise RuntimeError(f"Parent directory {parent} does not exist.")
+        if not p.legacy:
+            archive = _archive_name(os.fsdecode(f))
+    elif not p.legacy and isinstance(f, io.TextIOBase):
+        f.write(memoryview(b""))  # (a text-mode file: the TypeError torch's first write gets)
     fh = open(f, "wb") if own else f
     try:
         if p.legacy:
             _write_legacy(fh, p, buf, pickle_protocol)
             return
-        w = _ZipWriter(fh)
-        w.write("data.pkl", buf.getbuffer())
-        w.write(".format_version", b"1")
-        w.write(".storage_alignment", b"64")
-        if not _disable_byteorder_record:
-            w.write("byteorder", b"little")
-        for key, flat in p.records:
-            w.write(f"data/{key}", memoryview(np.ascontiguousarray(flat).view(np.uint8)).cast("B"))
-        w.write("version", b"3\n")
-        w.write(".data/serialization_id", str(uuid.uuid4().int).rjust(40, "0")[:40].encode())
-        w.close()
+        w = _ZipWriter(fh, archive)
+        try:
+            w.write("data.pkl", buf.getbuffer())
+            w.write(".format_version", b"1")
+            w.write(".storage_alignment", b"64")
+            if not _disable_byteorder_record:
+                w.write("byteorder", b"little")
+            for key, flat in p.records:
+                w.write(f"data/{key}", memoryview(np.ascontiguousarray(flat).view(np.uint8)).cast("B"))
+            w.write("version", b"3\n")
+            w.write(".data/serialization_id", str(uuid.uuid4().int).rjust(40, "0")[:40].encode())
+            w.close()
+        except BaseException:
+            w.abort()
+            raise
     finally:
         if own:
             fh.close()
@@ -347,9 +413,13 @@ def _facade_tensor(storage: _RawStorage, offset: int, size, stride, dtype) -> Te
     contiguous = V.is_contiguous(size, stride) if size else True
     if root is None:
         n = storage.raw.size // dtype.itemsize
-        vals = np.frombuffer(storage.raw, dtype=dtype.np, count=n)
         whole = offset == 0 and contiguous and int(np.prod(size, dtype=np.int64)) == n
-        arr = jax.device_put(vals.reshape(size) if whole else vals, _dev.to_jax(storage.device))
+        if storage.device.type == "meta":  # (a meta tensor: shape and dtype, no data, as torch.empty(device='meta'))
+            from ._tensor.storage import meta_array
+            arr = meta_array(size if whole else (n,), dtype.jnp)
+        else:
+            vals = np.frombuffer(storage.raw, dtype=dtype.np, count=n)
+            arr = jax.device_put(vals.reshape(size) if whole else vals, _dev.to_jax(storage.device))
         t = Tensor._from_array(arr, dtype, storage.device)
         storage._shared[dtype] = t._storage
         if whole:
@@ -532,6 +602,9 @@ class _Loader:
     def __init__(self, reader: "_ZipReader", map_location):
         self.reader, self.map_location = reader, map_location
         self.storages: dict = {}
+        # torch's _is_meta_location: no storage data is read for a load to 'meta' (a dict or callable reads it)
+        self.meta = (isinstance(map_location, (str, _dev.device)) and isinstance(reader, _ZipReader)
+                     and (map_location == "meta" if isinstance(map_location, str) else map_location.type == "meta"))
 
     def persistent_load(self, pid):
         if not isinstance(pid, tuple) or len(pid) < 5 or pid[0] != "storage":
@@ -543,8 +616,13 @@ class _Loader:
         hit = self.storages.get(key)
         if hit is not None:
             return hit
-        raw = self.reader.record(f"data/{key}")
         nbytes = int(numel) * (stype.dtype.itemsize if stype.dtype is not None else 1)
+        if self.meta:  # (torch only finds the record: the first one's local header, the others' by arithmetic)
+            if not self.storages or f"{self.reader.prefix}/.format_version" not in self.reader.names:
+                self.reader.locate(f"data/{key}")
+            raw = np.broadcast_to(np.zeros(1, np.uint8), (nbytes,))  # (its size only: no memory, nothing read)
+        else:
+            raw = self.reader.record(f"data/{key}")
         if raw.size < nbytes:
             raise RuntimeError(f"PytorchStreamReader failed reading file data/{key}: file read failed "
                                f"(expected {nbytes} bytes, got {raw.size}); the file is truncated or corrupt")
@@ -831,9 +909,10 @@ class _TorchGlobals:
     """``weights_only=False`` unpicklers' common part: ordinary unpickling, with torch globals resolved to
     functorch_lite and storages read through ``persistent_load``."""
 
-    def __init__(self, file, persistent_load: Callable, **kwargs):
+    def __init__(self, file, persistent_load: Callable | None, **kwargs):
         super().__init__(file, **kwargs)
-        self.persistent_load = persistent_load
+        if persistent_load is not None:  # (None: pickle's own error for a persistent id, as torch's plain loads)
+            self.persistent_load = persistent_load
 
     def find_class(self, module, name):
         m, n = _fix_name(module, name)
@@ -910,15 +989,114 @@ def _torch_module_state(inst, state: dict) -> None:
             d[k] = v
 
 
+_EOCD, _EOCD64, _EOCD64_LOCATOR = b"PK\x05\x06", b"PK\x06\x06", b"PK\x06\x07"
+
+
+def _read_at(src, pos: int, n: int) -> bytes:
+    src.seek(pos)
+    return src.read(n)
+
+
+def _archive_end(src, start: int, size: int, eocd: int):
+    """Where the archive that begins at ``start`` ends, if the end-of-central-directory record at ``eocd`` is its
+    own: its central directory (offsets count from the archive's first byte) ends right where the record (or the
+    zip64 record that precedes it, which torch always writes) begins. None if it belongs to another archive."""
+    rec = _read_at(src, eocd, 22)
+    if len(rec) < 22 or rec[:4] != _EOCD:
+        return None
+    _, _, _, _, _, cd_size, cd_offset, comment = struct.unpack("<4s4H2LH", rec)
+    end = min(eocd + 22 + comment, size)
+    loc = _read_at(src, eocd - 20, 20) if eocd - 20 >= start else b""
+    if len(loc) == 20 and loc[:4] == _EOCD64_LOCATOR:
+        z64 = struct.unpack("<Q", loc[8:16])[0]
+        hdr = _read_at(src, start + z64, 56)
+        if len(hdr) < 56 or hdr[:4] != _EOCD64 or start + z64 + 12 + struct.unpack("<Q", hdr[4:12])[0] != eocd - 20:
+            return None
+        cd_size, cd_offset = struct.unpack("<QQ", hdr[40:56])
+        if cd_offset + cd_size != z64:
+            return None
+    elif cd_offset + cd_size != eocd - start:
+        return None
+    # its first entry is the archive's first record (a zip written from a stream's middle by Python's zipfile has
+    # offsets from the stream's first byte: its end record alone does not tell)
+    entry = _read_at(src, start + cd_offset, 46) if cd_size else b""
+    if cd_size and (len(entry) < 46 or entry[:4] != b"PK\x01\x02" or struct.unpack("<L", entry[42:46])[0] != 0):
+        return None
+    return end
+
+
+def _find_archive(src, start: int) -> int:
+    """The end of the zip archive that begins at ``start`` in ``src``: the stream may go on past it (trailing bytes,
+    or more ``save`` calls into the same file), so, unlike zipfile (which takes the last end-of-central-directory
+    record in the stream), the record taken is the first one whose offsets point back at ``start``. torch's miniz
+    reads the last one with offsets from ``start``: the first archive when the archives are the same size, a
+    corrupt-archive error otherwise (loading the first archive is what it means). No such record: the whole rest of
+    the stream, for zipfile to read as it can."""
+    src.seek(0, io.SEEK_END)
+    size = src.tell()
+    tail_start = max(start, size - 22 - 0xFFFF)
+    tail = _read_at(src, tail_start, size - tail_start)
+    last = tail.rfind(_EOCD)
+    if last < 0:
+        return size  # (no archive end at all: zipfile's error, torch's 'failed finding central directory')
+    end = _archive_end(src, start, size, tail_start + last)
+    if end is not None:
+        return end
+    chunk = 1 << 20
+    for base in range(start, size, chunk):
+        block = _read_at(src, base, chunk + 3)
+        i = block.find(_EOCD)
+        while 0 <= i < chunk:
+            end = _archive_end(src, start, size, base + i)
+            if end is not None:
+                return end
+            i = block.find(_EOCD, i + 1)
+    return size
+
+
+class _Window:
+    """Bytes ``[start, end)`` of a seekable stream (a file object or an mmap), read as a file of their own."""
+
+    def __init__(self, src, start: int, end: int):
+        self.src, self.start, self.size, self.pos = src, start, end - start, 0
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        pos = (0, self.pos, self.size)[whence] + offset
+        if pos < 0:
+            raise OSError(22, "Invalid argument")
+        self.pos = pos
+        return pos
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.size - self.pos if n is None or n < 0 else min(n, self.size - self.pos)
+        if n <= 0:
+            return b""
+        data = _read_at(self.src, self.start + self.pos, n)
+        self.pos += len(data)
+        return data
+
+
 class _ZipReader:
-    """The records of a torch zip file (``archive/data.pkl``...), read through zipfile or an mmap."""
+    """The records of a torch zip file (``archive/data.pkl``...), read through zipfile or an mmap: the archive that
+    begins at the stream's position (:func:`_find_archive`). ``end`` is where torch leaves a file object's position
+    after a load: the end of the last record it read."""
 
     def __init__(self, fh, mm=None):
         self.mm = mm
+        src = fh if mm is None else mm
         try:
-            self.zf = zipfile.ZipFile(fh if mm is None else mm)
+            self.start = src.tell()
+            self.win = _Window(src, self.start, _find_archive(src, self.start))
+            self.zf = zipfile.ZipFile(self.win)
         except (zipfile.BadZipFile, EOFError, OSError, ValueError, struct.error) as e:
             raise RuntimeError(f"{_NOT_ZIP} (not a valid zip file: {e})") from e
+        self.end = self.start
         names = self.zf.namelist()
         if not names or "/" not in names[0]:
             raise RuntimeError("PytorchStreamReader failed reading zip archive: file in archive is not in a "
@@ -928,19 +1106,32 @@ class _ZipReader:
         if f"{self.prefix}/byteorder" in self.names and bytes(self.record("byteorder")) != b"little":
             raise RuntimeError("functorch_lite.load: big-endian torch files are not supported")
 
-    def record(self, name: str) -> np.ndarray:
+    def _info(self, name: str):
         full = f"{self.prefix}/{name}"
         if full not in self.names:
             raise RuntimeError(f"PytorchStreamReader failed locating file {name}: file not found")
+        return self.zf.getinfo(full)
+
+    def locate(self, name: str) -> None:
+        """Where torch's ``get_record_offset`` leaves the stream: past ``name``'s fixed-size local header."""
+        self.end = self.start + self._info(name).header_offset + 30
+
+    def record(self, name: str) -> np.ndarray:
+        info = self._info(name)
         try:
+            head = _read_at(self.win, info.header_offset, 30)
+            if len(head) < 30 or head[:4] != b"PK\x03\x04":
+                raise zipfile.BadZipFile("bad local file header")
+            nl, el = struct.unpack("<HH", head[26:30])
+            start = info.header_offset + 30 + nl + el
+            if start + info.file_size > self.win.size:
+                raise zipfile.BadZipFile("record extends past the end of the file")
             if self.mm is not None:
-                info = self.zf.getinfo(full)
-                nl, el = struct.unpack("<HH", self.mm[info.header_offset + 26:info.header_offset + 30])
-                start = info.header_offset + 30 + nl + el
-                if start + info.file_size > len(self.mm):
-                    raise zipfile.BadZipFile("record extends past the end of the file")
-                return np.frombuffer(self.mm, dtype=np.uint8, count=info.file_size, offset=start)
-            return np.frombuffer(self.zf.read(full), dtype=np.uint8)
+                out = np.frombuffer(self.mm, dtype=np.uint8, count=info.file_size, offset=self.start + start)
+            else:
+                out = np.frombuffer(self.zf.read(info), dtype=np.uint8)
+            self.end = self.start + start + info.file_size
+            return out
         except (zipfile.BadZipFile, EOFError, OSError, ValueError, struct.error) as e:
             raise RuntimeError(f"PytorchStreamReader failed reading file {name}: {e} (truncated or corrupt "
                                "file)") from e
@@ -965,7 +1156,8 @@ def _open(f, use_mmap: bool):
 
 
 def _no_persistent_load(pid):
-    raise pickle.UnpicklingError("unsupported persistent id encountered")
+    raise pickle.UnpicklingError("A load persistent id instruction was encountered,\nbut no persistent_load "
+                                 "function was specified.")  # (the C unpickler's text, as torch's)
 
 
 class _Records:
@@ -1029,7 +1221,7 @@ def _load_not_zip(fh, weights_only: bool, pickle_load_args: dict, map_location=N
     import tarfile
     start = fh.tell()
     try:
-        if tarfile.is_tarfile(fh):
+        if start == 0 and tarfile.is_tarfile(fh):  # (torch tries its .tar reader only at offset 0)
             raise RuntimeError("functorch_lite.load: this is torch's legacy .tar format (torch < 0.4), which is not "
                                "supported; re-save it with torch.save(obj, f) from a newer torch")
     finally:
@@ -1041,6 +1233,8 @@ def _load_not_zip(fh, weights_only: bool, pickle_load_args: dict, map_location=N
         pickle_load_args.setdefault("encoding", "utf-8")
 
         def unpickler(persistent_load, body=False):  # (the object's pickle: torch's modules read as the facade's)
+            if persistent_load is _no_persistent_load:
+                persistent_load = None  # (torch reads these pickles with pickle_module.load: no persistent_load)
             return (_FullZipUnpickler if body else _FullUnpickler)(fh, persistent_load, **pickle_load_args)
     try:
         magic = unpickler(_no_persistent_load).load()
@@ -1140,13 +1334,16 @@ def load(f, map_location: str | _dev.device | dict | Callable | None = None, pic
             pickle_load_args.setdefault("encoding", "utf-8")
             up = _FullZipUnpickler(data, loader.persistent_load, **pickle_load_args)
         try:
-            return up.load()
+            result = up.load()
         except pickle.UnpicklingError as e:
             if weights_only:
                 raise pickle.UnpicklingError(_wo_message(str(e))) from None
             raise
         except (EOFError, struct.error, IndexError, KeyError) as e:  # what a cut or garbled pickle raises
             raise RuntimeError(f"functorch_lite.load: data.pkl is truncated or corrupt ({e!r})") from e
+        if not own:  # (a file object is left where torch leaves it: after the last record read, not the archive)
+            fh.seek(reader.end)
+        return result
     finally:
         if own:
             if mm is not None:

@@ -58,15 +58,14 @@ class Distribution:
                 if param not in self.__dict__ and isinstance(getattr(type(self), param), lazy_property):
                     continue  # lazily constructed from the given parameter
                 value = getattr(self, param)
-                head = (f"Expected parameter {param} ({type(value).__name__} of shape {tuple(value.shape)}) "
-                        f"of distribution {repr(self)} to satisfy the constraint {repr(constraint)}, "
-                        "but found invalid values:\n")
                 valid = constraint.check(value)
+                # (the message only where it is needed, as torch's: its repr of the distribution reads the values
+                # of one-element parameters, which a traced parameter does not have)
                 if _traced(value) or _traced(valid):  # (inside compile: checked after the program)
-                    _defer_invalid(valid, value, head)
+                    _defer_invalid(valid, value, self._param_error(param, value, constraint, traced=True))
                     continue
                 if not _is_all_true(valid):
-                    raise ValueError(f"{head}{value}")
+                    raise ValueError(f"{self._param_error(param, value, constraint)}{value}")
         super().__init__()
 
     def expand(self, batch_shape, _instance=None):
@@ -164,14 +163,18 @@ class Distribution:
             return
         if support is None:
             raise AssertionError("support is unexpectedly None")
-        head = (f"Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) to be within the "
-                f"support ({repr(support)}) of the distribution {repr(self)}, but found invalid values:\n")
         valid = support.check(value)
-        if _traced(value) or _traced(valid):  # (inside compile: checked after the program)
-            _defer_invalid(valid, value, head)
+        traced = _traced(value) or _traced(valid)
+
+        def head():
+            return (f"Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) to be within the "
+                    f"support ({repr(support)}) of the distribution {self.__repr__(traced)}, but found invalid "
+                    "values:\n")
+        if traced:  # (inside compile: checked after the program)
+            _defer_invalid(valid, value, head())
             return
         if not _is_all_true(valid):
-            raise ValueError(f"{head}{value}")
+            raise ValueError(f"{head()}{value}")
 
     def _expand_params(self, cls, batch_shape, _instance, names: tuple):
         """``expand`` of a distribution whose parameters ``names`` all have its batch shape."""
@@ -189,11 +192,19 @@ class Distribution:
                                       "__init__ method must also define a custom .expand() method.")
         return self.__new__(type(self)) if _instance is None else _instance
 
-    def __repr__(self) -> str:
+    def __repr__(self, traced=False) -> str:
+        """torch's: a one-element parameter by its value, others by their size (``traced``: a traced parameter by
+        its size too, its value being unknown)."""
         param_names = [k for k in self.arg_constraints if k in self.__dict__]
         values = [self.__dict__[p] for p in param_names]
-        args_string = ", ".join([f"{p}: {v if v.numel() == 1 else v.size()}" for p, v in zip(param_names, values)])
+        args_string = ", ".join([f"{p}: {v if v.numel() == 1 and not (traced and _traced(v)) else v.size()}"
+                                 for p, v in zip(param_names, values)])
         return self.__class__.__name__ + "(" + args_string + ")"
+
+    def _param_error(self, param, value, constraint, traced=False) -> str:
+        return (f"Expected parameter {param} ({type(value).__name__} of shape {tuple(value.shape)}) "
+                f"of distribution {self.__repr__(traced)} to satisfy the constraint {repr(constraint)}, "
+                "but found invalid values:\n")
 
 
 class ExponentialFamily(Distribution):

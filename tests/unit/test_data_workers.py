@@ -309,24 +309,34 @@ class Calls(fud.Dataset):
         return self.fn()
 
 
-CREATORS = {"tensor": lambda: ft.tensor([1]), "zeros": lambda: ft.zeros(3), "full": lambda: ft.full((2,), 1.0),
-            "randn": lambda: ft.randn(3), "arange": lambda: ft.arange(3), "randperm": lambda: ft.randperm(4),
-            "from_numpy": lambda: ft.from_numpy(np.ones(2))}
+# creation functions work in a worker (NumPy-backed worker tensors, PyTorch's dtypes); random ones raise
+CREATORS = {"tensor": (lambda: ft.tensor([1]), [[1]], "int64"), "zeros": (lambda: ft.zeros(3), [[0.0] * 3], "float32"),
+            "full": (lambda: ft.full((2,), 1.0), [[1.0, 1.0]], "float32"),
+            "arange": (lambda: ft.arange(3), [[0, 1, 2]], "int64"),
+            "from_numpy": (lambda: ft.from_numpy(np.ones(2)), [[1.0, 1.0]], "float64")}
+RANDOM = {"randn": lambda: ft.randn(3), "randperm": lambda: ft.randperm(4)}
 
 
 @pytest.mark.parametrize("name", sorted(CREATORS))
-def test_creating_facade_tensors_in_worker_raises(name):
-    fn = CREATORS[name]
+def test_creating_facade_tensors_in_worker(name):
+    fn, want, dtype = CREATORS[name]
     fn()  # warm: its jitted kernel is cached in the parent, and inherited by the forked worker
+    (batch,) = list(DataLoader(Calls(fn), num_workers=1, timeout=30))
+    assert isinstance(batch, ft.Tensor) and batch.tolist() == want and str(batch.dtype) == f"torch.{dtype}"
+
+
+@pytest.mark.parametrize("name", sorted(RANDOM))
+def test_random_facade_tensors_in_worker_raise(name):
+    fn = RANDOM[name]
+    fn()
     with pytest.raises(RuntimeError, match="functorch_lite tensors cannot be created or used inside a DataLoader "
                                            "worker process"):
         list(DataLoader(Calls(fn), num_workers=1, timeout=30))
 
 
 def test_facade_tensor_in_worker_is_a_clear_error():
-    with pytest.raises(RuntimeError, match="functorch_lite tensors cannot be created or used inside a DataLoader "
-                                           "worker process"):
-        list(DataLoader(MakesTensor(), num_workers=1))
+    got = list(DataLoader(MakesTensor(), num_workers=1))  # (torch.tensor in __getitem__: a worker tensor)
+    assert [b.tolist() for b in got] == [[[0]], [[1]]] and got[0].dtype == ft.int64
     x = ft.arange(4)
 
     class Local(fud.Dataset):  # unpicklable: reaches the forked worker as is, holding a real tensor

@@ -3,8 +3,9 @@
 The main process sends ``(task_idx, indices)`` on each worker's index queue; the worker fetches the
 samples, collates them with the NumPy collate path and puts ``(task_idx, result)`` on the shared
 data queue. Facade tensors in the dataset, ``collate_fn`` and ``worker_init_fn`` are replaced by
-NumPy stand-ins when they are pickled for the workers (:func:`pack`), and :func:`worker_loop`
-installs the JAX guard first thing (``_worker_mode``).
+NumPy-backed worker tensors (``_worker_tensor.TensorArray``) when they are pickled for the workers
+(:func:`pack`), and :func:`worker_loop` installs the JAX guard first thing (``_worker_mode``) and the
+worker-side creation functions (``torch.tensor`` & co., ``_worker_tensor.install``).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _worker_mode
+from . import _worker_mode, _worker_tensor
 from .collate import stand_in
 
 MP_STATUS_CHECK_INTERVAL = 0.2  # seconds between liveness checks (main process and workers)
@@ -220,11 +221,13 @@ def worker_loop(iterable: bool, payload: list, forked: bool, index_queue, data_q
     _worker_mode.set_in_worker(True)
     if forked:
         _worker_mode.install_guard()
+        _worker_tensor.install()
     init_exception = None
     fetcher = None
     try:
         dataset, collate_fn, init_fn = (pickle.loads(obj) if packed else obj for packed, obj in payload)
         _worker_mode.install_guard()
+        _worker_tensor.install()
         seed = _seed_worker(base_seed, worker_id)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
         if init_fn is not None:

@@ -11,6 +11,8 @@ is pure Python (no JAX import) so that checking the flag costs nothing:
   random keys and the cached creation kernels, in the worker's copy of the interpreter only.
   The main process is never touched. (A check of :func:`in_worker` at the top of the facade's
   dispatch and creation paths would make this airtight; see the report to the lead.)
+- ``_worker_tensor.install`` (called right after it) then makes ``torch.tensor`` & co. return NumPy-backed
+  worker tensors, and the other public functions handle a worker tensor with its method or a clear error.
 """
 from __future__ import annotations
 
@@ -20,7 +22,9 @@ WORKER_TENSOR_ERROR = (
     "functorch_lite tensors cannot be created or used inside a DataLoader worker process: workers never "
     "run JAX (it is not fork-safe). Return NumPy arrays or Python numbers from Dataset.__getitem__ / "
     "collate_fn / worker_init_fn instead; the DataLoader turns them into tensors in the main process. "
-    "(Tensors held by the dataset reach workers as NumPy arrays.)")
+    "(Tensors held by a picklable dataset reach workers as NumPy-backed worker tensors, and torch.tensor / "
+    "as_tensor / from_numpy / zeros / ones / empty / full / arange / *_like / stack / cat called through the "
+    "module (torch.tensor(...)) make them there; random functions and other ops do not.)")
 
 
 def in_worker() -> bool:

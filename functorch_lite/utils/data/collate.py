@@ -3,8 +3,8 @@
 ``default_collate_fn_map``, and a type registered in that map changes how ``default_collate`` batches it.
 
 Collation runs on NumPy in both places it happens: in a worker process (where it must never touch
-JAX) the leaves it produces are :class:`TensorArray` stand-ins, plain NumPy arrays marked "becomes
-a tensor"; in the main process the same code turns each leaf into a facade Tensor at once.
+JAX) the leaves it produces are :class:`TensorArray` stand-ins (NumPy-backed tensors with PyTorch's semantics
+for the methods they support, ``_worker_tensor.py``); in the main process the same code turns each leaf into a facade Tensor at once.
 Facade tensors met in the main process are stacked with ``functorch_lite.stack`` (device and
 autograd kept, as PyTorch). :func:`to_facade` turns a worker's result (any structure) into tensors.
 """
@@ -19,28 +19,12 @@ import numpy as np
 
 from ..._tensor.tensor import Tensor as _Tensor
 from . import _worker_mode
+from ._worker_tensor import TensorArray, stand_in  # noqa: F401  (the worker-side tensor; see _worker_tensor.py)
 
 np_str_obj_array_pattern = re.compile(r"[SaUO]")
 
 default_collate_err_msg_format = (
     "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}")
-
-
-class TensorArray(np.ndarray):
-    """A facade tensor's values inside a worker: a NumPy array the main process turns into a Tensor.
-
-    Integer indexing keeps a 0-d ``TensorArray`` (as indexing a tensor gives a 0-d tensor)."""
-
-    def __getitem__(self, index):
-        r = np.ndarray.__getitem__(self, index)
-        if isinstance(r, np.generic):
-            return np.asarray(r).view(TensorArray)
-        return r
-
-
-def stand_in(values: np.ndarray) -> TensorArray:
-    """Wrap host values as a :class:`TensorArray` (used when a dataset is sent to workers)."""
-    return np.asarray(values).view(TensorArray)
 
 
 def _tensor_cls():
@@ -157,7 +141,7 @@ def collate_tensor_fn(batch, *, collate_fn_map: dict | None = None):
 
 def collate_numpy_array_fn(batch, *, collate_fn_map: dict | None = None):
     """NumPy arrays: stacked (in NumPy), then one tensor; string and object arrays are refused."""
-    elem = batch[0]
+    elem = np.asarray(batch[0])  # (a worker tensor's .dtype is a torch dtype)
     if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
         raise TypeError(default_collate_err_msg_format.format(elem.dtype))
     _check_sizes([np.shape(b) for b in batch])
@@ -273,7 +257,11 @@ def to_facade(obj: Any) -> Any:
     if isinstance(obj, tuple):
         if hasattr(obj, "_fields"):
             return type(obj)(*(to_facade(x) for x in obj))
-        return type(obj)(to_facade(x) for x in obj) if type(obj) is tuple else obj
+        if type(obj) is tuple:
+            return tuple(to_facade(x) for x in obj)
+        if hasattr(type(obj), "n_fields"):  # torch.return_types.max & co. (a worker's x.max(dim))
+            return type(obj)(tuple(to_facade(x) for x in obj))
+        return obj
     if isinstance(obj, cabc.MutableMapping):
         clone = copy.copy(obj)
         clone.update({k: to_facade(v) for k, v in obj.items()})

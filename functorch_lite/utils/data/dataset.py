@@ -27,11 +27,9 @@ class Dataset(Generic[_T_co]):
 
 
 class IterableDataset(Dataset[_T_co], Iterable[_T_co]):
-    """A stream of samples: subclasses implement ``__iter__``. In workers, shard with
+    """A stream of samples: subclasses implement ``__iter__`` (abstract, as PyTorch's: ``typing.Iterable``'s
+    ``__iter__`` is left undefined, so a subclass without one cannot be instantiated). In workers, shard with
     :func:`get_worker_info`."""
-
-    def __iter__(self) -> Iterator:
-        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
 
     def __add__(self, other: Dataset) -> "ChainDataset":
         return ChainDataset([self, other])
@@ -46,7 +44,7 @@ class TensorDataset(Dataset):
     """
 
     def __init__(self, *tensors) -> None:
-        if any(tensors[0].shape[0] != t.shape[0] for t in tensors):
+        if any(_size0(tensors[0]) != _size0(t) for t in tensors):
             raise AssertionError("Size mismatch between tensors")
         self.tensors = tensors
 
@@ -55,6 +53,14 @@ class TensorDataset(Dataset):
 
     def __len__(self) -> int:
         return self.tensors[0].shape[0]
+
+
+def _size0(t) -> int:
+    """``t.size(0)``, with PyTorch's error for a 0-d tensor."""
+    shape = t.shape
+    if len(shape) == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    return shape[0]
 
 
 class StackDataset(Dataset):
@@ -82,6 +88,29 @@ class StackDataset(Dataset):
         if isinstance(self.datasets, dict):
             return {k: d[index] for k, d in self.datasets.items()}
         return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices: list) -> list:
+        """A batch of samples, through each child's ``__getitems__`` where it has one (as PyTorch)."""
+        def column(dataset) -> list:
+            if callable(getattr(dataset, "__getitems__", None)):
+                items = dataset.__getitems__(indices)
+                if len(items) != len(indices):
+                    raise ValueError("Nested dataset's output size mismatch."
+                                     f" Expected {len(indices)}, got {len(items)}")
+                return list(items)
+            return [dataset[idx] for idx in indices]
+
+        if isinstance(self.datasets, dict):
+            dict_batch: list = [{} for _ in indices]
+            for k, dataset in self.datasets.items():
+                for data, d_sample in zip(column(dataset), dict_batch):
+                    d_sample[k] = data
+            return dict_batch
+        list_batch: list = [[] for _ in indices]
+        for dataset in self.datasets:
+            for data, t_sample in zip(column(dataset), list_batch):
+                t_sample.append(data)
+        return [tuple(sample) for sample in list_batch]
 
     def __len__(self) -> int:
         return self._length
@@ -170,6 +199,8 @@ def random_split(dataset: Dataset, lengths: Sequence, generator=None) -> list:
     [7, 3]
     """
     from ... import randperm
+    # a tensor of lengths (or tensor elements) as Python numbers: torch.tensor([4, 2]) splits 4 / 2, as PyTorch
+    lengths = [x.item() if hasattr(x, "item") and not isinstance(x, (int, float)) else x for x in lengths]
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         subset_lengths: list = []
         for i, frac in enumerate(lengths):

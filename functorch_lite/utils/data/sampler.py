@@ -33,10 +33,8 @@ _T_co = TypeVar("_T_co", covariant=True)
 
 
 class Sampler(Generic[_T_co]):
-    """Base class: subclasses yield indices (or lists of indices) from ``__iter__``."""
-
-    def __init__(self, data_source=None) -> None:
-        pass
+    """Base class: subclasses yield indices (or lists of indices) from ``__iter__``. As in PyTorch 2.13 it has
+    no ``__init__`` of its own: ``Sampler(data_source)`` and ``super().__init__(data_source)`` raise TypeError."""
 
     def __iter__(self) -> Iterator:
         raise NotImplementedError
@@ -140,15 +138,23 @@ class WeightedRandomSampler(Sampler):
 
 
 def _multinomial(w: np.ndarray, n: int, replacement: bool, generator) -> list:
-    """``torch.multinomial`` on a 1-d weight vector, with its errors; NumPy draws seeded from ``generator``."""
-    if not np.all(np.isfinite(w)):
-        raise RuntimeError("invalid multinomial distribution (encountering probability entry = infinity or NaN)")
-    if np.any(w < 0):
-        raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
-    if w.sum() <= 0:
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    """``torch.multinomial`` on a 1-d weight vector, with its errors in its order; NumPy draws seeded from
+    ``generator``."""
     if not replacement and n > w.shape[0]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if not replacement or n == 1:  # PyTorch's fast path checks the whole vector at once
+        if not (w.max() < np.inf and w.min() >= 0):  # (NaN fails both)
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    else:  # the with-replacement kernel checks entry by entry: `>= 0` (NaN fails it), then finiteness
+        neg, inf = ~(w >= 0), ~np.isfinite(w)
+        first_neg = int(np.argmax(neg)) if neg.any() else w.shape[0]
+        first_inf = int(np.argmax(inf)) if inf.any() else w.shape[0]
+        if first_neg < w.shape[0] and first_neg <= first_inf:
+            raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+        if first_inf < w.shape[0]:
+            raise RuntimeError("invalid multinomial distribution (encountering probability entry = infinity or NaN)")
+    if w.sum() <= 0:
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     rng = np.random.default_rng(draw_seed(generator))
     if replacement:
         return rng.choice(w.shape[0], size=n, replace=True, p=w / w.sum()).tolist()

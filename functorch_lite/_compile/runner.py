@@ -623,7 +623,10 @@ class CompiledFunction:
                         if config.verify_discovery:
                             _verify_fast(self, steady, ins, args)
                     else:
-                        ins = None if config.verify_discovery else steady.inputs(d, args, kwargs)
+                        try:
+                            ins = None if config.verify_discovery else steady.inputs(d, args, kwargs)
+                        except AttributeError:  # (a state entry set to None or a number: the full path)
+                            ins = None
                     if ins is not None and not (steady.entry.consts and _stale(steady.entry)):
                         self.stats["calls"] += 1
                         COUNTERS["calls"] += 1
@@ -658,7 +661,10 @@ class CompiledFunction:
             self._verify_discovery(d, args, kwargs)
         steady, self._steady = self._steady, None
         if steady is not None:
-            ins = steady.inputs(d, args, kwargs)
+            try:
+                ins = steady.inputs(d, args, kwargs)
+            except AttributeError:  # (a state entry set to None or a number: no steady call)
+                ins = None
             if ins is not None and not _stale(steady.entry):
                 if config.verify_discovery and self._ambient(d, args, kwargs) != steady.ambient:
                     raise AssertionError(f"functorch_lite.compile: {self.__name__}: the steady state's check "

@@ -96,9 +96,14 @@ def _run_step_hooks(func: Callable, opt: Any, args: tuple, kwargs: dict, shown: 
     d = opt.__dict__
     pre = d.get("_optimizer_step_pre_hooks") or {}
     post = d.get("_optimizer_step_post_hooks") or {}
-    if id(opt) in _IN_STEP or not (pre or post or _global_optimizer_pre_hooks or _global_optimizer_post_hooks):
-        return func(*args, **kwargs)
     runner = sys.modules.get("functorch_lite._compile.runner")
+    if id(opt) in _IN_STEP or not (pre or post or _global_optimizer_pre_hooks or _global_optimizer_post_hooks):
+        if d.get("_odd") and runner is not None and runner.TRACING[0]:
+            from ..ops._dispatch import data_dependent_error
+            raise data_dependent_error(f"{type(opt).__name__}.state holds entries written by hand that its compiled "
+                                       "step does not keep (a key of the user's own, None, a tensor of another "
+                                       "dtype): its steps run eagerly while it does (optim/_edits.py)")
+        return func(*args, **kwargs)
     if runner is not None and runner.TRACING[0]:
         from ..ops._dispatch import data_dependent_error
         raise data_dependent_error(f"optimizer step hooks (registered on {type(opt).__name__} or globally with "

@@ -43,6 +43,7 @@ from .._tensor.tensor import Tensor, zero_grads
 from .._symbolic import SymNumber
 from ..autograd.grad_mode import no_grad
 from .._warn import user_stacklevel as _user_stacklevel
+from ._edits import StateEdits
 from ._hooks import (_HookedStep, _LIVE, _STEP_HOOKS, _global_optimizer_post_hooks,  # noqa: F401  (re-exported)
                      _global_optimizer_pre_hooks, _register, _run_step_hooks, register_optimizer_step_post_hook,
                      register_optimizer_step_pre_hook)
@@ -123,10 +124,18 @@ class _StateMapping(dict):
 
     def __missing__(self, p):
         """A ``defaultdict(dict)``, as PyTorch's: the new empty dict is stored (a custom optimizer keeps its
-        state in it); an empty entry means no state."""
+        state in it); an empty entry means no state (entries written into it before the first step are that
+        step's state: ``_edits.py``)."""
         d = {}
         dict.__setitem__(self, p, d)
         return d
+
+    def __setitem__(self, p, value):
+        """``state[p] = d``: ``d`` is ``p``'s state from then on, read at its next step (``_edits.py``)."""
+        dict.__setitem__(self, p, value)
+        opt = self.__dict__.get("_opt")  # (a pickle or a copy being rebuilt: not yet its optimizer's)
+        if opt is not None and "_ostate" in opt.__dict__ and not opt._custom():
+            opt._state_assigned(p, value)
 
     def __getitem__(self, p):
         READS[0] += 1
@@ -138,19 +147,23 @@ class _StateMapping(dict):
     def __delitem__(self, p):
         dict.__delitem__(self, p)
         self._opt._ostate.pop(p, None)
+        self._opt._mark_odd(p, False)
 
     def pop(self, p, *default):
         self._opt._ostate.pop(p, None)
+        self._opt._mark_odd(p, False)
         return dict.pop(self, p, *default)
 
     def popitem(self):
         p, v = dict.popitem(self)
         self._opt._ostate.pop(p, None)
+        self._opt._mark_odd(p, False)
         return p, v
 
     def clear(self):
         dict.clear(self)
         self._opt._ostate.clear()
+        self._opt._clear_odd()
 
 
 def _counted(name: str):
@@ -169,7 +182,7 @@ for _name in ("__contains__", "__len__", "__iter__", "get", "keys", "values", "i
     setattr(_StateMapping, _name, _counted(_name))
 
 
-class Optimizer:
+class Optimizer(StateEdits):
     """Base class of the optimizers (``torch.optim.Optimizer``).
 
     Subclasses define ``_hyper_names`` (numeric hyperparameters injected as arrays), ``_static_key(group)``
@@ -313,6 +326,7 @@ class Optimizer:
         holds): the transforms' state goes with the old mapping, and the new one's entries, if any, are read as
         ``load_state_dict`` reads a saved state's."""
         if name == "state" and not isinstance(value, _StateMapping):
+            self._clear_odd()
             fresh = _StateMapping(self)
             object.__setattr__(self, "_ostate", {})
             object.__setattr__(self, "state", fresh)
@@ -351,8 +365,11 @@ class Optimizer:
         every parameter once more) and its transform a ``weight_decay`` of None. Moving it off 0 selects another
         program (``compile`` guards on the key); its other values are data."""
         key = self._prog_key(group)
-        if _STEP_HOOKS and self._has_step_hooks():  # (compile's guard: a hooked step is no program, see step)
-            key = ((key[0], "step hooks"),) + key[1:]
+        if _STEP_HOOKS:
+            if self._has_step_hooks():  # (compile's guard: a hooked step is no program, see step)
+                key = ((key[0], "step hooks"),) + key[1:]
+            elif self.__dict__.get("_odd"):  # (a state dict edited out of the usual layout: eager steps, _edits.py)
+                key = ((key[0], "state edited"),) + key[1:]
         return key
 
     def _prog_key(self, group: dict) -> tuple:
@@ -373,19 +390,20 @@ class Optimizer:
         self._ostate[p] = st
 
     def _sync_from_views(self, p: Tensor) -> None:
-        """Read values written into the ``state[p]`` tensors back into the optax state."""
+        """Read values written into the ``state[p]`` tensors (or put into the dict) back into the optax state."""
         views = dict.get(self.state, p)
         if not views:
             return
         inner = self._ostate[p]
-        repl = {}
-        for name, t in views.items():
-            arr = t._array
-            old = getattr(inner, name)
-            if arr is not old:
-                repl[name] = jnp.array(arr, dtype=old.dtype, copy=True)
-        if repl:
-            self._put_state(p, inner._replace(**repl))
+        try:
+            for name, t in views.items():
+                if t._array is not getattr(inner, name):
+                    break
+            else:
+                return  # (nobody wrote: the tensors hold the state's own arrays)
+        except AttributeError:  # (an entry of the user's own, or None: _edits.py)
+            pass
+        self._read_views(p, views, inner)
 
     def _held_fields(self, p: Tensor, group: dict) -> tuple:
         """PyTorch's state names of ``p``: its group's, and those an option switched off since has left (torch
@@ -395,8 +413,9 @@ class Optimizer:
         views = dict.get(self.state, p)
         if not views or all(n in names for n in views):
             return names
-        order = self._ostate[p]._fields
-        return tuple(sorted(set(names) | set(views), key=order.index))
+        inner = self._ostate[p]
+        held = {n for n in views if n not in names and self._ours(n, inner)}  # (not the user's own entries)
+        return tuple(sorted(set(names) | held, key=inner._fields.index)) if held else names
 
     def _refresh_views(self, p: Tensor, group: dict, names: tuple | None = None) -> None:
         """Point the ``state[p]`` tensors at the new optax arrays (an in-place write: version bumps); a first
@@ -418,8 +437,11 @@ class Optimizer:
                 else:
                     views.update(new)  # the dict a reference taken before the first step holds
         else:
-            for name, t in views.items():
-                t._write(getattr(inner, name))
+            try:
+                for name, t in views.items():
+                    t._write(getattr(inner, name))
+            except AttributeError:  # (an entry of the user's own, in a dict not marked: _edits.py)
+                self._write_views(p, views)
 
     def step(self, *args, **kwargs):
         """One optimisation step over every parameter that has a ``.grad`` (``step(closure=None)``: ``closure``
@@ -495,7 +517,11 @@ class Optimizer:
                     "(Tensor.grad_dtype) is not supported by functorch_lite's optimizers: update such "
                     "parameters by hand, or keep grad_dtype the parameter's dtype")
             if p not in self._ostate:
-                self._put_state(p, self._init_state(key, p._array))
+                views = dict.get(self.state, p)
+                if views:  # (written by hand before the first step: _edits.py)
+                    self._adopt(p, key, views)
+                else:
+                    self._put_state(p, self._init_state(key, p._array))
             else:
                 self._sync_from_views(p)
         new_params, new_states = fn([p._array for p in ps], [p._grad._array for p in ps],
@@ -556,23 +582,27 @@ class Optimizer:
         state = {}
         for group in self.param_groups:
             for p in group["params"]:
+                views = dict.get(self.state, p)
                 names = self._held_fields(p, group) if p in self._ostate else ()
                 if names:  # (SGD that never had momentum keeps no state)
                     self._sync_from_views(p)
                     views = dict.get(self.state, p)
-                    if views and tuple(views) == names:
+                    if views and all(n in views for n in names):
                         # the live ``state[p]`` dict, as torch's: its tensors are rewritten in place by every step,
-                        # so a state_dict taken earlier (and saved later) holds the current values
+                        # so a state_dict taken earlier (and saved later) holds the current values (and the
+                        # user's own entries, as they put them there)
                         state[index[id(p)]] = views
                         continue
                     inner = self._ostate[p]
-                    state[index[id(p)]] = {
-                        name: Tensor._from_array(jnp.array(getattr(inner, name), copy=True),
-                                                 p.dtype if name not in self._scalar_state else _float32(),
-                                                 p.device)
-                        for name in names}
-                elif dict.get(self.state, p) and p not in self._ostate:  # a custom optimizer's own state
-                    state[index[id(p)]] = dict(dict.__getitem__(self.state, p))
+                    entry = {name: Tensor._from_array(jnp.array(getattr(inner, name), copy=True),
+                                                      p.dtype if name not in self._scalar_state else _float32(),
+                                                      p.device)
+                             for name in names}
+                    state[index[id(p)]] = {**entry, **{k: v for k, v in (views or {}).items() if k not in entry}}
+                elif views is not None:
+                    # a custom optimizer's own state; the user's entries; or the empty entry reading ``state[p]``
+                    # leaves (torch's defaultdict keeps it: ``{0: {}}``)
+                    state[index[id(p)]] = dict(views) if self._custom() else views
         # in the order the entries came into ``optimizer.state`` (their first steps), as torch's dict
         first = {index[id(p)]: k for k, p in enumerate(dict.keys(self.state)) if id(p) in index}
         state = dict(sorted(state.items(), key=lambda kv: first.get(kv[0], len(first))))
@@ -613,6 +643,7 @@ class Optimizer:
             s.update(self._setstate_forced)
             new_groups.append(s)
         self.param_groups = new_groups
+        self._clear_odd()
         self._ostate = {}
         self.state = _StateMapping(self)
         for k, values in state_dict["state"].items():
@@ -625,21 +656,18 @@ class Optimizer:
             dict.__setitem__(self.state, p, {name: _cast_like(v, p, name) for name, v in values.items()})
             return
         group = next(g for g in self.param_groups if any(q is p for q in g["params"]))
-        key = self._key_of(group)
-        inner = self._init_state(key, p._array)
-        repl = {}
-        for name, v in values.items():
-            if name in inner._fields:
-                # (an entry of an option that is off here, as amsgrad: held, passed through, as torch keeps it)
-                old = getattr(inner, name)
-                arr = v._array if isinstance(v, Tensor) else jnp.asarray(np.asarray(v))
-                dt = old.dtype if old is not None else jnp.float32 if name in self._scalar_state else p._array.dtype
-                repl[name] = jnp.array(arr, dtype=dt, copy=True)
-        if values and "step" not in values:  # SGD keeps no step: a saved buffer means "not the first step"
-            repl["step"] = jnp.ones((), inner.step.dtype)
-        self._put_state(p, placed_like(inner._replace(**repl), p._array))
-        loaded = tuple(n for n in values if n in inner._fields)  # (the saved order, as torch's dict keeps it)
-        self._refresh_views(p, group, loaded + tuple(n for n in self._fields_of(group) if n not in loaded))
+        st, odd = self._state_from(p, self._key_of(group), values)
+        self._put_state(p, st)
+        # the state's entries in the saved order, as torch's dict keeps it, then those the group adds
+        loaded = tuple(n for n, v in values.items() if v is not None and self._ours(n, st))
+        type(self)._refresh_views(self, p, group, loaded + tuple(n for n in self._fields_of(group) if n not in loaded))
+        if odd:  # with the user's own entries (cast as torch casts them) and None ones, in the saved order
+            made = dict.get(self.state, p) or {}
+            views = {name: None if v is None else made[name] if name in made else _cast_like(v, p, name)
+                     for name, v in values.items()}
+            views.update((k, v) for k, v in made.items() if k not in views)
+            dict.__setitem__(self.state, p, views)
+            self._mark_odd(p, True)
 
     def __repr__(self) -> str:
         """PyTorch's: each group opens with a newline and ends each of its lines with one (so a blank line
@@ -685,8 +713,13 @@ def placed_like(state, arr):
 
 
 def _cast_like(v, p, name):
-    """A loaded state value for a custom optimizer, as PyTorch's ``load_state_dict``: floating tensors (not
-    ``step``) take the parameter's dtype, tensors its device; other values as they are."""
+    """A loaded state value for a custom optimizer (or a user's entry), as PyTorch's ``load_state_dict``: floating
+    tensors (not ``step``) take the parameter's dtype, tensors its device, in dicts, lists and tuples too; other
+    values as they are."""
+    if isinstance(v, dict):
+        return {k: _cast_like(x, p, k) for k, x in v.items()}
+    if isinstance(v, (list, tuple)) and not hasattr(v, "_fields"):
+        return type(v)(_cast_like(x, p, None) for x in v)
     if not isinstance(v, Tensor):
         return v
     if name != "step" and v.dtype.is_floating_point:

@@ -57,6 +57,15 @@ class SGD(Optimizer):
     """
 
     _state_made_in_step = True
+    _hidden_state = ("step",)  # (torch's SGD state holds no step: a user's ``state[p]['step']`` is theirs)
+
+    def _restart_entry(self, name, inner):
+        """``state[p]['momentum_buffer'] = None``: torch's step starts the buffer again from the gradient (the
+        transform's first momentum step, ``step == 0``), in a new array (the old one is the old tensor's, which the
+        user may hold: the step's donation must not take it)."""
+        if name != "momentum_buffer":
+            return super()._restart_entry(name, inner)
+        return {"step": jnp.zeros((), inner.step.dtype), "momentum_buffer": jnp.zeros_like(inner.momentum_buffer)}
 
     _setstate_defaults = dict(nesterov=False, maximize=False, foreach=None, differentiable=False, fused=False)
 

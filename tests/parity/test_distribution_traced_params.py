@@ -50,7 +50,7 @@ def test_eager_message_unchanged():
     msgs = []
     for T in (torch, ft):
         try:
-            T.distributions.Normal(T.tensor(0.), T.tensor(-1.))
+            T.distributions.Normal(T.tensor(0.), T.tensor(-1.), validate_args=True)
         except ValueError as e:
             msgs.append(str(e))
     assert msgs[0] == msgs[1] and "Normal(loc: 0.0, scale: -1.0)" in msgs[0]

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..._tensor.tensor import Tensor as _Tensor
 from . import _worker_mode
-from ._worker_tensor import TensorArray, stand_in  # noqa: F401  (the worker-side tensor; see _worker_tensor.py)
+from ._worker_tensor import TensorArray, _check_same_sizes, stand_in  # noqa: F401  (the worker-side tensor)
 
 np_str_obj_array_pattern = re.compile(r"[SaUO]")
 
@@ -44,14 +44,6 @@ def numpy_to_tensor(arr: np.ndarray):
 
 def _leaf() -> Callable[[np.ndarray], Any]:
     return stand_in if _worker_mode.in_worker() else numpy_to_tensor
-
-
-def _check_sizes(shapes: list) -> None:
-    first = tuple(shapes[0])
-    for i, s in enumerate(shapes):
-        if tuple(s) != first:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 and "
-                               f"{list(s)} at entry {i}")
 
 
 def _python_numbers(batch: list) -> np.ndarray:
@@ -135,7 +127,7 @@ def collate_tensor_fn(batch, *, collate_fn_map: dict | None = None):
     from ... import stack
     Tensor = _tensor_cls()
     if all(isinstance(t, Tensor) for t in batch):  # (else stack raises PyTorch's "expected Tensor as element i")
-        _check_sizes([t.shape for t in batch])
+        _check_same_sizes([t.shape for t in batch])
     return stack(list(batch), 0)
 
 
@@ -144,7 +136,7 @@ def collate_numpy_array_fn(batch, *, collate_fn_map: dict | None = None):
     elem = np.asarray(batch[0])  # (a worker tensor's .dtype is a torch dtype)
     if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
         raise TypeError(default_collate_err_msg_format.format(elem.dtype))
-    _check_sizes([np.shape(b) for b in batch])
+    _check_same_sizes([np.shape(b) for b in batch])
     arrays = [np.asarray(b) for b in batch]
     dt = arrays[0].dtype
     if any(a.dtype != dt for a in arrays):  # (torch stacks them as tensors: its promotion, not NumPy's)

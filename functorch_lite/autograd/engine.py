@@ -281,7 +281,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 
 def _one_grad_each(tensors, grad_tensors) -> None:
-    if len(grad_tensors) != len(tensors):  # (torch's _make_grads)
+    # (torch's engine: fewer gradients than tensors is an error; extra ones are ignored, its _make_grads zips them)
+    if len(grad_tensors) < len(tensors):
         raise RuntimeError(f"got {len(tensors)} tensors and {len(grad_tensors)} gradients")
 
 

@@ -320,7 +320,8 @@ def _make(op: OpDef, fname: str, kind: str, ns: dict):
         srcs = f", srcs={targs}" if op.broadcast and op.tensor_names else ""
         if op.name in _OUT_AS_DTYPE:  # (torch's sum(out=...): computed in out's dtype, as with dtype=)
             pre += "if dtype is None and type(out) is _Tensor:\n        dtype = out.dtype\n    "
-        body = (f"r = _dispatch(_op, {targs}, {sargs})\n"
+        # (an out= call is not autocast, as in torch: its out tensor gives the dtype)
+        body = (f"r = _dispatch(_op, {targs}, {sargs}, out is None)\n"
                 f"    return r if out is None else _write_out(out, r, {op.name!r}{srcs})")
     else:
         body = f"return _dispatch(_op, {targs}, {sargs})"

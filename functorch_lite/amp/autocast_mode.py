@@ -168,7 +168,10 @@ class autocast:
                  cache_enabled: Optional[bool] = None):
         if not isinstance(device_type, str):
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
-        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else D.as_dtype(dtype)
+        # (not a dtype -- a string, a number: torch keeps it, warns that it is not supported, and refuses it on
+        # entering)
+        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else \
+            dtype if not isinstance(dtype, D.dtype) else D.as_dtype(dtype)
         self.device = device_type
         self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None else cache_enabled
         supported = (D.bfloat16, D.float16)
@@ -187,6 +190,9 @@ class autocast:
         self._enabled = bool(enabled)
 
     def __enter__(self) -> "autocast":
+        if not isinstance(self.fast_dtype, D.dtype):
+            raise TypeError("set_autocast_dtype(): argument 'dtype' (position 2) must be torch.dtype, not "
+                            f"{type(self.fast_dtype).__name__}")
         st = STATE
         self.prev_cache_enabled = st.cache_enabled
         self.prev = st.enabled.get(self.device, False)

@@ -23,3 +23,20 @@ def _run(T, name, dt):
 @pytest.mark.parametrize("dt", ["float32", "bfloat16"])
 def test_out_under_autocast(name, dt):
     assert _run(ft, name, dt) == _run(torch, name, dt)
+
+
+@pytest.mark.parametrize("dt", ["bfloat16", 5])
+def test_autocast_dtype_not_a_dtype(dt):
+    """``autocast('cpu', dtype='bfloat16')``: torch warns that the dtype is not supported, then refuses it on
+    entering (the facade autocast to bfloat16 silently)."""
+    import warnings
+    res = []
+    for T in (torch, ft):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            ac = T.autocast("cpu", dtype=dt)
+        with pytest.raises(TypeError) as e:
+            with ac:
+                pass
+        res.append(([str(x.message) for x in w], str(e.value), T.is_autocast_enabled("cpu")))
+    assert res[0] == res[1]

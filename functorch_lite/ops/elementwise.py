@@ -655,29 +655,6 @@ def _lgamma(x):
 _lgamma.defjvp(lambda p, t: (_lgamma(p[0]), _digamma_d(p[0]) * t[0]))
 
 
-@jax.custom_jvp
-def _tanh(x):
-    """tanh whose derivative is PyTorch's ``tanh_backward``, ``grad * (1 - y * y)`` in the op math type (float32
-    for half types), rounded once: JAX's ``t * (1 - y) * (1 + y)`` overflowed in half precision for a negative
-    input under a loss-scaled gradient (float16: 40000 at x = -1 gave NaN; torch 16784)."""
-    return jnp.tanh(x)
-
-
-def _tanh_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    y = jnp.tanh(x)
-    half = jnp.dtype(t.dtype).itemsize == 2 and jnp.issubdtype(t.dtype, jnp.floating)
-    wide = jnp.float32 if half else t.dtype
-    yw = y.astype(wide)
-    if half:  # (the half result, as torch saves it: XLA's excess precision would keep it float32)
-        fi = jnp.finfo(y.dtype)
-        yw = jax.lax.reduce_precision(yw, exponent_bits=fi.nexp, mantissa_bits=fi.nmant)
-    return y, (t.astype(wide) * (1 - yw * yw)).astype(t.dtype)
-
-
-_tanh.defjvp(_tanh_jvp)
-
-
 # PyTorch's CPU kernel names (its dtype errors name them): vectorised (VML) ones, and a few others
 _VML = {"acos", "asin", "atan", "cos", "erf", "erfc", "erfinv", "exp", "expm1", "lgamma", "log", "log10", "log1p",
         "log2", "sin", "sqrt", "tan", "tanh"}
@@ -705,7 +682,7 @@ for _n, _f, _g, _s in [
     ("cos", jnp.cos, "CosBackward0", ("all",)), ("tan", jnp.tan, "TanBackward0", ("result",)),
     ("asin", jnp.arcsin, "AsinBackward0", ("all",)), ("acos", jnp.arccos, "AcosBackward0", ("all",)),
     ("atan", jnp.arctan, "AtanBackward0", ("all",)), ("sinh", jnp.sinh, "SinhBackward0", ("all",)),
-    ("cosh", jnp.cosh, "CoshBackward0", ("all",)), ("tanh", _tanh, "TanhBackward0", ("result",)),
+    ("cosh", jnp.cosh, "CoshBackward0", ("all",)), ("tanh", _go.tanh, "TanhBackward0", ("result",)),
     ("asinh", jnp.arcsinh, "AsinhBackward0", ("all",)), ("acosh", jnp.arccosh, "AcoshBackward0", ("all",)),
     ("atanh", jnp.arctanh, "AtanhBackward0", ("all",)),
     ("sigmoid", D.in_opmath(jax.nn.sigmoid), "SigmoidBackward0", ("result",)),

@@ -23,6 +23,10 @@
   ``_euclidean_dist_backward``; and std's (``std_backward`` masks where the result is 0: a constant slice
   has a zero gradient, not NaN).
 - sgn of a complex number (``csgn``): torch's ``sgn_backward`` (JAX's ``sign`` has a zero derivative).
+- tanh: torch's ``tanh_backward``, ``grad * (1 - y * y)`` in float32 for half types over the rounded result (JAX's
+  ``t * (1 - y) * (1 + y)`` overflowed to NaN in float16 under a loss-scaled gradient).
+- logaddexp / logaddexp2: torch's ``grad / (1 + exp(other - self))`` (as a sigmoid): NaN where both are the same
+  infinity, 0 for the finite side against an infinity (JAX: 1, and exp(other) for the finite side).
 """
 from __future__ import annotations
 
@@ -30,6 +34,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.custom_derivatives import SymbolicZero
 
 
@@ -341,3 +346,44 @@ def no_derivative(msg: str, exc: type = RuntimeError):
 def aten_no_derivative(name: str):
     """:func:`no_derivative` with ATen's message: ``derivative for aten::<name> is not implemented``."""
     return no_derivative(f"derivative for aten::{name} is not implemented")
+
+
+@jax.custom_jvp
+def tanh(x):
+    """tanh whose derivative is PyTorch's ``tanh_backward``, ``grad * (1 - y * y)`` in the op math type (float32
+    for half types), rounded once: JAX's ``t * (1 - y) * (1 + y)`` overflowed in half precision for a negative
+    input under a loss-scaled gradient (float16: 40000 at x = -1 gave NaN; torch 16784)."""
+    return jnp.tanh(x)
+
+
+def _tanh_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    y = jnp.tanh(x)
+    half = jnp.dtype(t.dtype).itemsize == 2 and jnp.issubdtype(t.dtype, jnp.floating)
+    wide = jnp.float32 if half else t.dtype
+    yw = y.astype(wide)
+    if half:  # (the half result, as torch saves it: XLA's excess precision would keep it float32)
+        fi = jnp.finfo(y.dtype)
+        yw = jax.lax.reduce_precision(yw, exponent_bits=fi.nexp, mantissa_bits=fi.nmant)
+    return y, (t.astype(wide) * (1 - yw * yw)).astype(t.dtype)
+
+
+tanh.defjvp(_tanh_jvp)
+
+
+def _lae(lae, scale):
+    """``lae`` (jnp.logaddexp / logaddexp2) differentiated by PyTorch's formula, ``grad / (1 + exp(other -
+    self))``, as ``sigmoid(scale * (self - other))`` (its own derivative stays finite far apart): NaN where both
+    are the same infinity, as PyTorch's (JAX's rule gives 1 there)."""
+    @jax.custom_jvp
+    def f(a, b):
+        return lae(a, b)
+
+    @f.defjvp
+    def _jvp(primals, tangents):
+        (a, b), (ta, tb) = primals, tangents
+        return lae(a, b), ta * jax.nn.sigmoid(scale * (a - b)) + tb * jax.nn.sigmoid(scale * (b - a))
+    return f
+
+
+logaddexp, logaddexp2 = _lae(jnp.logaddexp, 1.0), _lae(jnp.logaddexp2, float(np.log(2.0)))

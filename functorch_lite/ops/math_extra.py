@@ -66,31 +66,13 @@ def _lae_complex(a, b, log_base=None):
     return jnp.where(jnp.isinf(jnp.real(m)) & (m == o), m, m + jnp.log1p(jnp.exp(o - m)))
 
 
-def _torch_lae(lae, scale):
-    """``lae`` (jnp.logaddexp / logaddexp2) differentiated by PyTorch's formula, ``grad / (1 + exp(other -
-    self))``, as ``sigmoid(scale * (self - other))`` (its own derivative stays finite far apart): NaN where both
-    are the same infinity, as PyTorch's (JAX's rule gives 1 there)."""
-    @jax.custom_jvp
-    def f(a, b):
-        return lae(a, b)
-
-    @f.defjvp
-    def _jvp(primals, tangents):
-        (a, b), (ta, tb) = primals, tangents
-        return lae(a, b), ta * jax.nn.sigmoid(scale * (a - b)) + tb * jax.nn.sigmoid(scale * (b - a))
-    return f
-
-
-_LAE, _LAE2 = _torch_lae(jnp.logaddexp, 1.0), _torch_lae(jnp.logaddexp2, float(np.log(2.0)))
-
-
 @defop(kernel="logaddexp_cpu", promote="float_only", grad_fn="LogaddexpBackward0", tensors=2,
        prep=_tensors_only("logaddexp", ("input", "other")))
 def logaddexp(input, other):
     """``log(exp(input) + exp(other))``, stable; floating/complex only (float16 computes in float32)."""
     if jnp.iscomplexobj(input):
         return _lae_complex(input, other)
-    return _LAE(_acc(input), _acc(other)).astype(input.dtype)
+    return _go.logaddexp(_acc(input), _acc(other)).astype(input.dtype)
 
 
 def _lae2_bad(op, dt):
@@ -102,7 +84,7 @@ def _lae2_bad(op, dt):
        prep=_tensors_only("logaddexp2", ("input", "other")))
 def logaddexp2(input, other):
     """``log2(2**input + 2**other)``, stable; real floating only."""
-    return _LAE2(_acc(input), _acc(other)).astype(input.dtype)
+    return _go.logaddexp2(_acc(input), _acc(other)).astype(input.dtype)
 
 
 def _angle_rule(op, sig, sargs):

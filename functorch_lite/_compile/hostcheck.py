@@ -77,17 +77,16 @@ _OPS = {
     "reshape": lambda x, *, new_sizes, **_: np.reshape(x, tuple(new_sizes)),
     "squeeze": lambda x, *, dimensions, **_: np.squeeze(x, axis=tuple(dimensions)),
     "select_n": _select,
-    "copy": np.array, "copy_p": np.array,
+    "copy": np.array,
 }
-_CALLS = ("pjit", "jit", "closed_call", "core_call")
+_CALLS = ("jit", "pjit", "closed_call")  # (``pjit``: older JAX's name of ``jit``)
 
 
 def _inner(eqn):
     """The jaxpr a call equation runs (a ``jit`` inside the program), else None."""
     if eqn.primitive.name not in _CALLS:
         return None
-    j = eqn.params.get("jaxpr") or eqn.params.get("call_jaxpr")
-    return j
+    return eqn.params.get("jaxpr") or eqn.params.get("call_jaxpr")
 
 
 def _exact(jaxpr) -> bool:
@@ -201,3 +200,13 @@ def build(fn, ins, flat: bool, check_at: int):
     if sum(int(np.prod(avals[p].shape)) for p in pos) > MAX_ELEMENTS:
         return None
     return HostCheck(jaxpr, list(closed.consts), pos, flat)
+
+
+def of(entry, flat: bool, ins):
+    """``entry``'s host check for its program over ``ins`` (its donating program's flat leaves when ``flat``, else
+    its plain program's per-slot values), built once per form and kept on the entry (``runner._Entry.host``). The
+    program's trace is the one its first call cached: the caller runs this without the call's context, so a trace
+    no longer cached fails at once (no second trace of the function) and the entry has no host check."""
+    if flat not in entry.host:
+        entry.host[flat] = build(entry.donating[0] if flat else entry.jitted, ins, flat, entry.spec.check_at)
+    return entry.host[flat]

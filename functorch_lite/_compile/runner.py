@@ -972,11 +972,9 @@ class CompiledFunction:
         """Whether ``entry``'s checks all pass on ``in_vals``, answered on the host (``hostcheck.py``; False where
         they cannot be: the program's flags are read after it)."""
         if False not in entry.host:
-            # (its plain program's trace, cached from its first call; were it not, the trace fails at once without
-            # the call's context, and the entry has no host check)
-            ctx, self._ctx = self._ctx, None
+            ctx, self._ctx = self._ctx, None  # (built without the call's context: hostcheck.of)
             try:
-                entry.host[False] = hostcheck.build(entry.jitted, in_vals, False, entry.spec.check_at)
+                hostcheck.of(entry, False, in_vals)
             finally:
                 self._ctx = ctx
         host = entry.host[False]

@@ -147,12 +147,7 @@ class Steady:
                 d.slots[self.n_args:]
             ns["ARGD"], ns["PST"], ns["Tensor"], ns["Storage"] = self.argd, self.base._storages, S.Tensor, Storage
         # the program's checks answered on the host before it runs (hostcheck.py), where they can be
-        self.host = None
-        if spec.checks:
-            if flat not in entry.host:
-                entry.host[flat] = hostcheck.build(entry.donating[0] if flat else entry.jitted,
-                                                   self.leaves if flat else self.vals, flat, spec.check_at)
-            self.host = entry.host[flat]
+        self.host = hostcheck.of(entry, flat, self.leaves if flat else self.vals) if spec.checks else None
         exec(compile(self._source(d, ns, args_plain), "<functorch_lite.compile steady state>", "exec"), ns)
         self.inputs, self.write = ns["inputs"], ns["write"]
         if args_plain:

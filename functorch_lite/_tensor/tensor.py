@@ -574,15 +574,18 @@ class Tensor:
         self._idx = value._idx
 
     # ---- Python / NumPy bridge (spec §10) ---------------------------------------------------------
-    def _host(self, arr=None) -> np.ndarray:
+    def _host(self, arr=None, scalar=False) -> np.ndarray:
         """Values as a read-only numpy array (zero-copy from a CPU jax buffer where JAX allows); ``arr``: its
-        array, when the caller has it."""
+        array, when the caller has it; ``scalar``: read as one number (``item()``, ``float(t)``, ``bool(t)``...:
+        torch's error for a meta tensor names ``item()`` then)."""
         if arr is None:
             arr = self._array
         if isinstance(arr, jax.core.Tracer):
             from ..ops._dispatch import data_dependent_error
             raise data_dependent_error("reading tensor values", arr)
         if type(arr) is jax.ShapeDtypeStruct:
+            if scalar:
+                raise RuntimeError("Tensor.item() cannot be called on meta tensors")
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         return np.asarray(arr)
 
@@ -599,7 +602,7 @@ class Tensor:
                 from .._symbolic import item
                 return item(arr, builtins.bool if self.dtype is D.bool else
                             builtins.int if self.dtype.category <= D.INT else builtins.float)
-        h = self._host(arr)
+        h = self._host(arr, scalar=True)
         return h.reshape(()).item() if self.dtype.category != D.FLOAT or self.dtype in (
             D.float32, D.float64, D.float16) else builtins.float(h.astype(np.float64).reshape(()))
 
@@ -703,7 +706,7 @@ class Tensor:
             from ..ops._dispatch import data_dependent_error
             raise data_dependent_error("Data-dependent branching (e.g. `if my_tensor.sum() > 0:`): Python control "
                                        "flow on a tensor's value", self._array, branch=True)
-        return builtins.bool(self._host().reshape(()))
+        return builtins.bool(self._host(scalar=True).reshape(()))
 
     def _scalar_for_python(self, warn=True):
         if self.numel() != 1:
@@ -712,7 +715,7 @@ class Tensor:
             from .._warn import warn_once
             warn_once("scalar of a tensor requiring grad", "Converting a tensor with requires_grad=True to a scalar "
                       "may lead to unexpected behavior.\nConsider using tensor.detach() first.")
-        return self._host().reshape(())
+        return self._host(scalar=True).reshape(())
 
     def _real_scalar(self, ctype, warn=True):
         """The value of a complex tensor as a real number: PyTorch's overflow error when imag != 0."""
@@ -740,7 +743,7 @@ class Tensor:
     def __index__(self):
         if self.dtype.category > D.INT or self.numel() != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return builtins.int(self._host().reshape(()))
+        return builtins.int(self._host(scalar=True).reshape(()))
 
     def __format__(self, spec):
         if not self._shape:

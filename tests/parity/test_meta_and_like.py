@@ -124,3 +124,24 @@ def test_like_values():
     z = ft.zeros_like(x, requires_grad=True)
     (z * ft.arange(6.0).reshape(3, 2)).sum().backward()
     assert z.is_leaf and z.grad.tolist() == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the error itself is compared
+        return type(e).__name__, str(e)
+    return None
+
+
+READS = {"item": lambda t: t.sum().item(), "tolist": lambda t: t.tolist(), "float": lambda t: float(t[0]),
+         "bool": lambda t: bool(t[0]), "int": lambda t: int(t[0]), "index": lambda t: [1, 2][t[0].long()],
+         "numpy": lambda t: t.numpy()}
+
+
+@pytest.mark.parametrize("name", list(READS))
+def test_meta_value_reads_raise_torchs_error(name):
+    """A meta tensor read as one number raises torch's RuntimeError naming item() (the facade raised the
+    NotImplementedError ``tolist()`` raises)."""
+    got = _error(lambda: READS[name](ft.empty(3, device="meta")))
+    assert got is not None and got == _error(lambda: READS[name](torch.empty(3, device="meta")))

@@ -95,15 +95,20 @@ def run_node(apply, node, cts, *args):
         if CHECK_NAN[0]:
             _check_nan(node, out)
     except Exception:
-        tb = node._metadata.get("traceback_") if node._metadata else None
-        if tb:
-            warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
-                          + "".join(tb), stacklevel=2)
-        else:
-            warnings.warn(f"Error detected in {node.name()}. No forward pass information available. Enable detect "
-                          "anomaly during forward pass for more information.", stacklevel=2)
+        warn_error(node)
         raise
     return out
+
+
+def warn_error(node) -> None:
+    """PyTorch's warning for a node whose backward raised in anomaly mode: the forward call's traceback."""
+    tb = node._metadata.get("traceback_") if node._metadata else None
+    if tb:
+        warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
+                      + "".join(tb), stacklevel=3)
+    else:
+        warnings.warn(f"Error detected in {node.name()}. No forward pass information available. Enable detect "
+                      "anomaly during forward pass for more information.", stacklevel=3)
 
 
 def _check_nan(node, out) -> None:

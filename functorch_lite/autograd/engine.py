@@ -104,7 +104,14 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, i
         for n in run:
             if n._freed:
                 raise RuntimeError(_FREED_MSG)
-            check_saved(n)
+            if _anomaly.ENABLED[0]:  # (torch's warning with the forward's traceback of the node that raises)
+                try:
+                    check_saved(n)
+                except RuntimeError:
+                    _anomaly.warn_error(n)
+                    raise
+            else:
+                check_saved(n)
         if not create_graph and not _anomaly.ENABLED[0] and compilable(order):  # (anomaly mode: node by node)
             results = run_compiled(order, start, targets, accumulate, keep)
         else:

@@ -405,11 +405,16 @@ def check_saved(node):
                     k = nm.rfind("Backward")
                     nm = nm[:k] + ("" if nm[k + 8:] == "0" else nm[k + 8:])
                 which = f", which is output {out_nr} of {nm},"
+            # (in anomaly mode torch's hint points at the warning its engine gives with the forward's traceback:
+            # ``anomaly_mode.warn_error``, from the engine)
+            hint = "the backtrace further above shows the operation that failed to compute its gradient. The " \
+                "variable in question was changed in there or anywhere later. Good luck!" if _anomaly.ENABLED[0] \
+                else "enable anomaly detection to find the operation that failed to compute its gradient, with " \
+                "torch.autograd.set_detect_anomaly(True, check_nan=False)."
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace operation: "
                 f"[{legacy} [{', '.join(map(str, shape))}]]{which} is at version {storage.version}; expected "
-                f"version {version} instead. Hint: enable anomaly detection to find the operation that failed to "
-                "compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+                f"version {version} instead. Hint: {hint}")
 
 
 def check_inplace(t):

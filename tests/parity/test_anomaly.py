@@ -115,3 +115,29 @@ def test_variable_is_the_deprecated_tensor_alias():
         with pytest.raises(TypeError, match=re.escape("Variable data has to be a tensor, but got list")):
             V([1, 2])
     assert res[1] == res[0]
+
+
+def _inplace_error(lib):
+    """(error message, the warnings' first lines) of a backward through a saved tensor modified in place, in
+    anomaly mode."""
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        with lib.autograd.detect_anomaly():
+            x = lib.randn(3, requires_grad=True)
+            y = x.sigmoid()  # (the forward traceback names this line)
+            y.mul_(2)
+            with pytest.raises(RuntimeError) as e:
+                y.sum().backward()
+    assert "y = x.sigmoid()  # (the forward traceback names this line)" in str(w[-1].message)
+    return str(e.value), [str(r.message).splitlines()[0] for r in w]
+
+
+def test_inplace_error_in_anomaly_mode_warns_with_the_forward_and_gives_torchs_hint():
+    """torch's engine meets the modified saved tensor when the node runs: in anomaly mode it warns with the
+    node's forward traceback, and the error's hint points at it (the facade kept the hint to enable anomaly mode,
+    with no warning)."""
+    ours, theirs = _inplace_error(ft), _inplace_error(torch)
+    assert ours == theirs
+    assert ours[0].endswith("Hint: the backtrace further above shows the operation that failed to compute its "
+                            "gradient. The variable in question was changed in there or anywhere later. Good luck!")
+    assert ours[1][-1] == "Error detected in SigmoidBackward0. Traceback of forward call that caused the error:"

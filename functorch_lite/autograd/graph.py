@@ -26,7 +26,8 @@ class Node:
     """Base of every grad_fn class (``AddBackward0``...)."""
 
     __slots__ = ("_arrays", "_nf", "_edges", "_saved", "_out_meta", "_freed", "_seq", "_inputs",
-                 "_entry", "_diff_idx", "_pre_hooks", "_hooks", "_metadata", "_packed", "_wraps", "__weakref__")
+                 "_entry", "_diff_idx", "_pre_hooks", "_hooks", "_metadata", "_packed", "_wraps", "_op",
+                 "__weakref__")
 
     def __init__(self):
         self._seq = next(_seq)
@@ -40,6 +41,7 @@ class Node:
         self._nf = None
         self._inputs = None
         self._packed = None  # what saved-tensor hooks packed (``_saved_hooks``), else None
+        self._op = None  # the op table's entry of the op that made it (``record``: its ``_saved_*`` attributes)
 
     @property
     def metadata(self) -> dict:
@@ -65,6 +67,14 @@ class Node:
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+    def __getattr__(self, name):
+        # (only for a name the node lacks: torch's ``_saved_<argument>`` / ``_saved_result`` attributes)
+        if name.startswith("_saved_") and self._op is not None:
+            found, value = saved_attribute(self, name[7:])
+            if found:
+                return value
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def register_hook(self, fn):
         """``fn(grad_inputs, grad_outputs)`` once this node has computed its input gradients (tuples of tensors,
@@ -328,6 +338,7 @@ def record(op, outs, targs, diff_idx, arrays, entry=None, sargs=()):
     elif type(name) is tuple:  # (name when a view, name when a copy)
         name = name[0 if op.view is not None and outs._base is not None else 1]
     node = node_class(name or f"{op.name.capitalize()}Backward0")()
+    node._op = op
     node._arrays = arrays
     node._entry = entry
     node._diff_idx = diff_idx
@@ -389,32 +400,99 @@ def record(op, outs, targs, diff_idx, arrays, entry=None, sargs=()):
     return node
 
 
+def saved_attribute(node, arg) -> tuple:
+    """(found, value) of torch's ``node._saved_<arg>`` (spec AG-60), for a node its op made under its own name
+    (``MulBackward0`` of mul, not ``MmBackward0`` of matmul nor ``NllLossBackward0`` of cross_entropy, whose saved
+    tensors are torch's decomposition's): a tensor the op may save for its backward (its ``saves``), by the
+    argument's name in derivatives.yaml (``self`` for ``input``), or ``result``. The tensor itself (torch unpacks a
+    new one over the same data); None where this call did not save it (``mm``'s ``self`` when ``mat2`` needs no
+    gradient); a Python number operand as torch saves it: wrapped in a tensor (``x * 2``: int64 ``tensor(2)``),
+    or as the number where the op saves all its inputs (``pow(x, 3)``'s ``_saved_exponent``). Its version is
+    checked and the graph must not be freed, with the errors backward gives."""
+    from .._tensor.tensor import Tensor
+    op, targs = node._op, node._inputs
+    if op.tensors == "list" or not type(node).__name__.startswith(op.name.title().replace("_", "") + "Backward"):
+        return False, None
+    names = tuple("self" if n == "input" else n for n in op.tensor_names)
+    saves = op.saves or ()
+    possible = getattr(saves, "names", ()) if callable(saves) else saves
+    if arg == "result":
+        i = "result"
+    elif arg in names:
+        i = names.index(arg)
+    else:
+        return False, None
+    every = "all" in possible
+    if i not in possible and not (every and i != "result"):
+        return False, None
+    if callable(saves):
+        saves = saves(targs)
+    if i == "result":
+        entry = next((e for e in node._saved if e[6]), None)
+    else:
+        a = targs[i]
+        if not isinstance(a, Tensor):
+            if every:
+                return True, a
+            if a is None or i not in saves:
+                return True, None
+            from .. import dtypes as _dt
+            dt = _dt.bool if type(a) is bool else _dt.int64 if type(a) is int else \
+                _dt.complex128 if type(a) is complex else _dt.float64
+            return True, Tensor._from_array(jax.numpy.asarray(a, dt.jnp), dt, _device_of(targs))
+        entry = next((e for e in node._saved if e[0] is a), None)
+    if entry is None:
+        return True, None
+    if node._freed:
+        raise RuntimeError(_FREED_MSG)
+    _version_error(entry)
+    if entry[0] is not None:
+        return True, entry[0]
+    _, storage, _, shape, dt, producer, _, out_nr = entry
+    t = Tensor._header(storage, shape, dt, None, None, 0, None)
+    t._grad_fn, t._out_nr, t._requires_grad = producer, out_nr, True
+    return True, t
+
+
+def _device_of(targs):
+    """The device of the first tensor among an op's inputs (a wrapped number's)."""
+    from .._tensor.tensor import Tensor
+    return next(a._storage.device for a in targs if isinstance(a, Tensor))
+
+
 def check_saved(node):
     """PyTorch's error when a tensor saved for backward was modified in place (spec §7.1)."""
     if node._packed is not None:  # recorded under saved_tensors_hooks (no version check, as PyTorch): unpack
         from ._saved_hooks import on_backward
         return on_backward(node)
-    for t, storage, version, shape, dt, producer, is_out, out_nr in node._saved:
-        if storage.version != version:
-            fn = producer if is_out else t.grad_fn
-            legacy = f"torch.{dt.legacy}" if dt.legacy else str(dt)
-            which = ""
-            if fn is not None:
-                nm = fn.name()
-                if "Backward" in nm:  # (torch's wording: ExpBackward0 is "Exp", MaxBackward1 "Max1")
-                    k = nm.rfind("Backward")
-                    nm = nm[:k] + ("" if nm[k + 8:] == "0" else nm[k + 8:])
-                which = f", which is output {out_nr} of {nm},"
-            # (in anomaly mode torch's hint points at the warning its engine gives with the forward's traceback:
-            # ``anomaly_mode.warn_error``, from the engine)
-            hint = "the backtrace further above shows the operation that failed to compute its gradient. The " \
-                "variable in question was changed in there or anywhere later. Good luck!" if _anomaly.ENABLED[0] \
-                else "enable anomaly detection to find the operation that failed to compute its gradient, with " \
-                "torch.autograd.set_detect_anomaly(True, check_nan=False)."
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an inplace operation: "
-                f"[{legacy} [{', '.join(map(str, shape))}]]{which} is at version {storage.version}; expected "
-                f"version {version} instead. Hint: {hint}")
+    for entry in node._saved:
+        if entry[1].version != entry[2]:
+            _version_error(entry)
+
+
+def _version_error(entry) -> None:
+    """``check_saved``'s error for a saved tensor modified in place since it was saved."""
+    t, storage, version, shape, dt, producer, is_out, out_nr = entry
+    if storage.version != version:
+        fn = producer if is_out else t.grad_fn
+        legacy = f"torch.{dt.legacy}" if dt.legacy else str(dt)
+        which = ""
+        if fn is not None:
+            nm = fn.name()
+            if "Backward" in nm:  # (torch's wording: ExpBackward0 is "Exp", MaxBackward1 "Max1")
+                k = nm.rfind("Backward")
+                nm = nm[:k] + ("" if nm[k + 8:] == "0" else nm[k + 8:])
+            which = f", which is output {out_nr} of {nm},"
+        # (in anomaly mode torch's hint points at the warning its engine gives with the forward's traceback:
+        # ``anomaly_mode.warn_error``, from the engine)
+        hint = "the backtrace further above shows the operation that failed to compute its gradient. The " \
+            "variable in question was changed in there or anywhere later. Good luck!" if _anomaly.ENABLED[0] \
+            else "enable anomaly detection to find the operation that failed to compute its gradient, with " \
+            "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+        raise RuntimeError(
+            "one of the variables needed for gradient computation has been modified by an inplace operation: "
+            f"[{legacy} [{', '.join(map(str, shape))}]]{which} is at version {storage.version}; expected "
+            f"version {version} instead. Hint: {hint}")
 
 
 def check_inplace(t):

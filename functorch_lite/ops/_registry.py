@@ -172,6 +172,7 @@ def saves_crossed(i: int, j: int):
     def saves(targs):
         a, b = targs[i], targs[j]
         return ((i,) if b._requires_grad else ()) + ((j,) if a._requires_grad else ())
+    saves.names = (i, j)  # (what it may save: the node's ``_saved_*`` attributes, autograd.graph.saved_attribute)
     return saves
 
 
@@ -186,6 +187,7 @@ def saves_for(*rules, always=()):
             if getattr(targs[wanted], "_requires_grad", False):
                 out.extend(i for i in idx if i not in out)
         return tuple(out)
+    saves.names = tuple(always) + tuple(i for idx, _ in rules for i in idx)  # (as saves_crossed's)
     return saves
 
 

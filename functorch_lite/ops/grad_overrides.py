@@ -19,6 +19,8 @@
 - xlogy: d/dx is 0 where x = 0 and y <= 0. copysign: d/dx is 0 at x = 0, d/dy is 0.
 - norm at 0: PyTorch's subgradient is 0; JAX's ``x / ||x||`` gives NaN. A p-norm (``pnorm``): torch's
   ``linalg_vector_norm_backward``, ``(|x| / n) ** (p - 1)``, 0 where the norm is 0 and, for p < 1, where x is 0.
+  ``vnorm`` (the norm ops of a real x): the same on x itself, so that the second derivative is torch's too.
+- logcumsumexp (``cumlogsumexp``): torch's ``logcumsumexp_backward``, NaN only where x is +inf or a leading -inf.
 - sqrt of a clamped squared distance (cdist's matmul form, ``sqrt0``): 0 at 0, as torch's
   ``_euclidean_dist_backward``; and std's (``std_backward`` masks where the result is 0: a constant slice
   has a zero gradient, not NaN).
@@ -282,6 +284,75 @@ def _pnorm_jvp(p, axis, keepdims, primals, tangents):
         ratio = a / jnp.where(nk == 0, one, nk)
         w = ratio if p == 2 else ratio ** jnp.asarray(p - 1, a.dtype)
     return n, jnp.sum(jnp.where(mask, zero, w * t), axis=axis, keepdims=keepdims)
+
+
+def _sgn(x):
+    """torch's ``sgn`` of a real ``x``: 0 at 0 and at NaN; its derivative 0 (``where``)."""
+    one = jnp.ones((), x.dtype)
+    return jnp.where(x > 0, one, jnp.where(x < 0, -one, jnp.zeros((), x.dtype)))
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3))
+def vnorm(x, p, axis=None, keepdims=False):
+    """The p-norm of a real ``x`` (p finite, not 0 or 1) whose derivative is torch's ``norm_backward`` written on
+    ``x`` itself, branch by branch, so that its derivative (double backward) is torch's too: p = 2 ``x / n``
+    masked where n is 0 (NaN second derivative at 0; ``1 / n`` at a zero element of a nonzero x), p < 1
+    ``sgn(x) |x| ** (p - 1)`` masked where x is 0, others ``(sgn(x) |x| ** (p - 1) or x |x| ** (p - 2)) *
+    (grad / n ** (p - 1))`` masked where n is 0 (NaN second derivative at a zero element for 1 < p < 3);
+    NaN at a NaN element (``pnorm`` on ``|x|``: 0 there, and at zero elements, to second order)."""
+    return pnorm(jnp.abs(x), p, axis, keepdims)
+
+
+@vnorm.defjvp
+def _vnorm_jvp(p, axis, keepdims, primals, tangents):
+    (x,), (t,) = primals, tangents
+    n = vnorm(x, p, axis, keepdims)
+    nk = n if keepdims or axis is None else jnp.expand_dims(n, axis)
+    one, zero = jnp.ones((), x.dtype), jnp.zeros((), x.dtype)
+    s = _sgn(x)
+    a = x * s  # (|x| whose derivative is sgn(x) * t, torch's abs_backward: a NaN cotangent at 0 stays NaN)
+    if p == 2:
+        c = jnp.where(nk == 0, zero, x / nk)
+        return n, jnp.sum(c * t, axis=axis, keepdims=keepdims)
+    if p < 1:
+        ss = jnp.where(x == 0, zero, s * a ** jnp.asarray(p - 1, x.dtype))
+        return n, jnp.sum(ss * t, axis=axis, keepdims=keepdims) * n ** jnp.asarray(1 - p, x.dtype)
+    ss = s * a ** jnp.asarray(p - 1, x.dtype) if p < 2 else x * a ** jnp.asarray(p - 2, x.dtype)
+    # (the mask before the division by n ** (p - 1) in the tangent: transposed, torch's ``(grad / n ** (p - 1))
+    # .masked_fill_(n == 0, 0)``, a NaN cotangent where n is 0 dropped)
+    pw = jnp.where(nk == 0, one, nk) ** jnp.asarray(p - 1, x.dtype)
+    mask = jnp.broadcast_to(nk == 0, x.shape)
+    return n, jnp.sum(jnp.where(mask, zero, ss * t) / pw, axis=axis, keepdims=keepdims)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
+def cumlogsumexp(x, axis):
+    """Running ``log(sum(exp(x)))`` along ``axis`` of a real ``x``. Its tangent ``y_j = sum_{i <= j} exp(x_i - r_j)
+    t_i`` runs as the stable recurrence ``y_j = exp(r_{j-1} - r_j) y_{j-1} + exp(x_j - r_j) t_j``, cut where
+    ``r_j`` or ``r_{j-1}`` is infinite, so that its transpose is torch's ``logcumsumexp_backward``
+    ``sum_{j >= i} g_j exp(x_i - r_j)`` with its NaNs: where ``x_i`` is +inf, or -inf under a -inf result
+    (leading -infs), and nowhere else (JAX's rule: NaN everywhere to second order, wrong values at +inf)."""
+    return jax.lax.cumlogsumexp(x, axis=axis)
+
+
+def _cle_combine(e1, e2):
+    (a1, b1), (a2, b2) = e1, e2
+    # (masked before the product: transposed, ``where(a2 == 0, 0, a2 * ct)``, so that a NaN arriving there in a double
+    # backward is dropped, not multiplied into a2's derivative)
+    return a1 * a2, a2 * jnp.where(a2 == 0, jnp.zeros((), b1.dtype), b1) + b2
+
+
+@cumlogsumexp.defjvp
+def _cumlogsumexp_jvp(axis, primals, tangents):
+    (x,), (t,) = primals, tangents
+    r = cumlogsumexp(x, axis)
+    zero = jnp.zeros((), x.dtype)
+    first = jnp.full_like(jax.lax.slice_in_dim(r, 0, 1, axis=axis), -jnp.inf)
+    prev = jnp.concatenate([first, jax.lax.slice_in_dim(r, 0, r.shape[axis] - 1, axis=axis)], axis=axis)
+    cut = jnp.isinf(r) | (prev == -jnp.inf)  # (a zero factor, with a zero derivative: no NaN leaks back)
+    a = jnp.where(cut, zero, jnp.exp(jnp.where(cut, zero, prev - r)))
+    b = jnp.exp(x - r)
+    return r, jax.lax.associative_scan(_cle_combine, (a, b * t), axis=axis)[1]
 
 
 @jax.custom_jvp

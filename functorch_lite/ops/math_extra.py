@@ -488,7 +488,7 @@ def logcumsumexp(input, dim):
         return input
     if jnp.iscomplexobj(input):
         return jax.lax.associative_scan(_lae_complex, input, axis=dim)
-    return jax.lax.cumlogsumexp(_acc(input), axis=dim).astype(input.dtype)
+    return _go.cumlogsumexp(_acc(input), dim).astype(input.dtype)  # (torch's backward: grad_overrides)
 
 
 # ---- kthvalue / mode: PyTorch's CPU index choice on ties, replayed on the host ------------------------------

@@ -464,6 +464,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         return jnp.sum((a != 0).astype(a.dtype), axis=dim, keepdims=keepdim)
     if p == 1:
         return jnp.sum(a, axis=dim, keepdims=keepdim)
+    if not jnp.iscomplexobj(x):  # (torch's norm_backward on x itself: its second derivative too)
+        return _go.vnorm(x, p, dim, keepdim)
     return _go.pnorm(a, p, dim, keepdim)
 
 
@@ -488,8 +490,9 @@ def _fro_rule(op, sig, sargs):
 @defop(saves=SAVES_RESULT, kernel="norm_cpu", promote=_fro_rule, prep=_fro_prep, grad_fn="NormBackward1", method=False)
 def frobenius_norm(input, dim=None, keepdim=False):
     """``torch.frobenius_norm(x, dim, keepdim=False)``: the 2-norm over at most two dims (``()``: all of them),
-    a zero gradient at zero (``grad_overrides.pnorm``)."""
-    return _go.pnorm(_abs(_acc(input)), 2.0, dim, keepdim)
+    a zero gradient at zero (``grad_overrides.vnorm``)."""
+    x = _acc(input)
+    return _go.pnorm(_abs(x), 2.0, dim, keepdim) if jnp.iscomplexobj(x) else _go.vnorm(x, 2.0, dim, keepdim)
 
 
 def nuclear_norm(input, dim=None, keepdim=False):

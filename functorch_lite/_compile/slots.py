@@ -268,9 +268,12 @@ class OptSlot:
         self._sig = (None, None)   # (state, its sig): optax states are immutable tuples of arrays
 
     def get(self):
-        if self.param in self.opt._ostate:
-            self.opt._sync_from_views(self.param)
-        return self.opt._ostate.get(self.param)
+        opt, p = self.opt, self.param
+        # (the entries the step reads: one deleted is torch's KeyError or a restarted buffer; the dict emptied, a
+        # fresh state, as the eager step's: Optimizer._group_step)
+        if p in opt._ostate and opt._sync_from_views(p, opt._read_fields(self.group)):
+            opt._put_state(p, opt._init_state(opt._prog_key(self.group), p._array))
+        return opt._ostate.get(p)
 
     def _set(self, v):
         if v is None:

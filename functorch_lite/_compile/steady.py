@@ -251,7 +251,7 @@ class Steady:
             elif k == _OPT:
                 o, p = const(s.opt), const(s.param)
                 src += [f"    r, views = R[{i}], dget({o}.state, {p})",
-                        f"    if {o}._ostate.get({p}) is not r[0] or views is not r[1] or views and ("
+                        f"    if {o}._ostate.get({p}) is not r[0] or views is not r[1] or views is not None and ("
                         "len(views) != len(r[2]) or not all(map(is_, map(SARR, views.values()), r[2]))):",
                         "        return None"]
             elif k == _HYPER:  # (the values, in the record while no option is a tensor)

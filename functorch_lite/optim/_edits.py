@@ -12,7 +12,14 @@ edited it). What the transform does not know is left to the user, as torch's ste
   a new tensor in the dict after the step; the other optimizers refuse it, as torch's step fails on it;
 - a parameter without state whose dict holds entries: its state is read from them at its first step, as
   ``load_state_dict`` reads a saved one (``_state_from``), the user's tensors then updated in place;
-- a new dict assigned to ``state[p]``: the parameter's state from then on (read as above at its next step).
+- a new dict assigned to ``state[p]``: the parameter's state from then on (read as above at its next step);
+- the dict emptied (``state[p].clear()``): a fresh state, as torch's ``len(state) == 0`` (``_sync_from_views``);
+- an entry the step reads deleted from it (or an option that adds one switched on after the first step):
+  ``_missing_entry``: torch's ``KeyError(name)`` (the first its step reads, ``_torch_reads``), raised before
+  anything is updated; SGD's ``state.get('momentum_buffer')`` restarts the buffer from the gradient, Muon's
+  ``'momentum_buffer' not in state`` from zeros, the new buffer put back into the dict after the step;
+- a ``step`` tensor of another dtype (float64, int64: loaded, or written by hand): kept, as torch keeps it
+  (``_entry_dtype``; ``load_state_dict`` casts it to float32 for a fused or capturable group, as torch's).
 
 The step finds such entries where it reads the dict back (its slow path, taken only where the dict's tensors are
 not the state's own arrays) and marks the parameter (``_mark_odd``); ``state[p] = d`` and ``load_state_dict``
@@ -57,10 +64,35 @@ class StateEdits:
                              "fails on it too: 'NoneType' object has no attribute ...); delete the parameter's "
                              "state (del optimizer.state[p]) to start it afresh")
 
+    # the order torch's step reads its state entries in, where it is not the group's names with ``step`` last
+    _torch_reads: tuple = ()
+
+    def _missing_entry(self, name: str, inner) -> dict:
+        """The state replacing entry ``name`` the step reads but ``state[p]`` lacks: torch's step reads it with
+        ``state[name]``, a ``KeyError``; SGD (``state.get``) and Muon (``not in state``) restart it."""
+        raise KeyError(name)
+
+    def _missing(self, views, inner, reads) -> dict:
+        """``_missing_entry``'s replacements for the entries of ``reads`` that ``views`` lacks, in torch's reading
+        order (its first missing one raises)."""
+        order = self._torch_reads or tuple(n for n in reads if n != "step") + ("step",)
+        out = {}
+        for name in sorted((n for n in reads if n not in views), key=lambda n: order.index(n) if n in order else 0):
+            out.update(self._missing_entry(name, inner))
+        return out
+
     def _ours(self, name, inner) -> bool:
         return name in inner._fields and name not in self._hidden_state
 
-    def _state_from(self, p, key, values) -> tuple:
+    def _entry_dtype(self, p, name, v, arr, old, f32_step=False):
+        """The dtype the state keeps entry ``name`` (the value ``v``, its array ``arr``) in: a ``step`` tensor's own
+        (torch keeps a loaded or written one as it is: float64, int64), but float32 where ``f32_step`` (a fused or
+        capturable group's load); any other, the state's (the parameter's, float32 for a 0-d one)."""
+        if name == "step" and isinstance(v, Tensor) and not f32_step:
+            return arr.dtype
+        return old.dtype if old is not None else jnp.float32 if name in self._scalar_state else p._array.dtype
+
+    def _state_from(self, p, key, values, f32_step=False) -> tuple:
         """(state, odd): ``p``'s transform state read from the entries ``values`` (a loaded or hand-written
         ``state[p]``), as torch's step would read them; ``odd``: whether they hold entries the usual layout does
         not (the user's own, None)."""
@@ -78,8 +110,7 @@ class StateEdits:
             old = getattr(inner, name)
             arr = v._array if isinstance(v, Tensor) else jnp.asarray(np.asarray(v))
             # (an entry of an option that is off here, as amsgrad: held, passed through, as torch keeps it)
-            dt = old.dtype if old is not None else jnp.float32 if name in self._scalar_state else p._array.dtype
-            repl[name] = jnp.array(arr, dtype=dt, copy=True)
+            repl[name] = jnp.array(arr, dtype=self._entry_dtype(p, name, v, arr, old, f32_step), copy=True)
         if repl and "step" in inner._fields and ("step" in self._hidden_state or "step" not in repl):
             repl["step"] = jnp.ones((), inner.step.dtype)  # (SGD keeps no step: a buffer means "not the first step")
         repl.update(restart)
@@ -96,9 +127,12 @@ class StateEdits:
         self._put_state(p, st)
         self._mark_odd(p, True)
 
-    def _read_views(self, p, views, inner) -> None:
-        """``_sync_from_views`` where an entry differs from the optax state's (written by the user)."""
+    def _read_views(self, p, views, inner, reads=None) -> None:
+        """``_sync_from_views`` where an entry differs from the optax state's (written by the user) or one the step
+        ``reads`` is missing (deleted: ``_missing``, which raises before anything is changed)."""
         repl, odd = {}, False
+        if reads and any(n not in views for n in reads):
+            repl, odd = self._missing(views, inner, reads), True
         for name, t in views.items():
             if not self._ours(name, inner):
                 odd = True
@@ -113,19 +147,20 @@ class StateEdits:
             else:  # (a number: read as a 0-d value; the step puts a tensor in its place)
                 odd = True
                 arr = jnp.asarray(np.asarray(t))
-            if old is None or arr.dtype != old.dtype:
+            dt = self._entry_dtype(p, name, t, arr, old)
+            if old is None or arr.dtype != dt:
                 odd = True  # (the step writes its values back cast to the tensor's dtype: _write_views)
             if arr is not old:
-                dt = old.dtype if old is not None else jnp.float32 if name in self._scalar_state else p._array.dtype
                 repl[name] = jnp.array(arr, dtype=dt, copy=True)
         if repl:
             self._put_state(p, inner._replace(**repl))
         if not _traced(p):
             self._mark_odd(p, odd)
 
-    def _write_views(self, p, views) -> None:
+    def _write_views(self, p, views, group) -> None:
         """``_refresh_views`` of a marked parameter: its entries from the optax state, the user's own left alone, a
-        None (restarted) entry replaced by a new tensor, as torch's step puts its new buffer in the dict."""
+        None (restarted) entry replaced by a new tensor, as torch's step puts its new buffer in the dict (a deleted
+        one, restarted, put back so)."""
         inner = self._ostate[p]
         traced = _traced(p)
         for name, t in list(views.items()):
@@ -138,10 +173,12 @@ class StateEdits:
                 want = t._array.dtype
                 t._write(arr if arr.dtype == want else arr.astype(want))
             elif not traced:  # (inside a trace the dict keeps its None: the trace is undone)
-                from .optimizer import _float32
-                dt = p.dtype if name not in self._scalar_state else _float32()
-                dict.__setitem__(views, name, Tensor._from_array(arr, dt, p.device))
+                dict.__setitem__(views, name, Tensor._from_array(arr, self._view_dtype(p, name, arr), p.device))
         if not traced:
+            for name in self._read_fields(group):
+                if name not in views and getattr(inner, name, None) is not None:
+                    arr = getattr(inner, name)
+                    dict.__setitem__(views, name, Tensor._from_array(arr, self._view_dtype(p, name, arr), p.device))
             self._mark_odd(p, self._views_odd(p, views))
 
     def _views_odd(self, p, views) -> bool:
@@ -196,7 +233,7 @@ class StateEdits:
         same call)."""
         views = dict.get(self.state, p)
         if views and p in self.__dict__.get("_odd", ()):
-            self._write_views(p, views)
+            self._write_views(p, views, group)
         else:
             type(self)._refresh_views(self, p, group, names)
 

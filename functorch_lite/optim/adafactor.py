@@ -139,6 +139,9 @@ class Adafactor(Optimizer):
         inner = self._ostate[p]
         return tuple(n for n in inner._fields if getattr(inner, n) is not None)
 
+    def _read_fields(self, group):
+        return ("step",)  # (torch's step reads row_var, col_var and variance with state.get)
+
     def _held_fields(self, p, group):
         return self._param_fields(p)
 

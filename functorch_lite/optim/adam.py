@@ -75,7 +75,7 @@ class Adam(Optimizer):
                               decoupled_weight_decay=False, fused=None)
 
     _real_only = True  # (PyTorch steps a complex parameter as its view_as_real pairs)
-    _strict_state = ("max_exp_avg_sq",)  # (amsgrad switched on after the first step: torch's KeyError)
+    _torch_reads = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step")  # (a deleted entry: the KeyError's name)
 
     def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,

@@ -64,6 +64,7 @@ class ASGD(Optimizer):
     _capturable_names = "params, mus, etas, and state_steps"
 
     _scalar_state = ("step", "eta", "mu")
+    _torch_reads = ("mu", "ax", "eta", "step")  # (an entry deleted: the KeyError names the first torch's step reads)
 
     _real_only = True
 

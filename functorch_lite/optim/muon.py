@@ -88,6 +88,11 @@ class Muon(Optimizer):
     _real_only = True
     _hidden_state = ("step",)  # (torch's Muon state holds no step: a user's ``state[p]['step']`` is theirs)
 
+    def _missing_entry(self, name, inner):
+        """``del state[p]['momentum_buffer']``: torch's step (``if "momentum_buffer" not in state``) starts it
+        again from zeros."""
+        return {"momentum_buffer": jnp.zeros_like(inner.momentum_buffer)}
+
     def __init__(self, params: Iterable, lr: float = 1e-3, weight_decay: float = 0.1, momentum: float = 0.95,
                  nesterov: bool = True, ns_coefficients: tuple = DEFAULT_NS, eps: float = 1e-7, ns_steps: int = 5,
                  adjust_lr_fn: str | None = None):

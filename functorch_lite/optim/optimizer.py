@@ -190,9 +190,6 @@ class Optimizer(StateEdits):
     (PyTorch state names present for a group)."""
 
     _hyper_names: tuple = ()
-    # state entries torch's step reads with ``state[name]`` when the group's option asks for them: switched on
-    # after the first step (``amsgrad=True`` mid-training), torch raises ``KeyError(name)``
-    _strict_state: tuple = ()
     _scalar_state: tuple = ("step",)
     # the options torch's ``__setstate__`` gives a loaded group that lacks them (a state dict saved by an older
     # torch, before the option existed), and those it sets whatever the group holds (AdamW's decoupled decay)
@@ -389,21 +386,26 @@ class Optimizer(StateEdits):
             _storage.log_item(self._ostate, p)
         self._ostate[p] = st
 
-    def _sync_from_views(self, p: Tensor) -> None:
-        """Read values written into the ``state[p]`` tensors (or put into the dict) back into the optax state."""
+    def _sync_from_views(self, p: Tensor, reads: tuple | None = None) -> bool:
+        """Read values written into the ``state[p]`` tensors (or put into the dict) back into the optax state.
+        ``reads`` (a step's: ``_read_fields``): the entries the step reads, and the step's answer: True where
+        ``p``'s dict was emptied (``state[p].clear()``: torch's ``len(state) == 0``, a fresh state); an entry
+        deleted from it is ``_missing_entry``'s (a ``KeyError``, or SGD's restarted buffer)."""
         views = dict.get(self.state, p)
         if not views:
-            return
+            return views is not None and bool(reads)
         inner = self._ostate[p]
         try:
             for name, t in views.items():
                 if t._array is not getattr(inner, name):
                     break
-            else:
-                return  # (nobody wrote: the tensors hold the state's own arrays)
+            else:  # (nobody wrote: the tensors hold the state's own arrays; none deleted)
+                if reads is None or len(views) >= len(reads):
+                    return False
         except AttributeError:  # (an entry of the user's own, or None: _edits.py)
             pass
-        self._read_views(p, views, inner)
+        self._read_views(p, views, inner, reads)
+        return False
 
     def _held_fields(self, p: Tensor, group: dict) -> tuple:
         """PyTorch's state names of ``p``: its group's, and those an option switched off since has left (torch
@@ -426,8 +428,7 @@ class Optimizer(StateEdits):
             new = {}
             for name in self._fields_of(group) if names is None else names:
                 arr = getattr(inner, name)
-                dt = p.dtype if name not in self._scalar_state else _float32()
-                new[name] = Tensor._from_array(arr, dt, p.device)
+                new[name] = Tensor._from_array(arr, self._view_dtype(p, name, arr), p.device)
             if new:  # SGD without momentum keeps no state (``optimizer.state`` stays empty, as in PyTorch)
                 if _storage.SET_LOG[0] is not None:
                     _storage.log_item(self.state, p)
@@ -441,7 +442,7 @@ class Optimizer(StateEdits):
                 for name, t in views.items():
                     t._write(getattr(inner, name))
             except AttributeError:  # (an entry of the user's own, in a dict not marked: _edits.py)
-                self._write_views(p, views)
+                self._write_views(p, views, group)
 
     def step(self, *args, **kwargs):
         """One optimisation step over every parameter that has a ``.grad`` (``step(closure=None)``: ``closure``
@@ -468,8 +469,6 @@ class Optimizer(StateEdits):
                 key = self._prog_key(group)
                 fn = _group_step_fn(key, lambda: self._make_tx(key))
                 hyper = self._hyper(group)
-                if self._strict_state:
-                    self._check_strict(ps, group)
                 if len({id(p) for p in ps}) == len(ps):
                     self._group_step(group, ps, fn, key, hyper)
                     continue
@@ -492,9 +491,11 @@ class Optimizer(StateEdits):
                     if k and self._state_made_in_step:
                         # (SGD makes a momentum buffer in its step: every listing of a parameter without one read
                         # None before the loop, and made its own, the last one kept)
+                        again = {id(q) for q in ps}
                         for p in new:
-                            self._ostate.pop(p, None)
-                            dict.pop(self.state, p, None)
+                            if id(p) in again:  # (a parameter listed once keeps the buffer its one listing made)
+                                self._ostate.pop(p, None)
+                                dict.get(self.state, p, {}).clear()  # (its place in the state's order kept)
                     self._group_step(group, ps, fn, key, hyper)
         return loss
 
@@ -510,6 +511,7 @@ class Optimizer(StateEdits):
 
     def _group_step(self, group: dict, ps: list, fn, key: tuple, hyper: dict) -> None:
         """One jitted update of ``group``'s parameters ``ps`` (each listed once)."""
+        reads = self._read_fields(group)
         for p in ps:
             if p._grad.dtype is not p.dtype:  # (a grad_dtype set apart from the parameter's)
                 raise RuntimeError(
@@ -522,8 +524,8 @@ class Optimizer(StateEdits):
                     self._adopt(p, key, views)
                 else:
                     self._put_state(p, self._init_state(key, p._array))
-            else:
-                self._sync_from_views(p)
+            elif self._sync_from_views(p, reads):  # (its dict emptied: the state starts afresh, as torch's)
+                self._put_state(p, self._init_state(key, p._array))
         new_params, new_states = fn([p._array for p in ps], [p._grad._array for p in ps],
                                     [self._ostate[p] for p in ps], hyper)
         for p, arr, st in zip(ps, new_params, new_states):
@@ -531,23 +533,20 @@ class Optimizer(StateEdits):
             self._put_state(p, st)
             self._refresh_views(p, group)
 
-    def _check_strict(self, ps: list, group: dict) -> None:
-        """torch's ``KeyError(name)`` for a state entry the group's options now need (``amsgrad`` switched on after
-        the first step) that the parameter's state lacks; raised before anything is updated, as torch's."""
-        need = [n for n in self._strict_state if n in self._fields_of(group)]
-        if not need:
-            return
-        for p in ps:
-            views = dict.get(self.state, p) if p in self._ostate else None
-            if views:
-                for n in need:
-                    if n not in views:
-                        raise KeyError(n)
-
     step.__signature__ = inspect.signature(_optax_step)
 
     # a transform written for real parameters (squares of gradients): a complex one is refused (refuse_complex)
     _real_only = False
+
+    def _read_fields(self, group: dict) -> tuple:
+        """The state entries torch's step reads from a non-empty ``state[p]`` of ``group`` (``state[name]``: the
+        group's names; Adafactor reads only ``step`` so, its others with ``state.get``)."""
+        return self._fields_of(group)
+
+    def _view_dtype(self, p: Tensor, name: str, arr):
+        """The dtype of the ``state[p][name]`` tensor over the state's array ``arr``: the parameter's; a 0-d entry's
+        own (``step``: float32, or the dtype of the tensor a loaded state held, which torch keeps)."""
+        return p.dtype if name not in self._scalar_state else _dtype_of(arr)
 
     def _init_state(self, key: tuple, arr) -> Any:
         if self._real_only:
@@ -569,15 +568,16 @@ class Optimizer(StateEdits):
         return out
 
     def _build_state_dict(self) -> dict:
+        # torch's indices: a parameter's position among all groups' listings (a group's duplicate listing: its last)
         index: dict = {}
         groups = []
+        start = 0
         for group in self.param_groups:
             packed = {k: v for k, v in group.items() if k != "params"}
-            ids = []
-            for p in group["params"]:
-                index.setdefault(id(p), len(index))
-                ids.append(index[id(p)])
-            packed["params"] = ids
+            ps = group["params"]
+            index.update({id(p): i for i, p in enumerate(ps, start) if id(p) not in index})
+            packed["params"] = [index[id(p)] for p in ps]
+            start += len(ps)
             groups.append(packed)
         state = {}
         for group in self.param_groups:
@@ -587,16 +587,15 @@ class Optimizer(StateEdits):
                 if names:  # (SGD that never had momentum keeps no state)
                     self._sync_from_views(p)
                     views = dict.get(self.state, p)
-                    if views and all(n in views for n in names):
+                    if views:
                         # the live ``state[p]`` dict, as torch's: its tensors are rewritten in place by every step,
                         # so a state_dict taken earlier (and saved later) holds the current values (and the
-                        # user's own entries, as they put them there)
+                        # user's own entries, as they put them there; without those they deleted)
                         state[index[id(p)]] = views
                         continue
                     inner = self._ostate[p]
                     entry = {name: Tensor._from_array(jnp.array(getattr(inner, name), copy=True),
-                                                      p.dtype if name not in self._scalar_state else _float32(),
-                                                      p.device)
+                                                      self._view_dtype(p, name, getattr(inner, name)), p.device)
                              for name in names}
                     state[index[id(p)]] = {**entry, **{k: v for k, v in (views or {}).items() if k not in entry}}
                 elif views is not None:
@@ -656,7 +655,8 @@ class Optimizer(StateEdits):
             dict.__setitem__(self.state, p, {name: _cast_like(v, p, name) for name, v in values.items()})
             return
         group = next(g for g in self.param_groups if any(q is p for q in g["params"]))
-        st, odd = self._state_from(p, self._key_of(group), values)
+        st, odd = self._state_from(p, self._key_of(group), values,
+                                   f32_step=bool(group.get("fused") or group.get("capturable")))
         self._put_state(p, st)
         # the state's entries in the saved order, as torch's dict keeps it, then those the group adds
         loaded = tuple(n for n, v in values.items() if v is not None and self._ours(n, st))
@@ -738,6 +738,12 @@ def refuse_complex(name: str, arr) -> None:
 def _float32():
     from .. import float32
     return float32
+
+
+def _dtype_of(arr):
+    """The facade dtype of a state array."""
+    from ..dtypes import from_numpy_dtype
+    return from_numpy_dtype(arr.dtype)
 
 
 def hyper_arrays(values: dict) -> dict:

@@ -70,7 +70,8 @@ class RMSprop(Optimizer):
                               capturable=False)
 
     _real_only = True  # (PyTorch steps a complex parameter as its view_as_real pairs)
-    _strict_state = ("momentum_buffer", "grad_avg")  # (switched on after the first step: torch's KeyError)
+    # (an entry deleted, or switched on after the first step: the KeyError names the first torch's step reads)
+    _torch_reads = ("square_avg", "step", "momentum_buffer", "grad_avg")
 
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False, capturable: bool = False,

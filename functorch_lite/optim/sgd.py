@@ -67,6 +67,11 @@ class SGD(Optimizer):
             return super()._restart_entry(name, inner)
         return {"step": jnp.zeros((), inner.step.dtype), "momentum_buffer": jnp.zeros_like(inner.momentum_buffer)}
 
+    def _missing_entry(self, name, inner):
+        """``del state[p]['momentum_buffer']``: torch's step reads ``state.get('momentum_buffer')``, None: the
+        buffer restarts from the gradient, as for a None entry."""
+        return self._restart_entry(name, inner)
+
     _setstate_defaults = dict(nesterov=False, maximize=False, foreach=None, differentiable=False, fused=False)
 
     def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,

@@ -180,14 +180,29 @@ def clip_grads_with_norm_(parameters: _tensor_or_tensors, max_norm: float, total
                           foreach: bool | None = None) -> None:
     """Scale the gradients by ``min(max_norm / (total_norm + 1e-6), 1)`` in place (one jitted call per device)."""
     grads = _grads(_as_list(parameters))
-    max_norm = float(max_norm)
     if not grads:
         return
+    if not isinstance(total_norm, Tensor):
+        _refuse_norm(max_norm, total_norm)
+    max_norm = float(max_norm)
     for dev, gs in _by_device(grads).items():
         total = total_norm._array
         if total_norm.device != dev:
             total = jax.device_put(total, next(iter(gs[0]._array.devices())))
         _write(gs, _fn("scale", 0.0, None)([g._array for g in gs], np.float64(max_norm), total))
+
+
+def _refuse_norm(max_norm, total_norm) -> None:
+    """torch's errors for a ``total_norm`` that is not a tensor: its ``max_norm / (total_norm + 1e-6)`` (Python's
+    TypeError for a None or a string), then ``torch.clamp`` of that number's "invalid combination" TypeError."""
+    coef = max_norm / (total_norm + 1e-6)
+    if isinstance(coef, Tensor):
+        return
+    t = type(coef)
+    got = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+    raise TypeError(f"clamp() received an invalid combination of arguments - got ({got}, max=float), but expected "
+                    "one of:\n * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n * "
+                    "(Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n")
 
 
 def clip_grad_norm_(parameters: _tensor_or_tensors, max_norm: float, norm_type: float = 2.0,

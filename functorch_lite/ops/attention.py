@@ -17,7 +17,7 @@ import jax
 from .nn_ops import _on_device_of
 import jax.numpy as jnp
 
-from .. import dtypes as D
+from .. import _promotion, dtypes as D
 from ..backends import SDP_ENABLED as _SDP_ENABLED
 from .._tensor.tensor import Tensor
 from ._registry import defop
@@ -193,8 +193,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                "is_causal=True")
         if q.dtype in D.FLOAT8:  # PyTorch's math path first scales q, and has no float8 mul by a number
             raise no_kernel("mul_cpu_reduced_float", q.dtype)
-        if q.dtype.name not in _FLOATS:
-            raise RuntimeError(f"expected scalar type Float but found {q.dtype.short}")
+        if q.dtype.name not in _FLOATS:  # (torch's math path: its mm (2-D) / bmm of the scaled float query and key)
+            raise RuntimeError("expected m1 and m2 to have the same dtype, but got: float != "
+                               f"{_promotion._cname(q.dtype)}" if len(q._shape) == 2 else
+                               f"expected scalar type Float but found {q.dtype.short}")
     _check_shapes(q, k, v, m, enable_gqa)
     if dropout_p > 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")

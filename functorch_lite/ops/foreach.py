@@ -29,7 +29,7 @@ import sys
 from .. import dtypes as D
 from .._tensor.tensor import Tensor
 from ..autograd import graph as _graph
-from .._promotion import can_cast, no_kernel, result_type
+from .._promotion import _cname, can_cast, no_kernel, result_type
 from ._dispatch import inplace as _inplace_dispatch
 from ._registry import OPS
 
@@ -312,9 +312,7 @@ def _inplace_of(name):
 
 # PyTorch's foreach clamp family (clamp_min / maximum on its maximum kernel, clamp_max / minimum on its minimum
 # kernel) checks before the plain op runs: complex refused, and with a Number or scalar list an in-place cast error
-# that names an integer ``self``'s type as C++ does
-_CPP = {"Long": "long int", "Int": "int", "Short": "short int", "Char": "signed char", "Byte": "unsigned char",
-        "Bool": "bool", "UInt16": "short unsigned int", "UInt32": "unsigned int", "UInt64": "long unsigned int"}
+# that names an integer ``self``'s type as C++ does (``_promotion._cname``)
 
 
 def _clamp_check(kernel):
@@ -326,7 +324,7 @@ def _clamp_check(kernel):
                 raise NotImplementedError("clamp is not supported for complex types")
             if inplace and not can_cast(rt, t.dtype):
                 raise RuntimeError(f"result type {rt.short} can't be cast to the desired output type "
-                                   f"{_CPP.get(t.dtype.short, t.dtype.short)}")
+                                   f"{t.dtype.short if t.dtype.is_floating_point else _cname(t.dtype)}")
         elif rt.is_complex:
             if inplace and not t.dtype.is_complex:
                 raise RuntimeError(f"result type {rt.short} can't be cast to the desired output type {t.dtype.short}")

@@ -387,14 +387,18 @@ def _eb_check(targs, sargs):
                                "improved?  If so, please report an enhancement request to PyTorch.)")
     hi = _host(idx)
     n = w._shape[0]
+
+    def bad_index(v, pos):  # (torch's sum / mean kernels name the position; its max kernel does not)
+        if sargs[0] == 2:
+            return RuntimeError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be {v}")
+        return RuntimeError(f"Index {pos} of input takes value {v} which is not in the valid range [0, {n})")
     if hi is None:  # (inside a compiled function: the program checks it)
-        _deferred.check((idx._array < 0) | (idx._array >= n), idx._array, lambda v, p: RuntimeError(
-            f"embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be {v}"))
+        _deferred.check((idx._array < 0) | (idx._array >= n), idx._array, bad_index)
     elif hi.size:
         bad = (hi < 0) | (hi >= n)
         if bad.any():
-            raise RuntimeError("embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be "
-                               f"{hi[np.argmax(bad)]}")
+            k = int(np.argmax(bad))
+            raise bad_index(hi[k], k)
 
 
 @defop("embedding_bag", promote=_eb_rule, grad_fn="EmbeddingBagBackward0", tensors=4, method=False, function=False,

@@ -87,8 +87,7 @@ def test_out_of_range_raises_as_eager(name):
 
 
 def test_embedding_bag_as_facade_eager():
-    """embedding_bag (whose eager message differs from torch's, which depends on the bag the id falls in): the
-    compiled call raises what the facade's eager call does."""
+    """embedding_bag's max mode: the compiled call raises what the facade's eager call does."""
     emb = ft.nn.Embedding(5, 3)
 
     def f(i):
@@ -239,3 +238,27 @@ def test_check_inside_checkpoint_and_vmap_does_not_leak():
     i = ft.tensor([1, 3])
     assert close(float(cf(i)), float(f(i)))
     assert close(float(cf(ft.tensor([0, 4]))), float(f(ft.tensor([0, 4]))))
+
+
+@pytest.mark.parametrize("mode,ids", [("sum", [0, 7]), ("mean", [0, -2]), ("sum", [0, 9, 8]), ("max", [0, 9])])
+def test_embedding_bag_out_of_range_message_is_torchs(mode, ids):
+    """torch's sum / mean kernels name the id's position ("Index 1 of input takes value 7 ..."), its max kernel
+    does not (the facade gave the max kernel's message for every mode); compiled, the same."""
+    def run(L, compiled=False):
+        w = L.zeros(6, 4)
+
+        def f(i):
+            return L.nn.functional.embedding_bag(i, w, L.tensor([0]), mode=mode)
+        return _err(lambda: (ft.compile(f) if compiled else f)(L.tensor(ids)))
+    want = run(torch)
+    assert want[0] == "RuntimeError" and run(ft) == want and run(ft, True) == want
+
+
+@pytest.mark.parametrize("shape", [(2, 2), (1, 2, 2), (2, 1, 2, 2)])
+@pytest.mark.parametrize("dt", ["int64", "int32", "bool"])
+def test_sdpa_of_non_float_inputs_gives_torchs_message(dt, shape):
+    """(torch's math path: its mm of 2-D inputs names both dtypes, its bmm only the integer one)"""
+    def run(L):
+        t = L.ones(*shape, dtype=getattr(L, dt))
+        return _err(lambda: L.nn.functional.scaled_dot_product_attention(t, t, t))
+    assert run(ft) == run(torch) and run(ft)[0] == "RuntimeError"

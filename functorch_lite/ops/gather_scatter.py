@@ -257,7 +257,9 @@ def _index_select_prep(targs, sargs):
 @defop("index_select", float8=True, promote="index", grad_fn="IndexSelectBackward0", tensors=2, method=False,
        function=False,
        saves=(1,), prep=_index_select_prep,
-       check=_bounds(1, _dim_size, False, lambda v, t, s, n: IndexError("index out of range in self")))
+       check=_bounds(1, _dim_size, False, lambda v, t, s, n: RuntimeError(
+           f"INDICES element is out of DATA bounds, id={v} axis_dim={n}") if s[0] == 1 else  # (torch's dim-1 kernel)
+           IndexError("index out of range in self")))
 def _index_select(input, index, dim):
     """Whole slices of ``input`` along ``dim`` at the 0-d / 1-d ``index``."""
     return jnp.take(jnp.atleast_1d(input), index.reshape(-1), axis=dim).reshape(

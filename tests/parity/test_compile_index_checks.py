@@ -262,3 +262,19 @@ def test_sdpa_of_non_float_inputs_gives_torchs_message(dt, shape):
         t = L.ones(*shape, dtype=getattr(L, dt))
         return _err(lambda: L.nn.functional.scaled_dot_product_attention(t, t, t))
     assert run(ft) == run(torch) and run(ft)[0] == "RuntimeError"
+
+
+@pytest.mark.parametrize("shape,dim,ids", [((1, 2, 4), 1, [0, 2, 1]), ((2, 3), 1, [-1]), ((2, 3), 0, [5]),
+                                           ((2, 2, 4), 2, [5])])
+def test_index_select_out_of_range_error_is_torchs(shape, dim, ids):
+    """torch's index_select raises a RuntimeError naming the id and the size along dim 1 (its dim-1 kernel), an
+    IndexError along any other (the facade raised the IndexError along every dim; a packed RNN's hx of the wrong
+    batch size met it); compiled, the same."""
+    def run(L, compiled=False):
+        x = L.zeros(*shape)
+
+        def f(i):
+            return x.index_select(dim, i)
+        return _err(lambda: (ft.compile(f) if compiled else f)(L.tensor(ids)))
+    want = run(torch)
+    assert run(ft) == want and run(ft, True) == want

@@ -19,7 +19,7 @@ from . import anomaly_mode as _anomaly
 from . import grad_mode as _gm
 from .compiled import Ones as _Ones, compilable, run_compiled
 from .graph import (AccumulateGrad, _FREED_MSG, as_grad_tensor, check_saved, edge_of, from_grad_tensor,
-                    grad_dtype_of)
+                    grad_dtype_of, shown, shown_grads, shown_replaced)
 from .tensor_hooks import run_leaf_hooks, run_tensor_pre_hooks
 
 
@@ -183,7 +183,11 @@ def run_post_hooks(node, cts, in_cts):
     else:  # (a custom Function's node: its edges are its inputs)
         slots = list(node._diff_idx or range(len(in_cts)))
     at = {d: k for k, d in enumerate(node._diff_idx or range(len(in_cts)))}
-    grad_in = tuple(as_grad_tensor(node, in_cts[at[i]]) if i in at else None for i in slots)
+    tree = shown(node) if node._op is not None else None  # (a composite shown as torch records it)
+    if tree is not None:
+        grad_in = shown_grads(node, tree, cts, in_cts, at)
+    else:
+        grad_in = tuple(as_grad_tensor(node, in_cts[at[i]]) if i in at else None for i in slots)
     grad_out = tuple(as_grad_tensor(node, c) for c in cts)
     replaced = None
     for h in list(node._hooks.values()):
@@ -192,6 +196,8 @@ def run_post_hooks(node, cts, in_cts):
             replaced = tuple(r)
     if replaced is None:
         return in_cts
+    if tree is not None:
+        return shown_replaced(node, tree, cts, in_cts, at, replaced, lambda n, c: _apply(n, c, _gm._state.enabled))
     out = list(in_cts)
     for g, i in zip(replaced, slots):
         if i in at:

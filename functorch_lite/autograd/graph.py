@@ -51,11 +51,17 @@ class Node:
 
     @property
     def next_functions(self):
-        """((node, output index) or (None, 0)) for every tensor input, as PyTorch shows them."""
+        """((node, output index) or (None, 0)) for every tensor input, as PyTorch shows them (a composite's: the
+        nodes torch records below its outermost one, ``shown``)."""
         if self._nf is None:
             from .._tensor.tensor import Tensor
             edges = dict(zip(self._diff_idx, self._edges))
-            self._nf = tuple(edges.get(i, (None, 0)) for i, a in enumerate(self._inputs) if isinstance(a, Tensor))
+            tree = shown(self)
+            if tree is not None:
+                self._nf = tuple(_shown_edge(edges, c) for c in tree)
+            else:
+                self._nf = tuple(edges.get(i, (None, 0)) for i, a in enumerate(self._inputs)
+                                 if isinstance(a, Tensor))
         return self._nf
 
     @next_functions.setter
@@ -80,6 +86,8 @@ class Node:
         """``fn(grad_inputs, grad_outputs)`` once this node has computed its input gradients (tuples of tensors,
         None where there is none; ``grad_inputs`` in ``next_functions`` order): a returned tuple replaces
         ``grad_inputs`` (the engine runs them, ``engine.run_post_hooks``)."""
+        if self._entry is _SHOWN:
+            _refuse_shown(self)
         if self._hooks is None:
             self._hooks = {}
         return _Handle(self._hooks, fn)
@@ -87,6 +95,8 @@ class Node:
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` before this node runs (a tuple of tensors, None where there is none): a returned
         tuple replaces them."""
+        if self._entry is _SHOWN:
+            _refuse_shown(self)
         if self._pre_hooks is None:
             self._pre_hooks = {}
         node = self
@@ -110,6 +120,80 @@ class Node:
         if self._arrays and any(type(a) is jax.ShapeDtypeStruct for a in self._arrays):
             return jax.eval_shape(fn, self._arrays, tuple(cts))  # (meta tensors: the gradients' shapes only)
         return fn(self._arrays, tuple(cts))
+
+
+# ---- a composite's graph as torch records it -------------------------------------------------------------
+# A composite op recorded as one node (``F.linear``: torch's addmm of the input, the weight's transpose and the
+# bias; matmul folding its batch dimensions into an mm) shows the nodes torch records below its outermost one
+# (spec AG-56..59), from the op's ``shown(targs)`` template, a tuple of children: an int is input ``i``'s own edge;
+# ``(name, children, kind)`` a node of that torch class made for the picture, whose own children follow, with
+# ``kind`` "T" (``TBackward0`` of a 2-D input: its gradient is the input's, transposed), "inner" plus the shape
+# the composite's output has in it (the mm / addmm / bmm under the final view: its gradient is the output's,
+# reshaped), or "view" (a view below that: only shown). Its backward stays the one fused kernel: the nodes made
+# for the picture take no hooks (a clear error), and the outer node's hooks see their gradients
+# (``engine.run_post_hooks`` via ``shown_grads`` / ``shown_replaced``: a legacy module backward hook on a
+# Linear gets torch's grad_input).
+_SHOWN = object()  # (the ``_entry`` of a node made for the picture)
+
+
+def shown(node):
+    """``node``'s template (None: no composite picture)."""
+    op = node._op
+    return op.shown(node._inputs) if op is not None and op.shown is not None else None
+
+
+def _shown_edge(edges, c):
+    if type(c) is int:
+        return edges.get(c, (None, 0))
+    name, kids, _ = c[0], c[1], c[2]
+    sub = tuple(_shown_edge(edges, k) for k in kids)
+    if c[2] != "inner" and all(e[0] is None for e in sub):  # (over inputs without a gradient: none shown)
+        return (None, 0)
+    v = node_class(name)()
+    v._entry, v._nf, v._edges, v._diff_idx, v._inputs = _SHOWN, sub, (), (), None
+    return (v, 0)
+
+
+def _refuse_shown(node):
+    raise RuntimeError(f"functorch_lite: {node.name()} is part of a composite op's graph as torch records it; the "
+                       "facade runs that op's backward as one node, whose own hooks (register_hook / "
+                       "register_prehook on the outermost node) see these gradients: hooks on the nodes inside it "
+                       "are not supported")
+
+
+def shown_grads(node, tree, cts, in_cts, at):
+    """The gradients ``node``'s hooks see, in its ``next_functions`` order (``tree``: its template; ``at``: input
+    position -> index in ``in_cts``)."""
+    out = []
+    for c in tree:
+        if type(c) is int:
+            out.append(as_grad_tensor(node, in_cts[at[c]]) if c in at else None)
+        elif c[2] == "T":
+            i = c[1][0]
+            g = as_grad_tensor(node, in_cts[at[i]]) if i in at else None
+            out.append(None if g is None else g.t())
+        else:  # (the composite's output gradient as the op inside its final view has it)
+            g = as_grad_tensor(node, cts[0])
+            out.append(None if g is None else g.reshape(c[3]))
+    return tuple(out)
+
+
+def shown_replaced(node, tree, cts, in_cts, at, replaced, apply):
+    """The engine's input gradients after a hook replaced ``shown_grads``'s: a transposed or an input's own one put
+    back; the inner op's output gradient run through the node's backward again (``apply(node, cts)``)."""
+    out = list(in_cts)
+    for c, g in zip(tree, replaced):
+        if type(c) is int:
+            if c in at:
+                out[at[c]] = from_grad_tensor(g, in_cts[at[c]])
+        elif c[2] == "T":
+            i = c[1][0]
+            if i in at:
+                out[at[i]] = from_grad_tensor(None if g is None else g.t(), in_cts[at[i]])
+        elif g is not None:
+            ct = from_grad_tensor(g.reshape(node._out_meta[0][0]), cts[0])
+            out = list(apply(node, [ct]))
+    return out
 
 
 # grad_fn classes whose ``name()`` is PyTorch's C++ name, not the class name (ops recorded under that name; the

@@ -21,14 +21,15 @@ class OpDef:
                  "method", "function", "inplace", "view", "autocast", "prep", "check", "check_dtype",
                  "differentiable", "nout", "eager", "kernel", "cache", "out", "result_type", "params",
                  "device_check", "saves", "broadcast", "fn", "fn_inplace", "aliased_write_ok", "dynamic", "float8",
-                 "conj", "traced", "zeroes", "fn_method", "required", "__weakref__")
+                 "conj", "traced", "zeroes", "fn_method", "required", "shown", "__weakref__")
 
     def __init__(self, impl, name, *, promote, grad_fn, tensors, method, function, inplace, view, autocast,
                  prep, check, check_dtype, differentiable, nout, eager, kernel, out, result_type,
                  device_check, saves, broadcast, aliased_write_ok=False, dynamic=None, float8=None, conj=None,
-                 traced=(), zeroes=False, required=False):
+                 traced=(), zeroes=False, required=False, shown=None):
         self.name = name
         self.required = required
+        self.shown = shown
         self.fn_method = None  # (set by defop where it differs from fn)
         self.zeroes = zeroes
         self.conj = conj
@@ -105,7 +106,7 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
           view=None, autocast=None, prep=None, check=None, check_dtype=None, differentiable=True, nout=1,
           eager=False, kernel=None, out=None, result_type=None, aliases=(),
           device_check="iter", saves=("all",), broadcast=None, aliased_write_ok=False, dynamic=None, float8=None,
-          conj=None, traced=(), zeroes=False, required=False):
+          conj=None, traced=(), zeroes=False, required=False, shown=None):
     """Declare an op. ``tensors``: how many leading parameters are tensor-like (or ``"list"``).
 
     ``method``/``function``: generate ``Tensor.<name>`` / ``functorch_lite.<name>`` (True) or not;
@@ -137,6 +138,9 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
     indexing, abs, eq/ne, mul, mm/addmm).
     ``required``: every tensor parameter without a default is a required Tensor (None is PyTorch's argument
     parser TypeError, as for a broadcasting op's operands); else only the first is (``_required``).
+    ``shown``: for a composite recorded as one node (linear, matmul), ``targs -> the graph torch records below
+    its outermost node`` (or None: its inputs' own edges), as ``autograd.graph.shown``'s template: the node's
+    ``next_functions`` and the gradients its hooks see; its backward stays one fused kernel.
     """
     def deco(fn):
         n = name or fn.__name__
@@ -146,7 +150,7 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
                    out=out if out is not None else (view is None and nout == 1),
                    result_type=result_type, device_check=device_check,
                    saves=saves, broadcast=broadcast, aliased_write_ok=aliased_write_ok, dynamic=dynamic,
-                   float8=float8, conj=conj, traced=traced, zeroes=zeroes, required=required)
+                   float8=float8, conj=conj, traced=traced, zeroes=zeroes, required=required, shown=shown)
         if n in OPS:
             raise ValueError(f"op {n} defined twice")
         OPS[n] = op

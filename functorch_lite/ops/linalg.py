@@ -2,6 +2,8 @@
 matrix_power, cross, vecdot, multi_dot (their public functions are in ``functorch_lite/linalg.py``)."""
 from __future__ import annotations
 
+import math
+
 import jax.numpy as jnp
 
 from .. import dtypes as D
@@ -64,6 +66,52 @@ def _matmul_name(targs, sargs):
     return "UnsafeViewBackward0"
 
 
+def _matmul_shown(targs):
+    """The graph torch's matmul records below its final view (spec AG-56..58; ``autograd.graph.shown``): a 1-D
+    first operand ``unsqueeze(0)``-ed into an mm; a first operand of three or more dims folded by a reshape into an
+    mm / mv (a 1-D first operand against a batched second: the second's transpose folded, into an mv); batched
+    operands expanded to their common batch shape and reshaped into a bmm. Each reshape is a view of a contiguous
+    operand, a reshape alias of one whose batch dims merge, else a copy (``_unsafe_view`` of a clone). None for
+    the routes that transpose the result back (a 2-D or broadcast batch-1 first operand): their nodes are not
+    shown."""
+    a, b = targs
+    na, nb = len(a._shape), len(b._shape)
+    if na == 1 and nb == 2:
+        return (("MmBackward0", (("UnsqueezeBackward0", (0,), "view"), 1), "inner", (1, b._shape[1])),)
+    if na >= 3 and nb in (1, 2):
+        rows, v = math.prod(a._shape[:-1]), _reshaped(a, 0, ())
+        return (("MmBackward0", (v, 1), "inner", (rows, b._shape[1])) if nb == 2 else
+                ("MvBackward0", (v, 1), "inner", (rows,)),)
+    if na == 1 and nb >= 3:
+        bt = ("TransposeBackward0", (1,), "view")
+        v = ("UnsafeViewBackward0", (("CloneBackward0", (bt,), "view"),), "view")
+        return (("MvBackward0", (v, 0), "inner", (math.prod(b._shape[:-2]) * b._shape[-1],)),)
+    if na >= 3 and nb >= 3:
+        from ._dispatch import broadcast_shapes
+        batch = tuple(broadcast_shapes(a._shape[:-2], b._shape[:-2]))
+        sides = []
+        for i, t in enumerate(targs):
+            if tuple(t._shape[:-2]) != batch and math.prod(t._shape[:-2]) == 1:
+                return None  # (torch folds a batch-1 operand into an mm instead)
+            sides.append(_reshaped(t, i, (("ExpandBackward0", (i,), "view"),),
+                                   copies=tuple(t._shape[:-2]) != batch))
+        return (("BmmBackward0", tuple(sides), "inner", (math.prod(batch), a._shape[-2], b._shape[-1])),)
+    return None
+
+
+def _reshaped(t, i, below, copies=False):
+    """The node torch's ``reshape`` of operand ``i`` (``t``) records in matmul's folding, over ``below`` (or the
+    operand's own edge): a view of a contiguous tensor, a reshape alias where its leading dims merge, else a copy
+    (``copies``: an expanded operand, whose zero strides never merge)."""
+    kids = below or (i,)
+    st, sh = t.stride(), t._shape
+    if not copies and t.is_contiguous():
+        return ("ViewBackward0", kids, "view")
+    if not copies and all(st[k] == st[k + 1] * sh[k + 1] for k in range(len(sh) - (3 if below else 2))):
+        return ("ReshapeAliasBackward0", kids, "view")
+    return ("UnsafeViewBackward0", (("CloneBackward0", kids, "view"),), "view")
+
+
 def _matmul_device(targs):
     """matmul reports the device check of the kernel it lowers to (spec §4.3 rule 3)."""
     na, nb = len(targs[0]._shape), len(targs[1]._shape)
@@ -77,7 +125,7 @@ def _matmul_device(targs):
 
 
 @defop(required=True, float8=True, promote="matmul", grad_fn=_matmul_name, tensors=2, check=_matmul_check, device_check=_matmul_device,
-       kernel="dot", autocast="lower", saves=saves_crossed(0, 1))
+       kernel="dot", autocast="lower", saves=saves_crossed(0, 1), shown=_matmul_shown)
 def matmul(input, other):
     """``a @ b`` with PyTorch's broadcasting and errors; operands must share a dtype."""
     return _mm(input, other)

@@ -61,9 +61,37 @@ def _linear_name(targs, sargs):
     nd = len(x._shape)
     if nd == 2:
         return "MmBackward0" if b is None else "AddmmBackward0"
+    if b is not None and not x.is_contiguous():  # (torch's matmul of the weight's transpose, then the bias added)
+        return "AddBackward0"
     if nd == 1:
         return "SqueezeBackward4" if b is None else "ViewBackward0"
     return "UnsafeViewBackward0" if b is None else "ViewBackward0"
+
+
+def _linear_shown(targs):
+    """The graph torch records for ``F.linear`` (spec AG-59; ``autograd.graph.shown``): ``addmm(bias, input,
+    weight.t())`` (``mm`` without a bias) over ``input.view(-1, k)`` (``unsqueeze(0)`` of a 1-D one) under a final
+    view; a non-contiguous input: matmul's folding (``linalg._reshaped``), the bias then added. None for a 1-D
+    weight (torch's matvec)."""
+    x, w, b = targs
+    nd = len(x._shape)
+    if len(w._shape) != 2 or not nd:
+        return None
+    t = ("TBackward0", (1,), "T")
+    if nd == 2:
+        return (2, 0, t) if b is not None else (0, t)
+    shape = (math.prod(x._shape[:-1]), w._shape[0])
+    if x.is_contiguous():
+        v = ("ViewBackward0" if nd > 2 or b is not None else "UnsqueezeBackward0", (0,), "view")
+        return (("AddmmBackward0", (2, v, t), "inner", shape) if b is not None else
+                ("MmBackward0", (v, t), "inner", shape),)
+    from .linalg import _reshaped
+    v = ("UnsqueezeBackward0", (0,), "view") if nd == 1 else _reshaped(x, 0, ())
+    if b is None:
+        return (("MmBackward0", (v, t), "inner", shape),)
+    out = tuple(x._shape[:-1]) + (w._shape[0],)
+    top = "SqueezeBackward4" if nd == 1 else "UnsafeViewBackward0"
+    return ((top, (("MmBackward0", (v, t), "view"),), "inner", out), 2)
 
 
 def _linear_check(targs, sargs):
@@ -95,7 +123,7 @@ def _linear_check(targs, sargs):
 @defop(required=True, float8=True, promote=_kernel_rule("addmm_impl_cpu_", allow_int=True), grad_fn=_linear_name, tensors=3,
        method=False,
        check=_linear_check, kernel="addmm", device_check=("self", "mat1", "mat2"), autocast="lower",
-       saves=saves_crossed(0, 1))
+       saves=saves_crossed(0, 1), shown=_linear_shown)
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias`` (PyTorch's ``F.linear``): bfloat16 / float16 add the bias to the float32
     accumulation and round once, as PyTorch's addmm kernel does (``[1, 2**-8] @ [1, 1] + 2**-8`` is

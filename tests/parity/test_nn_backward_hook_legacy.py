@@ -67,12 +67,15 @@ def test_hook_sees_the_output_nodes_gradients(name):
     _same_arrays(f_grad, t_grad)
 
 
-def test_linear_hook_sees_the_facades_node():
-    m = ft.nn.Linear(3, 2)
-    seen = []
-    m.register_backward_hook(lambda mod, gi, go: seen.append([None if g is None else tuple(g.shape) for g in gi]))
-    m(ft.ones(4, 3, requires_grad=True)).sum().backward()
-    assert seen == [[(4, 3), (2, 3), (2,)]]  # (input, weight, bias): PyTorch's addmm gives (bias, input, weight.t())
+def test_linear_hook_sees_torchs_addmm_node():
+    """(bias, input, weight.t()): the node torch's F.linear records (test_composite_graph.py: every rank)"""
+    def shapes(L):
+        m = L.nn.Linear(3, 2)
+        seen = []
+        m.register_backward_hook(lambda mod, gi, go: seen.append([None if g is None else tuple(g.shape) for g in gi]))
+        m(L.ones(4, 3, requires_grad=True)).sum().backward()
+        return seen
+    assert shapes(ft) == shapes(torch) == [[(2,), (4, 3), (3, 2)]]
 
 
 def test_a_returned_grad_input_replaces_it():

@@ -388,8 +388,8 @@ def _eb_check(targs, sargs):
     hi = _host(idx)
     n = w._shape[0]
 
-    def bad_index(v, pos):  # (torch's sum / mean kernels name the position; its max kernel does not)
-        if sargs[0] == 2:
+    def bad_index(v, pos):  # (torch's sum / mean kernels name the position; with a padding_idx, or max, not)
+        if sargs[0] == 2 or sargs[2] >= 0:
             return RuntimeError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be {v}")
         return RuntimeError(f"Index {pos} of input takes value {v} which is not in the valid range [0, {n})")
     if hi is None:  # (inside a compiled function: the program checks it)

@@ -240,15 +240,16 @@ def test_check_inside_checkpoint_and_vmap_does_not_leak():
     assert close(float(cf(ft.tensor([0, 4]))), float(f(ft.tensor([0, 4]))))
 
 
+@pytest.mark.parametrize("pad", [None, 1])
 @pytest.mark.parametrize("mode,ids", [("sum", [0, 7]), ("mean", [0, -2]), ("sum", [0, 9, 8]), ("max", [0, 9])])
-def test_embedding_bag_out_of_range_message_is_torchs(mode, ids):
+def test_embedding_bag_out_of_range_message_is_torchs(mode, ids, pad):
     """torch's sum / mean kernels name the id's position ("Index 1 of input takes value 7 ..."), its max kernel
-    does not (the facade gave the max kernel's message for every mode); compiled, the same."""
+    and any with a padding_idx do not (the facade gave the latter message everywhere); compiled, the same."""
     def run(L, compiled=False):
         w = L.zeros(6, 4)
 
         def f(i):
-            return L.nn.functional.embedding_bag(i, w, L.tensor([0]), mode=mode)
+            return L.nn.functional.embedding_bag(i, w, L.tensor([0]), mode=mode, padding_idx=pad)
         return _err(lambda: (ft.compile(f) if compiled else f)(L.tensor(ids)))
     want = run(torch)
     assert want[0] == "RuntimeError" and run(ft) == want and run(ft, True) == want

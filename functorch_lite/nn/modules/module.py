@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections import OrderedDict
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 from ..._tensor.legacy import typename as _typename
 from ..._tensor.tensor import Tensor, zero_grads
@@ -230,12 +230,38 @@ def _addindent(s: str, n: int) -> str:
     return lines[0] + "\n" + "\n".join(" " * n + ln for ln in lines[1:])
 
 
+# torch's other per-module hook tables, made on first use (a read too: ``module._forward_hooks_with_kwargs``), so a
+# module that never has such a hook carries none (its construction, its compiled program's walk): the two that
+# mark forward (pre-)hooks taking kwargs and the always-called forward hooks (``{hook id: True}``, registries: a
+# change reaches a compiled call), and the state-dict hooks (``_state_dict._table`` reads them)
+_LAZY_TABLES = {"_forward_hooks_with_kwargs": _Registry, "_forward_pre_hooks_with_kwargs": _Registry,
+                "_forward_hooks_always_called": _Registry, "_state_dict_hooks": OrderedDict,
+                "_state_dict_pre_hooks": OrderedDict, "_load_state_dict_pre_hooks": OrderedDict,
+                "_load_state_dict_post_hooks": OrderedDict}
+# a facade module's mark in its ``__dict__`` (so in its pickled state, a subclass's own ``__getstate__`` too):
+# ``serialization`` rebuilds a state without it as a torch module's ``__dict__``. (It once held the ids of the
+# hooks taking kwargs: ``__setstate__`` moves such a set to ``_forward_(pre_)hooks_with_kwargs``.)
+_FACADE_STATE = "_hooks_with_kwargs"
+
+
 class Module(StateDictMixin):
     """Base class for all neural network modules (``torch.nn.Module``)."""
 
     _hook_id = 0
+    dump_patches: bool = False
+    call_super_init: bool = False  # True: ``__init__``'s arguments go on to the next class's (cooperative classes)
+    T_destination = TypeVar("T_destination", bound=dict[str, Any])
+    # None until a backward hook is registered: True for full ones (``register_full_backward_hook``), False for the
+    # deprecated ``register_backward_hook``; both kinds live in ``_backward_hooks``, as in PyTorch
+    _is_full_backward_hook: bool | None = None
 
-    def __init__(self) -> None:
+    def __init__(self, *args, **kwargs) -> None:
+        if self.call_super_init is False and kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument "
+                            f"'{next(iter(kwargs))}'")
+        if self.call_super_init is False and args:
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} "
+                            "were given")
         d = self.__dict__
         d["training"] = True
         d["_parameters"] = _Registry()
@@ -246,7 +272,41 @@ class Module(StateDictMixin):
         d["_forward_pre_hooks"] = _Registry()
         d["_backward_hooks"] = _Registry()
         d["_backward_pre_hooks"] = _Registry()
-        d["_hooks_with_kwargs"] = set()   # ids of forward (pre-)hooks registered with_kwargs=True
+        d[_FACADE_STATE] = True
+        if self.call_super_init:
+            super().__init__(*args, **kwargs)
+
+    def __getstate__(self) -> dict:
+        """``__dict__`` without the compiled program (an unpickled or deep-copied module runs eagerly, as in
+        PyTorch)."""
+        state = self.__dict__.copy()
+        state.pop("_compiled_call", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        """``__dict__`` from ``state``; the tables an older pickle lacks are made (PyTorch's list; the lazy hook
+        tables are made on first use), and a pickle of this facade's older layout (kwargs / always-called hook ids
+        in sets, non-full backward hooks apart) is moved to PyTorch's."""
+        d = self.__dict__
+        d.update(state)
+        old_kw = d.get(_FACADE_STATE)
+        d[_FACADE_STATE] = True
+        for name in ("_forward_pre_hooks", "_backward_pre_hooks"):
+            if name not in d:
+                d[name] = _Registry()
+        if "_non_persistent_buffers_set" not in d:
+            d["_non_persistent_buffers_set"] = set()
+        if isinstance(old_kw, set):  # (the older layout)
+            for k in old_kw:
+                for name in ("_forward_pre_hooks", "_forward_hooks"):
+                    if k in d.get(name, ()):
+                        self._hook_table(name + "_with_kwargs")[k] = True
+            for k in d.pop("_hooks_always_called", None) or ():
+                if k in d.get("_forward_hooks", ()):
+                    self._hook_table("_forward_hooks_always_called")[k] = True
+            non_full = d.pop("_non_full_backward_hooks", None)
+            if non_full:
+                d.setdefault("_backward_hooks", _Registry()).update(non_full)
 
     # ---- registration ----------------------------------------------------------------------
     def register_parameter(self, name: str, param: Parameter | None) -> None:
@@ -366,7 +426,16 @@ class Module(StateDictMixin):
         for k in ("_parameters", "_buffers", "_modules"):
             if k in d and name in d[k]:
                 return d[k][name]
+        if name in _LAZY_TABLES and "_parameters" in d:
+            return self._hook_table(name)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def _hook_table(self, name: str) -> dict:
+        """One of the ``_LAZY_TABLES``, made now if this module has none yet."""
+        t = self.__dict__.get(name)
+        if t is None:
+            t = self.__dict__[name] = _LAZY_TABLES[name]()
+        return t
 
     def __delattr__(self, name: str) -> None:
         d = self.__dict__
@@ -542,6 +611,19 @@ class Module(StateDictMixin):
     def cuda(self, device=None) -> "Module":
         return self.to("cuda" if device is None else device)
 
+    def xpu(self, device=None) -> "Module":
+        """Every parameter and buffer moved to the XPU: JAX has none, so torch's errors for a build without one
+        (a module without tensors is returned as it is)."""
+        return self._apply(lambda t: _absent_backend("xpu", device))
+
+    def ipu(self, device=None) -> "Module":
+        """Every parameter and buffer moved to the IPU: JAX has none (torch's errors, as :meth:`xpu`)."""
+        return self._apply(lambda t: _absent_backend("ipu", device))
+
+    def mtia(self, device=None) -> "Module":
+        """Every parameter and buffer moved to the MTIA: JAX has none (torch's errors, as :meth:`xpu`)."""
+        return self._apply(lambda t: _absent_backend("mtia", device))
+
     def get_submodule(self, target: str) -> "Module":
         """The submodule at dotted path ``target`` (``""``: this module), with PyTorch's errors."""
         mod = self
@@ -596,52 +678,55 @@ class Module(StateDictMixin):
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
-    def _new_hook(self, table: dict, hook: Callable, prepend: bool = False, with_kwargs: bool = False
-                  ) -> RemovableHandle:
+    def _new_hook(self, table: dict, hook: Callable, prepend: bool = False, extra: tuple = ()) -> RemovableHandle:
+        """``hook`` under a new id in ``table`` (first with ``prepend``), and the id in each ``extra`` table (torch's
+        ``{id: True}`` marks: with kwargs, always called): its handle removes it from all of them."""
         Module._hook_id += 1
-        table[Module._hook_id] = hook
+        k = Module._hook_id
+        table[k] = hook
         if prepend:
-            table.move_to_end(Module._hook_id, last=False)
-        if with_kwargs:
-            self.__dict__.setdefault("_hooks_with_kwargs", set()).add(Module._hook_id)
-        return RemovableHandle(table, Module._hook_id)
+            table.move_to_end(k, last=False)
+        for t in extra:
+            t[k] = True
+        return RemovableHandle(table, k, *extra)
 
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
                                   with_kwargs: bool = False) -> RemovableHandle:
         """``hook(module, args)`` before forward; a non-None result replaces args. ``with_kwargs``:
         ``hook(module, args, kwargs)``, returning None or ``(args, kwargs)``."""
-        return self._new_hook(self._forward_pre_hooks, hook, prepend, with_kwargs)
+        extra = (self._hook_table("_forward_pre_hooks_with_kwargs"),) if with_kwargs else ()
+        return self._new_hook(self._forward_pre_hooks, hook, prepend, extra)
 
     def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
                               always_call: bool = False) -> RemovableHandle:
         """``hook(module, args, output)`` after forward; a non-None result replaces the output. ``with_kwargs``:
         ``hook(module, args, kwargs, output)``. ``always_call``: it also runs (with output None) when forward
         raises, before the exception propagates."""
-        handle = self._new_hook(self._forward_hooks, hook, prepend, with_kwargs)
-        if always_call:
-            self.__dict__.setdefault("_hooks_always_called", set()).add(handle.id)
-        return handle
+        extra = ((self._hook_table("_forward_hooks_with_kwargs"),) if with_kwargs else ()) + (
+            (self._hook_table("_forward_hooks_always_called"),) if always_call else ())
+        return self._new_hook(self._forward_hooks, hook, prepend, extra)
 
     def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """``hook(module, grad_output)`` when the gradients of the module's outputs are computed; a non-None
         result (a tuple as long as ``grad_output``) replaces them."""
-        return self._new_hook(self.__dict__.setdefault("_backward_pre_hooks", _Registry()), hook, prepend)
+        return self._new_hook(self._backward_pre_hooks, hook, prepend)
 
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """``hook(module, grad_input, grad_output)`` when the gradients of the module's tensor inputs are
         computed (None for an input that is not a tensor or does not require grad); a non-None result replaces
         ``grad_input``. With no input requiring grad it fires with the output gradients (and warns), as torch."""
         self._backward_hook_kind(True)
-        return self._new_hook(self.__dict__.setdefault("_backward_hooks", _Registry()), hook, prepend)
+        return self._new_hook(self._backward_hooks, hook, prepend)
 
     def register_backward_hook(self, hook: Callable) -> RemovableHandle:
         """Deprecated (PyTorch's non-full hook): ``hook(module, grad_input, grad_output)`` on the autograd node
-        that made the module's output, so ``grad_input`` is that node's input gradients (``_backward_hook.py``)."""
+        that made the module's output, so ``grad_input`` is that node's input gradients (``_backward_hook.py``).
+        It is kept in ``_backward_hooks`` with ``_is_full_backward_hook`` False, as in PyTorch."""
         self._backward_hook_kind(False)
-        return self._new_hook(self.__dict__.setdefault("_non_full_backward_hooks", _Registry()), hook)
+        return self._new_hook(self._backward_hooks, hook)
 
     def _backward_hook_kind(self, full: bool) -> None:
-        if self.__dict__.get("_is_full_backward_hook", full) is not full:
+        if self._is_full_backward_hook is (not full):
             from ._backward_hook import _MIXED_HOOKS
             raise RuntimeError(_MIXED_HOOKS)
         self.__dict__["_is_full_backward_hook"] = full
@@ -661,66 +746,64 @@ class Module(StateDictMixin):
         return self._call_impl(*args, **kwargs)
 
     def _call_impl(self, *args, **kwargs):
-        d = self.__dict__
-        kw_ids = d.get("_hooks_with_kwargs")
         if _global_call_hooks:  # (the one check for global hooks: none is the common case)
-            return self._call_with_global_hooks(args, kwargs, kw_ids)
-        result = None
-        done = set()
-        try:
-            for k, h in list(self._forward_pre_hooks.items()):
-                args, kwargs = _run_pre_hook(self, h, args, kwargs, kw_ids and k in kw_ids)
-            bw = None
-            if (d.get("_backward_hooks") or d.get("_backward_pre_hooks")) and _grad_enabled():
-                from ._backward_hook import BackwardHook
-                bw = BackwardHook(self, list(d.get("_backward_hooks", {}).values()),
-                                  list(d.get("_backward_pre_hooks", {}).values()))
-                args = bw.setup_input_hook(args)
-            result = self.forward(*args, **kwargs)
-            for k, h in list(self._forward_hooks.items()):
-                done.add(k)
-                r = h(self, args, kwargs, result) if kw_ids and k in kw_ids else h(self, args, result)
-                if r is not None:
-                    result = r
-        except Exception:
-            self._always_called(args, kwargs, result, done, kw_ids)
-            raise
-        if bw is not None:
-            result = bw.setup_output_hook(result)
-        if d.get("_non_full_backward_hooks"):
-            from ._backward_hook import attach_non_full
-            attach_non_full(self, list(d["_non_full_backward_hooks"].values()), args, result)
-        return result
-
-    def _call_with_global_hooks(self, args: tuple, kwargs: dict, kw_ids):
-        """``_call_impl`` with global hooks registered: PyTorch's order, each global hook before the module's own of
-        its kind."""
+            return self._call_with_hooks(args, kwargs, True)
         d = self.__dict__
+        try:  # the hook tables are the module's own (clearing one, or deleting an entry, removes those hooks)
+            hooked = d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"] or d["_backward_pre_hooks"]
+        except KeyError:  # (a table an old pickle lacks: the hooked call raises PyTorch's AttributeError)
+            hooked = True
+        if not hooked:
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs, False)
+
+    def _call_with_hooks(self, args: tuple, kwargs: dict, glob: bool):
+        """``_call_impl`` with hooks, in PyTorch's order; ``glob``: the global hooks too, each before the module's
+        own of its kind. Which forward (pre-)hooks take kwargs, and which forward hooks are always called, is read
+        from ``_forward_pre_hooks_with_kwargs`` / ``_forward_hooks_with_kwargs`` / ``_forward_hooks_always_called``;
+        the backward hooks are full or not by ``_is_full_backward_hook``."""
+        bw_hooks, bw_pre = self._backward_hooks, self._backward_pre_hooks  # (PyTorch's order of reading them)
+        fw_hooks, fw_pre = self._forward_hooks, self._forward_pre_hooks
+        d = self.__dict__
+        pre_kw = d.get("_forward_pre_hooks_with_kwargs") or ()
+        kw = d.get("_forward_hooks_with_kwargs") or ()
+        full = non_full = ()
+        if bw_hooks:
+            kind = self._is_full_backward_hook
+            if kind is True:
+                full = list(bw_hooks.values())
+            elif kind is False:
+                non_full = list(bw_hooks.values())
+        pre = list(bw_pre.values())
+        if glob:
+            g_full = _global_is_full_backward_hook[0]
+            if g_full is True:
+                full = [*_global_backward_hooks.values(), *full]
+            elif g_full is False:
+                non_full = [*_global_backward_hooks.values(), *non_full]
+            pre = [*_global_backward_pre_hooks.values(), *pre]
+            pre_items = [*_global_forward_pre_hooks.items(), *fw_pre.items()]
+        else:
+            pre_items = list(fw_pre.items())
         result = None
         done = set()
         try:
-            for k, h in [*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()]:
-                args, kwargs = _run_pre_hook(self, h, args, kwargs, kw_ids and k in kw_ids)
-            g_full = _global_is_full_backward_hook[0]
-            full = [*(_global_backward_hooks.values() if g_full is True else ()),
-                    *d.get("_backward_hooks", {}).values()]
-            non_full = [*(_global_backward_hooks.values() if g_full is False else ()),
-                        *d.get("_non_full_backward_hooks", {}).values()]
-            pre = [*_global_backward_pre_hooks.values(), *d.get("_backward_pre_hooks", {}).values()]
+            for k, h in pre_items:
+                args, kwargs = _run_pre_hook(self, h, args, kwargs, k in pre_kw)
             bw = None
             if (full or pre) and _grad_enabled():
                 from ._backward_hook import BackwardHook
                 bw = BackwardHook(self, full, pre)
                 args = bw.setup_input_hook(args)
             result = self.forward(*args, **kwargs)
-            for k, h in [*_global_forward_hooks.items(), *self._forward_hooks.items()]:
+            for k, h in ([*_global_forward_hooks.items(), *fw_hooks.items()] if glob else list(fw_hooks.items())):
                 done.add(k)
-                with_kw = (kw_ids and k in kw_ids) or k in _global_forward_hooks_with_kwargs
-                r = h(self, args, kwargs, result) if with_kw else h(self, args, result)
+                r = (h(self, args, kwargs, result) if k in kw or k in _global_forward_hooks_with_kwargs
+                     else h(self, args, result))
                 if r is not None:
                     result = r
         except Exception:
-            self._always_called(args, kwargs, result, done, kw_ids)
+            self._always_called(args, kwargs, result, done)
             raise
         if bw is not None:
             result = bw.setup_output_hook(result)
@@ -729,17 +812,18 @@ class Module(StateDictMixin):
             attach_non_full(self, non_full, args, result)
         return result
 
-    def _always_called(self, args, kwargs, result, done: set, kw_ids) -> None:
+    def _always_called(self, args, kwargs, result, done: set) -> None:
         """Forward raised (or a hook did): the ``always_call`` forward hooks that have not run yet run now -- the
         global ones (``register_module_forward_hook``; as PyTorch, without kwargs even when registered with_kwargs),
-        then the module's own -- each with the result so far (None when forward raised); an exception of theirs
-        becomes a warning."""
+        then the module's own, in ``_forward_hooks`` order -- each with the result so far (None when forward
+        raised); an exception of theirs becomes a warning."""
+        d = self.__dict__
+        always, kw = d.get("_forward_hooks_always_called") or (), d.get("_forward_hooks_with_kwargs") or ()
         hooks = [(k, h, False, "global module") for k, h in list(_global_forward_hooks.items())
                  if k in _global_forward_hooks_always_called]
-        hooks += [(k, self._forward_hooks.get(k), bool(kw_ids) and k in kw_ids, "module")
-                  for k in list(self.__dict__.get("_hooks_always_called") or ())]
+        hooks += [(k, h, k in kw, "module") for k, h in list(d.get("_forward_hooks", {}).items()) if k in always]
         for k, h, with_kw, who in hooks:
-            if h is not None and k not in done:
+            if k not in done:
                 try:
                     r = h(self, args, kwargs, result) if with_kw else h(self, args, result)
                     if r is not None:
@@ -787,6 +871,31 @@ def _run_pre_hook(module, hook, args: tuple, kwargs: dict, with_kwargs) -> tuple
     if r is not None:
         args = r if isinstance(r, tuple) else (r,)
     return args, kwargs
+
+
+_MTIA_MISSING = ("Torch not compiled with MTIA enabled. Ensure you have `import "
+                 "mtia.host_runtime.torch_mtia.dynamic_library` in your python src file and include "
+                 "`//mtia/host_runtime/torch_mtia:torch_mtia` as your target dependency!")
+
+
+def _absent_backend(kind: str, device) -> None:
+    """``Tensor.xpu/ipu/mtia(device)`` in a torch build without that backend (JAX has none of them): torch's error
+    for ``device`` (its type, its index, its device type), else the build's."""
+    from ..._device import DeviceUnavailableError, accelerator_type, device as _device
+    if device is not None:
+        if not isinstance(device, (int, str, _device)):
+            raise TypeError(f"{kind}(): argument 'device' (position 1) must be torch.device, not "
+                            f"{type(device).__name__}")
+        if isinstance(device, int):
+            if device < 0:
+                raise RuntimeError("Device index must not be negative")
+            if accelerator_type() is None:  # (an index is the current accelerator's)
+                raise RuntimeError("Cannot access accelerator device when none is available.")
+        if isinstance(device, int) or _device(device).type != kind:
+            raise RuntimeError(f"Invalid device, must be {'MTIA' if kind == 'mtia' else kind} device")
+    if kind == "ipu":
+        raise RuntimeError("PyTorch is not linked with support for ipu devices")
+    raise DeviceUnavailableError("Torch not compiled with XPU enabled" if kind == "xpu" else _MTIA_MISSING)
 
 
 def _no_grad():

@@ -20,7 +20,8 @@ from .. import functional as F
 from ..modules.module import Module
 from ..parameter import Parameter
 
-__all__: list = ["SpectralNorm", "spectral_norm", "remove_spectral_norm"]
+__all__: list = ["SpectralNorm", "SpectralNormLoadStateDictPreHook", "SpectralNormStateDictHook", "spectral_norm",
+                 "remove_spectral_norm"]
 
 
 class SpectralNorm:
@@ -71,6 +72,13 @@ class SpectralNorm:
     def __call__(self, module: Module, inputs: Any) -> None:
         setattr(module, self.name, self.compute_weight(module, do_power_iteration=module.training))
 
+    def _solve_v_and_rescale(self, weight_mat: Tensor, u: Tensor, target_sigma) -> Tensor:
+        """A ``v`` with ``u = normalize(W @ v)`` and ``u @ W @ v = target_sigma`` (pinverse: ``W^T W`` may be
+        singular), for a checkpoint saved before ``v`` was a buffer."""
+        from ... import dot, linalg, mv
+        v = linalg.multi_dot([weight_mat.t().mm(weight_mat).pinverse(), weight_mat.t(), u.unsqueeze(1)]).squeeze(1)
+        return v.mul_(target_sigma / dot(u, mv(weight_mat, v)))
+
     @staticmethod
     def apply(module: Module, name: str, n_power_iterations: int, dim: int, eps: float) -> "SpectralNorm":
         from ..modules.extra import UninitializedParameter
@@ -95,7 +103,61 @@ class SpectralNorm:
         module.register_buffer(fn.name + "_u", u)
         module.register_buffer(fn.name + "_v", v)
         module.register_forward_pre_hook(fn)
+        module._register_state_dict_hook(SpectralNormStateDictHook(fn))
+        module._register_load_state_dict_pre_hook(SpectralNormLoadStateDictPreHook(fn))
         return fn
+
+
+class SpectralNormLoadStateDictPreHook:
+    """Loads a checkpoint saved before ``SpectralNorm._version`` 1 (no ``spectral_norm`` entry in its metadata,
+    a ``<name>`` entry and no ``<name>_v``): ``<name>_v`` is solved from ``<name>_orig``, ``<name>`` and ``<name>_u``
+    (``sigma = mean(W_orig / W)``). A version-less state dict that has the current keys is taken as current."""
+
+    def __init__(self, fn: SpectralNorm) -> None:
+        self.fn = fn
+
+    def __call__(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                 error_msgs) -> None:
+        fn = self.fn
+        version = local_metadata.get("spectral_norm", {}).get(fn.name + ".version", None)
+        if version is None or version < 1:
+            weight_key = prefix + fn.name
+            if (version is None and all(weight_key + s in state_dict for s in ("_orig", "_u", "_v"))
+                    and weight_key not in state_dict):
+                return  # (the current keys, the metadata left out: a state dict made by hand)
+            has_missing_keys = False
+            for suffix in ("_orig", "", "_u"):
+                key = weight_key + suffix
+                if key not in state_dict:
+                    has_missing_keys = True
+                    if strict:
+                        missing_keys.append(key)
+            if has_missing_keys:
+                return
+            with no_grad():
+                weight_orig = state_dict[weight_key + "_orig"]
+                weight = state_dict.pop(weight_key)
+                sigma = (weight_orig / weight).mean()
+                weight_mat = fn.reshape_weight_to_matrix(weight_orig)
+                u = state_dict[weight_key + "_u"]
+                v = fn._solve_v_and_rescale(weight_mat, u, sigma)
+                state_dict[weight_key + "_v"] = v
+
+
+class SpectralNormStateDictHook:
+    """Records ``SpectralNorm._version`` in the module's state-dict metadata:
+    ``_metadata[prefix]["spectral_norm"]["<name>.version"]``."""
+
+    def __init__(self, fn: SpectralNorm) -> None:
+        self.fn = fn
+
+    def __call__(self, module: Module, state_dict, prefix, local_metadata) -> None:
+        if "spectral_norm" not in local_metadata:
+            local_metadata["spectral_norm"] = {}
+        key = self.fn.name + ".version"
+        if key in local_metadata["spectral_norm"]:
+            raise RuntimeError(f"Unexpected key in metadata['spectral_norm']: {key}")
+        local_metadata["spectral_norm"][key] = self.fn._version
 
 
 T_module = TypeVar("T_module", bound=Module)
@@ -117,5 +179,13 @@ def remove_spectral_norm(module: T_module, name: str = "weight") -> T_module:
         if isinstance(hook, SpectralNorm) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[k]
-            return module
-    raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+            break
+    else:
+        raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    for k, hook in module._state_dict_hooks.items():
+        if isinstance(hook, SpectralNormStateDictHook) and hook.fn.name == name:
+            del module._state_dict_hooks[k]
+            break
+    # (the load pre-hook stays, as in PyTorch, whose loop looks for it among wrapped hooks and never finds it: a
+    # later ``load_state_dict`` with neither ``<name>_orig`` nor ``<name>_u`` reports them missing)
+    return module

@@ -280,6 +280,14 @@ class profile:
 
     # ---- the state machine's actions --------------------------------------------------------------------
     def prepare_trace(self) -> None:
+        # (torch's autograd profiler, made here: CUDA asked for where there is none is dropped with a warning; with
+        # nothing left, its error)
+        if ProfilerActivity.CUDA in self.activities:
+            from .. import cuda
+            if not cuda.is_available():
+                warn("CUDA is not available, disabling CUDA profiling", stacklevel=2)
+                if not any(a is not ProfilerActivity.CUDA for a in self.activities):
+                    raise AssertionError("No activities specified for the profiler")
         if not self.acc_events:
             self._events = []
         self._rec = _Recorder(self.record_shapes)

@@ -867,6 +867,8 @@ def dist(input, other, p=2):
         return jnp.sum((d != 0).astype(d.dtype))
     if p == 1:
         return jnp.sum(d)
+    if jnp.issubdtype(diff.dtype, jnp.floating):  # (torch's norm_backward on the difference: to second order)
+        return _go.vnorm(diff, p)
     return _go.pnorm(d, p)
 
 

@@ -105,6 +105,8 @@ NORMS = {
     "norm_fro": lambda m, x: m.norm(x.reshape(2, 2), "fro"),
     "norm_fro_dim": lambda m, x: m.norm(x.reshape(2, 2), "fro", dim=(0, 1)),
     "frobenius_norm": lambda m, x: m.frobenius_norm(x.reshape(2, 2), (0, 1)),
+    "dist": lambda m, x: m.dist(x, m.tensor([0.0, 0.0, 1.0, 0.0], dtype=x.dtype)),
+    "dist_p3": lambda m, x: m.dist(x, m.tensor([0.0, 0.0, 1.0, 0.0], dtype=x.dtype), 3),
 }
 POINTS = {"zeros": [0.0, 0.0, 0.0, 0.0], "some_zeros": [0.0, 0.0, 1.0, -2.0], "regular": [1.0, -2.0, 0.5, 3.0],
           "nan": [NAN, 1.0, 0.0, 2.0]}

@@ -145,9 +145,9 @@ def shown(node):
 def _shown_edge(edges, c):
     if type(c) is int:
         return edges.get(c, (None, 0))
-    name, kids, _ = c[0], c[1], c[2]
+    name, kids, kind = c[:3]
     sub = tuple(_shown_edge(edges, k) for k in kids)
-    if c[2] != "inner" and all(e[0] is None for e in sub):  # (over inputs without a gradient: none shown)
+    if kind != "inner" and all(e[0] is None for e in sub):  # (over inputs without a gradient: none shown)
         return (None, 0)
     v = node_class(name)()
     v._entry, v._nf, v._edges, v._diff_idx, v._inputs = _SHOWN, sub, (), (), None
@@ -180,7 +180,8 @@ def shown_grads(node, tree, cts, in_cts, at):
 
 def shown_replaced(node, tree, cts, in_cts, at, replaced, apply):
     """The engine's input gradients after a hook replaced ``shown_grads``'s: a transposed or an input's own one put
-    back; the inner op's output gradient run through the node's backward again (``apply(node, cts)``)."""
+    back; the inner op's output gradient run through the node's backward again (``apply(node, cts)``: every input's
+    gradient from it, so a template lists that child before its own inputs, as torch's bias after the mm)."""
     out = list(in_cts)
     for c, g in zip(tree, replaced):
         if type(c) is int:
@@ -520,9 +521,9 @@ def saved_attribute(node, arg) -> tuple:
                 return True, a
             if a is None or i not in saves:
                 return True, None
-            from .. import dtypes as _dt
-            dt = _dt.bool if type(a) is bool else _dt.int64 if type(a) is int else \
-                _dt.complex128 if type(a) is complex else _dt.float64
+            from .._promotion import scalar_dtype
+            dt = scalar_dtype(a)  # (a wrapped number's; a float one held in double precision, as torch's)
+            dt = D.complex128 if dt.is_complex else D.float64 if dt.is_floating_point else dt
             return True, Tensor._from_array(jax.numpy.asarray(a, dt.jnp), dt, _device_of(targs))
         entry = next((e for e in node._saved if e[0] is a), None)
     if entry is None:

@@ -24,6 +24,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import os
+os.environ.setdefault("FUNCTORCH_LITE_COMPILATION_CACHE", "0")  # (first-call figures: XLA's compile, not a read of the
+# persistent cache that functorch_lite turns on by default; its effect: tests/unit/test_compilation_cache.py)
 import functorch_lite as ft
 import bench_training as BT
 from _bench import interleave, sync

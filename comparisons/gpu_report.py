@@ -34,6 +34,9 @@ import traceback
 import jax
 import numpy as np
 
+import os
+os.environ.setdefault("FUNCTORCH_LITE_COMPILATION_CACHE", "0")  # (first-call figures: XLA's compile, not a read of the
+# persistent cache that functorch_lite turns on by default; its effect: tests/unit/test_compilation_cache.py)
 import functorch_lite as ft
 import bench_compile as BC
 import bench_training as BT

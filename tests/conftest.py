@@ -24,6 +24,10 @@ os.environ.setdefault("XLA_FLAGS", " ".join([
     "--xla_cpu_parallel_codegen_split_count=1",
 ]))
 
+# JAX's persistent compilation cache (functorch_lite's default: _config.compilation_cache) off: each run compiles
+# what it runs, as before; tests/unit/test_compilation_cache.py checks the cache in subprocesses
+os.environ.setdefault("FUNCTORCH_LITE_COMPILATION_CACHE", "0")
+
 import jax  # noqa: E402
 
 jax.config.update("jax_numpy_dtype_promotion", "strict")

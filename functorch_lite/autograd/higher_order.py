@@ -12,14 +12,16 @@ from .. import dtypes as D
 _VJP_OPS: dict = {}
 
 
-def _vjp_op(node):
+def _vjp_op(node, present):
+    """``present``: which outputs have a cotangent (the op takes those; the others are None to the pullback, which
+    then leaves their part out, as torch does not run a backward of an output nobody used)."""
     from ..ops._registry import OpDef
     entry, diff_idx = node._entry, node._diff_idx
     n_in = len(node._inputs)
     # (a compiled forward's node that saved residuals: its differentiable backward reads the inputs alone)
     differentiable = getattr(entry, "differentiable_apply", None)
     extra = tuple(node._arrays[n_in:]) if node._arrays is not None and differentiable is None else ()  # view positions
-    key = (id(entry), diff_idx, extra)
+    key = (id(entry), diff_idx, extra, present)
     hit = _VJP_OPS.get(key)
     if hit is not None and hit[0] is entry:
         return hit[1]
@@ -27,7 +29,12 @@ def _vjp_op(node):
     apply = (differentiable or entry.vjp_apply)(diff_idx)  # the same pullback the engine runs, as a recorded op
 
     def backward_body(arrays):
-        cts = tuple(None if is_int else c for c, is_int in zip(arrays[n_in:], int_outs))
+        it = iter(arrays[n_in:])
+        cts = []
+        for p, is_int in zip(present, int_outs):
+            c = next(it) if p else None
+            cts.append(None if is_int else c)  # (an int output carries no gradient)
+        cts = tuple(cts)
         r = tuple(apply(tuple(arrays[:n_in]) + extra, cts))
         return r if len(r) > 1 else r[0]
 
@@ -65,7 +72,12 @@ def apply_differentiable(node, cts):
             dev = a.device
             break
     full = []
-    for ct, (shape, dt) in zip(cts, node._out_meta):
+    present = tuple(ct is not None for ct in cts)
+    if not any(present):  # (no cotangent at all: zeros for every output)
+        present = (True,) * len(cts)
+    for ct, (shape, dt), p in zip(cts, node._out_meta, present):
+        if not p:
+            continue
         if ct is None:
             from ..ops.creation import zeros
             if dt.category < D.FLOAT:
@@ -75,7 +87,7 @@ def apply_differentiable(node, cts):
         elif not isinstance(ct, Tensor):
             ct = Tensor._from_array(ct, dt, dev)
         full.append(ct)
-    op = _vjp_op(node)
+    op = _vjp_op(node, present)
     args = tuple(node._inputs) + tuple(full)
     used = _used_inputs(op, args)
     if not all(used):  # what the gradient does not depend on is no edge of it: a linear op's gradient of a

@@ -68,7 +68,15 @@ class Entry:
         body, opmath = self.body, self.opmath
 
         def pull(arrays, cts):
-            out, pb = jax.vjp(_of(body, arrays, diff_idx), *[arrays[i] for i in diff_idx])
+            f = _of(body, arrays, diff_idx)
+            if len(cts) > 1 and None in cts and any(c is not None for c in cts):
+                # (the outputs with a cotangent only: torch's backward of an output nobody used is not run, so an
+                # eigenvector's 1 / (l_i - l_j) at a repeated eigenvalue gives no NaN to eigh's eigenvalues'
+                # gradient, where a zero cotangent times it would)
+                keep, full_f = tuple(k for k, c in enumerate(cts) if c is not None), f
+                f = lambda *d: tuple(full_f(*d)[k] for k in keep)  # noqa: E731
+                cts = tuple(cts[k] for k in keep)
+            out, pb = jax.vjp(f, *[arrays[i] for i in diff_idx])
             outs = out if isinstance(out, tuple) else (out,)
             full = tuple(_zero_ct(o) if c is None else c for c, o in zip(cts, outs))
             # PyTorch's complex gradient is the conjugate of JAX's cotangent convention (both linear),

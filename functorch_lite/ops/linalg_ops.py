@@ -33,6 +33,7 @@ import numpy as np
 from .. import dtypes as D
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
+from . import grad_overrides as _go
 from ._dispatch import broadcast_shapes
 from ._registry import defop
 from .grad_overrides import no_derivative
@@ -172,7 +173,7 @@ def _det(A):
     return jnp.where(c == 0, c, d)
 
 
-@defop("linalg_slogdet", promote=_rule("linalg.slogdet", low="lu_cpu", outs=lambda dt: (dt, dt.to_real())),
+@defop("linalg_slogdet", promote=_rule("linalg.slogdet", outs=lambda dt: (dt, dt.to_real())),
        grad_fn="LinalgSlogdetBackward0", nout=2, result_type=RT.linalg_slogdet, prep=_square("linalg.slogdet"),
        method=False, function=False)
 def _slogdet(A):
@@ -182,7 +183,7 @@ def _slogdet(A):
     return tuple(jnp.linalg.slogdet(A))
 
 
-@defop("logdet", promote=_rule("logdet", low="lu_cpu"), prep=_square("logdet"), method=False, function=False,
+@defop("logdet", promote=_rule("logdet"), prep=_square("logdet"), method=False, function=False,
        grad_fn=lambda targs, sargs: "AddBackward0" if targs[0].dtype.is_complex else "WhereBackward0")
 def _logdet(A):
     """``log(det(A))``: nan for a negative determinant of a real matrix, -inf for a singular one."""
@@ -603,6 +604,8 @@ def _matrix_norm(A, ord, dim, keepdim, dtype):
         return r
     if math.isinf(ord):
         d0, d1 = d1, d0
-    x = _acc(jnp.abs(A))
-    r = (jnp.max if ord > 0 else jnp.min)(jnp.sum(x, d0, keepdims=True), d1, keepdims=True)
+    # (torch's abs gradient, sign(x): 0 at a zero element; an empty max is 0, as torch's)
+    x = _acc(jnp.abs(A) if jnp.iscomplexobj(A) else _go.abs(A))
+    sums = jnp.sum(x, d0, keepdims=True)
+    r = jnp.max(sums, d1, keepdims=True, initial=0) if ord > 0 else jnp.min(sums, d1, keepdims=True)
     return r if keepdim else jnp.squeeze(r, (d0, d1))

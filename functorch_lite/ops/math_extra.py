@@ -790,6 +790,8 @@ def _x_spacing(name, y, x, dim):
 
 def _sides(y, dim):
     n = y.shape[dim]
+    if n == 0:  # (an empty input: an empty result, as torch's)
+        return y, y
     return y.narrow(dim, 0, n - 1), y.narrow(dim, 1, n - 1)
 
 

@@ -268,12 +268,17 @@ def pnorm(a, p, axis=None, keepdims=False):
     return jnp.sqrt(s) if p == 2 else s ** jnp.asarray(1.0 / p, s.dtype)
 
 
+def _norm_parts(norm, x, p, axis, keepdims):
+    """(the norm, it with ``axis`` kept for broadcasting against ``x``, 1, 0): what a norm's jvp starts from."""
+    n = norm(x, p, axis, keepdims)
+    return n, n if keepdims or axis is None else jnp.expand_dims(n, axis), jnp.ones((), x.dtype), \
+        jnp.zeros((), x.dtype)
+
+
 @pnorm.defjvp
 def _pnorm_jvp(p, axis, keepdims, primals, tangents):
     (a,), (t,) = primals, tangents
-    n = pnorm(a, p, axis, keepdims)
-    nk = n if keepdims or axis is None else jnp.expand_dims(n, axis)
-    one, zero = jnp.ones((), a.dtype), jnp.zeros((), a.dtype)
+    n, nk, one, zero = _norm_parts(pnorm, a, p, axis, keepdims)
     # (masked by ``where`` on the tangent, not by a zero factor: a NaN cotangent arriving from a division by the
     # clamped norm, F.normalize's, stays out as torch's masked_fill keeps it)
     if p < 1:  # (|x| ** (p - 1) is infinite at 0: torch masks it there)
@@ -306,9 +311,7 @@ def vnorm(x, p, axis=None, keepdims=False):
 @vnorm.defjvp
 def _vnorm_jvp(p, axis, keepdims, primals, tangents):
     (x,), (t,) = primals, tangents
-    n = vnorm(x, p, axis, keepdims)
-    nk = n if keepdims or axis is None else jnp.expand_dims(n, axis)
-    one, zero = jnp.ones((), x.dtype), jnp.zeros((), x.dtype)
+    n, nk, one, zero = _norm_parts(vnorm, x, p, axis, keepdims)
     s = _sgn(x)
     a = x * s  # (|x| whose derivative is sgn(x) * t, torch's abs_backward: a NaN cotangent at 0 stays NaN)
     if p == 2:

@@ -296,8 +296,16 @@ def xlog1py(input, other):
 
 def _zeta_f(x, q):
     r = _sp.zeta(x, q)
-    inf = jnp.full((), jnp.inf, r.dtype)
-    r = jnp.where((q <= 0) & (q == jnp.floor(q)) & (x > 1), inf, r)  # a pole of the Hurwitz zeta
+    inf, nan = jnp.full((), jnp.inf, r.dtype), jnp.full((), jnp.nan, r.dtype)
+    # where JAX's series gives NaN for a large x, the sum is its first term (cephes' loop returns there): q ** -x
+    r = jnp.where(jnp.isnan(r) & (x > 1) & (q > 0) & (q < jnp.inf) & ((x < jnp.inf) | (q < 1)), q ** -x, r)
+    # (a negative non-integer q with an integer x: its term nearest a pole overflows there)
+    r = jnp.where(jnp.isnan(r) & (x > 1) & (q < 0) & (x == jnp.floor(x)), inf, r)
+    # torch's (cephes') order of its domain checks: x == 1 a pole, x < 1 NaN, then a non-positive integer q a pole
+    # (a NaN x too), a non-positive q with a non-integer x NaN
+    pole = (q <= 0) & (q == jnp.floor(q))
+    r = jnp.where(pole, inf, jnp.where((q <= 0) & (x != jnp.floor(x)), nan, r))
+    r = jnp.where(x == 1, inf, jnp.where(x < 1, nan, r))
     return jnp.where(jnp.isposinf(x) & (q == 1), jnp.ones((), r.dtype), r)  # 1 ** -inf, where JAX gives NaN
 
 

@@ -52,3 +52,21 @@ def test_cumulative_trapezoid_of_an_empty_input(shape, dim):
     got, want = ft.cumulative_trapezoid(ft.ones(*shape), dim=dim), torch.cumulative_trapezoid(torch.ones(*shape),
                                                                                                 dim=dim)
     assert tuple(got.shape) == tuple(want.shape) and got.dtype == ft.float32
+
+
+ZX = [float("nan"), -math.inf, -10.0, -2.5, -1.0, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 10.0, 50.0, 1e3, 1e4, math.inf]
+ZQ = [float("nan"), -3.0, -2.5, -1.0, 0.0, 0.5, 1.0, 2.0, 3.5, 10.0, math.inf]
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_zeta_domain_and_large_x(dt):
+    """special.zeta as torch's (cephes'): x < 1 NaN, x == 1 and a non-positive integer q poles (a NaN x too), and a
+    large x its first term (JAX's series gave NaN: zeta(1e4, 1) is 1). (Not compared: x of 1e30 or inf with q > 1,
+    where torch's series overflows to NaN and the facade gives the sum's value, 0; at x = inf the facade gives
+    torch's NaN.)"""
+    def run(L):
+        X = L.tensor([[x] * len(ZQ) for x in ZX], dtype=getattr(L, dt))
+        Q = L.tensor([ZQ] * len(ZX), dtype=getattr(L, dt))
+        return L.special.zeta(X, Q).numpy()
+    np.testing.assert_allclose(run(ft), run(torch), rtol=2e-6 if dt == "float32" else 1e-12, equal_nan=True)
+    assert ft.special.zeta(ft.tensor([1e30]), ft.tensor([1.0])).item() == 1.0

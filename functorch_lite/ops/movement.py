@@ -729,6 +729,8 @@ def tensordot(a, b, dims=2, out=None):
         db = [dims[1]] if isinstance(dims[1], int) else list(dims[1])
         if len(da) != len(db):
             raise RuntimeError("both dimension lists should have same length")
+    if a.dtype is not b.dtype:  # (torch's check after the dims' own)
+        raise RuntimeError("both inputs should have same dtype")
     for x, y in zip(da, db):
         sx, sy = a._shape[_wrap_dim(x, a.dim())], b._shape[_wrap_dim(y, b.dim())]
         if sx != sy:

@@ -69,7 +69,7 @@ class Entry:
 
         def pull(arrays, cts):
             f = _of(body, arrays, diff_idx)
-            if len(cts) > 1 and None in cts and any(c is not None for c in cts):
+            if len(cts) > 1 and any(c is None for c in cts) and any(c is not None for c in cts):
                 # (the outputs with a cotangent only: torch's backward of an output nobody used is not run, so an
                 # eigenvector's 1 / (l_i - l_j) at a repeated eigenvalue gives no NaN to eigh's eigenvalues'
                 # gradient, where a zero cotangent times it would)

@@ -177,8 +177,8 @@ def _infer_dtype(data) -> D.dtype | None:
     scalars/arrays and tensors keep theirs, Python numbers give the defaults (CRE-01..11)."""
     if isinstance(data, Tensor):
         return data.dtype
-    if isinstance(data, (np.ndarray, np.generic)):
-        return D.from_numpy_dtype(data.dtype)
+    if isinstance(data, (np.ndarray, np.generic)):  # (np.asarray: a DataLoader worker's tensor, an ndarray whose
+        return D.from_numpy_dtype(np.asarray(data).dtype)  # ``dtype`` is a torch dtype, read as NumPy's)
     if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if type(data) is SymNumber:

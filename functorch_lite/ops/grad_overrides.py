@@ -122,19 +122,25 @@ def _clamp_max_jvp(primals, tangents):
     return clamp_max(x, hi), jnp.where(x <= hi, tx, z) + jnp.where(x > hi, thi, z)
 
 
-def _tie_to_self(cmp):
-    """fmax (cmp=ge) / fmin (cmp=le) with PyTorch's gradient: self's where ``cmp(x, y) or isnan(y)``."""
-    base = jnp.fmax if cmp is jnp.greater_equal else jnp.fmin
-
+def _binary_rule(base, tangent, symbolic_zeros=False):
+    """``base(x, y)`` whose derivative is ``tangent(x, y, result, tx, ty)`` (the rules below that are torch's
+    formula for a binary op)."""
     @jax.custom_jvp
     def f(x, y):
         return base(x, y)
 
-    @f.defjvp
     def _jvp(primals, tangents):
         (x, y), (tx, ty) = primals, tangents
-        return f(x, y), jnp.where(cmp(x, y) | jnp.isnan(y), tx, ty)
+        r = base(x, y)
+        return r, tangent(x, y, r, tx, ty)
+    f.defjvp(_jvp, symbolic_zeros=symbolic_zeros)
     return f
+
+
+def _tie_to_self(cmp):
+    """fmax (cmp=ge) / fmin (cmp=le) with PyTorch's gradient: self's where ``cmp(x, y) or isnan(y)``."""
+    return _binary_rule(jnp.fmax if cmp is jnp.greater_equal else jnp.fmin,
+                        lambda x, y, r, tx, ty: jnp.where(cmp(x, y) | jnp.isnan(y), tx, ty))
 
 
 fmax = _tie_to_self(jnp.greater_equal)
@@ -144,21 +150,14 @@ fmin = _tie_to_self(jnp.less_equal)
 def _split_ties(base, loses):
     """maximum (loses=less) / minimum (loses=greater) with torch's gradient: half each at a tie, none to the side
     that loses, and the whole to both where a NaN makes neither win (torch's ``masked_fill_(self < other, 0)``)."""
-    @jax.custom_jvp
-    def f(x, y):
-        return base(x, y)
-
-    @functools.partial(f.defjvp, symbolic_zeros=True)
-    def _jvp(primals, tangents):
-        (x, y), (tx, ty) = primals, tangents
-        r = f(x, y)
+    def tangent(x, y, r, tx, ty):
         dt = r.dtype
         tie, half, zero = x == y, jnp.asarray(0.5, dt), jnp.zeros((), dt)
         one = jnp.ones((), dt)
         wx = jnp.where(tie, half, jnp.where(loses(x, y), zero, one))
         wy = jnp.where(tie, half, jnp.where(loses(y, x), zero, one))
-        return r, _lin(r, (wx, tx), (wy, ty))
-    return f
+        return _lin(r, (wx, tx), (wy, ty))
+    return _binary_rule(base, tangent, symbolic_zeros=True)
 
 
 maximum = _split_ties(jnp.maximum, jnp.less)
@@ -449,15 +448,8 @@ def _lae(lae, scale):
     """``lae`` (jnp.logaddexp / logaddexp2) differentiated by PyTorch's formula, ``grad / (1 + exp(other -
     self))``, as ``sigmoid(scale * (self - other))`` (its own derivative stays finite far apart): NaN where both
     are the same infinity, as PyTorch's (JAX's rule gives 1 there)."""
-    @jax.custom_jvp
-    def f(a, b):
-        return lae(a, b)
-
-    @f.defjvp
-    def _jvp(primals, tangents):
-        (a, b), (ta, tb) = primals, tangents
-        return lae(a, b), ta * jax.nn.sigmoid(scale * (a - b)) + tb * jax.nn.sigmoid(scale * (b - a))
-    return f
+    return _binary_rule(lae, lambda a, b, r, ta, tb: ta * jax.nn.sigmoid(scale * (a - b)) +
+                        tb * jax.nn.sigmoid(scale * (b - a)))
 
 
 logaddexp, logaddexp2 = _lae(jnp.logaddexp, 1.0), _lae(jnp.logaddexp2, float(np.log(2.0)))

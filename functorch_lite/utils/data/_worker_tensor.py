@@ -1155,26 +1155,6 @@ def _check_device(device, requires_grad=False) -> None:
         raise _unsupported("requires_grad=True (autograd)")
 
 
-def _infer(data) -> D.dtype:
-    """PyTorch's dtype inference for ``torch.tensor(data)``: tensors and NumPy values keep theirs, Python numbers
-    give bool / int64 / the default float / complex, promoted over the leaves."""
-    if isinstance(data, (np.ndarray, np.generic)):
-        return _fdt(data)
-    if isinstance(data, (str, bytes)):
-        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
-    if isinstance(data, (_py_bool, _py_int, _py_float, _py_complex)):
-        return scalar_dtype(data)
-    if isinstance(data, (list, tuple, range)):
-        if len(data) == 0:
-            return D.get_default_dtype()
-        dt = None
-        for x in data:
-            c = _infer(x)
-            dt = c if dt is None else promote_types(dt, c)
-        return dt
-    raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
-
-
 def _leaves_to_python(data):
     """Nested lists with worker tensors (one element each, as PyTorch requires) as Python numbers."""
     if isinstance(data, TensorArray):
@@ -1203,7 +1183,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         src = _fdt(data)
         dt = D.as_dtype(dtype) if dtype is not None else src
         return _wrap(_cast(np.array(_plain(data)), src, dt))
-    cat = _infer(data)
+    from ...ops.creation import _infer_dtype  # (PyTorch's inference; a worker tensor reads as an ndarray)
+    cat = _infer_dtype(data)
     dt = D.as_dtype(dtype) if dtype is not None else cat
     if isinstance(data, range):
         data = list(data)

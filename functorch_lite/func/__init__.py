@@ -11,14 +11,20 @@ Differences from torch.func (by design or JAX limits):
 - the results of ``vmap``, ``grad``, ``grad_and_value``, ``vjp`` (and ``vjp_fn``'s), ``jvp``, ``jacrev``,
   ``jacfwd`` and ``hessian`` are on the facade's tape when an input or a captured tensor (module parameters,
   closure tensors: found by a walk from the function) requires grad: one node for the whole call
-  (``VmapBackward0``, ``GradBackward0``, ...; torch's grad_fn is the last op's), its backward the call's
-  ``jax.vjp`` pullback (``_tape``): ``.backward()`` through them works as torch's (a gradient penalty, MAML's
-  second-order term). Inside ``grad``/``vjp``/``jvp``/``jac*`` the facade's
-  autograd recording is off (JAX differentiates) but the function sees grad mode on, as in torch.func, and what
-  it cuts from the graph JAX does not differentiate: ``no_grad`` blocks, ``detach()`` and ``.data`` (under a
-  transform these give a copy, not a view sharing storage). A custom ``autograd.Function`` (with
-  ``setup_context``) is a ``jax.custom_vjp`` there: its ``backward`` gives the gradient (forward mode, ``jvp``/
-  ``jacfwd``, is refused by JAX). The inputs report ``requires_grad=False`` (torch: True);
+  (``VmapBackward0``, ``GradBackward0``, ...; torch's grad_fn is the last op's; ``jacrev``/``jacfwd``/``hessian``
+  show torch's ``ViewBackward0``), its backward the call's ``jax.vjp`` pullback (``_tape``): ``.backward()``
+  through them works as torch's (a gradient penalty, MAML's second-order term). Only the results that depend
+  differentiably on such a tensor get the node (read from the pullback's program: JAX's symbolic zeros), as
+  torch's graph reaches them only through the ops applied to the outer tensors: ``grad`` of a linear function is
+  a constant (``requires_grad=False``, no grad_fn). Where torch's derivative formulas keep a primal whose
+  contribution is zero, torch's result requires grad and ours does not (``jvp``/``jacfwd`` of ``a * 2``: torch's
+  mul tangent ``other_t * self`` with a zero ``other_t``; ``hessian`` of ``a @ a``). Inside
+  ``grad``/``vjp``/``jvp``/``jac*`` the facade's autograd recording is off (JAX differentiates) but the function
+  sees grad mode on, as in torch.func, and what it cuts from the graph JAX does not differentiate: ``no_grad``
+  blocks, ``detach()`` and ``.data`` (under a transform these give a copy, not a view sharing storage). A custom
+  ``autograd.Function`` (with ``setup_context``) is a ``jax.custom_vjp`` there: its ``backward`` gives the
+  gradient (forward mode, ``jvp``/``jacfwd``, is refused by JAX). The inputs report ``requires_grad=False``
+  (torch: True);
 - an in-place write to a vmapped input reaches the caller's tensor, as torch's (a BatchNorm's stacked running
   statistics under ``vmap(functional_call)`` are updated);
 - a value read on the host inside a transform (``.item()``, ``if t > 0``) is an error (JAX traces), where

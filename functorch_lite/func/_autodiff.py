@@ -42,11 +42,12 @@ def _pure(func: Callable, args: tuple, kwargs: dict, nums: tuple, metas: list, p
 
 
 def _recorded(cls, func: Callable, args: tuple, kwargs: dict, nums: tuple, arrays: list, body: Callable,
-              extra: tuple = ()) -> tuple:
+              extra: tuple = (), drop=None) -> tuple:
     """``body(arrays) -> (outs, aux)`` (``arrays``: one pytree per differentiated argument, as ``Meta.arrays``;
     ``outs`` a list of arrays, ``aux`` arrays not differentiated), on the facade's tape as one ``cls`` node when
     a differentiated argument or a tensor the function captures requires grad (``_tape.record``): (outs, aux,
-    node or None). ``extra``: (tensors, arrays) differentiated too (jvp's tangents)."""
+    node or None). ``extra``: (tensors, arrays) differentiated too (jvp's tangents). ``drop``: see
+    ``_tape.record``."""
     if not T.recording():
         return (*body(arrays if not extra else (arrays, list(extra[1]))), None)
     n = len(arrays)
@@ -58,7 +59,7 @@ def _recorded(cls, func: Callable, args: tuple, kwargs: dict, nums: tuple, array
     def compute(fl):
         arrs = jax.tree_util.tree_unflatten(tree, fl)
         return body(arrs[:n] if not extra else (arrs[:n], arrs[n]))
-    return T.record(compute, flat, tensors, others, func, kwargs, cls)
+    return T.record(compute, flat, tensors, others, func, kwargs, cls, drop=drop)
 
 
 def _leaves(x: Any) -> list:
@@ -70,6 +71,12 @@ def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = Fal
 
     >>> gv = grad_and_value(lambda x: (x.sin() * x).sum())
     """
+    return _grad_and_value(func, argnums, has_aux, True)
+
+
+def _grad_and_value(func: Callable, argnums: Any, has_aux: bool, keep_value: bool) -> Callable:
+    """``grad_and_value``; ``keep_value=False`` (``grad``): the value is dropped, so on the tape it gives the
+    tensors it depends on no edge (torch: ``grad``'s result reaches only what the gradient depends on)."""
     api = "grad_and_value(f)(*args)"
 
     @functools.wraps(func)
@@ -107,7 +114,8 @@ def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = Fal
             box["n"] = (len(jax.tree_util.tree_leaves(grads)), len(aux_arrays))
             return [*jax.tree_util.tree_leaves(_conj(grads)), value, *aux_arrays], written
 
-        outs, written, node = _recorded(T.GradBackward0, func, args, kwargs, nums, arrays, body)
+        outs, written, node = _recorded(T.GradBackward0, func, args, kwargs, nums, arrays, body,
+                                        drop=None if keep_value else (lambda: (box["n"][0],)))
         box["w"].write_back(written)
         ng, _ = box["n"]
         it = iter(outs[:ng])
@@ -128,7 +136,7 @@ def grad(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Cal
 
     >>> g = grad(lambda x: (x.sin() * x).sum())   # g(x) == x.cos() * x + x.sin()
     """
-    gv = grad_and_value(func, argnums, has_aux)
+    gv = _grad_and_value(func, argnums, has_aux, False)
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -372,16 +380,32 @@ def linearize(func: Callable, *primals: Any) -> tuple:
         with T.keys_drawn(draws):
             outs, (w, written) = lin(arrs)
         box["w"] = w
+        if box["probe"]:
+            # (recorded: the linearised program applied to ones, as extra outputs: whether each output tangent
+            # depends on the primals, i.e. whether jvp_fn's results require grad, as torch's do)
+            it = iter([jnp.ones_like(a) for a in jax.tree_util.tree_leaves(arrs)])
+            tl = jax.tree_util.tree_leaves(box["f_jvp"](*[m.take(it) for m in metas])[0])
+            box["pidx"] = [i for i, a in enumerate(tl) if T._floating(a)]
+            outs = list(outs) + [tl[i] for i in box["pidx"]]
         return outs, written
 
+    box["probe"] = T.recording()
     outs, written, node = _recorded(T.LinearizeBackward0, func, primals, {}, nums, arrays, body)
+    n_out = box["n"]
+    lin_rg: list = []  # per output tangent leaf: whether jvp_fn's result requires grad through the primals
     if node is not None:  # (the linearised program's residuals are the recording's tracers: build it again)
+        live = node._live
+        pidx = box["pidx"]
+        n_tan = (max(pidx) + 1) if pidx else 0
+        lin_rg = [False] * n_tan
+        for k, i in enumerate(pidx):
+            lin_rg[i] = live is None or live[n_out + k]
         with T.keys_as(draws):
             lin(arrays)  # (its writes are dropped: the recorded call's are written back)
     box["w"].write_back(written)
     out_meta, f_jvp = box["out"], box["f_jvp"]
-    out = out_meta.wrap(jax.tree_util.tree_unflatten(out_meta.tree, outs[:box["n"]]))
-    T.attach(node, _leaves(out))
+    out = out_meta.wrap(jax.tree_util.tree_unflatten(out_meta.tree, outs[:n_out]))
+    T.attach(node, _leaves(out) + [C.wrap_array(a, None, flat_p[0].device) for a in outs[n_out:]])
 
     def jvp_fn(*tangents: Any) -> Any:
         if jax.tree_util.tree_structure(tangents, is_leaf=C.is_tensor) != \
@@ -403,8 +427,13 @@ def linearize(func: Callable, *primals: Any) -> tuple:
         flat = [t._array for t in flat_t]
         if T.recording():
             tan, _, rnode = T.record(compute, flat, flat_t, [], None, {}, T.LinearizeBackward0, captured=False)
-            if rnode is None and node is not None:
-                rnode = T.edgeless(T.LinearizeBackward0)
+            rg = [i < len(lin_rg) and lin_rg[i] for i in range(len(tan))]
+            if any(rg):  # (a nonlinear function: results that require grad, reaching nothing, as torch's)
+                if rnode is None:
+                    rnode = T.edgeless(T.LinearizeBackward0)
+                    rnode._live = tuple(rg)
+                elif rnode._live is not None:
+                    rnode._live = tuple(a or b for a, b in zip(rnode._live, rg))
         else:
             (tan, _), rnode = compute(flat), None
         res = out_meta.wrap(jax.tree_util.tree_unflatten(out_meta.tree, tan))
@@ -447,6 +476,7 @@ def _jac(kind: str, func: Callable, argnums: Any, has_aux: bool) -> Callable:
 
         outs, written, node = _recorded(T.JacrevBackward0 if kind == "rev" else T.JacfwdBackward0, func, args,
                                         kwargs, nums, arrays, body)
+        _share_jac_live(node, kind, box["n"], len(box["out"].metas), sum(len(m.metas) for m in metas))
         box["w"].write_back(written)
         jac = jax.tree_util.tree_unflatten(box["jac"], outs[:box["n"]])
         aux_arrays = outs[box["n"]:]
@@ -468,6 +498,23 @@ def _jac(kind: str, func: Callable, argnums: Any, has_aux: bool) -> Callable:
             return result, aux
         return result
     return wrapper
+
+
+def _share_jac_live(node, kind: str, n: int, n_out: int, n_in: int) -> None:
+    """torch's ``jacrev`` computes one Jacobian per input leaf (all outputs at once) and ``jacfwd`` one per output
+    leaf (all inputs at once), then splits it into views: the blocks of one such Jacobian (leaf ``o * n_in + j``
+    of ``n``) require grad together."""
+    live = getattr(node, "_live", None)
+    if live is None or n != n_out * n_in or n == 0:
+        return
+    live = list(live)
+    groups = [[o * n_in + j for o in range(n_out)] for j in range(n_in)] if kind == "rev" else \
+        [[o * n_in + j for j in range(n_in)] for o in range(n_out)]
+    for g in groups:
+        if any(live[k] for k in g):
+            for k in g:
+                live[k] = True
+    node._live = tuple(live)
 
 
 def _real(api: str, what: str, dtypes: list) -> None:

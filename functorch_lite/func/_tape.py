@@ -9,7 +9,11 @@ from, as torch's does: a gradient penalty (``grad(D)(x).norm()``), MAML's inner 
 (params)``, whose outer gradient has the second-order term), a loss on a vmapped model. The captured tensors are
 found by ``compile``'s walk from the function and its other arguments (``_compile.state.discover``); only those
 the call actually read get an edge (they read a private, watched storage while it runs). torch's grad_fn is the
-last op's (``AddBackward0``); this node is ``VmapBackward0`` / ``GradBackward0`` / ... (one per transform)."""
+last op's (``AddBackward0``); this node is ``VmapBackward0`` / ``GradBackward0`` / ... (one per transform;
+``jacrev``/``jacfwd``'s show torch's ``ViewBackward0``). Only the results that depend differentiably on a tensor
+that requires grad get the node, and only the tensors some such result depends on get an edge (``_reach``: the
+data flow of the pullback's program), as torch's results are connected only through the ops applied to the outer
+tensors (``grad`` of a linear function: a constant, ``requires_grad=False``)."""
 from __future__ import annotations
 
 import contextlib
@@ -17,6 +21,7 @@ import contextlib
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.extend.core import Literal as _Literal
 
 from .._tensor import storage as _storage
 from ..autograd import grad_mode as _gm
@@ -46,8 +51,12 @@ class _Watched(_storage.Storage):
 
 class TransformBackward(Node):
     """The node of a transform call recorded by eager autograd: its backward is the call's ``jax.vjp``
-    pullback."""
-    __slots__ = ("_pullback", "_picks")
+    pullback. ``_prune`` (the ``torch.func`` transforms' nodes): only the results whose value depends
+    differentiably on a tensor that requires grad get the node (``_reach``), and only those tensors get an edge,
+    as torch's graph connects a transform's outputs only through the ops applied to the outer tensors
+    (``grad`` of a linear function is a constant: no grad_fn, ``requires_grad=False``)."""
+    __slots__ = ("_pullback", "_picks", "_live")
+    _prune = False
 
     def apply_custom(self, cts):
         full = []
@@ -69,30 +78,42 @@ class TransformBackward(Node):
 
 class VmapBackward0(TransformBackward):
     __slots__ = ()
+    _prune = True
 
 
 class GradBackward0(TransformBackward):
     __slots__ = ()
+    _prune = True
 
 
 class VjpBackward0(TransformBackward):
     __slots__ = ()
+    _prune = True
 
 
 class JvpBackward0(TransformBackward):
     __slots__ = ()
+    _prune = True
 
 
 class LinearizeBackward0(TransformBackward):
     __slots__ = ()
+    _prune = True
 
 
 class JacrevBackward0(TransformBackward):
     __slots__ = ()
+    _prune = True
 
 
 class JacfwdBackward0(TransformBackward):
     __slots__ = ()
+    _prune = True
+
+
+# torch's jacrev / jacfwd (and hessian) results are views of the one Jacobian they compute: ViewBackward0
+JacrevBackward0.__name__ = JacrevBackward0.__qualname__ = "ViewBackward0"
+JacfwdBackward0.__name__ = JacfwdBackward0.__qualname__ = "ViewBackward0"
 
 
 def recording() -> bool:
@@ -154,12 +175,13 @@ def _watching(compute, arrays, caps, cap_arrays, holder, differentiated=True):
 
 
 def record(compute, arrays: list, tensors: list, others: list, func, kwargs: dict, cls=TransformBackward,
-           captured: bool = True):
+           captured: bool = True, drop=None):
     """``compute(arrays) -> (outs, aux)`` (``outs`` a list of arrays, ``aux`` arrays the node does not
     differentiate), recorded as one ``cls`` node when one of ``tensors`` (whose arrays are ``arrays``) or a tensor
     the function captures requires grad: (outs, aux, node or None). ``others``: the call's other arguments,
     walked with the function for captured tensors (not with ``captured=False``: ``tensors`` only). Give the node
-    to ``attach`` with the wrapped results."""
+    to ``attach`` with the wrapped results. ``drop``: called after ``compute``, the indices of outputs the
+    caller discards (``grad``'s value): they give no tensor an edge (a pruned ``cls``)."""
     dmap = [i for i, t in enumerate(tensors) if t._requires_grad]
     caps = _candidates(func, others, kwargs) if captured else []
     if not dmap and not caps:
@@ -187,34 +209,109 @@ def record(compute, arrays: list, tensors: list, others: list, func, kwargs: dic
                                       has_aux=True)
     if not dmap:
         _note_read(func, any(holder["read"]))
+    reach = _reach(pullback, outs, len(dmap) + len(caps), drop() if drop is not None else ()) \
+        if cls._prune else None
     picks, edges, inputs = [], [], []
+    live = 0
     for k, t in enumerate([tensors[i] for i in dmap]):
+        if reach is not None and not reach[k]:
+            continue
         e = edge_of(t)
         if e is not None:
             picks.append((0, k))
             edges.append(e)
             inputs.append(t)
+            live |= reach[k] if reach is not None else 0
     for k, ((t, _), read) in enumerate(zip(caps, holder["read"])):
-        if read:
+        if read and (reach is None or reach[len(dmap) + k]):
             e = edge_of(t)
             if e is not None:
                 picks.append((1, k))
                 edges.append(e)
                 inputs.append(t)
+                live |= reach[len(dmap) + k] if reach is not None else 0
     if not edges:
         return outs, aux, None
     node = cls()
     node._pullback, node._picks = pullback, tuple(picks)
+    node._live = None if reach is None else tuple(bool(live >> i & 1) for i in range(len(outs)))
     node._edges, node._inputs, node._diff_idx = tuple(edges), tuple(inputs), tuple(range(len(edges)))
     node.next_functions = tuple(edges)
     return outs, aux, node
+
+
+def _floating(a) -> bool:
+    return jnp.issubdtype(a.dtype, jnp.inexact)
+
+
+def _reach(pullback, outs: list, n_in: int, drop=()) -> list | None:
+    """For each input of a recorded call's ``jax.vjp`` (the differentiated arrays, then the captured ones): a bit
+    mask of the outputs (bit ``i``: ``outs[i]``) whose cotangent reaches its gradient in the pullback's program,
+    i.e. the outputs that depend on it differentiably (JAX's symbolic zeros: a constant, a ``stop_gradient``, a
+    comparison's result do not); the outputs ``drop`` count as reaching nothing. None when the program cannot be
+    read (every output then counts as reached)."""
+    idx = [i for i, o in enumerate(outs) if _floating(o) and i not in drop]
+    if not idx:
+        return [0] * n_in
+
+    def pull(*cts):
+        full = [np.zeros(np.shape(o), jax.dtypes.float0) if not _floating(o) else jnp.zeros(np.shape(o), o.dtype)
+                for o in outs]
+        for i, c in zip(idx, cts):
+            full[i] = c
+        return pullback(full)
+    try:
+        closed = jax.make_jaxpr(pull)(*[jax.ShapeDtypeStruct(np.shape(outs[i]), outs[i].dtype,
+                                                             weak_type=getattr(outs[i], "weak_type", False))
+                                        for i in idx])
+    except Exception:  # (an unreadable pullback: keep every output on the tape, as before)
+        return None
+    masks = _flow(closed.jaxpr, [1 << i for i in idx])
+    return masks if len(masks) == n_in else None
+
+
+def _sub_jaxpr(eqn):
+    """The program a call-like equation runs on its operands one to one (``pjit``, ``closed_call``, ``remat``,
+    ``custom_jvp_call``), else None."""
+    if eqn.primitive.name not in ("pjit", "jit", "closed_call", "core_call", "remat", "checkpoint",
+                                  "custom_jvp_call"):
+        return None
+    for key in ("jaxpr", "call_jaxpr"):
+        sub = eqn.params.get(key)
+        if sub is not None:
+            sub = getattr(sub, "jaxpr", sub)
+            if len(sub.invars) == len(eqn.invars) and len(sub.outvars) == len(eqn.outvars):
+                return sub
+    return None
+
+
+def _flow(jaxpr, in_masks: list) -> list:
+    """Forward data flow of bit masks through ``jaxpr`` (an equation's outputs: the union of its inputs' masks,
+    call-like equations followed inside); the outputs' masks."""
+    env: dict = dict(zip(jaxpr.invars, in_masks))
+
+    def get(a):
+        return 0 if isinstance(a, _Literal) else env.get(a, 0)
+    for eqn in jaxpr.eqns:
+        ms = [get(a) for a in eqn.invars]
+        sub = _sub_jaxpr(eqn) if any(ms) else None
+        if sub is not None:
+            outm = _flow(sub, ms)
+        else:
+            m = 0
+            for x in ms:
+                m |= x
+            outm = [m] * len(eqn.outvars)
+        for v, m in zip(eqn.outvars, outm):
+            env[v] = m
+    return [get(v) for v in jaxpr.outvars]
 
 
 def edgeless(cls=TransformBackward):
     """A node with no edges: results that require grad though their gradient reaches no tensor (torch's
     ``linearize`` jvp_fn output, computed from constants that require grad)."""
     node = cls()
-    node._pullback, node._picks = (lambda cts: ((), ())), ()
+    node._pullback, node._picks, node._live = (lambda cts: ((), ())), (), None
     node._edges, node._inputs, node._diff_idx = (), (), ()
     node.next_functions = ()
     return node
@@ -226,8 +323,9 @@ def attach(node, results: list) -> None:
     if node is None:
         return
     node._out_meta = tuple((o._shape, o.dtype) for o in results)
+    live = getattr(node, "_live", None)
     for i, o in enumerate(results):
-        if o.dtype.is_floating_point or o.dtype.is_complex:
+        if (o.dtype.is_floating_point or o.dtype.is_complex) and (live is None or live[i]):
             o._grad_fn, o._requires_grad, o._out_nr = node, True, i
 
 

@@ -141,9 +141,10 @@ def _igamma_rule(op, sig, sargs):
        kernel="igamma_cpu", broadcast=True)
 def gammainc(input, other):
     """``torch.special.gammainc``: the regularised lower incomplete gamma function P(a, x) (computed in float32
-    for float16/bfloat16)."""
-    acc = _acc(input.dtype)
-    return jax.scipy.special.gammainc(input.astype(acc), other.astype(acc)).astype(input.dtype)
+    for float16/bfloat16). The kernel is ``igamma``'s (``ops/special_ops.py``): its edge values, and no derivative
+    in ``a`` (backward through it raises torch's ``the derivative for 'igamma: input' is not implemented.``)."""
+    from ..ops.special_ops import _igamma
+    return D.in_opmath(_igamma)(input, other)
 
 
 # ---- linear algebra ---------------------------------------------------------------------------------------------

@@ -377,16 +377,16 @@ class ReshapeTransform(Transform):
         if len(shape) < len(self.in_shape):
             raise ValueError("Too few dimensions on input")
         cut = len(shape) - len(self.in_shape)
-        if tuple(shape[cut:]) != tuple(self.in_shape):
-            raise ValueError(f"Shape mismatch: expected {Size(shape[cut:])} but got {self.in_shape}")
+        if shape[cut:] != self.in_shape:  # (torch's test and message: a list shape never matches, as there)
+            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.in_shape}")
         return Size(tuple(shape[:cut]) + tuple(self.out_shape))
 
     def inverse_shape(self, shape):
         if len(shape) < len(self.out_shape):
             raise ValueError("Too few dimensions on input")
         cut = len(shape) - len(self.out_shape)
-        if tuple(shape[cut:]) != tuple(self.out_shape):
-            raise ValueError(f"Shape mismatch: expected {Size(shape[cut:])} but got {self.out_shape}")
+        if shape[cut:] != self.out_shape:  # (torch's test and message: a list shape never matches, as there)
+            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.out_shape}")
         return Size(tuple(shape[:cut]) + tuple(self.in_shape))
 
 

@@ -5,7 +5,7 @@ import warnings
 
 from ..ops import nn_ops as _nn
 from ..ops.nn_ops import linear, dropout  # noqa: F401
-from ..ops.losses import _legacy, _size_warning
+from ..ops.losses import _broadcast_check, _legacy, _size_warning
 from ..ops.nn_ops import dropout1d, dropout2d, dropout3d, alpha_dropout, feature_alpha_dropout  # noqa: F401
 from .._tensor.tensor import Tensor
 from .._warn import user_stacklevel as _user_stacklevel
@@ -88,10 +88,11 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
              weight: Tensor | None = None) -> Tensor:
     """``F.mse_loss``; with ``weight`` (torch 2.13: one per element, the input's size) the weighted squared
     errors, their 'mean' divided by the weights' sum."""
-    if weight is None:
-        return _nn.mse_loss(input, target, _legacy(size_average, reduce, reduction))
-    _size_warning(input, target)
+    _size_warning(input, target)  # (torch's order: the warning, the legacy mapping, broadcast_tensors' error)
     reduction = _legacy(size_average, reduce, reduction)
+    _broadcast_check(input, target)
+    if weight is None:
+        return _nn.mse_loss(input, target, reduction)
     if weight._shape != input._shape:
         raise ValueError("Weights and input must have the same size.")
     err = (input - target).pow(2) * weight

@@ -198,9 +198,17 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    if not tensor.dtype.is_floating_point:  # (torch's Gaussian draw: its error for an integer tensor)
+    dt = tensor.dtype
+    if not dt.is_floating_point or dt in (D.float16, D.bfloat16):
+        # torch draws the Gaussian (its error for an integer tensor), then its CPU QR has no half kernel and
+        # ``sign`` of the complex diagonal raises
         with no_grad():
-            tensor.new_empty((rows, cols)).normal_(0, 1)
+            tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
+        if dt.is_complex:
+            raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please "
+                                      "use torch.sgn instead.")
+        from .._promotion import no_kernel
+        raise no_kernel("geqrf_cpu", dt)
 
     def draw(k, shape, dt):
         flat = jax.random.normal(k, (rows, cols), dt)

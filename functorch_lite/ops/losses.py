@@ -23,7 +23,7 @@ from .._promotion import can_cast, no_kernel, promote_types, result_type_sig
 from .._tensor.tensor import Tensor
 from . import grad_overrides as _go
 from ._registry import defop
-from .nn_ops import _REDUCTIONS, _reduce
+from .nn_ops import _REDUCTIONS, _no_grad_arg, _reduce
 from .._warn import user_stacklevel as _user_stacklevel
 
 __all__: list = ["l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
@@ -74,6 +74,14 @@ def _size_warning(input: Tensor, target: Tensor) -> None:
                       "Please ensure they have the same size.", UserWarning, stacklevel=_user_stacklevel())
 
 
+def _broadcast_check(input: Tensor, target: Tensor) -> None:
+    """``torch.broadcast_tensors(input, target)``, which torch's Python losses call after the size warning and
+    before their weight / reduction / dtype checks: its error for shapes that do not broadcast."""
+    if target._shape != input._shape:
+        from ._dispatch import broadcast_shapes
+        broadcast_shapes(input._shape, target._shape)
+
+
 def _bool_sub(a, b):
     if a is D.bool and b is D.bool:
         raise RuntimeError(_BOOL_SUB2)
@@ -122,6 +130,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduc
     """``F.l1_loss``: ``mean(|input - target|)`` (``reduction`` 'none' | 'mean' | 'sum')."""
     _size_warning(input, target)
     reduction = _legacy(size_average, reduce, reduction)
+    _broadcast_check(input, target)
     if weight is not None and weight._shape != input._shape:
         raise ValueError("Weights and input must have the same size.")
     if weight is not None and reduction not in ("none", "mean", "sum"):
@@ -154,6 +163,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     """``F.smooth_l1_loss``; ``beta=0`` is exactly ``l1_loss``."""
     _size_warning(input, target)
     reduction = _legacy(size_average, reduce, reduction)
+    _broadcast_check(input, target)
     if beta == 0.0:
         return _l1_loss(input, target, None, reduction)
     if beta < 0:
@@ -195,6 +205,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
                weight: Tensor | None = None) -> Tensor:
     """``F.huber_loss``: equals ``delta * smooth_l1_loss(beta=delta)``."""
     _size_warning(input, target)
+    _broadcast_check(input, target)
     if weight is not None and weight._shape != input._shape:
         raise ValueError("Weights and input must have the same size.")
     if delta <= 0:
@@ -257,8 +268,22 @@ def _bce_check(targs, sargs):
         raise RuntimeError("all elements of target should be between 0 and 1")
 
 
+def _no_grad_prep(fn_name: str, args: tuple, pos: int):
+    """prep hook: ``_prep_at(pos)``, then autograd's check that the tensor arguments at ``args`` (index, name)
+    do not require grad (torch has no derivative for them): before the kernel's dtype / shape / value checks."""
+    base = _prep_at(pos)
+
+    def prep(targs, sargs):
+        sargs = base(targs, sargs)
+        for i, name in args:
+            _no_grad_arg(fn_name, targs[i], name)
+        return sargs
+    return prep
+
+
 @defop("binary_cross_entropy", promote=_bce_rule, grad_fn="BinaryCrossEntropyBackward0", tensors=3,
-       method=False, function=False, prep=_prep_at(0), check=_bce_check, broadcast=False,
+       method=False, function=False, prep=_no_grad_prep("binary_cross_entropy", ((2, "weight"),), 0),
+       check=_bce_check, broadcast=False,
        autocast={"cpu": "fp32", "cuda": "banned"},
        kernel="binary_cross_entropy")
 def _binary_cross_entropy(input, target, weight=None, reduction="mean"):
@@ -321,7 +346,9 @@ def _bcel_check(targs, sargs):
 
 
 @defop("binary_cross_entropy_with_logits", promote=_bcel_rule, grad_fn="BinaryCrossEntropyWithLogitsBackward0",
-       tensors=4, method=False, prep=_prep_at(0), check=_bcel_check, broadcast=False, autocast="fp32",
+       tensors=4, method=False, prep=_no_grad_prep("binary_cross_entropy_with_logits", ((2, "weight"),
+                                                                                      (3, "pos_weight")), 0),
+       check=_bcel_check, broadcast=False, autocast="fp32",
        kernel="log_sigmoid_cpu")
 def _binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="none"):
     """``(1 - t) x - log_sigmoid(x) (1 + (pos_weight - 1) t)``, times ``weight`` (numerically stable)."""

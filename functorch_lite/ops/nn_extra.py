@@ -32,6 +32,7 @@ from ._dispatch import autocast_fp32
 from ._registry import OPS, defop
 from .losses import _legacy
 from .norm import _float_rule
+from .nn_ops import _no_grad_arg
 from .._warn import user_stacklevel as _user_stacklevel
 
 __all__: list = ["pixel_shuffle", "pixel_unshuffle", "unfold", "fold", "threshold", "threshold_", "relu_",
@@ -79,11 +80,9 @@ def _reduce_arr(x, reduction):
     return x
 
 
-def _no_target_grad(fn_name: str, target: Tensor) -> None:
-    from ..autograd.grad_mode import is_grad_enabled
-    if target.requires_grad and is_grad_enabled():
-        raise RuntimeError(f"The function '{fn_name}' is not differentiable with respect to argument 'target'. This "
-                           "input cannot have requires_grad True.")
+def _no_target_grad(fn_name: str, target: Tensor, arg: str = "target") -> None:
+    """Autograd's error for an argument torch has no derivative for (``arg``: a target, class weights...)."""
+    _no_grad_arg(fn_name, target, arg)
 
 
 # ---- pixel_shuffle / pixel_unshuffle ----------------------------------------------------------------------
@@ -419,6 +418,7 @@ def _margin_rule(kernel: str):
             raise no_kernel(kernel, dt)
         if sig[1][1] is not D.int64:
             raise RuntimeError(f"expected scalar type Long but found {sig[1][1].short}")
+        # (class weights of another dtype: _mm_check raises, after the shape checks, as the kernel)
         return (None, None) + ((dt,) if len(sig) > 2 and sig[2] is not None else (None,) * (len(sig) - 2)), (dt,)
     return rule
 
@@ -441,6 +441,9 @@ def _mm_check(targs, sargs):
         raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
                            f"samples (batch size). Expected target size [{n}], but got {_shape_str(t._shape)}. Input "
                            f"has shape {_shape_str(xs)}.")
+    w = targs[2] if len(targs) > 2 else None
+    if w is not None and w.dtype is not x.dtype:  # (the kernel reads the weights as the input's scalar type)
+        raise RuntimeError(f"expected scalar type {x.dtype.short} but found {w.dtype.short}")
     h = _host_int(t)
     c = xs[-1] if xs else 1
     if h is None:  # (inside a compiled function: the program checks it)
@@ -479,6 +482,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.dim() != 1:
         raise ValueError("weight must be one-dimensional")
+    _no_target_grad("multi_margin_loss", weight, "weight")
     if weight is not None and input.dim() <= 2 and weight.numel() != (input.shape[-1] if input.dim() else 1):
         raise RuntimeError(f"inconsistent weight size, expected {input.shape[-1] if input.dim() else 1} but got "
                            f"{_shape_str(weight.shape)}")
@@ -538,17 +542,21 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.size()!r}, input2: {input2.size()!r}, target: {target.size()!r} ")
     input1, input2, target = autocast_fp32(input1, input2, target)  # (on autocast's float32 list)
-    return _apply_reduction((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+    # ATen's composite, margin a double: ``+ margin`` makes integer operands' result the default float dtype
+    diff = input1 - input2
+    return _apply_reduction((-target * diff + sym_float(margin)).clamp_min(0), reduction)
 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None, reduce=None,
                          reduction: str = "mean") -> Tensor:
     """``F.hinge_embedding_loss``: ``x`` where ``y == 1``, ``max(0, margin - x)`` where ``y == -1``."""
     input, target = autocast_fp32(input, target)
-    from .. import where, zeros_like
+    from .. import full_like, where, zeros_like
     reduction = _red_string(size_average, reduce, reduction)
     zeros = zeros_like(input)
-    margin_clamp = (margin - input).clamp_min(0)
+    # ATen's ``margin - self`` is ``empty_like(self).fill_(margin).sub_(self)``: the input's dtype (an integer
+    # one truncates the margin, one that does not fit raises), so integer inputs give integer losses
+    margin_clamp = (full_like(input, margin) - input).clamp_min(0)
     output_margin = where(target != 1, margin_clamp, zeros)
     output_self = where(target != -1, input, zeros)
     return _apply_reduction(output_margin + output_self, reduction)

@@ -37,6 +37,22 @@ def _kernel_rule(kernel: str, allow_int: bool = False):
     return rule
 
 
+def _no_grad_arg(fn_name: str, t, arg: str = "target") -> None:
+    """ATen's autograd check on an argument it has no derivative for (a loss's target, its class weights): with
+    grad mode on, one that requires grad raises (``fn_name``: the ATen function torch names)."""
+    from ..autograd.grad_mode import is_grad_enabled
+    if t is not None and t.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"The function '{fn_name}' is not differentiable with respect to argument '{arg}'. This "
+                           "input cannot have requires_grad True.")
+
+
+def _weight_dtype(sig, i: int = 2) -> None:
+    """ATen kernels read class weights as the input's scalar type: another dtype raises."""
+    x, w = sig[0][1], sig[i][1] if len(sig) > i and sig[i] is not None else None
+    if w is not None and w is not x:
+        raise RuntimeError(f"expected scalar type {x.short} but found {w.short}")
+
+
 def _mse_rule(op, sig, sargs):
     """Inputs promote together (``float32`` vs ``float64`` computes in float64); no integer kernel."""
     from .._promotion import rule_elementwise
@@ -146,17 +162,8 @@ def _reduction_prep(targs, sargs):
     return sargs
 
 
-def _mse_check(targs, sargs):
-    if targs[0]._shape != targs[1]._shape:
-        import warnings
-        warnings.warn(f"Using a target size ({targs[1].size()!r}) that is different to the input size "
-                      f"({targs[0].size()!r}). This will likely lead to incorrect results due to "
-                      "broadcasting. Please ensure they have the same size.", UserWarning,
-                      stacklevel=_user_stacklevel())
-
-
 @defop(kernel="mse_cpu", promote=_mse_rule, grad_fn="MseLossBackward0", tensors=2, method=False, prep=_reduction_prep,
-       check=_mse_check, check_dtype=None, broadcast=True, autocast="fp32")
+       check_dtype=None, broadcast=True, autocast="fp32")
 def mse_loss(input, target, reduction="mean"):
     """Mean squared error (``F.mse_loss``)."""
     d = input - target
@@ -166,7 +173,9 @@ def mse_loss(input, target, reduction="mean"):
 def _nll_shape_check(x, t, w):
     """PyTorch's nll_loss_nd checks on shapes and the target dtype, in its order: batch size, then per path
     (1-D/2-D input: nll_loss; 4-D: nll_loss2d; 3-D and >= 5-D: a target-size check, then nll_loss2d on a view)
-    the target's rank, its dtype, the sizes, the weight and (nll_loss2d) Long-only targets."""
+    the target's rank, its dtype, the sizes, the weight and (nll_loss2d) Long-only targets. Between nll_loss_nd's
+    own checks and the kernel's, autograd's: a weight that requires grad raises (naming nll_loss_forward or
+    nll_loss2d_forward)."""
     from .._tensor.views import shape_str
     xs, ts = tuple(x._shape), tuple(t._shape)
     nd = len(xs)
@@ -177,6 +186,7 @@ def _nll_shape_check(x, t, w):
     tdt = t.dtype
     bad_dtype = tdt is not D.int64 and tdt is not D.uint8
     if nd <= 2:
+        _no_grad_arg("nll_loss_forward", w, "weight")
         if len(ts) > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         if bad_dtype:
@@ -192,6 +202,7 @@ def _nll_shape_check(x, t, w):
         return
     if nd != 4 and ts[1:] != xs[2:]:
         raise RuntimeError(f"Expected target size {shape_str((xs[0],) + xs[2:])}, got {shape_str(ts)}")
+    _no_grad_arg("nll_loss2d_forward", w, "weight")
     if nd == 4 and len(ts) != 3:
         raise RuntimeError("only batches of spatial targets supported (3D tensors) but got targets of dimension: "
                            f"{len(ts)}")
@@ -268,8 +279,14 @@ def _nll(logp, target, weight, ignore_index, reduction):
     return _reduce(loss, reduction)
 
 
-@defop(promote=_kernel_rule("nll_loss_out_frame"), grad_fn=lambda targs, sargs: _nll_name(len(targs[0]._shape),
-                                                                                         sargs[-1]),
+def _nll_rule(op, sig, sargs):
+    """The input's dtype (no integer kernel); class weights of another dtype raise (the kernel's read)."""
+    casts, outs = _kernel_rule("nll_loss_out_frame")(op, sig, sargs)
+    _weight_dtype(sig)
+    return casts, outs
+
+
+@defop(promote=_nll_rule, grad_fn=lambda targs, sargs: _nll_name(len(targs[0]._shape), sargs[-1]),
        tensors=3, method=False,
        prep=_nll_prep, check=_nll_check, kernel="nll_loss_forward_reduce_cuda_kernel_2d_index",
        autocast="fp32", float8=lambda sig: "nll_loss_out_frame")
@@ -298,13 +315,18 @@ def _ce_check(targs, sargs):
 
 
 def _ce_rule(op, sig, sargs):
-    """Class indices: the input's dtype; class probabilities: input and target promote together."""
+    """Class indices (an integer target: prep rejects a floating one not of the input's shape): the input's dtype,
+    class weights of another dtype raise (nll_loss's kernel); class probabilities: input, target and weight
+    promote together (torch's ``-(log_softmax(input) * target * weight).sum(...)``)."""
     (_, xdt), (_, tdt) = sig[0], sig[1]
-    if tdt.category >= D.FLOAT and xdt.category >= D.FLOAT and tdt is not xdt:
+    if tdt.category >= D.FLOAT and xdt.category >= D.FLOAT:
         from .._promotion import promote_types
-        dt = promote_types(xdt, tdt)
-        return (dt, dt) + (None,) * (len(sig) - 2), (dt,)
-    return _kernel_rule("log_softmax_lastdim_kernel_impl")(op, sig, sargs)
+        w = sig[2][1] if len(sig) > 2 and sig[2] is not None else None
+        dt = promote_types(xdt, tdt) if w is None else promote_types(promote_types(xdt, tdt), w)
+        return (None, None, None), (dt,)  # (the body promotes, in torch's order)
+    casts, outs = _kernel_rule("log_softmax_lastdim_kernel_impl")(op, sig, sargs)
+    _weight_dtype(sig)
+    return casts, outs
 
 
 def _ce_prep(targs, sargs):
@@ -335,6 +357,16 @@ def _ce_prep(targs, sargs):
     return sargs
 
 
+def _promoted_mul(a, b):
+    """``a * b`` in torch's promoted dtype (``a`` floating; an integer ``b`` takes ``a``'s), cast explicitly (JAX's
+    strict promotion mode refuses mixed floats)."""
+    da, db = jnp.dtype(a.dtype), jnp.dtype(b.dtype)
+    if jnp.issubdtype(db, jnp.floating) and da != db:
+        from .._promotion import promote_types
+        da = promote_types(D.from_numpy_dtype(da), D.from_numpy_dtype(db)).jnp
+    return a.astype(da) * b.astype(da)
+
+
 @defop(promote=_ce_rule, grad_fn=_ce_name, tensors=3, method=False,
        prep=_ce_prep, check=_ce_check, kernel="log_softmax_lastdim_kernel_impl", autocast="fp32")
 def cross_entropy(input, target, weight=None, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
@@ -347,10 +379,17 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, label_smoothing
     wshape = [1] * input.ndim
     wshape[cdim] = nc
     if jnp.issubdtype(target.dtype, jnp.floating) and target.shape == input.shape:
-        tgt = target
+        tgt = target  # (log_softmax in the input's dtype, the smoothing in the target's, then promoted products)
         if label_smoothing > 0:
-            tgt = tgt * (1 - label_smoothing) + label_smoothing / nc
-        per = logp * tgt if weight is None else logp * tgt * weight.reshape(wshape)
+            # (a half target as torch's CPU kernels: each op in float32, rounded; mul reads its scalar in float32,
+            # add the scalar rounded to the tensor's dtype)
+            tdt = tgt.dtype
+            acc = jnp.float32 if tdt in (jnp.float16, jnp.bfloat16) else tdt
+            tgt = (tgt.astype(acc) * jnp.asarray(1 - label_smoothing, acc)).astype(tdt)
+            tgt = (tgt.astype(acc) + jnp.asarray(label_smoothing / nc, tdt).astype(acc)).astype(tdt)
+        per = _promoted_mul(logp, tgt)
+        if weight is not None:
+            per = _promoted_mul(per, weight.reshape(wshape))
         loss = -jnp.sum(per, axis=cdim)
         if reduction == "mean":
             return jnp.sum(loss) / loss.size

@@ -258,6 +258,15 @@ def check_fits(value, d: dtype, floats: str = "all", cname: str | None = None) -
     float32 tensor first), "none" (``torch.tensor``). ``cname``: the type name in the message (default: the C++
     name)."""
     tv = type(value)
+    if tv is builtins_complex and BOOL < d.category < COMPLEX and floats != "none":
+        # a complex number into a real type: its imaginary part must be 0 (c10's ``overflows`` of a complex),
+        # then its real part must fit. ``x[i] = v`` fills a 16- or 8-bit float through a double (named so).
+        if value.imag != 0:
+            small = floats == "wide" and d.category == FLOAT and d.itemsize <= 2
+            name = cname or ("double" if small else _CNAME.get(d.name, "c10::" + d.short))
+            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+        value = value.real
+        tv = builtins_float
     if d.category == BOOL or tv is builtins_bool or (d.category >= FLOAT and (
             floats == "none" or (floats == "wide" and d.itemsize <= 2 and d.category == FLOAT))):
         return

@@ -8,7 +8,7 @@ import numpy as np
 from .. import _promotion as P
 from .. import dtypes as D
 from . import grad_overrides as _go
-from ._registry import defop, saves_for
+from ._registry import OPS as _OPS, defop, saves_for
 from ._rounding import true_div
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
@@ -172,12 +172,15 @@ def _alpha_prep(targs, sargs):
     """``alpha`` takes the result's dtype: it must fit in it (``int8.add(y, alpha=300)`` raises), and may not
     be a float for an integral result."""
     alpha = sargs[0]
-    if type(alpha) is SymNumber or alpha != 1:  # (a compiled function's dynamic alpha: no branch on its value)
+    if type(alpha) is SymNumber or alpha != 1 or type(alpha) is complex:  # (a compiled function's dynamic alpha:
+        # no branch on its value; a complex alpha is checked even when it is 1+0j)
         r = P.result_type_sig(P._entries(tuple((len(t._shape), t.dtype) if hasattr(t, "_storage") else type(t)
                                                for t in targs)))
         cat = D.scalar_category(alpha)
         if r.category <= D.INT and cat >= D.FLOAT:
             raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+        if r.category < D.COMPLEX and cat == D.COMPLEX:
+            raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
         if cat <= r.category:
             D.check_fits(alpha, r)
     return sargs
@@ -317,7 +320,17 @@ def _int_power(base, exp):
     return jax.lax.fori_loop(0, 8 * base.dtype.itemsize, step, (one, base, exp))[0]
 
 
-@defop(promote=_guarded("pow", _pow_bool), broadcast=True, grad_fn=_pow_name,
+def _pow_rule(op, sig, sargs):
+    """``pow``'s promotion; a complex tensor to a real Python number takes the number in the real counterpart
+    dtype (exact: it is an integer or a double), which tells the kernel it is torch's ``pow(Tensor, Scalar)``
+    with its exact special exponents (a 0-d tensor exponent is the generic ``pow(Tensor, Tensor)``)."""
+    casts, outs = _guarded("pow", _pow_bool)(op, sig, sargs)
+    if outs[0].is_complex and type(sig[0]) is tuple and sig[1] in (int, float):
+        casts = (casts[0], D.float64 if outs[0] is D.complex128 else D.float32) + tuple(casts[2:])
+    return casts, outs
+
+
+@defop(promote=_pow_rule, broadcast=True, grad_fn=_pow_name,
        tensors=2, inplace=True, check=_pow_check, kernel="pow", autocast={"cuda": "fp32"})
 def pow(input, exponent):  # noqa: A001
     """``x ** y``; integer ** negative integer follows C integer division (1, +-1 for -1, else 0)."""
@@ -329,15 +342,12 @@ def pow(input, exponent):  # noqa: A001
         neg = jnp.where(input == one, one, jnp.where(input == -one, jnp.where(exponent % 2 == 0, one, -one),
                                                      jnp.zeros((), input.dtype)))
         return jnp.where(exponent < 0, neg, pos)
+    if jnp.iscomplexobj(input) and not jnp.iscomplexobj(exponent):
+        # a real Python number exponent (_pow_rule): torch's exact 0, 1, 2, 3, -1, -2, 0.5, -0.5
+        return _go.cpow_scalar(input, exponent.astype(input.dtype))
     r = _go.pow(input, exponent)
     if jnp.iscomplexobj(r):
-        # a zero base: torch's exp(y * log(0)) under C99's rules, where XLA gives NaN (0 ** (1+2j)) or 1 (0 ** 0j):
-        # 0 for Re(y) > 0, inf+nan*j for Re(y) < 0, nan+nan*j otherwise
-        yr = jnp.real(jnp.asarray(exponent)).astype(jnp.real(r).dtype)
-        nan = jnp.asarray(jnp.nan, yr.dtype)
-        zero_base = jax.lax.complex(jnp.where(yr > 0, 0, jnp.where(yr < 0, jnp.inf, nan)).astype(yr.dtype),
-                                    jnp.where(yr > 0, -0.0, nan).astype(yr.dtype))
-        r = jnp.where(input == 0, zero_base, r)
+        r = _go.cpow_zero_base(r, input, exponent)  # (0 ** y by C99's rules: XLA gives NaN or 1)
     return r
 
 
@@ -585,6 +595,20 @@ def abs(input):  # noqa: A001
     return _go.abs(input) if jnp.issubdtype(input.dtype, jnp.floating) else jnp.abs(input)
 
 
+def _abs_inplace(ip):
+    """``abs_``: a complex tensor can't hold its real result (torch's own message, before anything else)."""
+    def abs_(input, *args, **kwargs):
+        if isinstance(input, Tensor) and input.dtype.is_complex:
+            raise RuntimeError("In-place abs is not supported for complex tensors.")
+        return ip(input, *args, **kwargs)
+    abs_.__name__ = abs_.__qualname__ = ip.__name__
+    abs_.__doc__ = ip.__doc__
+    return abs_
+
+
+_OPS["abs"].fn_inplace = _abs_inplace(_OPS["abs"].fn_inplace)
+
+
 @defop(kernel="sign_cpu", grad_fn="SignBackward0", inplace=True, check_dtype=_raise_on(
     lambda dt: dt.is_complex, NotImplementedError,
     "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead."))
@@ -663,6 +687,16 @@ _lgamma.defjvp(lambda p, t: (_lgamma(p[0]), _digamma_d(p[0]) * t[0]))
 _VML = {"acos", "asin", "atan", "cos", "erf", "erfc", "erfinv", "exp", "expm1", "lgamma", "log", "log10", "log1p",
         "log2", "sin", "sqrt", "tan", "tanh"}
 _UNARY_KERNEL = {"exp2": "exp2", "digamma": "digamma", "sigmoid": "sigmoid_cpu_reduced_float"}
+# real-only kernels: a complex input raises ``"<kernel>" not implemented for 'ComplexFloat'`` (JAX's TypeError else)
+_REAL_ONLY = {"erf", "erfc", "erfinv", "lgamma", "digamma"}
+
+
+def _rule_float_real(op, sig, sargs):
+    """``float`` promotion for a real-only kernel: a complex result dtype has no kernel."""
+    casts, outs = P.rule_float(op, sig, sargs)
+    if outs[0].is_complex:
+        P._no_kernel(op, outs[0])
+    return casts, outs
 
 
 def _unary_float(name, fn, grad_fn, saves=("all",), aliases=()):
@@ -670,25 +704,26 @@ def _unary_float(name, fn, grad_fn, saves=("all",), aliases=()):
         return fn(input)
     impl.__name__ = name
     impl.__doc__ = f"``torch.{name}``: integer inputs compute in the default float dtype."
-    defop(name, promote="float", grad_fn=grad_fn, inplace=True, saves=saves, aliases=aliases, kernel=_UNARY_KERNEL.get(
+    defop(name, promote=_rule_float_real if name in _REAL_ONLY else "float", grad_fn=grad_fn, inplace=True,
+          saves=saves, aliases=aliases, kernel=_UNARY_KERNEL.get(
               name, f"{name}_vml_cpu" if name in _VML else f"{name}_cpu"),
           autocast={"cuda": "fp32"} if name in ("exp", "expm1", "log", "log2", "log10", "log1p", "rsqrt", "tan",
                                                "asin", "acos", "sinh", "cosh", "erfinv", "reciprocal") else None)(impl)
 
 
 for _n, _f, _g, _s in [
-    ("exp", jnp.exp, "ExpBackward0", ("result",)), ("exp2", D.in_opmath(jnp.exp2), "Exp2Backward0", ("result",)),
+    ("exp", _go.cexp, "ExpBackward0", ("result",)), ("exp2", D.in_opmath(jnp.exp2), "Exp2Backward0", ("result",)),
     ("expm1", jnp.expm1, "Expm1Backward0", ("result",)), ("log", jnp.log, "LogBackward0", ("all",)),
     ("log2", D.in_opmath(jnp.log2), "Log2Backward0", ("all",)),
     ("log10", D.in_opmath(jnp.log10), "Log10Backward0", ("all",)),
-    ("log1p", jnp.log1p, "Log1PBackward0", ("all",)), ("sqrt", jnp.sqrt, "SqrtBackward0", ("result",)),
+    ("log1p", jnp.log1p, "Log1PBackward0", ("all",)), ("sqrt", _go.csqrt, "SqrtBackward0", ("result",)),
     ("rsqrt", jax.lax.rsqrt, "RsqrtBackward0", ("result",)), ("sin", jnp.sin, "SinBackward0", ("all",)),
     ("cos", jnp.cos, "CosBackward0", ("all",)), ("tan", jnp.tan, "TanBackward0", ("result",)),
-    ("asin", jnp.arcsin, "AsinBackward0", ("all",)), ("acos", jnp.arccos, "AcosBackward0", ("all",)),
-    ("atan", jnp.arctan, "AtanBackward0", ("all",)), ("sinh", jnp.sinh, "SinhBackward0", ("all",)),
+    ("asin", _go.casin, "AsinBackward0", ("all",)), ("acos", _go.cacos, "AcosBackward0", ("all",)),
+    ("atan", _go.catan, "AtanBackward0", ("all",)), ("sinh", jnp.sinh, "SinhBackward0", ("all",)),
     ("cosh", jnp.cosh, "CoshBackward0", ("all",)), ("tanh", _go.tanh, "TanhBackward0", ("result",)),
-    ("asinh", jnp.arcsinh, "AsinhBackward0", ("all",)), ("acosh", jnp.arccosh, "AcoshBackward0", ("all",)),
-    ("atanh", jnp.arctanh, "AtanhBackward0", ("all",)),
+    ("asinh", _go.casinh, "AsinhBackward0", ("all",)), ("acosh", _go.cacosh, "AcoshBackward0", ("all",)),
+    ("atanh", _go.catanh, "AtanhBackward0", ("all",)),
     ("sigmoid", D.in_opmath(jax.nn.sigmoid), "SigmoidBackward0", ("result",)),
     ("erf", jax.scipy.special.erf, "ErfBackward0", ("all",)),
     ("erfc", jax.scipy.special.erfc, "ErfcBackward0", ("all",)),
@@ -736,7 +771,15 @@ def _round_rule(op, sig, sargs):
     return casts, outs
 
 
-@defop(kernel="round_vml_cpu", promote=_round_rule, inplace=True, saves=(),
+def _round_prep(targs, sargs):
+    """A complex input with ``decimals`` names torch's ``round_cpu`` (``round_decimals``), not the VML kernel."""
+    t = targs[0]
+    if sargs[0] and isinstance(t, Tensor) and t.dtype.is_complex:
+        raise no_kernel("round_cpu", t.dtype)
+    return sargs
+
+
+@defop(kernel="round_vml_cpu", promote=_round_rule, inplace=True, saves=(), prep=_round_prep,
        grad_fn=lambda targs, sargs: "RoundBackward0" if sargs[0] is None else "RoundBackward1")
 def round(input, *, decimals=None):  # noqa: A001
     """Round half to even, as PyTorch (``decimals`` defaults to 0)."""
@@ -814,6 +857,11 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 def _clamp_prep(targs, sargs):
     if targs[1] is None and targs[2] is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(targs[0], Tensor) and targs[0].dtype.category == D.FLOAT:
+        # torch's floating clamp takes a number bound as a double (no promotion): a complex one must be real
+        for b in targs[1:]:
+            if isinstance(b, complex) and b.imag != 0:
+                raise RuntimeError("value cannot be converted to type double without overflow")
     D.check_scalar_arg(targs[0], targs[1])
     D.check_scalar_arg(targs[0], targs[2])
     b = [x for x in targs[1:] if isinstance(x, Tensor)]
@@ -905,6 +953,9 @@ def _mask_check(targs, sargs):
                            f"{len(v._shape)} dimension(s).")
     if not isinstance(v, Tensor):
         D.check_fits(v, targs[0].dtype)
+    elif v.dtype.category == D.COMPLEX and targs[0].dtype.category < D.COMPLEX and \
+            not isinstance(v._array, jax.core.Tracer):
+        D.check_fits(complex(np.asarray(v._array)), targs[0].dtype)  # (torch fills value.item(): checked)
 
 
 def _masked_fill_rule(op, sig, sargs):
@@ -937,6 +988,25 @@ def _addc_rule(op, sig, sargs):
     return casts, outs
 
 
+def _addc_prep(targs, sargs):
+    """A complex ``value`` with a real result: torch converts it to the kernel's (opmath) type, checked (an
+    imaginary part raises; 1+0j is 1)."""
+    value = sargs[0]
+    if type(value) is complex:
+        r = P.result_type_sig(P._entries(tuple((len(t._shape), t.dtype) if hasattr(t, "_storage") else type(t)
+                                               for t in targs)))
+        if D.BOOL < r.category < D.COMPLEX:
+            D.check_fits(value, D.from_numpy_dtype(np.dtype(D.opmath(r.jnp))) if r.category == D.FLOAT else r)
+            return (value.real,) + tuple(sargs[1:])
+    return sargs
+
+
+def _addcdiv_prep(targs, sargs):
+    if all(hasattr(t, "_storage") and t.dtype.category <= D.INT for t in targs[1:]):
+        return sargs  # (two integral divisor operands: the rule's error comes first)
+    return _addc_prep(targs, sargs)
+
+
 def _value(value, dt):
     """``value`` in the computation dtype: truncated to an integer for integral results (as PyTorch's kernel)."""
     if jnp.issubdtype(dt, jnp.integer):
@@ -944,16 +1014,16 @@ def _value(value, dt):
     return _alpha(value, dt)
 
 
-@defop(kernel="addcmul_cpu_out", promote=_addc_rule, broadcast=True, grad_fn="AddcmulBackward0", tensors=3,
-       inplace=True, traced=("value",), saves=saves_for(((2,), 1), ((1,), 2)))
+@defop(kernel="addcmul_cpu_out", promote=_addc_rule, broadcast=True, prep=_addc_prep, grad_fn="AddcmulBackward0",
+       tensors=3, inplace=True, traced=("value",), saves=saves_for(((2,), 1), ((1,), 2)))
 def addcmul(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 * tensor2`` (integral results truncate ``value``; float16 / bfloat16 in float32,
     rounded once, as torch's CPU kernel)."""
     return D.in_opmath(lambda x, a, b: x + _value(value, x.dtype) * a * b)(input, tensor1, tensor2)
 
 
-@defop(kernel="addcdiv_cpu_out", promote=_addc_rule, broadcast=True, grad_fn="AddcdivBackward0", tensors=3,
-       inplace=True, traced=("value",), saves=saves_for(((1,), 2), always=(2,)))
+@defop(kernel="addcdiv_cpu_out", promote=_addc_rule, broadcast=True, prep=_addcdiv_prep,
+       grad_fn="AddcdivBackward0", tensors=3, inplace=True, traced=("value",), saves=saves_for(((1,), 2), always=(2,)))
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 / tensor2``; tensor1 and tensor2 may not both be integral (PyTorch's error);
     float16 / bfloat16 in float32, rounded once."""

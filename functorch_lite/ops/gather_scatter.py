@@ -85,6 +85,8 @@ def _scatter_prep(targs, sargs):
     is_t = isinstance(src, Tensor)
     if is_t and src.dtype is not x.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    if isinstance(src, complex):  # (a complex value into a real type: its imaginary part must be 0)
+        D.check_fits(src, x.dtype)
     if index.numel() == 0:
         return (d,) + sargs[1:]
     nd = max(x.ndim, 1)
@@ -301,10 +303,14 @@ def _index_add_prep(targs, sargs):
 
 def _index_fill_prep(targs, sargs):
     x, index, value = targs
-    if not isinstance(value, Tensor):
+    if not isinstance(value, Tensor) and not isinstance(value, complex):
         D.check_fits(value, x.dtype)
     d = _wrap_dim(sargs[0], len(x._shape))
     _need(index, (D.int64,), "index_fill_(): Expected dtype int64 for index.", IndexError)
+    if x.dtype.category < D.COMPLEX and (isinstance(value, complex) or (
+            isinstance(value, Tensor) and value.dtype.category == D.COMPLEX)):
+        # (any complex number, even 1+0j, and a complex 0-d value tensor: torch takes its item)
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
     if index.ndim > 1:
         raise RuntimeError("Index has to be a vector/scalar")
     if isinstance(value, Tensor) and value.ndim:

@@ -425,13 +425,22 @@ def aten_no_derivative(name: str):
 def tanh(x):
     """tanh whose derivative is PyTorch's ``tanh_backward``, ``grad * (1 - y * y)`` in the op math type (float32
     for half types), rounded once: JAX's ``t * (1 - y) * (1 + y)`` overflowed in half precision for a negative
-    input under a loss-scaled gradient (float16: 40000 at x = -1 gave NaN; torch 16784)."""
-    return jnp.tanh(x)
+    input under a loss-scaled gradient (float16: 40000 at x = -1 gave NaN; torch 16784). A complex ``x - 0j``
+    gives ``tanh(x) - 0j`` (C99's signed zero; JAX's is ``+0j``)."""
+    return _tanh_value(x)
+
+
+def _tanh_value(x):
+    y = jnp.tanh(x)
+    if jnp.iscomplexobj(x):
+        xi, yi = jnp.imag(x), jnp.imag(y)
+        y = jax.lax.complex(jnp.real(y), jnp.where((xi == 0) & (yi == 0), xi, yi))
+    return y
 
 
 def _tanh_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
-    y = jnp.tanh(x)
+    y = _tanh_value(x)
     half = jnp.dtype(t.dtype).itemsize == 2 and jnp.issubdtype(t.dtype, jnp.floating)
     wide = jnp.float32 if half else t.dtype
     yw = y.astype(wide)
@@ -453,3 +462,98 @@ def _lae(lae, scale):
 
 
 logaddexp, logaddexp2 = _lae(jnp.logaddexp, 1.0), _lae(jnp.logaddexp2, float(np.log(2.0)))
+
+
+# ---- complex branch cuts (C99 / torch's signed-zero sides) ------------------------------------------
+def _with_sign(v, s):
+    """``v`` with the sign bit of ``s`` (``copysign``, but by negation: its derivative is +-1, never 0)."""
+    return jnp.where(jnp.signbit(v) != jnp.signbit(s), -v, v)
+
+
+def branch_cut(f, re=None, im=None, deriv=None):
+    """``f`` (a JAX complex elementary function) whose results on a branch cut take the side of the signed zero
+    the argument carries, as C99 and PyTorch (``sqrt(-4-0j)`` is ``-2j``; JAX answers ``+2j`` for every zero
+    sign). ``re`` / ``im``: where the result's real / imaginary sign comes from (``"x"``, ``"y"``: the
+    argument's real / imaginary part; ``"-y"``: opposite to it; ``"y0"``: the argument's only where its imaginary
+    part is a zero, as ``exp(x - 0j)``'s ``-0j``). Real arguments: ``f`` itself. The derivative is ``f``'s
+    (``deriv(z, w)``: ``f'(z)`` from the corrected result), the holomorphic tangent ``f'(z) dz``."""
+    def fix(z):
+        w = f(z)
+        x, y = jnp.real(z), jnp.imag(z)
+        wr, wi = jnp.real(w), jnp.imag(w)
+        if re == "x":
+            wr = _with_sign(wr, x)
+        if im == "y":
+            wi = _with_sign(wi, y)
+        elif im == "-y":
+            wi = _with_sign(wi, -y)
+            if w.dtype == jnp.complex128:  # (torch's double acos is pi/2 - asin: a zero imaginary part is +0)
+                wi = jnp.where(wi == 0, jnp.zeros_like(wi), wi)
+        elif im == "y0":
+            wi = jnp.where((y == 0) & (wi == 0), y, wi)
+        return jax.lax.complex(wr, wi)
+
+    g = jax.custom_jvp(fix)
+
+    @g.defjvp
+    def _jvp(primals, tangents):
+        (z,), (t,) = primals, tangents
+        w = fix(z)
+        if deriv is not None:
+            return w, deriv(z, w) * t
+        return w, jax.jvp(f, (z,), (t,))[1]
+
+    def h(z):
+        return g(z) if jnp.iscomplexobj(z) else f(z)
+    h.__name__ = getattr(f, "__name__", "f")
+    return h
+
+
+csqrt = branch_cut(jnp.sqrt, im="y", deriv=lambda z, w: 1 / (2 * w))
+casin = branch_cut(jnp.arcsin, im="y")
+cacos = branch_cut(jnp.arccos, im="-y")
+catan = branch_cut(jnp.arctan, re="x", im="y")
+casinh = branch_cut(jnp.arcsinh, re="x", im="y")
+# (acosh's derivative is ``1 / (sqrt(z - 1) sqrt(z + 1))``, as torch's ``(z - 1).rsqrt() * (z + 1).rsqrt()``; JAX's
+# ``1 / sqrt(z**2 - 1)`` has the opposite sign where Re z < 0)
+# ``z +- 1`` keeps z's imaginary part as torch's (a -0 stays -0: JAX's ``z + (1+0j)`` would make it +0)
+cacosh = branch_cut(jnp.arccosh, im="y", deriv=lambda z, w: 1 / (
+    csqrt(jax.lax.complex(jnp.real(z) - 1, jnp.imag(z))) * csqrt(jax.lax.complex(jnp.real(z) + 1, jnp.imag(z)))))
+catanh = branch_cut(jnp.arctanh, re="x", im="y")
+cexp = branch_cut(jnp.exp, im="y0", deriv=lambda z, w: w)
+
+
+def cpow_zero_base(r, x, y):
+    """A complex ``x ** y`` at a zero base: torch's ``exp(y * log(0))`` under C99's rules, where XLA gives NaN
+    (``0 ** (1+2j)``) or 1 (``0 ** 0j``): 0 for Re(y) > 0, inf+nan*j for Re(y) < 0, nan+nan*j otherwise."""
+    yr = jnp.real(jnp.asarray(y)).astype(jnp.real(r).dtype)
+    nan = jnp.asarray(jnp.nan, yr.dtype)
+    zero_base = jax.lax.complex(jnp.where(yr > 0, 0, jnp.where(yr < 0, jnp.inf, nan)).astype(yr.dtype),
+                                jnp.where(yr > 0, -0.0, nan).astype(yr.dtype))
+    return jnp.where(x == 0, zero_base, r)
+
+
+# torch's complex ``pow(tensor, scalar)``: 0 fills ones, 1 copies, and 2, 3, -1, -2, 0.5, -0.5 are the exact
+# square, cube, reciprocal(s), sqrt and rsqrt (pow_tensor_scalar_optimized_kernel); the others ``std::pow``.
+_CPOW_SPECIAL = (0.0, 1.0, 2.0, 3.0, -1.0, -2.0, 0.5, -0.5)
+_CPOW_BRANCHES = (
+    lambda x, y: cpow_zero_base(jnp.power(x, y), x, y),
+    lambda x, y: jnp.ones_like(x), lambda x, y: x, lambda x, y: x * x, lambda x, y: x * x * x,
+    lambda x, y: 1 / x, lambda x, y: 1 / (x * x), lambda x, y: csqrt(x), lambda x, y: 1 / csqrt(x))
+
+
+@jax.custom_jvp
+def cpow_scalar(x, y):
+    """Complex ``x ** y`` for a 0-d exponent ``y`` (of x's dtype), with torch's exact special exponents; its
+    derivative is :func:`pow`'s (torch's ``pow_backward`` is the generic formula for these too)."""
+    yr = jnp.real(y)
+    idx = jnp.zeros((), jnp.int32)
+    for k, v in enumerate(_CPOW_SPECIAL):
+        idx = jnp.where(yr == v, k + 1, idx)
+    idx = jnp.where(jnp.imag(y) == 0, idx, 0)
+    return jax.lax.switch(idx, _CPOW_BRANCHES, x, jnp.broadcast_to(y, ()))
+
+
+@functools.partial(cpow_scalar.defjvp, symbolic_zeros=True)
+def _cpow_scalar_jvp(primals, tangents):
+    return cpow_scalar(*primals), _pow_jvp(primals, tangents)[1]

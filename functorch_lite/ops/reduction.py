@@ -592,8 +592,10 @@ def _softmax_rule(op, sig, sargs):
     dt_arg = op.sarg(sargs, "dtype")
     if dt_arg is not None:
         r = D.as_dtype(dt_arg)
-        return (r,), (r,)
-    if dt.category < D.FLOAT:
+        dt = r
+        if r.category != D.COMPLEX:
+            return (r,), (r,)
+    if dt.category != D.FLOAT:  # (integral, bool and complex: no kernel)
         last = "_lastdim" if nd == 0 or op.sarg(sargs, "dim") == nd - 1 else ""
         raise no_kernel(f"{op.name}{last}_kernel_impl", dt)
     return (None,), (dt,)

@@ -266,15 +266,15 @@ def _branches(d, args, kwargs) -> tuple:
     return tuple(out)
 
 
-_N_MODES = 8  # (the length of ``_modes()``: the key's components after it are indexed past them)
-
-
-def _modes() -> tuple:
-    """The guard key's global modes: grad, inference, default dtype, autocast, float32 matmul precision, current
-    CUDA device, attention backends, the other process-wide switches a function may read (deterministic
-    algorithms, threads, warn_always, torch.backends flags, anomaly mode: ``_config.SWITCH_STATE``)."""
-    return (_gm._state.enabled, _gm._state.inference, D._DEFAULT[0], _amp.state_key(),
-            _config._SWITCHES["matmul_precision"], _dev.CURRENT_CUDA[0], _SDP_KEY[0], _config.SWITCH_STATE[0])
+# The guard key's global modes: grad, inference, default dtype, autocast, float32 matmul precision, current CUDA
+# device, attention backends, the other process-wide switches a function may read (deterministic algorithms,
+# threads, warn_always, torch.backends flags, anomaly mode: ``_config.SWITCH_STATE``), as expressions over this
+# module's names: ``_modes()`` is their tuple, and a fused steady call compares each in place (steady.Steady.fuse)
+MODE_EXPRS = ("_gm._state.enabled", "_gm._state.inference", "D._DEFAULT[0]", "_amp.state_key()",
+              '_config._SWITCHES["matmul_precision"]', "_dev.CURRENT_CUDA[0]", "_SDP_KEY[0]", "_config.SWITCH_STATE[0]")
+_N_MODES = len(MODE_EXPRS)  # (the length of ``_modes()``: the key's components after it are indexed past them)
+_modes = eval(f"lambda: ({', '.join(MODE_EXPRS)})")
+_modes.__doc__ = "The guard key's global modes (``MODE_EXPRS``), as a tuple."
 
 
 class _Entry:
@@ -608,6 +608,10 @@ class CompiledFunction:
     # ---- the call ----------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         steady = self._steady
+        if steady is not None and steady.call:  # (the steady call as one function: Steady.fuse)
+            result = steady.call(self, args, kwargs)
+            if result is not _MISS:
+                return result
         if steady is not None and not kwargs and not TRACING[0] and _PROFILER[0] is None and \
                 STANCE[0] is None and _SAVED_HOOKS[0] is None and (not args or steady.fast is not None):
             # the steady state of a call without arguments (a training step over its closure) or with plain tensor
@@ -929,6 +933,11 @@ class CompiledFunction:
         """A call in the steady state (``steady.py``): the last call's program on the slots' values as it left
         them, with no key to build."""
         entry = steady.entry
+        if steady.call is None:  # (its first steady call: the next ones as one function, where they can be)
+            steady.call = False
+            plan = self._plan
+            if plan is not None and plan.d is steady.base and plan._check is not None:
+                steady.fuse(plan, _FUSE_ENV)
         self.stats["cache_hits"] += 1
         COUNTERS["cache_hits"] += 1
         COUNTERS["steady_calls"] += 1
@@ -2544,13 +2553,18 @@ class _StaleLR:
     __hash__ = object.__hash__
 
 
-def _verify_fast(cf, steady, ins, args) -> None:
-    """Under ``config.verify_discovery``: what the argument fast path (``Steady.fast``) accepts, the general path's
-    discovery and steady check accept too, with the same inputs."""
-    d = S.discover_cached(cf.fn, args, {}, cf)
-    cf._verify_discovery(d, args, {})
+def _verify_fast(cf, steady, ins, args, kwargs=None) -> None:
+    """Under ``config.verify_discovery``: what the argument fast path (``Steady.fast``) or a fused steady call
+    (``Steady.fuse``) accepts, the general path's discovery, guard key and steady check accept too, with the same
+    inputs."""
+    kwargs = {} if kwargs is None else kwargs
+    d = S.discover_cached(cf.fn, args, kwargs, cf)
+    cf._verify_discovery(d, args, kwargs)
+    if ins is not None and cf._ambient(d, args, kwargs) != steady.ambient:
+        raise AssertionError(f"functorch_lite.compile: {cf.__name__}: the steady state's own check passed a call "
+                             "whose guard components differ")
     fast = None if ins is None else list(ins)
-    general = steady.inputs(d, args, {})
+    general = steady.inputs(d, args, kwargs)
     # (a fresh .grad the caller still holds goes in as a copy, by a reference count that the references held
     # here change: the same values, another array)
     copies = {steady.starts[i] if steady.flat else i for i in steady.fresh}
@@ -2564,6 +2578,24 @@ def _verify_fast(cf, steady, ins, args) -> None:
 def _stale(entry) -> bool:
     """A tensor the program read as a constant (``entry.consts``) holds another array now."""
     return bool(entry.consts) and not all([st.array is a for st, a in entry.consts])
+
+
+_MISS = object()  # (a fused steady call's answer where a check fails: the general path takes the call)
+# the names a fused steady call reads (``steady.Steady.fuse``)
+_FUSE_ENV = {"MISS": _MISS, "TRACING": TRACING, "PROF": _PROFILER, "STANCE": STANCE, "SAVED": _SAVED_HOOKS,
+             "CFG": config, "GHOOKS": _module._global_call_hooks, "COUNTERS": COUNTERS, "top_level": _top_level,
+             "stale": _stale, "verify": _verify_fast, "TOP_LEVEL": "top_level()",
+             "MODE_EXPRS": MODE_EXPRS, "_gm": _gm, "D": D, "_amp": _amp, "_config": _config, "_dev": _dev,
+             "_SDP_KEY": _SDP_KEY}
+# JAX's TracingContext.is_top_level, inline where this JAX has its parts (three Python calls fewer a call)
+_parts = {"TSR": getattr(_jax_core, "trace_state_strong_ref", None), "EVAL": getattr(_jax_core, "eval_trace", None),
+          "AXS": getattr(_jax_core, "axis_env_state", None), "TOPAX": getattr(_jax_core, "top_axis_env", None)}
+try:
+    if eval("TSR.value is EVAL and AXS.value is TOPAX", _parts) is True is _top_level():
+        _FUSE_ENV.update(_parts, TOP_LEVEL="TSR.value is EVAL and AXS.value is TOPAX")
+except AttributeError:
+    pass
+del _parts
 
 
 def _same_key(a: tuple, b: tuple) -> bool:

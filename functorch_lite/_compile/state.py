@@ -713,7 +713,7 @@ class Plan:
     __slots__ = ("d", "epoch", "cells", "globs", "seqs", "tensors", "groups", "arrays", "_check")
 
     def __init__(self):
-        self._check = None        # the identity checks below, as one generated function (``_check_source``)
+        self._check = None        # the identity checks below, as one generated function (``check_lines``)
         self.arrays: list = []    # (NumPy array, its guard): its contents are checked on every call
         self.cells: list = []     # (cell, contents)
         self.globs: list = []     # (globals dict, names, values: _EMPTY where unset)
@@ -724,11 +724,15 @@ class Plan:
     def valid(self) -> bool:
         check = self._check
         if check is None:  # (made on the first check: the walk has listed everything by then)
-            src, ns = self._check_source()
+            lines, ns = self.check_lines()
+            src = "\n".join(["def check():"] + lines + ["    return True"]) + "\n"
             exec(compile(src, "<functorch_lite.compile plan check>", "exec"), ns)
             check = self._check = ns["check"]
-        if not check():
-            return False
+        return check() and self.rest()
+
+    def rest(self) -> bool:
+        """``valid()``'s checks after the generated identity checks: the NumPy arrays' contents and the optimizers'
+        param groups (a group's guard values read afresh where its options changed)."""
         for a, g in self.arrays:
             if a.nbytes <= _NUMPY_CHECKED and numpy_guard(a) != g:
                 return False
@@ -749,11 +753,12 @@ class Plan:
                          for k, v in group.items() if k not in ("params", "param_names"))
         return True
 
-    def _check_source(self) -> tuple:
+    def check_lines(self, fail="False") -> tuple:
         """``valid()``'s identity checks (the structure epoch, closure cells, globals, the containers and
-        attributes walked, each tensor's storage and autograd flags) as the source of one straight-line function
-        over the recorded objects, and its namespace: a training step's reused walk is checked on every call
-        (W2: 7 us as a loop over the records, 2 generated)."""
+        attributes walked, each tensor's storage and autograd flags) as the source lines of one straight-line
+        function over the recorded objects (each failed check a ``return {fail}``), and their namespace: a training
+        step's reused walk is checked on every call (W2: 7 us as a loop over the records, 2 generated; the steady
+        state's fused call inlines them: ``steady.Steady.fuse``)."""
         ns = {"_EMPTY": _EMPTY, "_S": _structure(), "_identical": _identical, "_same_items": _same_items,
               "islice": islice, "_DICT_ITEMS": _DICT_ITEMS, "_ATTR_ITEMS": _ATTR_ITEMS, "_cell_empty": _cell_empty}
         conds = [f"_S[0] != {self.epoch!r}"]
@@ -795,14 +800,12 @@ class Plan:
                          f"({fn} is None) is not {leaf!r} or {tn}._shape is not {const(shape)} or "
                          f"{tn}._strides is not {const(strides)}" +
                          ("" if rg else f" or ({tn}._grad is None) is not {nograd!r}"))
-        lines = ["def check():"]
-        lines += [f"    if {c}:\n        return False" for c in conds]
+        lines = [f"    if {c}:\n        return {fail}" for c in conds]
         if cells:  # (a cell emptied since (``del``) raises ValueError: changed)
             lines.append("    try:")
-            lines += [f"        if {c}:\n            return False" for c in cells]
-            lines.append("    except ValueError:\n        return False")
-        lines.append("    return True")
-        return "\n".join(lines) + "\n", ns
+            lines += [f"        if {c}:\n            return {fail}" for c in cells]
+            lines.append(f"    except ValueError:\n        return {fail}")
+        return lines, ns
 
 
 def _identical(a: tuple, b: tuple) -> bool:

@@ -92,7 +92,7 @@ def _leaves(v) -> list:
 class Steady:
     __slots__ = ("base", "n", "n_args", "entry", "key", "ambient", "flat", "kinds", "recs", "vals", "leaves",
                  "starts", "counts", "check", "writers", "single", "fresh", "inputs", "write", "fast", "argd",
-                 "undoable", "held", "host", "__weakref__")
+                 "undoable", "held", "host", "call", "_ns", "_gen", "__weakref__")
 
     def __init__(self, entry, key, ambient, d, flat: bool, arg_statics, modes, branches):
         """After a call of ``entry`` whose key was ``key``, its results written back: the slots' values now are
@@ -134,7 +134,7 @@ class Steady:
               "L": self.leaves, "self": weakref.proxy(self), "getrefcount": getrefcount,
               "copy": _copy, "is_": is_, "dget": dict.get, "FLAT": _FLAT_STATES, "from_array": S.Tensor._from_array,
               "hyper_new": _hyper_new, "arg_statics": arg_statics, "modes": modes, "SARR": _SARR,
-              "branches": branches}
+              "branches": branches, "Storage": Storage}
         # a call whose arguments are all plain tensors (a batch: no view, no grad) gets ``fast(args)``: its
         # arguments checked and taken directly, into ``argd`` (this state's own discovery, its argument slots
         # repointed at each call's tensors) instead of a discovery built per call (discover_cached: 3.5 us for 2)
@@ -145,13 +145,15 @@ class Steady:
             self.argd = copy.copy(d)
             self.argd.slots = [S.StorageSlot(s.tensor, s.name) for s in d.slots[:self.n_args]] + \
                 d.slots[self.n_args:]
-            ns["ARGD"], ns["PST"], ns["Tensor"], ns["Storage"] = self.argd, self.base._storages, S.Tensor, Storage
+            ns["ARGD"], ns["PST"], ns["Tensor"] = self.argd, self.base._storages, S.Tensor
         # the program's checks answered on the host before it runs (hostcheck.py), where they can be
         self.host = hostcheck.of(entry, flat, self.leaves if flat else self.vals) if spec.checks else None
+        self._ns, self._gen = ns, (d, args_plain)
         exec(compile(self._source(d, ns, args_plain), "<functorch_lite.compile steady state>", "exec"), ns)
         self.inputs, self.write = ns["inputs"], ns["write"]
         if args_plain:
             self.fast = ns["fast"]
+        self.call = None  # the whole steady call as one function (``fuse``), made on its first steady call
 
     def _source(self, d, ns, args_plain=False) -> str:
         """``inputs(d, args, kwargs)``: the program's inputs for this call (flat leaves or per-slot values) when it is
@@ -167,24 +169,8 @@ class Steady:
         array, a changed learning rate, a reseeded generator) is read again when its record differs, its sig
         compared with the key's; any other change sends the call down the full path."""
         n_args, base_slots = self.n_args, d.slots
-
-        def const(v):
-            name = f"c{len(ns)}"
-            ns[name] = v
-            return name
-        # the key's other components (``CompiledFunction._ambient``), compared in place: the modules' training
-        # flags, the guarded statics (the reused walk's list: ``state.Plan.valid`` reads a group's again), the
-        # arguments' static parts, the modes and the frozen guards
-        amb = self.ambient
-        same = [f"{const(m)}.training is {const(m.training)}" for _, m in self.base.modules]
-        if amb[1]:
-            same.append(f"[v for _, v in {const(self.base.statics)}] == {const(list(amb[1]))}")
-        same.append(f"arg_statics(d, args, kwargs) == {const(amb[2:4])}" if amb[2] or amb[3] else
-                    "not args and not kwargs")
-        end = 4 + len(ns["modes"]())  # (the modes' components: ``CompiledFunction._ambient``)
-        same += [f"modes() == {const(amb[4:end])}", f"d.frozen == {const(amb[end])}"]
-        if amb[end + 1]:  # (branches on dynamic arguments: this call's outcomes)
-            same.append(f"branches(d, args, kwargs) == {const(amb[end + 1])}")
+        const = _namer(ns, "c")
+        same = self._same(const)
         src = ["def inputs(d, args, kwargs):",
                "    if (d is not BASE and d.base is not BASE) or len(d.slots) != N:",
                "        return None",
@@ -194,54 +180,162 @@ class Steady:
         src += self._slot_checks(base_slots, const, range(n_args))
         src.append("    return L" if self.flat else "    return V")
         if args_plain:
-            # ``fast(args)``: ``inputs`` for a call of plain tensor arguments, ``argd`` its discovery. An argument
-            # is what discover_cached makes a lone StorageSlot of (a base tensor over its own storage, no grad,
-            # no .grad), of the key's sig (``StorageSlot.sig``), over a storage no other argument nor the reused
-            # walk reaches; the rest is ``inputs``' (the key's argument statics are ("T",) * n for such a call)
-            src += ["", "", "def fast(args):", f"    if len(args) != {n_args}:", "        return None"]
-            for i in range(n_args):
-                _, shape, dt, dev, _, _ = self.key[0][i]
-                src += [f"    a{i} = args[{i}]",
-                        f"    if type(a{i}) is not Tensor or a{i}._chain is not None or a{i}._base is not None or "
-                        f"a{i}._requires_grad or a{i}._grad is not None:",
-                        "        return None",
-                        f"    s{i} = a{i}._storage",
-                        f"    if type(s{i}) is not Storage or s{i}.inference:",
-                        "        return None",
-                        f"    v{i} = s{i}.array",
-                        f"    if v{i}.shape != {const(shape)} or v{i}.dtype != {const(dt)} or s{i}.device != "
-                        f"{const(dev)} or id(s{i}) in PST{''.join(f' or s{i} is s{j}' for j in range(i))}:",
-                        "        return None"]
-            same[-3] = "True"  # (the argument statics: ("T",) * n, checked above)
-            src += ["    d = BASE", f"    if not ({' and '.join(same)}):", "        return None",
-                    "    sl = ARGD.slots"]
-            src += self._slot_checks(base_slots, const, ())
-            for i in range(n_args):
-                src += [f"    t = sl[{i}]", f"    t.tensor, t.storage = a{i}, s{i}",
-                        f"    R[{i}] = V[{i}] = L[{self.starts[i]}] = v{i}"]
-            src.append("    return L" if self.flat else "    return V")
+            src += ["", "", "def fast(args):"] + self._fast_lines(base_slots, const, "None") + \
+                ["    return L" if self.flat else "    return V"]
         src += ["", "", "def write(d, outs):", "    sl = d.slots", "    ok = True"]
         return "\n".join(src + self._write_source(base_slots, const)) + "\n"
 
-    def _slot_checks(self, base_slots, const, args) -> list:
-        """``inputs``' checks of the slots as source lines (``args``: the argument slots, each read again; the
-        others are left to the caller)."""
+    def _same(self, const, args_plain=False, modes=None) -> list:
+        """The key's other components (``CompiledFunction._ambient``), compared in place, as conditions: the
+        modules' training flags, the guarded statics (the reused walk's list: ``state.Plan.valid`` reads a group's
+        again), the arguments' static parts (``args_plain``: ("T",) * n, which ``_fast_lines`` checks), the modes
+        and the frozen guards (``modes``: the modes' expressions, each compared in place, else ``modes()``'s
+        tuple)."""
+        amb = self.ambient
+        same = [f"{const(m)}.training is {const(m.training)}" for _, m in self.base.modules]
+        if amb[1]:
+            same.append(f"[v for _, v in {const(self.base.statics)}] == {const(list(amb[1]))}")
+        if not args_plain:
+            same.append(f"arg_statics(d, args, kwargs) == {const(amb[2:4])}" if amb[2] or amb[3] else
+                        "not args and not kwargs")
+        end = 4 + len(self._ns["modes"]())  # (the modes' components: ``CompiledFunction._ambient``)
+        if modes is None:
+            same.append(f"modes() == {const(amb[4:end])}")
+        else:
+            same += [f"{e} == {const(v)}" for e, v in zip(modes, amb[4:end])]
+        same.append(f"d.frozen == {const(amb[end])}")
+        if amb[end + 1]:  # (branches on dynamic arguments: this call's outcomes)
+            same.append(f"branches(d, args, kwargs) == {const(amb[end + 1])}")
+        return same
+
+    def _fast_lines(self, base_slots, const, fail, modes=None) -> list:
+        """``fast(args)``'s body: ``inputs`` for a call of plain tensor arguments, ``argd`` its discovery. An
+        argument is what discover_cached makes a lone StorageSlot of (a base tensor over its own storage, no grad,
+        no .grad), of the key's sig (``StorageSlot.sig``), over a storage no other argument nor the reused walk
+        reaches; the rest is ``inputs``' (the key's argument statics are ("T",) * n for such a call). Each failed
+        check a ``return {fail}`` (``modes``: as ``_same``'s); it leaves ``d`` and ``sl`` the argument
+        discovery's."""
+        n_args = self.n_args
+        src = [f"    if len(args) != {n_args}:", f"        return {fail}"]
+        for i in range(n_args):
+            _, shape, dt, dev, _, _ = self.key[0][i]
+            src += [f"    a{i} = args[{i}]",
+                    f"    if type(a{i}) is not Tensor or a{i}._chain is not None or a{i}._base is not None or "
+                    f"a{i}._requires_grad or a{i}._grad is not None:",
+                    f"        return {fail}",
+                    f"    s{i} = a{i}._storage",
+                    f"    if type(s{i}) is not Storage or s{i}.inference:",
+                    f"        return {fail}",
+                    f"    v{i} = s{i}.array",
+                    f"    if v{i}.shape != {const(shape)} or v{i}.dtype != {const(dt)} or s{i}.device != "
+                    f"{const(dev)} or id(s{i}) in PST{''.join(f' or s{i} is s{j}' for j in range(i))}:",
+                    f"        return {fail}"]
+        src += ["    d = BASE", f"    if not ({' and '.join(self._same(const, True, modes))}):",
+                f"        return {fail}",
+                "    sl = ARGD.slots"]
+        src += self._slot_checks(base_slots, const, (), fail)
+        for i in range(n_args):
+            src += [f"    t = sl[{i}]", f"    t.tensor, t.storage = a{i}, s{i}",
+                    f"    R[{i}] = V[{i}] = L[{self.starts[i]}] = v{i}"]
+        return src + ["    d = ARGD"]
+
+    def fuse(self, plan, env) -> None:
+        """``call(F, args, kwargs)``: the whole of a steady call of the compiled function ``F`` as one generated
+        function, where it is plain (a program over flat leaves or values whose checks, if any, the host answers;
+        a call without keyword arguments): the global switches the general path reads, the reused walk's checks
+        (``plan``: ``state.Plan.check_lines``), ``inputs`` / ``fast``, the program called, the result built and
+        ``write``'s body, inline. ``env``: the runner's names it reads (``CompiledFunction._fuse_env``). It returns
+        ``env["MISS"]`` without doing anything where a check fails (the general path then takes the call).
+
+        Why: a small step's Python per call is most of what the facade adds to its program. W1 (a 15 us program):
+        5.1 us of Python as separate calls (the plan check, ``inputs``, ``_steady_call``, ``write``, the result),
+        4.4 inline; what is left is the ~100 checks and writes themselves, each 30-60 ns."""
+        entry, spec = self.entry, self.entry.spec
+        if spec.checks and self.host is None:  # (flags read after the program: _steady_call)
+            return
+        ns = self._ns
+        plan_lines, pns = plan.check_lines("MISS")
+        clash = set(pns) & set(ns) - {"__builtins__"}
+        if any(pns[k] is not ns[k] for k in clash):
+            return
+        ns.update(pns)
+        ns.update(env)
+        const = _namer(ns, "f")
+        d, args_plain = self._gen
+        base_slots = d.slots
+        prog = entry.donating[0] if self.flat else entry.jitted
+        ns.update(PLAN=plan, ENTRY=entry, PROG=prog.top, HOST=self.host, SELF=self)
+        src = ["def call(F, args, kwargs):",
+               "    if kwargs or TRACING[0] or PROF[0] is not None or STANCE[0] is not None or SAVED[0] is not None "
+               "or F._plan is not PLAN:",
+               "        return MISS"]
+        if self.base.modules:
+            src += ["    if GHOOKS:", "        return MISS"]
+        checks = list(plan_lines)
+        if plan.arrays or plan.groups:
+            checks += ["    if not PLAN.rest():", "        return MISS"]
+        if args_plain:
+            checks += self._fast_lines(base_slots, const, "MISS", env["MODE_EXPRS"])
+        else:
+            checks += ["    if args:", "        return MISS", "    d = BASE",
+                       f"    if not ({' and '.join(self._same(const, modes=env['MODE_EXPRS']))}):",
+                       "        return MISS", "    sl = d.slots"]
+            checks += self._slot_checks(base_slots, const, range(self.n_args), "MISS")
+        # (a state entry set to None or a number where a check reads a tensor: the general path, as ``inputs``'s
+        # caller does)
+        src += ["    try:"] + ["    " + line for line in "\n".join(checks).split("\n")] + \
+            ["    except AttributeError:", "        return MISS"]
+        ins = "*L" if self.flat else "V"
+        if self.host is not None:
+            src += [f"    if not HOST({ins[-1]}):", "        return MISS"]
+        src += [f"    if ENTRY.consts and stale(ENTRY) or not ({env['TOP_LEVEL']}):", "        return MISS",
+                "    if CFG.verify_discovery:  # (the tests' self-check: the general path would pass it too)",
+                f"        verify(F, SELF, {ins[-1]}, args, kwargs)",
+                "    stats = F.stats",
+                "    stats['calls'] += 1",
+                "    stats['cache_hits'] += 1",
+                "    COUNTERS['calls'] += 1",
+                "    COUNTERS['cache_hits'] += 1",
+                "    COUNTERS['steady_calls'] += 1",
+                "    F._steady = None",
+                f"    F._last = ({const(self.key)}, d)",
+                "    F._ctx = (d, args, kwargs)",
+                "    try:",
+                f"        outs = PROG({ins})",
+                "    finally:",
+                "        F._ctx = None",
+                "    SELF.held = None"]
+        if self.single is not None:
+            src.append(f"    result = from_array(outs[{spec.n_slot_out}], {const(self.single[0])}, "
+                       f"{const(self.single[1])})")
+            if spec.freed is not None:  # (a training step's loss: its graph freed by the backward inside)
+                src.append(f"    result._requires_grad, result._grad_fn = True, {const(spec.freed)}")
+        src += ["    ok = True"] + self._write_source(base_slots, const)[:-1]  # (its ``return ok`` left out)
+        if self.single is None:
+            src.append(f"    result = F._results(ENTRY, d, outs, {const(spec.moves[1])})")
+        src += ["    if ok:", "        F._steady = SELF", "    return result"]
+        exec(compile("\n".join(src) + "\n", "<functorch_lite.compile steady call>", "exec"), ns)
+        self.call = ns["call"]
+
+    def _slot_checks(self, base_slots, const, args, fail="None") -> list:
+        """``inputs``' checks of the slots as source lines, each failed one a ``return {fail}`` (``args``: the
+        argument slots, each read again; the others are left to the caller)."""
         n_args, src = self.n_args, []
         for i in self.check:
             k, s = self.kinds[i], base_slots[i]
             reread = f"self._reread({i}, sl[{i}])" if k in _REREAD else "False"
             if i < n_args:  # (an argument: read on every call)
                 if i in args:
-                    src.append(f"    if not {reread}:\n        return None")
+                    src.append(f"    if not {reread}:\n        return {fail}")
             elif k == _STORAGE:
-                src.append(f"    if {const(s.storage)}.array is not R[{i}] and not {reread}:\n        return None")
+                src.append(f"    if {const(s.storage)}.array is not R[{i}] and not {reread}:\n        return {fail}")
             elif k == _GRAD:
                 src += [f"    g, r = {const(s.tensor)}._grad, R[{i}]",
                         "    if g is None:",
-                        "        if r is not None:\n            return None",
+                        f"        if r is not None:\n            return {fail}",
                         "    elif r is None or g is not r[0] or g._storage is not r[1] or r[1].array is not r[2] or "
                         "r[1].zeros is not r[3] or g._chain is not r[4]:",
-                        "        return None"]
+                        f"        return {fail}"]
                 if i in self.fresh:
                     # a .grad the program replaces by a new tensor, kept by the caller (or viewed): its buffer is
                     # not donated but copied (held here: the tensor's _grad, the record, g and the argument; its
@@ -253,18 +347,18 @@ class Steady:
                 src += [f"    r, views = R[{i}], dget({o}.state, {p})",
                         f"    if {o}._ostate.get({p}) is not r[0] or views is not r[1] or views is not None and ("
                         "len(views) != len(r[2]) or not all(map(is_, map(SARR, views.values()), r[2]))):",
-                        "        return None"]
+                        f"        return {fail}"]
             elif k == _HYPER:  # (the values, in the record while no option is a tensor)
                 g = const(s.group)
                 same = " and ".join([f"len(r) == {len(s.keys)}"] + [f"{g}[{const(key)}] is r[{j}]"
                                                                      for j, key in enumerate(s.keys)])
                 src += [f"    r = R[{i}]",
                         f"    if not ({same}) and not hyper_new(sl[{i}], r) and not {reread}:",
-                        "        return None"]
+                        f"        return {fail}"]
             elif k == _VIEW:  # (an argument of a call the whole walk found: read on every call)
-                src.append(f"    if not {reread}:\n        return None")
+                src.append(f"    if not {reread}:\n        return {fail}")
             else:
-                src.append(f"    if {const(s.gen)}._key is not R[{i}] and not {reread}:\n        return None")
+                src.append(f"    if {const(s.gen)}._key is not R[{i}] and not {reread}:\n        return {fail}")
         return src
 
     def _write_source(self, base_slots, const) -> list:
@@ -331,11 +425,19 @@ class Steady:
             else:
                 src.append(f"    ok = self._other_write({k}, {i}, sl[{i}], v) and ok")
         for i, z, dt, bump in self.entry.spec.zeros:
-            src += [f"    s = sl[{i}]",
-                    f"    s.write_zero({const(z)}, {const(dt)}, {bump!r})",
-                    f"    r, g = R[{i}], s.tensor._grad",
-                    "    if r is None or g is not r[0] or r[1].array is not r[2] or r[1].zeros is not r[3]:",
-                    f"        ok = self._take({i}, s) and ok  # (else known zeros in and out: only the version moved)"]
+            # (the check found the record's .grad; over its own storage, holding the zeros it was left at, it keeps
+            # them: GradSlot.write_zero's steady case, where only the version moves)
+            zn, dn = const(z), const(dt)
+            src += [f"    r = R[{i}]",
+                    "    if r is not None and r[4] is None and r[3] is not None and r[3]() is r[2] and "
+                    f"type(r[1]) is Storage and r[0].dtype is {dn} and r[0]._shape == {zn}.shape:",
+                    f"        r[1].version += {bump!r}",
+                    "    else:",
+                    f"        s = sl[{i}]",
+                    f"        s.write_zero({zn}, {dn}, {bump!r})",
+                    f"        r, g = R[{i}], s.tensor._grad",
+                    "        if r is None or g is not r[0] or r[1].array is not r[2] or r[1].zeros is not r[3]:",
+                    f"            ok = self._take({i}, s) and ok  # (else known zeros in and out)"]
         src.append("    return ok")
         return src
 
@@ -421,6 +523,15 @@ class Steady:
         else:
             s.put(v)
         return self._take(i, s)
+
+
+def _namer(ns, prefix):
+    """``const(v)``: ``v`` put in the generated code's namespace ``ns`` under a new name, which it returns."""
+    def const(v):
+        name = f"{prefix}{len(ns)}"
+        ns[name] = v
+        return name
+    return const
 
 
 def _restore_storage(rec) -> None:

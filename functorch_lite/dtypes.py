@@ -9,6 +9,7 @@ from __future__ import annotations
 import math as _math
 
 import jax.numpy as jnp
+from jax import lax as _lax
 import ml_dtypes
 import numpy as np
 
@@ -359,6 +360,19 @@ def in_opmath(fn):
     return g
 
 
+def _to_e8m0(arr, xp):
+    """PyTorch's cast to float8_e8m0fnu (c10's ``fp8e8m0fnu_from_fp32_value``): the float32 value's exponent field,
+    its sign dropped, rounded to nearest-even on the mantissa's guard / round / sticky bits (the implied bit the
+    LSB: 0 for a denormal), NaN and inf to NaN (255). A zero or small denormal is 2^-127 (byte 0); ml_dtypes' cast
+    gives NaN for those and for any negative value."""
+    bits = arr.astype(np.float32)
+    bits = bits.view(np.uint32) if xp is np else _lax.bitcast_convert_type(bits, np.uint32)
+    e = (bits >> 23) & 0xFF
+    up = ((bits & 0x400000) != 0) & (((bits & 0x3FFFFF) != 0) | (e > 0))
+    byte = xp.where(e == 0xFF, 0xFF, e + up.astype(np.uint32)).astype(np.uint8)
+    return byte.view(float8_e8m0fnu.jnp) if xp is np else _lax.bitcast_convert_type(byte, float8_e8m0fnu.jnp)
+
+
 def cast_array(arr, src: dtype, dst: dtype, xp=jnp):
     """Cast an array from ``src`` to ``dst`` the way PyTorch's CPU kernels do (spec §2.2).
 
@@ -388,6 +402,8 @@ def cast_array(arr, src: dtype, dst: dtype, xp=jnp):
             arr = xp.real(arr)
         f = arr.astype(np.float32)  # float64 too: PyTorch rounds float64 -> float32 -> float8 (twice)
         return xp.where(xp.isnan(f), f, xp.clip(f, -448.0, 448.0)).astype(dst.jnp)
+    if dst is float8_e8m0fnu:
+        return _to_e8m0(xp.real(arr) if src.is_complex else arr, xp)
     if dst.category == FLOAT and src.is_complex:
         arr = xp.real(arr)
     if dst.category == FLOAT and dst.itemsize <= 2 and src is not bool and src is not float32:

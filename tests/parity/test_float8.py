@@ -389,3 +389,27 @@ def test_cat_stack_where_keep_one_float8_dtype(fn):
         r = fn(m, a)
         outs.append((str(r.dtype), r.float().numpy().tolist()))
     assert outs[0] == outs[1]
+
+
+# ---- float8_e8m0fnu: an exponent-only format (c10's fp8e8m0fnu_from_fp32_value) ----------------------------
+_E8M0_VALUES = [0., -0., -1.7, -4., -0.3, float("inf"), float("-inf"), float("nan"), 1e-45, 3e38, 1.5, 2.5, 2.9,
+                3.0, 6.0, 1e-39, 2.0 ** -127, 2.0 ** 127, 1.7e38]
+
+
+@pytest.mark.parametrize("src", ["float32", "float16", "bfloat16", "int64", "bool"])
+def test_cast_to_e8m0_drops_the_sign_and_maps_zero_to_its_smallest_value(src):
+    """ml_dtypes' cast gave NaN for zero, denormals and every negative value; torch reads the float32 value's
+    exponent field (sign dropped), rounds on the mantissa's guard bits, and maps zero / tiny values to 2^-127."""
+    def run(T):
+        x = T.tensor(_E8M0_VALUES)
+        x = x > 0.5 if src == "bool" else x.to(getattr(T, src))
+        y = x.to(T.float8_e8m0fnu)
+        return y.float().tolist(), y.view(T.uint8).tolist()
+    got, want = run(ft), run(torch)
+    np.testing.assert_array_equal(np.array(got[0]), np.array(want[0]))
+    assert got[1] == want[1]
+
+
+def test_e8m0_tensor_from_python_values():
+    got = ft.tensor([2.0, 0.0, 0.3, 5.0], dtype=ft.float8_e8m0fnu).view(ft.uint8).tolist()
+    assert got == torch.tensor([2.0, 0.0, 0.3, 5.0], dtype=torch.float8_e8m0fnu).view(torch.uint8).tolist()

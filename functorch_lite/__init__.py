@@ -181,6 +181,15 @@ class layout:
 
 
 strided = layout("strided")
+# torch's other layouts, for code that compares a tensor's layout with them; every tensor here is strided (a
+# factory given another layout refuses: ops/creation.py)
+sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, _mkldnn, jagged = map(
+    layout, ("sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "_mkldnn", "jagged"))
+
+
+def dequantize(tensor):
+    """``torch.dequantize``: a dense tensor (every tensor here: no quantized ones) is its own value; a list, each."""
+    return [t.dequantize() for t in tensor] if isinstance(tensor, (list, tuple)) else tensor.dequantize()
 
 
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):

@@ -197,8 +197,34 @@ def _is_set_to(self, tensor) -> bool:
             and self.shape == tensor.shape and self.stride() == tensor.stride())
 
 
-def _is_coalesced(self) -> bool:
-    raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got Strided")
+# sparse and quantized tensors' accessors, on the dense (strided) tensors this library has: torch's errors
+_LAYOUT_ERRORS = {"is_coalesced": "sparse coordinate", "coalesce": "sparse coordinate",
+                  "indices": "sparse coordinate", "values": "sparse", "crow_indices": "sparse row compressed",
+                  "col_indices": "sparse row compressed", "ccol_indices": "sparse column compressed",
+                  "row_indices": "sparse column compressed"}
+_NO_KERNEL = ("_indices", "_values", "_nnz", "q_scale", "q_zero_point", "int_repr", "q_per_channel_scales",
+              "q_per_channel_zero_points", "q_per_channel_axis")
+
+
+def _layout_error(name, what):
+    def method(self, *args, **kwargs):
+        raise RuntimeError(f"{name} expected {what} tensor layout but got Strided")
+    method.__name__ = name
+    return method
+
+
+def _no_kernel(name):
+    def method(self, *args, **kwargs):
+        raise NotImplementedError(f"Could not run 'aten::{name}' with arguments from the '{self.device.type.upper()}' "
+                                  "backend: functorch_lite has only dense (strided) tensors, neither sparse nor "
+                                  "quantized ones.")
+    method.__name__ = name
+    return method
+
+
+def _to_sparse(self, *args, **kwargs):
+    raise RuntimeError("functorch_lite has only dense (strided) tensors: Tensor.to_sparse / to_sparse_csr / "
+                       "to_sparse_coo are not supported (the layout JAX arrays have is dense)")
 
 
 def _to_dense(self, dtype=None, *, masked_grad=None):
@@ -252,7 +278,11 @@ METHODS = {**{name: property(lambda self: False) for name in _FALSE_FLAGS},
            "share_memory_": _share_memory_,
            "is_distributed": lambda self: False,
            "is_set_to": _is_set_to,
-           "is_coalesced": _is_coalesced,
+           **{name: _layout_error(name, what) for name, what in _LAYOUT_ERRORS.items()},
+           **{name: _no_kernel(name) for name in _NO_KERNEL},
+           **{name: _to_sparse for name in ("to_sparse", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr",
+                                            "to_sparse_bsc", "to_sparse_coo")},
+           "dequantize": lambda self: self,  # (a dense tensor is its own dequantized value, as torch's)
            "to_dense": _to_dense,
            "dense_dim": lambda self: self.dim(),
            "sparse_dim": lambda self: 0,

@@ -1168,7 +1168,26 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
 METHODS = {"uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_, "bernoulli": bernoulli,
            "multinomial": multinomial}
 
-FUNCTIONS = {name: globals()[name] for name in (
+def _dense_only(fn):
+    """``fn`` (a factory taking torch's keyword-only ``layout``) refusing a layout other than ``torch.strided``:
+    every tensor here is dense (torch would build a sparse or mkldnn tensor; ignoring it would be a silent
+    difference)."""
+    import functools
+    import inspect
+    if "layout" not in inspect.signature(fn).parameters:
+        return fn
+
+    @functools.wraps(fn)
+    def factory(*args, **kwargs):
+        lay = kwargs.get("layout")
+        if lay is not None and getattr(lay, "name", None) != "strided":
+            raise RuntimeError(f"{fn.__name__}(): functorch_lite has only dense (torch.strided) tensors; layout={lay!r} "
+                               "is not supported")
+        return fn(*args, **kwargs)
+    return factory
+
+
+FUNCTIONS = {name: _dense_only(globals()[name]) for name in (
     "tensor", "as_tensor", "asarray", "from_numpy", "frombuffer", "zeros", "ones", "empty", "full", "zeros_like", "ones_like",
     "empty_like", "full_like", "arange", "range", "linspace", "logspace", "eye", "rand", "randn", "randint",
     "normal", "rand_like", "randn_like", "randint_like", "randperm", "multinomial", "bernoulli", "tril_indices",

@@ -10,7 +10,7 @@ from operator import is_
 
 import jax
 
-from .._tensor.tensor import Tensor
+from .._tensor.tensor import Size as _Size, Tensor
 from .._symbolic import SymNumber
 from ..nn.modules import module as _module
 
@@ -163,8 +163,8 @@ def _replayable(v) -> bool:
     list / dict of those."""
     if isinstance(v, (Tensor, jax.core.Tracer, SymNumber) + _PLAIN):
         return True
-    if type(v) in (tuple, list):
-        return all(map(_replayable, v))
+    if type(v) in (tuple, list) or isinstance(v, tuple) and hasattr(v, "_fields") or type(v) is _Size:
+        return all(map(_replayable, v))  # (a torch.Size, a named tuple: a pytree of its items, rebuilt as itself)
     if type(v) is dict:
         return all(_replayable(k) and not isinstance(k, Tensor) and _replayable(x) for k, x in v.items())
     return False

@@ -357,7 +357,8 @@ def _deprecated_scaler(device: str) -> type:
             warnings.warn(f"`torch.{device}.amp.GradScaler(args...)` is deprecated. Please use "
                           f"`torch.amp.GradScaler('{device}', args...)` instead.", FutureWarning, stacklevel=2)
             super().__init__(device, init_scale, growth_factor, backoff_factor, growth_interval, enabled)
-    Deprecated.__name__ = Deprecated.__qualname__ = f"{device.capitalize()}GradScaler"
+    Deprecated.__name__ = Deprecated.__qualname__ = "GradScaler"  # (torch's class names itself so too)
+    Deprecated.__module__ = f"functorch_lite.{device}.amp"  # (where pickle finds it, as GradScaler)
     Deprecated.__doc__ = _deprecated_scaler.__doc__.replace("<device>", device)
     return Deprecated
 

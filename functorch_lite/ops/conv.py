@@ -616,6 +616,9 @@ def _adaptive_prep_for(name: str, nd: int, maxpool: bool = False):
     def prep(targs, sargs):
         xs = targs[0]._shape
         osz = sargs[0]
+        if isinstance(osz, (tuple, list)):  # (F's own check on a sequence output_size, before the kernel's)
+            from ..nn.modules.utils import _list_with_default
+            _list_with_default(osz, xs)
         osz = (osz,) * nd if osz is None or isinstance(osz, int) else tuple(osz)
         if len(osz) != nd:
             raise RuntimeError(f"{name}(): internal error: output_size.size() must be {nd}" if maxpool else

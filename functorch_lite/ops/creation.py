@@ -521,7 +521,14 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     shape = _size("empty", _size_kw("empty", size, kw))
     dtype, device = _out_args("empty", out, dtype, device)
     dt = _dt(dtype)
-    return _into("empty", out, lambda rg: _fill(shape, empty_fill_value(dt), dt, device, rg), requires_grad)
+    r = _into("empty", out, lambda rg: _fill(shape, empty_fill_value(dt), dt, device, rg), requires_grad)
+    if memory_format is None or out is not None:
+        return r
+    from .._tensor.tensor import preserve_format
+    if memory_format is preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    from .movement import lay_out
+    return lay_out(r, r, memory_format)  # (a channels-last format: the strides of its memory order)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,

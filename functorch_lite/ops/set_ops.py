@@ -171,7 +171,8 @@ def bincount(input: Tensor, weights=None, minlength: int = 0) -> Tensor:
 def _histc_rule(op, sig, sargs):
     dt = sig[0][1]
     if dt.category != D.FLOAT or dt in D.FLOAT8:
-        raise no_kernel("histogram_cpu", dt)
+        # (the kernel that refuses first: its min/max for complex, its bin edges' linspace for bool)
+        raise no_kernel("aminmax_cpu" if dt.is_complex else "linspace_cpu" if dt is D.bool else "histogram_cpu", dt)
     return (None,), (dt,)
 
 

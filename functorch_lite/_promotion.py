@@ -407,6 +407,20 @@ def rule_pow(op, sig, sargs):
     return _all(sig, r), (r,)
 
 
+def real_only(rule, kernel=None):
+    """``rule`` (a rule or its name) for a real-only kernel: a complex result dtype has no kernel (torch's
+    ``"<kernel>" not implemented for 'ComplexFloat'``; ``kernel(sargs)``: the kernel named where it is not the
+    op's), where JAX would compute a complex value or raise its own TypeError."""
+    base = RULES[rule] if isinstance(rule, str) else rule
+
+    def rule_real(op, sig, sargs):
+        casts, outs = base(op, sig, sargs)
+        if outs[0].is_complex:
+            raise no_kernel(op.kernel if kernel is None else kernel(sargs), outs[0])
+        return casts, outs
+    return rule_real
+
+
 RULES = {
     "same": rule_same, "elementwise": rule_elementwise, "float": rule_float, "float_only": rule_float_only,
     "compare": rule_compare, "logical": rule_logical, "bitwise": rule_bitwise, "sum": rule_sum,

@@ -691,20 +691,12 @@ _UNARY_KERNEL = {"exp2": "exp2", "digamma": "digamma", "sigmoid": "sigmoid_cpu_r
 _REAL_ONLY = {"erf", "erfc", "erfinv", "lgamma", "digamma"}
 
 
-def _rule_float_real(op, sig, sargs):
-    """``float`` promotion for a real-only kernel: a complex result dtype has no kernel."""
-    casts, outs = P.rule_float(op, sig, sargs)
-    if outs[0].is_complex:
-        P._no_kernel(op, outs[0])
-    return casts, outs
-
-
 def _unary_float(name, fn, grad_fn, saves=("all",), aliases=()):
     def impl(input):
         return fn(input)
     impl.__name__ = name
     impl.__doc__ = f"``torch.{name}``: integer inputs compute in the default float dtype."
-    defop(name, promote=_rule_float_real if name in _REAL_ONLY else "float", grad_fn=grad_fn, inplace=True,
+    defop(name, promote=P.real_only("float") if name in _REAL_ONLY else "float", grad_fn=grad_fn, inplace=True,
           saves=saves, aliases=aliases, kernel=_UNARY_KERNEL.get(
               name, f"{name}_vml_cpu" if name in _VML else f"{name}_cpu"),
           autocast={"cuda": "fp32"} if name in ("exp", "expm1", "log", "log2", "log10", "log1p", "rsqrt", "tan",

@@ -248,3 +248,33 @@ def test_round_decimals_complex_kernel_name():
     _same_error(lambda t: t.tensor([1j]).round())
     f = lambda t: t.tensor([1.2345]).round(decimals=2).tolist()  # noqa: E731
     assert f(fl) == f(torch)
+
+
+# the special functions with real-only kernels: complex input raises torch's error naming the kernel (these
+# computed a complex value, or leaked JAX's TypeError)
+_REAL_SPECIAL = ["logit", "i0", "special.i0e", "special.i1", "special.i1e", "special.erfcx", "special.ndtr",
+                 "special.ndtri", "special.log_ndtr", "special.entr", "special.xlog1py:1", "special.zeta:1",
+                 "special.polygamma:n0", "special.polygamma:n1", "special.polygamma:n3", "mvlgamma:m",
+                 "special.bessel_j0", "special.bessel_j1", "special.modified_bessel_i0", "special.airy_ai",
+                 "special.spherical_bessel_j0", "special.multigammaln:m", "igamma:z", "igammac:z"]
+
+
+@pytest.mark.parametrize("spec", _REAL_SPECIAL)
+def test_real_only_special_functions_refuse_complex(spec):
+    name, _, extra = spec.partition(":")
+
+    def call(T):
+        f = T
+        for part in name.split("."):
+            f = getattr(f, part)
+        z = T.tensor([0.5 + 0.5j, 1 + 1j])
+        if extra == "m":
+            return f(z, 1)
+        if extra == "z":
+            return f(z, z)
+        if extra == "1":
+            return f(z, 1.0)
+        if extra:  # ("n<k>": polygamma's order)
+            return f(int(extra[1:]), z)
+        return f(z)
+    _same_error(call)

@@ -253,6 +253,9 @@ def _reach(pullback, outs: list, n_in: int, drop=()) -> list | None:
     idx = [i for i, o in enumerate(outs) if _floating(o) and i not in drop]
     if not idx:
         return [0] * n_in
+    fast = _linear_reach(pullback, outs, n_in, idx)
+    if fast is not None:
+        return fast
 
     def pull(*cts):
         full = [np.zeros(np.shape(o), jax.dtypes.float0) if not _floating(o) else jnp.zeros(np.shape(o), o.dtype)
@@ -268,6 +271,28 @@ def _reach(pullback, outs: list, n_in: int, drop=()) -> list | None:
         return None
     masks = _flow(closed.jaxpr, [1 << i for i in idx])
     return masks if len(masks) == n_in else None
+
+
+def _linear_reach(pullback, outs: list, n_in: int, idx: list) -> list | None:
+    """``_reach`` read off the linearised program ``jax.vjp`` already holds (its ``VJP``: the tangent program, one
+    input per primal leaf, one output per output whose tangent is not known to be zero), with no trace: the
+    tangents' forward data flow (tracing the pullback again cost a recorded ``func.grad`` call a third more).
+    None where this JAX's pullback is not such an object (``_reach`` traces it then)."""
+    try:
+        jaxpr, known = pullback.jaxpr, pullback.fun.args[1]
+    except (AttributeError, IndexError, TypeError):
+        return None
+    unknown = [i for i, k in enumerate(known) if not k]
+    if len(known) != len(outs) or len(jaxpr.invars) != n_in or len(jaxpr.outvars) != len(unknown):
+        return None
+    wanted = set(idx)
+    masks = [0] * n_in
+    for i, m in zip(unknown, _flow(jaxpr, [1 << k for k in range(n_in)])):
+        if i in wanted:
+            for k in range(n_in):
+                if m >> k & 1:
+                    masks[k] |= 1 << i
+    return masks
 
 
 def _sub_jaxpr(eqn):

@@ -3,6 +3,7 @@ from .engine import backward  # noqa: F401
 from ._saved_hooks import grad  # noqa: F401  (engine.grad, also taking GradientEdges)
 from .grad_mode import (  # noqa: F401
     no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+    set_multithreading_enabled,
 )
 from .graph import Node  # noqa: F401
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401

@@ -16,8 +16,9 @@ what they were given:
 - all unpack calls of a backward run before its first node (PyTorch unpacks as each node runs), in the order
   the nodes run; with ``retain_graph=True`` every backward unpacks again, as in PyTorch;
 - ``create_graph=True`` backward differentiates the node's input tensors themselves (hooks still run);
-- nodes recorded outside dispatch (custom ``autograd.Function``, the node of ``utils.checkpoint``) are not
-  packed, nor are ops traced inside those (their saved values live inside one XLA program; hooks would see
+- a custom ``autograd.Function`` packs what ``ctx.save_for_backward`` got once its forward returned and unpacks
+  at each ``ctx.saved_tensors`` access, as PyTorch (``function._pack_saved``); the node of ``utils.checkpoint``
+  is not packed, nor are ops traced inside those (their saved values live inside one XLA program; hooks would see
   tracers); the checkpointed region's eager forward, whose graph is dropped, does not pack either (PyTorch's
   outer hooks do not see what a checkpointed region saves). A ``compile``d function called while hooks are
   active runs eagerly (a graph break), so its ops are packed as eager's.

@@ -47,6 +47,8 @@ class Ones:
 def compilable(order):
     for n in order:
         if isinstance(n, AccumulateGrad):
+            if n._pre_hooks or n._hooks:  # (the node's own hooks: run by the engine, node by node)
+                return False
             continue
         if n._entry is None or n._pre_hooks or n._hooks or (n._metadata and n._metadata.get("_retain")) or \
                 type(n).apply is not Node.apply:  # (a node with its own apply runs alone: NotImplemented's)

@@ -20,7 +20,7 @@ from . import grad_mode as _gm
 from .compiled import Ones as _Ones, compilable, run_compiled
 from .graph import (AccumulateGrad, _FREED_MSG, as_grad_tensor, check_saved, edge_of, from_grad_tensor,
                     grad_dtype_of, shown, shown_grads, shown_replaced)
-from .tensor_hooks import run_leaf_hooks, run_tensor_pre_hooks
+from .tensor_hooks import check_hook_results, run_leaf_hooks, run_tensor_pre_hooks
 
 
 def _tensor_cls():
@@ -146,7 +146,10 @@ def _run_nodes(order, start, targets, create_graph, accumulate, keep=None):
                 _capture(results, targets, node, cts)
             if isinstance(node, AccumulateGrad):
                 if accumulate:
-                    _accumulate(node.variable, cts[0], create_graph)
+                    if node._pre_hooks or node._hooks:
+                        _accumulate_hooked(node, cts, create_graph)
+                    else:
+                        _accumulate(node.variable, cts[0], create_graph)
                 continue
             if node._pre_hooks or node._metadata:
                 cts = run_tensor_pre_hooks(node, cts)
@@ -166,6 +169,38 @@ def _run_nodes(order, start, targets, create_graph, accumulate, keep=None):
     finally:
         _gm._state.enabled = prev_mode
     return results
+
+
+def call_node(node, grads):
+    """``node(*grads)`` (``Node.__call__``): its backward alone, no hooks, in the caller's grad mode (recorded
+    where it is on, as torch's derivative formulas are)."""
+    Tensor = _tensor_cls()
+    for g in grads:
+        if g is not None and not isinstance(g, Tensor):
+            raise TypeError(f"expected a Tensor or None, got {type(g).__name__}")
+    if isinstance(node, AccumulateGrad):
+        if grads[0] is not None:
+            _accumulate(node.variable, grads[0], _gm._state.enabled, False)
+        return ()
+    if node._freed:
+        raise RuntimeError(_FREED_MSG)
+    check_saved(node)
+    if node._inputs is not None:
+        slots = [i for i, a in enumerate(node._inputs) if isinstance(a, Tensor)]
+    else:
+        slots = list(node._diff_idx or range(len(node._edges)))
+    at = {d: k for k, d in enumerate(node._diff_idx or ())}
+    if all(g is None for g in grads):
+        in_cts = [None] * len(at)
+    else:
+        from .higher_order import apply_differentiable
+        in_cts = apply_differentiable(node, list(grads))
+    tree = shown(node) if node._op is not None else None
+    if tree is not None and any(c is not None for c in in_cts):
+        res = shown_grads(node, tree, list(grads), in_cts, at)
+    else:
+        res = tuple(in_cts[at[i]] if i in at else None for i in (slots if tree is None else range(len(tree))))
+    return res[0] if len(res) == 1 else res
 
 
 def _capture(results, targets, node, cts):
@@ -189,13 +224,18 @@ def run_post_hooks(node, cts, in_cts):
     else:
         grad_in = tuple(as_grad_tensor(node, in_cts[at[i]]) if i in at else None for i in slots)
     grad_out = tuple(as_grad_tensor(node, c) for c in cts)
+    versions = [g._storage.version if g is not None else None for g in grad_in]
     replaced = None
     for h in list(node._hooks.values()):
-        r = h(grad_in if replaced is None else replaced, grad_out)
+        cur = grad_in if replaced is None else replaced
+        r = h(cur, grad_out)
         if r is not None:
-            replaced = tuple(r)
+            check_hook_results(h, cur, r)  # (torch's: a tuple of as many gradients, each of the same type and size)
+            replaced = r
     if replaced is None:
-        return in_cts
+        if all(g is None or g._storage.version == v for g, v in zip(grad_in, versions)):
+            return in_cts
+        replaced = grad_in  # (a hook wrote a gradient in place and returned None: the written one goes on)
     if tree is not None:
         return shown_replaced(node, tree, cts, in_cts, at, replaced, lambda n, c: _apply(n, c, _gm._state.enabled))
     out = list(in_cts)
@@ -227,13 +267,37 @@ def _apply(node, cts, create_graph):
     return node.apply(arrs)
 
 
-def _accumulate(t, ct, create_graph):
+def _accumulate_hooked(node, cts, create_graph):
+    """An AccumulateGrad with its own hooks (``register_prehook`` / ``register_hook`` on the node): the leaf's
+    tensor hooks, the node's pre-hooks, the accumulation (and post-accumulate-grad hooks), then its post-hooks
+    with ``((), (grad,))``, in torch's order."""
+    t = node.variable
+    if cts[0] is None:
+        return
+    if t._hooks:
+        cts = [run_leaf_hooks(t, cts[0])]
+    if node._pre_hooks:
+        for h in list(node._pre_hooks.values()):
+            cts = h(cts)
+    ct = cts[0]
+    if ct is None:
+        return
+    _accumulate(t, ct, create_graph, False)  # (the leaf's hooks ran above)
+    if node._hooks:
+        grad_out = (as_grad_tensor(node, ct),)
+        for h in list(node._hooks.values()):
+            r = h((), grad_out)
+            if r is not None:
+                check_hook_results(h, (), r)
+
+
+def _accumulate(t, ct, create_graph, leaf_hooks=True):
     """AccumulateGrad: run the leaf's hooks, then add into ``t.grad`` (in place, as PyTorch), then its
     post-accumulate-grad hooks. (Grad mode is the caller's: off unless ``create_graph``.)"""
     Tensor = _tensor_cls()
     if ct is None:
         return
-    if t._hooks:
+    if t._hooks and leaf_hooks:
         ct = run_leaf_hooks(t, ct)
     g = ct if isinstance(ct, Tensor) else Tensor._from_array(ct, t.dtype, t._storage.device)
     want = grad_dtype_of(t)

@@ -23,6 +23,7 @@ import weakref
 import jax
 
 from . import grad_mode as _gm
+from . import graph as _graph
 from .graph import _FREED_MSG, Node, check_saved, edge_of, node_class, rebase
 
 
@@ -47,6 +48,7 @@ class FunctionCtx:
         self._non_diff = set()
         self._dirty = ()
         self._node = None
+        self._hooked = None  # per saved slot: a SavedTensor once saved-tensor hooks packed it, else None
 
     def save_for_backward(self, *tensors):
         _check_saveable(tensors, "save_for_backward")
@@ -67,8 +69,12 @@ class FunctionCtx:
             raise RuntimeError(_FREED_MSG)
         if self._saved is None:
             return ()
+        hooked = self._hooked
         out = []
-        for t, v in self._saved:
+        for k, (t, v) in enumerate(self._saved):
+            if hooked is not None and hooked[k] is not None and hooked[k].packed is not None:
+                out.append(hooked[k].unpack())  # (no version check under hooks, as torch's)
+                continue
             if t is not None and t._storage.version != v:
                 if node is not None and node._saved:
                     check_saved(node)
@@ -154,6 +160,23 @@ class _FunctionNode(Node):
     @property
     def saved_tensors(self):
         return self._ctx.saved_tensors
+
+    @property
+    def _raw_saved_tensors(self):
+        """torch's ``SavedTensor`` objects, one per ``save_for_backward`` argument: ``register_hooks(pack,
+        unpack)`` packs the saved tensor now and unpacks it at each ``saved_tensors`` access."""
+        ctx = self._ctx
+        if ctx._saved is None:
+            return ()
+        if ctx._hooked is None:
+            ctx._hooked = [None] * len(ctx._saved)
+        for k in range(len(ctx._saved)):
+            if ctx._hooked[k] is None:
+                ctx._hooked[k] = SavedTensor(ctx, k)
+        return tuple(ctx._hooked)
+
+    def __call__(self, *args, **kwargs):  # (torch's custom Function node is no callable object)
+        raise TypeError(f"'{type(self).__name__}' object is not callable")
 
     def __getattr__(self, name):  # (torch's node is the ctx: ``y.grad_fn.k`` reads what forward set on ctx)
         if name.startswith("_"):
@@ -287,6 +310,11 @@ def _apply_eager(cls, separate, args):
         else:
             out = cls.forward(ctx, *args)
     outs = out if isinstance(out, tuple) else (out,)
+    if ctx._dirty:
+        ids = {id(o) for o in outs}
+        if any(isinstance(d, Tensor) and id(d) not in ids for d in ctx._dirty):
+            raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
+                               "The inputs that are modified inplace must all be outputs of the Function.")
     if not (_gm._state.enabled and any(ctx.needs_input_grad)):
         return ctx, out
     for d in ctx._dirty:
@@ -346,8 +374,85 @@ def _apply_eager(cls, separate, args):
         new_outs.append(o)
     if ctx._saved:
         fn_node._saved = _saved_entries(ctx, fn_node, new_outs)
+        entry = _graph.SAVED_HOOKS[0]
+        if entry is not None and entry[0] == "hooks":  # saved_tensors_hooks active: pack what it saved, as torch
+            _pack_saved(ctx, fn_node, new_outs, entry[1], entry[2])
     out = tuple(new_outs) if isinstance(out, tuple) else new_outs[0]
     return ctx, out
+
+
+class SavedTensor:
+    """torch's ``torch._C._autograd.SavedTensor`` of a custom Function's saved slot: ``packed`` is what a pack hook
+    returned (None until hooks are set), ``unpack()`` the tensor ``saved_tensors`` gives through the unpack hook
+    (its values, with the saved tensor's autograd place: requires_grad and grad_fn, the Function's for an output)."""
+    __slots__ = ("ctx", "k", "packed", "unpack_hook", "requires_grad", "grad_fn", "out_nr")
+
+    def __init__(self, ctx, k):
+        self.ctx, self.k, self.packed, self.unpack_hook = ctx, k, None, None
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        if self.packed is not None:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. Hint: "
+                               "only one pair of hooks is allowed at a time.")
+        node = self.ctx._node
+        t = self.ctx._saved[self.k][0]
+        if t is None or node is None or node._freed:
+            return None
+        self._pack(t, pack_hook, unpack_hook)
+        node._wraps = True  # (freed by a backward without retain_graph, as every saved tensor)
+        return None
+
+    def _pack(self, t, pack_hook, unpack_hook):
+        from ._saved_hooks import _INPLACE_PACK
+        self.requires_grad, self.grad_fn, self.out_nr = t._requires_grad, t._grad_fn, t._out_nr
+        prev = _gm._state.enabled
+        _gm._state.enabled = False
+        try:
+            v = t._storage.version
+            p = pack_hook(t)
+            if t._storage.version != v:
+                raise RuntimeError(_INPLACE_PACK)
+        finally:
+            _gm._state.enabled = prev
+        self.packed = (p,)
+        self.unpack_hook = unpack_hook
+
+    def unpack(self):
+        from .._tensor.tensor import Tensor
+        node = self.ctx._node
+        if node is not None and node._freed:
+            raise RuntimeError(_FREED_MSG)
+        prev = _gm._state.enabled
+        _gm._state.enabled = False
+        try:
+            r = self.unpack_hook(self.packed[0])
+        finally:
+            _gm._state.enabled = prev
+        if not isinstance(r, Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                            f"{type(r).__name__}")
+        if not self.requires_grad or r._requires_grad and r._grad_fn is self.grad_fn and \
+                (self.grad_fn is None or r._out_nr == self.out_nr):
+            return r  # (the saved tensor itself, or one with no autograd place to take)
+        t = r._alias()
+        t._requires_grad = True
+        if self.grad_fn is not None:
+            t._grad_fn, t._out_nr = self.grad_fn, self.out_nr
+        return t
+
+
+def _pack_saved(ctx, node, outs, pack_hook, unpack_hook):
+    """``saved_tensors_hooks`` around a custom Function: each tensor ``save_for_backward`` got is packed now, after
+    its forward (an output as the Function returned it), and unpacked at each ``saved_tensors`` access; no version
+    check then (as torch's: the entries the engine checks are dropped)."""
+    hooked = ctx._hooked = [None] * len(ctx._saved)
+    for k, (t, _) in enumerate(ctx._saved):
+        if t is None:
+            continue
+        s = hooked[k] = SavedTensor(ctx, k)
+        s._pack(t, pack_hook, unpack_hook)
+    node._saved = ()
+    node._wraps = True  # (freed by a backward without retain_graph)
 
 
 class _Rebased:

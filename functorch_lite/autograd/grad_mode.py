@@ -177,6 +177,33 @@ class set_grad_enabled(_Mode):
         return super().__call__(fn)
 
 
+_MULTITHREADING = [True]
+
+
+def _is_multithreading_enabled() -> bool:
+    """torch's ``torch._C._is_multithreading_enabled()``: the flag ``set_multithreading_enabled`` sets."""
+    return _MULTITHREADING[0]
+
+
+class set_multithreading_enabled(_Mode):
+    """torch's switch for the autograd engine's per-device worker threads: acts at once (function form), restores
+    on ``__exit__``, works as a decorator. Accepted and recorded, with no effect: this engine runs every backward on
+    the calling thread."""
+
+    def __init__(self, mode: bool):
+        self._args = (mode,)
+        self.mode = mode
+        self.prev = _MULTITHREADING[0]
+        _MULTITHREADING[0] = bool(mode)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _MULTITHREADING[0] = self.prev
+        return False
+
+
 class inference_mode(_Mode):
     """Like no_grad; tensors created inside are inference tensors (MODE-*)."""
 

@@ -104,12 +104,26 @@ class Node:
         def pre(cts):
             prev = tuple(as_grad_tensor(node, c) for c in cts)
             r = fn(prev)
-            if r is None:
-                return cts
+            if r is None:  # (a gradient the hook wrote in place is what the node gets, as torch's)
+                return [from_grad_tensor(g, c) for g, c in zip(prev, cts)]
             from .tensor_hooks import check_hook_results
             check_hook_results(fn, prev, r)
             return [from_grad_tensor(g, c) for g, c in zip(r, cts)]
         return _Handle(self._pre_hooks, pre)
+
+    def __call__(self, *grads, **kwargs):
+        """torch's ``grad_fn(*grad_outputs)``: this node's backward on the given output gradients (one per output,
+        None = zero), differentiable in grad mode; the input gradients in ``next_functions`` order (None for an
+        input without one), a tensor where there is one input (``engine.call_node``)."""
+        if kwargs:
+            raise TypeError("keyword arguments are not supported")
+        if self._entry is _SHOWN:
+            _refuse_shown(self)
+        n = len(self._out_meta) if not isinstance(self, AccumulateGrad) else 1
+        if len(grads) != n:
+            raise TypeError(f"expected {n} arguments, got {len(grads)} instead")
+        from .engine import call_node
+        return call_node(self, grads)
 
     def apply(self, cts):
         """Cotangents of the outputs (None = zero) -> cotangents of the differentiable inputs, with the
@@ -325,8 +339,11 @@ def as_grad_tensor(node, ct):
         return None
     dev = next((a._storage.device for a in node._inputs or () if isinstance(a, Tensor)), None)
     if dev is None:
-        from .._device import get_default_device
-        dev = get_default_device()
+        if isinstance(node, AccumulateGrad):
+            dev = node.variable._storage.device
+        else:
+            from .._device import get_default_device
+            dev = get_default_device()
     return Tensor._from_array(ct, D.from_numpy_dtype(ct.dtype), dev)
 
 
@@ -551,13 +568,20 @@ def check_saved(node):
         from ._saved_hooks import on_backward
         return on_backward(node)
     for entry in node._saved:
-        if entry[1].version != entry[2]:
+        if entry[1].version != entry[2] or entry[5] is not None and not entry[6] and entry[0]._grad_fn is None:
             _version_error(entry)
 
 
+_DETACHED_MSG = ("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is not "
+                 "supported, please use out-of-place `.detach()` instead")
+
+
 def _version_error(entry) -> None:
-    """``check_saved``'s error for a saved tensor modified in place since it was saved."""
+    """``check_saved``'s error for a saved tensor modified in place since it was saved (or, a saved input that had
+    a grad_fn, detached in place since: torch's ``SavedVariable::unpack`` error, checked first as there)."""
     t, storage, version, shape, dt, producer, is_out, out_nr = entry
+    if producer is not None and not is_out and t._grad_fn is None:
+        raise RuntimeError(_DETACHED_MSG)
     if storage.version != version:
         fn = producer if is_out else t.grad_fn
         legacy = f"torch.{dt.legacy}" if dt.legacy else str(dt)

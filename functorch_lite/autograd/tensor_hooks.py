@@ -18,8 +18,11 @@ def _hook_wrapper(t, fn, out_nr):
         g = ct if isinstance(ct, Tensor) else Tensor._from_array(ct, t.dtype, t._storage.device)
         r = fn(g)
         if r is None:
-            return cts
-        check_hook_result(fn, g, r)
+            if g._array is ct or g is ct:
+                return cts
+            r = g  # (the hook wrote the gradient in place and returned None: the engine goes on with it, as torch)
+        else:
+            check_hook_result(fn, g, r)
         cts = list(cts)
         cts[out_nr] = r if isinstance(ct, Tensor) else r._array
         return cts

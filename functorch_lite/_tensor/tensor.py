@@ -265,7 +265,7 @@ class Tensor:
     def size(self, dim=None):
         if dim is None:
             return _tuple_new(Size, self._shape)
-        return self._shape[_wrap_dim(dim, len(self._shape))]
+        return self._shape[_size_dim(dim, len(self._shape))]
 
     def dim(self) -> int:
         return len(self._shape)
@@ -285,7 +285,7 @@ class Tensor:
         st = self._strides if self._strides is not None else V.contiguous_strides(self._shape)
         if dim is None:
             return st
-        return st[_wrap_dim(dim, len(self._shape))]
+        return st[_size_dim(dim, len(self._shape))]
 
     def storage_offset(self) -> int:
         return self._offset
@@ -932,6 +932,13 @@ def _wrap_dim(dim, ndim):
     if not (lo <= dim <= hi):
         raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
     return dim % ndim if ndim else 0
+
+
+def _size_dim(dim, ndim):
+    """``size(dim)`` / ``stride(dim)``'s dimension: a 0-d tensor has none to read (torch's message)."""
+    if not ndim:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return _wrap_dim(dim, ndim)
 
 
 _NONLEAF_GRAD_WARNING = (

@@ -415,3 +415,16 @@ def test_mark_dirty_not_returned(requires_grad):
                 return g * 2, None
         return D.apply(lib.tensor([1., 2.], requires_grad=requires_grad), lib.zeros(2))
     assert same(f)[0] == "RuntimeError"
+
+
+@pytest.mark.parametrize("call", [lambda T: T.tensor(1.).size(0), lambda T: T.tensor(1.).size(-1),
+                                  lambda T: T.tensor(1.).size(1), lambda T: T.tensor(1.).stride(0),
+                                  lambda T: T.ones(2).size(1), lambda T: T.ones(2, 3).size(-1)])
+def test_size_and_stride_of_a_dimension_of_a_zero_dim_tensor(call):
+    """(a data red-team finding: ``x.size(0)`` of a 0-d tensor raised a bare tuple IndexError)"""
+    def outcome(T):
+        try:
+            return call(T)
+        except IndexError as e:
+            return str(e)
+    assert outcome(ft) == outcome(torch)

@@ -75,6 +75,17 @@ _SIGS["randint"] = [f"int high, tuple of ints size, *, torch.Generator generator
                     f"int low, int high, tuple of ints size, *, torch.Generator generator, {_KW}",
                     f"int low, int high, tuple of ints size, *, {_KW}"]
 _SIGS["logspace"] = [x.replace("int steps,", "int steps, float base = 10.0,") for x in _SIGS["linspace"]]
+_SIGS["randperm"] = [f"int n, *, torch.Generator generator, {_KW}", f"int n, *, {_KW}"]
+_SIGS["random_"] = ["*, torch.Generator generator = None)", "int from, int to, *, torch.Generator generator = None)",
+                    "int to, *, torch.Generator generator = None)"]
+
+
+def _check_generator(name: str, args: tuple, generator, **kw) -> None:
+    """A ``generator=`` that is not a ``torch.Generator``: PyTorch's argument-parser TypeError for ``name(*args,
+    generator=..., **kw)`` (``kw``: the call's other keyword arguments, as ``_passed`` lists them)."""
+    from .. import random as _rng
+    if generator is not None and not isinstance(generator, _rng.Generator):
+        raise _invalid_args(name, args, _passed(generator=generator, **kw))
 
 
 def _invalid_args(name: str, args: tuple, kwargs: dict) -> TypeError:
@@ -828,6 +839,8 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
     if not size and not _passed(generator=generator, out=out, dtype=dtype, layout=layout, device=device,
                                 requires_grad=requires_grad, pin_memory=pin_memory):
         raise _invalid_args("rand", (), {})
+    _check_generator("rand", size, generator, out=out, dtype=dtype, layout=layout, device=device,
+                     requires_grad=requires_grad, pin_memory=pin_memory)
     dtype, device = _out_args("rand", out, dtype, device)
     dt = _dt(dtype)
     _check_float_sampling(dt, "check_uniform_bounds")
@@ -842,6 +855,8 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     if not size and not _passed(generator=generator, out=out, dtype=dtype, layout=layout, device=device,
                                 requires_grad=requires_grad, pin_memory=pin_memory):
         raise _invalid_args("randn", (), {})
+    _check_generator("randn", size, generator, out=out, dtype=dtype, layout=layout, device=device,
+                     requires_grad=requires_grad, pin_memory=pin_memory)
     dtype, device = _out_args("randn", out, dtype, device)
     dt = _dt(dtype)
     _check_float_sampling(dt, "normal_kernel_cpu")
@@ -866,6 +881,8 @@ def randint(*args, low=None, high=None, size=None, generator=None, out=None, dty
             raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {_tname(args[1])}")
         raise _invalid_args("randint", args, _passed(**given, generator=generator, out=out, dtype=dtype,
                                                      layout=layout, device=device, requires_grad=requires_grad))
+    _check_generator("randint", args, generator, **{k: v for k, v in given.items() if k not in ("low",) or v},
+                     out=out, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dtype, device = _out_args("randint", out, dtype, device)
@@ -941,6 +958,8 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
     """A random permutation of ``0..n-1``."""
+    _check_generator("randperm", (n,), generator, out=out, dtype=dtype, layout=layout, device=device,
+                     requires_grad=requires_grad, pin_memory=pin_memory)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     dtype, device = _out_args("randperm", out, dtype, device)

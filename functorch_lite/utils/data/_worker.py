@@ -27,25 +27,18 @@ from .collate import stand_in
 MP_STATUS_CHECK_INTERVAL = 0.2  # seconds between liveness checks (main process and workers)
 
 
+@dataclass(frozen=True, slots=True)
 class WorkerInfo:
-    """``get_worker_info()`` in a worker: ``id``, ``num_workers``, ``seed`` and this worker's ``dataset`` copy."""
+    """``get_worker_info()`` in a worker, as PyTorch 2.13's frozen dataclass: ``id``, ``num_workers``, ``seed``,
+    this worker's ``dataset`` copy, ``rng`` (``None``) and ``worker_method`` (``"multiprocessing"``). Assigning a
+    field raises ``dataclasses.FrozenInstanceError``."""
 
-    __initialized = False
-
-    def __init__(self, **kwargs: Any) -> None:
-        for k, v in kwargs.items():
-            setattr(self, k, v)
-        self.__keys = tuple(kwargs.keys())
-        self.__initialized = True
-
-    def __setattr__(self, key: str, val: Any) -> None:
-        if self.__initialized:
-            raise RuntimeError(f"Cannot assign attributes to {self.__class__.__name__} objects")
-        return super().__setattr__(key, val)
-
-    def __repr__(self) -> str:
-        items = [f"{k}={getattr(self, k)}" for k in self.__keys]
-        return f"{self.__class__.__name__}({', '.join(items)})"
+    id: int
+    num_workers: int
+    seed: int
+    dataset: Any
+    rng: Any = None
+    worker_method: str | None = "multiprocessing"
 
 
 _worker_info: WorkerInfo | None = None

@@ -46,9 +46,32 @@ def _leaf() -> Callable[[np.ndarray], Any]:
     return stand_in if _worker_mode.in_worker() else numpy_to_tensor
 
 
-def _python_numbers(batch: list) -> np.ndarray:
-    """``torch.tensor(batch)`` for Python numbers: bool / int64 / default float / complex."""
+_PY_NUMBERS = (int, bool, float, complex)
+
+
+def _check_store(batch, dt) -> None:
+    """The errors ``torch.tensor(batch)`` / ``torch.as_tensor(batch)`` raise writing each element of a 1-d batch
+    into a ``dt`` slot: a NumPy uint64 scalar ("an integer is required": PyTorch reads uint64 from Python ints
+    only), a sequence where the first element gave a number."""
     from ... import dtypes as D
+    from ...ops.creation import other_sequence
+    from .sampler import _type_name
+    integral = not (dt.is_floating_point or dt.is_complex)
+    for x in batch:
+        if dt is D.uint64 and not isinstance(x, int):
+            raise TypeError("an integer is required")
+        if isinstance(x, (list, tuple, range)) or other_sequence(x):
+            raise TypeError(f"'{_type_name(x)}' object cannot be interpreted as an integer" if integral
+                            else f"must be real number, not {_type_name(x)}")
+
+
+def _python_numbers(batch: list) -> np.ndarray:
+    """``torch.tensor(batch)`` for Python numbers: bool / int64 / default float / complex (and PyTorch's errors
+    for what is not a number: "new(): invalid data type 'str'", "Could not infer dtype of NoneType", ...)."""
+    from ... import dtypes as D
+    if not all(type(x) in _PY_NUMBERS for x in batch):
+        from ...ops.creation import _infer_dtype
+        _check_store(batch, _infer_dtype(list(batch)))
     if any(isinstance(x, (complex, np.complexfloating)) for x in batch):
         dt = np.complex128 if D.get_default_dtype() is D.float64 else np.complex64
     elif any(isinstance(x, (float, np.floating)) for x in batch):
@@ -153,11 +176,21 @@ def collate_numpy_scalar_fn(batch, *, collate_fn_map: dict | None = None):
     """NumPy scalars (with any Python numbers beside them): one tensor, ``torch.as_tensor(batch)``'s dtype (the
     scalars' own, promoted as torch's tensor inference does: an int64 beside a float is the default float)."""
     from ...ops.creation import _infer_dtype
-    return _leaf()(np.array(batch, dtype=_infer_dtype(list(batch)).jnp))
+    dt = _infer_dtype(list(batch))
+    _check_store(batch, dt)
+    return _leaf()(np.array(batch, dtype=dt.jnp))
 
 
 def collate_float_fn(batch, *, collate_fn_map: dict | None = None):
-    """Python floats: a float64 tensor."""
+    """Python floats: a float64 tensor, ``torch.tensor(batch, dtype=torch.float64)`` — whose TypeError for an
+    element that is not a real number ("must be real number, not str") comes first."""
+    if not all(type(x) is float for x in batch):
+        from .sampler import _type_name
+        for x in batch:
+            if isinstance(x, (str, bytes)) or (isinstance(x, complex) and not isinstance(x, np.generic)) or not (
+                    isinstance(x, (np.ndarray, np.generic, _Tensor, TensorArray))
+                    or hasattr(type(x), "__float__") or hasattr(type(x), "__index__")):
+                raise TypeError(f"must be real number, not {_type_name(x)}")
     return _leaf()(np.array(batch, dtype=np.float64))
 
 

@@ -1,8 +1,8 @@
 """Datasets (spec §13.2): ``Dataset``, ``IterableDataset``, ``TensorDataset``, ``StackDataset``,
 ``ConcatDataset``, ``ChainDataset``, ``Subset``, ``random_split`` — PyTorch's behaviour and errors.
 
-Inside a DataLoader worker the tensors a dataset holds are NumPy arrays (see ``dataloader.py``):
-``TensorDataset`` only indexes them, so it works unchanged on either.
+Inside a DataLoader worker the tensors a dataset holds are NumPy-backed worker tensors (``TensorArray``, see
+``dataloader.py``): ``TensorDataset`` only indexes them and reads ``size(0)``, so it works unchanged on either.
 """
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import itertools
 import math
 import warnings
 from typing import Any, Generic, Iterable, Iterator, Sequence, TypeVar
+
 from ..._warn import user_stacklevel as _user_stacklevel
 
 _T_co = TypeVar("_T_co", covariant=True)
@@ -44,6 +45,7 @@ class TensorDataset(Dataset):
     """
 
     def __init__(self, *tensors) -> None:
+        # ``t.size(0)`` as PyTorch: a NumPy array fails ('int' object is not callable), a list has no ``size``
         if any(_size0(tensors[0]) != _size0(t) for t in tensors):
             raise AssertionError("Size mismatch between tensors")
         self.tensors = tensors
@@ -52,15 +54,16 @@ class TensorDataset(Dataset):
         return tuple(t[index] for t in self.tensors)
 
     def __len__(self) -> int:
-        return self.tensors[0].shape[0]
+        return _size0(self.tensors[0])
 
 
 def _size0(t) -> int:
-    """``t.size(0)``, with PyTorch's error for a 0-d tensor."""
-    shape = t.shape
-    if len(shape) == 0:
+    """``t.size(0)`` — a NumPy array's ``size`` is an int ('int' object is not callable), a list has none — with
+    PyTorch's error for a 0-d tensor."""
+    size = t.size
+    if callable(size) and getattr(t, "ndim", None) == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    return shape[0]
+    return size(0)
 
 
 class StackDataset(Dataset):
@@ -136,6 +139,12 @@ class ConcatDataset(Dataset):
                 raise AssertionError("ConcatDataset does not support IterableDataset")
         self.cumulative_sizes = self.cumsum(self.datasets)
 
+    @property
+    def cummulative_sizes(self) -> list:
+        """Deprecated alias of ``cumulative_sizes`` (FutureWarning, as PyTorch)."""
+        warnings.warn("`cummulative_sizes` attribute is renamed to `cumulative_sizes`", FutureWarning, stacklevel=2)
+        return self.cumulative_sizes
+
     def __len__(self) -> int:
         return self.cumulative_sizes[-1]
 
@@ -176,6 +185,14 @@ class Subset(Dataset):
     def __init__(self, dataset: Dataset, indices: Sequence[int]) -> None:
         self.dataset = dataset
         self.indices = indices
+        if type(self).__getitem__ is not Subset.__getitem__ and type(self).__getitems__ is Subset.__getitems__:
+            raise NotImplementedError(
+                f"{type(self).__name__} overrides __getitem__ but not __getitems__. "
+                "When subclassing Subset and overriding __getitem__, you must also override "
+                "__getitems__ to ensure DataLoader works correctly with your custom logic. "
+                "A simple implementation:\n\n"
+                "def __getitems__(self, indices):\n"
+                "    return [self.__getitem__(idx) for idx in indices]")
 
     def __getitem__(self, idx) -> Any:
         if isinstance(idx, list):
@@ -191,16 +208,38 @@ class Subset(Dataset):
         return len(self.indices)
 
 
-def random_split(dataset: Dataset, lengths: Sequence, generator=None) -> list:
+def _length_value(x):
+    """An element of ``lengths``: a 0-d floating tensor stays one (the fractions are summed and multiplied as
+    tensors, in their dtype, as PyTorch's are), an integral one is its Python number; Python and NumPy numbers are
+    kept (NumPy scalars keep NumPy's float32 arithmetic, which PyTorch sees too)."""
+    from ..._tensor.tensor import Tensor
+    if isinstance(x, Tensor) and x.dim() == 0:
+        return x.detach() if x.is_floating_point() else x.item()
+    return x
+
+
+class _DefaultGenerator:
+    """``random_split``'s default ``generator`` (PyTorch's is ``torch.default_generator``): the global one."""
+
+    def __repr__(self) -> str:
+        return "default_generator"
+
+
+_DEFAULT_GENERATOR = _DefaultGenerator()
+
+
+def random_split(dataset: Dataset, lengths: Sequence, generator=_DEFAULT_GENERATOR) -> list:
     """Split into non-overlapping random ``Subset`` s of the given lengths, or fractions summing to 1
-    (remainders go round-robin), using ``generator`` (default: the global one).
+    (remainders go round-robin), using ``generator`` (default: the global one). The fractions are summed and
+    multiplied in their own type, as PyTorch: float32 fractions (a float32 tensor, NumPy float32 values) in
+    float32 — ``random_split(range(10), torch.tensor([0.3, 0.7]))`` splits 3 / 7.
 
     >>> [len(s) for s in random_split(range(10), [0.7, 0.3])]
     [7, 3]
     """
     from ... import randperm
-    # a tensor of lengths (or tensor elements) as Python numbers: torch.tensor([4, 2]) splits 4 / 2, as PyTorch
-    lengths = [x.item() if hasattr(x, "item") and not isinstance(x, (int, float)) else x for x in lengths]
+    from .sampler import check_generator
+    lengths = [_length_value(x) for x in lengths]
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         subset_lengths: list = []
         for i, frac in enumerate(lengths):
@@ -217,6 +256,11 @@ def random_split(dataset: Dataset, lengths: Sequence, generator=None) -> list:
                               stacklevel=_user_stacklevel())
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    indices = randperm(sum(lengths), generator=generator).tolist()
+    n = sum(lengths)
+    explicit_none = generator is None
+    if generator is _DEFAULT_GENERATOR:
+        generator = None
+    check_generator(generator, "randperm", n, none_name="NoneType" if explicit_none else "torch._C.Generator")
+    indices = randperm(n, generator=generator).tolist()
     return [Subset(dataset, indices[offset - length: offset])
             for offset, length in zip(itertools.accumulate(lengths), lengths)]

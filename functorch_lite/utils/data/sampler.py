@@ -9,7 +9,7 @@ seeded like ``g`` (DATA-24b).
 from __future__ import annotations
 
 import itertools
-from typing import Generic, Iterable, Iterator, Sequence, Sized, TypeVar
+from typing import Any, Generic, Iterable, Iterator, Sequence, Sized, TypeVar
 
 import numpy as np
 
@@ -19,10 +19,44 @@ def _generator(generator):
     return generator if generator is not None else _rng.default_generator
 
 
+# (how PyTorch's samplers call these ops: the argument parser's "got (...)" for a generator of the wrong type;
+# the signatures it lists are the ops' own, ``ops.creation._SIGS``)
+_GOT = {"randperm": "({n}, generator={})", "randint": "(generator={}, dtype=torch.dtype, size=tuple, high=int, )",
+        "random_": "(generator={}, )"}
+
+
+def _type_name(obj) -> str:
+    """The name PyTorch's argument parser gives ``type(obj)`` (``ops.view_ops._tname``)."""
+    from ...ops.view_ops import _tname
+    return _tname(obj)
+
+
+def check_generator(generator, op: str, n: Any = 0, none_name: str = "torch._C.Generator") -> None:
+    """PyTorch's TypeError for a ``generator=`` that is not a ``torch.Generator`` (``None`` is accepted), as the
+    op that receives it (``randperm``, ``randint``, ``random_`` or ``multinomial``) reports it; for ``randperm``
+    also for an ``n`` that is not an integer (``random_split`` with lengths like ``[3.0, 7.0]``). ``none_name``:
+    how a ``None`` generator is named then (``NoneType`` where the caller passed None in place of PyTorch's
+    ``default_generator``)."""
+    from ... import Generator
+    gen_ok = generator is None or isinstance(generator, Generator)
+    n_ok = isinstance(n, (int, np.integer))
+    if gen_ok and n_ok:
+        return
+    if op == "multinomial":
+        raise TypeError(f"multinomial(): argument 'generator' must be torch.Generator, not {_type_name(generator)}")
+    from ...ops.creation import _SIGS
+    gen_name = _type_name(generator) if not gen_ok else none_name if generator is None else "torch._C.Generator"
+    raise TypeError(f"{op}() received an invalid combination of arguments - got "
+                    f"{_GOT[op].format(gen_name, n=_type_name(n))}, but expected one of:"
+                    + "".join(f"\n * ({sig}" for sig in _SIGS[op]) + "\n")
+
+
 def draw_seed(generator=None) -> int:
     """One 63-bit seed drawn from ``generator`` (default: the global generator); advances it.
 
-    Plays the part of PyTorch's ``torch.empty((), dtype=torch.int64).random_(generator=g).item()``."""
+    Plays the part of PyTorch's ``torch.empty((), dtype=torch.int64).random_(generator=g).item()`` (and raises
+    its TypeError for a ``generator`` that is not a Generator)."""
+    check_generator(generator, "random_")
     import jax
     import jax.numpy as jnp
     bits = jax.random.bits(_generator(generator).next_key(), (), jnp.uint64)
@@ -79,6 +113,7 @@ class RandomSampler(Sampler):
     def __iter__(self) -> Iterator[int]:
         from ... import Generator, randint, randperm, int64
         n = len(self.data_source)
+        check_generator(self.generator, "randint" if self.replacement else "randperm")
         if self.generator is None:
             generator = Generator().manual_seed(draw_seed(None))
         else:
@@ -105,6 +140,7 @@ class SubsetRandomSampler(Sampler):
 
     def __iter__(self) -> Iterator[int]:
         from ... import randperm
+        check_generator(self.generator, "randperm")
         for i in randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
@@ -140,9 +176,13 @@ class WeightedRandomSampler(Sampler):
 def _multinomial(w: np.ndarray, n: int, replacement: bool, generator) -> list:
     """``torch.multinomial`` on a 1-d weight vector, with its errors in its order; NumPy draws seeded from
     ``generator``."""
+    check_generator(generator, "multinomial")
     if not replacement and n > w.shape[0]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     if not replacement or n == 1:  # PyTorch's fast path checks the whole vector at once
+        if w.shape[0] == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
         if not (w.max() < np.inf and w.min() >= 0):  # (NaN fails both)
             raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     else:  # the with-replacement kernel checks entry by entry: `>= 0` (NaN fails it), then finiteness

@@ -163,6 +163,35 @@ _INPLACE_PACK = ("A saved tensor pack hook is modifying its input in place. Tens
                  "open an issue if you need to perform in-place operations on the input to a pack hook.")
 
 
+def run_pack(pack, t):
+    """``pack(t)`` with grad mode off (PyTorch's), refusing a hook that writes its input in place."""
+    prev = _gm._state.enabled
+    _gm._state.enabled = False
+    try:
+        v = t._storage.version
+        p = pack(t)
+        if t._storage.version != v:
+            raise RuntimeError(_INPLACE_PACK)
+        return p
+    finally:
+        _gm._state.enabled = prev
+
+
+def run_unpack(unpack, obj):
+    """``unpack(obj)`` with grad mode off, which must give a tensor (PyTorch's TypeError else)."""
+    from .._tensor.tensor import Tensor
+    prev = _gm._state.enabled
+    _gm._state.enabled = False
+    try:
+        t = unpack(obj)
+    finally:
+        _gm._state.enabled = prev
+    if not isinstance(t, Tensor):
+        raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                        f"{type(t).__name__}")
+    return t
+
+
 def on_record(node, saves, targs, entry):
     """``graph.record``'s slow path while hooks are active: pack what ``node`` saves."""
     if entry[0] == "mutation":
@@ -183,28 +212,19 @@ def on_record(node, saves, targs, entry):
         return  # (an op traced by compile / checkpoint / func: one XLA program keeps what its backward needs)
     arrays = list(node._arrays)
     packed = []
-    prev = _gm._state.enabled
-    _gm._state.enabled = False  # (pack hooks run with grad mode off, as PyTorch's)
-    try:
-        inplace_self = _inplace_self()
-        for i in positions:
-            t = targs[i]
-            # as PyTorch's, the hook gets a new tensor object that requires grad as the input does: an alias of the
-            # input (a later in-place write to it is seen by a hook that returns it, and is no error), except the
-            # ``self`` of an in-place op, which the op writes next: the value it read (PyTorch saves a copy)
-            if t is inplace_self:
-                s = Tensor._from_array(arrays[i], t.dtype, t._storage.device)
-            else:
-                s = t.detach()
-            s._requires_grad = t._requires_grad
-            v = s._storage.version
-            p = pack(s)
-            if s._storage.version != v:
-                raise RuntimeError(_INPLACE_PACK)
-            packed.append((i, p, t._shape, t.dtype, t._storage.device))
-            arrays[i] = None
-    finally:
-        _gm._state.enabled = prev
+    inplace_self = _inplace_self()
+    for i in positions:
+        t = targs[i]
+        # as PyTorch's, the hook gets a new tensor object that requires grad as the input does: an alias of the
+        # input (a later in-place write to it is seen by a hook that returns it, and is no error), except the
+        # ``self`` of an in-place op, which the op writes next: the value it read (PyTorch saves a copy)
+        if t is inplace_self:
+            s = Tensor._from_array(arrays[i], t.dtype, t._storage.device)
+        else:
+            s = t.detach()
+        s._requires_grad = t._requires_grad
+        packed.append((i, run_pack(pack, s), t._shape, t.dtype, t._storage.device))
+        arrays[i] = None
     node._arrays = tuple(arrays)
     node._packed = (unpack, tuple(packed))
 
@@ -234,29 +254,25 @@ def on_backward(node):
         if not p.active:
             raise AssertionError(_MUTATION_MSG)
         return
-    from .._tensor.tensor import Tensor
     from .. import _device as _dev
     unpack, packed = p
     arrays = list(node._arrays)
-    prev = _gm._state.enabled
-    _gm._state.enabled = False
-    try:
-        for i, obj, shape, dtype, device in packed:
-            t = unpack(obj)
-            if not isinstance(t, Tensor):
-                raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
-                                f"{type(t).__name__}")
-            if t._shape != shape:
-                raise RuntimeError(f"The tensor returned by the saved tensor unpack_hook has size {list(t._shape)}, "
-                                   f"but the tensor saved for backward has size {list(shape)}")
-            if t.dtype is not dtype:
+    for i, obj, shape, dtype, device in packed:
+        t = run_unpack(unpack, obj)
+        if t._shape != shape:
+            raise RuntimeError(f"The tensor returned by the saved tensor unpack_hook has size {list(t._shape)}, "
+                               f"but the tensor saved for backward has size {list(shape)}")
+        if t.dtype is not dtype:
+            prev = _gm._state.enabled
+            _gm._state.enabled = False
+            try:
                 t = t.to(dtype)
-            a = t._array
-            if t._storage.device != device and isinstance(a, jax.Array):
-                a = jax.device_put(a, _dev.to_jax(device))
-            arrays[i] = a
-    finally:
-        _gm._state.enabled = prev
+            finally:
+                _gm._state.enabled = prev
+        a = t._array
+        if t._storage.device != device and isinstance(a, jax.Array):
+            a = jax.device_put(a, _dev.to_jax(device))
+        arrays[i] = a
     node._arrays = tuple(arrays)
 
 

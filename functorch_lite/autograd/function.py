@@ -403,34 +403,17 @@ class SavedTensor:
         return None
 
     def _pack(self, t, pack_hook, unpack_hook):
-        from ._saved_hooks import _INPLACE_PACK
+        from ._saved_hooks import run_pack
         self.requires_grad, self.grad_fn, self.out_nr = t._requires_grad, t._grad_fn, t._out_nr
-        prev = _gm._state.enabled
-        _gm._state.enabled = False
-        try:
-            v = t._storage.version
-            p = pack_hook(t)
-            if t._storage.version != v:
-                raise RuntimeError(_INPLACE_PACK)
-        finally:
-            _gm._state.enabled = prev
-        self.packed = (p,)
+        self.packed = (run_pack(pack_hook, t),)
         self.unpack_hook = unpack_hook
 
     def unpack(self):
-        from .._tensor.tensor import Tensor
+        from ._saved_hooks import run_unpack
         node = self.ctx._node
         if node is not None and node._freed:
             raise RuntimeError(_FREED_MSG)
-        prev = _gm._state.enabled
-        _gm._state.enabled = False
-        try:
-            r = self.unpack_hook(self.packed[0])
-        finally:
-            _gm._state.enabled = prev
-        if not isinstance(r, Tensor):
-            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
-                            f"{type(r).__name__}")
+        r = run_unpack(self.unpack_hook, self.packed[0])
         if not self.requires_grad or r._requires_grad and r._grad_fn is self.grad_fn and \
                 (self.grad_fn is None or r._out_nr == self.out_nr):
             return r  # (the saved tensor itself, or one with no autograd place to take)

@@ -16,6 +16,33 @@ def run(fn: Callable[[Any], Any], lib: Any) -> tuple[Any, BaseException | None]:
         return None, e
 
 
+def rounded(r: Any) -> Any:
+    """Tensors (nested in tuples/lists) as plain lists rounded to 4 decimals, anything else as it is."""
+    if isinstance(r, (tuple, list)):
+        return [rounded(x) for x in r]
+    if hasattr(r, "detach"):
+        return np.round(np.asarray(r.detach().numpy(), dtype=np.float64), 4).tolist()
+    return r
+
+
+def same_rounded(fn: Callable[[Any], Any], torch_mod: Any, ft_mod: Any, warnings_as_errors: bool = False) -> Any:
+    """``fn(torch)`` and ``fn(functorch_lite)`` give the same values (:func:`rounded`) or raise the same error
+    type and message; the common outcome. ``warnings_as_errors``: a warning is an outcome too (create_graph's
+    reference-cycle warning aside)."""
+    out = []
+    for lib in (torch_mod, ft_mod):
+        try:
+            with warnings.catch_warnings():
+                if warnings_as_errors:
+                    warnings.simplefilter("error")
+                    warnings.filterwarnings("ignore", message=r"Using backward\(\) with create_graph=True")
+                out.append(("ok", rounded(fn(lib))))
+        except Exception as e:  # noqa: BLE001  (the exception itself is what is compared)
+            out.append((type(e).__name__, str(e)))
+    assert out[1] == out[0], out
+    return out[0]
+
+
 def assert_same_error(t_err: BaseException, f_err: BaseException | None, f_out: Any) -> None:
     """functorch_lite raised what torch raised: same exception type, same message."""
     assert f_err is not None, f"torch raised {t_err!r}; functorch_lite returned {f_out}"

@@ -4,26 +4,16 @@ below them checked, hooked or freed), grad mode inside hooks on the whole-graph 
 non-leaf inputs, the checks of what a hook returns, implicit-gradient and grad-mode argument errors, bare
 grad-mode decorators and grad mode inside inference mode."""
 import functools
-import warnings
 
 import numpy as np
 import pytest
 import torch
 
-from _parity import same
+from _parity import rounded as _vals, same, same_rounded
 
 
 def _t(lib, vals=(1., 2., 3.), **kw):
     return lib.tensor(list(vals), requires_grad=True, **kw)
-
-
-def _vals(r):
-    """Tensors (nested in tuples/lists) as plain lists, anything else as it is."""
-    if isinstance(r, (tuple, list)):
-        return [_vals(x) for x in r]
-    if hasattr(r, "detach"):
-        return np.round(np.asarray(r.detach().numpy(), dtype=np.float64), 4).tolist()
-    return r
 
 
 def same_vals(fn):
@@ -31,17 +21,7 @@ def same_vals(fn):
     the same error; warnings are errors (a non-leaf ``.grad`` read without retain_grad warns), create_graph's
     reference-cycle warning aside."""
     import functorch_lite as ft
-    out = []
-    for lib in (torch, ft):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error")
-                warnings.filterwarnings("ignore", message=r"Using backward\(\) with create_graph=True")
-                out.append(("ok", _vals(fn(lib))))
-        except Exception as e:  # noqa: BLE001  (the exception itself is what is compared)
-            out.append((type(e).__name__, str(e)))
-    assert out[1] == out[0], out
-    return out[0]
+    return same_rounded(fn, torch, ft, warnings_as_errors=True)
 
 
 # ---- 5: tensor hooks under autograd.grad ----------------------------------------------------------------------

@@ -3,31 +3,16 @@
 hooks that write the gradient in place and return None, hooks on AccumulateGrad nodes, the count check of a node
 post-hook's result, a saved tensor detached in place, calling a node directly, ``set_multithreading_enabled`` and
 ``mark_dirty`` on a tensor the Function does not return."""
-import numpy as np
 import pytest
 import torch
 
 import functorch_lite as ft
-
-
-def _vals(r):
-    if isinstance(r, (tuple, list)):
-        return [_vals(x) for x in r]
-    if hasattr(r, "detach"):
-        return np.round(np.asarray(r.detach().numpy(), dtype=np.float64), 4).tolist()
-    return r
+from _parity import rounded as _vals, same_rounded
 
 
 def same(fn):
     """``fn(torch)`` and ``fn(functorch_lite)`` give the same values or raise the same error type and message."""
-    out = []
-    for lib in (torch, ft):
-        try:
-            out.append(("ok", _vals(fn(lib))))
-        except Exception as e:  # noqa: BLE001
-            out.append((type(e).__name__, str(e)))
-    assert out[0] == out[1], out
-    return out[0]
+    return same_rounded(fn, torch, ft)
 
 
 def _x(lib):

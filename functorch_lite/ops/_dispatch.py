@@ -617,6 +617,9 @@ def inplace(op, targs, sargs, _recorded=False):
     if _PROFILER[0] is not None and not _recorded:  # a profile records: one event, named as PyTorch's (add_)
         return _PROFILER[0].op(op, targs, sargs, lambda: inplace(op, targs, sargs, True), op.name + "_")
     self = targs[0]
+    check = op.inplace
+    if check is not True and check is not False and check is not None:  # (the op's own in-place check: defop's)
+        check(self)
     _graph.check_inplace(self)
     if op.broadcast:  # (an elementwise op reading memory it writes, shifted: x[1:].add_(x[:-1]) is refused, as torch)
         root = self._storage.root()

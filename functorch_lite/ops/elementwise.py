@@ -8,7 +8,7 @@ import numpy as np
 from .. import _promotion as P
 from .. import dtypes as D
 from . import grad_overrides as _go
-from ._registry import OPS as _OPS, defop, saves_for
+from ._registry import defop, saves_for
 from ._rounding import true_div
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
@@ -585,7 +585,13 @@ def _abs_rule(op, sig, sargs):
     return rule_same(op, sig, sargs)
 
 
-@defop(float8=True, promote=_abs_rule, grad_fn="AbsBackward0", inplace=True, aliases=("absolute",),
+def _abs_inplace(input):
+    """``abs_``: a complex tensor can't hold its real result (torch's own message, before anything else)."""
+    if input.dtype.is_complex:
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+
+
+@defop(float8=True, promote=_abs_rule, grad_fn="AbsBackward0", inplace=_abs_inplace, aliases=("absolute",),
        check_dtype=_no_bool,
        kernel="abs_cpu")
 def abs(input):  # noqa: A001
@@ -593,20 +599,6 @@ def abs(input):  # noqa: A001
     if jnp.issubdtype(input.dtype, jnp.unsignedinteger):
         return input
     return _go.abs(input) if jnp.issubdtype(input.dtype, jnp.floating) else jnp.abs(input)
-
-
-def _abs_inplace(ip):
-    """``abs_``: a complex tensor can't hold its real result (torch's own message, before anything else)."""
-    def abs_(input, *args, **kwargs):
-        if isinstance(input, Tensor) and input.dtype.is_complex:
-            raise RuntimeError("In-place abs is not supported for complex tensors.")
-        return ip(input, *args, **kwargs)
-    abs_.__name__ = abs_.__qualname__ = ip.__name__
-    abs_.__doc__ = ip.__doc__
-    return abs_
-
-
-_OPS["abs"].fn_inplace = _abs_inplace(_OPS["abs"].fn_inplace)
 
 
 @defop(kernel="sign_cpu", grad_fn="SignBackward0", inplace=True, check_dtype=_raise_on(

@@ -180,10 +180,14 @@ _COMPLEX_ERRORS = {
     **{n: (lambda name, dt: RuntimeError(f"{name} does not support complex inputs."))
        for n in ("isposinf", "isneginf")},
     "searchsorted": lambda name, dt: no_kernel("searchsorted_out_cpu", dt),
+    "ndtr": lambda name, dt: no_kernel("erf_vml_cpu", dt),  # (a composite over erf in torch)
 }
 _COMPLEX_KERNEL = ("lt", "le", "gt", "ge", "max", "min", "amax", "amin", "aminmax", "cummax", "cummin", "kthvalue",
                    "median", "median_dim", "nanmedian", "nanmedian_dim", "mode", "atan2", "xlogy", "round", "frac",
-                   "fmod", "remainder", "copysign", "floor_divide")
+                   "fmod", "remainder", "copysign", "floor_divide",
+                   # real-only special functions (JAX would compute a complex value or raise its own TypeError)
+                   "erf", "erfc", "erfinv", "lgamma", "digamma", "logit", "i0", "i0e", "i1", "i1e", "entr", "xlog1py",
+                   "mvlgamma", "igamma", "igammac")
 NO_COMPLEX = frozenset(_COMPLEX_ERRORS) | frozenset(_COMPLEX_KERNEL)
 
 
@@ -405,20 +409,6 @@ def rule_cat(op, sig, sargs):
 def rule_pow(op, sig, sargs):
     r = _common(op, sig)
     return _all(sig, r), (r,)
-
-
-def real_only(rule, kernel=None):
-    """``rule`` (a rule or its name) for a real-only kernel: a complex result dtype has no kernel (torch's
-    ``"<kernel>" not implemented for 'ComplexFloat'``; ``kernel(sargs)``: the kernel named where it is not the
-    op's), where JAX would compute a complex value or raise its own TypeError."""
-    base = RULES[rule] if isinstance(rule, str) else rule
-
-    def rule_real(op, sig, sargs):
-        casts, outs = base(op, sig, sargs)
-        if outs[0].is_complex:
-            raise no_kernel(op.kernel if kernel is None else kernel(sargs), outs[0])
-        return casts, outs
-    return rule_real
 
 
 RULES = {

@@ -679,8 +679,6 @@ _lgamma.defjvp(lambda p, t: (_lgamma(p[0]), _digamma_d(p[0]) * t[0]))
 _VML = {"acos", "asin", "atan", "cos", "erf", "erfc", "erfinv", "exp", "expm1", "lgamma", "log", "log10", "log1p",
         "log2", "sin", "sqrt", "tan", "tanh"}
 _UNARY_KERNEL = {"exp2": "exp2", "digamma": "digamma", "sigmoid": "sigmoid_cpu_reduced_float"}
-# real-only kernels: a complex input raises ``"<kernel>" not implemented for 'ComplexFloat'`` (JAX's TypeError else)
-_REAL_ONLY = {"erf", "erfc", "erfinv", "lgamma", "digamma"}
 
 
 def _unary_float(name, fn, grad_fn, saves=("all",), aliases=()):
@@ -688,7 +686,7 @@ def _unary_float(name, fn, grad_fn, saves=("all",), aliases=()):
         return fn(input)
     impl.__name__ = name
     impl.__doc__ = f"``torch.{name}``: integer inputs compute in the default float dtype."
-    defop(name, promote=P.real_only("float") if name in _REAL_ONLY else "float", grad_fn=grad_fn, inplace=True,
+    defop(name, promote="float", grad_fn=grad_fn, inplace=True,
           saves=saves, aliases=aliases, kernel=_UNARY_KERNEL.get(
               name, f"{name}_vml_cpu" if name in _VML else f"{name}_cpu"),
           autocast={"cuda": "fp32"} if name in ("exp", "expm1", "log", "log2", "log10", "log1p", "rsqrt", "tan",

@@ -80,11 +80,6 @@ def _reduce_arr(x, reduction):
     return x
 
 
-def _no_target_grad(fn_name: str, target: Tensor, arg: str = "target") -> None:
-    """Autograd's error for an argument torch has no derivative for (``arg``: a target, class weights...)."""
-    _no_grad_arg(fn_name, target, arg)
-
-
 # ---- pixel_shuffle / pixel_unshuffle ----------------------------------------------------------------------
 def _ps_check(name: str, what: str):
     def prep(targs, sargs):
@@ -407,7 +402,7 @@ def _soft_margin_loss(input, target, reduction="mean"):
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """``F.soft_margin_loss``: two-class logistic loss with targets in {1, -1}."""
     reduction = _red_string(size_average, reduce, reduction)
-    _no_target_grad("soft_margin_loss", target)
+    _no_grad_arg("soft_margin_loss", target)
     return _soft_margin_loss(input, target, reduction)
 
 
@@ -482,7 +477,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.dim() != 1:
         raise ValueError("weight must be one-dimensional")
-    _no_target_grad("multi_margin_loss", weight, "weight")
+    _no_grad_arg("multi_margin_loss", weight, "weight")
     if weight is not None and input.dim() <= 2 and weight.numel() != (input.shape[-1] if input.dim() else 1):
         raise RuntimeError(f"inconsistent weight size, expected {input.shape[-1] if input.dim() else 1} but got "
                            f"{_shape_str(weight.shape)}")

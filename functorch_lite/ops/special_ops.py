@@ -84,9 +84,6 @@ def _float_kernels(op, sig, sargs):
     return casts, outs
 
 
-_FLOAT_REAL = P.real_only("float")  # (a real kernel: complex inputs raise, integers compute in the default float)
-
-
 def _scalar_name(base):
     """grad_fn name by which argument is a Python number: ``<base>0`` (both tensors), ``1`` (self), ``2``."""
     def name(targs, sargs):
@@ -128,7 +125,7 @@ def _logit_jvp(eps, primals, tangents):
     return _logit_k(x, eps), d * t  # a coefficient times the tangent: JAX transposes it (a NaN coefficient too)
 
 
-@defop(kernel="logit_cpu", promote=_FLOAT_REAL, grad_fn="LogitBackward0", inplace=True)
+@defop(kernel="logit_cpu", promote="float", grad_fn="LogitBackward0", inplace=True)
 def logit(input, eps=None):
     """``log(p / (1 - p))``; with ``eps``, ``p`` is first clamped to ``[eps, 1 - eps]`` (gradient 0 outside)."""
     return _opmath(lambda x: _logit_k(x, -1.0 if eps is None else float(eps)))(input)
@@ -165,7 +162,7 @@ def _entr_f(x):
 _entr = _unary(_entr_f, lambda x, y: -(1 + jnp.log(x)))
 
 
-@defop(kernel="entr_cpu", promote=_FLOAT_REAL, grad_fn="SpecialEntrBackward0", function=False, method=False)
+@defop(kernel="entr_cpu", promote="float", grad_fn="SpecialEntrBackward0", function=False, method=False)
 def entr(input):
     """``-x log x`` (0 at 0, ``-inf`` below)."""
     return _opmath(_entr)(input)
@@ -191,25 +188,25 @@ _i1 = _unary(_sp.i1, _i1_d)
 _i1e = _unary(_sp.i1e, _i1e_d)
 
 
-@defop(kernel="i0_vml_cpu", promote=_FLOAT_REAL, grad_fn="I0Backward0", inplace=True)
+@defop(kernel="i0_vml_cpu", promote="float", grad_fn="I0Backward0", inplace=True)
 def i0(input):
     """Modified Bessel function of the first kind, order 0."""
     return _opmath(_i0)(input)
 
 
-@defop(kernel="i0e_cpu", promote=_FLOAT_REAL, grad_fn="SpecialI0EBackward0", function=False, method=False)
+@defop(kernel="i0e_cpu", promote="float", grad_fn="SpecialI0EBackward0", function=False, method=False)
 def i0e(input):
     """Exponentially scaled ``i0``: ``exp(-|x|) i0(x)``."""
     return _opmath(_i0e)(input)
 
 
-@defop(kernel="i1_cpu", promote=_FLOAT_REAL, grad_fn="SpecialI1Backward0", function=False, method=False)
+@defop(kernel="i1_cpu", promote="float", grad_fn="SpecialI1Backward0", function=False, method=False)
 def i1(input):
     """Modified Bessel function of the first kind, order 1."""
     return _opmath(_i1)(input)
 
 
-@defop(kernel="i1e_cpu", promote=_FLOAT_REAL, grad_fn="SpecialI1EBackward0", function=False, method=False)
+@defop(kernel="i1e_cpu", promote="float", grad_fn="SpecialI1EBackward0", function=False, method=False)
 def i1e(input):
     """Exponentially scaled ``i1``: ``exp(-|x|) i1(x)``."""
     return _opmath(_i1e)(input)
@@ -243,8 +240,7 @@ def erfcx(input):
     return _erfcx(input)
 
 
-@defop(kernel="mul_cpu_reduced_float", promote=P.real_only("float", lambda sargs: "erf_vml_cpu"),
-       grad_fn="MulBackward1", function=False, method=False)
+@defop(kernel="mul_cpu_reduced_float", promote="float", grad_fn="MulBackward1", function=False, method=False)
 def ndtr(input):
     """Standard normal CDF, PyTorch's formula ``(1 + erf(x / sqrt(2))) * 0.5`` (a composite there: its grad_fn is
     the last multiplication's)."""
@@ -292,7 +288,7 @@ def _xlog1py_dx(x, y, r):
 _xlog1py = _binary(_xlog1py_f, _xlog1py_dx, lambda x, y, r: x / (y + 1))
 
 
-@defop(kernel="xlog1py_cpu", promote=_FLOAT_REAL, grad_fn=_scalar_name("SpecialXlog1PyBackward"), tensors=2,
+@defop(kernel="xlog1py_cpu", promote="float", grad_fn=_scalar_name("SpecialXlog1PyBackward"), tensors=2,
        function=False, method=False)
 def xlog1py(input, other):
     """``x * log1p(y)``, 0 where ``x == 0`` (NaN where ``y`` is NaN)."""
@@ -353,13 +349,13 @@ def _tensors_only(name):
     return prep
 
 
-@defop(kernel="igamma_cpu", promote=P.real_only("float_only"), grad_fn="IgammaBackward0", tensors=2, prep=_tensors_only("igamma"))
+@defop(kernel="igamma_cpu", promote="float_only", grad_fn="IgammaBackward0", tensors=2, prep=_tensors_only("igamma"))
 def igamma(input, other):
     """Regularized lower incomplete gamma function ``P(a, x)``; no derivative in ``a`` (as PyTorch)."""
     return _opmath(_igamma)(input, other)
 
 
-@defop(kernel="igammac_cpu", promote=P.real_only("float_only"), grad_fn="IgammacBackward0", tensors=2,
+@defop(kernel="igammac_cpu", promote="float_only", grad_fn="IgammacBackward0", tensors=2,
        prep=_tensors_only("igammac"))
 def igammac(input, other):
     """Regularized upper incomplete gamma function ``Q(a, x)``; no derivative in ``a`` (as PyTorch)."""
@@ -402,15 +398,13 @@ def _polygamma_prep(targs, sargs):
     return (n,)
 
 
-def _polygamma_kernel(sargs):
-    return "digamma" if sargs[0] == 0 else "trigamma" if sargs[0] == 1 else "polygamma"
-
-
 def _polygamma_rule(op, sig, sargs):
+    """float8 and complex inputs have no kernel; which kernel torch names depends on the order ``n``."""
     dt = P._first_tensor_dtype(sig)
-    if dt in D.FLOAT8:
-        raise no_kernel(_polygamma_kernel(sargs), dt)
-    return P.real_only("float", _polygamma_kernel)(op, sig, sargs)
+    if dt in D.FLOAT8 or dt.is_complex:
+        n = sargs[0]
+        raise no_kernel("digamma" if n == 0 else "trigamma" if n == 1 else "polygamma", dt)
+    return P.rule_float(op, sig, sargs)
 
 
 @defop(kernel="polygamma", promote=_polygamma_rule, float8=True, grad_fn="PolygammaBackward0", function=False,
@@ -430,7 +424,7 @@ def _mvlgamma_prep(targs, sargs):
 def _mvlgamma_rule(op, sig, sargs):
     if P._first_tensor_dtype(sig) is D.bool:
         raise RuntimeError("The input tensor may not be a boolean tensor.")
-    return _FLOAT_REAL(op, sig, sargs)
+    return P.rule_float(op, sig, sargs)
 
 
 @defop(kernel="arange_cpu", promote=_mvlgamma_rule, grad_fn="MvlgammaBackward0", prep=_mvlgamma_prep)

@@ -55,7 +55,7 @@ def _check_store(batch, dt) -> None:
     only), a sequence where the first element gave a number."""
     from ... import dtypes as D
     from ...ops.creation import other_sequence
-    from .sampler import _type_name
+    from ...ops.view_ops import _tname as _type_name
     integral = not (dt.is_floating_point or dt.is_complex)
     for x in batch:
         if dt is D.uint64 and not isinstance(x, int):
@@ -185,7 +185,7 @@ def collate_float_fn(batch, *, collate_fn_map: dict | None = None):
     """Python floats: a float64 tensor, ``torch.tensor(batch, dtype=torch.float64)`` — whose TypeError for an
     element that is not a real number ("must be real number, not str") comes first."""
     if not all(type(x) is float for x in batch):
-        from .sampler import _type_name
+        from ...ops.view_ops import _tname as _type_name
         for x in batch:
             if isinstance(x, (str, bytes)) or (isinstance(x, complex) and not isinstance(x, np.generic)) or not (
                     isinstance(x, (np.ndarray, np.generic, _Tensor, TensorArray))

@@ -25,12 +25,6 @@ _GOT = {"randperm": "({n}, generator={})", "randint": "(generator={}, dtype=torc
         "random_": "(generator={}, )"}
 
 
-def _type_name(obj) -> str:
-    """The name PyTorch's argument parser gives ``type(obj)`` (``ops.view_ops._tname``)."""
-    from ...ops.view_ops import _tname
-    return _tname(obj)
-
-
 def check_generator(generator, op: str, n: Any = 0, none_name: str = "torch._C.Generator") -> None:
     """PyTorch's TypeError for a ``generator=`` that is not a ``torch.Generator`` (``None`` is accepted), as the
     op that receives it (``randperm``, ``randint``, ``random_`` or ``multinomial``) reports it; for ``randperm``
@@ -38,6 +32,7 @@ def check_generator(generator, op: str, n: Any = 0, none_name: str = "torch._C.G
     how a ``None`` generator is named then (``NoneType`` where the caller passed None in place of PyTorch's
     ``default_generator``)."""
     from ... import Generator
+    from ...ops.view_ops import _tname as _type_name  # (the argument parser's type names)
     gen_ok = generator is None or isinstance(generator, Generator)
     n_ok = isinstance(n, (int, np.integer))
     if gen_ok and n_ok:

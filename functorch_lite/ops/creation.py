@@ -881,8 +881,8 @@ def randint(*args, low=None, high=None, size=None, generator=None, out=None, dty
             raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {_tname(args[1])}")
         raise _invalid_args("randint", args, _passed(**given, generator=generator, out=out, dtype=dtype,
                                                      layout=layout, device=device, requires_grad=requires_grad))
-    _check_generator("randint", args, generator, **{k: v for k, v in given.items() if k not in ("low",) or v},
-                     out=out, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad)
+    _check_generator("randint", args, generator, **given, out=out, dtype=dtype, layout=layout, device=device,
+                     requires_grad=requires_grad)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dtype, device = _out_args("randint", out, dtype, device)

@@ -706,7 +706,9 @@ def write_out(out, r, name=None, resize_warn=True, srcs=()):
         if exact is not None and out.dtype is not r.dtype:
             raise RuntimeError(exact(r.dtype, out.dtype))
     if not _promotion.can_cast(r.dtype, out.dtype):
-        raise RuntimeError(f"result type {r.dtype.short} can't be cast to the desired output type {out.dtype.short}")
+        refuse = _OUT_CAST.get(name)
+        raise refuse(out.dtype) if refuse is not None else RuntimeError(
+            f"result type {r.dtype.short} can't be cast to the desired output type {out.dtype.short}")
     arr = r._array if r.dtype is out.dtype else _cast_jit(r.dtype, out.dtype)(r._array)
     if out._shape != r._shape:
         if out._chain is not None:
@@ -747,6 +749,11 @@ _OUT_EXACT = {
     **{n: (lambda r, o: f"Expected the dtype for input and out to match, but got {r.short} for input's dtype and "
            f"{o.short} for out's dtype.") for n in ("amax", "amin")},
 }
+
+# out= dtypes the result can't be cast to, where PyTorch's kernel words the refusal itself (cat's TORCH_CHECK_TYPE;
+# stack writes through cat)
+_OUT_CAST = {n: (lambda o: TypeError(f"torch.cat(): input types can't be cast to the desired output type {o.short}"))
+             for n in ("cat", "stack")}
 
 
 def _check_out_grad(name, outs, rs):

@@ -1,0 +1,30 @@
+"""Fixes from the 2026-12-06 red teams (NLP, indexing, GAN scripts) that live outside the op families with their
+own test files: each against real torch 2.13."""
+import pytest
+import torch
+
+import functorch_lite as ft
+from _parity import same_rounded
+
+_OUT_CASES = {
+    "cat": lambda t, o: t.cat([t.ones(2), t.ones(2)], out=o),
+    "concat": lambda t, o: t.concat([t.ones(2), t.ones(2)], out=o),
+    "concatenate": lambda t, o: t.concatenate([t.ones(2), t.ones(2)], out=o),
+    "cat_bool": lambda t, o: t.cat([t.ones(2, dtype=t.long), t.ones(2, dtype=t.long)], out=o.to(t.bool)),
+    "cat_half": lambda t, o: t.cat([t.ones(2), t.ones(2)], out=o.to(t.float16)),
+    "stack": lambda t, o: t.stack([t.ones(2), t.ones(2)], out=o.view(2, 2)),
+    "vstack": lambda t, o: t.vstack([t.ones(2), t.ones(2)], out=o.view(2, 2)),
+    "hstack": lambda t, o: t.hstack([t.ones(2), t.ones(2)], out=o),
+    "dstack": lambda t, o: t.dstack([t.ones(2), t.ones(2)], out=o.view(1, 2, 2)),
+    "column_stack": lambda t, o: t.column_stack([t.ones(2), t.ones(2)], out=o.view(2, 2)),
+    "add": lambda t, o: t.add(t.ones(4), 1, out=o),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_OUT_CASES))
+def test_out_dtype_cast_refusal(case):
+    """cat / stack refuse an out= of a dtype the result can't be cast to with cat's own TypeError; other ops keep
+    the RuntimeError of the out= rule."""
+    fn = _OUT_CASES[case]
+    kind, _ = same_rounded(lambda t: fn(t, t.empty(4, dtype=t.long)), torch, ft)
+    assert (kind != "ok") == (case != "cat_half")

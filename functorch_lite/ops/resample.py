@@ -144,9 +144,8 @@ def _up_rule(op, sig, sargs):
     mode = sargs[0]
     if dt is D.uint8 and mode in ("nearest", "nearest-exact"):  # PyTorch's nearest kernels cover Byte
         return (None,), (dt,)
-    if dt is D.uint8 and mode in ("bilinear", "bicubic"):  # PyTorch has uint8 kernels for these; not here
-        raise NotImplementedError(f"functorch_lite: interpolate(mode={mode!r}) on uint8 input is not supported; "
-                                  "convert to float first")
+    if dt is D.uint8 and mode in ("bilinear", "bicubic"):  # PyTorch's separable int16 fixed-point kernels
+        return (None,), (dt,)
     if dt.category < D.FLOAT or dt.is_complex or dt in D.FLOAT8:
         raise no_kernel(_UP_KERNELS[(mode, len(sargs[1]))], dt)
     return (None,), (dt,)
@@ -224,8 +223,10 @@ def _copy_grad_jvp(primals, tangents):
        grad_fn=lambda targs, sargs: _UP_NAMES[sargs[0]].format(len(sargs[1])))
 def _upsample(input, mode, size, align_corners, scales):
     """Nearest / (bi/tri)linear / bicubic resampling of the trailing ``len(size)`` dims with PyTorch's source
-    indices and weights, one separable pass per dim."""
+    indices and weights, one separable pass per dim (uint8 bilinear / bicubic: :func:`_resample_u8`)."""
     nsp = len(size)
+    if input.dtype == jnp.uint8 and mode not in ("nearest", "nearest-exact"):
+        return _resample_u8(input, mode, size, align_corners, scales, False)
     ftype = np.float64 if input.dtype == jnp.float64 else np.float32
     x = input
     for i in range(nsp):
@@ -259,11 +260,13 @@ def _upsample(input, mode, size, align_corners, scales):
 
 
 # ---- anti-aliased (separable, PIL-style) resampling: bilinear / bicubic / lanczos on 4-D input ----------------
-def _aa_filter(mode, ftype):
+def _aa_filter(mode, ftype, a=-0.5):
+    """(interp_size, filter) of PyTorch's HelperInterp*::aa_filter; bicubic's ``a``: -0.5 (PIL's, antialias) or
+    -0.75 (the plain bicubic mode's, used by the uint8 kernel without antialias)."""
     if mode == "bilinear":
         return 2, lambda x: np.maximum(ftype(0), ftype(1) - np.abs(x))
-    if mode == "bicubic":  # Keys' kernel with a = -0.5 (PIL's), not the -0.75 of the plain bicubic mode
-        a = ftype(-0.5)
+    if mode == "bicubic":
+        a = ftype(a)
 
         def cubic(x):
             x = np.abs(x)
@@ -279,27 +282,107 @@ def _aa_filter(mode, ftype):
     return 6, lanczos
 
 
-def _aa_matrix(inp, out, align_corners, scale, ftype, mode):
-    """(out, inp) weights of PyTorch's _compute_index_ranges_weights (antialias): a filter stretched by the
-    downscale factor, window [center - support, center + support) clipped to the input, normalised per row."""
+def _aa_taps(inp, out, align_corners, scale, ftype, mode):
+    """PyTorch's _compute_indices_min_size_weights_aa for every output index: a filter stretched by the downscale
+    factor, window [center - support, center + support) clipped to the input, normalised per row (summed in
+    order, as the C++ loop). (first input index (out,), weights (out, max_size), the largest normalised weight)."""
     interp_size, filt = _aa_filter(mode, ftype)
     s = _scale(inp, out, align_corners, scale, ftype)
     support = ftype(interp_size * 0.5) * s if s >= 1.0 else ftype(interp_size * 0.5)
     invscale = ftype(1) / s if s >= 1.0 else ftype(1)
     max_size = int(math.ceil(support)) * 2 + 1
-    m = np.zeros((out, inp), ftype)
+    xmins = np.zeros(out, np.int64)
+    ws = np.zeros((out, max_size), ftype)
+    wt_max = 0.0
     for i in range(out):
         center = s * (ftype(i) + ftype(0.5))
         xmin = max(int(center - support + ftype(0.5)), 0)
         xsize = min(max(min(int(center + support + ftype(0.5)), inp) - xmin, 0), max_size)
+        xmins[i] = xmin
         if xsize == 0:
             continue
         w = filt((((np.arange(xsize) + xmin).astype(ftype) - center).astype(np.float64) + 0.5) * float(invscale))
-        total = w.sum(dtype=ftype)
+        total = np.cumsum(w, dtype=ftype)[-1]
         if total != 0:
             w = (w / total).astype(ftype)
-        m[i, xmin:xmin + xsize] = w
+            wt_max = max(wt_max, float(w.max()))
+        ws[i, :xsize] = w
+    return xmins, ws, wt_max
+
+
+def _aa_matrix(inp, out, align_corners, scale, ftype, mode):
+    """(out, inp) weights of PyTorch's _compute_index_ranges_weights (antialias), from :func:`_aa_taps`."""
+    xmins, ws, _ = _aa_taps(inp, out, align_corners, scale, ftype, mode)
+    m = np.zeros((out, inp), ftype)
+    for i in range(out):
+        n = max(min(ws.shape[1], inp - xmins[i]), 0)
+        m[i, xmins[i]:xmins[i] + n] = ws[i, :n]
     return m
+
+
+def _interp_taps(inp, out, align_corners, scale, mode):
+    """PyTorch's _compute_indices_min_size_weights (uint8 bilinear / bicubic without antialias), in double: the
+    float kernels' interp_size taps around floor(source index), those beyond a border folded onto the border tap.
+    (first input index (out,), weights (out, interp_size), the largest weight any accumulation reached)."""
+    k, filt = _aa_filter(mode, np.float64, -0.75)
+    s = float(_scale(inp, out, align_corners, scale, np.float64))
+    dst = np.arange(out)
+    src = s * dst if align_corners else s * (dst + 0.5) - 0.5
+    if not align_corners and k == 2:
+        src = np.where(src < 0, 0.0, src)
+    idx = np.minimum(np.floor(src.astype(np.float32)).astype(np.int64), inp - 1)  # guard_index_and_lambda: floorf
+    lam = np.minimum(np.maximum(src - idx, 0.0), 1.0)
+    support = k // 2
+    umin = idx - support + 1
+    lo = np.maximum(umin, 0)
+    size = np.clip(np.minimum(idx + support + 1, inp) - lo, 0, k)
+    ws = np.zeros((out, k))
+    wi = np.zeros(out, np.int64)
+    wt_max = 0.0
+    for j in range(k):
+        u = umin + j
+        wi = np.where(u <= 0, 0, np.where(u >= inp - 1, size - 1, wi))
+        ws[dst, wi] += filt(np.float64(j + 1 - support) - lam)
+        wt_max = max(wt_max, float(ws[dst, wi].max()))
+        wi = wi + 1
+    return lo, ws, wt_max
+
+
+def _int16_weights(ws, wt_max):
+    """PyTorch's _compute_index_ranges_int16_weights: the precision p (the largest, up to 22, keeping
+    wt_max * 2**(p+1) below 2**15) and the weights * 2**p rounded half away from zero."""
+    prec = 0
+    while prec < 22 and int(0.5 + wt_max * (1 << (prec + 1))) < (1 << 15):
+        prec += 1
+    v = ws * float(1 << prec)
+    return np.trunc(np.where(v < 0, v - 0.5, v + 0.5)).astype(np.int32), prec
+
+
+def _resample_u8(x, mode, size, align_corners, scales, antialias):
+    """uint8 bilinear / bicubic (/ lanczos with antialias) as PyTorch's separable CPU kernel: the last dim first,
+    then the others, skipping a dim whose size is unchanged; each pass sums uint8 * int16 weights in int32 from
+    2**(p-1), shifts right by p and clamps to [0, 255]."""
+    nsp = len(size)
+    for i in reversed(range(nsp)):
+        ax = x.ndim - nsp + i
+        inp = x.shape[ax]
+        if inp == size[i]:
+            continue
+        sc = None if scales is None else scales[i]
+        if antialias:
+            lo, ws, wt_max = _aa_taps(inp, size[i], align_corners, sc, np.float64, mode)
+        else:
+            lo, ws, wt_max = _interp_taps(inp, size[i], align_corners, sc, mode)
+        w, prec = _int16_weights(ws, wt_max)
+        k = w.shape[1]
+        idx = np.minimum(lo[:, None] + np.arange(k), inp - 1).reshape(-1)
+        g = jnp.take(x, jnp.asarray(idx), axis=ax, mode="clip").astype(jnp.int32)
+        g = g.reshape(x.shape[:ax] + (size[i], k) + x.shape[ax + 1:])
+        wshape = [1] * (x.ndim + 1)
+        wshape[ax:ax + 2] = [size[i], k]
+        acc = jnp.sum(g * jnp.asarray(w).reshape(wshape), axis=ax + 1) + (1 << (prec - 1))
+        x = jnp.clip(jnp.right_shift(acc, prec), 0, 255).astype(jnp.uint8)
+    return x
 
 
 _AA_NAMES = {"bilinear": "UpsampleBilinear2DAaBackward0", "bicubic": "UpsampleBicubic2DAaBackward0",
@@ -308,9 +391,8 @@ _AA_NAMES = {"bilinear": "UpsampleBilinear2DAaBackward0", "bicubic": "UpsampleBi
 
 def _aa_rule(op, sig, sargs):
     dt = sig[0][1]
-    if dt is D.uint8:
-        raise NotImplementedError("functorch_lite: interpolate(antialias=True) on uint8 input is not supported; "
-                                  "convert to float first")
+    if dt is D.uint8:  # PyTorch's separable int16 fixed-point kernel
+        return (None,), (dt,)
     if dt not in (D.float32, D.float64):
         raise no_kernel("compute_index_ranges_weights", dt)
     return (None,), (dt,)
@@ -320,7 +402,10 @@ def _aa_rule(op, sig, sargs):
        autocast={"cuda": "fp32"}, grad_fn=lambda targs, sargs: _AA_NAMES[sargs[0]])
 def _upsample_aa(input, mode, size, align_corners, scales):
     """Anti-aliased resampling of the last two dims: width first, then height, skipping a dim whose size is
-    unchanged (as PyTorch's separable kernel); each pass is a weight-matrix product."""
+    unchanged (as PyTorch's separable kernel); each pass is a weight-matrix product (uint8: PyTorch's fixed-point
+    kernel, :func:`_resample_u8`)."""
+    if input.dtype == jnp.uint8:
+        return _resample_u8(input, mode, size, align_corners, scales, True)
     ftype = np.float64 if input.dtype == jnp.float64 else np.float32
     x = input
     for i in (1, 0):

@@ -145,13 +145,6 @@ def test_interpolate_dtypes(case):
                                                      **kw).shape))
 
 
-def test_interpolate_uint8_bilinear_bicubic_error_is_true():
-    x = ft.ones(1, 1, 4, 4, dtype=ft.uint8)
-    for kw in (dict(mode="bicubic", scale_factor=2), dict(mode="bilinear", scale_factor=0.5, antialias=True)):
-        with pytest.raises(NotImplementedError, match="uint8 input is not supported"):
-            F.interpolate(x, **kw)
-
-
 # ---- cross_entropy / nll_loss target checks ---------------------------------------------------------------------
 def _loss(fn, xs, ts, tdt="long", ws=None, tval=0, **kw):
     def run(m):

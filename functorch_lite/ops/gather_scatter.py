@@ -21,12 +21,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import dtypes as D
+from .._warn import warn_once
 from . import grad_overrides as _go
 from .._tensor.tensor import Tensor, _wrap_dim
 from ._dispatch import broadcast_shapes, data_dependent_error, dispatch, inplace, write_out
 from ._registry import OPS, defop
-from .indexing import (_INT_INDEX, _Tracer, _bounds, _dim_size, _host_tensor, _no_overlap, _oob, _out, _rule_cast,
-                       _twin, _view)
+from .indexing import (_INT_INDEX, _Tracer, _at_index, _bounds, _dim_size, _host_tensor, _no_overlap, _oob, _out,
+                       _rule_cast, _twin, _view, set_at)
 
 
 # ---- gather / scatter / index_* / take ------------------------------------------------------------------
@@ -114,7 +115,7 @@ def _identity(reduce, dt):
     return jnp.asarray(v, dt)
 
 
-_REDUCES = ("sum", "prod", "mean", "amax", "amin")
+_REDUCES = ("sum", "prod", "mean", "amax", "amin", "max", "min")  # (max / min: amax / amin without a derivative)
 
 
 def _scatter_name(targs, sargs):
@@ -169,6 +170,38 @@ def _scatter_prod_bwd(dim, include_self, res, g):
 _scatter_prod.defvjp(_scatter_prod_fwd, _scatter_prod_bwd)
 
 
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1, 2))
+def _extreme_at(spec, reduce, include_self, x, v, *arrays):
+    idx = _at_index(spec, arrays)
+    if not include_self:
+        x = x.at[idx].set(_identity(reduce, x.dtype))
+    return x.at[idx].max(v) if reduce == "amax" else x.at[idx].min(v)
+
+
+@_extreme_at.defjvp
+def _extreme_at_jvp(spec, reduce, include_self, primals, tangents):
+    """PyTorch's amax / amin backward (scatter_reduce, index_reduce): the gradient split evenly over the elements
+    equal to the result, ``self``'s counted as one of them even where ``include_self=False`` (which then gives
+    it no gradient)."""
+    x, v, *arrays = primals
+    tx, tv = tangents[:2]
+    idx = _at_index(spec, arrays)
+    r = _extreme_at(spec, reduce, include_self, x, v, *arrays)
+    self_is = (x == r).astype(x.dtype)
+    src_is = (v == r[idx]).astype(x.dtype)
+    n = self_is.at[idx].add(src_is)
+    if not include_self:
+        self_is = self_is.at[idx].set(jnp.zeros((), x.dtype))
+    return r, (self_is * tx).at[idx].add(src_is * tv) / n
+
+
+def extreme_at(x, idx: tuple, v, reduce: str, include_self: bool):
+    """``x.at[idx].max(v)`` (``reduce`` 'amax') or ``.min(v)`` ('amin'; ``idx``: index arrays and full slices,
+    ``v`` of ``x[idx]``'s shape; ``include_self=False``: ``x``'s values there left out) with PyTorch's gradient."""
+    spec = tuple(not isinstance(i, slice) for i in idx)
+    return _extreme_at(spec, reduce, include_self, x, v, *[i for i in idx if not isinstance(i, slice)])
+
+
 _scatter_check = _bounds(1, _dim_size, False, _oob(RuntimeError))
 
 
@@ -177,6 +210,10 @@ def _scatter(input, index, src, dim, reduce, include_self):
     None (overwrite), 'add'/'sum', 'multiply'/'prod', 'amax', 'amin', 'mean' (``include_self``: keep input)."""
     if index.size == 0:
         return input
+    if reduce in ("max", "min"):  # scatter_reduce's aliases of amax / amin: PyTorch's backward refuses them
+        r = _scatter(jax.lax.stop_gradient(input), index, jax.lax.stop_gradient(src), dim, "a" + reduce, include_self)
+        return _go.no_derivative("Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', 'amin' but got "
+                                 f"{reduce}.")(r, input, src) if jnp.issubdtype(r.dtype, jnp.inexact) else r
     if input.dtype == jnp.bool_ and reduce not in (None, "mean"):
         # bool add is logical or, multiply logical and: run as uint8 max/min (jax has no bool scatter-add)
         r = _scatter(input.astype(jnp.uint8), index, jnp.asarray(src).astype(jnp.uint8), dim,
@@ -188,6 +225,8 @@ def _scatter(input, index, src, dim, reduce, include_self):
     v = src if jnp.ndim(src) == 0 else jnp.atleast_1d(src)[tuple(slice(0, n) for n in i.shape)]
     if reduce == "prod" and jnp.issubdtype(x.dtype, jnp.floating):
         return _scatter_prod(x, i, jnp.broadcast_to(v, i.shape), dim, include_self).reshape(input.shape)
+    if reduce in ("amax", "amin") and jnp.issubdtype(x.dtype, jnp.floating):
+        return extreme_at(x, idx, v, reduce, include_self).reshape(input.shape)
     no_grad = reduce in ("add", "multiply") and jnp.issubdtype(x.dtype, jnp.inexact)  # scatter's reduce: PyTorch
     if no_grad:  # has no derivative (and JAX's scatter-multiply has none for repeated indices)
         x, v = jax.lax.stop_gradient(x), jax.lax.stop_gradient(v)
@@ -195,7 +234,7 @@ def _scatter(input, index, src, dim, reduce, include_self):
         x = x.at[idx].set(_identity(reduce, x.dtype))
     at = x.at[idx]
     if reduce is None:
-        r = at.set(v)
+        r = set_at(x, idx, v)
     elif reduce in ("add", "sum"):
         r = at.add(v)
     elif reduce in ("multiply", "prod"):
@@ -225,6 +264,10 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, value=None, *, red
             _in_place: bool = False) -> Tensor:
     """``torch.scatter(x, dim, idx, src)``: ``out[i][idx[i][j]] = src[i][j]`` (a scalar ``value`` works too;
     ``reduce='add' | 'multiply'``)."""
+    if reduce is not None and isinstance(src, Tensor):  # (PyTorch's TORCH_WARN_ONCE, ahead of its checks)
+        warn_once("scatter_reduce_src", "The reduce argument of torch.scatter with Tensor src is deprecated and will "
+                  "be removed in a future PyTorch release. Use torch.scatter_reduce instead for more reduction options. "
+                  "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:225.)")
     if reduce not in (None, "add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
     if src is None and value is None:
@@ -350,7 +393,9 @@ def _index_along(input, index, src, dim, mode, alpha):
         r = at.max(src)
     elif mode == "add":
         r = at.add(src if alpha == 1 else src * jnp.asarray(alpha, src.dtype))
-    else:
+    elif mode == "copy":  # (PyTorch's gradient: every source slice gets its destination's, repeated or not)
+        r = set_at(jnp.atleast_1d(input), (slice(None),) * dim + (index.reshape(-1),), src)
+    else:  # index_fill: JAX's gradient is PyTorch's (the value gets each distinct position's once)
         r = at.set(src)
     return r.reshape(input.shape)
 

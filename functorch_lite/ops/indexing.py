@@ -19,6 +19,7 @@ Example::
 """
 from __future__ import annotations
 
+import functools
 import numbers
 import operator
 import warnings
@@ -33,10 +34,12 @@ from . import _deferred
 from .._tensor.tensor import Tensor
 from ._dispatch import data_dependent_error, dispatch, inplace, no_overlap as _no_overlap, write_out
 from ._registry import OPS, defop
+from .._symbolic import SymNumber as _SymNumber
 from .._warn import user_stacklevel as _user_stacklevel
 
 _Tracer = jax.core.Tracer
 _INT_INDEX = (D.int64, D.int32)
+_I64 = 1 << 63
 
 
 # ---- shared helpers -------------------------------------------------------------------------------
@@ -117,6 +120,38 @@ def _strip_ones(v):
     return _view(v, "reshape", (s[i:],))
 
 
+# ---- overwriting writes with PyTorch's gradient ------------------------------------------------------------
+def _at_index(spec, arrays):
+    it = iter(arrays)
+    return tuple(next(it) if s else slice(None) for s in spec)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+def _set_at(spec, x, v, *arrays):
+    return x.at[_at_index(spec, arrays)].set(v)
+
+
+@_set_at.defjvp
+def _set_at_jvp(spec, primals, tangents):
+    """Tangent ``tx`` zeroed at the written positions plus ``tv`` scatter-added there: its transpose is PyTorch's
+    backward (self: the gradient with the written positions zeroed; the values: the gradient gathered at every
+    position, summed over their broadcast dims), also where an index repeats."""
+    x, v, *arrays = primals
+    tx, tv = tangents[:2]
+    idx = _at_index(spec, arrays)
+    written = jnp.zeros(x.shape, jnp.bool_).at[idx].set(True)
+    return _set_at(spec, x, v, *arrays), jnp.where(written, jnp.zeros((), tx.dtype), tx).at[idx].add(tv)
+
+
+def set_at(x, idx: tuple, v):
+    """``x.at[idx].set(v)`` (``idx``: index arrays and full slices ``:``) with PyTorch's gradient: every value
+    written gets the gradient at its destination, also one whose write a repeated index overwrote (JAX's gives it
+    only to the surviving write). index_put, scatter, index_copy and put write through it."""
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        return x.at[idx].set(v)
+    return _set_at(tuple(not isinstance(i, slice) for i in idx), x, v, *[i for i in idx if not isinstance(i, slice)])
+
+
 # ---- the advanced-indexing ops -------------------------------------------------------------------
 def _adv_index(ndim, indices, dims):
     idx = [slice(None)] * ndim
@@ -135,6 +170,9 @@ def _adv_shape(shape, bshape, dims):
 
 def _check_adv(shape, indices, dims):
     """Bounds of a stacked (k, *B) index (a tensor, or host values) in PyTorch's order and message (IDX-05)."""
+    if any(shape[d] == 0 for d in dims) and 0 not in (indices._shape if isinstance(indices, Tensor) else
+                                                      indices.shape)[1:]:
+        raise IndexError("index is out of bounds for dimension with size 0")  # (torch's AdvancedIndex, first)
     if isinstance(indices, Tensor):
         if indices.__dict__.get("_inbounds"):
             return
@@ -180,10 +218,10 @@ def _index_put_check(targs, sargs):
        check=_index_put_check, saves=(2,), autocast={"cuda": "promote"})
 def _index_put(input, values, indices, dims, accumulate):
     """``input[indices] = values`` (``accumulate``: ``+=``, duplicates summed)."""
-    at = input.at[_adv_index(input.ndim, indices, dims)]
+    idx = _adv_index(input.ndim, indices, dims)
     if accumulate and input.dtype == jnp.bool_:  # bool accumulation is logical or
-        return input.astype(jnp.uint8).at[_adv_index(input.ndim, indices, dims)].max(values.astype(jnp.uint8)) != 0
-    return at.add(values) if accumulate else at.set(values)
+        return input.astype(jnp.uint8).at[idx].max(values.astype(jnp.uint8)) != 0
+    return input.at[idx].add(values) if accumulate else set_at(input, idx, values)
 
 
 # ---- the walk (PyTorch's applySlicing) ------------------------------------------------------------------
@@ -196,12 +234,14 @@ _MASKS = (D.bool, D.uint8)
 
 
 def _tp_name(o) -> str:
+    """The type's name as Python's C API gives it (``tp_name``): a class's own name, a C type's with its module
+    (``numpy.float32``, ``decimal.Decimal``)."""
     t = type(o)
-    if t.__module__.startswith("numpy"):
-        return f"numpy.{t.__name__}"
     if t.__name__ == "Tensor" and not t.__module__.startswith("functorch_lite"):  # (real torch's: say so)
         return (f"{t.__module__}.{t.__qualname__} (another library's array: convert it with functorch_lite.tensor(...) "
                 "or from_dlpack)")
+    if t.__module__ != "builtins" and not t.__flags__ & (1 << 9):  # (not Py_TPFLAGS_HEAPTYPE: a static C type)
+        return f"{t.__module__}.{t.__name__}"
     return t.__name__
 
 
@@ -318,6 +358,13 @@ def _host(t):
     return t._host() if isinstance(t, Tensor) else t
 
 
+def _check_mask_shape(res: Tensor, d: int, t) -> None:
+    for j, n in enumerate(t.shape):
+        if d + j >= len(res._shape) or n != res._shape[d + j]:
+            raise IndexError(f"The shape of the mask {list(t.shape)} at index {j} does not match the shape of the "
+                             f"indexed tensor {list(res._shape)} at index {d + j}")
+
+
 def _prepare(res: Tensor, adv: list):
     """Index entries -> (dims, stacked (k, *B) index tensor), with PyTorch's checks and messages."""
     for _, t in adv:
@@ -329,10 +376,7 @@ def _prepare(res: Tensor, adv: list):
             if _dtype(t) is D.uint8:
                 warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
                               "instead.", UserWarning, stacklevel=_user_stacklevel())
-            for j, n in enumerate(t.shape):
-                if d + j >= len(res._shape) or n != res._shape[d + j]:
-                    raise IndexError(f"The shape of the mask {list(t.shape)} at index {j} does not match the shape of "
-                                     f"the indexed tensor {list(res._shape)} at index {d + j}")
+            _check_mask_shape(res, d, t)
             if isinstance(t, Tensor) and isinstance(t._array, _Tracer):
                 raise data_dependent_error("indexing with a boolean mask (output shape depends on values)", t._array,
                                            vmap="vmap: We do not support batching operators that can support "
@@ -386,10 +430,31 @@ def getitem(self: Tensor, index) -> Tensor:
     return dispatch(OPS["index"], (res, indices), (dims,))
 
 
-def _put(dst: Tensor, dims, indices, values, accumulate: bool, in_place: bool):
-    if isinstance(values, Tensor) and values.dtype is not dst.dtype:
+def _fills(dst: Tensor, adv: list, values, accumulate: bool) -> bool:
+    """PyTorch's ``canDispatchToMaskedFill``: a put (not accumulating) of a one-element CPU value tensor whose only
+    index tensor is one bool / uint8 mask runs as ``masked_fill_(mask, value.item())`` (``x[mask] = 1.``: the number
+    is such a tensor)."""
+    if accumulate or len(adv) != 1 or isinstance(values, Tensor) and (values.numel() != 1 or
+                                                                      values.device.type != "cpu"):
+        return False
+    t = adv[0][1]
+    return _dtype(t) in _MASKS and (not isinstance(t, Tensor) or t.device == dst.device)
+
+
+def _put(dst: Tensor, adv: list, values, accumulate: bool, in_place: bool):
+    if _fills(dst, adv, values, accumulate):  # masked_fill_: the value is converted as a number (overflow-checked)
+        d, t = adv[0]
+        _check_mask_shape(dst, d, t)
+        if _dtype(t) is D.uint8:
+            raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+        if isinstance(values, Tensor) and not isinstance(values._array, _Tracer):  # (a number: checked already)
+            D.check_fits(values.item(), dst.dtype)
+        if not t.shape and dst._shape and not isinstance(getattr(t, "_array", None), _Tracer):
+            adv = [(0, np.full(dst._shape[:1], bool(_host(t))))]  # a 0-d mask: every element, or none
+    elif isinstance(values, Tensor) and values.dtype is not dst.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got {dst.dtype.short} for "
                            f"the destination and {values.dtype.short} for the source.")
+    dims, indices = _prepare(dst, adv)
     args = (dst, _strip_ones(values), indices)
     if in_place:
         _no_overlap(dst, args[1])
@@ -398,10 +463,17 @@ def _put(dst: Tensor, dims, indices, values, accumulate: bool, in_place: bool):
 
 def setitem(self: Tensor, index, value) -> None:
     """``x[index] = value``: ``copy_`` into the view, or one in-place ``index_put``; ``_version`` + 1 (INP-01)."""
-    if not isinstance(value, (Tensor, numbers.Number, np.generic)):
-        raise TypeError(f"can't assign a {type(value).__name__} to a torch.{self.dtype.legacy}")
-    if not isinstance(value, Tensor):  # the number becomes a float32 tensor first: 16/8-bit floats unchecked
-        D.check_fits(value, self.dtype, floats="wide")
+    if not isinstance(value, Tensor):
+        # PyTorch takes a Python bool / int / float / complex (their subclasses: numpy.float64) or a numpy integer;
+        # any other value (numpy.float32, numpy.bool, an ndarray, a list, a Fraction) is refused
+        if not isinstance(value, (int, float, complex, np.integer, _SymNumber)):
+            raise TypeError(f"can't assign a {_tp_name(value)} to a torch.{self.dtype.legacy}")
+        if isinstance(value, np.generic):
+            value = value.item()  # (numpy.int64 / float64 / complex128: as the Python number)
+        if isinstance(value, int) and not isinstance(value, bool) and not -_I64 <= value < _I64:
+            raise ValueError("Overflow when unpacking long long")  # (its int64 conversion, for every dtype)
+        D.check_fits(value, self.dtype, floats="wide")  # (the number becomes a float32 tensor first: 16/8-bit
+        # floats unchecked)
     tp = type(index)
     adv = None
     if tp is int:
@@ -413,8 +485,7 @@ def setitem(self: Tensor, index, value) -> None:
     else:
         dst, adv = _walk(self, _to_tuple(index))
     if adv:
-        dims, indices = _prepare(dst, adv)
-        _put(dst, dims, indices, value, False, True)
+        _put(dst, adv, value, False, True)
         return
     if isinstance(value, Tensor) and value._shape and value._shape != dst._shape:
         value = _strip_ones(value)
@@ -446,8 +517,7 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False, 
     adv = _positional(input, tuple(indices))
     if not adv:
         return input.copy_(values) if _in_place else values.expand(input._shape).clone()
-    dims, idx = _prepare(input, adv)
-    return _put(input, dims, idx, values, accumulate, _in_place)
+    return _put(input, adv, values, accumulate, _in_place)
 
 
 # ---- in-place twins and the tables ----------------------------------------------------------------

@@ -392,21 +392,37 @@ def _einsum_prep(targs, sargs):
                 raise RuntimeError(f"einsum(): output subscript {lab} does not appear in the equation for any input "
                                    "operand")
             out_seen.add(lab)
-    seen = {}
+    # sizes, operand by operand and label by label as PyTorch walks them: a size other than 1 must match the one seen
+    # before (ellipsis dims aligned right); a label repeated within an operand takes a diagonal (sizes equal)
+    ell_n = max((len(t._shape) - len(labels) + 1 for labels, t in zip(op_labels, ops) if "..." in labels), default=0)
+    seen, ell_sizes = {}, [1] * ell_n
     for k, (labels, t) in enumerate(zip(op_labels, ops)):
-        shape = tuple(t._shape)
-        if "..." in labels:
-            e = labels.index("...")
-            pre, post = labels[:e], labels[e + 1:]
-            pairs = list(zip(pre, shape[:len(pre)])) + list(zip(post, shape[len(shape) - len(post):]))
-        else:
-            pairs = list(zip(labels, shape))
-        for ch, n in pairs:
-            if ch in seen and seen[ch] != n and n != 1 and seen[ch] != 1:
-                raise RuntimeError(f"einsum(): subscript {ch} has size {n} for operand {k} which does not broadcast "
-                                   f"with previously seen size {seen[ch]}")
-            if ch not in seen or seen[ch] == 1:
-                seen[ch] = n
+        sizes, first, dim = list(t._shape), {}, 0
+        for ch in labels:
+            if ch == "...":
+                for j in range(ell_n - (len(t._shape) - len(labels) + 1), ell_n):
+                    n = sizes[dim]
+                    if n != 1:
+                        if ell_sizes[j] not in (1, n):
+                            raise RuntimeError(f"einsum(): dimension {dim} covered by ellipsis in operand {k}has size "
+                                               f"{n} which does not broadcast with previously seen ellipsis with size "
+                                               f"{ell_sizes[j]} for the respective dimension")
+                        ell_sizes[j] = n
+                    dim += 1
+            elif ch in first:
+                if sizes[dim] != sizes[first[ch]]:
+                    raise RuntimeError(f"einsum(): subscript {ch} is repeated for operand {k} but the sizes don't match, "
+                                       f"{sizes[dim]} != {sizes[first[ch]]}")
+                del sizes[dim]  # (the diagonal stays at the first occurrence's dim)
+            else:
+                n = sizes[dim]
+                if n != 1:
+                    if seen.get(ch, 1) not in (1, n):
+                        raise RuntimeError(f"einsum(): subscript {ch} has size {n} for operand {k} which does not "
+                                           f"broadcast with previously seen size {seen[ch]}")
+                    seen[ch] = n
+                first[ch] = dim
+                dim += 1
     dts = {t.dtype for t in ops}
     if len(dts) > 1:
         a, b = ops[0].dtype, next(t.dtype for t in ops if t.dtype is not ops[0].dtype)
@@ -429,6 +445,52 @@ def _einsum_rule(op, sig, sargs):
        prep=_einsum_prep, autocast="lower", device_check="cat")
 def _einsum(operands, equation):
     return jnp.einsum(equation, *operands)
+
+
+def _einsum_one(t, eq: str):
+    """PyTorch's einsum of one operand: views of it (a diagonal per repeated label, moved back to the label's first
+    dim, then one permute into the output order: PermuteBackward0, writes reach the input), then a sum over the
+    contracted dims (SumBackward1) if there are any."""
+    from ._dispatch import dispatch
+    from ._registry import OPS
+    lhs, arrow, rhs = eq.partition("->")
+    labels = _einsum_labels(lhs, 0, "operand 0")
+    ell_n = len(t._shape) - len(labels) + 1 if "..." in labels else 0
+    named = sorted(set(labels) - {"..."})  # (PyTorch's label order: A-Z, then a-z)
+    pos, p, ell_index = {}, 0, None
+    if arrow:
+        for ch in _einsum_labels(rhs, 0, "output"):
+            if ch == "...":
+                ell_index, p = p, p + ell_n
+            else:
+                pos[ch], p = p, p + 1
+    else:  # the implicit output: the ellipsis, then the labels that appear once
+        ell_index, p = 0, ell_n
+        for ch in named:
+            if labels.count(ch) == 1:
+                pos[ch], p = p, p + 1
+    n_out = p
+    if ell_index is None:  # (an ellipsis left out of the output is summed)
+        ell_index, p = p, p + ell_n
+    for ch in named:
+        if ch not in pos:
+            pos[ch], p = p, p + 1
+    perm, first, dim = [0] * p, {}, 0
+    for ch in labels:
+        if ch == "...":
+            for j in range(ell_n):
+                perm[ell_index + j], dim = dim, dim + 1
+        elif ch in first:  # diagonal(0, first, dim).movedim(-1, first)
+            t = dispatch(OPS["diagonal"], (t,), (0, first[ch], dim))
+            order = list(range(len(t._shape) - 1))
+            order.insert(first[ch], len(t._shape) - 1)
+            t = dispatch(OPS["permute"], (t,), (tuple(order),))
+        else:
+            first[ch], perm[pos[ch]], dim = dim, dim, dim + 1
+    t = dispatch(OPS["permute"], (t,), (tuple(perm),))
+    if p > n_out:
+        t = dispatch(OPS["sum"], (t,), (tuple(range(n_out, p)), False, None, None))
+    return t
 
 
 def _subscript(n) -> str:
@@ -463,6 +525,9 @@ def einsum(*args):
         equation, operands = args[0], args[1:]
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    if len(operands) == 1 and isinstance(operands[0], Tensor):  # views of the operand (and a sum), as PyTorch's:
+        (eq,) = _einsum_prep((tuple(operands),), (equation,))  # (no autocast: it casts only a contraction's bmm)
+        return _einsum_one(operands[0], eq)
     return dispatch(OPS["_einsum"], (tuple(operands),), (equation,))
 
 

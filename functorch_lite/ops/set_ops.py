@@ -5,9 +5,10 @@
 values on the host: eager only, and inside ``functorch_lite.compile`` they raise the data-dependent error (a graph
 break: the call runs eagerly), like ``nonzero``. ``histc``, ``quantile`` and ``searchsorted`` have static output
 shapes and compile; their value checks (a non-finite histogram range, q outside [0, 1], a sorter index out of
-range) are host reads that only run eagerly. None of these ops is differentiable except ``quantile``
-(PyTorch's ``unique`` / weighted ``bincount`` outputs carry a grad_fn whose backward raises; here they simply do
-not require grad).
+range) are host reads that only run eagerly. None of these ops is differentiable except ``quantile``; ``unique``'s
+values of an input that requires grad carry PyTorch's grad_fn (``Unique2Backward0``, ``UniqueDimBackward0``,
+``UniqueConsecutiveBackward0``) whose backward raises NotImplementedError, as PyTorch's (the weighted
+``bincount``'s simply does not require grad).
 
 Example::
 
@@ -27,6 +28,7 @@ import numpy as np
 from .. import _promotion as P
 from .. import dtypes as D
 from . import _deferred
+from . import grad_overrides as _go
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor, _wrap_dim
 from ._dispatch import autocast_args, data_dependent_error, dispatch, write_out
@@ -116,7 +118,21 @@ def _unique(input, dim, consecutive):
     return _from_rows(vals, x, dim), inverse, jnp.asarray(counts, jnp.int64)
 
 
-def _unique_result(r, return_inverse, return_counts):
+_UNIQUE_NODES = {"_unique2": "Unique2Backward0", "unique_dim": "UniqueDimBackward0",
+                 "unique_consecutive": "UniqueConsecutiveBackward0"}
+
+
+@defop("_unique_values", promote=lambda op, sig, sargs: ((None, None), (sig[0][1],)), tensors=2, method=False,
+       function=False, saves=(), grad_fn=lambda targs, sargs: _UNIQUE_NODES[sargs[0]])
+def _unique_values(values, input, aten):
+    """``unique``'s values of an ``input`` that requires grad, as PyTorch records them: a node of ``aten``'s (the
+    variant's ATen op) whose backward raises."""
+    return _go.no_derivative(f"the derivative for '{aten}' is not implemented.", NotImplementedError)(values, input)
+
+
+def _unique_result(r, return_inverse, return_counts, input, aten):
+    if input._requires_grad:
+        r = (dispatch(OPS["_unique_values"], (r[0], input), (aten,)),) + tuple(r[1:])
     if not (return_inverse or return_counts):
         return r[0]
     return (r[0],) + ((r[1],) if return_inverse else ()) + ((r[2],) if return_counts else ())
@@ -126,12 +142,14 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
            dim=None):
     """The distinct values (always sorted, as PyTorch's CPU kernel), with the inverse indices (input's shape, or the
     size of ``dim``) and the counts when asked; ``dim``: distinct slices along it."""
-    return _unique_result(dispatch(OPS["unique"], (input,), (dim, False)), return_inverse, return_counts)
+    return _unique_result(dispatch(OPS["unique"], (input,), (dim, False)), return_inverse, return_counts, input,
+                          "_unique2" if dim is None else "unique_dim")
 
 
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False, dim=None):
     """Collapse runs of equal consecutive values (or slices along ``dim``)."""
-    return _unique_result(dispatch(OPS["unique"], (input,), (dim, True)), return_inverse, return_counts)
+    return _unique_result(dispatch(OPS["unique"], (input,), (dim, True)), return_inverse, return_counts, input,
+                          "unique_consecutive")
 
 
 # ---- bincount / histc --------------------------------------------------------------------------------------------------

@@ -34,9 +34,9 @@ from . import _dispatch
 from . import view_ops as VO
 from ._dispatch import dispatch
 from ._registry import OPS, defop
-from .gather_scatter import check_index_source
+from .gather_scatter import check_index_source, extreme_at
 from .grad_overrides import aten_no_derivative
-from .indexing import _bounds, _dim_size, _rule_cast, _twin, index_put
+from .indexing import _bounds, _dim_size, _rule_cast, _twin, index_put, set_at
 from .math_extra import _tensors_only
 from .reduction import _structseq, return_types as RT
 
@@ -356,8 +356,9 @@ def _index_reduce_oob(v, targs, sargs, size):
 def _index_reduce(input, index, source, dim, reduce, include_self):
     """Slices ``source[i]`` (along ``dim``) combined into ``input[index[i]]`` by prod / mean / amax / amin.
 
-    prod / amax / amin reduce over a (target, source) membership mask, so that JAX's gradients are PyTorch's
-    (exact products with zeros; ties share the gradient evenly); mean is a scatter-add divided by the count
+    prod (and integer amax / amin) reduce over a (target, source) membership mask, so that JAX's gradients are
+    PyTorch's (exact products with zeros); floating amax / amin are ``extreme_at``'s (ties share the gradient
+    evenly, an excluded ``self`` counted among them as PyTorch's); mean is a scatter-add divided by the count
     (floor division for integers)."""
     if input.dtype.itemsize == 1 and jnp.issubdtype(input.dtype, jnp.floating):  # float8: in float32
         return _index_reduce(input.astype(jnp.float32), index, source.astype(jnp.float32), dim, reduce,
@@ -373,6 +374,8 @@ def _index_reduce(input, index, source, dim, reduce, include_self):
         c = (cnt + (1 if include_self else 0)).astype(x.dtype)
         c = jnp.where(c == 0, jnp.ones((), x.dtype), c)
         r = total / c if jnp.issubdtype(x.dtype, jnp.inexact) else jnp.floor_divide(total, c)
+    elif reduce in ("amax", "amin") and jnp.issubdtype(x.dtype, jnp.floating):
+        r = extreme_at(x, (idx,), s, reduce, include_self)
     else:
         member = (idx[None, :] == jnp.arange(m)[:, None]).reshape((m, idx.shape[0]) + (1,) * (x.ndim - 1))
         ident = _identity(reduce, x.dtype)
@@ -438,7 +441,7 @@ def _put(input, index, source, accumulate):
     v = source.reshape(-1)
     if input.dtype == jnp.bool_ and accumulate:
         return flat.at[i].max(v).reshape(input.shape)
-    return (flat.at[i].add(v) if accumulate else flat.at[i].set(v)).reshape(input.shape)
+    return (flat.at[i].add(v) if accumulate else set_at(flat, (i,), v)).reshape(input.shape)
 
 
 def put(input, index, source, accumulate=False, *, _in_place=False):

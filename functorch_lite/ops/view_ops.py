@@ -104,21 +104,28 @@ def _view_meta(t, sargs):
 
 
 def _view_dtype_meta(t, dt):
+    """PyTorch's ``view_dtype``: to another element size, the last dim (stride 1) is split into / merged from
+    pieces, the other strides and the offset counted in the new elements (reads replay the view chain, then
+    reinterpret the bits; a write through such a view is refused in ``Tensor._write``)."""
     if dt.itemsize != t.dtype.itemsize:
         what = f"view {t.dtype.short} as {dt.short} (different element sizes)"
         if not t._shape:
             raise RuntimeError(f"self.dim() cannot be 0 to {what}")
-        if t.stride(-1) != 1:
-            raise RuntimeError(f"self.stride(-1) must be 1 to {what}, but got {t.stride(-1)}")
-        ratio = t.dtype.itemsize / dt.itemsize
-        last = t._shape[-1] * ratio
-        if last != int(last):
-            raise RuntimeError(f"self.size(-1) must be divisible by {int(1 / ratio)} to {what}, but got "
-                               f"{t._shape[-1]}")
-        if t._chain is not None or t._offset:
-            raise RuntimeError("viewing a view as a dtype of a different element size is not supported")
-        shape = t._shape[:-1] + (int(last),)
-        return shape, V.contiguous_strides(shape), 0, dt
+        st = t.stride()
+        if st[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 to {what}, but got {st[-1]}")
+        if t.dtype.itemsize > dt.itemsize:
+            k = t.dtype.itemsize // dt.itemsize
+            return (t._shape[:-1] + (t._shape[-1] * k,), tuple(s * k for s in st[:-1]) + (1,), t._offset * k, dt)
+        k = dt.itemsize // t.dtype.itemsize
+        if t._shape[-1] % k:
+            raise RuntimeError(f"self.size(-1) must be divisible by {k} to {what}, but got {t._shape[-1]}")
+        if t._offset % k:
+            raise RuntimeError(f"self.storage_offset() must be divisible by {k} to {what}, but got {t._offset}")
+        for i, s in enumerate(st[:-1]):
+            if s % k:
+                raise RuntimeError(f"self.stride({i}) must be divisible by {k} to {what}, but got {s}")
+        return (t._shape[:-1] + (t._shape[-1] // k,), tuple(s // k for s in st[:-1]) + (1,), t._offset // k, dt)
     return t._shape, t.stride(), t._offset, dt
 
 
@@ -136,6 +143,9 @@ def view(input, *shape):
         src = input.dtype
         if jnp.dtype(src).itemsize == shape.itemsize:
             return V.bitcast(input, shape.jnp)
+        # (a barrier between two size-changing bitcasts of a view chain: XLA's simplifier folds them into one with
+        # a wrong shape, a verifier error)
+        input = jax.lax.optimization_barrier(input)
         if jnp.dtype(src).itemsize > shape.itemsize:
             r = V.bitcast(input, shape.jnp)
             return r.reshape(r.shape[:-2] + (r.shape[-2] * r.shape[-1],))

@@ -38,6 +38,8 @@ CASES = {
     "linalg_multi_dot": ([_rnd(3), _rnd(3, 4), _rnd(4, 2)], lambda m, a, b, c: m.linalg.multi_dot([a, b, c])),
     "quantile": ([R.permutation(12).reshape(3, 4) + 0.25], lambda m, a: m.quantile(a, 0.4, dim=1)),
     "cdist": ([_rnd(3, 4), _rnd(2, 4)], lambda m, a, b: m.cdist(a, b)),
+    # (unique's values node, whose backward raises as torch's: the gradient here flows around it, through ``a``)
+    "_unique_values": ([np.round(_rnd(3, 4))], lambda m, a: a + m.unique(a, return_counts=True)[1].sum()),
 }
 
 FORWARD_ONLY = {

@@ -20,7 +20,6 @@ Example::
 from __future__ import annotations
 
 import functools
-import numbers
 import operator
 import warnings
 

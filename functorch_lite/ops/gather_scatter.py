@@ -23,7 +23,7 @@ import numpy as np
 from .. import dtypes as D
 from .._warn import warn_once
 from . import grad_overrides as _go
-from .._tensor.tensor import Tensor, _wrap_dim
+from .._tensor.tensor import Tensor, _wrap_dim, with_memory_order
 from ._dispatch import broadcast_shapes, data_dependent_error, dispatch, inplace, write_out
 from ._registry import OPS, defop
 from .indexing import (_INT_INDEX, _Tracer, _at_index, _bounds, _dim_size, _host_tensor, _no_overlap, _oob, _out,
@@ -563,12 +563,24 @@ def _nonzero(input):
     return jnp.stack(jnp.nonzero(input), axis=1)
 
 
+def _coords(input: Tensor) -> Tensor:
+    """nonzero's (n, ndim) result laid out as PyTorch's CPU kernel writes it: dim by dim, strides (1, n) (so
+    ``nonzero().view(-1)`` raises there, and ``as_tuple``'s parts are contiguous)."""
+    r = dispatch(OPS["nonzero"], (input,), ())
+    return with_memory_order(r, (1, 0), (1, r._shape[0]))
+
+
 def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
     """``torch.nonzero(x)``: int64 (n, ndim); ``as_tuple=True``: one 1-d tensor per dim (0-d acts as 1-d)."""
     if not as_tuple:
-        return _out(dispatch(OPS["nonzero"], (input,), ()), out)
+        r = _coords(input)
+        if out is None:
+            return r
+        resized = out._shape != r._shape
+        write_out(out, r)
+        return with_memory_order(out, (1, 0), r._strides) if resized else out  # (torch lays a resized out so too)
     src = input if input._shape else _view(input, "unsqueeze", (0,))
-    r = dispatch(OPS["nonzero"], (src,), ())
+    r = _coords(src)
     return tuple(_view(r, "select", (1, j)) for j in range(src.ndim))
 
 
@@ -596,7 +608,7 @@ def nonzero_static(input: Tensor, *, size: int = None, fill_value: int = -1) -> 
 
 def argwhere(input: Tensor) -> Tensor:
     """``torch.argwhere(x)`` = ``torch.nonzero(x)``."""
-    return dispatch(OPS["nonzero"], (input,), ())
+    return _coords(input)
 
 
 def where(condition: Tensor, input=None, other=None, *, out=None):

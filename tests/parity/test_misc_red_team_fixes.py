@@ -28,3 +28,22 @@ def test_out_dtype_cast_refusal(case):
     fn = _OUT_CASES[case]
     kind, _ = same_rounded(lambda t: fn(t, t.empty(4, dtype=t.long)), torch, ft)
     assert (kind != "ok") == (case != "cat_half")
+
+
+def _nonzero_layouts(t):
+    m = t.tensor([[1, 0, 1], [1, 1, 0], [0, 0, 1]]).bool()
+    n = m.nonzero()
+    out = [n, n.stride(), n.is_contiguous(), t.argwhere(m).stride(), n.T.is_contiguous(), n[:, 0].is_contiguous()]
+    out += [(x.stride(), x.storage_offset()) for x in m.nonzero(as_tuple=True) + t.where(m)]
+    out += [t.nonzero(x).stride() for x in (t.tensor([1, 0, 2]), t.tensor(3), t.zeros(2, 3))]
+    out += [t.nonzero_static(m, size=6).stride(), t.ones(3, 3)[n.unbind(1)]]
+    for o in (t.empty(5, 2, dtype=t.long), t.empty(2, 5, dtype=t.long).t(), t.empty(0, dtype=t.long)):
+        out += [t.nonzero(m, out=o) is o, o, o.stride()]
+    return out
+
+
+def test_nonzero_result_layout():
+    """nonzero / argwhere / where(cond) coordinates laid out as torch's CPU kernel writes them (strides (1, n));
+    an out= resized by the call is laid out so too."""
+    same_rounded(_nonzero_layouts, torch, ft)
+    same_rounded(lambda t: t.tensor([[1, 0], [1, 1]]).nonzero().view(-1), torch, ft)  # (torch: not viewable)

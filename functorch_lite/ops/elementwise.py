@@ -764,10 +764,19 @@ def _round_prep(targs, sargs):
 @defop(kernel="round_vml_cpu", promote=_round_rule, inplace=True, saves=(), prep=_round_prep,
        grad_fn=lambda targs, sargs: "RoundBackward0" if sargs[0] is None else "RoundBackward1")
 def round(input, *, decimals=None):  # noqa: A001
-    """Round half to even, as PyTorch (``decimals`` defaults to 0)."""
+    """Round half to even, as PyTorch (``decimals`` defaults to 0). With ``decimals``, PyTorch's
+    ``round_decimals``: ``nearbyint(x * 10**d) / 10**d`` in the op-math type (``x / 10**-d`` then ``* 10**-d`` for
+    d < 0), the power behind a barrier so that XLA keeps the division (it multiplies by the rounded reciprocal of a
+    constant divisor: one ulp off)."""
     if jnp.issubdtype(input.dtype, jnp.integer):
         return input
-    return jnp.round(input, decimals or 0)
+    if not decimals:
+        return jnp.round(input)
+    x = input.astype(jnp.float32) if input.dtype.itemsize < 4 and not jnp.issubdtype(input.dtype, jnp.complexfloating) \
+        else input
+    p = jax.lax.optimization_barrier(jnp.asarray(10.0 ** (decimals if decimals > 0 else -decimals), x.real.dtype))
+    r = jnp.round(x / p) * p if decimals < 0 else jnp.round(x * p) / p
+    return r.astype(input.dtype)
 
 
 def _square_rule(op, sig, sargs):

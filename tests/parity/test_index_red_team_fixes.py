@@ -94,20 +94,16 @@ def _index_put_in_place_add(m):
     return y, _grads(x, v)
 
 
-def _index_copy(m):
-    x = m.zeros(3, 2, requires_grad=True)
-    s = m.ones(2, 2, requires_grad=True)
-    y = x.index_copy(0, m.tensor([1, 1]), s)
-    (y * m.arange(6.).view(3, 2)).sum().backward()
-    return y, _grads(x, s)
-
-
-def _index_copy_dim1(m):
-    x = m.zeros(2, 3, requires_grad=True)
-    s = m.ones(2, 2, requires_grad=True)
-    y = x.index_copy(1, m.tensor([2, 2]), s)
-    (y * m.arange(6.).view(2, 3)).sum().backward()
-    return y, _grads(x, s)
+def _index_copy(dim):
+    def f(m):
+        shape = (3, 2) if dim == 0 else (2, 3)
+        x = m.zeros(*shape, requires_grad=True)
+        s = m.ones(2, 2, requires_grad=True)
+        y = x.index_copy(dim, m.tensor([2 - dim, 2 - dim]), s)  # (a repeated index)
+        (y * m.arange(6.).view(*shape)).sum().backward()
+        return y, _grads(x, s)
+    f.__name__ = f"_index_copy_dim{dim}"
+    return f
 
 
 def _double_backward(m):
@@ -120,7 +116,7 @@ def _double_backward(m):
 
 @pytest.mark.parametrize("case", [_setitem_list, _scatter_src, _scatter_dim1, _scatter_in_place, _scatter_value,
                                   _index_put, _index_put_broadcast, _index_put_rows, _index_put_in_place_add,
-                                  _index_copy, _index_copy_dim1, _double_backward])
+                                  _index_copy(0), _index_copy(1), _double_backward])
 def test_repeated_index_writes_give_every_value_its_gradient(case):
     same(case)
 

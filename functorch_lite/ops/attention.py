@@ -14,15 +14,17 @@ import warnings
 
 import jax
 
-from .nn_ops import _on_device_of
 import jax.numpy as jnp
 
 from .. import _promotion, dtypes as D
 from ..backends import SDP_ENABLED as _SDP_ENABLED
-from .._tensor.tensor import Tensor
+from .._tensor.tensor import Tensor, preserve_format
 from ._registry import defop
+from .movement import lay_out as _lay_out
+from .nn_ops import _on_device_of, check_linear_dtypes
 from .._promotion import _cname, no_kernel
 from .._warn import user_stacklevel as _user_stacklevel
+from ..autograd.grad_mode import is_grad_enabled
 
 __all__: list = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
@@ -203,7 +205,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     sc = float(scale) if scale is not None else 1.0 / math.sqrt(q._shape[-1]) if q._shape[-1] else math.inf
     p = float(dropout_p) if dropout_p > 0.0 else 0.0
     rng = _random_key(q) if p > 0.0 else None
-    return _sdpa(q, k, v, m, rng, p, bool(is_causal), sc, bool(enable_gqa), flash)
+    out = _sdpa(q, k, v, m, rng, p, bool(is_causal), sc, bool(enable_gqa), flash)
+    # (PyTorch's CPU flash kernel allocates its output like the query, ``empty_like``: a (B, L, H, E) laid out
+    # query -- nanoGPT's ``view(B, T, H, E).transpose(1, 2)`` -- gives an output that views back without a copy)
+    return _lay_out(out, query, preserve_format) if flash else out
 
 
 def _check_shapes(q: Tensor, k: Tensor, v: Tensor, m, gqa: bool) -> None:
@@ -251,10 +256,10 @@ def _mha_rule(op, sig, sargs):
 
 
 def _mha_name(targs, sargs):
-    batched, batch_first = sargs[-2], sargs[-1]
-    if not batched:
-        return "SqueezeBackward1"
-    return "TransposeBackward0" if batch_first else "ViewBackward0"
+    """torch squeezes an unbatched output (and weights); a batched one is a view of the output projection (a
+    batch_first one then transposed by the module: ``_mha_forward``), its weights a view of the softmax (averaged
+    over heads by a separate ``mean``)."""
+    return "ViewBackward0" if sargs[-2] else "SqueezeBackward1"
 
 
 def _additive(mask, dt):
@@ -278,7 +283,7 @@ def _lin(x, w, b):
 def _mha_check(targs, sargs):
     """The op's check: on the dtypes it sees, after autocast's casts (a bfloat16 query beside float32 weights is
     fine under autocast, as torch's)."""
-    _check_mha_dtypes(targs[0], targs[3], targs[11], targs[12], sargs[3])
+    _check_mha_dtypes(targs[0], targs[3], targs[6], targs[11], targs[12], sargs[3], sargs[-2], sargs[-1])
 
 
 @defop("multi_head_attention_forward", promote=_mha_rule, grad_fn=_mha_name, tensors=16, method=False,
@@ -338,16 +343,22 @@ def _mha(query, key, value, w_in, w_k, w_v, b_in, bias_k, bias_v, w_o, b_o, attn
     o = _lin(o, w_o, b_o).reshape(L, N, E)
     if not batched:
         o = o[:, 0]
-    elif batch_first:
+    elif batch_first and not safe:  # (PyTorch's fused inference path returns it batch-first, contiguous)
         o = jnp.swapaxes(o, 0, 1)
     return o, w
 
 
-def _check_mha_dtypes(query: Tensor, w: Tensor, attn_mask, kpm, need_weights: bool) -> None:
-    """PyTorch's dtype errors from the projections (``linear``) and the score matmul (``baddbmm``/SDPA)."""
+def _check_mha_dtypes(query: Tensor, w: Tensor, b, attn_mask, kpm, need_weights: bool, batched: bool,
+                      batch_first: bool) -> None:
+    """PyTorch's dtype errors from the projections (``linear`` of the time-first query torch makes: a transposed
+    view when batch_first, an unsqueezed one when unbatched) and the score matmul (``baddbmm``/SDPA)."""
     qd = query.dtype
-    if w.dtype is not qd:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {qd.short} and {w.dtype.short}")
+    shape, st = query._shape, query.stride()
+    if not batched:
+        shape, st = (shape[0], 1, shape[1]), (st[0], st[1] * shape[1], st[1])
+    elif batch_first:
+        shape, st = (shape[1], shape[0]) + shape[2:], (st[1], st[0]) + st[2:]
+    check_linear_dtypes(qd, shape, st, w, b)
     dts = [qd if m.dtype is D.bool else m.dtype for m in (attn_mask, kpm) if m is not None]
     if not dts:
         return
@@ -523,8 +534,15 @@ def _mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weigh
     if p > 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
     rng = _random_key(query) if p > 0.0 else None
+    # (torch averages batched weights over the heads with a ``mean`` (MeanBackward1): a second op when a graph may
+    # be recorded, else in the kernel)
+    mean = need_weights and average_attn_weights and batched and is_grad_enabled()
     out, w = _mha(query, key, value, w_in, w_k, w_v, in_proj_bias, bias_k, bias_v, out_proj_weight, out_proj_bias,
                   attn_mask, kpm, static_k, static_v, rng, int(num_heads), bool(add_zero_attn), p,
-                  bool(need_weights), bool(average_attn_weights), bool(is_causal), not fast_path, batched,
+                  bool(need_weights), bool(average_attn_weights) and not mean, bool(is_causal), not fast_path, batched,
                   bool(batch_first))
-    return out, (w if need_weights else None)
+    if batch_first and batched and not fast_path:
+        out = out.transpose(1, 0)  # (torch's module returns ``attn_output.transpose(1, 0)``: a view)
+    if not need_weights:
+        return out, None
+    return out, (w.mean(dim=1) if mean else w)

@@ -13,7 +13,8 @@ from .._symbolic import sym_float
 from . import _deferred, _rounding
 from ._registry import defop, saves_crossed
 from .linalg import _add_product, expands_to
-from .._promotion import no_kernel
+from .._promotion import _cname, no_kernel
+from .._tensor import views as _V
 from .._warn import user_stacklevel as _user_stacklevel
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -69,9 +70,6 @@ def _dropout_rule(op, sig, sargs):
     return (None,) * len(sig), (dt,)
 
 
-_C_NAMES = {"float32": "float", "float64": "double"}
-
-
 def _linear_name(targs, sargs):
     x, _, b = targs
     nd = len(x._shape)
@@ -122,18 +120,45 @@ def _linear_check(targs, sargs):
             rows *= s
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
                            f"{w._shape[-1]}x{w._shape[0]})")
-    # (torch's linear is addmm with a bias, its checks in that order: the bias's dtype, then the input's; mm's
-    # wording without one)
-    if b is not None and b.dtype is not w.dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got {b.dtype.short} and {w.dtype.short}")
-    if x.dtype is not w.dtype:
-        if b is not None:
-            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {x.dtype.short} and {w.dtype.short}")
-        cx, cw = (_C_NAMES.get(d.name, d.name) for d in (x.dtype, w.dtype))
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {cx} != {cw}")
+    if x.dtype is not w.dtype or b is not None and b.dtype is not w.dtype:  # (the strides only read then)
+        check_linear_dtypes(x.dtype, x._shape, x.stride(), w, b)
     if b is not None:  # (torch's addmm on the input flattened to 2-D: the rows in its message)
         out = w._shape[0] if len(w._shape) == 2 else 1
         expands_to(b, (math.prod(x._shape[:-1]), out))  # (a 1-D input: one row)
+
+
+def _matmul_route(shape, strides, b) -> bool:
+    """Whether torch's ``linear`` runs ``matmul(input, weight.t())`` and then adds the bias in place, rather than
+    one ``addmm``: without a bias, or for an input of other than 2 dims that is not contiguous (a contiguous one
+    is flattened into an addmm when 3-D or given a 1-D bias)."""
+    nd = len(shape)
+    if b is None:
+        return True
+    if nd == 2:
+        return False
+    return not (_V.is_contiguous(shape, strides) and (nd == 3 or len(b._shape) == 1))
+
+
+def check_linear_dtypes(xd, shape, strides, w, b) -> None:
+    """PyTorch's dtype errors of ``F.linear`` on an input of dtype ``xd`` with ``shape`` / ``strides`` (MHA checks
+    the time-first view torch makes of its input). addmm: the bias's dtype, then the input's; the matmul route:
+    its folded ``mm`` (``expected m1 and m2...``, c10 type names), or its ``bmm`` (``expected scalar type``) for a
+    batched input whose leading dims do not fold without a copy into a weight that does not require grad
+    (matmul's ``should_fold``); the bias is then added in place, so its dtype only has to cast."""
+    wd = w.dtype
+    if not _matmul_route(shape, strides, b):
+        if b.dtype is not wd:
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got {b.dtype.short} and {wd.short}")
+        if xd is not wd:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {xd.short} and {wd.short}")
+        return
+    if xd is wd:
+        return
+    nd = len(shape)
+    if nd >= 3 and len(w._shape) == 2 and not (w._requires_grad or 0 in shape or all(
+            strides[i] == strides[i + 1] * shape[i + 1] for i in range(nd - 2))):
+        raise RuntimeError(f"expected scalar type {xd.short} but found {wd.short}")
+    raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cname(xd)} != {_cname(wd)}")
 
 
 @defop(required=True, float8=True, promote=_kernel_rule("addmm_impl_cpu_", allow_int=True), grad_fn=_linear_name, tensors=3,

@@ -99,6 +99,30 @@ class MultiheadAttention(Module):
                             bool(self.batch_first and query.dim() == 3),
                             self._fast_path(query, key, value, key_padding_mask, attn_mask))
 
+    def merge_masks(self, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
+                    query: Tensor) -> tuple[Tensor | None, int | None]:
+        """PyTorch's mask merge for its fused path: ``(mask, mask_type)``. A padding mask alone is type 1; an
+        ``attn_mask`` ((L, L), or (N * num_heads, L, L)) is expanded to (N, num_heads, L, L), type 2, and added to
+        the padding mask ((N, L), expanded alike) when both are given; neither gives ``(None, None)``."""
+        mask_type: int | None = None
+        merged_mask: Tensor | None = None
+        if key_padding_mask is not None:
+            mask_type = 1
+            merged_mask = key_padding_mask
+        if attn_mask is not None:
+            batch_size, seq_len, _ = query.shape
+            mask_type = 2
+            if attn_mask.dim() == 3:
+                attn_mask_expanded = attn_mask.view(batch_size, -1, seq_len, seq_len)
+            else:
+                attn_mask_expanded = attn_mask.view(1, 1, seq_len, seq_len).expand(batch_size, self.num_heads, -1, -1)
+            merged_mask = attn_mask_expanded
+            if key_padding_mask is not None:
+                key_padding_mask_expanded = key_padding_mask.view(batch_size, 1, 1, seq_len).expand(
+                    -1, self.num_heads, -1, -1)
+                merged_mask = attn_mask_expanded + key_padding_mask_expanded
+        return merged_mask, mask_type
+
     def _fast_path(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask, attn_mask) -> bool:
         """Whether PyTorch would run its fused inference kernel (``torch._native_multi_head_attention``)."""
         from ...autograd.grad_mode import is_grad_enabled

@@ -3,9 +3,9 @@
 Parameters, their names (``weight_ih_l0``, ``bias_hh_l1_reverse``, ``weight_hr_l0``...), registration order,
 initialisation (U(-1/sqrt(hidden), 1/sqrt(hidden))), checks and error messages are PyTorch's, so a torch
 ``state_dict`` loads as is. A forward is one op for the whole stack (``ops/rnn.py``: every layer and
-direction scanned inside one jitted kernel); ``batch_first`` returns the time-first result transposed (a
-view, as in PyTorch), unbatched input is unsqueezed/squeezed around it, and a PackedSequence input is run
-with per-sequence lengths (states freeze at each sequence's last step).
+direction scanned inside one jitted kernel); ``batch_first`` returns the time-first result transposed (as in
+PyTorch: a view for LSTM, in place for RNN and GRU), unbatched input is unsqueezed/squeezed around it, and a
+PackedSequence input is run with per-sequence lengths (states freeze at each sequence's last step).
 
 >>> lstm = functorch_lite.nn.LSTM(8, 16, num_layers=2, batch_first=True, bidirectional=True)
 >>> out, (h_n, c_n) = lstm(functorch_lite.randn(4, 10, 8))   # out (4, 10, 32); h_n, c_n (4, 4, 16)
@@ -248,8 +248,8 @@ class RNNBase(Module):
         if not batched:
             out = out.squeeze(1)
             hidden = tuple(h.squeeze(1) for h in hidden) if lstm else hidden.squeeze(1)
-        elif batch_first:
-            out = out.transpose(0, 1)
+        elif batch_first:  # (PyTorch's LSTM returns a transposed view; its RNN and GRU transpose in place)
+            out = out.transpose(0, 1) if lstm else out.transpose_(0, 1)
         return out, hidden
 
 
@@ -417,8 +417,8 @@ class RNNCell(RNNCellBase):
         if self.nonlinearity not in ("tanh", "relu"):
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
         self._check(input, (h,))
-        ret = _ops._rnn_cell(input, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh,
-                             self.nonlinearity)
+        ret = _ops.rnn_cell(input, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh,
+                            self.nonlinearity)
         return ret if batched else ret.squeeze(0)
 
 
@@ -433,7 +433,7 @@ class LSTMCell(RNNCellBase):
             raise RuntimeError("lstm_cell expects two hidden states")
         input, (h, c), batched = self._batch("LSTMCell", input, hx, 2)
         self._check(input, (h, c))
-        h2, c2 = _ops._lstm_cell(input, h, c, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        h2, c2 = _ops.lstm_cell(input, h, c, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return (h2, c2) if batched else (h2.squeeze(0), c2.squeeze(0))
 
 
@@ -446,5 +446,5 @@ class GRUCell(RNNCellBase):
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         input, (h,), batched = self._batch("GRUCell", input, hx, 1)
         self._check(input, (h,))
-        ret = _ops._gru_cell(input, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        ret = _ops.gru_cell(input, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return ret if batched else ret.squeeze(0)

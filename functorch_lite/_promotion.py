@@ -338,6 +338,9 @@ def rule_matmul(op, sig, sargs):
     for d in dts[1:]:
         if d is not dts[0]:
             nds = tuple(s[0] for s in ts[:2])
+            if nds[0] >= 3 and nds[1] in (1, 2) and op.name == "matmul":
+                break  # (batch @ matrix / vector: whether PyTorch folds it into an mm depends on the strides; the
+                # op's check words it)
             if nds == (1, 1):
                 msg = f"dot : expected both vectors to have same dtype, but found {dts[0].short} and {d.short}"
             elif nds == (2, 1):

@@ -23,9 +23,25 @@ def _mm_check(targs, sargs):
                            f"{b._shape[0]}x{b._shape[1]})")
 
 
+def folds_into_mm(shape, strides, b) -> bool:
+    """PyTorch's matmul ``should_fold`` for a >= 3-D left operand (``shape`` / ``strides``) and a 1-D or 2-D ``b``:
+    the batch dims are folded into one mm / mv when ``b`` requires grad, the operand is empty, or its leading dims
+    view as one without a copy; otherwise it is an expanded bmm (whose dtype check words differently)."""
+    return b._requires_grad or 0 in shape or all(strides[i] == strides[i + 1] * shape[i + 1]
+                                                 for i in range(len(shape) - 2))
+
+
 def _matmul_check(targs, sargs):
     a, b = targs
     sa, sb = a._shape, b._shape
+    if a.dtype is not b.dtype and len(sa) >= 3 and len(sb) <= 2 and sb:  # (the rule leaves this case here)
+        da, db = a.dtype, b.dtype
+        if not folds_into_mm(sa, a.stride(), b):
+            raise RuntimeError(f"expected scalar type {da.short} but found {db.short}")
+        if len(sb) == 1:
+            raise RuntimeError(f"addmv input tensors must have the same dtype, but got {db.short}, {da.short}, and "
+                               f"{db.short}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cname(da)} != {_cname(db)}")
     if not sa or not sb:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {len(sa)}D and {len(sb)}D")
     if len(sa) == 1 and len(sb) == 1:

@@ -12,7 +12,7 @@ from .. import dtypes as D
 from .._symbolic import sym_float
 from . import _deferred, _rounding
 from ._registry import defop, saves_crossed
-from .linalg import _add_product, expands_to
+from .linalg import _add_product, expands_to, folds_into_mm
 from .._promotion import _cname, no_kernel
 from .._tensor import views as _V
 from .._warn import user_stacklevel as _user_stacklevel
@@ -155,8 +155,7 @@ def check_linear_dtypes(xd, shape, strides, w, b) -> None:
     if xd is wd:
         return
     nd = len(shape)
-    if nd >= 3 and len(w._shape) == 2 and not (w._requires_grad or 0 in shape or all(
-            strides[i] == strides[i + 1] * shape[i + 1] for i in range(nd - 2))):
+    if nd >= 3 and len(w._shape) == 2 and not folds_into_mm(shape, strides, w):
         raise RuntimeError(f"expected scalar type {xd.short} but found {wd.short}")
     raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cname(xd)} != {_cname(wd)}")
 

@@ -61,3 +61,27 @@ def test_round_decimals_bits(dtype):
         f = ft.tensor(a).to(getattr(ft, dtype)).round(decimals=d)
         assert str(f.dtype) == str(t.dtype)
         np.testing.assert_array_equal(f.double().numpy(), t.double().numpy(), err_msg=f"decimals={d}")
+
+
+_MATMUL_MIXED = {
+    "3x2": lambda t: t.matmul(t.ones(2, 3, 8), t.ones(8, 4, dtype=t.bfloat16)),
+    "3x2_transposed": lambda t: t.matmul(t.ones(3, 2, 8).transpose(0, 1), t.ones(8, 4, dtype=t.bfloat16)),
+    "3x2_transposed_b_grad": lambda t: t.matmul(t.ones(3, 2, 8).transpose(0, 1),
+                                                t.ones(8, 4, dtype=t.bfloat16, requires_grad=True)),
+    "3x2_empty": lambda t: t.matmul(t.ones(0, 2, 8).transpose(0, 1), t.ones(8, 4, dtype=t.bfloat16)),
+    "4x2": lambda t: t.ones(2, 2, 3, 8) @ t.ones(8, 4, dtype=t.bfloat16),
+    "4x2_transposed": lambda t: t.matmul(t.ones(2, 3, 2, 8).transpose(1, 2), t.ones(8, 4, dtype=t.bfloat16)),
+    "3x1": lambda t: t.matmul(t.ones(2, 3, 8), t.ones(8, dtype=t.bfloat16)),
+    "3x1_transposed": lambda t: t.matmul(t.ones(3, 2, 8).transpose(0, 1), t.ones(8, dtype=t.bfloat16)),
+    "3x2_double": lambda t: t.matmul(t.ones(2, 3, 8, dtype=t.float64), t.ones(8, 4)),
+    "2x3": lambda t: t.matmul(t.ones(3, 8), t.ones(2, 8, 4, dtype=t.bfloat16)),
+    "3x3": lambda t: t.matmul(t.ones(2, 3, 8), t.ones(2, 8, 4, dtype=t.bfloat16)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_MATMUL_MIXED))
+def test_matmul_mixed_dtype_messages(case):
+    """A batch @ matrix / vector of two dtypes: torch's folded mm / mv message, or the bmm one when its strides
+    don't fold (linalg.folds_into_mm)."""
+    kind, _ = same_rounded(_MATMUL_MIXED[case], torch, ft)
+    assert kind == "RuntimeError"

@@ -675,7 +675,7 @@ def linspace(start, end, steps=None, *, out=None, dtype=None, layout=None, devic
     _no_float8(dt, "linspace_cpu")
     if dt.category <= D.INT:
         host = np.linspace(start, end, steps, dtype=np.float64)
-    else:
+    elif dt.is_complex:
         # PyTorch's CPU kernel: the first half counts up from start, the second half down from end
         step = (end - start) / (steps - 1) if steps > 1 else 0.0
         i = np.arange(steps, dtype=np.float64)
@@ -683,7 +683,53 @@ def linspace(start, end, steps=None, *, out=None, dtype=None, layout=None, devic
         host = np.where(i < half, start + step * i, end - step * (steps - 1 - i)).astype(src.jnp)
         if steps == 1:
             host = np.full(1, start, dtype=src.jnp)
+    else:
+        host, src = _linspace_real(start, end, steps, dt), dt
     return _into("linspace", out, lambda rg: _finish(_host_cast(host, src, dt), dt, device, rg), requires_grad)
+
+
+def _fma64(a, b, c):
+    """``a * b + c`` rounded once (float64 arrays): the product split exactly (Dekker's two-product, Veltkamp's
+    split) and summed exactly with ``c`` (two-sum) before the one rounding; NumPy has no fma."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        p = a * b
+        t = 134217729.0 * a
+        ah = t - (t - a)
+        t = 134217729.0 * b
+        bh = t - (t - b)
+        al, bl = a - ah, b - bh
+        err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+        s = p + c
+        v = s - p
+        r = s + (((p - (s - v)) + (c - v)) + err)
+    return np.where(np.isfinite(r), r, p + c)  # (magnitudes near the float64 limit: the plain sum)
+
+
+def _linspace_real(start, end, steps: int, dt):
+    """PyTorch's CPU linspace of a floating dtype, bit for bit: ``step = (end - start) / (steps - 1)`` in the
+    dtype, then ``start + step * i`` for the first half and ``end - step * (steps - 1 - i)`` for the rest, one
+    fused multiply-add each (its compiled kernel contracts them); float16 / bfloat16 arithmetic rounds after
+    every operation, its integer operands too (c10's Half / BFloat16 operators convert an int64 to the type, compute
+    in float32, then round)."""
+    t = dt.jnp
+    if steps == 1:  # (PyTorch fills start)
+        return np.full(1, start, dtype=t)
+    i = np.arange(steps, dtype=np.float64)
+    up = i < steps // 2
+    k = np.where(up, i, steps - 1 - i)
+    if dt.itemsize == 8:
+        s, e = np.float64(start), np.float64(end)
+        step = (e - s) / (steps - 1)
+        return np.where(up, _fma64(np.full(steps, step), k, np.full(steps, s)),
+                        _fma64(np.full(steps, -step), k, np.full(steps, e)))
+    f = np.float32
+    s, e = f(t.type(start)), f(t.type(end))
+    if dt.itemsize == 4:  # (a float32 product is exact in float64: one rounding to float32 after the sum)
+        step = f((e - s) / f(steps - 1))
+        return np.where(up, np.float64(step) * k + np.float64(s), np.float64(-step) * k + np.float64(e)).astype(f)
+    step = f(t.type(f(t.type(e - s)) / f(t.type(steps - 1))))
+    prod = (np.float32(step) * k.astype(t).astype(f)).astype(t).astype(f)  # (c10: Half * int64 rounds the int too)
+    return np.where(up, s + prod, e - prod).astype(t)
 
 
 def _space_dtype(name, start, end, dtype):

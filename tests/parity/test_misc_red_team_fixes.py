@@ -85,3 +85,18 @@ def test_matmul_mixed_dtype_messages(case):
     don't fold (linalg.folds_into_mm)."""
     kind, _ = same_rounded(_MATMUL_MIXED[case], torch, ft)
     assert kind == "RuntimeError"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_linspace_bits(dtype):
+    """linspace as torch's CPU kernel computes it (one fused multiply-add per element from the nearer end; half
+    types rounding every operation): linspace(-1, 1, 11)[5] is -1.49e-08 in torch, it was 0 here."""
+    import numpy as np
+    rng = np.random.default_rng(5)
+    for k in range(60):
+        s, e = rng.standard_normal(2) * 10.0 ** rng.integers(-3, 4, 2)
+        n = int(rng.choice([1, 2, 3, 8, 11, 33, 257, 1000, 5001]))
+        t = torch.linspace(float(s), float(e), n, dtype=getattr(torch, dtype)).tolist()
+        f = ft.linspace(float(s), float(e), n, dtype=getattr(ft, dtype)).tolist()
+        assert f == t, (s, e, n)
+    assert ft.linspace(-1, 1, 11)[5].item() == torch.linspace(-1, 1, 11)[5].item() != 0

@@ -52,6 +52,7 @@ def legacy_new(dtype, device_type, args: tuple, kwargs: dict):
     from .tensor import Tensor, Size
     from .. import empty, tensor
     from ..ops.creation import other_sequence
+    from ..ops.indexing import _tp_name
     bad = [k for k in kwargs if k not in ("device", "size")]
     if bad or ("size" in kwargs and args):
         why = f"      didn't match because some of the keywords were incorrect: {', '.join(bad)}\n" if bad else ""
@@ -86,7 +87,7 @@ def legacy_new(dtype, device_type, args: tuple, kwargs: dict):
         if isinstance(a, (list, tuple, range, np.ndarray)) or other_sequence(a):
             return tensor(a, dtype=dtype, device=device)
         if not _is_int(a):
-            raise TypeError(f"new(): data must be a sequence (got {type(a).__name__})")
+            raise TypeError(f"new(): data must be a sequence (got {_tp_name(a)})")
     for i, a in enumerate(args):
         if not _is_int(a):
             raise TypeError(f"new(): argument 'size' failed to unpack the object at pos {i + 1} with error "

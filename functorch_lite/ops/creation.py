@@ -243,6 +243,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             t.requires_grad_(True)
         return t
     if isinstance(data, np.ndarray):
+        _check_strides(data)
         src = D.from_numpy_dtype(data.dtype)
         dt = D.as_dtype(dtype) if dtype is not None else src
         return _finish(_host_cast(np.array(data), src, dt), dt, device, requires_grad)

@@ -36,7 +36,7 @@ from ._dispatch import dispatch
 from ._registry import OPS, defop
 from .gather_scatter import check_index_source, extreme_at
 from .grad_overrides import aten_no_derivative
-from .indexing import _bounds, _dim_size, _rule_cast, _twin, index_put, set_at
+from .indexing import _bounds, _dim_size, _rule_cast, _tp_name, _twin, index_put, set_at
 from .math_extra import _tensors_only
 from .reduction import _structseq, return_types as RT
 
@@ -642,7 +642,7 @@ def new(self, *args, device=None, **kw):
         if isinstance(a, (list, tuple, range)) or other_sequence(a):
             return tensor(a, dtype=self.dtype, device=dev)
         if not hasattr(a, "__index__"):
-            raise TypeError(f"new(): data must be a sequence (got {type(a).__name__})")
+            raise TypeError(f"new(): data must be a sequence (got {_tp_name(a)})")
     return empty(VO._shape_arg(args, "new", "size"), dtype=self.dtype, device=dev)
 
 

@@ -100,3 +100,16 @@ def test_linspace_bits(dtype):
         f = ft.linspace(float(s), float(e), n, dtype=getattr(ft, dtype)).tolist()
         assert f == t, (s, e, n)
     assert ft.linspace(-1, 1, 11)[5].item() == torch.linspace(-1, 1, 11)[5].item() != 0
+
+
+def test_negative_stride_ndarray_and_new_type_names():
+    """tensor / Tensor / FloatTensor refuse a negative-stride ndarray as torch (they copied it); new()'s
+    non-sequence error names numpy's type as torch does."""
+    import numpy as np
+    for a in (np.arange(4)[::-1], np.arange(6).reshape(2, 3)[:, ::-1]):
+        for name in ("tensor", "as_tensor", "Tensor", "FloatTensor"):
+            kind, _ = same_rounded(lambda t: getattr(t, name)(a), torch, ft)
+            assert kind == "ValueError"
+    same_rounded(lambda t: t.tensor([np.arange(3)[::-1]]), torch, ft)  # (a list of them: element by element)
+    same_rounded(lambda t: t.ones(2).new(np.float32(3)), torch, ft)
+    same_rounded(lambda t: t.Tensor(np.float32(3)), torch, ft)

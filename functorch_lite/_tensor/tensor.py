@@ -709,12 +709,13 @@ class Tensor:
         return builtins.bool(self._host(scalar=True).reshape(()))
 
     def _scalar_for_python(self, warn=True):
-        if self.numel() != 1:
-            raise ValueError("only one element tensors can be converted to Python scalars")
-        if warn and self._requires_grad:  # (TORCH_WARN_ONCE: once per process)
+        if warn and self._requires_grad:  # (TORCH_WARN_ONCE: once per process, ahead of the element count's check)
             from .._warn import warn_once
             warn_once("scalar of a tensor requiring grad", "Converting a tensor with requires_grad=True to a scalar "
-                      "may lead to unexpected behavior.\nConsider using tensor.detach() first.")
+                      "may lead to unexpected behavior.\nConsider using tensor.detach() first. (Triggered internally at "
+                      "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)")
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return self._host(scalar=True).reshape(())
 
     def _real_scalar(self, ctype, warn=True):

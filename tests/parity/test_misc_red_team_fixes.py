@@ -113,3 +113,24 @@ def test_negative_stride_ndarray_and_new_type_names():
     same_rounded(lambda t: t.tensor([np.arange(3)[::-1]]), torch, ft)  # (a list of them: element by element)
     same_rounded(lambda t: t.ones(2).new(np.float32(3)), torch, ft)
     same_rounded(lambda t: t.Tensor(np.float32(3)), torch, ft)
+
+
+def test_scalar_conversion_warns_before_the_element_count_check():
+    """float() of a multi-element tensor requiring grad: torch's requires_grad warning comes first, then the
+    ValueError (set_warn_always makes the once-per-process warning observable here)."""
+    import warnings
+
+    def run(t):
+        y = t.ones(2, requires_grad=True) * 2
+        t.set_warn_always(True)
+        try:
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                try:
+                    float(y)
+                except ValueError as e:
+                    err = str(e)
+            return err, [str(x.message) for x in w]
+        finally:
+            t.set_warn_always(False)
+    assert run(ft) == run(torch)

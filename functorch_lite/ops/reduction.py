@@ -17,6 +17,7 @@ Example::
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import operator
 import sys
@@ -517,8 +518,45 @@ def _lse_prep(targs, sargs):
 @defop(saves=SAVES_RESULT, kernel="max_values_cpu", promote="float", grad_fn="LogsumexpBackward0", prep=_lse_prep,
        autocast={"cuda": "fp32"})
 def logsumexp(input, dim=None, keepdim=False, *, axis=None):
-    """Stable ``log(sum(exp(x)))`` over ``dim`` (required); integers compute in the default float."""
+    """Stable ``log(sum(exp(x)))`` over ``dim`` (required); integers compute in the default float. float16 /
+    bfloat16: :func:`_lse_half`."""
+    if input.dtype in _HALF:
+        return _lse_half(dim, keepdim, input)
     return jax.nn.logsumexp(_acc(input), axis=dim, keepdims=keepdim)
+
+
+def _rnd(v, t):
+    """``v`` (float32) rounded to ``t`` and back: a stored float16 / bfloat16 result."""
+    return v.astype(t).astype(jnp.float32)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1))
+def _lse_half(dim, keepdim, x):
+    """PyTorch's float16 / bfloat16 logsumexp, its decomposition rounding each op's result to the type: ``x - m``
+    (``m`` the max, 0 where it is +-inf), ``exp``, the sum (accumulated in float32), ``log``, ``+ m``."""
+    t, f = x.dtype, jnp.float32
+    m = jnp.max(x, axis=dim, keepdims=True).astype(f)
+    m = jnp.where(jnp.isinf(m), jnp.zeros((), f), m)
+    e = _rnd(jnp.exp(_rnd(x.astype(f) - m, t)), t)
+    lg = _rnd(jnp.log(_rnd(jnp.sum(e, axis=dim, keepdims=keepdim), t)), t)
+    return (lg + (m if keepdim else jnp.squeeze(m, axis=dim))).astype(t)
+
+
+def _lse_half_fwd(dim, keepdim, x):
+    r = _lse_half(dim, keepdim, x)
+    return r, (x, r)
+
+
+def _lse_half_bwd(dim, keepdim, res, g):
+    """LogsumexpBackward0 in the type: ``g * exp(x - result)``, each op rounded."""
+    x, r = res
+    t, f = x.dtype, jnp.float32
+    if not keepdim:
+        r, g = jnp.expand_dims(r, dim), jnp.expand_dims(g, dim)
+    return ((g.astype(f) * _rnd(jnp.exp(_rnd(x.astype(f) - r.astype(f), t)), t)).astype(t),)
+
+
+_lse_half.defvjp(_lse_half_fwd, _lse_half_bwd)
 
 
 # ---- cumulative ------------------------------------------------------------------------------

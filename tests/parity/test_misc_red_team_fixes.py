@@ -134,3 +134,25 @@ def test_scalar_conversion_warns_before_the_element_count_check():
         finally:
             t.set_warn_always(False)
     assert run(ft) == run(torch)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_logsumexp_rounds_as_torch(dtype):
+    """float16 / bfloat16 logsumexp and its gradient round every op of torch's decomposition to the type."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    for k in range(12):
+        shape = tuple(int(x) for x in rng.integers(1, 7, int(rng.integers(1, 4))))
+        a = rng.standard_normal(shape) * 10.0 ** rng.integers(-1, 2)
+        d = int(rng.integers(0, len(shape)))
+
+        def f(t, keep=bool(k % 2)):
+            x = t.tensor(a, dtype=getattr(t, dtype), requires_grad=True)
+            r = t.logsumexp(x, d, keepdim=keep)
+            r.sum().backward()
+            return r.float(), x.grad.float()
+        same_rounded(f, torch, ft)
+        t_out, f_out = (f(m) for m in (torch, ft))
+        assert all(u.tolist() == v.tolist() for u, v in zip(t_out, f_out))
+    same_rounded(lambda t: t.logsumexp(t.tensor([[float("-inf")] * 2, [float("inf"), 1.]], dtype=getattr(t, dtype)),
+                                       1).float(), torch, ft)

@@ -396,7 +396,89 @@ def as_tensor(data, dtype=None, device=None):
     return tensor(data, dtype=dtype, device=device)
 
 
-asarray = as_tensor
+_ASARRAY_RG = ("torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of False. Pass "
+               "requires_grad=False explicitly to get the old behavior and silence this warning.")
+_NOT_BUFFERS = (list, tuple, builtins.range, _py_int, _py_float, _py_bool, _py_complex, type(None))
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
+    """``torch.asarray``, as PyTorch's ``asarray`` (tensor_new.cpp): a tensor ``obj`` is returned itself unless
+    ``dtype``/``device`` differ (then converted, or with ``copy=False`` a ValueError) or ``copy=True`` (a clone);
+    ``requires_grad=None`` keeps ``obj``'s (a UserWarning, once, where that is True) and a given one is set on the
+    result (on ``obj`` itself where it is returned); a non-leaf that must not require grad is detached. A NumPy
+    array is read as ``from_numpy`` (a copy taken now here: JAX arrays are immutable), then treated as a tensor;
+    an object with the buffer protocol (bytes, bytearray, array.array, a JAX array...) is ``frombuffer`` in
+    ``dtype`` (the default float dtype when none); anything else is read as ``tensor`` reads it. A default device
+    other than the CPU (``set_default_device``) is the ``device`` when none is given, as PyTorch's device mode."""
+    for name, v in (("copy", copy), ("requires_grad", requires_grad)):
+        if v is not None and not isinstance(v, _py_bool):  # (PyTorch's argument parser)
+            raise TypeError(f"asarray(): argument '{name}' must be bool, not {_tname(v)}")
+    if dtype is not None and not isinstance(dtype, D.dtype):
+        raise TypeError(f"asarray(): argument 'dtype' must be torch.dtype, not {_tname(dtype)}")
+    dt = dtype
+    if device is None and _dev._default[0].type != "cpu":  # (set_default_device's mode passes it to asarray)
+        device = _dev._default[0]
+    t = obj if isinstance(obj, Tensor) else None
+    rg = (t is not None and t.requires_grad) if requires_grad is None else _py_bool(requires_grad)
+    if rg and requires_grad is None:
+        from .._warn import warn_once
+        warn_once(_ASARRAY_RG, _ASARRAY_RG)
+    if t is None:
+        if isinstance(obj, (np.ndarray, np.generic)):
+            t, dt, copy = _asarray_numpy(obj, dt, device, copy)
+        elif type(obj).__name__ == "PyCapsule":  # (a bare DLPack capsule: from_dlpack's refusal, see its note)
+            from ..utils.dlpack import from_dlpack
+            t = from_dlpack(obj)
+        elif not isinstance(obj, _NOT_BUFFERS) and _has_buffer(obj):
+            t = frombuffer(obj, dtype=D.get_default_dtype() if dt is None else dt)
+        else:
+            if copy is False:
+                raise ValueError("can't alias arbitrary sequence into a tensor.")
+            return tensor(obj, dtype=dt, device=device, requires_grad=rg)
+    dev = None if device is None else _dev.canonical(device)
+    wrong_dev = dev is not None and dev != t.device
+    wrong_dt = dt is not None and dt is not t.dtype
+    if copy or (copy is None and (wrong_dev or wrong_dt)):
+        t = t.to(device=dev, dtype=dt, copy=_py_bool(copy)) if wrong_dev or wrong_dt else t.clone()
+    elif wrong_dev:
+        raise ValueError(f"can't alias tensor from device '{t.device}' to '{dev}'.")
+    elif wrong_dt:
+        raise ValueError(f"can't alias tensor with dtype '{t.dtype.short}' into dtype '{dt.short}'.")
+    if t.grad_fn is not None and not rg:
+        return t.detach()
+    if rg != t.requires_grad:
+        t._set_requires_grad(rg, "Only Tensors of floating point and complex dtype can require gradients")
+    return t
+
+
+def _asarray_numpy(a, dt, device, copy):
+    """``asarray``'s tensor of a NumPy array or scalar (PyTorch's ``tensor_from_numpy``, its checks and its
+    read-only warning where the result would alias ``a``), with the ``dtype``/``copy`` still to apply: a dtype
+    change is cast on the host here (one copy, no program to compile per shape)."""
+    if not isinstance(a, np.ndarray):
+        if copy is False:
+            raise RuntimeError("can't alias NumPy scalars. Either remove copy=False or transform it in a ndarray. ")
+        a, copy = np.asarray(a), None  # (PyTorch clones a scalar's tensor and copies no more)
+    _check_strides(a)
+    src = D.from_numpy_dtype(a.dtype)
+    if dt is not None and dt is not src and copy is not False:
+        from .._tensor.tensor import tensor_from_numpy
+        return tensor_from_numpy(_host_cast(a, src, dt), dt, "cpu"), None, None
+    if a.flags.writeable or not copy and (dt is None or dt is src) and (
+            device is None or _dev.canonical(device) == _dev.canonical("cpu")):
+        return from_numpy(a), dt, copy  # (aliasing: a read-only array warns, as PyTorch's)
+    with warnings.catch_warnings():  # (a copy: no read-only warning)
+        warnings.simplefilter("ignore", UserWarning)
+        return from_numpy(a), dt, copy
+
+
+def _has_buffer(obj) -> bool:
+    """Whether ``obj`` has Python's buffer protocol (``PyObject_CheckBuffer``)."""
+    try:
+        memoryview(obj)
+    except TypeError:
+        return False
+    return True
 
 
 def from_numpy(ndarray):

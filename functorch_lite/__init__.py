@@ -115,6 +115,7 @@ from ._check import (  # noqa: E402,F401
 )
 from . import cpu, accelerator  # noqa: E402,F401
 from . import mps, xpu, __config__  # noqa: E402,F401  (CPU-build behaviour: no Metal / Intel GPU backend in JAX here)
+from . import __future__  # noqa: E402,F401  (torch.__future__: the module-conversion switches)
 from ._device_modules import get_device_module  # noqa: E402,F401
 from .utils import deterministic as _utils_deterministic  # noqa: E402,F401  (torch.utils.deterministic)
 from .cuda import amp as _cuda_amp  # noqa: E402,F401  (torch.cuda.amp.autocast / GradScaler, deprecated spellings)

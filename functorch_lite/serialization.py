@@ -31,7 +31,7 @@ import numpy as np
 from . import _device as _dev
 from . import dtypes as D
 from ._tensor import views as V
-from ._tensor.tensor import Size, Tensor
+from ._tensor.tensor import Size, Tensor, _UntypedStorage
 
 __all__ = ["save", "load"]  # (what ``functorch_lite`` re-exports; the allow-list API stays in this module, as torch's)
 
@@ -104,7 +104,26 @@ class _Pickler(pickle._Pickler):
         self._viewed_as: dict = {}   # root storage uid -> the dtype its tensors were saved as
 
     def persistent_id(self, obj):
-        return obj.value if type(obj) is _Boxed and obj.kind == "pid" else None
+        if type(obj) is _Boxed:
+            return obj.value if obj.kind == "pid" else None
+        if isinstance(obj, _UntypedStorage):
+            return self._untyped_pid(obj)
+        return None
+
+    def _untyped_pid(self, storage: _UntypedStorage) -> tuple:
+        """torch's persistent id of a saved untyped storage (``t.untyped_storage()``): its bytes, as
+        ``('storage', torch.storage.UntypedStorage, key, location, nbytes)``, shared with the tensors saved from it
+        (as uint8: torch's rule that one storage is saved as one dtype)."""
+        root = storage._s.root()
+        base = root.array
+        if type(base) is jax.ShapeDtypeStruct:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        if isinstance(base, jax.core.Tracer):
+            from .ops._dispatch import data_dependent_error
+            raise data_dependent_error("saving a storage")
+        if self._viewed_as.setdefault(root.uid, D.uint8) is not D.uint8:
+            raise RuntimeError("Cannot save multiple tensors or storages that view the same data as different types")
+        return self._storage_ref(root, base, D.uint8, root.device, untyped=True).value
 
     def _save_torch_global(self, obj, module: str, name: str) -> None:
         self.write(pickle.GLOBAL + module.encode("utf-8") + b"\n" + name.encode("utf-8") + b"\n")
@@ -174,14 +193,16 @@ class _Pickler(pickle._Pickler):
             return _glob("torch._utils", "_rebuild_tensor_v3"), args + (dt,)
         return _glob("torch._utils", "_rebuild_tensor_v2"), args
 
-    def _storage_ref(self, owner, array, dt: D.dtype, dev) -> _Boxed:
+    def _storage_ref(self, owner, array, dt: D.dtype, dev, untyped: bool = False) -> _Boxed:
+        """The persistent id of ``owner``'s values (``array``) saved as ``dt`` (the record written once per
+        storage); ``untyped``: as an UntypedStorage of ``array``'s bytes (``dt`` uint8)."""
         uid = None if owner is None else owner.uid
         entry = self._by_storage.get(uid) if uid is not None else None
         if entry is None:
             key = str(len(self.records))
             flat = np.asarray(array).reshape(-1)  # host byte order: little-endian on every JAX platform
             loc = "cpu" if dev is None or dev.type == "cpu" else f"{dev.type}:{dev.index or 0}"
-            numel = flat.size if dt in _LEGACY_STORAGE else flat.size * dt.itemsize
+            numel = flat.nbytes // dt.itemsize if dt in _LEGACY_STORAGE else flat.nbytes
             entry = (key, dt, loc, numel)
             self.records.append((key, flat))
             self.numels[key] = numel
@@ -190,7 +211,7 @@ class _Pickler(pickle._Pickler):
         elif entry[1] is not dt:
             raise RuntimeError("Cannot save multiple tensors or storages that view the same data as different types")
         key, _, loc, numel = entry
-        stype = (_glob("torch", _LEGACY_STORAGE[dt]) if dt in _LEGACY_STORAGE
+        stype = (_glob("torch", _LEGACY_STORAGE[dt]) if dt in _LEGACY_STORAGE and not untyped
                  else _glob("torch.storage", "UntypedStorage"))
         return _Boxed("pid", ("storage", stype, key, loc, numel) + ((None,) if self.legacy else ()))
 
@@ -350,11 +371,14 @@ class _StorageType(collections.namedtuple("_StorageType", "dtype name")):
     """What a ``torch.<X>Storage`` / ``torch.storage.UntypedStorage`` global loads as."""
 
 
-class _RawStorage:
-    """A loaded storage record: raw bytes, the element dtype of its class, the device it goes to.
+class _RawStorage(_UntypedStorage):
+    """A loaded storage record: raw bytes, the element dtype of its class (None: an UntypedStorage), the device it
+    goes to.
 
     This is the ``storage`` a ``map_location`` callable receives (``.cpu()``, ``.cuda(i)``,
-    ``.to(device)`` return it placed elsewhere)."""
+    ``.to(device)`` return it placed elsewhere), and what ``load`` gives for a saved storage
+    (``save(t.untyped_storage())``): the facade's untyped storage of these bytes, shared with the uint8 tensors
+    loaded from the record (torch gives a ``TypedStorage`` there; the facade's storages are untyped only)."""
 
     def __init__(self, raw: np.ndarray, dtype, device):
         self.raw, self.dtype, self.device = raw, dtype, device
@@ -364,6 +388,12 @@ class _RawStorage:
         return int(self.raw.size)
 
     size = nbytes
+
+    @property
+    def _s(self):
+        """The facade Storage of these bytes (made on first use, as a uint8 tensor of them would be)."""
+        n = int(self.raw.size)
+        return _facade_tensor(self, 0, (n,), (1,), D.uint8)._storage
 
     def to(self, device=None, non_blocking: bool = False) -> "_RawStorage":
         """This storage placed on ``device``."""

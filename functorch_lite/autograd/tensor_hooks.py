@@ -91,6 +91,9 @@ def check_hook_results(fn, prev, result):
 
 
 def _hook_name(fn):
+    """The name torch's messages give a hook: its ``__name__`` (a str: that name, for a hook torch makes inside)."""
+    if isinstance(fn, str):
+        return fn
     name = getattr(fn, "__name__", None)
     return name if isinstance(name, str) else "<unknown>"
 
@@ -174,8 +177,8 @@ def register_post_accumulate_grad_hook(self, hook):
 def _registry():
     """A leaf's hook table: a module-registry dict, whose every change bumps ``STRUCTURE_EPOCH`` (a compiled
     function that reaches the tensor walks it again and sees the hooks as a guard)."""
-    from ..nn.modules.module import _Registry
-    return _Registry()
+    from ..nn.modules.module import _Hooks
+    return _Hooks()
 
 
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):

@@ -3,13 +3,15 @@ PyTorch's ``torch.utils.hooks.BackwardHook`` builds them: the module's tensor in
 identity ``autograd.Function`` whose backward sees their gradients. The output side runs the pre-hooks on
 ``grad_output`` (and keeps it); the input side runs the hooks on ``(grad_input, grad_output)`` once the gradients
 of the module's inputs are complete. With no input requiring grad, the hooks fire on the output side with
-``grad_input`` all None (and a warning), as PyTorch."""
+``grad_input`` all None (and a warning), as PyTorch. What each side hands on is checked as torch checks the result
+of its inner node post-hook (named ``hook``): same count, and each gradient of the same type and size."""
 from __future__ import annotations
 
 import warnings
 
 from ..._tensor.tensor import Tensor
 from ...autograd.function import Function
+from ...autograd.tensor_hooks import check_hook_results
 from ..._warn import user_stacklevel as _user_stacklevel
 
 _NO_INPUT_GRAD = ("Full backward hook is firing when gradients are computed with respect to module outputs since no "
@@ -42,7 +44,6 @@ class BackwardHook:
         self.grad_outputs = None
         self.n_inputs = self.n_outputs = -1
         self.input_idx = self.output_idx = None
-        self.input_rg: tuple = ()
 
     @staticmethod
     def _pack(idx, values, size) -> tuple:
@@ -64,7 +65,6 @@ class BackwardHook:
 
     def setup_input_hook(self, args: tuple) -> tuple:
         self.n_inputs = len(args)
-        self.input_rg = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         args, self.input_idx = self._apply(args, self._input_grads)
         return args
 
@@ -72,9 +72,9 @@ class BackwardHook:
         if self.grad_outputs is None:  # the gradient reached the inputs without passing the outputs
             return grads
         from ... import zeros
-        # (torch's grad_input: zeros for an input that needs no gradient, beside one that does)
-        res = self._pack(self.input_idx, [g if self.input_rg[i] else zeros(m[0], dtype=m[1], device=m[2]) if g is None else g
-                                          for i, g, m in zip(self.input_idx, grads, metas)], self.n_inputs)
+        # (torch's grad_input: its identity node's outputs, materialized: zeros for an input no gradient reached)
+        res = prev = self._pack(self.input_idx, [zeros(m[0], dtype=m[1], device=m[2]) if g is None else g
+                                                 for g, m in zip(grads, metas)], self.n_inputs)
         for hook in self.hooks:
             out = hook(self.module, res, self.grad_outputs)
             if out is None:
@@ -84,7 +84,9 @@ class BackwardHook:
                                    f"expected {len(res)}")
             res = out
         self.grad_outputs = None
-        return [res[i] for i in self.input_idx]
+        out = tuple(res[i] for i in self.input_idx)
+        check_hook_results("hook", tuple(prev[i] for i in self.input_idx), out)
+        return out
 
     def setup_output_hook(self, out):
         is_tuple = isinstance(out, tuple)
@@ -113,7 +115,9 @@ class BackwardHook:
                     raise RuntimeError("Backward hook for Modules where no input requires gradient should always "
                                        "return None or None for all gradients.")
             self.grad_outputs = None
-        return [local[i] for i in self.output_idx]
+        out = tuple(local[i] for i in self.output_idx)
+        check_hook_results("hook", tuple(grads), out)
+        return out
 
 
 # ---- register_backward_hook (deprecated non-full hooks): on the grad_fn of the module's output ------------------

@@ -172,8 +172,12 @@ def _changing(table) -> None:
 
 
 class _Registry(OrderedDict):
-    """A module's ``_parameters``/``_buffers``/``_modules`` (and hook) table: an OrderedDict whose every change
-    (also a direct ``module._parameters[name] = p``) bumps ``STRUCTURE_EPOCH``."""
+    """A module's ``_parameters``/``_buffers``/``_modules`` table (and, as ``_Hooks``, its hook tables): an
+    OrderedDict whose every change (also a direct ``module._parameters[name] = p``) bumps ``STRUCTURE_EPOCH``.
+    Shown as torch's plain dicts (``{'lin': None}``, ``dict_keys([...])``: nothing reorders these tables, so the
+    dict's own order is the OrderedDict's)."""
+
+    keys, values, items = dict.keys, dict.values, dict.items
 
     def __init__(self, *args, **kwargs):
         STRUCTURE_EPOCH[0] += 1
@@ -218,6 +222,18 @@ class _Registry(OrderedDict):
         _changing(self)
         return OrderedDict.__ior__(self, other)
 
+    def __repr__(self) -> str:
+        return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in self.items()) + "}"
+
+
+class _Hooks(_Registry):
+    """A module's hook table: an OrderedDict in torch too (``prepend=True`` reorders it)."""
+
+    keys, values, items = OrderedDict.keys, OrderedDict.values, OrderedDict.items
+
+    def __repr__(self) -> str:
+        return repr(OrderedDict(self))
+
 
 class _Buffers(_Registry):
     """A module's ``_buffers`` table (a compiled call replays its changes: rebinding a buffer is common)."""
@@ -234,10 +250,12 @@ def _addindent(s: str, n: int) -> str:
 # module that never has such a hook carries none (its construction, its compiled program's walk): the two that
 # mark forward (pre-)hooks taking kwargs and the always-called forward hooks (``{hook id: True}``, registries: a
 # change reaches a compiled call), and the state-dict hooks (``_state_dict._table`` reads them)
-_LAZY_TABLES = {"_forward_hooks_with_kwargs": _Registry, "_forward_pre_hooks_with_kwargs": _Registry,
-                "_forward_hooks_always_called": _Registry, "_state_dict_hooks": OrderedDict,
+_LAZY_TABLES = {"_forward_hooks_with_kwargs": _Hooks, "_forward_pre_hooks_with_kwargs": _Hooks,
+                "_forward_hooks_always_called": _Hooks, "_state_dict_hooks": OrderedDict,
                 "_state_dict_pre_hooks": OrderedDict, "_load_state_dict_pre_hooks": OrderedDict,
                 "_load_state_dict_post_hooks": OrderedDict}
+_HOOK_TABLES = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
+                "_forward_hooks_with_kwargs", "_forward_pre_hooks_with_kwargs", "_forward_hooks_always_called")
 # a facade module's mark in its ``__dict__`` (so in its pickled state, a subclass's own ``__getstate__`` too):
 # ``serialization`` rebuilds a state without it as a torch module's ``__dict__``. (It once held the ids of the
 # hooks taking kwargs: ``__setstate__`` moves such a set to ``_forward_(pre_)hooks_with_kwargs``.)
@@ -268,10 +286,10 @@ class Module(StateDictMixin):
         d["_buffers"] = _Buffers()
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = _Registry()
-        d["_forward_hooks"] = _Registry()
-        d["_forward_pre_hooks"] = _Registry()
-        d["_backward_hooks"] = _Registry()
-        d["_backward_pre_hooks"] = _Registry()
+        d["_forward_hooks"] = _Hooks()
+        d["_forward_pre_hooks"] = _Hooks()
+        d["_backward_hooks"] = _Hooks()
+        d["_backward_pre_hooks"] = _Hooks()
         d[_FACADE_STATE] = True
         if self.call_super_init:
             super().__init__(*args, **kwargs)
@@ -293,7 +311,10 @@ class Module(StateDictMixin):
         d[_FACADE_STATE] = True
         for name in ("_forward_pre_hooks", "_backward_pre_hooks"):
             if name not in d:
-                d[name] = _Registry()
+                d[name] = _Hooks()
+        for name in _HOOK_TABLES:  # (an older pickle's hook tables: a plain _Registry then)
+            if type(d.get(name)) is _Registry:
+                d[name] = _Hooks(d[name])
         if "_non_persistent_buffers_set" not in d:
             d["_non_persistent_buffers_set"] = set()
         if isinstance(old_kw, set):  # (the older layout)
@@ -306,7 +327,7 @@ class Module(StateDictMixin):
                     self._hook_table("_forward_hooks_always_called")[k] = True
             non_full = d.pop("_non_full_backward_hooks", None)
             if non_full:
-                d.setdefault("_backward_hooks", _Registry()).update(non_full)
+                d.setdefault("_backward_hooks", _Hooks()).update(non_full)
 
     # ---- registration ----------------------------------------------------------------------
     def register_parameter(self, name: str, param: Parameter | None) -> None:
@@ -537,16 +558,55 @@ class Module(StateDictMixin):
         return self._apply(lambda t: t.share_memory_())
 
     def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> "Module":
+        """``fn`` applied to every parameter, its ``.grad`` and every buffer (children first), as PyTorch's: by
+        default each parameter and gradient object stays, its ``.data`` set to the result;
+        ``torch.__future__.set_overwrite_module_params_on_conversion(True)``: new Parameters (and gradients) are
+        registered instead; ``set_swap_module_params_on_conversion(True)`` (which wins): each object stays, its
+        contents swapped with the result's (``torch.utils.swap_tensors``). A buffer is replaced by ``fn``'s
+        result. (Every facade tensor has the same layout, so "compatible shallow-copy type" always holds.)"""
+        from ... import __future__ as future
         if recurse:
             for m in self.children():
                 m._apply(fn)
-        for k, p in self._parameters.items():
-            if p is not None:
-                with _no_grad():
-                    new = fn(p)
-                p.data = new
-                if p.grad is not None:
-                    p.grad = fn(p.grad)
+        set_data = not future._overwrite_module_params_on_conversion
+        swap = future._swap_module_params_on_conversion
+        for key, param in self._parameters.items():
+            if param is None:
+                continue
+            with _no_grad():
+                applied = fn(param)
+            grad = param.grad
+            if swap:
+                from ...utils._swap import swap_tensors
+                try:
+                    if grad is not None:
+                        param.grad = None
+                    swap_tensors(param, Parameter(applied, requires_grad=param.requires_grad))
+                except Exception as e:
+                    if grad is not None:
+                        param.grad = grad
+                    raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}") from e
+                out = param
+            elif set_data:
+                param.data = applied
+                out = param
+            else:
+                out = self._parameters[key] = Parameter(applied, param.requires_grad)
+            if grad is None:
+                continue
+            with _no_grad():
+                grad_applied = fn(grad)
+            if swap:
+                grad_applied.requires_grad_(grad.requires_grad)
+                try:
+                    swap_tensors(grad, grad_applied)
+                except Exception as e:
+                    raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}.grad") from e
+                out.grad = grad
+            elif set_data:
+                out.grad.data = grad_applied
+            else:
+                out.grad = grad_applied.requires_grad_(grad.requires_grad)
         for k, b in self._buffers.items():
             if b is not None:
                 self._buffers[k] = fn(b)
@@ -556,7 +616,9 @@ class Module(StateDictMixin):
         """Move/cast parameters and buffers in place, keeping identities: a dtype (floating or complex only) applies
         to the floating and complex ones; ``memory_format`` to the 4-D and 5-D ones (``Tensor.to``'s arguments)."""
         from ...ops.conversion import _parse_to
-        dtype, device, _, fmt = _parse_to(args, kwargs)
+        dtype, device, copy, fmt = _parse_to(args, kwargs)
+        if copy or "copy" in kwargs:  # (torch's ``_nn._parse_to``: any ``copy`` given, even False)
+            raise RuntimeError(".to() does not accept copy argument")
         if dtype is not None:
             if not (dtype.is_floating_point or dtype.is_complex):
                 raise TypeError("nn.Module.to only accepts floating point or complex "

@@ -116,18 +116,19 @@ def from_numpy_dtype(npdt) -> dtype:
 
 
 def as_dtype(d) -> dtype:
-    """Accept a facade dtype, a numpy/jax dtype or Python's float/int/bool/complex types."""
+    """Accept a facade dtype, a numpy/jax dtype or Python's float/int/bool/complex types (as PyTorch's argument
+    parser reads them: the C types behind them, float64 / int64 / bool / complex128, whatever the default dtype)."""
     if isinstance(d, dtype):
         return d
     import builtins
     if d is builtins.float:
-        return _get_default()
+        return float64
     if d is builtins.int:
         return int64
     if d is builtins.bool:
         return bool
     if d is builtins.complex:
-        return _get_default().to_complex()
+        return complex128
     if isinstance(d, str):
         name = d[6:] if d.startswith("torch.") else d
         if name in _NAME:
@@ -153,8 +154,10 @@ def get_default_dtype() -> dtype:
 
 
 def set_default_dtype(d) -> None:
-    """``torch.set_default_dtype``: only floating types are allowed (CRE-65)."""
-    d = as_dtype(d)
+    """``torch.set_default_dtype``: only floating types are allowed (CRE-65), given as a dtype (PyTorch refuses
+    Python's ``float``, a string or a NumPy type as not a dtype object)."""
+    if not isinstance(d, dtype):
+        raise TypeError("invalid dtype object: only floating-point types are supported as the default type")
     if d not in (float32, float64, float16, bfloat16):
         raise TypeError("only floating-point types are supported as the default type")
     _DEFAULT[0] = d

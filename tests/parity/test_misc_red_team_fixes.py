@@ -156,3 +156,27 @@ def test_half_logsumexp_rounds_as_torch(dtype):
         assert all(u.tolist() == v.tolist() for u, v in zip(t_out, f_out))
     same_rounded(lambda t: t.logsumexp(t.tensor([[float("-inf")] * 2, [float("inf"), 1.]], dtype=getattr(t, dtype)),
                                        1).float(), torch, ft)
+
+
+_PY_TYPES = {
+    "to_float": lambda t: t.ones(2).to(float), "to_complex": lambda t: t.ones(2).to(complex),
+    "to_int": lambda t: t.ones(2).to(int), "to_bool": lambda t: t.ones(2).to(bool),
+    "zeros_float": lambda t: t.zeros(2, dtype=float), "tensor_float": lambda t: t.tensor([1, 2], dtype=float),
+    "ones_complex": lambda t: t.ones(2, dtype=complex), "arange_float": lambda t: t.arange(3, dtype=float),
+    "full_float": lambda t: t.full((2,), 1, dtype=float), "sum_float": lambda t: t.ones(2).sum(dtype=float),
+    "linspace_float": lambda t: t.linspace(0, 1, 3, dtype=float), "new_zeros": lambda t: t.ones(2).new_zeros(2, dtype=float),
+    "finfo_float": lambda t: t.finfo(float).eps,
+    "set_default_float": lambda t: t.set_default_dtype(float),
+    "set_default_str": lambda t: t.set_default_dtype("float64"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_PY_TYPES))
+def test_python_types_as_dtypes(case):
+    """Python's float / complex as a dtype are float64 / complex128 (the C types behind them), whatever the default
+    dtype, as torch's argument parser reads them (they were the default dtype here); set_default_dtype takes only a
+    dtype object."""
+    def f(t):
+        r = _PY_TYPES[case](t)
+        return str(r.dtype).split(".")[-1] if hasattr(r, "dtype") else r
+    same_rounded(f, torch, ft)

@@ -104,24 +104,14 @@ class MultiheadAttention(Module):
         """PyTorch's mask merge for its fused path: ``(mask, mask_type)``. A padding mask alone is type 1; an
         ``attn_mask`` ((L, L), or (N * num_heads, L, L)) is expanded to (N, num_heads, L, L), type 2, and added to
         the padding mask ((N, L), expanded alike) when both are given; neither gives ``(None, None)``."""
-        mask_type: int | None = None
-        merged_mask: Tensor | None = None
+        if attn_mask is None:
+            return (key_padding_mask, 1) if key_padding_mask is not None else (None, None)
+        n, length, _ = query.shape  # (a query of another rank: the unpacking's ValueError, as torch's)
+        full = attn_mask.view(n, -1, length, length) if attn_mask.dim() == 3 else \
+            attn_mask.view(1, 1, length, length).expand(n, self.num_heads, -1, -1)
         if key_padding_mask is not None:
-            mask_type = 1
-            merged_mask = key_padding_mask
-        if attn_mask is not None:
-            batch_size, seq_len, _ = query.shape
-            mask_type = 2
-            if attn_mask.dim() == 3:
-                attn_mask_expanded = attn_mask.view(batch_size, -1, seq_len, seq_len)
-            else:
-                attn_mask_expanded = attn_mask.view(1, 1, seq_len, seq_len).expand(batch_size, self.num_heads, -1, -1)
-            merged_mask = attn_mask_expanded
-            if key_padding_mask is not None:
-                key_padding_mask_expanded = key_padding_mask.view(batch_size, 1, 1, seq_len).expand(
-                    -1, self.num_heads, -1, -1)
-                merged_mask = attn_mask_expanded + key_padding_mask_expanded
-        return merged_mask, mask_type
+            full = full + key_padding_mask.view(n, 1, 1, length).expand(-1, self.num_heads, -1, -1)
+        return full, 2
 
     def _fast_path(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask, attn_mask) -> bool:
         """Whether PyTorch would run its fused inference kernel (``torch._native_multi_head_attention``)."""

@@ -43,6 +43,12 @@ def true_div(a, b):
     return a / b
 
 
+def stored(v, dt, acc=jnp.float32):
+    """``v`` (computed in ``acc``) rounded to ``dt`` and read back in ``acc``: where PyTorch's CPU decomposition
+    stores a float16 / bfloat16 intermediate result that its next op reads as opmath."""
+    return v.astype(dt).astype(acc)
+
+
 def mean(x, axis=None, keepdims=False):
     """``x.sum(axis) / count``, the division rounded once as PyTorch's CPU ``mean`` (a sum, then ``div_``)."""
     axes = range(x.ndim) if axis is None else (axis,) if isinstance(axis, int) else axis

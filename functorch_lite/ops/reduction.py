@@ -357,7 +357,9 @@ def _var_prep(name):
 def _moments(x, dim, keepdim, correction):
     """(variance, mean) with Bessel-style ``correction`` (divisor ``max(N - correction, 0)``)."""
     x = _acc(x)
-    m = jnp.mean(x, axis=dim, keepdims=True)
+    # (the mean rounded to the dtype before ``x - m``, as torch's: XLA may otherwise fuse ``x - sum * (1 / n)`` into
+    # one multiply-add, and a constant slice's deviations are then +-1 ulp, not 0)
+    m = _rounding.mean(x, axis=dim, keepdims=True)
     d = x - m
     sq = jnp.real(d * jnp.conj(d)) if jnp.iscomplexobj(d) else d * d
     n = x.size if dim is None else math.prod(x.shape[i] for i in dim)
@@ -525,9 +527,7 @@ def logsumexp(input, dim=None, keepdim=False, *, axis=None):
     return jax.nn.logsumexp(_acc(input), axis=dim, keepdims=keepdim)
 
 
-def _rnd(v, t):
-    """``v`` (float32) rounded to ``t`` and back: a stored float16 / bfloat16 result."""
-    return v.astype(t).astype(jnp.float32)
+_rnd = _rounding.stored  # (``_rnd(v, t)``: a float16 / bfloat16 result stored, read back in float32)
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1))

@@ -43,6 +43,7 @@ from .._promotion import no_kernel, promote_types
 from ..amp import autocast_mode as _amp
 from ..backends import _FLAGS as _BACKENDS
 from .._warn import warn_once
+from . import _rounding
 from ._registry import defop
 
 __all__: list = []
@@ -147,7 +148,7 @@ def _rounder(dt, acc):
     result; the identity when ``dt`` is ``acc`` (float32, float64, integers)."""
     if np.dtype(dt) == np.dtype(acc):
         return _same
-    return lambda v: v.astype(dt).astype(acc)
+    return lambda v: _rounding.stored(v, dt, acc)
 
 
 def _dtypes(x, state, w, low):

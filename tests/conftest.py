@@ -4,22 +4,25 @@ import os
 
 # Two host devices, and XLA:CPU's code generation made cheaper: most of the suite's time is XLA compiling tiny
 # programs (86% of the whole suite's time, measured per test file 2026-12-01; ``x + y``: 40 ms with XLA's defaults,
-# 16 ms so). LLVM without its expensive passes and at -O1, XLA's loop emitters in place of its newer MLIR fusion
-# emitters (each fusion compiled in a fresh MLIR context), and the LLVM module compiled as one piece. LLVM's
-# options change only code generation: at -O1 the results' bits equalled the defaults' on 46 programs checked
-# (elementwise, transcendental, reductions, matmul/conv and their gradients, scan RNNs, sort, scatter; float32 and
-# float64). -O0 does not: it drops FMA contraction in the small matmuls XLA emits itself (a scan RNN's bits
-# change). With the loop emitters a lone reduce is not wrapped in a fusion, and tanh/sigmoid/exp/log-softmax bits
-# are unchanged. The shards took 16.6 and 16.9 min with the emitter and split flags, 28 and 27.5 with only
-# disable_expensive_passes; -O1 took a further 15% off backend compile time (test_grad_sweep sample) and 17% off
-# the example and scenario files. The emitters did move one LSTM weight whose first gradient is a cancellation,
-# amplified by Adam's eps-sized first step: that scenario now uses eps 1e-6 (test_script_scenarios.py). Tried and
-# left out: XLA's plain op scheduler (the checkpoint test reads its schedule's peak memory); the FAST_COMPILE
-# preset (no gain beside -O1). comparisons/ keep the defaults.
+# 16 ms so). XLA's loop emitters in place of its newer MLIR fusion emitters (each fusion compiled in a fresh MLIR
+# context), the LLVM module compiled as one piece, and LLVM at -O0 but with its SelectionDAG instruction selector
+# (``-fast-isel=false``; -O0's default FastISel selects each instruction alone and forms no fused multiply-adds,
+# which changes bits: a scan RNN's, small matmuls'). -O0 skips LLVM's IR pipeline and uses its fast register
+# allocator: 28% less backend-compile CPU than -O1 on a 194-program sample (elementwise and transcendental ops in
+# four float dtypes, reductions, matmul/conv and their gradients, scan RNNs, scatter, integer ops), whose results'
+# bits equalled -O1's on 187 of them; the other 7 (variance, batch-norm-like normalisation, exact-GELU's gradient)
+# differ where -O1's mem2reg let the selector fuse a multiply-add across what -O0 keeps as a stack slot. A 4-file
+# sample (1065 tests: reductions, script scenarios, grad corners, conv) took 118 s against 161 s at -O1, run side by
+# side (2026-12-06). Earlier (2026-12-01): the emitter and split flags took the shards from 28 and 27.5 min to 16.6
+# and 16.9; the emitters moved one LSTM weight whose first gradient is a cancellation, amplified by Adam's eps-sized
+# first step: that scenario uses eps 1e-6 (test_script_scenarios.py). Tried and left out: XLA's plain op scheduler
+# (the checkpoint test reads its schedule's peak memory); the FAST_COMPILE preset; LLVM's machine-level passes
+# (scheduling, LICM, CSE, sinking, ...) switched off at -O1 (6%, and one gradient's bits moved). comparisons/ keep XLA's defaults.
 os.environ.setdefault("XLA_FLAGS", " ".join([
     "--xla_force_host_platform_device_count=2",
     "--xla_llvm_disable_expensive_passes=true",
-    "--xla_backend_optimization_level=1",
+    "--xla_backend_optimization_level=0",
+    "--xla_backend_extra_options=-fast-isel=false",
     "--xla_cpu_use_fusion_emitters=false",
     "--xla_cpu_parallel_codegen_split_count=1",
 ]))

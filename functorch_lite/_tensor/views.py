@@ -136,13 +136,36 @@ def has_internal_overlap(shape, strides) -> bool:
 
 
 def bitcast(arr, dtype):
-    """``lax.bitcast_convert_type`` that also handles bool (through uint8, as PyTorch's 1-byte bool)."""
+    """``lax.bitcast_convert_type`` (its shapes: a trailing dim added where the element shrinks, consumed where it
+    grows) that also handles bool (through uint8, as PyTorch's 1-byte bool) and complex (which lax casts only to
+    itself: through the bytes of its (real, imag) pairs)."""
     dst = jnp.dtype(dtype)
+    if arr.dtype == dst:
+        return arr
     if arr.dtype == jnp.bool_:
         arr = arr.astype(jnp.uint8)
     if dst == jnp.bool_:
         return jax.lax.bitcast_convert_type(arr, jnp.uint8) != 0
-    return jax.lax.bitcast_convert_type(arr, dst)
+    if not (jnp.iscomplexobj(arr) or dst.kind == "c"):
+        return jax.lax.bitcast_convert_type(arr, dst)
+    s, d = arr.dtype.itemsize, dst.itemsize
+    b = _bytes(arr)  # (*arr.shape, s)
+    lead = arr.shape if s >= d else arr.shape[:-1]
+    b = b.reshape(*lead, *((s // d,) if s > d else ()), d)
+    if dst.kind != "c":
+        return jax.lax.bitcast_convert_type(b, dst) if d > 1 else jax.lax.bitcast_convert_type(b[..., 0], dst)
+    parts = jax.lax.bitcast_convert_type(b.reshape(*b.shape[:-1], 2, d // 2), jnp.finfo(dst).dtype)
+    return jax.lax.complex(parts[..., 0], parts[..., 1])
+
+
+def _bytes(arr):
+    """``arr``'s elements as their bytes (uint8, a trailing dim of the item size); complex: real then imaginary."""
+    if jnp.iscomplexobj(arr):
+        pairs = jnp.stack([jnp.real(arr), jnp.imag(arr)], axis=-1)
+        return _bytes(pairs).reshape(*arr.shape, arr.dtype.itemsize)
+    if arr.dtype.itemsize == 1:
+        return jax.lax.bitcast_convert_type(arr, jnp.uint8)[..., None]
+    return jax.lax.bitcast_convert_type(arr, jnp.uint8)
 
 
 def is_dense(shape, strides) -> bool:

@@ -180,3 +180,33 @@ def test_python_types_as_dtypes(case):
         r = _PY_TYPES[case](t)
         return str(r.dtype).split(".")[-1] if hasattr(r, "dtype") else r
     same_rounded(f, torch, ft)
+
+
+VIEW_COMPLEX = {
+    "float32 as complex64": lambda L: L.arange(8.).view(L.complex64),
+    "float64 as complex128": lambda L: L.arange(4, dtype=L.float64).view(L.complex128),
+    "2-D float32 as complex64": lambda L: L.arange(6.).reshape(3, 2).view(L.complex64),
+    "int8 as complex64": lambda L: L.arange(8, dtype=L.int8).view(L.complex64),
+    "complex64 as float32": lambda L: L.tensor([1 + 2j, 3 + 4j, -0.5 - 1.5j]).view(L.float32),
+    "complex64 as int32": lambda L: L.tensor([1 + 2j, -0.5 - 1.5j]).view(L.int32),
+    "complex64 as float64": lambda L: L.tensor([1 + 2j, -0.5 - 1.5j]).view(L.float64),
+    "complex64 as uint8": lambda L: L.tensor([1 + 2j]).view(L.uint8),
+    "complex64 as float16": lambda L: L.tensor([1 + 2j, 3 + 4j]).view(L.float16),
+    "complex128 as complex64": lambda L: L.tensor([1 + 2j, 3 + 4j], dtype=L.complex128).view(L.complex64),
+    "complex64 as complex128, odd size": lambda L: L.tensor([1 + 2j, 3 + 4j, 5j]).view(L.complex128),
+    "a write through the view": lambda L: _write_complex_view(L),
+}
+
+
+def _write_complex_view(L):
+    x = L.zeros(4)
+    y = x.view(L.complex64)
+    y[0] = 5 + 6j
+    return x, y
+
+
+@pytest.mark.parametrize("case", list(VIEW_COMPLEX))
+def test_view_between_real_and_complex_dtypes(case):
+    """view(dtype) to or from a complex dtype reinterprets the (real, imag) pairs' bytes, as torch (lax casts
+    complex only to itself: it raised when the view was read)."""
+    same_rounded(VIEW_COMPLEX[case], torch, ft)

@@ -72,7 +72,7 @@ def view_strides(oldshape, oldstride, newshape):
 
 def infer_shape(shape, numel: int) -> tuple:
     """Resolve one -1 in a requested shape with PyTorch's errors (VIEW-16..21)."""
-    shape = tuple(shape)
+    shape = tuple(int(s) if isinstance(s, np.integer) else s for s in shape)
     infer = None
     known = 1
     for i, s in enumerate(shape):

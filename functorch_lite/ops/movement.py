@@ -6,6 +6,7 @@ The view ops (view, reshape, transpose, permute, expand, squeeze, slice, select,
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 
 import jax
@@ -449,6 +450,9 @@ def split(tensor, split_size_or_sections=None, dim=0, *, split_size=None):
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, tensor.dim())
     size = tensor._shape[d]
+    if isinstance(split_size_or_sections, np.integer):  # (torch's parser: not an int for split's overloads)
+        raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not "
+                        f"numpy.{type(split_size_or_sections).__name__}")
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
         if step <= 0 and size:
@@ -463,6 +467,7 @@ def split(tensor, split_size_or_sections=None, dim=0, *, split_size=None):
 
 
 def chunk(input, chunks, dim=0):
+    chunks = operator.index(chunks)
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     if input.dim() == 0:
@@ -504,8 +509,8 @@ def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indic
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
     d = _wrap_dim(dim, input.dim())
     size = input._shape[d]
-    if isinstance(indices_or_sections, int):
-        n = indices_or_sections
+    if isinstance(indices_or_sections, (int, np.integer)):
+        n = int(indices_or_sections)
         if n <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {n}")
         q, r = divmod(size, n)

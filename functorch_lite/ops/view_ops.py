@@ -8,6 +8,7 @@ shape ops and the non-op helpers built on these views live in ``movement.py``.
 from __future__ import annotations
 
 import math
+import operator
 
 import jax
 import jax.numpy as jnp
@@ -477,7 +478,7 @@ def _diag_prep(targs, sargs):
     t = targs[0]
     offset, d1, d2 = sargs
     nd = len(t._shape)
-    d1, d2 = _wrap_dim(d1, nd), _wrap_dim(d2, nd)
+    offset, d1, d2 = operator.index(offset), _wrap_dim(d1, nd), _wrap_dim(d2, nd)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {sargs[1]}, {sargs[2]}")
     return offset, d1, d2
@@ -506,7 +507,7 @@ def _unfold_prep(targs, sargs):
     t = targs[0]
     dim, size, step = sargs
     nd = len(t._shape)
-    d = _wrap_dim(dim, nd)
+    d, size, step = _wrap_dim(dim, nd), operator.index(size), operator.index(step)
     n = t._shape[d] if nd else 1
     if size < 0:
         raise RuntimeError(f"size is {size} but must be >= 0")
@@ -542,8 +543,8 @@ def _tensor_unfold(input, dimension, size, step):
 def _movedim_prep(targs, sargs):
     t = targs[0]
     src, dst = sargs
-    src = (src,) if isinstance(src, int) else tuple(src)
-    dst = (dst,) if isinstance(dst, int) else tuple(dst)
+    src = (src,) if isinstance(src, (int, np.integer)) else tuple(src)
+    dst = (dst,) if isinstance(dst, (int, np.integer)) else tuple(dst)
     nd = len(t._shape)
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "

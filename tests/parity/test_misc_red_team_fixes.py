@@ -1,5 +1,6 @@
 """Fixes from the 2026-12-06 red teams (NLP, indexing, GAN scripts) that live outside the op families with their
 own test files: each against real torch 2.13."""
+import numpy as np
 import pytest
 import torch
 
@@ -210,3 +211,29 @@ def test_view_between_real_and_complex_dtypes(case):
     """view(dtype) to or from a complex dtype reinterprets the (real, imag) pairs' bytes, as torch (lax casts
     complex only to itself: it raised when the view was read)."""
     same_rounded(VIEW_COMPLEX[case], torch, ft)
+
+
+_I = np.int64
+NUMPY_INT_ARGS = {  # (a size from np.arange / a grid search: torch reads any integer through __index__)
+    "unfold": lambda L: L.arange(10.).unfold(0, _I(3), _I(1)),
+    "unflatten": lambda L: L.arange(10.).unflatten(0, (_I(2), _I(5))),
+    "diagonal": lambda L: L.ones(3, 3).diagonal(_I(1)),
+    "chunk": lambda L: L.arange(10.).chunk(_I(3)),
+    "tensor_split": lambda L: L.arange(10.).tensor_split(_I(3)),
+    "movedim": lambda L: L.ones(2, 3, 4).movedim(_I(0), _I(2)),
+    "split (torch's parser refuses it)": lambda L: L.arange(10.).split(_I(3)),
+    "LayerNorm": lambda L: L.nn.LayerNorm(_I(4))(L.ones(2, 4)),
+    "RMSNorm": lambda L: L.nn.RMSNorm(_I(4))(L.ones(2, 4)),
+    "Size (torch keeps NumPy integers there)": lambda L: L.Size([_I(2), 3]),
+}
+
+
+@pytest.mark.parametrize("case", list(NUMPY_INT_ARGS))
+def test_numpy_integer_sizes(case):
+    """NumPy integers as sizes, counts and dims: accepted, and the result's sizes are Python ints (they were
+    np.int64 inside torch.Size: json.dumps(list(x.shape)) raised) or refused where torch's parser refuses them."""
+    def shapes(L):
+        r = NUMPY_INT_ARGS[case](L)
+        pieces = r if type(r) is tuple else [r]  # (chunk / tensor_split: a tuple of tensors; Size: itself)
+        return [[(type(n).__name__, n) for n in (p if isinstance(p, L.Size) else p.shape)] for p in pieces]
+    same_rounded(shapes, torch, ft)

@@ -3,6 +3,7 @@ LeakyReLU, Bilinear, Unflatten (PyTorch's constructors, buffers, state_dict keys
 from __future__ import annotations
 
 import math
+import numbers
 
 from ..._tensor.tensor import Tensor
 from .. import functional as F
@@ -40,8 +41,8 @@ def _reset_affine(module: Module) -> None:
 
 
 def _shape_tuple(normalized_shape) -> tuple:
-    if isinstance(normalized_shape, int):
-        return (normalized_shape,)
+    if isinstance(normalized_shape, numbers.Integral):
+        return (int(normalized_shape),)
     return tuple(int(s) for s in normalized_shape)
 
 

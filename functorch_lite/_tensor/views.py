@@ -72,7 +72,7 @@ def view_strides(oldshape, oldstride, newshape):
 
 def infer_shape(shape, numel: int) -> tuple:
     """Resolve one -1 in a requested shape with PyTorch's errors (VIEW-16..21)."""
-    shape = tuple(int(s) if isinstance(s, np.integer) else s for s in shape)
+    shape = tuple(shape)
     infer = None
     known = 1
     for i, s in enumerate(shape):
@@ -84,6 +84,9 @@ def infer_shape(shape, numel: int) -> tuple:
             raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(shape)}")
         else:
             known *= s
+    if type(known) is not int:  # (NumPy integers among the sizes: the result's are Python ints, as torch's)
+        shape = tuple(int(s) if isinstance(s, np.integer) else s for s in shape)
+        known = int(known) if isinstance(known, np.integer) else known
     if infer is not None:
         if known == 0:
             if numel == 0:

@@ -141,7 +141,8 @@ _TRIANGULAR_DEPRECATED = (
     "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be removed in a future "
     "PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not return a copy of one of "
     "the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced with\nX = "
-    "torch.linalg.solve_triangular(A, B).")
+    "torch.linalg.solve_triangular(A, B). (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:2273.)")
 
 
 def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
@@ -322,7 +323,8 @@ def vander(x: Tensor, *, N=None) -> Tensor:
 
 _CHAIN_DEPRECATED = ("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
                      "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
-                     "multiple parameters.")
+                     "multiple parameters. (Triggered internally at "
+                     "/__w/pytorch/pytorch/aten/src/ATen/native/LinearAlgebra.cpp:1102.)")
 
 
 def chain_matmul(*matrices, out=None) -> Tensor:

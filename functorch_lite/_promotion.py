@@ -66,16 +66,23 @@ def _combine(higher, lower):
     return higher
 
 
+# the numbers torch's argument parser reads as a double (``PyFloat_AsDouble``): Python and NumPy floats, and the
+# NumPy scalars it has no other reading for: ``np.bool_`` (``i * np.bool_(True)`` is float32) and the complex ones
+# that are not Python complex subclasses (``np.complex64``: its real part, NumPy's ComplexWarning; ``np.complex128``
+# is a Python complex). NumPy integers are ints; ``bool`` and ``complex`` are checked first.
+_FLOATISH = (_float, np.floating, np.bool_, np.complexfloating)
+
+
 def scalar_dtype(x) -> D.dtype:
     """dtype of a Python/NumPy scalar as a 'wrapped number' (PRO-03)."""
-    if isinstance(x, _bool) or isinstance(x, np.bool_):
+    if isinstance(x, _bool):
         return D.bool
     if isinstance(x, (_int, np.integer)):
         return D.int64
-    if isinstance(x, (_float, np.floating)):
-        return D.get_default_dtype()
-    if isinstance(x, (_complex, np.complexfloating)):
+    if isinstance(x, _complex):
         return D.get_default_dtype().to_complex()
+    if isinstance(x, _FLOATISH):
+        return D.get_default_dtype()
     if type(x) is D.SymNumber:  # (a compiled function's dynamic int/float argument: its Python type's)
         return scalar_dtype(x._t(0))
     raise TypeError(f"unsupported scalar type {type(x).__name__}")
@@ -148,14 +155,15 @@ def _entries(sig):
 
 
 def _scalar_type_dtype(tp):
-    if issubclass(tp, (_bool, np.bool_)):
+    """:func:`scalar_dtype` of a scalar's type."""
+    if issubclass(tp, _bool):
         return D.bool
     if issubclass(tp, (_int, np.integer)):
         return D.int64
-    if issubclass(tp, (_float, np.floating)):
-        return D.get_default_dtype()
-    if issubclass(tp, (_complex, np.complexfloating)):
+    if issubclass(tp, _complex):
         return D.get_default_dtype().to_complex()
+    if issubclass(tp, _FLOATISH):
+        return D.get_default_dtype()
     raise TypeError(f"unsupported operand type {tp.__name__}")
 
 
@@ -195,8 +203,7 @@ def refusing_complex(rule):
     """``rule`` for an op of ``NO_COMPLEX``: a complex operand (a tensor or a Python complex) raises torch's error."""
     def checked(op, sig, sargs):
         for s in sig:
-            if (type(s) is tuple and s[1].is_complex) or (type(s) is type and issubclass(s, (_complex,
-                                                                                            np.complexfloating))):
+            if (type(s) is tuple and s[1].is_complex) or (type(s) is type and issubclass(s, _complex)):
                 dt = result_type_sig(_entries(sig))
                 make = _COMPLEX_ERRORS.get(op.name)
                 raise make(op.name, dt) if make is not None else no_kernel(op.kernel, dt)

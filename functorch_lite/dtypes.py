@@ -47,10 +47,18 @@ class dtype:
         return (_by_name, (self.name,))
 
     def to_real(self):
-        return {complex64: float32, complex128: float64}.get(self, self)
+        """The real dtype of a complex one (c10's ``toRealValueType``); any other dtype is its own."""
+        return _TO_REAL.get(self, self)
 
     def to_complex(self):
-        return {float16: complex32, bfloat16: complex64, float32: complex64, float64: complex128}.get(self, self)
+        """The complex dtype of a floating one (c10's ``toComplexType``: bfloat16 -> complex64); a complex dtype is
+        its own; the others have none (torch's RuntimeError)."""
+        r = _TO_COMPLEX.get(self)
+        if r is None:
+            if self.is_complex:
+                return self
+            raise RuntimeError(f"Unknown Complex ScalarType for {self.short}")
+        return r
 
 
 def _by_name(name):
@@ -98,6 +106,8 @@ ALL = (float32, float64, float16, bfloat16, float8_e4m3fn, float8_e5m2, float8_e
        float8_e8m0fnu, int8, uint8, int16, int32, int64, uint16, uint32, uint64, int4, uint4, bool,
        complex64, complex128, complex32)
 _NAME = {d.name: d for d in ALL}
+_TO_REAL = {complex32: float16, complex64: float32, complex128: float64}
+_TO_COMPLEX = {float16: complex32, bfloat16: complex64, float32: complex64, float64: complex128}
 # numpy / jax dtype -> facade dtype (complex32 is never stored, so it is not a target here)
 _FROM_NP = {d.jnp: d for d in ALL if d is not complex32}
 FLOAT8 = frozenset({float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu})
@@ -109,6 +119,9 @@ def from_numpy_dtype(npdt) -> dtype:
     try:
         return _FROM_NP[np.dtype(npdt)]
     except (KeyError, TypeError):
+        if not np.dtype(npdt).isnative and np.dtype(npdt).newbyteorder("=") in _FROM_NP:
+            raise ValueError("given numpy array has byte order different from the native byte order. Conversion "
+                             "between byte orders is currently not supported.") from None
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(npdt).type.__module__}.{np.dtype(npdt).type.__name__}. "
             "The only supported types are: float64, float32, float16, complex64, complex128, int64, int32, "
@@ -313,7 +326,7 @@ def check_fill(value, d: dtype, numel: int) -> None:
     into a real (not bool) type must have no imaginary part (the one-element small-float fill goes through a
     double, which its message names), and its real part must fit."""
     one_small = numel == 1 and d.category == FLOAT and d.itemsize <= 2
-    if isinstance(value, (builtins_complex, np.complexfloating)) and FLOAT >= d.category > BOOL:
+    if isinstance(value, builtins_complex) and FLOAT >= d.category > BOOL:
         if value.imag != 0:
             name = "double" if one_small else _CNAME.get(d.name, "c10::" + d.short)
             raise RuntimeError(f"value cannot be converted to type {name} without overflow")
@@ -326,14 +339,16 @@ _SYM_CATEGORY = {builtins_bool: BOOL, builtins_int: INT, builtins_float: FLOAT}
 
 
 def scalar_category(value) -> int:
-    """The dtype category of a Python number (bool < int < float < complex)."""
+    """The dtype category of a Python number (bool < int < float < complex), as torch reads a NumPy scalar: an
+    ``np.bool_`` or an ``np.complex64`` (not a Python complex, unlike ``np.complex128``) is a float (see
+    ``_promotion.scalar_dtype``)."""
     if type(value) is SymNumber:
         return _SYM_CATEGORY[value._t]
-    if isinstance(value, (builtins_bool, np.bool_)):
+    if isinstance(value, builtins_bool):
         return BOOL
     if isinstance(value, (builtins_int, np.integer)):
         return INT
-    return COMPLEX if isinstance(value, (builtins_complex, np.complexfloating)) else FLOAT
+    return COMPLEX if isinstance(value, builtins_complex) else FLOAT
 
 
 def check_scalar_arg(t, value, floats: str = "all") -> None:

@@ -1,14 +1,16 @@
 """``torch.testing.assert_close``: PyTorch's comparison of tensors, Python numbers, NumPy arrays and nested
 sequences / mappings of them, with its default tolerances per dtype, its attribute checks (shape, device, dtype,
-stride) and its failure messages word for word."""
+stride) and its failure messages word for word; the deprecated ``assert_allclose`` over it; ``make_tensor``."""
 from __future__ import annotations
 
 import cmath
+import math
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["assert_close"]
+__all__ = ["assert_allclose", "assert_close", "make_tensor"]
 
 # (rtol, atol) by dtype name; other dtypes compare exactly
 _DTYPE_PRECISIONS = {"float16": (0.001, 1e-5), "bfloat16": (0.016, 1e-5), "float32": (1.3e-6, 1e-5),
@@ -23,13 +25,13 @@ class _Mismatch(Exception):
         self.type, self.msg, self.id = type_, msg, id_
 
 
-def _tolerances(names, rtol, atol):
+def _tolerances(names, rtol, atol, precisions=_DTYPE_PRECISIONS):
     if (rtol is None) ^ (atol is None):
         raise _Mismatch(ValueError, f"Both 'rtol' and 'atol' must be either specified or omitted, but got no "
                                     f"{'rtol' if rtol is None else 'atol'}.")
     if rtol is not None:
         return rtol, atol
-    pairs = [_DTYPE_PRECISIONS.get(n, (0.0, 0.0)) for n in names]
+    pairs = [precisions.get(n, (0.0, 0.0)) for n in names]
     return max(p[0] for p in pairs), max(p[1] for p in pairs)
 
 
@@ -175,3 +177,98 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
         elif msg is not None:
             text = msg
         raise m.type(text) from None
+
+
+# assert_allclose's own defaults (looser than assert_close's; other dtypes compare exactly)
+_ALLCLOSE_PRECISIONS = {"float16": (1e-3, 1e-3), "float32": (1e-4, 1e-5), "float64": (1e-5, 1e-8)}
+
+
+def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=""):
+    """The deprecated ``torch.testing.assert_allclose`` (its FutureWarning): ``assert_close`` with NaNs equal, no
+    dtype or stride check, numbers made tensors (``expected`` of ``actual``'s dtype) and its own default tolerances
+    when neither is given."""
+    warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future "
+                  "release. Please use `torch.testing.assert_close()` instead. You can find detailed upgrade "
+                  "instructions in https://github.com/pytorch/pytorch/issues/61844.", FutureWarning, stacklevel=2)
+    from . import tensor
+    from ._tensor.tensor import Tensor
+    if not isinstance(actual, Tensor):
+        actual = tensor(actual)
+    if not isinstance(expected, Tensor):
+        expected = tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        rtol, atol = _tolerances([actual.dtype.name, expected.dtype.name], None, None, _ALLCLOSE_PRECISIONS)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=True, check_dtype=False,
+                 check_stride=False, msg=msg or None)
+
+
+def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False, noncontiguous=False,
+                exclude_zero=False, memory_format=None):
+    """``torch.testing.make_tensor``: a tensor of ``shape`` with values drawn uniformly from ``[low, high)``: by
+    default [0, 2) for bool, [-9, 10) for integers (clamped to the dtype: [0, 10) unsigned), [-9, 9) for floating
+    and complex types (each of real and imaginary part); given bounds are clamped to the dtype's finite range
+    (integers: ``low`` and ``high`` ceiled). ``noncontiguous``: every other element of a last dim twice as long (with
+    more than one element); ``exclude_zero``: zeros replaced by 1 (bool, integers) or the dtype's ``tiny``. PyTorch's
+    ValueErrors and TypeError for what it refuses, and its FutureWarning for ``low == high`` (floating types)."""
+    from . import dtypes as D, empty, finfo, iinfo, randint, view_as_real
+    integral = dtype.category <= D.INT and dtype not in (D.int4, D.uint4)
+    floating = dtype.category >= D.FLOAT and dtype not in (D.float8_e8m0fnu,)
+
+    def bounds(lowest, highest, default_low, default_high):
+        lo = default_low if low is None else low
+        hi = default_high if high is None else high
+        if any(isinstance(v, float) and math.isnan(v) for v in (lo, hi)):
+            raise ValueError(f"`low` and `high` cannot be NaN, but got low={lo} and high={hi}")
+        if lo == hi and dtype.category >= D.FLOAT and dtype not in D.FLOAT8:
+            warnings.warn("Passing `low==high` to `torch.testing.make_tensor` for floating or complex types is "
+                          "deprecated since 2.1 and will be removed in 2.3. Use `torch.full(...)` instead.",
+                          FutureWarning, stacklevel=3)
+        elif lo >= hi:
+            raise ValueError(f"`low` must be less than `high`, but got {lo} >= {hi}")
+        elif hi < lowest or lo >= highest:
+            raise ValueError(f"The value interval specified by `low` and `high` is [{lo}, {hi}), but {dtype} only "
+                             f"supports [{lowest}, {highest})")
+        lo, hi = min(max(lo, lowest), highest), min(max(hi, lowest), highest)
+        return (math.ceil(lo), math.ceil(hi)) if integral else (lo, hi)
+
+    if len(shape) == 1 and isinstance(shape[0], Sequence):
+        shape = shape[0]
+    shape = tuple(shape)
+    if noncontiguous and memory_format is not None:
+        raise ValueError("The parameters `noncontiguous` and `memory_format` are mutually exclusive, but got "
+                         f"noncontiguous={noncontiguous} and memory_format={memory_format}")
+    if requires_grad and integral:
+        raise ValueError(f"`requires_grad=True` is not supported for boolean and integral dtypes, but got "
+                         f"dtype={dtype}")
+    noncontiguous = noncontiguous and math.prod(shape) > 1
+    if noncontiguous:  # (twice the last dim, so that the kept elements are not the neighbours of a contiguous one)
+        shape = (*shape[:-1], 2 * shape[-1])
+    if dtype is D.bool:
+        result = randint(*bounds(0, 2, 0, 2), shape, device=device, dtype=dtype)
+    elif integral:
+        ii = iinfo(dtype)  # (randint can't sample int64's max: its bound would overflow)
+        result = randint(*bounds(ii.min, ii.max + (dtype is not D.int64), -9, 10), shape, device=device, dtype=dtype)
+    elif floating:
+        fi = finfo(dtype)
+        lo, hi = bounds(fi.min, fi.max, -9, 9)
+        small = dtype in D.FLOAT8  # (drawn in float32, then cast)
+        result = empty(shape, device=device, dtype=D.float32 if small else dtype)
+        target = view_as_real(result) if dtype.is_complex else result
+        if hi - lo >= finfo(target.dtype).max:  # (uniform_ needs high - low representable: draw half, double it)
+            target.uniform_(lo / 2, hi / 2).mul_(2)
+        else:
+            target.uniform_(lo, hi)
+        if small:
+            result = result.to(dtype)
+    else:
+        raise TypeError(f"The requested dtype '{dtype}' is not supported by torch.testing.make_tensor(). To request "
+                        "support, file an issue at: https://github.com/pytorch/pytorch/issues")
+    if noncontiguous:  # (offset by one: catches offset handling too)
+        result = result[..., 1::2]
+    elif memory_format is not None:
+        result = result.clone(memory_format=memory_format)
+    if exclude_zero:
+        result[result == 0] = 1 if integral else finfo(dtype).tiny
+    if dtype.category >= D.FLOAT and dtype not in D.FLOAT8:
+        result.requires_grad = requires_grad
+    return result

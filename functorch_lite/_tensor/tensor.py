@@ -747,11 +747,12 @@ class Tensor:
         return builtins.int(self._host(scalar=True).reshape(()))
 
     def __format__(self, spec):
-        if not self._shape:
+        """A 0-d plain Tensor formats its value (``f"{loss:.4f}"``); anything else (a subclass such as Parameter,
+        a meta tensor, more elements) is ``object.__format__``: its ``str`` for an empty spec, else Python's
+        TypeError naming the type (``unsupported format string passed to Parameter.__format__``), as torch."""
+        if not self._shape and type(self) is Tensor and not self.is_meta:
             return self.item().__format__(spec)
-        if spec:
-            raise TypeError("unsupported format string passed to Tensor.__format__")
-        return repr(self)
+        return object.__format__(self, spec)
 
     def __repr__(self):
         from .printing import format_tensor

@@ -327,6 +327,8 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
             t = type(a)
             if t is int and not -_I64 <= a < _I64:
                 a = _big_int(a)  # (its signature stays int's)
+            elif t in _NP_AS_FLOAT:
+                a, t = float(a), float
             arrays.append(a)
             sig.append(t)
     if op.traced is None:
@@ -476,6 +478,10 @@ def record_views(op, t, outs, sargs):
 
 
 _PY_SCALARS = frozenset({int, float, bool, complex})
+# NumPy scalars torch's argument parser reads as a double (``PyFloat_AsDouble``; ``_promotion.scalar_dtype``): the
+# op gets that float (an ``np.complex64``'s real part, with NumPy's ComplexWarning, as torch; a long double that
+# JAX has no type for)
+_NP_AS_FLOAT = frozenset({np.bool_, np.complex64, np.clongdouble, np.longdouble})
 
 
 def _not_an_argument(a) -> bool:

@@ -21,7 +21,7 @@ from .._tensor.tensor import Size, _wrap_dim, channels_last, channels_last_3d, c
 from .._tensor.tensor import Tensor
 from ._registry import defop
 from .view_ops import _dims_arg, _shape_arg, expand, narrow, permute, reshape, transpose, view
-from .._warn import user_stacklevel as _user_stacklevel
+from .._warn import user_stacklevel as _user_stacklevel, warn_once
 
 
 
@@ -527,11 +527,13 @@ def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indic
 
 def T(self):
     nd = self.dim()
-    if nd != 2:
-        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and "
-                      "it will throw an error in a future release. Consider `x.mT` to transpose batches of matrices or "
-                      "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
-                      UserWarning, stacklevel=_user_stacklevel())
+    if nd == 0:  # (PyTorch's TORCH_WARN_ONCEs: this one, or the non-2-D one below)
+        _warn_0d_once("T", "This function is the identity in these cases.")
+    elif nd != 2:
+        warn_once("T_not_2d", "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+                  "deprecated and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
+                  "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor. "
+                  "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4314.)")
     return permute(self, tuple(range(nd - 1, -1, -1)))
 
 
@@ -925,8 +927,9 @@ def meshgrid(*tensors, indexing=None):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
-                      UserWarning, stacklevel=_user_stacklevel())
+        warn_once("meshgrid_indexing", "torch.meshgrid: in an upcoming release, it will be required to pass the "
+                  "indexing argument. (Triggered internally at "
+                  "/__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4215.)")
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')

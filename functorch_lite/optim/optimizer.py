@@ -27,7 +27,7 @@ import copy
 import inspect
 import types
 import warnings
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 from typing import Any, Callable, Iterable
 
 import jax
@@ -110,8 +110,9 @@ _CAPTURABLE = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
 READS = [0]  # user-level reads of an ``optimizer.state`` mapping (the optimizers' own code reads it with dict's)
 
 
-class _StateMapping(dict):
-    """``optimizer.state``: tensor -> dict of PyTorch-named state tensors (views onto the optax state).
+class _StateMapping(defaultdict):
+    """``optimizer.state``: tensor -> dict of PyTorch-named state tensors (views onto the optax state); a
+    ``defaultdict(dict)``, as PyTorch's (its type, ``default_factory`` and repr).
 
     The tensors of ``state[p]`` are kept and rewritten in place after every step (their storage
     receives the new optax arrays), so a reference held across steps sees the current values; a
@@ -119,8 +120,22 @@ class _StateMapping(dict):
     before the next step."""
 
     def __init__(self, opt: "Optimizer"):
-        super().__init__()
+        super().__init__(dict)
         self._opt = opt
+
+    def __reduce__(self):
+        """Pickled / deep-copied as a dict subclass (defaultdict's own would call ``_StateMapping(dict)``): rebuilt
+        with no optimizer, its entries stored as they come, then its ``__dict__`` (its optimizer) restored."""
+        return type(self), (None,), self.__dict__, None, iter(dict.items(self))
+
+    def __repr__(self):  # (defaultdict's names the type: torch's is a plain defaultdict)
+        return f"defaultdict({self.default_factory!r}, {dict.__repr__(self)})"
+
+    def __copy__(self):
+        new = type(self)(None)
+        dict.update(new, self)
+        new.__dict__.update(self.__dict__)
+        return new
 
     def __missing__(self, p):
         """A ``defaultdict(dict)``, as PyTorch's: the new empty dict is stored (a custom optimizer keeps its

@@ -229,8 +229,16 @@ def qr(A: Tensor, mode: str = "reduced", *, out=None):
     return _run("linalg_qr", (A,), (mode,), out)
 
 
+_QR_DEPRECATED = (
+    "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch release.\n"
+    "The boolean parameter 'some' has been replaced with a string parameter 'mode'.\nQ, R = torch.qr(A, some)\n"
+    "should be replaced with\nQ, R = torch.linalg.qr(A, 'reduced' if some else 'complete') (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:2505.)")
+
+
 def _qr_legacy(input: Tensor, some: bool = True, *, out=None):
-    """``torch.qr``: ``some=False`` is mode='complete'."""
+    """``torch.qr`` (deprecated, warned once): ``some=False`` is mode='complete'."""
+    _warn_once("qr", _QR_DEPRECATED)
     return RT.qr(*_run("linalg_qr", (input,), ("reduced" if some else "complete",), out))
 
 

@@ -74,7 +74,9 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
     def normalised(x):
         n = _vector_norm(x, 2, axis, True)
-        n = n + jax.lax.stop_gradient(jnp.maximum(n, jnp.asarray(eps, n.dtype)) - n)
+        # (clamp_min_ under no_grad on a clone of the norm: exactly eps below it, an inf or NaN norm kept, and the
+        # norm's gradient passed everywhere, clamped or not)
+        n = jnp.where(n < eps, jnp.asarray(eps, n.dtype) + (n - jax.lax.stop_gradient(n)), n)
         return x / n
     return jnp.sum(normalised(x1) * normalised(x2), axis=axis)
 
@@ -157,4 +159,25 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         return _go.sqrt0(jnp.maximum(a @ jnp.swapaxes(c, -1, -2), jnp.zeros((), x1.dtype)))
     if x1.shape[-1] == 0:
         return jnp.zeros(x1.shape[:-1] + x2.shape[-2:-1], x1.dtype)
-    return _vector_norm(x1[..., :, None, :] - x2[..., None, :, :], p, -1, False)
+    d = x1[..., :, None, :] - x2[..., None, :, :]
+    if p == math.inf:
+        return _cdist_inf(d)
+    return _vector_norm(d, p, -1, False)
+
+
+@jax.custom_jvp
+def _cdist_inf(d):
+    """torch's CPU cdist for p = inf: ``std::max`` from 0 over ``|d|`` along the last axis (a NaN is skipped), with
+    its ``_cdist_backward``: ``sign(d) * (1 - min(1, ceil(||d| - dist|)))``, the whole gradient at every
+    coordinate tied with the distance (the norm ops split a tie: ``pick``), NaN where ``|d| - dist`` is NaN."""
+    a = jnp.abs(d)
+    return jnp.max(jnp.where(jnp.isnan(a), jnp.zeros((), a.dtype), a), axis=-1)
+
+
+@_cdist_inf.defjvp
+def _cdist_inf_jvp(primals, tangents):
+    (d,), (t,) = primals, tangents
+    r = _cdist_inf(d)
+    e = jnp.abs(d) - r[..., None]
+    c = jnp.where(jnp.isnan(e), jnp.asarray(jnp.nan, d.dtype), jnp.where(e == 0, jnp.sign(d), jnp.zeros((), d.dtype)))
+    return r, jnp.sum(c * t, axis=-1)

@@ -1,6 +1,8 @@
 """Elementwise ops: arithmetic, comparison, logical, bitwise, unary math (spec §3, §9)."""
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -595,9 +597,13 @@ def _abs_inplace(input):
        check_dtype=_no_bool,
        kernel="abs_cpu")
 def abs(input):  # noqa: A001
-    """|x|; gradient sign(x) (0 at 0) as PyTorch (grad_overrides.abs)."""
+    """|x|; gradient sign(x) (0 at 0) as PyTorch (grad_overrides.abs). A complex |z| is hypot's: inf where a part is
+    infinite, the other NaN (JAX: NaN)."""
     if jnp.issubdtype(input.dtype, jnp.unsignedinteger):
         return input
+    if jnp.issubdtype(input.dtype, jnp.complexfloating):
+        r = jnp.abs(input)
+        return jnp.where(jnp.isinf(input.real) | jnp.isinf(input.imag), jnp.asarray(jnp.inf, r.dtype), r)
     return _go.abs(input) if jnp.issubdtype(input.dtype, jnp.floating) else jnp.abs(input)
 
 
@@ -675,6 +681,82 @@ def _lgamma(x):
 _lgamma.defjvp(lambda p, t: (_lgamma(p[0]), _digamma_d(p[0]) * t[0]))
 
 
+@jax.custom_jvp
+def _exp2(x):
+    """2 ** x as PyTorch's CPU kernel: exact at integers, subnormal results kept, inf past the top (JAX's exp2 is
+    ulps off at integers, 2 ** 30 - 1e-6 in float64, and flushes subnormal results). float16 / bfloat16 compute in
+    float32 and round. The derivative: torch's ``grad * result * ln 2``, rounded in that order (the tangent
+    ``t * ln 2 * result`` transposes to it)."""
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        return jnp.exp2(x)
+    if x.dtype in (jnp.float16, jnp.bfloat16):
+        return _exp2(x.astype(jnp.float32)).astype(x.dtype)
+    if x.dtype == jnp.float64:
+        return _exp2_scaled(x, jnp.exp2)
+    # float32: torch's vectorised loop (Sleef's exp2f_u10) over whole steps of two SIMD vectors, its scalar loop
+    # (glibc's exp2f, about correctly rounded: here rounded once from float64) over the rest, as laid out in a
+    # contiguous tensor
+    flat = x.reshape(-1)
+    cut = flat.size - flat.size % _exp2_step()
+    if not cut:
+        return _exp2_scaled(x, jnp.exp2)
+    if cut == flat.size:
+        return _exp2_scaled(x, _sleef_exp2f)
+    parts = (_exp2_scaled(flat[:cut], _sleef_exp2f), _exp2_scaled(flat[cut:], jnp.exp2))
+    return jnp.concatenate(parts).reshape(x.shape)
+
+
+_SLEEF_EXP2F = (0.1535920892e-3, 0.1339262701e-2, 0.9618384764e-2, 0.5550347269e-1, 0.2402264476e+0, 0.6931471825e+0,
+                1.0)
+
+
+def _sleef_exp2f(s):
+    """Sleef's float32 polynomial for 2 ** s, |s| <= 1/2 (``s`` float64 holding a float32): fused multiply-adds,
+    each rounded once to float32 (in float64 the product is exact)."""
+    u = jnp.asarray(_SLEEF_EXP2F[0], jnp.float32)
+    for c in _SLEEF_EXP2F[1:]:
+        u = (u.astype(jnp.float64) * s + np.float64(np.float32(c))).astype(jnp.float32)
+    return u.astype(jnp.float64)
+
+
+@functools.cache
+def _exp2_step() -> int:
+    """The elements per step of torch's vectorised float32 loop: two AVX-512 (16 floats) or AVX2 vectors (8)."""
+    from ..backends import _cpu_capability
+    return 32 if _cpu_capability() == "AVX512" else 16
+
+
+def _exp2_scaled(x, exp2_frac):
+    """``exp2_frac(x - n) * 2 ** n``, ``n = round(x)``, in float64, rounded once to x's dtype: 2 ** n as two exact
+    powers of two (bit patterns), as Sleef's ldexp; a subnormal result (XLA's CPU arithmetic and converts flush
+    them) by its bit pattern, the value in units of the smallest subnormal rounded to an integer."""
+    fi = jnp.finfo(x.dtype)
+    bits, ity = (52, jnp.int64) if x.dtype == jnp.float64 else (23, jnp.int32)
+    bias = fi.maxexp - 1
+    w = x.astype(jnp.float64)
+    # (n within twice the normal exponents; beyond, the rest stays in s and 2 ** s over- or underflows)
+    n = jnp.clip(jnp.round(w), -2 * (bias - 1), 2 * bias)
+    k = jnp.where(jnp.isnan(n), jnp.zeros((), jnp.float64), n).astype(jnp.int64)
+    m = exp2_frac(w - k.astype(jnp.float64))
+    h = k >> 1
+
+    def pow2(e):
+        return jax.lax.bitcast_convert_type((e + 1023) << 52, jnp.float64)
+    e = k - (fi.minexp - bits)  # (the exponent in units of the smallest subnormal, whose pattern is 1)
+    q = jnp.round(m * pow2(jnp.clip(e, -2, bits))).astype(ity)
+    sub = jax.lax.bitcast_convert_type(jnp.where(e < -2, jnp.zeros((), ity), q), x.dtype)
+    return jnp.where(k <= fi.minexp, sub, (m * pow2(h) * pow2(k - h)).astype(x.dtype))
+
+
+@_exp2.defjvp
+def _exp2_jvp(primals, tangents):
+    r = _exp2(primals[0])
+    t = tangents[0]
+    if r.dtype in (jnp.float16, jnp.bfloat16):  # ((grad * result) rounded to x's dtype, times ln 2 as float32)
+        return r, (t.astype(jnp.float32) * jnp.asarray(np.log(2), jnp.float32)).astype(r.dtype) * r
+    return r, t * jnp.asarray(np.log(2), r.dtype) * r
+
+
 # PyTorch's CPU kernel names (its dtype errors name them): vectorised (VML) ones, and a few others
 _VML = {"acos", "asin", "atan", "cos", "erf", "erfc", "erfinv", "exp", "expm1", "lgamma", "log", "log10", "log1p",
         "log2", "sin", "sqrt", "tan", "tanh"}
@@ -694,7 +776,7 @@ def _unary_float(name, fn, grad_fn, saves=("all",), aliases=()):
 
 
 for _n, _f, _g, _s in [
-    ("exp", _go.cexp, "ExpBackward0", ("result",)), ("exp2", D.in_opmath(jnp.exp2), "Exp2Backward0", ("result",)),
+    ("exp", _go.cexp, "ExpBackward0", ("result",)), ("exp2", _exp2, "Exp2Backward0", ("result",)),
     ("expm1", jnp.expm1, "Expm1Backward0", ("result",)), ("log", jnp.log, "LogBackward0", ("all",)),
     ("log2", D.in_opmath(jnp.log2), "Log2Backward0", ("all",)),
     ("log10", D.in_opmath(jnp.log10), "Log10Backward0", ("all",)),

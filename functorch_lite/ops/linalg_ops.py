@@ -586,8 +586,20 @@ def _mnorm_name(targs, sargs):
 
 
 def _mnorm_check(targs, sargs):
-    if sargs[0] == "nuc" or abs(sargs[0]) == 2:
+    """A negative order's ``amin`` over an empty dim raises as torch's: over the singular values (dim -1), or over
+    the column (row) sums, at the dim the first reduction left (a positive order's ``amax`` there gives 0)."""
+    ord_, (d0, d1), keepdim = sargs[:3]
+    shape = targs[0]._shape
+    if ord_ == "nuc" or abs(ord_) == 2:
+        if ord_ == -2 and min(shape[d0], shape[d1]) == 0:
+            raise IndexError("amin(): Expected reduction dim -1 to have non-zero size.")
         _svd_no_nan(targs, sargs, sargs[1])
+    elif ord_ < 0:
+        if math.isinf(ord_):
+            d0, d1 = d1, d0
+        if shape[d1] == 0:
+            raise IndexError(f"amin(): Expected reduction dim {d1 - (not keepdim and d0 < d1)} to have non-zero "
+                             "size.")
 
 
 @defop("linalg_matrix_norm", promote=_mnorm_rule, prep=_mnorm_prep, method=False, function=False,
@@ -598,7 +610,10 @@ def _matrix_norm(A, ord, dim, keepdim, dtype):
     d0, d1 = dim
     if ord == "nuc" or abs(ord) == 2:
         s = jnp.linalg.svd(jnp.moveaxis(A, (d0, d1), (-2, -1)), compute_uv=False)
-        r = jnp.sum(s, -1) if ord == "nuc" else (jnp.max if ord > 0 else jnp.min)(s, -1)
+        if not s.shape[-1]:  # (an empty matrix: 0, as torch's; a negative order raised in _mnorm_check)
+            r = jnp.zeros(s.shape[:-1], s.dtype)
+        else:
+            r = jnp.sum(s, -1) if ord == "nuc" else (jnp.max if ord > 0 else jnp.min)(s, -1)
         for d in sorted((d0, d1)) if keepdim else ():
             r = jnp.expand_dims(r, d)
         return r

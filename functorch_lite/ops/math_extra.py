@@ -941,7 +941,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         norm = w_sum - correction * (w * aweights).sum() / w_sum
     if bool(norm.le(0).item()):
         warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
-                      "observations.", UserWarning, stacklevel=_user_stacklevel())
+                      "observations. (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+                      "Correlation.cpp:129.)", UserWarning, stacklevel=_user_stacklevel())
         norm = norm.mul(0)
     if nobs == 1 and (fweights is None) != (aweights is None):
         x = x.mul(0)

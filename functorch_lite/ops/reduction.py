@@ -348,7 +348,8 @@ def _var_prep(name):
         n = t.numel() if dims is None else math.prod(t._shape[d] for d in dims)
         if n - c <= 0:
             warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
-                          "than the reduction factor (input numel divided by output numel).", UserWarning,
+                          "than the reduction factor (input numel divided by output numel). (Triggered internally at "
+                          "/__w/pytorch/pytorch/aten/src/ATen/native/ReduceOps.cpp:1861.)", UserWarning,
                           stacklevel=_user_stacklevel())
         return (dims, None, keepdim, c, None)
     return prep
@@ -571,19 +572,46 @@ def _req_dim_prep(name):
     return prep
 
 
-@defop(kernel="cumsum_out_cpu", promote="sum", grad_fn="CumsumBackward0", prep=_req_dim_prep("cumsum"), inplace=True,
-       saves=(),
-       autocast={"cuda": "fp32_opt"})
+def _cum_acc(x):
+    """What torch's CPU cumsum / cumprod accumulate in (``acc_type<T, false>``): float32 (complex64) in float64
+    (complex128), float16 / bfloat16 in float32; each running value rounded back to x's dtype."""
+    if x.dtype == jnp.float32 or x.dtype == jnp.complex64:
+        return x.astype(jnp.float64 if x.dtype == jnp.float32 else jnp.complex128)
+    return _acc(x)
+
+
+def _cum_rule(op, sig, sargs):
+    """``sum``'s rule; a bool result has no kernel."""
+    casts, outs = P.rule_sum(op, sig, sargs)
+    if outs[0] is D.bool:
+        raise no_kernel(op.kernel, D.bool)
+    return casts, outs
+
+
+def _cum_check(targs, sargs):
+    """A ``dtype=``: an integer one of an input that requires grad is refused by torch's autograd; a real one of a
+    complex input warns as the cast does."""
+    if sargs[1] is not None:
+        dt = D.as_dtype(sargs[1])
+        if dt.category <= D.INT and _dispatch._state.enabled and targs[0].requires_grad:
+            raise RuntimeError(f"Autograd not support dtype: {dt.short}")
+        from .conversion import _discards_imag
+        _discards_imag(targs[0].dtype, dt)
+
+
+@defop(kernel="cumsum_out_cpu", promote=_cum_rule, grad_fn="CumsumBackward0", prep=_req_dim_prep("cumsum"),
+       inplace=True, check=_cum_check, saves=(), autocast={"cuda": "fp32_opt"})
 def cumsum(input, dim=None, *, dtype=None, axis=None):
-    """Running sum along ``dim``; integers and bool accumulate in int64 (PRO-13)."""
-    return input if input.ndim == 0 else jnp.cumsum(_acc(input), axis=dim)
+    """Running sum along ``dim``; integers and bool accumulate in int64 (PRO-13), floats in torch's CPU
+    ``acc_type`` (:func:`_cum_acc`)."""
+    return input if input.ndim == 0 else jnp.cumsum(_cum_acc(input), axis=dim).astype(input.dtype)
 
 
-@defop(saves=SAVES_RESULT, kernel="cumprod_out_cpu", promote="sum", grad_fn="CumprodBackward0",
-       prep=_req_dim_prep("cumprod"), inplace=True,
-       autocast={"cuda": "fp32_opt"})
+@defop(saves=SAVES_RESULT, kernel="cumprod_out_cpu", promote=_cum_rule, grad_fn="CumprodBackward0",
+       prep=_req_dim_prep("cumprod"), inplace=True, check=_cum_check, autocast={"cuda": "fp32_opt"})
 def cumprod(input, dim=None, *, dtype=None, axis=None):
-    return input if input.ndim == 0 else jnp.cumprod(_acc(input), axis=dim)
+    """Running product along ``dim``, accumulated as ``cumsum``."""
+    return input if input.ndim == 0 else jnp.cumprod(_cum_acc(input), axis=dim).astype(input.dtype)
 
 
 # ---- all / any / count_nonzero -----------------------------------------------------------------------------

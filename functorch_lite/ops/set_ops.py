@@ -30,9 +30,11 @@ from .. import dtypes as D
 from . import _deferred
 from . import grad_overrides as _go
 from .._promotion import no_kernel
+from .._warn import warn_once
 from .._tensor.tensor import Tensor, _wrap_dim
 from ._dispatch import autocast_args, data_dependent_error, dispatch, write_out
 from ._registry import OPS, defop
+from ._rounding import true_div
 from .gather_scatter import _vmap_dynamic
 from .indexing import _Tracer, _host_tensor, _view
 
@@ -204,8 +206,9 @@ def _linspace(start, end, steps, dt):
 @defop("histc", promote=_histc_rule, differentiable=False, method=False, function=False, kernel="histogram_cpu")
 def _histc(input, bins, lo, hi):
     """Counts of ``bins`` equal-width bins over [lo, hi] (None: the data's range; a zero-width range widens by
-    1 each side); values outside (and NaN) are ignored; the last bin includes its right edge. PyTorch's binning:
-    position by division, corrected against the bin edges."""
+    1 each side); values outside (and NaN) are ignored; the last bin includes its right edge. PyTorch's histc
+    binning (LINEAR_INTERPOLATION): the position by division in the input's dtype, truncated, with no correction
+    against the bin edges (that local search is torch.histogram's)."""
     dt = input.dtype
     x = input.reshape(-1)
     if lo is None:
@@ -220,12 +223,8 @@ def _histc(input, bins, lo, hi):
     edges = _linspace(lo_e, hi_e, bins + 1, dt)
     left, right = edges[0], edges[-1]
     inside = (x >= left) & (x <= right)
-    pos = ((x - left) * jnp.asarray(bins, dt) / (right - left))
+    pos = true_div((x - left) * jnp.asarray(bins, dt), right - left)
     pos = jnp.clip(jnp.where(inside, pos, 0), 0, bins).astype(jnp.int64)
-    p0 = jnp.maximum(pos - 1, 0)
-    p1 = jnp.minimum(pos + 2, bins + 1)
-    count = sum(((p0 + k < p1) & (edges[jnp.minimum(p0 + k, bins)] <= x)).astype(jnp.int64) for k in range(3))
-    pos = p0 + count - 1
     pos = jnp.where(pos == bins, bins - 1, pos)
     return jnp.zeros((bins,), dt).at[jnp.where(inside, pos, bins)].add(jnp.ones(x.shape, dt), mode="drop")
 
@@ -438,7 +437,16 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
     if not isinstance(input, Tensor):
         h = np.asarray(input)
         input = _host_tensor(h, D.from_numpy_dtype(h.dtype), sorted_sequence.device)
-    return _out(dispatch(OPS["searchsorted"], (sorted_sequence, input, sorter), (bool(out_int32), bool(right))), out)
+    r = dispatch(OPS["searchsorted"], (sorted_sequence, input, sorter), (bool(out_int32), bool(right)))
+    if input.numel():  # (torch copies a non-contiguous operand to a contiguous one, and says so once)
+        for name, t, line in (("input value", input, 32), ("boundary", sorted_sequence, 38), ("sorter", sorter, 44)):
+            if t is not None and not t.is_contiguous():
+                warn_once(f"searchsorted {name}", f"torch.searchsorted(): {name} tensor is non-contiguous, this will "
+                          "lower the performance due to extra data copy when converting non-contiguous tensor to "
+                          f"contiguous, please use contiguous {name} tensor if possible. This message will only appear "
+                          "once per program. (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+                          f"BucketizationUtils.h:{line}.)")
+    return _out(r, out)
 
 
 def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False, out=None) -> Tensor:

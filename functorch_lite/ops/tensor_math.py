@@ -22,12 +22,13 @@ import jax.numpy as jnp
 from .. import dtypes as D
 from .._promotion import _cname, no_kernel
 from .._tensor.tensor import Tensor, _wrap_dim
-from ._dispatch import dispatch
+from ._dispatch import _check_out_grad, dispatch, write_out
 from ._registry import OPS, defop
 from .reduction import _structseq, return_types as RT
 from .set_ops import _linspace
 
 RT.histogram = _structseq("histogram", ("hist", "bin_edges"))
+RT.histogram._out_type = RT.histogram_out = _structseq("histogram_out", ("hist", "bin_edges"))
 
 
 def _hist_rule(op, sig, sargs):
@@ -69,9 +70,10 @@ def _fmt(v):
     return f"{v:g}"
 
 
-def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: A002
+def histogram(input, bins, *, range=None, weight=None, density=False, out=None):  # noqa: A002
     """``torch.histogram(x, bins, range=None, weight=None, density=False)``: (hist, bin_edges); ``bins`` an int
-    (equal-width bins) or a 1-d tensor of increasing edges."""
+    (equal-width bins) or a 1-d tensor of increasing edges. ``out=(hist, bin_edges)``: of the input's dtype (torch's
+    histogramdd checks), resized and written (bin_edges first, as torch's), ``return_types.histogram_out``."""
     if isinstance(bins, Tensor):
         edges, nb = bins, None
         if bins.dim() != 1:
@@ -91,7 +93,19 @@ def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: 
     if weight is not None and tuple(weight._shape) != tuple(input._shape):
         raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
                            "input tensor excluding its innermost dimension")
-    return dispatch(OPS["histogram"], (input, edges, weight), (nb, lo, hi, bool(density)))
+    pair = isinstance(out, (tuple, list)) and len(out) == 2 and all(isinstance(o, Tensor) for o in out)
+    if pair:
+        _check_out_grad("aten::histogram", out, ())
+        for o, what, tail in ((out[0], "hist", ""), (out[1], "bin_edges", " for dimension 0")):
+            if o.dtype is not input.dtype:
+                raise RuntimeError(f"torch.histogram: input tensor and {what} tensor should have the same dtype, but "
+                                   f"got input {_cname(input.dtype)} and {what} {_cname(o.dtype)}{tail}")
+    r = dispatch(OPS["histogram"], (input, edges, weight), (nb, lo, hi, bool(density)))
+    if out is None or not pair:
+        return r if out is None else write_out(out, r)  # (write_out's errors for another out=)
+    write_out(out[1], r.bin_edges)
+    write_out(out[0], r.hist)
+    return RT.histogram_out(tuple(out))
 
 
 RT.histogramdd = _structseq("histogramdd", ("hist", "bin_edges"))
@@ -222,17 +236,11 @@ def unravel_index(indices, shape):
 
 # ---- gradient --------------------------------------------------------------------------------------------------------
 def _grad_dims(input, spacing, dim, edge_order):
-    if edge_order not in (1, 2):
-        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    """(dims, one spacing per dim), checked in the order of torch's ``pre_check_gradient``."""
+    if input.dtype is D.uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
     nd = input.dim()
-    if dim is None:
-        dims = list(range(nd))
-    else:
-        dims = [dim] if isinstance(dim, numbers.Integral) else list(dim)
-        dims = [_wrap_dim(d, nd) for d in dims]
-        for d in dims:
-            if dims.count(d) > 1:
-                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    dims = list(range(nd)) if dim is None else [dim] if isinstance(dim, numbers.Integral) else list(dim)
     if isinstance(spacing, (list, tuple)):
         if len(spacing) != len(dims):
             if dim is None:
@@ -243,8 +251,15 @@ def _grad_dims(input, spacing, dim, edge_order):
                                f"arguments to have the same length, but got a spacing argument of length "
                                f"{len(spacing)} and a dim argument of length {len(dims)}.")
         steps = list(spacing)
-    else:
-        steps = [spacing] * len(dims)
+    else:  # (a number, or a 0-d tensor as one)
+        steps = [spacing.item() if isinstance(spacing, Tensor) and not spacing.dim() else spacing] * len(dims)
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if dim is not None:
+        dims = [_wrap_dim(d, nd) for d in dims]
+        for d in dims:
+            if dims.count(d) > 1:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     for d in dims:
         if input._shape[d] < edge_order + 1:
             raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
@@ -269,6 +284,9 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
             b = n if b is None else (b + n if b < 0 else b)
             return x.narrow(d, a, b - a)
         if isinstance(h, Tensor):
+            if h.dim() != 1:
+                raise RuntimeError(f"torch.gradient expected each element of spacing to have one dimension, but got "
+                                   f"an element with {h.dim()} dimensions!")
             dx = h[1:] - h[:-1]
             shp = [1] * x.dim()
             shp[d] = -1
@@ -288,7 +306,6 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
                 app = (e1 / (e2 * (e1 + e2))) * s(-3, -2) - ((e1 + e2) / (e1 * e2)) * s(-2, -1) + \
                       ((2 * e1 + e2) / (e1 * (e1 + e2))) * s(-1, None)
         else:
-            h = h.item() if isinstance(h, Tensor) else h
             center = (s(2, None) - s(0, -2)) / (2 * h)
             if edge_order == 1:
                 pre = (s(1, 2) - s(0, 1)) / h

@@ -174,11 +174,13 @@ def _alpha_prep(targs, sargs):
     """``alpha`` takes the result's dtype: it must fit in it (``int8.add(y, alpha=300)`` raises), and may not
     be a float for an integral result."""
     alpha = sargs[0]
-    if type(alpha) is SymNumber or alpha != 1 or type(alpha) is complex:  # (a compiled function's dynamic alpha:
-        # no branch on its value; a complex alpha is checked even when it is 1+0j)
+    if type(alpha) is not int or alpha != 1:  # (the default int 1 passes; a compiled function's dynamic alpha: no
+        # branch on its value; a float / bool / complex alpha is checked even when it equals 1)
         r = P.result_type_sig(P._entries(tuple((len(t._shape), t.dtype) if hasattr(t, "_storage") else type(t)
                                                for t in targs)))
         cat = D.scalar_category(alpha)
+        if cat == D.BOOL and r is not D.bool:
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
         if r.category <= D.INT and cat >= D.FLOAT:
             raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
         if r.category < D.COMPLEX and cat == D.COMPLEX:

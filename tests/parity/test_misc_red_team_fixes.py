@@ -237,3 +237,18 @@ def test_numpy_integer_sizes(case):
         pieces = r if type(r) is tuple else [r]  # (chunk / tensor_split: a tuple of tensors; Size: itself)
         return [[(type(n).__name__, n) for n in (p if isinstance(p, L.Size) else p.shape)] for p in pieces]
     same_rounded(shapes, torch, ft)
+
+
+ALPHA = {  # (torch checks alpha's type against the result's whatever its value: 1.0 and True included)
+    "float alpha 1.0, integer result": lambda L: L.tensor([1, 2]).add(1, alpha=1.0),
+    "np.float32 alpha, integer result": lambda L: L.tensor([1, 2]).sub(1, alpha=np.float32(1)),
+    "bool alpha, integer result": lambda L: L.tensor([1, 2]).add(1, alpha=True),
+    "bool alpha, float result": lambda L: L.tensor([1., 2.]).add(1, alpha=True),
+    "bool alpha, bool result": lambda L: L.tensor([True, False]).add(L.tensor([True, True]), alpha=True),
+    "rsub": lambda L: L.rsub(L.tensor([1, 2]), 1, alpha=1.0),
+}
+
+
+@pytest.mark.parametrize("case", list(ALPHA))
+def test_alpha_checked_whatever_its_value(case):
+    same_rounded(ALPHA[case], torch, ft)

@@ -748,7 +748,7 @@ def _exact_out(r, o):
 # cast into ``out`` where the result's category allows
 _OUT_EXACT = {
     **{n: _exact_out for n in ("mm", "matmul", "bmm", "addmm", "baddbmm", "addbmm", "norm", "cross",
-                               "linalg_vector_norm", "linalg_cross")},
+                               "linalg_vector_norm", "linalg_cross", "sum", "prod", "cumsum", "cumprod")},
     "mv": lambda r, o: f"addmv input tensors must have the same dtype, but got {o.short}, {r.short}, and {r.short}",
     "dot": lambda r, o: f"result dtype {o.short} does not match input dtype {r.short}",
     "where": lambda r, o: f"Expected out type to be {r.short} but got {o.short}",

@@ -252,3 +252,19 @@ ALPHA = {  # (torch checks alpha's type against the result's whatever its value:
 @pytest.mark.parametrize("case", list(ALPHA))
 def test_alpha_checked_whatever_its_value(case):
     same_rounded(ALPHA[case], torch, ft)
+
+
+_XI = [[1, 5, 2], [7, 0, 3]]
+REDUCTION_OUT = {  # (dtype= and out= of another dtype: torch's exact-dtype error; out= alone: its dtype is the result's)
+    "cumsum dtype and out": lambda L: L.cumsum(L.tensor(_XI), 1, dtype=L.int64, out=L.empty(2, 3, dtype=L.int32)),
+    "cumsum out alone": lambda L: L.cumsum(L.tensor(_XI), 1, out=L.empty(2, 3, dtype=L.int32)),
+    "cumprod dtype and out": lambda L: L.cumprod(L.tensor(_XI).float(), 1, dtype=L.float64, out=L.empty(2, 3)),
+    "sum dtype and out": lambda L: L.sum(L.tensor(_XI), 1, dtype=L.int64, out=L.empty(2, dtype=L.int32)),
+    "sum out alone": lambda L: L.sum(L.tensor(_XI), 1, out=L.empty(2, dtype=L.float64)),
+    "prod dtype and out": lambda L: L.prod(L.tensor(_XI), 1, dtype=L.int64, out=L.empty(2, dtype=L.int16)),
+}
+
+
+@pytest.mark.parametrize("case", list(REDUCTION_OUT))
+def test_reduction_dtype_and_out(case):
+    same_rounded(REDUCTION_OUT[case], torch, ft)

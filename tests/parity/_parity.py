@@ -144,3 +144,16 @@ def seeded_mlp(L, rng, sizes=(4, 8, 3)):
         for p in params:
             p.copy_(L.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32) * 0.5))
     return lin1, lin2, params
+
+
+def warnings_of(lib: Any, fn: Callable[[Any], Any]) -> list:
+    """The (category name, message) of every warning ``fn(lib)`` gives, with ``lib.set_warn_always(True)`` (a
+    once-per-process warning an earlier test showed shows again)."""
+    lib.set_warn_always(True)
+    try:
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            fn(lib)
+    finally:
+        lib.set_warn_always(False)
+    return [(x.category.__name__, str(x.message)) for x in w]

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import functorch_lite as ft
-from _parity import same
+from _parity import same, warnings_of
 
 
 def _quiet(fn):
@@ -204,16 +204,7 @@ def test_optimizer_state_is_a_defaultdict():
 def test_warning_texts(call):
     """The texts word for word (torch's TORCH_WARN_ONCEs: compared with set_warn_always on, so that a warning an
     earlier test already showed shows again)."""
-    def run(L):
-        L.set_warn_always(True)
-        try:
-            with warnings.catch_warnings(record=True) as w:
-                warnings.simplefilter("always")
-                call(L)
-        finally:
-            L.set_warn_always(False)
-        return [(x.category.__name__, str(x.message)) for x in w]  # (torch.meshgrid's names torch's functional.py)
-    assert same(run)[1]
+    assert same(lambda L: warnings_of(L, call))[1]
 
 
 def test_t_and_meshgrid_warn_once():

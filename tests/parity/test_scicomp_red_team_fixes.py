@@ -1,14 +1,13 @@
 """Fixes from the scientific-computing red team (histc binning, cdist p=inf ties, exp2, float32 cumulative sums,
 complex abs, cosine_similarity overflow, empty matrix norms, histogram out=, cumsum / gradient errors, warnings):
 each against real torch 2.13."""
-import warnings
 
 import numpy as np
 import pytest
 import torch
 
 import functorch_lite as ft
-from _parity import same, same_rounded
+from _parity import same, same_rounded, warnings_of
 
 INF, NAN = float("inf"), float("nan")
 
@@ -172,17 +171,6 @@ def test_errors(case):
     same_rounded(_ERRORS[case], torch, ft)
 
 
-def _warned(lib, fn):
-    lib.set_warn_always(True)  # (the once-per-process warnings seen on every call)
-    try:
-        with warnings.catch_warnings(record=True) as w:
-            warnings.simplefilter("always")
-            fn(lib)
-    finally:
-        lib.set_warn_always(False)
-    return [(x.category.__name__, str(x.message)) for x in w]
-
-
 _WARNINGS = {
     "qr": lambda t: t.qr(t.tensor([[1., 2.], [3., 4.]])),
     "searchsorted": lambda t: t.searchsorted(t.tensor([[1., 3.], [2., 4.]]).t()[0], t.tensor([[1., 2.], [3., 4.]]).t(),
@@ -197,4 +185,4 @@ _WARNINGS = {
 def test_warnings(case):
     """qr's deprecation (once), searchsorted's non-contiguous operands (once each), var/std and cov's degrees of
     freedom: torch's text with its "Triggered internally" suffix."""
-    assert _warned(ft, _WARNINGS[case]) == _warned(torch, _WARNINGS[case])
+    assert warnings_of(ft, _WARNINGS[case]) == warnings_of(torch, _WARNINGS[case])

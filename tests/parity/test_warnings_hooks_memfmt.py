@@ -20,10 +20,15 @@ LIBS = (ft, torch)
 # ---- 1. warnings name the user's line ------------------------------------------------------------------------------
 def _warnings(fn, L):
     """[(filename, lineno, category, message)] of the warnings ``fn(L)`` issues (without the " (Triggered
-    internally at ...)" PyTorch adds to its C++ warnings)."""
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        fn(L)
+    internally at ...)" PyTorch adds to its C++ warnings); with ``set_warn_always`` on, so that a once-per-process
+    warning an earlier test already showed shows again."""
+    L.set_warn_always(True)
+    try:
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            fn(L)
+    finally:
+        L.set_warn_always(False)
     return [(x.filename, x.lineno, x.category.__name__, str(x.message).split(" (Triggered internally at ")[0])
             for x in w]
 

@@ -161,23 +161,6 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         return jnp.zeros(x1.shape[:-1] + x2.shape[-2:-1], x1.dtype)
     d = x1[..., :, None, :] - x2[..., None, :, :]
     if p == math.inf:
-        return _cdist_inf(d)
+        return _go.inf_dist(d)
     return _vector_norm(d, p, -1, False)
 
-
-@jax.custom_jvp
-def _cdist_inf(d):
-    """torch's CPU cdist for p = inf: ``std::max`` from 0 over ``|d|`` along the last axis (a NaN is skipped), with
-    its ``_cdist_backward``: ``sign(d) * (1 - min(1, ceil(||d| - dist|)))``, the whole gradient at every
-    coordinate tied with the distance (the norm ops split a tie: ``pick``), NaN where ``|d| - dist`` is NaN."""
-    a = jnp.abs(d)
-    return jnp.max(jnp.where(jnp.isnan(a), jnp.zeros((), a.dtype), a), axis=-1)
-
-
-@_cdist_inf.defjvp
-def _cdist_inf_jvp(primals, tangents):
-    (d,), (t,) = primals, tangents
-    r = _cdist_inf(d)
-    e = jnp.abs(d) - r[..., None]
-    c = jnp.where(jnp.isnan(e), jnp.asarray(jnp.nan, d.dtype), jnp.where(e == 0, jnp.sign(d), jnp.zeros((), d.dtype)))
-    return r, jnp.sum(c * t, axis=-1)

@@ -24,6 +24,8 @@
 - sqrt of a clamped squared distance (cdist's matmul form, ``sqrt0``): 0 at 0, as torch's
   ``_euclidean_dist_backward``; and std's (``std_backward`` masks where the result is 0: a constant slice
   has a zero gradient, not NaN).
+- cdist's inf-norm distance (``inf_dist``): torch's ``_cdist_backward`` gives the whole gradient to every coordinate
+  tied with the distance (the norm ops' ``pick`` splits a tie, as torch's norm does).
 - sgn of a complex number (``csgn``): torch's ``sgn_backward`` (JAX's ``sign`` has a zero derivative).
 - tanh: torch's ``tanh_backward``, ``grad * (1 - y * y)`` in float32 for half types over the rounded result (JAX's
   ``t * (1 - y) * (1 + y)`` overflowed to NaN in float16 under a loss-scaled gradient).
@@ -557,3 +559,22 @@ def cpow_scalar(x, y):
 @functools.partial(cpow_scalar.defjvp, symbolic_zeros=True)
 def _cpow_scalar_jvp(primals, tangents):
     return cpow_scalar(*primals), _pow_jvp(primals, tangents)[1]
+
+
+@jax.custom_jvp
+def inf_dist(d):
+    """The inf-norm distance along the last axis of coordinate differences ``d``, torch's CPU cdist for p = inf:
+    ``std::max`` from 0 over ``|d|`` (a NaN is skipped), with its ``_cdist_backward``: ``sign(d) * (1 - min(1,
+    ceil(||d| - dist|)))``, the whole gradient at every coordinate tied with the distance, NaN where ``|d| - dist``
+    is NaN."""
+    a = jnp.abs(d)
+    return jnp.max(jnp.where(jnp.isnan(a), jnp.zeros((), a.dtype), a), axis=-1)
+
+
+@inf_dist.defjvp
+def _inf_dist_jvp(primals, tangents):
+    (d,), (t,) = primals, tangents
+    r = inf_dist(d)
+    e = jnp.abs(d) - r[..., None]
+    c = jnp.where(jnp.isnan(e), jnp.asarray(jnp.nan, d.dtype), jnp.where(e == 0, jnp.sign(d), jnp.zeros((), d.dtype)))
+    return r, jnp.sum(c * t, axis=-1)

@@ -146,9 +146,9 @@ def seeded_mlp(L, rng, sizes=(4, 8, 3)):
     return lin1, lin2, params
 
 
-def warnings_of(lib: Any, fn: Callable[[Any], Any]) -> list:
-    """The (category name, message) of every warning ``fn(lib)`` gives, with ``lib.set_warn_always(True)`` (a
-    once-per-process warning an earlier test showed shows again)."""
+def caught_warnings(lib: Any, fn: Callable[[Any], Any]) -> list:
+    """The warning records of ``fn(lib)``, with ``lib.set_warn_always(True)`` (a once-per-process warning an earlier
+    test showed shows again)."""
     lib.set_warn_always(True)
     try:
         with warnings.catch_warnings(record=True) as w:
@@ -156,4 +156,9 @@ def warnings_of(lib: Any, fn: Callable[[Any], Any]) -> list:
             fn(lib)
     finally:
         lib.set_warn_always(False)
-    return [(x.category.__name__, str(x.message)) for x in w]
+    return w
+
+
+def warnings_of(lib: Any, fn: Callable[[Any], Any]) -> list:
+    """The (category name, message) of every warning ``fn(lib)`` gives (:func:`caught_warnings`)."""
+    return [(x.category.__name__, str(x.message)) for x in caught_warnings(lib, fn)]

@@ -12,7 +12,7 @@ import torch
 
 import functorch_lite as ft
 
-from _parity import same
+from _parity import caught_warnings, same
 
 LIBS = (ft, torch)
 
@@ -22,15 +22,8 @@ def _warnings(fn, L):
     """[(filename, lineno, category, message)] of the warnings ``fn(L)`` issues (without the " (Triggered
     internally at ...)" PyTorch adds to its C++ warnings); with ``set_warn_always`` on, so that a once-per-process
     warning an earlier test already showed shows again."""
-    L.set_warn_always(True)
-    try:
-        with warnings.catch_warnings(record=True) as w:
-            warnings.simplefilter("always")
-            fn(L)
-    finally:
-        L.set_warn_always(False)
     return [(x.filename, x.lineno, x.category.__name__, str(x.message).split(" (Triggered internally at ")[0])
-            for x in w]
+            for x in caught_warnings(L, fn)]
 
 
 def _no_input_grad_backward_hook(L):

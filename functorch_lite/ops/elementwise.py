@@ -170,6 +170,22 @@ def _unit(alpha) -> bool:
     return type(alpha) in (int, bool, float) and alpha == 1
 
 
+def _scaled(x, alpha):
+    """``alpha * x`` as PyTorch's add / sub kernels form it. Complex: a complex product even where alpha is 1
+    (PyTorch computes ``a + alpha * b``: an inf part of ``b`` makes a nan part, ``(1+0j) + (inf+0j)`` is inf+nanj),
+    written out on the parts, since XLA folds a multiply by the constant 1+0j away."""
+    if x.dtype.kind == "c":
+        a = _alpha(alpha, x.dtype)
+        ar, ai, xr, xi = jnp.real(a), jnp.imag(a), jnp.real(x), jnp.imag(x)
+        return jax.lax.complex(xr * ar - xi * ai, xr * ai + xi * ar)
+    return x if _unit(alpha) else x * _alpha(alpha, x.dtype)
+
+
+def _minus(a, b, alpha):
+    """``a - alpha * b`` as PyTorch's sub kernel forms it: ``a + (-alpha) * b`` where complex (its signed zeros)."""
+    return a + _scaled(b, -alpha) if b.dtype.kind == "c" else a - _scaled(b, alpha)
+
+
 def _alpha_prep(targs, sargs):
     """``alpha`` takes the result's dtype: it must fit in it (``int8.add(y, alpha=300)`` raises), and may not
     be a float for an integral result."""
@@ -194,20 +210,20 @@ def _alpha_prep(targs, sargs):
        traced=("alpha",))
 def add(input, other, *, alpha=1):
     """``input + alpha * other`` with PyTorch's promotion."""
-    return input + other if _unit(alpha) else input + other * _alpha(alpha, other.dtype)
+    return input + _scaled(other, alpha)
 
 
 @defop(kernel="add_stub", promote=_sub_rule, broadcast=True, grad_fn="SubBackward0", tensors=2, inplace=True,
        aliases=("subtract",), saves=(), prep=_alpha_prep, traced=("alpha",))
 def sub(input, other, *, alpha=1):
-    return input - other if _unit(alpha) else input - other * _alpha(alpha, other.dtype)
+    return _minus(input, other, alpha)
 
 
 @defop(kernel="add_stub", promote=_sub_rule, broadcast=True, grad_fn=_rsub_name, tensors=2, method=False, saves=(),
        prep=_alpha_prep, traced=("alpha",))
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input`` (``1 - x`` gives RsubBackward1)."""
-    return other - input if _unit(alpha) else other - input * _alpha(alpha, input.dtype)
+    return _minus(other, input, alpha)
 
 
 _MUL_SAVES = saves_for(((1,), 0), ((0,), 1))  # (mul saves other when self needs grad, self when other does)

@@ -653,14 +653,13 @@ def count_nonzero(input, dim=None, *, axis=None):
 
 # ---- softmax / log_softmax -----------------------------------------------------------------------------
 def _softmax_rule(op, sig, sargs):
-    """Floating inputs only unless ``dtype=`` is given (RED-15/16), with the kernel's name."""
+    """Floating inputs, or any input with a floating ``dtype=`` (RED-15/16); else the kernel's NotImplementedError."""
     nd, dt = sig[0]
     dt_arg = op.sarg(sargs, "dtype")
-    if dt_arg is not None:
-        r = D.as_dtype(dt_arg)
-        dt = r
-        if r.category != D.COMPLEX:
-            return (r,), (r,)
+    if dt_arg is not None:  # (the input cast to ``dtype`` first: an integral, bool or complex one has no kernel)
+        dt = D.as_dtype(dt_arg)
+        if dt.category == D.FLOAT:
+            return (dt,), (dt,)
     if dt.category != D.FLOAT:  # (integral, bool and complex: no kernel)
         last = "_lastdim" if nd == 0 or op.sarg(sargs, "dim") == nd - 1 else ""
         raise no_kernel(f"{op.name}{last}_kernel_impl", dt)

@@ -268,3 +268,37 @@ REDUCTION_OUT = {  # (dtype= and out= of another dtype: torch's exact-dtype erro
 @pytest.mark.parametrize("case", list(REDUCTION_OUT))
 def test_reduction_dtype_and_out(case):
     same_rounded(REDUCTION_OUT[case], torch, ft)
+
+
+_INF = float("inf")
+COMPLEX_ADD = {  # (torch's complex kernel is ``a + alpha * b`` with a complex alpha, 1 included: an inf part of b
+    # makes a nan part; sub is ``a + (-alpha) * b``, which fixes the signs of zeros)
+    "add": lambda L: L.add(L.tensor([1 + 0j, 2 - 1j, 0j]), L.tensor([complex(_INF, 0), complex(0, _INF), -0j])),
+    "sub": lambda L: L.tensor([1 + 0j, 0j, complex(0, -0.0)]) - L.tensor([complex(-_INF, 2), 1j, 0j]),
+    "add alpha": lambda L: L.add(L.tensor([1j]), L.tensor([complex(_INF, 0)]), alpha=2),
+    "rsub": lambda L: L.rsub(L.tensor([complex(0, _INF), 0j]), L.tensor([1 + 1j, complex(0, -0.0)])),
+    "float + complex": lambda L: L.tensor([1.0, -0.0]) + L.tensor([complex(_INF, 0), 0j]),
+    "complex + inf scalar": lambda L: L.tensor([1 + 1j]) + complex(_INF, 0),
+    "in-place": lambda L: L.tensor([2j, 1 + 0j]).sub_(L.tensor([complex(_INF, 1), 0j]), alpha=-1.5),
+}
+
+
+@pytest.mark.parametrize("case", list(COMPLEX_ADD))
+def test_complex_add_sub_as_torch_forms_them(case):
+    same_rounded(lambda L: [(repr(z.real), repr(z.imag)) for z in COMPLEX_ADD[case](L).tolist()], torch, ft)  # (nan
+    # and the signs of zeros compared as text)
+
+
+SOFTMAX_DTYPE = {  # (the input is cast to dtype= first: an integral, bool or complex dtype has no kernel)
+    "softmax int64": lambda L: L.softmax(L.tensor([1.0, 2.0]), 0, dtype=L.int64),
+    "log_softmax int32": lambda L: L.log_softmax(L.tensor([[1.0, 2.0]]), 0, dtype=L.int32),
+    "F.softmax bool": lambda L: L.nn.functional.softmax(L.tensor([[1.0, 2.0]]), 1, dtype=L.bool),
+    "softmin uint8": lambda L: L.nn.functional.softmin(L.tensor([1.0, 2.0]), 0, dtype=L.uint8),
+    "method complex": lambda L: L.tensor([1.0, 2.0]).softmax(0, dtype=L.complex64),
+    "float64 still works": lambda L: L.tensor([1, 2]).log_softmax(0, dtype=L.float64),
+}
+
+
+@pytest.mark.parametrize("case", list(SOFTMAX_DTYPE))
+def test_softmax_with_a_non_float_dtype(case):
+    same_rounded(SOFTMAX_DTYPE[case], torch, ft)

@@ -250,6 +250,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if isinstance(data, np.generic):
         src = D.from_numpy_dtype(data.dtype)
         dt = D.as_dtype(dtype) if dtype is not None else src
+        if dt is D.uint64:
+            _uint64_leaves((data,))
         return _finish(_host_cast(np.asarray(data), src, dt), dt, device, requires_grad)
     if hasattr(data, "__dlpack__"):  # another library's array (real torch, JAX, CuPy ...): values and dtype, copied
         from ..utils.dlpack import import_foreign
@@ -267,6 +269,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     elif other_sequence(data) or isinstance(data, (list, tuple)) and any(map(other_sequence, data)):
         data = _as_lists(data)
     dt = D.as_dtype(dtype) if dtype is not None else cat
+    if dt is D.uint64:
+        _uint64_leaves(_flat_iter(data) if isinstance(data, (list, tuple)) else (data,))
     if cat.is_complex and dt.category in (D.INT, D.FLOAT) and any(
             isinstance(x, _py_complex) for x in (_flat_iter(data) if isinstance(data, (list, tuple)) else (data,))):
         # (Python's own conversion of a complex number, as torch's argument parser meets it)
@@ -289,6 +293,16 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         D.check_fits(host.max().item(), dt, "none", dt.name)
         D.check_fits(host.min().item(), dt, "none", dt.name)
     return _finish(_host_cast(host, D.from_numpy_dtype(host.dtype), dt), dt, device, requires_grad)
+
+
+def _uint64_leaves(leaves) -> None:
+    """A uint64 tensor stores each Python leaf through PyLong_AsUnsignedLongLong, as PyTorch's ``tensor`` does: a
+    Python int (bool included) and nothing else, not negative (NumPy scalars, floats and tensors raise)."""
+    for x in leaves:
+        if not isinstance(x, _py_int):
+            raise TypeError("an integer is required")
+        if x < 0:
+            raise OverflowError("can't convert negative int to unsigned")
 
 
 def _is_compiling() -> bool:

@@ -302,3 +302,22 @@ SOFTMAX_DTYPE = {  # (the input is cast to dtype= first: an integral, bool or co
 @pytest.mark.parametrize("case", list(SOFTMAX_DTYPE))
 def test_softmax_with_a_non_float_dtype(case):
     same_rounded(SOFTMAX_DTYPE[case], torch, ft)
+
+
+UINT64_LEAVES = {  # (a uint64 tensor stores Python leaves through PyLong_AsUnsignedLongLong: Python ints only)
+    "np.uint64 scalar": lambda L: L.tensor(np.uint64(3)),
+    "np.uint64 in a list": lambda L: L.tensor([[np.uint64(3)]]),
+    "np.uint32 as uint64": lambda L: L.tensor(np.uint32(7), dtype=L.uint64),
+    "float as uint64": lambda L: L.tensor([3.0, 1], dtype=L.uint64),
+    "tensor leaf as uint64": lambda L: L.tensor([L.tensor(3), 1], dtype=L.uint64),
+    "negative int as uint64": lambda L: L.tensor([-1], dtype=L.uint64),
+    "as_tensor": lambda L: L.as_tensor([np.uint64(3)]),
+    "Python ints and bools": lambda L: L.tensor([True, 2 ** 64 - 1], dtype=L.uint64),
+    "np.uint64 as int64": lambda L: L.tensor(np.uint64(3), dtype=L.int64),
+    "ndarray": lambda L: L.tensor(np.array([3], np.uint64)),
+}
+
+
+@pytest.mark.parametrize("case", list(UINT64_LEAVES))
+def test_uint64_tensor_from_python_leaves(case):
+    same_rounded(lambda L: (lambda t: (str(t.dtype), t.tolist()))(UINT64_LEAVES[case](L)), torch, ft)

@@ -1,6 +1,9 @@
 """Test configuration: two host devices (multi-device tests on CPU) and strict JAX promotion,
 so that any implicit JAX type promotion inside the facade is an error, not a silent dtype."""
 import os
+import sys
+
+import pytest
 
 # Two host devices, and XLA:CPU's code generation made cheaper: most of the suite's time is XLA compiling tiny
 # programs (86% of the whole suite's time, measured per test file 2026-12-01; ``x + y``: 40 ms with XLA's defaults,
@@ -69,6 +72,18 @@ import functorch_lite  # noqa: E402,F401
 from functorch_lite._compile.runner import config as _compile_config  # noqa: E402
 
 _compile_config.verify_discovery = True
+
+
+
+# The first compile in a process turns torch.distributions' argument validation off, in torch (Dynamo's patch) as
+# here: every test starts with it on, torch's and ours, whatever an earlier test compiled.
+@pytest.fixture(autouse=True)
+def _distribution_validation_on():
+    for name in ("functorch_lite.distributions", "torch.distributions"):
+        mod = sys.modules.get(name)
+        if mod is not None:
+            mod.Distribution._validate_args = True
+
 
 # ``make durations``: seconds per test file (setup + call + teardown), written where the variable says; the
 # Makefile merges the shards' files into tests/durations.json, which tests/shard.py balances the shards with

@@ -74,6 +74,7 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, 
     def wrap(m):
         if disable:
             return m
+        _patch_once()
         from ..nn.modules.module import Module
         if isinstance(m, Module):
             return OptimizedModule(m, fullgraph=fullgraph, dynamic=dynamic)
@@ -86,6 +87,19 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, 
     if model is None:
         return wrap
     return wrap(model)
+
+
+_PATCHED = []
+
+
+def _patch_once() -> None:
+    """What torch's Dynamo does once per process at its first compile (eval_frame's ``TorchPatcher.patch``):
+    ``torch.distributions`` stops validating arguments by default (a later ``set_default_validate_args(True)``
+    stays)."""
+    if not _PATCHED:
+        _PATCHED.append(True)
+        from ..distributions import Distribution
+        Distribution.set_default_validate_args(False)
 
 
 def _optimized_module_cls():

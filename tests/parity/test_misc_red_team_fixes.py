@@ -321,3 +321,19 @@ UINT64_LEAVES = {  # (a uint64 tensor stores Python leaves through PyLong_AsUnsi
 @pytest.mark.parametrize("case", list(UINT64_LEAVES))
 def test_uint64_tensor_from_python_leaves(case):
     same_rounded(lambda L: (lambda t: (str(t.dtype), t.tolist()))(UINT64_LEAVES[case](L)), torch, ft)
+
+
+def test_the_first_compile_turns_distribution_validation_off():
+    """torch's Dynamo patches the process at its first compile: Distribution's default validate_args is False from
+    then on (a later set_default_validate_args(True) stays; compile(disable=True) patches nothing)."""
+    def states(L):
+        D = L.distributions
+        seen = [D.Distribution._validate_args]
+        L.compile(lambda x: x + 1, disable=True)
+        seen.append(D.Distribution._validate_args)
+        L.compile(lambda x: x + 1)
+        seen += [D.Distribution._validate_args, float(D.Normal(0.0, -1.0).scale)]
+        D.Distribution.set_default_validate_args(True)
+        L.compile(lambda x: x + 2)
+        return seen + [D.Distribution._validate_args]
+    assert states(torch) == states(ft) == [True, True, False, -1.0, True]

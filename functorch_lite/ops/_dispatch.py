@@ -625,7 +625,7 @@ def inplace(op, targs, sargs, _recorded=False):
     self = targs[0]
     check = op.inplace
     if check is not True and check is not False and check is not None:  # (the op's own in-place check: defop's)
-        check(self)
+        check(self, sargs)
     _graph.check_inplace(self)
     if op.broadcast:  # (an elementwise op reading memory it writes, shifted: x[1:].add_(x[:-1]) is refused, as torch)
         root = self._storage.root()
@@ -699,8 +699,7 @@ def write_out(out, r, name=None, resize_warn=True, srcs=()):
             _check_out_grad(name, out, r)
         for o, v in zip(out, r):
             if o.dtype is not v.dtype:
-                raise RuntimeError(f"Expected out tensor to have dtype {_promotion._cname(v.dtype)}, but got "
-                                   f"{_promotion._cname(o.dtype)} instead")
+                raise RuntimeError(_OUT_EXACT.get(name, _exact_out)(v.dtype, o.dtype))
         for o, v in zip(out, r):
             write_out(o, v, None, resize_warn)
         return getattr(type(r), "_out_type", type(r))(tuple(out))
@@ -752,6 +751,8 @@ _OUT_EXACT = {
     "mv": lambda r, o: f"addmv input tensors must have the same dtype, but got {o.short}, {r.short}, and {r.short}",
     "dot": lambda r, o: f"result dtype {o.short} does not match input dtype {r.short}",
     "where": lambda r, o: f"Expected out type to be {r.short} but got {o.short}",
+    **{n: (lambda r, o: f"expected scalar_type {r.short} but found {o.short}") for n in ("logcumsumexp", "cummax",
+                                                                                       "cummin")},
     **{n: (lambda r, o: f"Expected the dtype for input and out to match, but got {r.short} for input's dtype and "
            f"{o.short} for out's dtype.") for n in ("amax", "amin")},
 }

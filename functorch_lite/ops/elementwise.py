@@ -605,7 +605,7 @@ def _abs_rule(op, sig, sargs):
     return rule_same(op, sig, sargs)
 
 
-def _abs_inplace(input):
+def _abs_inplace(input, sargs):
     """``abs_``: a complex tensor can't hold its real result (torch's own message, before anything else)."""
     if input.dtype.is_complex:
         raise RuntimeError("In-place abs is not supported for complex tensors.")

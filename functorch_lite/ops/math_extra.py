@@ -472,12 +472,12 @@ OPS["cummin"].result_type = R.return_types.cummin
 
 def cummax(input, dim, *, axis=None, out=None):
     """``torch.return_types.cummax(values, indices)``: running maximum along ``dim``."""
-    return R._call("cummax", (input,), (dim if axis is None else axis,), out)
+    return R._call("cummax", (input,), (dim if axis is None else axis,), out, "cummax")
 
 
 def cummin(input, dim, *, axis=None, out=None):
     """``torch.return_types.cummin(values, indices)``: running minimum along ``dim``."""
-    return R._call("cummin", (input,), (dim if axis is None else axis,), out)
+    return R._call("cummin", (input,), (dim if axis is None else axis,), out, "cummin")
 
 
 @defop(kernel="logcumsumexp_out_cpu", promote="float_only", grad_fn="LogcumsumexpBackward0",

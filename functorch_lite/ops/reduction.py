@@ -599,8 +599,15 @@ def _cum_check(targs, sargs):
         _discards_imag(targs[0].dtype, dt)
 
 
+def _cum_inplace(self, sargs):
+    """``x.cumsum_(dim, dtype=)``: a ``dtype`` other than x's is torch's in-place refusal."""
+    if sargs[1] is not None and D.as_dtype(sargs[1]) is not self.dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {P._cname(self.dtype)} and output tensor dtype "
+                           f"{P._cname(D.as_dtype(sargs[1]))} should match")
+
+
 @defop(kernel="cumsum_out_cpu", promote=_cum_rule, grad_fn="CumsumBackward0", prep=_req_dim_prep("cumsum"),
-       inplace=True, check=_cum_check, saves=(), autocast={"cuda": "fp32_opt"})
+       inplace=_cum_inplace, check=_cum_check, saves=(), autocast={"cuda": "fp32_opt"})
 def cumsum(input, dim=None, *, dtype=None, axis=None):
     """Running sum along ``dim``; integers and bool accumulate in int64 (PRO-13), floats in torch's CPU
     ``acc_type`` (:func:`_cum_acc`)."""
@@ -608,7 +615,7 @@ def cumsum(input, dim=None, *, dtype=None, axis=None):
 
 
 @defop(saves=SAVES_RESULT, kernel="cumprod_out_cpu", promote=_cum_rule, grad_fn="CumprodBackward0",
-       prep=_req_dim_prep("cumprod"), inplace=True, check=_cum_check, autocast={"cuda": "fp32_opt"})
+       prep=_req_dim_prep("cumprod"), inplace=_cum_inplace, check=_cum_check, autocast={"cuda": "fp32_opt"})
 def cumprod(input, dim=None, *, dtype=None, axis=None):
     """Running product along ``dim``, accumulated as ``cumsum``."""
     return input if input.ndim == 0 else jnp.cumprod(_cum_acc(input), axis=dim).astype(input.dtype)
@@ -786,9 +793,10 @@ def _median_dim(input, dim, keepdim=False):
 
 
 # ---- Python routers: max / min / median ---------------------------------------------------------------
-def _call(name, targs, sargs, out=None):
+def _call(name, targs, sargs, out=None, out_name=None):
+    """``out_name``: the op's name for ``write_out``'s out= checks (its autograd refusal, its dtype message)."""
     r = _dispatch.dispatch(OPS[name], targs, sargs)
-    return r if out is None else _dispatch.write_out(out, r)  # (a tuple: outs of its dtypes, torch's rule)
+    return r if out is None else _dispatch.write_out(out, r, out_name)  # (a tuple: outs of its dtypes, torch's rule)
 
 
 _MINMAX_FN = ("(Tensor input, *, Tensor out = None)", "(Tensor input, Tensor other, *, Tensor out = None)",

@@ -337,3 +337,25 @@ def test_the_first_compile_turns_distribution_validation_off():
         L.compile(lambda x: x + 2)
         return seen + [D.Distribution._validate_args]
     assert states(torch) == states(ft) == [True, True, False, -1.0, True]
+
+
+_XF = [[1.0, 3.0, 2.0], [0.0, -1.0, 5.0]]
+CUM_OUT = {  # (logcumsumexp / cummax / cummin check out='s dtype with their own message; cumsum_ / cumprod_ refuse
+    # a dtype= other than self's)
+    "logcumsumexp out double": lambda L: L.logcumsumexp(L.tensor(_XF), 1, out=L.empty(2, 3, dtype=L.float64)),
+    "cummax values out": lambda L: L.cummax(L.tensor(_XF), 1, out=(L.empty(2, 3, dtype=L.float64),
+                                                                   L.empty(2, 3, dtype=L.long))),
+    "cummin indices out": lambda L: L.cummin(L.tensor(_XF), 1, out=(L.empty(2, 3), L.empty(2, 3, dtype=L.int32))),
+    "cummax out requires grad": lambda L: L.cummax(L.tensor(_XF, requires_grad=True), 1,
+                                                   out=(L.empty(2, 3), L.empty(2, 3, dtype=L.long))),
+    "cummin out": lambda L: L.cummin(L.tensor(_XF), 1, out=(L.empty(2, 3), L.empty(2, 3, dtype=L.long))),
+    "cumsum_ dtype": lambda L: L.tensor(_XF).cumsum_(1, dtype=L.float64),
+    "cumprod_ int dtype": lambda L: L.tensor([[1, 2]]).cumprod_(1, dtype=L.int32),
+    "cumsum_ same dtype": lambda L: L.tensor(_XF).cumsum_(1, dtype=L.float32),
+    "abs_ complex": lambda L: L.tensor([1j]).abs_(),
+}
+
+
+@pytest.mark.parametrize("case", list(CUM_OUT))
+def test_cumulative_out_and_in_place_dtype(case):
+    same_rounded(CUM_OUT[case], torch, ft)

@@ -29,11 +29,16 @@ def _pure(func: Callable, args: tuple, kwargs: dict, nums: tuple, metas: list, p
     rebuilt from ``arrays``; ``post`` turns its result into ``(main, aux arrays)``. ``reverse`` (grad, vjp,
     jacrev): inside the function the differentiated inputs require grad, as torch.func's reverse-mode transforms
     show them (so an in-place op on one is refused as on any leaf that requires grad); forward mode (jvp, jacfwd,
-    linearize) leaves them as they are."""
+    linearize) leaves them as they are. What the function writes into the rebuilt arguments (under ``no_grad``,
+    through ``detach()``) reaches the caller's tensors (``writes.track``)."""
+    targets = [t for i in nums for t in C.leaves(args[i])]
+
     def g(*arrays):
         new = [m.wrap(a) for m, a in zip(metas, arrays)]
+        flat = C.leaves(new)
+        writes.track(flat, targets)
         if reverse:
-            for t in jax.tree_util.tree_leaves(new, is_leaf=C.is_tensor):
+            for t in flat:
                 if isinstance(t, Tensor) and (t.dtype.is_floating_point or t.dtype.is_complex):
                     t._requires_grad = True
         main, aux = post(C.call(func, tuple(C.replace_args(args, nums, new)), kwargs, True, forward=not reverse))

@@ -47,6 +47,15 @@ def leaves(tree: Any) -> list:
     return jax.tree_util.tree_leaves(tree, is_leaf=is_tensor)
 
 
+def ordered_leaves(tree: Any) -> list:
+    """The leaves of a pytree in torch's order (dicts in insertion order, JAX's sorts their keys; None a leaf)."""
+    if isinstance(tree, dict):
+        return [x for v in tree.values() for x in ordered_leaves(v)]
+    if isinstance(tree, (list, tuple)) and not isinstance(tree, Tensor):
+        return [x for v in tree for x in ordered_leaves(v)]
+    return [tree]
+
+
 def tensor_or_none(x: Any) -> bool:
     return x is None or isinstance(x, Tensor)
 
@@ -270,9 +279,10 @@ class Aux:
     def unwrap(self, aux: Any) -> list:
         self.skel = skeleton(aux)
         flat, self.tree = jax.tree_util.tree_flatten(aux, is_leaf=lambda x: x is None or isinstance(x, Tensor))
-        for x in flat:
-            if not isinstance(x, Tensor):
-                raise RuntimeError(f"Expected tensors, got unsupported type {type(x)}")
+        if not all(isinstance(x, Tensor) for x in flat):  # (the first bad leaf in torch's order: dicts as built)
+            for x in ordered_leaves(aux):
+                if not isinstance(x, Tensor):
+                    raise RuntimeError(f"Expected tensors, got unsupported type {type(x)}")
         self.metas = [(x.dtype, x.device) for x in flat]
         return [x._array for x in flat]
 
@@ -310,12 +320,24 @@ _BY_LAST_ARG = {"pow_", "fill_", "lerp_", "remainder_", "fmod_", "masked_fill_",
                 "le_", "gt_", "ge_", "bitwise_and_", "bitwise_or_", "bitwise_xor_", "xlogy_"}
 
 
-def _aten_name(frame) -> str | None:
-    """The ``aten::`` name torch's refusal gives the public in-place op whose write ``frame`` (``_dispatch``'s
-    ``inplace`` / ``write_out``) makes; None for a write the library makes itself (a BatchNorm's running
-    statistics: carried out of the transform, see ``ExternalWrites``)."""
-    if frame.f_code.co_name not in ("inplace", "write_out") or \
-            not frame.f_globals.get("__name__", "").endswith("ops._dispatch"):
+# the library's own in-place writes that torch makes with an in-place op: (module, function) -> the op's name
+# (``batch_norm``: a BatchNorm module's ``num_batches_tracked.add_(1)``; ``_write_stat``: the running statistics,
+# which torch's batch_norm kernel updates itself, not refused under grad: "batch_norm" names that kernel)
+_LIBRARY_WRITERS = {("functorch_lite.ops.norm", "batch_norm"): "add_",
+                    ("functorch_lite.ops.norm", "_write_stat"): "batch_norm",
+                    ("functorch_lite.ops.norm", "embedding"): "embedding_renorm_",
+                    ("functorch_lite.ops.nn_sampling", "embedding_bag"): "embedding_renorm_"}
+
+
+def writer_op(frame) -> tuple | None:
+    """(name, tensor arguments) of the public in-place op whose write ``frame`` makes (``_dispatch``'s
+    ``inplace`` / ``write_out``, or a library writer of ``_LIBRARY_WRITERS``: no arguments); None for another
+    write the library makes itself."""
+    mod = frame.f_globals.get("__name__", "")
+    lib = _LIBRARY_WRITERS.get((mod, frame.f_code.co_name))
+    if lib is not None:
+        return lib, ()
+    if frame.f_code.co_name not in ("inplace", "write_out") or not mod.endswith("ops._dispatch"):
         return None
     targs = frame.f_locals.get("targs") or ()
     name, f = None, frame.f_back
@@ -332,19 +354,42 @@ def _aten_name(frame) -> str | None:
     if name is None:
         op = frame.f_locals.get("op")
         name = (getattr(op, "name", "") + "_") if op is not None else "copy_"
+    return name, targs
+
+
+def tensor_overload(name: str, targs: tuple) -> bool:
+    """Whether an in-place op is torch's ``.Tensor`` overload (its last argument a Tensor) rather than
+    ``.Scalar``."""
     if name in _ALWAYS_TENSOR:
-        return f"aten::{name}.Tensor"
-    if name in _BY_LAST_ARG:
-        last = [a for a in targs[1:] if a is not None]
-        return f"aten::{name}.{'Tensor' if last and isinstance(last[-1], Tensor) else 'Scalar'}"
+        return True
+    last = [a for a in targs[1:] if a is not None]
+    return bool(last) and isinstance(last[-1], Tensor)
+
+
+def _aten_name(frame) -> str | None:
+    """The ``aten::`` name torch's refusal gives the in-place op whose write ``frame`` makes (``writer_op``);
+    None for a write torch does not refuse (a BatchNorm's running statistics: carried out of the transform, see
+    ``ExternalWrites``)."""
+    op = writer_op(frame)
+    if op is None or op[0] == "batch_norm":
+        return None
+    name, targs = op
+    if name in _ALWAYS_TENSOR or name in _BY_LAST_ARG:
+        return f"aten::{name}.{'Tensor' if tensor_overload(name, targs) else 'Scalar'}"
     return f"aten::{name}"
 
 
-class _RefusingLog(dict):
+class CheckedLog(dict):
+    """A write log that checks writes (``start``: the first storage uid made inside the transform; ``prev``: the
+    enclosing log)."""
+    __slots__ = ("start", "prev")
+
+
+class _RefusingLog(CheckedLog):
     """The write log of a differentiating transform (``grad``, ``vjp``, ``jvp``, ``jac*``): an in-place op of the
     user's on a tensor made before the call and not passed to it (``own``: its arguments' root storages) raises
     torch's error, before the write (the tensor is unchanged)."""
-    __slots__ = ("start", "own")
+    __slots__ = ("own",)
 
     def __setitem__(self, k, v):
         if v[0].uid < self.start and k not in self.own:
@@ -356,45 +401,64 @@ class _RefusingLog(dict):
 
 class ExternalWrites:
     """In-place writes the transformed function makes to tensors that existed before the call (a BatchNorm's
-    running statistics under ``functional_call``). A traced value must not stay in such a tensor after the
-    trace, so ``collect`` (inside the trace) takes the new values out and puts the old arrays back; they leave
-    the transform as extra outputs and ``write_back`` stores them. Uses the storage write log that
-    ``compile`` uses (entries are handed on to an enclosing compile trace). ``refuse`` (the differentiating
+    running statistics under ``functional_call``), and to the transformed arguments (``track``). A traced value
+    must not stay in such a tensor after the trace, and a function run twice (a recorded call's rerun under
+    ``jax.vjp``, ``vjp_fn``'s) must not write twice, so ``collect`` (inside the trace) takes the new values out
+    and puts the old arrays back; they leave the transform as extra outputs and ``write_back`` stores them (an
+    argument's into the caller's tensor, as torch's transforms write through to it). Uses the storage write log
+    that ``compile`` uses (entries are handed on to an enclosing compile trace). ``refuse`` (the differentiating
     transforms but ``linearize``: their arguments, a pytree): the user's own in-place ops on such tensors, but
     the arguments (and their views), raise torch's "would mutate a captured Tensor" (``_RefusingLog``); the
-    library's writes (running statistics) are carried out as above."""
+    library's writes (running statistics) are carried out as above. ``log``: a ``CheckedLog`` to use instead
+    (``vmap``'s)."""
 
-    def __init__(self, refuse: Any = None):
+    def __init__(self, refuse: Any = None, log: CheckedLog | None = None):
         self.refuse = refuse
+        self.custom = log
+        self.args: list = []
+        self.targets: list = []
 
     def __enter__(self) -> "ExternalWrites":
         self.prev = _storage.WRITE_LOG[0]
-        self.log: dict = _RefusingLog() if self.refuse is not None else {}
+        self.log: dict = self.custom if self.custom is not None else \
+            _RefusingLog() if self.refuse is not None else {}
         _storage.WRITE_LOG[0] = self.log
         self.start = next(_storage._ids)      # storages created from now on belong to the trace
+        if isinstance(self.log, CheckedLog):
+            self.log.start, self.log.prev = self.start, self.prev
         if self.refuse is not None:
-            self.log.start = self.start
             self.log.own = {id(t._storage.root()) for t in leaves(self.refuse) if isinstance(t, Tensor)}
         self.written: list = []
         return self
+
+    def track(self, tensors: list, targets: list) -> None:
+        """Inside the trace, before the function: ``tensors`` (made for the trace) stand for the caller's
+        ``targets`` (the transformed arguments' leaves): what the function writes into them reaches those."""
+        self.args = [(t, t._storage.array) for t in tensors]
+        self.targets = targets
 
     def _external(self) -> list:
         return [(st, old, ver) for st, old, ver in self.log.values() if st.uid < self.start]
 
     def collect(self) -> list:
-        """Inside the trace, after the function: the traced new values of external tensors (old ones restored)."""
+        """Inside the trace, after the function: the new values of external tensors (old ones restored), then
+        one entry per tracked argument (its new value, None where unchanged)."""
         out = []
         self.written = []
         for st, old, _ in self._external():
-            if isinstance(st.array, jax.core.Tracer) and st.array is not old:
+            if st.array is not old:
                 self.written.append(st)
                 out.append(st.array)
                 st.array = old
-        return out
+        return out + [t._storage.array if t._storage.array is not a else None for t, a in self.args]
 
     def write_back(self, arrays: list) -> None:
-        for st, a in zip(self.written, arrays):
+        n = len(self.written)
+        for st, a in zip(self.written, arrays[:n]):
             st.array = a
+        for t, a in zip(self.targets, arrays[n:]):
+            if a is not None:
+                t._write(a)
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         _storage.WRITE_LOG[0] = self.prev

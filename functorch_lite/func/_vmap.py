@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator
 import jax
 import jax.numpy as jnp
 
+from .._tensor import storage as _storage
 from .._tensor.tensor import Tensor
 from . import _core as C
 from . import _tape as T
@@ -147,6 +148,89 @@ def _batched(a: Any, trace: Any) -> bool:
         isinstance(getattr(a, "batch_dim", None), int)
 
 
+_WRITE_CODE = Tensor._write.__code__
+_ARITH = ("vmap: {}(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args that has "
+          "more elements than `self`. This happened due to `other` being vmapped over but `self` not being vmapped "
+          "over {}. Please try to use out-of-place operators instead of {}. If said operator is being called inside "
+          "the PyTorch framework, please file a bug report instead.")
+_BN_MSG = ("Batch norm got a batched tensor as input while the running_mean or running_var, which will be updated in "
+           "place, were not batched.\nIf you are using a module and do not need eval mode, please set "
+           "`track_running_stats` to be False.If you are using a prebuilt module and do not need eval mode, please "
+           "see the functorch website for resources on how to patch your module to work with vmap")
+# how torch's vmap words a batched value written in place into an unbatched tensor, by the in-place op: the ops
+# whose batching rule checks the broadcast shape, those whose own rule names them, those with no batching rule
+# (the fallback, "aten::" and the level); the others (copy_, mul_, setitem...) are "inplace arithmetic"
+_VMAP_BROADCAST = {"add_", "copysign_", "atan2_"}
+_VMAP_NAMED = {"index_put_", "fill_", "index_add_", "index_fill_", "scatter_add_", "scatter_reduce_"}
+_VMAP_FALLBACK = {"addcmul_", "addcdiv_", "clamp_", "clamp_min_", "clamp_max_", "pow_", "float_power_", "lerp_",
+                  "index_copy_", "fmod_", "remainder_", "eq_", "ne_", "lt_", "le_", "gt_", "ge_", "put_", "hypot_",
+                  "masked_scatter_", "scatter_", "embedding_renorm_", "xlogy_"}
+
+
+def _batched_at(a: Any, trace: Any) -> bool:
+    """Whether ``a`` is batched by the vmap whose trace is ``trace``, looking through the tracers of the
+    transforms inside it (a ``grad`` in the vmapped function)."""
+    while isinstance(a, jax.core.Tracer):
+        if getattr(a, "_trace", None) is trace:
+            return isinstance(getattr(a, "batch_dim", None), int)
+        a = getattr(a, "val", None) if hasattr(a, "batch_dim") else getattr(a, "primal", None)
+    return False
+
+
+def _batch_size(a: Any, trace: Any) -> int:
+    while getattr(a, "_trace", None) is not trace:
+        a = getattr(a, "val", None) if hasattr(a, "batch_dim") else getattr(a, "primal", None)
+    return a.val.shape[a.batch_dim]
+
+
+def _inplace_error(op: tuple | None, self: Tensor, new: Any, log: "_VmapLog") -> RuntimeError:
+    """torch's error for the in-place op ``op`` (``C.writer_op``) writing ``new``, batched by ``log``'s vmap, into
+    ``self``, which that vmap does not batch."""
+    name, targs = op if op is not None else ("copy_", ())
+    if name == "batch_norm":
+        return RuntimeError(_BN_MSG)
+    if name in _VMAP_BROADCAST:
+        shape = list(self._shape)
+        return RuntimeError(f"output with shape {shape} doesn't match the broadcast shape "
+                            f"{[_batch_size(new, log.trace), *shape]}")
+    if name in _VMAP_FALLBACK or name == "masked_fill_" and C.tensor_overload(name, targs):
+        return RuntimeError(_ARITH.format(f"aten::{name}", f"at level {log.level}", f"aten::{name}"))
+    if name in _VMAP_NAMED:
+        return RuntimeError(_ARITH.format(name, "in a vmap", name))
+    return RuntimeError(_ARITH.format("inplace arithmetic", "in a vmap", "inplace arithmetic"))
+
+
+class _VmapLog(C.CheckedLog):
+    """The write log of a vmap being traced (``trace``; ``level``: how many vmaps deep): before every write
+    (``storage.log_write`` asks ``in`` first), a value this vmap or an enclosing one batches, written into a
+    tensor made before it (captured, or an argument it does not map) that it does not batch, raises torch's
+    error, the tensor unchanged. (Tensors made inside the function are not checked: a ``zeros_like`` of a batched
+    tensor is batched in torch, an unbatched constant here.)"""
+    __slots__ = ("trace", "level")
+
+    @classmethod
+    def around(cls) -> "_VmapLog":
+        """A log of this vmap's level, the one around its chunks' (``trace`` None: it checks nothing itself)."""
+        log = cls()
+        prev = _storage.WRITE_LOG[0]
+        log.trace, log.level = None, prev.level if isinstance(prev, _VmapLog) else 0
+        return log
+
+    def __contains__(self, k) -> bool:
+        f = sys._getframe(2)  # (log_write <- Tensor._write)
+        if f.f_code is _WRITE_CODE:
+            new = f.f_locals.get("arr")
+            if isinstance(new, jax.core.Tracer):
+                st = f.f_locals["s"].root()
+                old = T._ARRAY.__get__(st)
+                log = self
+                while isinstance(log, _VmapLog):
+                    if st.uid < log.start and _batched_at(new, log.trace) and not _batched_at(old, log.trace):
+                        raise _inplace_error(C.writer_op(f.f_back), f.f_locals["self"], new, log)
+                    log = log.prev
+        return dict.__contains__(self, k)
+
+
 def _move(arr: Any, od: int) -> Any:
     return arr if od == 0 else jnp.moveaxis(arr, 0, od)
 
@@ -173,9 +257,6 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
         if not (isinstance(in_dims, int) and not isinstance(in_dims, bool)) and not isinstance(in_dims, tuple):
             raise ValueError(f"{head}: expected `in_dims` to be int or a (potentially nested) tuple matching the "
                              f"structure of inputs, got: {type(in_dims)}.")
-        if not _is_dims(in_dims):
-            raise ValueError(f"{head}: in_dims is not compatible with the structure of `inputs`. in_dims has "
-                             f"structure {C.tree_str(in_dims)} but inputs has structure {C.tree_str(args)}.")
         flat, tree = jax.tree_util.tree_flatten(args, is_leaf=C.tensor_or_none)
         dims = _broadcast(in_dims, args, C.tensor_or_none)
         if dims is None or len(dims) != len(flat):
@@ -185,6 +266,9 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
         for leaf, d in zip(flat, dims):
             if d is None:
                 continue
+            if not isinstance(d, int):
+                raise ValueError(f"{head}: Got in_dim={d} for an input but in_dim must be either an integer dimension "
+                                 "or None.")
             if not isinstance(leaf, Tensor):
                 raise ValueError(f"{head}: Got in_dim={d} for an input but the input is of type {type(leaf)}. We "
                                  "cannot vmap over non-Tensor arguments, please use None as the respective in_dim")
@@ -216,18 +300,22 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
                                                out_dims, randomness)
                 return outs, box, written, [ext]
             pieces = []
-            with _rewinder(randomness) as rewind:
+            # (each chunk runs the function: its writes to external tensors are stored before the next chunk, as
+            # torch's chunks make them one after the other; ``every`` takes them all out at the end, as one)
+            with _rewinder(randomness) as rewind, C.ExternalWrites(log=_VmapLog.around()) as every:
                 for s in range(0, size, chunk_size):
                     n = min(chunk_size, size - s)
                     part = [jax.lax.slice_in_dim(a, s, s + n, axis=ax) for a, ax in zip(arrays, axes)]
                     rewind()
                     pieces.append(_run(func, name, args, kwargs, flat, tree, dims, axes, part, n, out_dims,
                                        randomness, s))
+                    pieces[-1][3][0].write_back(pieces[-1][3][1])
+                ext = (every, every.collect())
             box = pieces[0][1]
             outs = [p if od is None else jnp.concatenate(list(ps), axis=od)
                     for od, p, ps in zip(box["od"], pieces[0][0], zip(*[p[0] for p in pieces]))]
             written = [None if ws[0] is None else jnp.concatenate(ws, axis=0) for ws in zip(*[p[2] for p in pieces])]
-            return outs, box, written, [p[3] for p in pieces]
+            return outs, box, written, [ext]
 
         node = None
         if T.recording():  # the facade's tape records: one node for the whole call (if needed; _tape.py)
@@ -267,6 +355,7 @@ def _run(func, name, args, kwargs, flat, tree, dims, axes, arrays, size, out_dim
                for leaf, d in zip(flat, dims)]
         ins = [(t, t._storage.array) for t, d in zip(new, dims) if d is not None]
         trace = getattr(mapped_arrays[0], "_trace", None)
+        log.trace = trace
         _RANDOMNESS.append(randomness)  # (what a custom Function's vmap staticmethod sees as info.randomness)
         try:
             with random_guard(randomness, index, True):
@@ -312,7 +401,10 @@ def _run(func, name, args, kwargs, flat, tree, dims, axes, arrays, size, out_dim
         return [t._array for t in o_flat], written, changed
 
     index = jnp.arange(start, start + size, dtype=jnp.uint32)
-    with C.ExternalWrites() as writes:
+    log = _VmapLog()
+    prev = _storage.WRITE_LOG[0]
+    log.level = prev.level + 1 if isinstance(prev, _VmapLog) else 1
+    with C.ExternalWrites(log=log) as writes:
         res, written, changed = jax.vmap(inner, in_axes=(list(axes), 0), out_axes=0, axis_size=size)(list(arrays),
                                                                                                        index)
     outs = [a[0] if od is None else _move(a, od) for a, od in zip(res, box["od"])]

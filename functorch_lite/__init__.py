@@ -125,6 +125,8 @@ from ._compile import compile  # noqa: E402,F401
 from . import _dynamo, compiler  # noqa: E402,F401  (torch._dynamo / torch.compiler)
 from . import _inductor, _logging  # noqa: E402,F401  (torch._inductor.config / torch._logging.set_logs)
 from . import distributions  # noqa: E402,F401  (torch.distributions)
+from .distributions._ops import standard_gamma as _standard_gamma  # noqa: E402,F401  (torch._standard_gamma)
+from .distributions._ops import sample_dirichlet as _sample_dirichlet  # noqa: E402,F401  (torch._sample_dirichlet)
 from . import _tensor_str  # noqa: E402,F401  (torch._tensor_str.PRINT_OPTS)
 from . import profiler  # noqa: E402,F401  (torch.profiler)
 from . import testing  # noqa: E402,F401  (torch.testing.assert_close)

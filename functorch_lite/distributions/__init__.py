@@ -29,8 +29,7 @@ from .continuous_more import (Cauchy, Chi2, StudentT, FisherSnedecor, VonMises, 
                               ContinuousBernoulli)
 from .discrete_more import Geometric, NegativeBinomial, Multinomial, MixtureSameFamily
 from .transformed_more import (HalfNormal, HalfCauchy, Gumbel, Weibull, Pareto, InverseGamma, Kumaraswamy,
-                               LogisticNormal, LogitRelaxedBernoulli, RelaxedBernoulli, ExpRelaxedCategorical,
-                               RelaxedOneHotCategorical)
+                               LogisticNormal, RelaxedBernoulli, RelaxedOneHotCategorical)
 from .matrix import LowRankMultivariateNormal, LKJCholesky, Wishart
 from .kl import kl_divergence, register_kl
 from . import constraint_registry
@@ -50,9 +49,9 @@ __all__ = [
     "Gamma", "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical",
     "OneHotCategoricalStraightThrough", "Poisson", "TransformedDistribution", "Uniform", "kl_divergence",
     "register_kl", "constraints", "kl", "transforms", "utils",
-    "Cauchy", "Chi2", "ContinuousBernoulli", "ExpRelaxedCategorical", "FisherSnedecor", "GeneralizedPareto",
+    "Cauchy", "Chi2", "ContinuousBernoulli", "FisherSnedecor", "GeneralizedPareto",
     "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy", "LKJCholesky",
-    "LogisticNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
+    "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
     "NegativeBinomial", "Pareto", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "VonMises", "Weibull",
     "Wishart",
     "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
@@ -64,23 +63,36 @@ __all__ = [
 ]
 
 # PyTorch's module paths (``torch.distributions.normal.Normal``, ``from ...categorical import Categorical``) name
-# the modules that hold those classes here
+# the modules that hold those classes here; each class's ``__module__`` is PyTorch's path (its repr, the messages
+# that print the class: ``<class '...multinomial.Multinomial'> does not implement mode``). (LogitRelaxedBernoulli
+# and ExpRelaxedCategorical live only there, as in PyTorch: ``relaxed_bernoulli`` / ``relaxed_categorical``.)
 _MODULE_NAMES = {
-    "normal": continuous, "uniform": continuous, "exponential": continuous, "laplace": continuous,
-    "gamma": continuous, "beta": continuous, "dirichlet": continuous, "bernoulli": discrete, "categorical": discrete,
-    "one_hot_categorical": discrete, "poisson": discrete, "binomial": discrete, "exp_family": distribution,
-    "independent": transformed, "transformed_distribution": transformed, "log_normal": transformed,
-    "cauchy": continuous_more, "chi2": continuous_more, "studentT": continuous_more,
-    "fishersnedecor": continuous_more, "von_mises": continuous_more, "generalized_pareto": continuous_more,
-    "continuous_bernoulli": continuous_more, "geometric": discrete_more, "negative_binomial": discrete_more,
-    "multinomial": discrete_more, "mixture_same_family": discrete_more, "half_normal": transformed_more,
-    "half_cauchy": transformed_more, "gumbel": transformed_more, "weibull": transformed_more,
-    "pareto": transformed_more, "inverse_gamma": transformed_more, "kumaraswamy": transformed_more,
-    "logistic_normal": transformed_more, "relaxed_bernoulli": transformed_more,
-    "relaxed_categorical": transformed_more, "lowrank_multivariate_normal": matrix, "lkj_cholesky": matrix,
-    "wishart": matrix,
+    "normal": (continuous, "Normal"), "uniform": (continuous, "Uniform"),
+    "exponential": (continuous, "Exponential"), "laplace": (continuous, "Laplace"), "gamma": (continuous, "Gamma"),
+    "beta": (continuous, "Beta"), "dirichlet": (continuous, "Dirichlet"), "bernoulli": (discrete, "Bernoulli"),
+    "categorical": (discrete, "Categorical"),
+    "one_hot_categorical": (discrete, "OneHotCategorical", "OneHotCategoricalStraightThrough"),
+    "poisson": (discrete, "Poisson"), "binomial": (discrete, "Binomial"),
+    "exp_family": (distribution, "ExponentialFamily"), "independent": (transformed, "Independent"),
+    "transformed_distribution": (transformed, "TransformedDistribution"), "log_normal": (transformed, "LogNormal"),
+    "cauchy": (continuous_more, "Cauchy"), "chi2": (continuous_more, "Chi2"), "studentT": (continuous_more, "StudentT"),
+    "fishersnedecor": (continuous_more, "FisherSnedecor"), "von_mises": (continuous_more, "VonMises"),
+    "generalized_pareto": (continuous_more, "GeneralizedPareto"),
+    "continuous_bernoulli": (continuous_more, "ContinuousBernoulli"), "geometric": (discrete_more, "Geometric"),
+    "negative_binomial": (discrete_more, "NegativeBinomial"), "multinomial": (discrete_more, "Multinomial"),
+    "mixture_same_family": (discrete_more, "MixtureSameFamily"), "half_normal": (transformed_more, "HalfNormal"),
+    "half_cauchy": (transformed_more, "HalfCauchy"), "gumbel": (transformed_more, "Gumbel"),
+    "weibull": (transformed_more, "Weibull"), "pareto": (transformed_more, "Pareto"),
+    "inverse_gamma": (transformed_more, "InverseGamma"), "kumaraswamy": (transformed_more, "Kumaraswamy"),
+    "logistic_normal": (transformed_more, "LogisticNormal"),
+    "relaxed_bernoulli": (transformed_more, "LogitRelaxedBernoulli", "RelaxedBernoulli"),
+    "relaxed_categorical": (transformed_more, "ExpRelaxedCategorical", "RelaxedOneHotCategorical"),
+    "lowrank_multivariate_normal": (matrix, "LowRankMultivariateNormal"), "lkj_cholesky": (matrix, "LKJCholesky"),
+    "wishart": (matrix, "Wishart"),
 }
-for _name, _mod in _MODULE_NAMES.items():
+for _name, (_mod, *_classes) in _MODULE_NAMES.items():
     _sys.modules.setdefault(f"{__name__}.{_name}", _mod)
     globals().setdefault(_name, _mod)
-del _name, _mod
+    for _cls in _classes:
+        getattr(_mod, _cls).__module__ = f"{__name__}.{_name}"
+del _name, _mod, _classes, _cls

@@ -12,9 +12,10 @@ Every draw takes one ``Generator.next_key()`` (the gamma op receives its raw key
 fresh per call.
 
 Gradients of gamma draws are reparameterised: JAX's implicit gradient of the sample with respect to its
-concentration, the quantity of PyTorch's ``_standard_gamma_grad``. A Dirichlet draw is differentiated through
-the normalisation of its gamma draws: an exact reparameterisation whose per-sample gradient can differ from
-PyTorch's ``_dirichlet_grad`` while its expectation is the same.
+concentration, the quantity of PyTorch's ``_standard_gamma_grad``. A Dirichlet draw (``Dirichlet.rsample``) is
+differentiated through the normalisation of its gamma draws: an exact reparameterisation whose per-sample
+gradient can differ from PyTorch's ``_dirichlet_grad`` while its expectation is the same;
+``torch._sample_dirichlet`` itself has no derivative, as in PyTorch.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from ..ops._registry import defop
 from ..ops.nn_ops import _on_device_of
+from ..ops.grad_overrides import aten_no_derivative
 
 __all__: list = []
 
@@ -69,16 +71,52 @@ def _standard_gamma(concentration, key):
 
 def standard_gamma(concentration: Tensor, generator=None) -> Tensor:
     """``torch._standard_gamma``: reparameterised Gamma(concentration, 1) draws."""
+    return _standard_gamma(concentration, _key_data(concentration, generator))
+
+
+def _dirichlet_rule(op, sig, sargs):
+    dt = sig[0][1]
+    if dt not in (D.float32, D.float64):
+        raise no_kernel("dirichlet", dt)
+    return (None, None), (dt,)
+
+
+_SAMPLE_DIRICHLET_NO_GRAD = aten_no_derivative("_sample_dirichlet")
+
+
+@defop("_dist_dirichlet", promote=_dirichlet_rule, tensors=2, method=False, function=False, broadcast=False,
+       kernel="dirichlet", saves=(), grad_fn=lambda targs, sargs: "_DirichletBackward" if sargs[0] else "NotImplemented")
+def _dirichlet(concentration, key, reparameterized=True):
+    """Dirichlet draws over the last dimension as PyTorch's ``_sample_dirichlet`` CPU kernel: gamma draws in
+    float64 (at least float64's ``tiny``), normalised, cast to the dtype and clamped to ``[tiny, nexttoward(1, 0)]``
+    of it (never exactly 0 or 1). ``reparameterized``: differentiable through the normalised gamma draws (the
+    clamp passes the gradient: PyTorch's ``_DirichletBackward`` evaluates its gradient at the clamped sample);
+    else ``torch._sample_dirichlet``'s node, whose backward raises."""
+    a = concentration.astype(jnp.float64)
+    g = jax.random.gamma(jax.random.wrap_key_data(key), a, a.shape, jnp.float64)
+    g = g + jax.lax.stop_gradient(jnp.maximum(g, jnp.finfo(jnp.float64).tiny) - g)
+    x = (g / g.sum(-1, keepdims=True)).astype(concentration.dtype)
+    fi = jnp.finfo(concentration.dtype)
+    x = x + jax.lax.stop_gradient(jnp.clip(x, fi.tiny, 1 - fi.epsneg) - x)
+    if reparameterized:
+        return x
+    return _SAMPLE_DIRICHLET_NO_GRAD(jax.lax.stop_gradient(x), concentration)
+
+
+def _key_data(like: Tensor, generator) -> Tensor:
+    """One ``next_key()`` of the generator as a uint32 tensor on ``like``'s device (an op's key argument)."""
     key = jax.random.key_data(_gen(generator).next_key())
-    kt = Tensor._from_array(_on_device_of(key, concentration._array), D.uint32, concentration.device)
-    return _standard_gamma(concentration, kt)
+    return Tensor._from_array(_on_device_of(key, like._array), D.uint32, like.device)
 
 
 def sample_dirichlet(concentration: Tensor, generator=None) -> Tensor:
-    """One Dirichlet draw per row of ``concentration``: normalised gamma draws, as PyTorch's
-    ``_sample_dirichlet`` (so the gradient is that of the gamma draws through the normalisation)."""
-    x = standard_gamma(concentration, generator)
-    return x / x.sum(-1, keepdim=True)
+    """``torch._sample_dirichlet``: one Dirichlet draw per row of ``concentration`` (no derivative)."""
+    return _dirichlet(concentration, _key_data(concentration, generator), False)
+
+
+def dirichlet_rsample(concentration: Tensor, generator=None) -> Tensor:
+    """``Dirichlet.rsample``: :func:`sample_dirichlet`'s draw, differentiable (``_DirichletBackward``)."""
+    return _dirichlet(concentration, _key_data(concentration, generator), True)
 
 
 # ---- discrete draws (no gradient) -------------------------------------------------------------------------------

@@ -366,7 +366,7 @@ class Dirichlet(ExponentialFamily):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        return _ops.sample_dirichlet(self.concentration.expand(shape))
+        return _ops.dirichlet_rsample(self.concentration.expand(shape))
 
     def log_prob(self, value):
         from .. import xlogy

@@ -622,3 +622,8 @@ from ._transforms_more import (  # noqa: E402
     CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform, LowerCholeskyTransform,
     PositiveDefiniteTransform, SoftmaxTransform, StackTransform, StickBreakingTransform,
 )
+
+for _cls in (CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform, LowerCholeskyTransform,
+             PositiveDefiniteTransform, SoftmaxTransform, StackTransform, StickBreakingTransform):
+    _cls.__module__ = __name__  # (PyTorch's path: torch.distributions.transforms.<name>)
+del _cls

@@ -9,6 +9,7 @@ import array
 import builtins
 import collections.abc
 import math
+import numbers
 import operator
 import warnings
 
@@ -1043,30 +1044,109 @@ def _check_std(arr) -> None:
     if isinstance(arr, jax.core.Tracer):
         from . import _deferred
         _deferred.check(~(arr >= 0), arr, lambda v, i: RuntimeError(msg))
-    elif arr.size and not bool(np.all(np.asarray(arr) >= 0)):
+    elif arr.size and type(arr) is not jax.ShapeDtypeStruct and not bool(np.all(np.asarray(arr) >= 0)):
         raise RuntimeError(msg)
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
-           requires_grad=False):
-    """``normal(mean, std, size)`` with float mean/std; tensor mean/std broadcast elementwise."""
-    if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        ref = mean if isinstance(mean, Tensor) else std
-        if isinstance(std, Tensor):
+def _key_on(t, generator) -> Tensor:
+    """One ``next_key()`` of the generator as raw uint32 key data on ``t``'s device: a sampling op's key argument."""
+    from .nn_ops import _on_device_of
+    key = jax.random.key_data(_gen(generator).next_key())
+    arr = t._array
+    return Tensor._from_array(key if type(arr) is jax.ShapeDtypeStruct else _on_device_of(key, arr), D.uint32,
+                              t.device)
+
+
+def _normal_rule(op, sig, sargs):
+    """The draw has mean's dtype (std's when mean is a number: torch's ``empty_like(mean)`` / ``empty_like(std)``),
+    the other operand cast to it; integer, bool and float8 results have no kernel."""
+    dt = sig[0][1] if type(sig[0]) is tuple else sig[1][1]
+    _check_float_sampling(dt, "normal_kernel_cpu")
+    return (dt, dt, None), (dt,)
+
+
+def _normal_name(targs, sargs):
+    """torch's three overloads: (Tensor, Tensor) NormalBackward3, (Tensor, float) 1, (float, Tensor) 2."""
+    if isinstance(targs[1], Tensor):
+        return "NormalBackward3" if isinstance(targs[0], Tensor) else "NormalBackward2"
+    return "NormalBackward1"
+
+
+@defop("_normal", promote=_normal_rule, grad_fn=_normal_name, tensors=3, method=False, function=False,
+       kernel="normal_kernel_cpu", broadcast=False, saves=())
+def _normal(mean, std, key, shape=()):
+    """N(mean, std^2) draws in the broadcast shape of ``mean``, ``std`` and ``shape`` (an ``out=``'s: torch
+    resizes it to that first); ``key`` is raw key data. The gradient is zero, as PyTorch's (no reparameterisation:
+    its NormalBackward nodes return zeros)."""
+    shape = jnp.broadcast_shapes(jnp.shape(mean), jnp.shape(std), shape)
+    z = _draw("normal", shape, D.from_numpy_dtype(mean.dtype))(jax.random.wrap_key_data(key), 0.0, 1.0)
+    return jax.lax.stop_gradient(mean) + jax.lax.stop_gradient(std) * z
+
+
+_NOT_GIVEN = object()
+
+
+def _is_float_arg(x) -> bool:
+    """What torch's argument parser takes as a ``float`` (a Python or NumPy real number, bools included)."""
+    return isinstance(x, (numbers.Real, np.bool_, SymNumber))
+
+
+def normal(*args, mean=_NOT_GIVEN, std=_NOT_GIVEN, size=_NOT_GIVEN, generator=None, out=None, dtype=None,
+           layout=None, device=None, requires_grad=False):
+    """``torch.normal``: ``normal(mean, std)`` with a tensor mean and/or std (broadcast; the draw in mean's dtype,
+    else std's; zero gradients, PyTorch's NormalBackward1/2/3), or ``normal(mean, std, size)`` with float mean and
+    std (the factory: ``dtype=`` ...). Other combinations: PyTorch's argument-parser TypeError."""
+    given = {"mean": mean, "std": std, "size": size}
+    names = ("mean", "std", "size")
+    if len(args) > 3 or any(given[n] is not _NOT_GIVEN for n in names[:len(args)]):
+        raise _invalid_args("normal", args, {**{k: v for k, v in given.items() if v is not _NOT_GIVEN},
+                                             **_passed(generator=generator, out=out, dtype=dtype, layout=layout,
+                                                       device=device, requires_grad=requires_grad)})
+    kw = _passed(generator=generator, out=out, dtype=dtype, layout=layout, device=device,
+                 requires_grad=requires_grad)
+    shown = {k: v for k, v in given.items() if v is not _NOT_GIVEN}  # (the keywords, as the error lists them)
+    given.update(zip(names, args))
+    mean, std, size = given["mean"], given["std"], given["size"]
+
+    def invalid():
+        return _invalid_args("normal", args, {**shown, **kw})
+    if mean is _NOT_GIVEN:
+        raise TypeError('normal() missing 1 required positional arguments: "mean"')
+    mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if mt or st:
+        if std is _NOT_GIVEN and mt:
+            std = 1.0
+        if size is not _NOT_GIVEN or dtype is not None or layout is not None or device is not None or \
+                requires_grad or not (mt or _is_float_arg(mean)) or not (st or _is_float_arg(std)):
+            raise invalid()
+        if generator is not None and not isinstance(generator, _rng.Generator):
+            raise invalid()
+        if st:
+            if std.is_complex():
+                raise RuntimeError("normal expects standard deviation to be non-complex")
             _check_std(std._array)
-        elif std < 0:
+        elif not std >= 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
-        shape = ref._shape if size is None else _size("normal", (size,))
-        z = _random("normal", shape, 0.0, 1.0, ref.dtype, ref.device, False, generator)
-        r = z * std + mean
-        if out is None:
-            return r
-        from ._dispatch import write_out
-        return write_out(out, r, "normal")
-    if size is None:
-        raise _invalid_args("normal", (mean, std), _passed(generator=generator, out=out, dtype=dtype, layout=layout,
-                                                          device=device, requires_grad=requires_grad))
-    if std < 0:
+        from ._dispatch import broadcast_shapes, write_out
+        shape = broadcast_shapes(mean._shape, std._shape) if mt and st else ()
+        if out is not None:
+            if not isinstance(out, Tensor):
+                raise TypeError(f"normal(): argument 'out' must be Tensor, not {type(out).__name__}")
+            _check_float_sampling(out.dtype, "normal_kernel_cpu")  # (torch draws into ``out`` itself)
+            if mt and not st:  # (torch: ``out`` resized to mean's shape broadcast with its own, then += mean)
+                shape = broadcast_shapes(mean._shape, out._shape)
+            ref = mean if mt else std
+            if ref.dtype is not out.dtype:
+                ref = ref.to(out.dtype)
+                mean, std = (ref, std) if mt else (mean, ref)
+        r = _normal(mean, std, _key_on(mean if mt else std, generator), tuple(shape) if mt and not st else ())
+        return r if out is None else write_out(out, r, "normal")
+    if std is _NOT_GIVEN or size is _NOT_GIVEN or not (_is_float_arg(mean) and _is_float_arg(std)) or \
+            not isinstance(size, (tuple, list)):
+        raise invalid()
+    if generator is not None and not isinstance(generator, _rng.Generator):
+        raise invalid()
+    if not std >= 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     dtype, device = _out_args("normal", out, dtype, device)
     dt = _dt(dtype)
@@ -1194,17 +1274,24 @@ def _bernoulli(input, key):
     return (u < input.astype(acc)).astype(input.dtype)
 
 
-def bernoulli(input, p=None, *, generator=None, out=None):
+_SIGS["bernoulli"] = ["Tensor input, *, torch.Generator generator = None, Tensor out = None)",
+                      "Tensor input, float p, *, torch.Generator generator = None)"]
+
+
+def bernoulli(input, *args, p=_NOT_GIVEN, generator=None, out=None):
     """``torch.bernoulli(probs)``: 0/1 draws in ``probs``' dtype (BernoulliBackward0, zero gradient);
-    ``torch.bernoulli(input, p)`` with a float ``p``: draws of probability ``p`` in ``input``'s shape and dtype."""
-    if p is not None:
-        res = empty_like(input).bernoulli_(p, generator=generator)
-        return res if out is None else out.copy_(res)
-    _check_probabilities(input)
-    from .nn_ops import _on_device_of
-    key = jax.random.key_data(_gen(generator).next_key())
-    kt = Tensor._from_array(_on_device_of(key, input._array), D.uint32, input.device)
-    res = _bernoulli(input, kt)
+    ``torch.bernoulli(input, p)`` with a float ``p`` (or a 0-d tensor): draws of probability ``p`` in ``input``'s
+    shape and dtype (no ``out=``). Other arguments: PyTorch's argument-parser TypeError."""
+    if args or p is not _NOT_GIVEN:
+        q = args[0] if args else p
+        if len(args) > 1 or (args and p is not _NOT_GIVEN) or out is not None or \
+                not (_is_float_arg(q) or isinstance(q, Tensor) and not q._shape):
+            shown = {} if p is _NOT_GIVEN else {"p": p}
+            raise _invalid_args("bernoulli", (input,) + args, {**shown, **_passed(generator=generator, out=out)})
+        return empty_like(input).bernoulli_(q, generator=generator)
+    if type(input._array) is not jax.ShapeDtypeStruct:  # (meta: no values to check)
+        _check_probabilities(input)
+    res = _bernoulli(input, _key_on(input, generator))
     return res if out is None else out.copy_(res)
 
 
@@ -1239,20 +1326,45 @@ _MN_BAD = "probability tensor contains either `inf`, `nan` or element < 0"
 _MN_SUM = "invalid multinomial distribution (sum of probabilities <= 0)"
 
 
-def multinomial(input, num_samples: int, replacement: bool = False, *, generator=None, out=None):
+def _mn_type_error(name, pos, value, want):
+    where = f" (position {pos})" if pos else ""
+    return TypeError(f"multinomial(): argument '{name}'{where} must be {want}, not {_tname(value)}")
+
+
+def multinomial(input, *args, num_samples=_NOT_GIVEN, replacement=_NOT_GIVEN, generator=None, out=None):
     """Indices drawn from the rows of ``input`` (non-negative weights): categorical draws with replacement,
-    Gumbel top-k without (each index at most once), as ``torch.multinomial``."""
+    Gumbel top-k without (each index at most once), as ``torch.multinomial`` (its argument checks and errors)."""
+    if len(args) > 2 or (args and num_samples is not _NOT_GIVEN) or (len(args) > 1 and replacement is not _NOT_GIVEN):
+        raise TypeError(f"multinomial() takes from 2 to 3 positional arguments but {len(args) + 1} were given")
+    if args:
+        num_samples = args[0]
+    if len(args) > 1:
+        replacement = args[1]
+    if num_samples is _NOT_GIVEN:
+        raise TypeError('multinomial() missing 1 required positional arguments: "num_samples"')
+    if not _is_int(num_samples) or isinstance(num_samples, (bool, np.bool_)):
+        raise _mn_type_error("num_samples", 2 if args else None, num_samples, "int")
+    num_samples = int(num_samples)
+    if replacement is _NOT_GIVEN:
+        replacement = False
+    elif not isinstance(replacement, (bool, np.bool_)):
+        raise _mn_type_error("replacement", 3 if len(args) > 1 else None, replacement, "bool")
+    replacement = bool(replacement)
     nd = input.dim()
     if nd not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype.short}")
+    if out is not None and out.dtype is not D.int64:
+        raise RuntimeError(f"multinomial expects Long tensor out, got: {out.dtype.short}")
     _no_float8(input.dtype, "aminmax_cpu")  # PyTorch's first step, a min/max check, has no float8 kernel
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     n = input._shape[-1]
     if not replacement and num_samples > n:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if n > 1 << 24:  # (PyTorch's kernel indexes the categories in float32)
+        raise RuntimeError("number of categories cannot exceed 2^24")
     arr = input._array
     if not isinstance(arr, jax.core.Tracer):
         host = np.asarray(arr, dtype=np.float64)
@@ -1266,7 +1378,7 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
         _deferred.check(~jnp.isfinite(a) | (a < 0), a, lambda v, i: RuntimeError(_MN_BAD))
         sums = a.reshape(-1, n).sum(-1)
         _deferred.check(sums <= 0, sums, lambda v, i: RuntimeError(_MN_SUM))
-    key = (num_samples, bool(replacement))
+    key = (num_samples, replacement)
     f = _MULTINOMIAL.get(key)
     if f is None:
         def draw(k, p):

@@ -226,7 +226,7 @@ def poisson(input, generator=None):
         raise TypeError(f"poisson(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     arr = input._array
     if input.dtype.category == D.FLOAT and not isinstance(arr, jax.core.Tracer) and input.numel() and \
-            type(arr) is not jax.ShapeDtypeStruct and bool(np.any(np.asarray(arr, np.float64) < 0)):
+            type(arr) is not jax.ShapeDtypeStruct and not bool(np.all(np.asarray(arr, np.float64) >= 0)):  # (NaN too)
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return _poisson(input, _key_tensor(input, generator))
 

@@ -7,21 +7,23 @@ from __future__ import annotations
 
 import collections
 import functools
+import inspect
 import sys
 import traceback
 import types
 import warnings
 
 from ._compile import runner as _runner
-from ._compile.effects import Disabled
+from ._compile.effects import Disabled, UserBreak as _UserBreak
 from ._higher_order import TorchRuntimeError as _TorchRuntimeError, UncapturedHigherOrderOpError as _UncapturedHOOError
 from ._compile.config import GRAPH_BREAKS as _GRAPH_BREAKS
-from ._compile.runner import GraphBreak, config  # noqa: F401  (torch._dynamo.config)
+from ._compile.runner import GraphBreak, RecompileError, TorchDynamoException, config  # noqa: F401
 from ._warn import user_stacklevel as _user_stacklevel
 
 __all__ = ["config", "reset", "list_backends", "register_backend", "exc", "explain", "utils", "is_compiling",
            "disable", "set_stance", "mark_dynamic", "maybe_mark_dynamic", "mark_static", "allow_in_graph",
-           "assume_constant_result"]
+           "assume_constant_result", "graph_break", "optimize", "mark_static_address", "reset_code_caches",
+           "eval_frame", "substitute_in_graph"]
 
 
 def reset() -> None:
@@ -75,27 +77,36 @@ def disable(fn=None, recursive: bool = True, *, reason=None):
     return run
 
 
-class InvalidBackend(RuntimeError):
-    """torch._dynamo.exc.InvalidBackend: ``compile(backend=<unknown name>)``."""
+class InvalidBackend(TorchDynamoException):
+    """torch._dynamo.exc.InvalidBackend: ``compile(backend=<unknown name>)`` (every name torch lists compiles to
+    one XLA program here, and a backend callable is accepted)."""
 
     def __init__(self, name) -> None:
-        super().__init__(f"Invalid backend: {name!r}, see `torch._dynamo.list_backends()` for available backends."
-                         f"\n(functorch_lite: backend {name!r} is not available; every backend name compiles to one "
-                         "XLA program with jax.jit, and a backend callable is accepted)")
+        super().__init__(f"Invalid backend: {name!r}, see `torch._dynamo.list_backends()` for available backends.")
 
 
-class BackendCompilerFailed(RuntimeError):
+class BackendCompilerFailed(TorchDynamoException):
     """torch._dynamo.exc.BackendCompilerFailed: the backend could not compile (here: it is not a backend)."""
+
+
+class UserError(TorchDynamoException):
+    """torch._dynamo.exc.UserError: a misuse torch reports with an error type (``UserErrorType``)."""
+
+    def __init__(self, error_type, msg, case_name=None) -> None:
+        super().__init__(msg)
+        self.error_type, self.message = error_type, msg
 
 
 exc = types.ModuleType("functorch_lite._dynamo.exc", "torch._dynamo.exc: the exceptions scripts catch.")
 exc.Unsupported = GraphBreak
-exc.TorchDynamoException = RuntimeError
+exc.TorchDynamoException = TorchDynamoException
+exc.RecompileError = RecompileError
+exc.UserError = UserError
 exc.InvalidBackend = InvalidBackend
 exc.BackendCompilerFailed = BackendCompilerFailed
 exc.UncapturedHigherOrderOpError = _UncapturedHOOError
 exc.TorchRuntimeError = _TorchRuntimeError
-InvalidBackend.__module__ = BackendCompilerFailed.__module__ = exc.__name__
+InvalidBackend.__module__ = BackendCompilerFailed.__module__ = UserError.__module__ = exc.__name__
 
 
 class _Counters(collections.defaultdict):
@@ -167,8 +178,47 @@ class _Counters(collections.defaultdict):
 
 utils = types.ModuleType("functorch_lite._dynamo.utils", "torch._dynamo.utils: ``counters``.")
 utils.counters = _Counters()
-for _m in (exc, utils):
+eval_frame = types.ModuleType("functorch_lite._dynamo.eval_frame",
+                              "torch._dynamo.eval_frame: ``OptimizedModule`` (what ``compile(model)`` returns).")
+
+
+def _eval_frame_getattr(name):
+    if name == "OptimizedModule":  # (imported on first use: it subclasses nn.Module)
+        from ._compile.optimized import OptimizedModule
+        return OptimizedModule
+    raise AttributeError(f"module 'functorch_lite._dynamo.eval_frame' has no attribute {name!r}")
+
+
+eval_frame.__getattr__ = _eval_frame_getattr
+for _m in (exc, utils, eval_frame):
     sys.modules[_m.__name__] = _m
+
+
+def graph_break(msg: str = "") -> None:
+    """``torch._dynamo.graph_break()``: nothing, eagerly; inside a compiled function, a graph break (the call runs
+    eagerly with a one-time warning; under ``fullgraph=True``, torch's ``Unsupported`` error)."""
+    if _runner.TRACING[0]:
+        raise _UserBreak()
+
+
+def optimize(backend="inductor", *, nopython: bool = False, error_on_graph_break=None, guard_export_fn=None,
+             guard_fail_fn=None, guard_filter_fn=None, disable: bool = False, dynamic=None, package=None,
+             recompile_limit=None, isolate_recompiles: bool = False, shapes_spec=None):
+    """``torch._dynamo.optimize(backend)(fn)``, the older spelling of ``compile(fn, backend=backend,
+    fullgraph=nopython, dynamic=dynamic)``."""
+    from ._compile import compile as _compile
+    return _compile(backend=backend, fullgraph=nopython, dynamic=dynamic, disable=disable,
+                    recompile_limit=recompile_limit)
+
+
+def mark_static_address(t, guard: bool = False) -> None:
+    """torch keeps ``t``'s address fixed across calls (CUDA graphs); an XLA program takes its inputs as arguments,
+    so there is nothing to mark."""
+
+
+def reset_code_caches() -> None:
+    """torch drops the compiled code of functions that no longer exist; here a compiled function's programs go with
+    it (nothing is kept for dead code)."""
 
 
 class GraphCompileReason:
@@ -358,3 +408,59 @@ def assume_constant_result(fn):
     Python value it returns is a constant of the program, so ``fn`` is returned as it is (marked as torch marks)."""
     fn._dynamo_marked_constant = True
     return fn
+
+
+def _is_function(obj) -> bool:
+    return isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodDescriptorType,
+                            types.WrapperDescriptorType))
+
+
+def _sig_ident(sig):
+    """A signature's identity as torch compares them: positional names, keyword-only names, defaults."""
+    var = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    ps = sig.parameters.values()
+    return (tuple(p.name for p in ps if p.kind not in var + (inspect.Parameter.KEYWORD_ONLY,)),
+            {p.name for p in ps if p.kind == inspect.Parameter.KEYWORD_ONLY},
+            {p.name: p.default for p in ps if p.kind not in var})
+
+
+_POLYFILLED: dict = {}  # id -> (original, stand-in) of every registration: torch registers a function once
+
+
+def substitute_in_graph(original_fn, *, can_constant_fold_through: bool = False, skip_signature_check: bool = False):
+    """``torch.compiler.substitute_in_graph(original_fn)``: a decorator registering a traceable stand-in for a
+    (usually C) function. A trace here runs the original itself, so the stand-in is never needed; as in torch, the
+    decorated name calls ``original_fn`` (eagerly and compiled), with the stand-in's name and docs, after torch's
+    checks (functions only; the same signature, unless either is ``(*args, **kwargs)`` or the check is skipped)."""
+    if not _is_function(original_fn):
+        raise TypeError(f"substitute_in_graph expects a function but got {type(original_fn)!r}")
+
+    def wrapper(traceable_fn):
+        if not _is_function(traceable_fn):
+            raise TypeError(f"@substitute_in_graph(...) expects a function but got {type(traceable_fn)!r}")
+        if not skip_signature_check:
+            try:
+                original_sig = inspect.signature(original_fn)
+            except ValueError:
+                pass
+            else:
+                traceable_sig = inspect.signature(traceable_fn)
+                wild = _sig_ident(inspect.signature(lambda *args, **kwargs: None))
+                a, b = _sig_ident(original_sig), _sig_ident(traceable_sig)
+                if a != b and a != wild and b != wild:
+                    raise TypeError(f"Signature mismatch between {original_fn} and {traceable_fn}: "
+                                    f"{original_sig} != {traceable_sig}")
+
+        if id(original_fn) in _POLYFILLED:
+            raise ValueError(f"Duplicate dispatch rule for {original_fn}: already registered in VariableBuilder's "
+                             "id dispatch map")
+
+        @functools.wraps(traceable_fn)
+        def wrapped(*args, **kwargs):
+            return original_fn(*args, **kwargs)
+        wrapped.__torch_dynamo_original__ = original_fn
+        wrapped.__torch_dynamo_polyfill__ = traceable_fn
+        wrapped.__torch_dynamo_can_constant_fold_through__ = can_constant_fold_through
+        _POLYFILLED[id(original_fn)] = _POLYFILLED[id(wrapped)] = (original_fn, wrapped)
+        return wrapped
+    return wrapper

@@ -16,7 +16,18 @@ __all__ = ["compile", "CompiledFunction", "GraphBreak", "COUNTERS", "config", "O
 # torch.compile's backends/modes: all mean "one XLA program" here; the names are accepted so scripts run.
 # (backend callables are accepted too, and never called: see compile())
 _BACKENDS = ("inductor", "aot_eager", "eager", "cudagraphs", "openxla", "tvm", "xla", "jax")
-_MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")  # COMP-09
+# torch 2.13's modes and the inductor options each sets (``torch._inductor.list_mode_options``; no effect here)
+MODE_OPTIONS = {
+    "default": {},
+    "lite": {"fallback_by_default": True, "selective_decompose": True, "reorder_for_peak_memory": False,
+             "reorder_for_compute_comm_overlap": False, "triton.reorder_for_reducing_graph_partitions": False,
+             "use_pre_grad_passes": False, "use_joint_graph_passes": False, "use_post_grad_passes": False,
+             "use_dce": False, "allow_buffer_reuse": False},
+    "reduce-overhead": {"triton.cudagraphs": True},
+    "max-autotune-no-cudagraphs": {"max_autotune": True, "coordinate_descent_tuning": True},
+    "max-autotune": {"max_autotune": True, "triton.cudagraphs": True, "coordinate_descent_tuning": True},
+}
+_MODES = tuple(MODE_OPTIONS)  # COMP-09
 _REGISTERED: dict = {}   # name -> backend callable (torch._dynamo.register_backend)
 _WARNED: set = set()     # ids of backend callables already warned about (never called: no FX graphs here)
 
@@ -58,7 +69,7 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, 
         warnings.warn(f"functorch_lite.compile(backend={getattr(fn, '__name__', fn)!r}): functorch_lite has no FX "
                       "graphs, so a backend callable is not called; the function compiles to one XLA program with "
                       "jax.jit as for any backend", stacklevel=2)
-    if dynamic:
+    if dynamic is True:
         warnings.warn("functorch_lite.compile(dynamic=True): XLA programs have static shapes, so each new input "
                       "shape compiles its own program, as with dynamic=False (int and float arguments are inputs); "
                       "config.cache_size_limit bounds how many", stacklevel=2)
@@ -74,9 +85,12 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, 
     def wrap(m):
         if disable:
             return m
+        if dynamic is not None and not isinstance(dynamic, bool):  # (torch's make_set_enable_dynamic)
+            raise AssertionError(f"Expected enable to be a bool, got {type(dynamic)}")
         _patch_once()
         from ..nn.modules.module import Module
         if isinstance(m, Module):
+            from .optimized import OptimizedModule
             return OptimizedModule(m, fullgraph=fullgraph, dynamic=dynamic)
         if not callable(m):
             raise AssertionError(f"A callable function is expected, but {type(m)} is provided.")
@@ -102,47 +116,10 @@ def _patch_once() -> None:
         Distribution.set_default_validate_args(False)
 
 
-def _optimized_module_cls():
-    from ..nn.modules.module import Module
-
-    class OptimizedModule(Module):
-        """What ``compile(model)`` returns, as in PyTorch: the original module is ``_orig_mod`` (so
-        ``state_dict`` keys carry the ``_orig_mod.`` prefix); calling it runs the compiled forward."""
-
-        def __init__(self, mod, fullgraph=False, dynamic=None):
-            super().__init__()
-            self._orig_mod = mod
-            object.__setattr__(self, "_compiled", CompiledFunction(mod.__call__, fullgraph=fullgraph,
-                                                                   dynamic=dynamic))
-
-        def __call__(self, *args, **kwargs):
-            if self._forward_pre_hooks or self._forward_hooks:  # hooks on the wrapper run around the program
-                return self._call_impl(*args, **kwargs)
-            return self._compiled(*args, **kwargs)
-
-        def forward(self, *args, **kwargs):
-            return self._compiled(*args, **kwargs)
-
-        def memory_analysis(self, *args, **kwargs) -> dict:
-            """XLA's memory analysis of the compiled forward for these inputs (``CompiledFunction.memory_analysis``)."""
-            return self._compiled.memory_analysis(*args, **kwargs)
-
-        def __getattr__(self, name):
-            try:
-                return super().__getattr__(name)
-            except AttributeError:
-                return getattr(self._modules["_orig_mod"], name)
-
-        def __repr__(self):
-            return f"OptimizedModule(\n  (_orig_mod): {repr(self._orig_mod).replace(chr(10), chr(10) + '  ')}\n)"
-    return OptimizedModule
-
-
-class _Lazy:
-    cls = None
-
-
-def OptimizedModule(mod, fullgraph=False, dynamic=None):  # noqa: N802  (a class, built on first use: nn imports
-    if _Lazy.cls is None:                                     # this package)
-        _Lazy.cls = _optimized_module_cls()
-    return _Lazy.cls(mod, fullgraph=fullgraph, dynamic=dynamic)
+def __getattr__(name):
+    """``OptimizedModule`` (``optimized.py``), imported on first use: it subclasses ``nn.Module``, and ``nn`` imports
+    this package."""
+    if name == "OptimizedModule":
+        from .optimized import OptimizedModule
+        return OptimizedModule
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -785,3 +785,15 @@ INDUCTOR = {
 INDUCTOR_ALIASES = {'use_static_triton_launcher': 'use_static_cuda_launcher', 'strict_static_triton_launcher': 'strict_static_cuda_launcher'}
 # knobs torch keeps in another config module (torch.compiler.config): readable here, not in torch's option list
 INDUCTOR_EXTERNAL = ('force_disable_caches',)
+# torch.compiler.config (torch 2.13's knobs and defaults, no environment overrides)
+COMPILER = {
+    'job_id': None,
+    'pgo_extra_read_key': None,
+    'pgo_extra_write_key': None,
+    'cache_key_tag': '',
+    'force_disable_caches': False,
+    'dynamic_sources': '',
+    'dynamic_values': '',
+    'unbacked_sources': '',
+    'force_cudagraph_gc': False,
+}

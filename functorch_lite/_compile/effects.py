@@ -28,6 +28,18 @@ class Disabled(_UnreachableWrite):
     """A ``torch.compiler.disable``'d function called while tracing."""
 
 
+class UserBreak(Disabled):
+    """``torch._dynamo.graph_break()`` called while tracing; ``torch_msg``: the head of torch's ``Unsupported``
+    message (the error under ``fullgraph=True``)."""
+    torch_msg = ("Call to `torch._dynamo.graph_break()`\n  Explanation: User-inserted graph break. Message: None\n"
+                 "  Hint: Remove the `torch._dynamo.graph_break()` call.\n\n  Developer debug context: Called "
+                 "`torch._dynamo.graph_break()` with args `[]`, kwargs `{}`\n\n For more details about this graph "
+                 "break, please visit: https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0025.html")
+
+    def __init__(self) -> None:
+        super().__init__("a call to torch._dynamo.graph_break() (a user-inserted graph break)")
+
+
 _UNSET = _module._UNSET  # an unset cell / global / attribute (one sentinel with the module attribute log)
 
 

@@ -52,7 +52,7 @@ from . import hostcheck
 from . import state as S
 from .effects import (_UNSET, _UnreachableWrite, _ViewArgWrite, _bindings, _container_effects, _contents,
                       _effects, _identical_contents, _object_writes, _replay_container, _restore, _restore_tables,
-                      _set_contents, _snap_objects, _table_effects)
+                      _set_contents, _snap_objects, _table_effects, UserBreak)
 from .guards import SCALARS, numpy_guard, scalar_guard
 from .._warn import user_stacklevel
 from .replay import Recorder, replay
@@ -119,8 +119,16 @@ _top_level = _jax_core.trace_ctx.is_top_level  # (False inside another JAX trace
 _jit = _Program
 
 
-class GraphBreak(RuntimeError):
-    """A compiled region did something a single XLA program cannot express."""
+class TorchDynamoException(RuntimeError):
+    """``torch._dynamo.exc.TorchDynamoException``: the base of the compiler's errors."""
+
+
+class GraphBreak(TorchDynamoException):
+    """A compiled region did something a single XLA program cannot express (``torch._dynamo.exc.Unsupported``)."""
+
+
+class RecompileError(TorchDynamoException):
+    """``torch._dynamo.exc.RecompileError``: a recompile under ``config.error_on_recompile``."""
 
 
 def _cause(exc) -> str:
@@ -187,12 +195,18 @@ def _op_error(exc) -> bool:
     return os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_OP_DIRS)
 
 
-def _user_line(exc) -> str:
-    """The innermost frame of the user's code in the traceback."""
+def _user_frame(exc):
+    """The innermost frame of the user's code in the traceback (a ``FrameSummary``), or None."""
     best = None
     for fs in traceback.extract_tb(exc.__traceback__):
         if _user_file(fs.filename):
             best = fs
+    return best
+
+
+def _user_line(exc) -> str:
+    """The innermost frame of the user's code in the traceback."""
+    best = _user_frame(exc)
     if best is None:
         return "<unknown line>"
     return f"{best.filename}:{best.lineno}: {best.line}"
@@ -584,7 +598,7 @@ class CompiledFunction:
         self._ctx = None
         self._warned = False
         self._warned_const = False
-        self._warned_hooks = set()  # (the causes _eager_while warned of)
+        self._warned_hooks = set()  # (the causes _eager_while and _graph_break warned of)
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
         self.__doc__ = getattr(fn, "__doc__", None)
         self.__wrapped__ = fn
@@ -599,6 +613,17 @@ class CompiledFunction:
         self._views = True
         self._dyn, self._pinned = frozenset(), set()
         self._gexprs = []
+
+    def __getstate__(self) -> dict:
+        """What a copy or a pickle keeps: the function and the options. The programs, the steady state and the
+        reused discovery are dropped (jitted programs cannot be copied): the copy traces afresh on its first
+        call."""
+        return {"fn": self.fn, "fullgraph": self.fullgraph, "dynamic": self._dynamic,
+                "cache_size_limit": self.cache_size_limit}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["fn"], fullgraph=state["fullgraph"], dynamic=state["dynamic"])
+        self.cache_size_limit = state["cache_size_limit"]
 
     def __get__(self, obj, objtype=None):
         """``@compile`` on a method (``def forward(self, x)`` in a module): bound as a function is, so the
@@ -693,6 +718,9 @@ class CompiledFunction:
         if entry is None:
             if STANCE[0] is not None and STANCE[0].stance in ("eager_on_recompile", "fail_on_recompile"):
                 return self._no_compile(key, names, why, args, kwargs)
+            if config.error_on_recompile and self._last is not None:  # (ahead of the limit, as torch's guard check)
+                raise RecompileError(f"Recompiling function {self._site()}\n    triggered by the following "
+                                     f"guard failure(s):\n    - {why or self._grew or self._why(key, names)}")
             limit = self._limit()
             if len(self.cache) >= limit:
                 if not self._warned:
@@ -1191,10 +1219,7 @@ class CompiledFunction:
         that failed)."""
         if STANCE[0].stance == "eager_on_recompile":
             return self._eager(args, kwargs)
-        fn = self.fn
-        if isinstance(getattr(fn, "__self__", None), _module.Module):  # compile(model): its forward
-            fn = fn.__self__.forward
-        code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+        code = self._code()
         msg = ("Detected recompile when torch.compile stance is 'fail_on_recompile'. "
                f"filename: '{getattr(code, 'co_filename', '?')}', function name: "
                f"'{getattr(code, 'co_name', self.__name__)}', line number: {getattr(code, 'co_firstlineno', 0)}")
@@ -1202,6 +1227,20 @@ class CompiledFunction:
             msg += ("\n    triggered by the following guard failure(s):\n    - "
                     + (why or self._why(key, names)))
         raise RuntimeError(msg)
+
+    def _code(self):
+        """The code object torch's recompile messages name (``compile(model)``: its forward's)."""
+        fn = self.fn
+        if isinstance(getattr(fn, "__self__", None), _module.Module):  # compile(model): its forward
+            fn = fn.__self__.forward
+        return getattr(getattr(fn, "__func__", fn), "__code__", None)
+
+    def _site(self) -> str:
+        """``name in file:line`` of the compiled function's code, as torch's recompile messages write it."""
+        code = self._code()
+        if code is None:
+            return self.__name__
+        return f"{code.co_name} in {code.co_filename}:{code.co_firstlineno}"
 
     def _eager(self, args, kwargs):
         self.stats["eager_calls"] += 1
@@ -1243,11 +1282,18 @@ class CompiledFunction:
             log.warning("functorch_lite.compile: graph break in %s: %s%s", self.__name__, cause, at)
         if self.fullgraph:
             del self.cache[next(k for k, e in self.cache.items() if e is entry)]
+            if isinstance(exc, UserBreak):  # (torch's message for its own call)
+                fs = _user_frame(exc)
+                site = "" if fs is None else (f"\n\nfrom user code:\n   File \"{fs.filename}\", line {fs.lineno}, "
+                                              f"in {fs.name}\n    {fs.line}\n")
+                raise GraphBreak(exc.torch_msg + site) from exc
             raise GraphBreak(f"functorch_lite.compile(fullgraph=True): {self.__name__} cannot be one program: "
                              f"{cause}{at}") from exc
         entry.eager = True
-        warnings.warn(f"functorch_lite.compile: graph break in {self.__name__}: {cause}{at}. This call "
-                      "signature runs eagerly (correct results, no speed-up).", stacklevel=user_stacklevel())
+        if (cause, at) not in self._warned_hooks:  # (once per cause and line, as torch logs a graph break)
+            self._warned_hooks.add((cause, at))
+            warnings.warn(f"functorch_lite.compile: graph break in {self.__name__}: {cause}{at}. This call "
+                          "signature runs eagerly (correct results, no speed-up).", stacklevel=user_stacklevel())
         return self._eager(args, kwargs)
 
     # ---- guards ---------------------------------------------------------------------------------------------

@@ -391,7 +391,7 @@ def test_seed_loop_compiled_equals_eager():
                         "max-autotune-no-cudagraphs, max-autotune"),  # COMP-03
     ({"mode": "default", "options": {}}, "Either mode or options can be specified, but both can't be specified at "
                                          "the same time."),  # COMP-04
-    ({"backend": "tensorrt"}, "backend 'tensorrt' is not available"),
+    ({"backend": "tensorrt"}, "Invalid backend: 'tensorrt', see `torch._dynamo.list_backends()` for available backends."),
 ])
 def test_options_validated(kw, msg):
     with pytest.raises(RuntimeError, match=re.escape(msg)):

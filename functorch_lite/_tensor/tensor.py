@@ -321,11 +321,14 @@ class Tensor:
 
     def data_ptr(self) -> int:
         # a stable fake address per storage (4096-aligned), plus the byte offset, as PyTorch's differ
+        _no_batched_storage(self._storage.array)
         return self._storage.uid * (1 << 32) + self._offset * self.dtype.itemsize
 
     const_data_ptr = data_ptr  # (the same address: a read-only promise torch's kernels use)
 
     def untyped_storage(self):
+        if _batched(self):
+            raise NotImplementedError("Cannot access storage of BatchedTensorImpl")
         return _UntypedStorage(self._storage)
 
     def element_size(self) -> int:
@@ -581,6 +584,8 @@ class Tensor:
         if arr is None:
             arr = self._array
         if isinstance(arr, jax.core.Tracer):
+            if not scalar:
+                _no_batched_storage(arr)
             from ..ops._dispatch import data_dependent_error
             raise data_dependent_error("reading tensor values", arr)
         if type(arr) is jax.ShapeDtypeStruct:
@@ -644,6 +649,7 @@ class Tensor:
                                                    writeable=False)
         base = self._storage.array
         if isinstance(base, jax.core.Tracer):
+            _no_batched_storage(base)
             from ..ops._dispatch import data_dependent_error
             raise data_dependent_error("reading tensor values", base)
         flat = np.asarray(base).reshape(-1)
@@ -908,6 +914,13 @@ def _rebuild(arr, dtype_name, requires_grad):  # (what pickles written before ``
     t = _t(arr, dtype=D._NAME[dtype_name])
     t._requires_grad = requires_grad
     return t
+
+
+def _no_batched_storage(arr) -> None:
+    """torch's error for reading the memory of a tensor ``func.vmap`` batches (``tolist``, ``numpy``, ``data_ptr``):
+    a BatchedTensor has no storage."""
+    if isinstance(getattr(arr, "batch_dim", None), int):
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
 
 
 class _UntypedStorage:

@@ -794,6 +794,8 @@ def data_dependent_error(what, arr=None, branch=False, vmap=None):
     from .._compile.runner import TRACING
     if isinstance(getattr(arr, "batch_dim", None), int):
         msg = vmap or (_VMAP_BRANCH if branch else _VMAP_READ)
+        if not TRACING[0]:  # (torch's type: a plain RuntimeError; a compiled trace's is a graph break)
+            return RuntimeError(msg)
     elif not TRACING[0] and _gm._state.transform:
         msg = (f"functorch_lite.func: {what} inside a function transform (grad, vjp, jvp, jacrev, jacfwd, hessian, "
                "vmap) needs concrete values: functorch_lite's transforms trace the function with JAX. Move it "

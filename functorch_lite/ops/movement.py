@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import operator
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -21,7 +20,7 @@ from .._tensor.tensor import Size, _wrap_dim, channels_last, channels_last_3d, c
 from .._tensor.tensor import Tensor
 from ._registry import defop
 from .view_ops import _dims_arg, _shape_arg, expand, narrow, permute, reshape, transpose, view
-from .._warn import user_stacklevel as _user_stacklevel, warn_once
+from .._warn import warn_once
 
 
 
@@ -537,15 +536,14 @@ def T(self):
     return permute(self, tuple(range(nd - 1, -1, -1)))
 
 
-_WARNED_0D = set()
+_LINE_0D = {"T": 4321, "mT": 4373, "H": 4335, "mH": 4382}  # (where TensorShape.cpp warns, for the suffix)
 
 
 def _warn_0d_once(name, advice):
-    """PyTorch's TORCH_WARN_ONCE for ``Tensor.mT`` / ``mH`` / ``H`` on a 0-d tensor (they return it as it is)."""
-    if name not in _WARNED_0D:
-        _WARNED_0D.add(name)
-        warnings.warn(f"Tensor.{name} is deprecated on 0-D tensors. {advice}", UserWarning,
-                      stacklevel=_user_stacklevel())
+    """PyTorch's TORCH_WARN_ONCE for ``Tensor.T`` / ``mT`` / ``mH`` / ``H`` on a 0-d tensor (they return it as it
+    is)."""
+    warn_once(("0-d", name), f"Tensor.{name} is deprecated on 0-D tensors. {advice} (Triggered internally at "
+                             f"/__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:{_LINE_0D[name]}.)")
 
 
 def mT(self):

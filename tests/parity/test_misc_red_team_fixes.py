@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import functorch_lite as ft
-from _parity import same_rounded
+from _parity import same_rounded, warnings_of
 
 _OUT_CASES = {
     "cat": lambda t, o: t.cat([t.ones(2), t.ones(2)], out=o),
@@ -359,3 +359,34 @@ CUM_OUT = {  # (logcumsumexp / cummax / cummin check out='s dtype with their own
 @pytest.mark.parametrize("case", list(CUM_OUT))
 def test_cumulative_out_and_in_place_dtype(case):
     same_rounded(CUM_OUT[case], torch, ft)
+
+
+VMAP_READS = {  # (a tensor vmap batches has no storage in torch; its reads raise plain RuntimeErrors)
+    "tolist": lambda a: a.tolist(),
+    "numpy": lambda a: a.numpy(),
+    "data_ptr": lambda a: a.data_ptr(),
+    "untyped_storage": lambda a: a.untyped_storage(),
+    "item": lambda a: a.sum().item(),
+    "bool": lambda a: bool(a.sum()),
+}
+
+
+@pytest.mark.parametrize("case", list(VMAP_READS))
+def test_reading_a_batched_tensor_under_vmap(case):
+    def run(L):
+        L.func.vmap(lambda a: (VMAP_READS[case](a), a)[1])(L.arange(6.0).view(2, 3))
+    t, f = _raised(run, torch), _raised(run, ft)
+    assert (type(f).__name__, str(f)) == (type(t).__name__, str(t))
+
+
+def _raised(fn, L):
+    try:
+        fn(L)
+    except Exception as e:  # noqa: BLE001
+        return e
+
+
+@pytest.mark.parametrize("name", ["T", "mT", "H", "mH"])
+def test_0d_transpose_warnings_carry_torchs_suffix(name):
+    assert warnings_of(torch, lambda L: getattr(L.tensor(2.0), name)) == \
+        warnings_of(ft, lambda L: getattr(L.tensor(2.0), name))

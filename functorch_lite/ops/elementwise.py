@@ -15,6 +15,7 @@ from ._rounding import true_div
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from .._symbolic import SymNumber
+from .._warn import warn_once
 
 
 # ---- checks ---------------------------------------------------------------------------------------
@@ -530,7 +531,7 @@ def _isin_rule(op, sig, sargs):
 
 
 @defop(kernel="isin_default_cpu", promote=_isin_rule, broadcast=False, tensors=2, method=False, differentiable=False,
-       prep=_isin_prep)
+       prep=_isin_prep, function=False)  # (torch.isin: set_ops.isin, for its three overloads' keyword names)
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """Whether each element of ``elements`` occurs in ``test_elements`` (shape of ``elements``; scalars allowed)."""
     return jnp.isin(elements, test_elements, invert=invert)
@@ -1018,7 +1019,11 @@ def clamp_max(input, max):  # noqa: A002
 def _where_check(targs, sargs):
     from .._tensor.tensor import Tensor
     c = targs[0]
-    if isinstance(c, Tensor) and c.dtype is not D.bool:
+    if isinstance(c, Tensor) and c.dtype is D.uint8:  # (used as its != 0, as torch's ``condition.to(kBool)``)
+        warn_once("where_uint8", "where received a uint8 condition tensor. This behavior is deprecated and will be "
+                  "removed in a future version of PyTorch. Use a boolean condition instead. (Triggered internally at "
+                  "/__w/pytorch/pytorch/aten/src/ATen/native/TensorCompare.cpp:621.)")
+    elif isinstance(c, Tensor) and c.dtype is not D.bool:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {c.dtype.short}")
     D.check_scalar_arg(targs[1], targs[2], floats="wide")  # the number becomes a float32 tensor first
     D.check_scalar_arg(targs[2], targs[1], floats="wide")

@@ -15,6 +15,7 @@ Example::
 from __future__ import annotations
 
 import functools
+import operator
 
 import jax
 import jax.numpy as jnp
@@ -42,6 +43,11 @@ def _run(name: str, targs: tuple, sargs: tuple, out=None, in_place: bool = False
     return _out(dispatch(OPS[name], targs, sargs), out)
 
 
+def _dim(d):
+    """A ``dim`` argument: a one-element integer tensor is its int (torch's ``operator.index``)."""
+    return operator.index(d) if isinstance(d, Tensor) else d
+
+
 def _need(t, allowed, msg, exc=RuntimeError):
     if t.dtype not in allowed:
         raise exc(msg)
@@ -49,7 +55,7 @@ def _need(t, allowed, msg, exc=RuntimeError):
 
 def _gather_prep(targs, sargs):
     x, index = targs
-    d = _wrap_dim(sargs[0], len(x._shape))
+    d = _wrap_dim(_dim(sargs[0]), len(x._shape))
     _need(index, _INT_INDEX, "gather(): Expected dtype int32/int64 for index")
     if index.numel() == 0:
         return (d, False)
@@ -81,7 +87,7 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
 
 def _scatter_prep(targs, sargs):
     x, index, src = targs
-    d = _wrap_dim(sargs[0], len(x._shape))
+    d = _wrap_dim(_dim(sargs[0]), len(x._shape))
     _need(index, _INT_INDEX, "scatter(): Expected dtype int32/int64 for index")
     is_t = isinstance(src, Tensor)
     if is_t and src.dtype is not x.dtype:
@@ -290,7 +296,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
 
 def _index_select_prep(targs, sargs):
     x, index = targs
-    d = _wrap_dim(sargs[0], len(x._shape))
+    d = _wrap_dim(_dim(sargs[0]), len(x._shape))
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     _need(index, _INT_INDEX, "index_select(): Expected dtype int32 or int64 for index")
@@ -322,7 +328,7 @@ def _src_dim(src, d):
 
 def check_index_source(name, x, index, src, dim) -> int:
     """PyTorch's checks of ``name(self, dim, index, source)`` (index_add_, index_reduce_): the wrapped dim."""
-    d = _wrap_dim(dim, len(x._shape))
+    d = _wrap_dim(_dim(dim), len(x._shape))
     _need(index, _INT_INDEX, f"{name}(): Expected dtype int32/int64 for index but got: {index.dtype.short}")
     if index.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
@@ -348,7 +354,7 @@ def _index_fill_prep(targs, sargs):
     x, index, value = targs
     if not isinstance(value, Tensor) and not isinstance(value, complex):
         D.check_fits(value, x.dtype)
-    d = _wrap_dim(sargs[0], len(x._shape))
+    d = _wrap_dim(_dim(sargs[0]), len(x._shape))
     _need(index, (D.int64,), "index_fill_(): Expected dtype int64 for index.", IndexError)
     if x.dtype.category < D.COMPLEX and (isinstance(value, complex) or (
             isinstance(value, Tensor) and value.dtype.category == D.COMPLEX)):
@@ -364,7 +370,7 @@ def _index_fill_prep(targs, sargs):
 
 def _index_copy_prep(targs, sargs):
     x, index, src = targs
-    d = _wrap_dim(sargs[0], len(x._shape))
+    d = _wrap_dim(_dim(sargs[0]), len(x._shape))
     if index.ndim > 1:
         raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
     _need(index, (D.int64,), f"index_copy_(): Expected a long tensor for index, but got {index.dtype.short}")
@@ -451,8 +457,8 @@ def _take_along_prep(targs, sargs):
     if sargs[0] is None:
         return sargs
     if not x._shape:
-        raise IndexError(f"Dimension specified as {sargs[0]} but tensor has no dimensions")
-    d = _wrap_dim(sargs[0], len(x._shape))
+        raise IndexError(f"Dimension specified as {_dim(sargs[0])} but tensor has no dimensions")
+    d = _wrap_dim(_dim(sargs[0]), len(x._shape))
     if x.ndim != idx.ndim:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, but "
                            f"got {x.ndim} dimensions for input, and {idx.ndim} dimensions for indices")

@@ -285,7 +285,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     x = _acc(input)
     if jnp.issubdtype(x.dtype, jnp.floating):
         x = _nan_to_zero(x)
-    return jnp.sum(x, axis=dim, keepdims=keepdim)
+    r = jnp.sum(x, axis=dim, keepdims=keepdim)
+    return R._pos_zero(r) if R._one_term(input.shape, dim) else r
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, axis=None, out=None):
@@ -706,6 +707,8 @@ def _host_index(x, dim, keepdim, fn):
 def _kth_prep(targs, sargs):
     k, dim, keepdim = sargs
     t = targs[0]
+    if isinstance(k, Tensor) and k.numel() == 1 and k.dtype.category <= D.INT and k.dtype is not D.bool:
+        k = operator.index(k)  # (an integer tensor of one element passes torch's ``int`` parser)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise TypeError(f"kthvalue(): argument 'k' (position 2) must be int, not {type(k).__name__}")
     if t.dtype is D.bool:

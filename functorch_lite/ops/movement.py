@@ -437,7 +437,24 @@ def unbind(input, dim=0):
     return _multi_view(input, d, [1] * input._shape[d], "unbind")
 
 
-def split(tensor, split_size_or_sections=None, dim=0, *, split_size=None):
+def _split_sizes(sizes, pos):
+    """torch's ``int[] split_sizes`` argument: ints or one-element integer tensors (``operator.index``)."""
+    head = f"split_with_sizes(): argument 'split_sizes' (position {pos}) must be tuple of ints"
+    if isinstance(sizes, Tensor) or not hasattr(sizes, "__iter__"):
+        raise TypeError(f"{head}, not {type(sizes).__name__}")
+    out = []
+    for i, v in enumerate(sizes):
+        try:
+            out.append(operator.index(v))
+        except TypeError:
+            if isinstance(v, Tensor):
+                raise TypeError(f"split_with_sizes(): argument 'split_sizes' failed to unpack the object at pos {pos} "
+                                "with error \"type must be tuple of ints,but got Tensor\"") from None
+            raise TypeError(f"{head}, but found element of type {type(v).__name__} at pos {i}") from None
+    return out
+
+
+def split(tensor, split_size_or_sections=None, dim=0, *, split_size=None, _pos=2):
     """(``split_size=``: ``Tensor.split``'s name of the second argument.)"""
     if split_size is not None:
         if split_size_or_sections is not None:
@@ -452,13 +469,15 @@ def split(tensor, split_size_or_sections=None, dim=0, *, split_size=None):
     if isinstance(split_size_or_sections, np.integer):  # (torch's parser: not an int for split's overloads)
         raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not "
                         f"numpy.{type(split_size_or_sections).__name__}")
+    if isinstance(split_size_or_sections, Tensor) and split_size_or_sections.numel() == 1:
+        split_size_or_sections = int(split_size_or_sections)  # (Tensor.split's int(); else split_with_sizes')
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
         if step <= 0 and size:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
         sizes = [min(step, size - i) for i in range(0, size, step)] if size else [0]
     else:
-        sizes = list(split_size_or_sections)
+        sizes = _split_sizes(split_size_or_sections, _pos)
         if sum(sizes) != size:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
                                f"dimension {d}), but got split_sizes={sizes}")
@@ -620,8 +639,12 @@ def dsplit(input, indices_or_sections):
     return _split_dim("dsplit", input, indices_or_sections, 2, 3)
 
 
-def split_with_sizes(input, split_sizes, dim=0):
-    return split(input, list(split_sizes), dim)
+def split_with_sizes(input, split_sizes, dim=0, _pos=2):
+    return split(input, _split_sizes(split_sizes, _pos), dim, _pos=_pos)
+
+
+def _split_with_sizes_method(self, split_sizes, dim=0):
+    return split_with_sizes(self, split_sizes, dim, _pos=1)  # (the method's parser counts from self)
 
 
 def _atleast(n, tensors):
@@ -960,8 +983,8 @@ METHODS = {"contiguous": contiguous, "clone": clone, "flatten": flatten, "ravel"
            "tensor_split": tensor_split, "T": property(T), "mT": property(mT),
            "repeat_interleave": _repeat_interleave_method, "broadcast_to": _broadcast_to_method, "diff": diff,
            "fliplr": fliplr, "flipud": flipud, "diagflat": diagflat, "hsplit": hsplit,
-           "vsplit": vsplit, "dsplit": dsplit, "split_with_sizes": split_with_sizes, "is_nonzero": is_nonzero,
-           "is_same_size": is_same_size, "is_signed": is_signed}
+           "vsplit": vsplit, "dsplit": dsplit, "split_with_sizes": _split_with_sizes_method,
+           "is_nonzero": is_nonzero, "is_same_size": is_same_size, "is_signed": is_signed}
 FUNCTIONS = {"clone": clone, "flatten": flatten, "ravel": ravel, "unbind": unbind, "split": split, "chunk": chunk,
              "tensor_split": tensor_split, "hstack": hstack, "vstack": vstack,
              "broadcast_tensors": broadcast_tensors, "numel": numel, "broadcast_shapes": broadcast_shapes,

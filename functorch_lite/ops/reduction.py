@@ -83,6 +83,30 @@ def _acc(x):
     return x.astype(jnp.float32) if x.dtype in _HALF else x
 
 
+@jax.custom_jvp
+def _pos_zero_real(x):
+    return jnp.where(x == 0, jnp.zeros((), x.dtype), x)
+
+
+_pos_zero_real.defjvp(lambda p, t: (_pos_zero_real(p[0]), t[0]))  # (the identity's derivative, at 0 too)
+
+
+def _pos_zero(x):
+    """``+0.0 + x`` as PyTorch's sum kernels accumulate (each -0.0 component becomes +0.0; XLA folds a literal
+    ``x + 0`` away, so it is a select, differentiated as the identity)."""
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        return x
+    if jnp.iscomplexobj(x):
+        return jax.lax.complex(_pos_zero_real(x.real), _pos_zero_real(x.imag))
+    return _pos_zero_real(x)
+
+
+def _one_term(shape, dim):
+    """True when a reduction over ``dim`` (None: all) sums exactly one element per output: XLA then returns the
+    element itself (a -0.0 stays -0.0), where PyTorch adds it to its +0.0 accumulator. (Decided at trace time.)"""
+    return math.prod(shape if dim is None else (shape[d] for d in dim)) == 1
+
+
 def _ax(dim, axis):
     """``axis=`` is PyTorch's keyword alias of ``dim``."""
     return dim if axis is None else axis
@@ -147,7 +171,8 @@ def _sum_name(targs, sargs):
 @defop(kernel="sum_cpu", promote="sum", grad_fn=_sum_name, prep=_dim_prep, saves=(), autocast={"cuda": "fp32_opt"})
 def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):  # noqa: A001
     """Integer and bool sums accumulate in int64 (PRO-13); ``dim=()`` reduces all (RED-02)."""
-    return jnp.sum(_acc(input), axis=dim, keepdims=keepdim)
+    r = jnp.sum(_acc(input), axis=dim, keepdims=keepdim)
+    return _pos_zero(r) if _one_term(input.shape, dim) else r
 
 
 def _mean_name(targs, sargs):
@@ -166,7 +191,8 @@ def _mean_rule(op, sig, sargs):
 @defop(kernel="sum_cpu", promote=_mean_rule, grad_fn=_mean_name, prep=_dim_prep, saves=())
 def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Floating/complex only (PRO-12); the mean of nothing is nan (RED-10)."""
-    return _rounding.mean(_acc(input), axis=dim, keepdims=keepdim)
+    r = _rounding.mean(_acc(input), axis=dim, keepdims=keepdim)
+    return _pos_zero(r) if _one_term(input.shape, dim) else r
 
 
 def _prod_prep(targs, sargs):
@@ -610,8 +636,8 @@ def _cum_inplace(self, sargs):
        inplace=_cum_inplace, check=_cum_check, saves=(), autocast={"cuda": "fp32_opt"})
 def cumsum(input, dim=None, *, dtype=None, axis=None):
     """Running sum along ``dim``; integers and bool accumulate in int64 (PRO-13), floats in torch's CPU
-    ``acc_type`` (:func:`_cum_acc`)."""
-    return input if input.ndim == 0 else jnp.cumsum(_cum_acc(input), axis=dim).astype(input.dtype)
+    ``acc_type`` (:func:`_cum_acc`), from PyTorch's +0.0 (so no -0.0 comes out)."""
+    return input if input.ndim == 0 else _pos_zero(jnp.cumsum(_cum_acc(input), axis=dim).astype(input.dtype))
 
 
 @defop(saves=SAVES_RESULT, kernel="cumprod_out_cpu", promote=_cum_rule, grad_fn="CumprodBackward0",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import operator
 
 import jax.numpy as jnp
 import numpy as np
@@ -35,6 +36,7 @@ from .._tensor.tensor import Tensor, _wrap_dim
 from ._dispatch import autocast_args, data_dependent_error, dispatch, write_out
 from ._registry import OPS, defop
 from ._rounding import true_div
+from .reduction import _invalid_combo
 from .gather_scatter import _vmap_dynamic
 from .indexing import _Tracer, _host_tensor, _view
 
@@ -154,6 +156,32 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
                           "unique_consecutive")
 
 
+# ---- isin ---------------------------------------------------------------------------------------------------------
+_ISIN_SIGS = tuple(f"({a}, *, bool assume_unique = False, bool invert = False, Tensor out = None)" for a in (
+    "Tensor elements, Tensor test_elements", "Number element, Tensor test_elements",
+    "Tensor elements, Number test_element"))
+_NO = object()
+
+
+def isin(*args, elements=_NO, test_elements=_NO, element=_NO, test_element=_NO, assume_unique=False, invert=False,
+         out=None):
+    """``torch.isin``'s three overloads: (Tensor elements, Tensor test_elements), (Number element, Tensor
+    test_elements), (Tensor elements, Number test_element), positional or by those keyword names."""
+    slots = list(args[:2]) + [_NO] * (2 - len(args[:2]))
+    ok = len(args) <= 2
+    for i, name, v, tensor in ((0, "elements", elements, True), (0, "element", element, False),
+                               (1, "test_elements", test_elements, True), (1, "test_element", test_element, False)):
+        if v is not _NO:
+            ok = ok and slots[i] is _NO and isinstance(v, Tensor) == tensor
+            slots[i] = v
+    if not (ok and _NO not in slots and any(isinstance(v, Tensor) for v in slots)):
+        named = [(k, v) for k, v in (("test_element", test_element), ("element", element),
+                                     ("test_elements", test_elements), ("elements", elements)) if v is not _NO]
+        got = ", ".join([type(v).__name__ for v in args] + [f"{k}={type(v).__name__}" for k, v in named])
+        raise _invalid_combo("isin", f"({got}{', ' if named and not args else ''})", _ISIN_SIGS)
+    return OPS["isin"].fn(slots[0], slots[1], assume_unique=assume_unique, invert=invert, out=out)
+
+
 # ---- bincount / histc --------------------------------------------------------------------------------------------------
 def _bincount_rule(op, sig, sargs):
     dt = sig[0][1]
@@ -239,6 +267,8 @@ def _cnum(v: float) -> str:
 
 def histc(input: Tensor, bins: int = 100, min=0, max=0, *, out=None) -> Tensor:  # noqa: A002
     """Histogram of ``bins`` equal-width bins over [min, max] (min == max: the data's range)."""
+    if isinstance(bins, Tensor) and bins.numel() == 1 and bins.dtype.category <= D.INT and bins.dtype is not D.bool:
+        bins = operator.index(bins)  # (an integer tensor of one element passes torch's ``int`` parser)
     if not isinstance(bins, numbers.Integral) or isinstance(bins, bool):
         raise TypeError(f"histc(): argument 'bins' must be int, not {type(bins).__name__}")
     if bins <= 0:
@@ -485,5 +515,5 @@ def fill_diagonal_(self: Tensor, fill_value, wrap: bool = False) -> Tensor:
 
 
 FUNCTIONS = {f.__name__: f for f in (unique, unique_consecutive, bincount, histc, quantile, nanquantile, searchsorted,
-                                     bucketize)}
+                                     bucketize, isin)}
 METHODS = {f.__name__: f for f in (unique, unique_consecutive, bincount, histc, quantile, nanquantile, fill_diagonal_)}

@@ -14,16 +14,20 @@ Example::
 from __future__ import annotations
 
 import builtins
+import math
 import numbers
 import operator
 
 import jax.numpy as jnp
+import numpy as np
 
 from .. import dtypes as D
 from .._promotion import _cname, no_kernel
 from .._tensor.tensor import Tensor, _wrap_dim
 from ._dispatch import _check_out_grad, dispatch, write_out
 from ._registry import OPS, defop
+from .creation import _linspace_real
+from .indexing import _Tracer, _host_tensor
 from .reduction import _structseq, return_types as RT
 from .set_ops import _linspace
 
@@ -70,6 +74,42 @@ def _fmt(v):
     return f"{v:g}"
 
 
+def _check_ranges(ranges):
+    """torch's ``select_outer_bin_edges`` checks, per dimension: a finite range, then min <= max."""
+    for d, (lo, hi) in enumerate(ranges):
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise RuntimeError(f"torch.histogramdd: dimension {d}'s range [{_fmt(lo)}, {_fmt(hi)}] is not finite")
+        if lo > hi:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {_fmt(lo)} max {_fmt(hi)} "
+                               f"for dimension {d}")
+
+
+def _host_edges(input, nb, ranges):
+    """torch's equal-width bin edges for ``nb[d]`` bins per dimension of the points ``input`` (..., D), computed
+    on the host as torch's kernel does (``ranges`` None: the data's min and max per dimension; checked finite;
+    an empty range widened by 0.5 each side; then torch's linspace in the input's dtype), padded with each row's
+    last edge -> a (D, max(nb) + 1) array; None when traced (the edges are then computed in the program)."""
+    dt = input.dtype
+    if dt not in (D.float32, D.float64) or (ranges is None and isinstance(input._array, _Tracer)):
+        return None  # (the op's dtype rule raises; a traced input: its range is in the program)
+    nd = len(nb)
+    if ranges is None:
+        if input.numel():
+            h = input._host().reshape(-1, nd).astype(np.float64)
+            ranges = tuple(zip(h.min(0).tolist(), h.max(0).tolist()))
+        else:  # (PyTorch: an empty input's range is [0, 1])
+            ranges = ((0.0, 1.0),) * nd
+        _check_ranges(ranges)
+    n = max(nb) + 1
+    rows = []
+    for (lo, hi), b in zip(ranges, nb):
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        e = _linspace_real(lo, hi, b + 1, dt).astype(dt.jnp)
+        rows.append(np.concatenate([e, np.full(n - e.shape[0], e[-1], dt.jnp)]))
+    return np.stack(rows)
+
+
 def histogram(input, bins, *, range=None, weight=None, density=False, out=None):  # noqa: A002
     """``torch.histogram(x, bins, range=None, weight=None, density=False)``: (hist, bin_edges); ``bins`` an int
     (equal-width bins) or a 1-d tensor of increasing edges. ``out=(hist, bin_edges)``: of the input's dtype (torch's
@@ -87,9 +127,8 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
             raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
         edges, nb = None, int(bins)
         lo, hi = (None, None) if range is None else (float(range[0]), float(range[1]))
-        if lo is not None and lo > hi:
-            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {_fmt(lo)} max {_fmt(hi)} "
-                               "for dimension 0")
+        if lo is not None:
+            _check_ranges(((lo, hi),))
     if weight is not None and tuple(weight._shape) != tuple(input._shape):
         raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
                            "input tensor excluding its innermost dimension")
@@ -100,6 +139,10 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
             if o.dtype is not input.dtype:
                 raise RuntimeError(f"torch.histogram: input tensor and {what} tensor should have the same dtype, but "
                                    f"got input {_cname(input.dtype)} and {what} {_cname(o.dtype)}{tail}")
+    if edges is None:
+        padded = _host_edges(input, (nb,), None if lo is None else ((lo, hi),))
+        if padded is not None:
+            edges, nb, lo, hi = _host_tensor(padded[0], input.dtype, input.device), None, None, None
     r = dispatch(OPS["histogram"], (input, edges, weight), (nb, lo, hi, bool(density)))
     if out is None or not pair:
         return r if out is None else write_out(out, r)  # (write_out's errors for another out=)
@@ -200,10 +243,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):  # noqa
                 raise RuntimeError(f"torch.histogramdd: for a {nd}-dimensional histogram range should have {2 * nd} "
                                    f"elements, but got {len(range)}")
             ranges = tuple((float(range[2 * d]), float(range[2 * d + 1])) for d in builtins.range(nd))
-            for d, (lo, hi) in enumerate(ranges):
-                if lo > hi:
-                    raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {_fmt(lo)} max "
-                                       f"{_fmt(hi)} for dimension {d}")
+            _check_ranges(ranges)
     if weight is not None and weight.dtype is not input.dtype:
         raise RuntimeError(f"torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
                            f"have the same dtype, but got input({_cname(input.dtype)}), and "
@@ -212,6 +252,10 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):  # noqa
         raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
                            f"input tensor excluding its innermost dimension, but got input with shape "
                            f"{list(input._shape)} and weight with shape {list(weight._shape)}")
+    if edges is None:
+        padded = _host_edges(input, nb, ranges)
+        if padded is not None:
+            edges, ranges = _host_tensor(padded, input.dtype, input.device), None
     hist, padded = dispatch(OPS["histogramdd"], (input, edges, weight), (nb, ranges, bool(density)))
     return RT.histogramdd(hist, tuple(padded[d, :nb[d] + 1].clone() for d in builtins.range(nd)))
 

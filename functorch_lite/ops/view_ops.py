@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import dtypes as D
 from .._tensor import views as V
-from .._tensor.tensor import _wrap_dim
+from .._tensor.tensor import Tensor, _wrap_dim
 from ..autograd import graph as _graph
 from ._registry import defop
 
@@ -543,8 +543,9 @@ def _tensor_unfold(input, dimension, size, step):
 def _movedim_prep(targs, sargs):
     t = targs[0]
     src, dst = sargs
-    src = (src,) if isinstance(src, (int, np.integer)) else tuple(src)
-    dst = (dst,) if isinstance(dst, (int, np.integer)) else tuple(dst)
+    src, dst = ((v,) if isinstance(v, (int, np.integer)) or isinstance(v, Tensor) and not v.dim() else v
+                for v in (src, dst))
+    src, dst = tuple(map(operator.index, src)), tuple(map(operator.index, dst))  # (0-d integer tensors too)
     nd = len(t._shape)
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "

@@ -753,6 +753,15 @@ _OUT_EXACT = {
     "where": lambda r, o: f"Expected out type to be {r.short} but got {o.short}",
     **{n: (lambda r, o: f"expected scalar_type {r.short} but found {o.short}") for n in ("logcumsumexp", "cummax",
                                                                                        "cummin")},
+    "searchsorted": lambda r, o: ("torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
+                                  "Long(int64) depending on whether out_int32 flag is True, but we got output tensor's "
+                                  f"dtype {o.short} and out_int32 flag is {r is D.int32}"),
+    "nonzero": lambda r, o: f"nonzero: Expected out tensor to have scalar type {r.short} but got scalar type{o.short}",
+    "masked_select": lambda r, o: "masked_select(): self and result must have the same scalar type",
+    "frexp": lambda r, o: (f"torch.frexp() expects exponent to have int dtype but got {_promotion._cname(o)}"
+                           if r is D.int32 else  # (the exponent's out; else the mantissa's)
+                           f"torch.frexp() expects mantissa to have dtype {_promotion._cname(r)} but got "
+                           f"{_promotion._cname(o)}"),
     **{n: (lambda r, o: f"Expected the dtype for input and out to match, but got {r.short} for input's dtype and "
            f"{o.short} for out's dtype.") for n in ("amax", "amin")},
 }

@@ -502,7 +502,8 @@ def masked_select(input: Tensor, mask: Tensor, *, out=None) -> Tensor:
     _check_mask(mask, "masked_select")
     shape = broadcast_shapes(mask._shape, input._shape)
     flat = np.flatnonzero(np.broadcast_to(mask._host(), shape))
-    return _out(dispatch(OPS["masked_select"], (input, _host_tensor(flat, D.int64, input.device)), (shape,)), out)
+    r = dispatch(OPS["masked_select"], (input, _host_tensor(flat, D.int64, input.device)), (shape,))
+    return r if out is None else write_out(out, r, "masked_select")
 
 
 @defop("masked_scatter", kernel="masked_scatter", promote=_rule_cast(1), grad_fn="MaskedScatterBackward0", tensors=3,
@@ -583,7 +584,7 @@ def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
         if out is None:
             return r
         resized = out._shape != r._shape
-        write_out(out, r)
+        write_out(out, r, "nonzero")
         return with_memory_order(out, (1, 0), r._strides) if resized else out  # (torch lays a resized out so too)
     src = input if input._shape else _view(input, "unsqueeze", (0,))
     r = _coords(src)

@@ -404,7 +404,7 @@ def _structseq(name):
 
 
 for _n in ("nanmedian", "cummax", "cummin", "kthvalue", "mode"):
-    _structseq(_n)
+    _structseq(_n)._out_type = _structseq(_n + "_out")  # (what an out= call returns: ``return_types.mode_out``)
 OPS["nanmedian_dim"].result_type = R.return_types.nanmedian
 
 

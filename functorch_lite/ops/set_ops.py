@@ -38,13 +38,9 @@ from ._registry import OPS, defop
 from ._rounding import true_div
 from .reduction import _invalid_combo
 from .gather_scatter import _vmap_dynamic
-from .indexing import _Tracer, _host_tensor, _view
+from .indexing import _Tracer, _host_tensor, _out, _view
 
 _INTEGRAL = (D.uint8, D.int8, D.int16, D.int32, D.int64)
-
-
-def _out(r, out):
-    return r if out is None else write_out(out, r)
 
 
 def _concrete(t: Tensor, what: str) -> np.ndarray:
@@ -476,7 +472,7 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
                           f"contiguous, please use contiguous {name} tensor if possible. This message will only appear "
                           "once per program. (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
                           f"BucketizationUtils.h:{line}.)")
-    return _out(r, out)
+    return r if out is None else write_out(out, r, "searchsorted")
 
 
 def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False, out=None) -> Tensor:

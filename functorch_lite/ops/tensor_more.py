@@ -41,6 +41,7 @@ from .math_extra import _tensors_only
 from .reduction import _structseq, return_types as RT
 
 RT.frexp = _structseq("frexp", ("mantissa", "exponent"))
+RT.frexp._out_type = RT.frexp_out = _structseq("frexp_out", ("mantissa", "exponent"))
 
 
 # ---- in-place view ops -------------------------------------------------------------------------------------------
@@ -576,7 +577,7 @@ def _frexp_jvp(primals, tangents):
     return (m, e), (t * jnp.exp2(-e.astype(x.dtype)), jnp.zeros(e.shape, jax.dtypes.float0))
 
 
-@defop(promote=_frexp_rule, grad_fn="FrexpBackward0", nout=2, result_type=RT.frexp, kernel="frexp_cpu", out=False)
+@defop(promote=_frexp_rule, grad_fn="FrexpBackward0", nout=2, result_type=RT.frexp, kernel="frexp_cpu", out=True)
 def frexp(input):
     """``torch.frexp``: (mantissa in [0.5, 1) with the input's sign, int32 exponent), ``input = m * 2**e``; the
     gradient of the mantissa is ``grad / 2**e``."""

@@ -336,6 +336,9 @@ def test_the_first_compile_turns_distribution_validation_off():
         D.Distribution.set_default_validate_args(True)
         L.compile(lambda x: x + 2)
         return seen + [D.Distribution._validate_args]
+    # (each library patches once per process: an earlier test's compile must not count as the first)
+    torch._dynamo.eval_frame.TorchPatcher.patch.cache_clear()
+    ft._compile._PATCHED.clear()
     assert states(torch) == states(ft) == [True, True, False, -1.0, True]
 
 
@@ -390,3 +393,28 @@ def _raised(fn, L):
 def test_0d_transpose_warnings_carry_torchs_suffix(name):
     assert warnings_of(torch, lambda L: getattr(L.tensor(2.0), name)) == \
         warnings_of(ft, lambda L: getattr(L.tensor(2.0), name))
+
+
+_Y = [[3.0, 0.0], [0.0, 5.0]]
+OUT_FORMS = {  # (out= dtype errors with each kernel's own message; out= calls return torch's ``<name>_out`` types)
+    "searchsorted int32 out": lambda L: L.searchsorted(L.tensor([1.0, 3.0]), L.tensor([2.0]),
+                                                       out=L.empty(1, dtype=L.int32)),
+    "searchsorted out_int32, long out": lambda L: L.searchsorted(L.tensor([1.0, 3.0]), L.tensor([2.0]), out_int32=True,
+                                                                 out=L.empty(1, dtype=L.int64)),
+    "nonzero float out": lambda L: L.nonzero(L.tensor(_Y), out=L.empty(2, 2)),
+    "masked_select double out": lambda L: L.masked_select(L.tensor(_Y), L.tensor(_Y) > 0,
+                                                          out=L.empty(2, dtype=L.float64)),
+    "frexp out": lambda L: L.frexp(L.tensor(_Y), out=(L.empty(2, 2), L.empty(2, 2, dtype=L.int32))),
+    "frexp mantissa out": lambda L: L.frexp(L.tensor(_Y), out=(L.empty(2, 2, dtype=L.float64),
+                                                              L.empty(2, 2, dtype=L.int32))),
+    "frexp exponent out": lambda L: L.frexp(L.tensor(_Y), out=(L.empty(2, 2), L.empty(2, 2, dtype=L.int64))),
+    **{f"{n} out type": (lambda n: lambda L: getattr(L, n)(L.tensor(_Y), 0, out=(L.empty(2), L.empty(
+        2, dtype=L.long))))(n) for n in ("mode", "nanmedian")},
+    "kthvalue out type": lambda L: L.kthvalue(L.tensor(_Y), 1, 0, out=(L.empty(2), L.empty(2, dtype=L.long))),
+    "cummax out type": lambda L: L.cummax(L.tensor(_Y), 0, out=(L.empty(2, 2), L.empty(2, 2, dtype=L.long))),
+}
+
+
+@pytest.mark.parametrize("case", list(OUT_FORMS))
+def test_out_forms(case):
+    same_rounded(lambda L: (lambda r: (type(r).__name__, r))(OUT_FORMS[case](L)), torch, ft)

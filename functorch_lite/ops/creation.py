@@ -1124,6 +1124,7 @@ def normal(*args, mean=_NOT_GIVEN, std=_NOT_GIVEN, size=_NOT_GIVEN, generator=No
         if st:
             if std.is_complex():
                 raise RuntimeError("normal expects standard deviation to be non-complex")
+            _no_float8(std.dtype, "min_all")  # (torch checks std >= 0 with std.min() first)
             _check_std(std._array)
         elif not std >= 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")

@@ -333,6 +333,7 @@ def _nanmed_prep(targs, sargs):
 
 
 @defop("nanmedian", kernel="median_cpu", grad_fn="NanmedianBackward0", prep=_nanmed_prep, method=False,
+       check_dtype=R.no_wide_unsigned,
        function=False)
 def _nanmedian_all(input):
     """Lower median of the non-NaN elements (NaN if all are); ties share the gradient evenly."""
@@ -379,6 +380,7 @@ def _allnan_index(n):
 
 
 @defop("nanmedian_dim", kernel="median_out", promote="value_index", grad_fn="NanmedianBackward1", nout=2,
+       check_dtype=R.no_wide_unsigned,
        prep=_nanmed_prep, method=False, function=False, saves=())
 def _nanmedian_dim(input, dim, keepdim=False):
     """Lower median of the non-NaN values along ``dim`` and its index (ranked by (value, index))."""
@@ -456,12 +458,14 @@ def _later_min(a, b):
 
 
 @defop("cummax", kernel="cummax_cpu", promote="value_index", grad_fn="CummaxBackward0", nout=2,
+       check_dtype=R.no_wide_unsigned,
        prep=_scan_prep("cummax"), method=False, function=False, saves=())
 def _cummax(input, dim):
     return _cum_extreme(input, dim, _later_max)
 
 
 @defop("cummin", kernel="cummin_cpu", promote="value_index", grad_fn="CumminBackward0", nout=2,
+       check_dtype=R.no_wide_unsigned,
        prep=_scan_prep("cummin"), method=False, function=False, saves=())
 def _cummin(input, dim):
     return _cum_extreme(input, dim, _later_min)
@@ -722,6 +726,7 @@ def _kth_prep(targs, sargs):
 
 
 @defop("kthvalue", kernel="kthvalue_cpu", promote="value_index", grad_fn="KthvalueBackward0", nout=2,
+       check_dtype=R.no_wide_unsigned,
        prep=_kth_prep, method=False, function=False, saves=())
 def _kthvalue(input, k, dim=-1, keepdim=False):
     """The ``k``-th smallest along ``dim`` (NaN largest) and the index PyTorch's quickselect returns."""
@@ -741,6 +746,7 @@ def _mode_prep(targs, sargs):
 
 
 @defop("mode", kernel="mode_cpu", promote="value_index", grad_fn="ModeBackward0", nout=2, prep=_mode_prep,
+       check_dtype=R.no_wide_unsigned,
        method=False, function=False, saves=(), float8=False)
 def _mode(input, dim=-1, keepdim=False):
     """Most frequent value along ``dim`` (the smallest such) and the index PyTorch's CPU kernel reports."""

@@ -28,6 +28,11 @@ def _binary(name, reflected=False):
             if not _ok(other):
                 return NotImplemented
             return dispatch(op, (other, self), statics)
+    elif name == "pow":
+        def fn(self, other, modulo=None):  # (Python's 3-argument pow: NotImplemented, so its TypeError)
+            if modulo is not None or not _ok(other):
+                return NotImplemented
+            return dispatch(op, (self, other), statics)
     else:
         def fn(self, other):
             if not _ok(other):

@@ -157,6 +157,18 @@ def _nonempty(name, t, dims, all_exc=RuntimeError, all_tail=" Specify the reduct
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
+def no_wide_unsigned(op, dt):
+    """``check_dtype`` of the ops torch 2.13 has no uint16/uint32/uint64 CPU kernel for (max, topk, median...)."""
+    if dt in D.UNSIGNED_WIDE:
+        raise no_kernel(op.kernel, dt)
+
+
+def _rule_int64_narrow(op, sig, sargs):
+    """``int64`` results (argmax, count_nonzero) of an input torch has a kernel for."""
+    no_wide_unsigned(op, sig[0][1])
+    return P.rule_int64(op, sig, sargs)
+
+
 def _invalid_combo(name, got, overloads):
     lines = "".join(f" * {o}\n" for o in overloads)
     return TypeError(f"{name}() received an invalid combination of arguments - got {got}, but expected one of:\n"
@@ -249,27 +261,27 @@ def _select(x, dim, keepdim, argfn):
 
 
 @defop("max", saves=SAVES_RESULT, kernel="max_all", grad_fn="MaxBackward1", prep=_sel_prep("max"), method=False,
-       function=False)
+       check_dtype=no_wide_unsigned, function=False)
 def _max_all(input):
     """``x.max()``: NaN propagates (RED-31); ties share the gradient evenly, as PyTorch's."""
     return _pick(input, jnp.max, None, False, True)
 
 
 @defop("min", saves=SAVES_RESULT, kernel="min_all", grad_fn="MinBackward1", prep=_sel_prep("min"), method=False,
-       function=False)
+       check_dtype=no_wide_unsigned, function=False)
 def _min_all(input):
     return _pick(input, jnp.min, None, False, True)
 
 
 @defop("max_dim", kernel="max_cpu", promote="value_index", grad_fn="MaxBackward0", prep=_sel_prep("max"), nout=2,
-       result_type=return_types.max, method=False, function=False, saves=())
+       check_dtype=no_wide_unsigned, result_type=return_types.max, method=False, function=False, saves=())
 def _max_dim(input, dim, keepdim=False):
     """``x.max(dim)``: first index on ties (RED-30), NaN wins (RED-31)."""
     return _select(input, dim, keepdim, jnp.argmax)
 
 
 @defop("min_dim", kernel="min_cpu", promote="value_index", grad_fn="MinBackward0", prep=_sel_prep("min"), nout=2,
-       result_type=return_types.min, method=False, function=False, saves=())
+       check_dtype=no_wide_unsigned, result_type=return_types.min, method=False, function=False, saves=())
 def _min_dim(input, dim, keepdim=False):
     return _select(input, dim, keepdim, jnp.argmin)
 
@@ -290,13 +302,15 @@ def _amax_prep(name):
     return prep
 
 
-@defop(saves=SAVES_RESULT, kernel="max_values_cpu", grad_fn="AmaxBackward0", prep=_amax_prep("amax"))
+@defop(saves=SAVES_RESULT, kernel="max_values_cpu", grad_fn="AmaxBackward0", prep=_amax_prep("amax"),
+       check_dtype=no_wide_unsigned)
 def amax(input, dim=(), keepdim=False, *, axis=None):
     """Max over ``dim`` (int or tuple; ``()`` = all, RED-36)."""
     return _pick(input, jnp.max, dim, keepdim, False)
 
 
-@defop(saves=SAVES_RESULT, kernel="min_values_cpu", grad_fn="AminBackward0", prep=_amax_prep("amin"))
+@defop(saves=SAVES_RESULT, kernel="min_values_cpu", grad_fn="AminBackward0", prep=_amax_prep("amin"),
+       check_dtype=no_wide_unsigned)
 def amin(input, dim=(), keepdim=False, *, axis=None):
     return _pick(input, jnp.min, dim, keepdim, False)
 
@@ -321,13 +335,13 @@ def _arg(x, dim, keepdim, fn):
     return jnp.zeros((), jnp.int64) if x.ndim == 0 else fn(x, axis=dim, keepdims=keepdim)
 
 
-@defop(kernel="argmax_cpu", promote="int64", prep=_arg_prep("argmax"), differentiable=False)
+@defop(kernel="argmax_cpu", promote=_rule_int64_narrow, prep=_arg_prep("argmax"), differentiable=False)
 def argmax(input, dim=None, keepdim=False, *, axis=None):
     """Flat index when ``dim`` is None (RED-32); first occurrence on ties; int64."""
     return _arg(input, dim, keepdim, jnp.argmax)
 
 
-@defop(kernel="argmin_cpu", promote="int64", prep=_arg_prep("argmin"), differentiable=False)
+@defop(kernel="argmin_cpu", promote=_rule_int64_narrow, prep=_arg_prep("argmin"), differentiable=False)
 def argmin(input, dim=None, keepdim=False, *, axis=None):
     return _arg(input, dim, keepdim, jnp.argmin)
 
@@ -345,7 +359,7 @@ def _aminmax_prep(targs, sargs):
 
 
 @defop(kernel="aminmax_cpu", grad_fn="AminmaxBackward0", prep=_aminmax_prep, nout=2, out=True,
-       result_type=return_types.aminmax)
+       check_dtype=no_wide_unsigned, result_type=return_types.aminmax)
 def aminmax(input, *, dim=None, keepdim=False):
     """``(min, max)`` as ``torch.return_types.aminmax``."""
     return jnp.min(input, axis=dim, keepdims=keepdim), jnp.max(input, axis=dim, keepdims=keepdim)
@@ -678,7 +692,7 @@ def _count_prep(targs, sargs):
     return (_dims(_ax(dim, axis), len(targs[0]._shape)), None)
 
 
-@defop(float8=True, promote="int64", prep=_count_prep, differentiable=False)
+@defop(float8=True, kernel="nonzero_count_cpu", promote=_rule_int64_narrow, prep=_count_prep, differentiable=False)
 def count_nonzero(input, dim=None, *, axis=None):
     """Number of non-zero elements over ``dim`` (int or tuple), int64."""
     return jnp.sum(_truth(input), axis=dim, dtype=jnp.int64)
@@ -724,7 +738,10 @@ def _topk_prep(targs, sargs):
     k, dim, largest, sorted_, axis = sargs
     t = targs[0]
     nd = len(t._shape)
-    d = _one_dim("topk", _ax(dim, axis), nd)
+    dim = _ax(dim, axis)
+    if dim is None:
+        raise TypeError("topk(): argument 'dim' must be int, not NoneType")
+    d = _one_dim("topk", dim, nd)
     if t.dtype is D.bool:
         raise RuntimeError("topk does not support bool dtypes on CPU")
     if isinstance(k, bool) or not hasattr(k, "__index__"):  # (PyTorch's parser refuses a bool, a float, ...)
@@ -746,11 +763,15 @@ def _gather_sorted(x, dim, descending, k=None):
 
 
 @defop(kernel="topk_cpu", promote="value_index", grad_fn="TopkBackward0", prep=_topk_prep, nout=2, out=True,
-       result_type=return_types.topk,
+       check_dtype=no_wide_unsigned, result_type=return_types.topk,
        saves=())
 def topk(input, k, dim=-1, largest=True, sorted=True, *, axis=None):  # noqa: A002
     """The ``k`` largest (or smallest) along ``dim``; always returned sorted; ties keep index order."""
     return _gather_sorted(input, dim, largest, k)
+
+
+_SORT_METHOD = ("(*, bool stable, int dim = -1, bool descending = False)", "(int dim = -1, bool descending = False)")
+_SORT_OUT = {"sort": ", *, tuple of Tensors out = None", "argsort": ""}
 
 
 def _sort_prep(name):
@@ -758,8 +779,15 @@ def _sort_prep(name):
         dim, descending, stable, axis = sargs
         dim = _ax(dim, axis)
         if isinstance(dim, (tuple, list)):
-            raise _invalid_combo(name, f"({type(dim).__name__})", (
-                "(*, bool stable, int dim = -1, bool descending = False)", "(int dim = -1, bool descending = False)"))
+            raise _invalid_combo(name, f"({type(dim).__name__})", _SORT_METHOD)
+        if dim is None:  # (the method's wording: ``x.sort(dim=None)``)
+            raise _invalid_combo(name, "(dim=NoneType, )", _SORT_METHOD)
+        if type(dim) is builtins.bool:  # (``sort(x, True)``: a bool where the dim goes; the function's wording)
+            got = ", ".join(["Tensor", "bool"] + ([type(descending).__name__] if descending is not False else []))
+            raise _invalid_combo(name, f"({got})", (
+                f"(Tensor input, *, bool stable, int dim = -1, bool descending = False, "
+                f"{'tuple of Tensors' if name == 'sort' else 'Tensor'} out = None)",
+                f"(Tensor input, int dim = -1, bool descending = False{_SORT_OUT[name]})"))
         return (_wrap_dim(operator.index(dim), len(targs[0]._shape)), descending, stable, None)
     return prep
 
@@ -782,7 +810,7 @@ _MEDIAN_DIM_BOOL = (NotImplementedError, "\"median_out\" not implemented for 'Bo
 
 
 @defop("median", kernel="median_cpu", grad_fn="MedianBackward0", prep=_sel_prep("median", True, _MEDIAN_BOOL),
-       method=False,
+       check_dtype=no_wide_unsigned, method=False,
        function=False)
 def _median_all(input):
     """Lower median of all elements; nan if any is nan; ties share the gradient evenly."""
@@ -800,7 +828,7 @@ def _median_all(input):
 
 
 @defop("median_dim", kernel="median_out", promote="value_index", grad_fn="MedianBackward1", nout=2,
-       result_type=return_types.median,
+       check_dtype=no_wide_unsigned, result_type=return_types.median,
        prep=_sel_prep("median", bool_error=_MEDIAN_DIM_BOOL), method=False, function=False, saves=())
 def _median_dim(input, dim, keepdim=False):
     """Lower median along ``dim`` and its index; a row with nan gives nan at its first nan."""
@@ -867,6 +895,43 @@ def median(input: Tensor, dim=None, keepdim: bool = False, *, axis=None, out=Non
     return _call("median_dim", (input,), (dim, keepdim), out)
 
 
+# ---- torch.argsort / torch.count_nonzero: the out= their overloads refuse ------------------------------
+def _got(args, kw, out):
+    """PyTorch's parser's description of a refused call: the positional types, then ``out=`` and the keywords."""
+    names = lambda v: "Tensor" if isinstance(v, Tensor) else type(v).__name__  # noqa: E731
+    parts = [names(a) for a in args] + [f"out={names(out)}"] + [f"{k}={names(v)}" for k, v in reversed(kw.items())]
+    return f"({', '.join(parts)}{'' if args else ', '})"
+
+
+_ARGSORT_FN = ("(Tensor input, *, bool stable, int dim = -1, bool descending = False, Tensor out = None)",
+               "(Tensor input, int dim = -1, bool descending = False)")
+
+
+def _argsort_fn(*args, out=None, **kw):
+    """``torch.argsort``: only its ``stable=`` overload takes ``out=``."""
+    if out is not None and "stable" not in kw:
+        extra = [k for k in kw if k != "input"]
+        why = f"\n      didn't match because some of the keywords were incorrect: {', '.join(['out'] + extra)}" \
+            if len(args) > 1 or extra else ""
+        raise _invalid_combo("argsort", _got(args, kw, out), (_ARGSORT_FN[0], _ARGSORT_FN[1] + why))
+    return argsort(*args, out=out, **kw)
+
+
+def _count_nonzero_fn(*args, out=None, **kw):
+    """``torch.count_nonzero`` has no ``out=`` overload."""
+    if out is not None:
+        why = "" if len(args) > 1 or "dim" in kw else \
+            "\n      didn't match because some of the keywords were incorrect: out"
+        raise _invalid_combo("count_nonzero", _got(args, kw, out), (
+            "(Tensor input, int dim = None)" + why, "(Tensor input, tuple of ints dim)" + why))
+    return count_nonzero(*args, **kw)
+
+
+for _fn, _n in ((_argsort_fn, "argsort"), (_count_nonzero_fn, "count_nonzero")):
+    _fn.__name__ = _fn.__qualname__ = _n
+    _fn.__module__ = "functorch_lite"
+
+
 # ---- whole-tensor comparisons to a Python bool (a host read, like PyTorch's) ----------------------------
 def _need_tensor(fn, other):
     if not isinstance(other, Tensor):
@@ -892,4 +957,5 @@ def equal(input, other) -> builtins.bool:
 METHODS = {"max": _minmax("max", True), "min": _minmax("min", True), "median": median, "allclose": allclose,
            "equal": equal}
 FUNCTIONS = {"max": _minmax("max", False), "min": _minmax("min", False), "median": median,
+             "argsort": _argsort_fn, "count_nonzero": _count_nonzero_fn,
              "return_types": return_types, "allclose": allclose, "equal": equal, "nuclear_norm": nuclear_norm}

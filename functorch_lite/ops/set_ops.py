@@ -19,6 +19,7 @@ Example::
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import operator
@@ -91,6 +92,85 @@ def _unique_rule(op, sig, sargs):
     return (None,), (dt, D.int64, D.int64)
 
 
+def _std_sort(idx: list, less) -> None:
+    """libstdc++'s ``std::sort`` (introsort, then insertion sort) of ``idx`` in place, as torch's CPU kernel runs it:
+    with a comparator that is no strict weak order (rows with NaN) its result depends on these exact steps."""
+    def insertion(first, last, guarded=True):
+        for i in range(first + 1 if guarded else first, last):
+            v = idx[i]
+            if guarded and less(v, idx[first]):
+                idx[first + 1:i + 1] = idx[first:i]
+                idx[first] = v
+                continue
+            j = i
+            while j > 0 and less(v, idx[j - 1]):
+                idx[j] = idx[j - 1]
+                j -= 1
+            idx[j] = v
+
+    def median_to_first(r, a, b, c):
+        if less(idx[a], idx[b]):
+            m = b if less(idx[b], idx[c]) else c if less(idx[a], idx[c]) else a
+        else:
+            m = a if less(idx[a], idx[c]) else c if less(idx[b], idx[c]) else b
+        idx[r], idx[m] = idx[m], idx[r]
+
+    def loop(first, last, depth):
+        while last - first > 16:
+            if depth == 0:  # (libstdc++'s heapsort fallback; a stable sort stands in for it)
+                idx[first:last] = sorted(idx[first:last], key=functools.cmp_to_key(
+                    lambda a, b: -1 if less(a, b) else 1 if less(b, a) else 0))
+                return
+            depth -= 1
+            median_to_first(first, first + 1, first + (last - first) // 2, last - 1)
+            lo, hi, pivot = first + 1, last, idx[first]
+            while True:
+                while lo < last - 1 and less(idx[lo], pivot):
+                    lo += 1
+                hi -= 1
+                while hi > first and less(pivot, idx[hi]):
+                    hi -= 1
+                if not lo < hi:
+                    break
+                idx[lo], idx[hi] = idx[hi], idx[lo]
+                lo += 1
+            loop(lo, last, depth)
+            last = lo
+
+    n = len(idx)
+    if n > 1:
+        loop(0, n, 2 * (n.bit_length() - 1))
+        if n > 16:
+            insertion(0, 16)
+            insertion(16, n, guarded=False)
+        else:
+            insertion(0, n)
+
+
+def _unique_rows_nan(rows):
+    """``unique(dim=...)`` of slices holding NaN, as torch's CPU kernel: its lexicographic ``<`` sort (a NaN compares
+    neither way: such rows stay about where they are), then neighbours merged when all their elements are equal."""
+    h = np.asarray(rows, np.float64)
+
+    def less(a, b):
+        for x, y in zip(h[a], h[b]):
+            if x < y:
+                return True
+            if x > y:
+                return False
+        return False
+
+    idx = list(range(h.shape[0]))
+    _std_sort(idx, less)
+    s = h[idx]
+    change = np.any(s[1:] != s[:-1], axis=1)  # (a NaN is never equal)
+    starts = np.concatenate([[0], np.flatnonzero(change) + 1])
+    inverse = np.empty(len(idx), np.int64)
+    inverse[idx] = np.concatenate([[0], np.cumsum(change)])
+    counts = np.diff(np.concatenate([starts, [len(idx)]]))
+    return rows[jnp.asarray(np.asarray(idx)[starts])], inverse, counts
+
+
 @defop("unique", promote=_unique_rule, nout=3, eager=True,
        differentiable=False, prep=_unique_prep, check=_unique_check, method=False, function=False, kernel="unique_cpu")
 def _unique(input, dim, consecutive):
@@ -112,6 +192,8 @@ def _unique(input, dim, consecutive):
         if dim is None:
             vals, inverse, counts = jnp.unique(rows[:, 0], return_inverse=True, return_counts=True, equal_nan=False)
             vals = vals[:, None]
+        elif jnp.issubdtype(rows.dtype, jnp.floating) and np.isnan(np.asarray(rows, np.float64)).any():
+            vals, inverse, counts = _unique_rows_nan(rows)
         else:
             vals, inverse, counts = jnp.unique(rows, return_inverse=True, return_counts=True, axis=0, equal_nan=False)
     inverse = jnp.asarray(inverse, jnp.int64).reshape(x.shape if dim is None else (-1,))
@@ -271,7 +353,8 @@ def histc(input: Tensor, bins: int = 100, min=0, max=0, *, out=None) -> Tensor: 
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     lo, hi = float(min), float(max)
     dt = input.dtype
-    if dt is D.bool or dt in D.FLOAT8:  # PyTorch fails in the kernel it reaches first: aminmax or linspace
+    if dt is D.bool or dt in D.FLOAT8 or dt in D.UNSIGNED_WIDE:  # PyTorch fails in the kernel it reaches first
+        # (aminmax for the data's range, else linspace for the bin edges)
         raise no_kernel("aminmax_cpu" if dt is not D.bool and lo == hi and input.numel() else "linspace_cpu", dt)
     _histc_rule(None, ((input.dim(), dt),), ())
     if lo == hi and input.numel() and isinstance(input._array, _Tracer):
@@ -389,7 +472,7 @@ def nanquantile(input: Tensor, q, dim=None, keepdim: bool = False, *, interpolat
 # ---- searchsorted / bucketize --------------------------------------------------------------------------------------------
 def _search_rule(op, sig, sargs):
     dt = P.promote_types(sig[0][1], sig[1][1])  # PyTorch compares in the promoted type (0-d inputs too)
-    if dt is D.bool or dt in D.FLOAT8:
+    if dt is D.bool or dt in D.FLOAT8 or dt in D.UNSIGNED_WIDE:
         raise no_kernel("searchsorted_out_cpu", dt)
     return (dt, dt, None), (D.int32 if sargs[0] else D.int64,)
 
@@ -461,6 +544,8 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
                                f"dimensions of boundaries tensor and input value tensor must match, but we got "
                                f"boundaries tensor {list(s)} and input value tensor {list(input._shape)}")
     if not isinstance(input, Tensor):
+        if sorted_sequence.dtype in D.UNSIGNED_WIDE:  # (a scalar takes the boundaries' dtype: no kernel for it)
+            raise no_kernel("searchsorted_out_cpu", sorted_sequence.dtype)
         h = np.asarray(input)
         input = _host_tensor(h, D.from_numpy_dtype(h.dtype), sorted_sequence.device)
     r = dispatch(OPS["searchsorted"], (sorted_sequence, input, sorter), (bool(out_int32), bool(right)))

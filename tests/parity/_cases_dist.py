@@ -1,6 +1,6 @@
 """Op-table cases (gradient sweep, dtype sweep, autocast sweep) of the private ops of
 functorch_lite/distributions/_ops.py, against their PyTorch counterparts: ``torch._standard_gamma``,
-``torch.special.gammainc``, ``torch.linalg.solve_triangular``."""
+``torch.special.gammainc``, ``torch.linalg.solve_triangular``, ``Dirichlet.rsample``; and ``torch.normal``'s op."""
 import numpy as np
 import torch
 
@@ -17,6 +17,12 @@ def _gammainc(m, a, x):
     return torch.special.gammainc(a, x) if m is torch else m.distributions._ops.gammainc(a, x)
 
 
+def _dirichlet(m, a):
+    if m is torch:
+        return torch.distributions.Dirichlet(a, validate_args=False).rsample()
+    return m.distributions._ops.dirichlet_rsample(a)
+
+
 def _solve(m, a, b):
     if m is torch:
         return torch.linalg.solve_triangular(a, b, upper=False)
@@ -31,6 +37,10 @@ CASES = {
     "_dist_gammainc": ([R.uniform(0.5, 2.0, (5,)), R.uniform(0.2, 3.0, (5,))],
                        lambda m, a, x: _gammainc(m, a.detach(), x)),
     # a full A: only its lower triangle is read (and gets a gradient); B's batch dimension broadcasts A
+    # (draws times zero, as _dist_standard_gamma's: a zero cotangent through torch's _DirichletBackward)
+    "_dist_dirichlet": ([R.uniform(0.5, 2.0, (3, 4))], lambda m, a: _dirichlet(m, a) * 0 + a),
+    # torch.normal(mean, std): no reparameterisation, zero gradients (NormalBackward3)
+    "_normal": ([R.standard_normal((3, 4)), R.uniform(0.5, 2.0, (3, 4))], lambda m, a, b: m.normal(a, b) * 0 + a),
     "_dist_solve_triangular": ([R.standard_normal((3, 3)) + 3 * np.eye(3), R.standard_normal((2, 3, 2))],
                                lambda m, a, b: _solve(m, a, b)),
 }

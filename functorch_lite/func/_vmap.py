@@ -43,7 +43,7 @@ _SAME_MSG = ("Vmap does not currently support same randomness with a batched ten
 _SAME_BATCHED = {("functorch_lite.ops.creation", "bernoulli"): ("input",),
                  ("functorch_lite.ops.creation", "normal"): ("mean", "std"),
                  ("functorch_lite.ops.creation", "multinomial"): ("input",),
-                 ("functorch_lite.ops.random_fill", "_key_tensor"): ("like",),
+                 ("functorch_lite.ops.creation", "_key_on"): ("t",),
                  ("functorch_lite.distributions._ops", "_draw"): ("tensors",)}
 
 

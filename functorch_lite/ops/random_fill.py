@@ -24,7 +24,7 @@ from .. import dtypes as D
 from .._promotion import _cname, no_kernel
 from .._tensor.tensor import Tensor
 from ..autograd import graph as _graph
-from .creation import _gen
+from .creation import _gen, _key_on
 from ._registry import defop
 from .grad_overrides import aten_no_derivative
 
@@ -194,12 +194,6 @@ def random_(self, *args, to=_MISSING, generator=None, **kw):
 
 
 # ---- poisson / binomial (ops: their draws have PyTorch's grad_fn) ---------------------------------------------------
-def _key_tensor(like, generator):
-    from .nn_ops import _on_device_of
-    key = jax.random.key_data(_gen(generator).next_key())
-    return Tensor._from_array(_on_device_of(key, like._array), D.uint32, like.device)
-
-
 def _poisson_rule(op, sig, sargs):
     dt = sig[0][1]
     if dt.category != D.FLOAT or dt in D.FLOAT8:
@@ -228,7 +222,7 @@ def poisson(input, generator=None):
     if input.dtype.category == D.FLOAT and not isinstance(arr, jax.core.Tracer) and input.numel() and \
             type(arr) is not jax.ShapeDtypeStruct and not bool(np.all(np.asarray(arr, np.float64) >= 0)):  # (NaN too)
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return _poisson(input, _key_tensor(input, generator))
+    return _poisson(input, _key_on(input, generator))
 
 
 def _binomial_rule(op, sig, sargs):
@@ -258,7 +252,7 @@ def binomial(count, prob, generator=None):
     """``torch.binomial(count, prob)``: Binomial draws in ``count``'s dtype (grad_fn ``NotImplemented``)."""
     from ._dispatch import broadcast_shapes
     broadcast_shapes(count._shape, prob._shape)
-    return _binomial(count, prob, _key_tensor(count, generator))
+    return _binomial(count, prob, _key_on(count, generator))
 
 
 METHODS = {"random_": random_, "exponential_": exponential_, "cauchy_": cauchy_, "geometric_": geometric_,

@@ -23,21 +23,16 @@ import jax
 import jax.numpy as jnp
 
 from .. import dtypes as D
-from .. import random as _random
 from .. import _promotion as P
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from ..ops._registry import defop
-from ..ops.nn_ops import _on_device_of
+from ..ops.creation import _gen, _key_on
 from ..ops.grad_overrides import aten_no_derivative
 
 __all__: list = []
 
 _LAPACK = (D.float32, D.float64, D.complex64, D.complex128)
-
-
-def _gen(generator):
-    return generator if generator is not None else _random.default_generator
 
 
 def _acc(dt):
@@ -71,7 +66,7 @@ def _standard_gamma(concentration, key):
 
 def standard_gamma(concentration: Tensor, generator=None) -> Tensor:
     """``torch._standard_gamma``: reparameterised Gamma(concentration, 1) draws."""
-    return _standard_gamma(concentration, _key_data(concentration, generator))
+    return _standard_gamma(concentration, _key_on(concentration, generator))
 
 
 def _dirichlet_rule(op, sig, sargs):
@@ -103,20 +98,14 @@ def _dirichlet(concentration, key, reparameterized=True):
     return _SAMPLE_DIRICHLET_NO_GRAD(jax.lax.stop_gradient(x), concentration)
 
 
-def _key_data(like: Tensor, generator) -> Tensor:
-    """One ``next_key()`` of the generator as a uint32 tensor on ``like``'s device (an op's key argument)."""
-    key = jax.random.key_data(_gen(generator).next_key())
-    return Tensor._from_array(_on_device_of(key, like._array), D.uint32, like.device)
-
-
 def sample_dirichlet(concentration: Tensor, generator=None) -> Tensor:
     """``torch._sample_dirichlet``: one Dirichlet draw per row of ``concentration`` (no derivative)."""
-    return _dirichlet(concentration, _key_data(concentration, generator), False)
+    return _dirichlet(concentration, _key_on(concentration, generator), False)
 
 
 def dirichlet_rsample(concentration: Tensor, generator=None) -> Tensor:
     """``Dirichlet.rsample``: :func:`sample_dirichlet`'s draw, differentiable (``_DirichletBackward``)."""
-    return _dirichlet(concentration, _key_data(concentration, generator), True)
+    return _dirichlet(concentration, _key_on(concentration, generator), True)
 
 
 # ---- discrete draws (no gradient) -------------------------------------------------------------------------------

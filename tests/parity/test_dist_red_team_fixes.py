@@ -283,3 +283,22 @@ def test_normal_cdf_and_student_t_entropy_ordinary_values():
 ])
 def test_meta_draws(call):
     same(lambda lib: (meta(call(lib)), str(call(lib).device)))
+
+
+@pytest.mark.parametrize("call", ["_standard_gamma", "_sample_dirichlet", "Gamma.sample"])
+def test_vmap_same_randomness_refuses_batched_gamma_draws(call):
+    """vmap(randomness='same') refuses a gamma / Dirichlet draw for a batched concentration, as torch's
+    batching rule does; randomness='different' draws one per row."""
+    def f(lib):
+        x = lib.rand(3, 4) + 0.5
+        fns = {"_standard_gamma": lambda c: lib._standard_gamma(c),
+               "_sample_dirichlet": lambda c: lib._sample_dirichlet(c),
+               "Gamma.sample": lambda c: lib.distributions.Gamma(c, lib.ones_like(c)).sample()}
+        out = lib.func.vmap(fns[call], randomness="different")(x)
+        res = [tuple(out.shape), bool((out > 0).all())]
+        try:
+            lib.func.vmap(fns[call], randomness="same")(x)
+        except RuntimeError as e:
+            res.append(str(e))
+        return res
+    same(f)

@@ -119,7 +119,8 @@ from . import __future__  # noqa: E402,F401  (torch.__future__: the module-conve
 from ._device_modules import get_device_module  # noqa: E402,F401
 from .utils import deterministic as _utils_deterministic  # noqa: E402,F401  (torch.utils.deterministic)
 from .cuda import amp as _cuda_amp  # noqa: E402,F401  (torch.cuda.amp.autocast / GradScaler, deprecated spellings)
-from .quantization import _scaled_mm  # noqa: E402,F401
+from .quantization import (  # noqa: E402,F401
+    _scaled_mm, _int_mm, fake_quantize_per_tensor_affine, fake_quantize_per_channel_affine)
 from .serialization import *  # noqa: E402,F401,F403  (save, load)
 from ._compile import compile  # noqa: E402,F401
 from . import _dynamo, compiler  # noqa: E402,F401  (torch._dynamo / torch.compiler)

@@ -359,13 +359,13 @@ def rule_matmul(op, sig, sargs):
                 msg = f"expected m1 and m2 to have the same dtype, but got: {_cname(dts[0])} != {_cname(d)}"
             raise RuntimeError(msg)
     r = dts[0]
-    if r in D.FLOAT8 or r is D.bool:
+    if r in D.FLOAT8 or r is D.bool or r in D.UNSIGNED_WIDE:
         nds = tuple(s[0] for s in ts[:2])
         if nds[1] == 1:  # matrix/batch @ vector is a matrix-vector product (batches fold into rows)
             kernel = "dot" if nds[0] == 1 else "addmv_impl_cpu"
         else:  # batch @ matrix folds into one mm; a batched right operand is a bmm
             kernel = "bmm" if nds[1] > 2 else "addmm_impl_cpu_"
-        if r is D.bool or kernel != "addmm_impl_cpu_":  # PyTorch has a CPU float8 mm (2-d), nothing else
+        if r not in D.FLOAT8 or kernel != "addmm_impl_cpu_":  # PyTorch has a CPU float8 mm (2-d), nothing else
             raise no_kernel(kernel, r)
     return (None,) * len(sig), (r,) * op.nout
 

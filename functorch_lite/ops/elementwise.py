@@ -66,6 +66,19 @@ def _no_bool_neg(op, dt):
     if dt is D.bool:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert "
                            "a mask, use the `~` or `logical_not()` operator instead.")
+    _no_wide_unsigned(op, dt)
+
+
+def _no_wide_unsigned(op, dt):
+    """reduction's ``no_wide_unsigned`` (torch has no uint16/32/64 ``neg_cpu`` / ``abs_cpu``); imported at the
+    first build of an entry (reduction imports after this module)."""
+    from .reduction import no_wide_unsigned
+    no_wide_unsigned(op, dt)
+
+
+def _no_bool_abs(op, dt):
+    _no_bool(op, dt)
+    _no_wide_unsigned(op, dt)
 
 
 def _int_zero_div(targs, sargs):
@@ -233,8 +246,10 @@ _MOD_SAVES = saves_for(((0, 1), 1))  # (remainder/fmod: self's gradient is grad;
 
 
 def _float8_by_operands(tensors, number):
-    """A ``float8`` rule: the kernel PyTorch lacks (None: it has one) for two tensors / with a Python number."""
-    return lambda sig: tensors if all(type(s) is tuple for s in sig) else number
+    """A ``float8`` rule: the kernel PyTorch lacks (None: it has one) for two tensors / with a Python number or a
+    0-dim tensor as ``other`` (torch's CPU kernel takes a one-element second operand as a scalar, its
+    ``*_reduced_float`` path: ``f8 * tensor(2.)`` raises where ``tensor(2.) * f8`` computes)."""
+    return lambda sig: tensors if all(type(s) is tuple for s in sig) and sig[1][0] else number
 
 
 @defop(promote=_reduced_opmath("elementwise"), broadcast=True, grad_fn="MulBackward0", tensors=2, inplace=True,
@@ -613,7 +628,7 @@ def _abs_inplace(input, sargs):
 
 
 @defop(float8=True, promote=_abs_rule, grad_fn="AbsBackward0", inplace=_abs_inplace, aliases=("absolute",),
-       check_dtype=_no_bool,
+       check_dtype=_no_bool_abs,
        kernel="abs_cpu")
 def abs(input):  # noqa: A001
     """|x|; gradient sign(x) (0 at 0) as PyTorch (grad_overrides.abs). A complex |z| is hypot's: inf where a part is

@@ -180,7 +180,10 @@ def _sum_name(targs, sargs):
     return "SumBackward0" if sargs[0] is None else "SumBackward1"
 
 
-@defop(kernel="sum_cpu", promote="sum", grad_fn=_sum_name, prep=_dim_prep, saves=(), autocast={"cuda": "fp32_opt"})
+# (float8=True: a float8 input sums once cast to a ``dtype=`` (or out=) of another type; rule_sum refuses a float8
+# result with torch's "sum_cpu" error, as mean's and prod's rules do)
+@defop(kernel="sum_cpu", promote="sum", grad_fn=_sum_name, prep=_dim_prep, saves=(), autocast={"cuda": "fp32_opt"},
+       float8=True)
 def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):  # noqa: A001
     """Integer and bool sums accumulate in int64 (PRO-13); ``dim=()`` reduces all (RED-02)."""
     r = jnp.sum(_acc(input), axis=dim, keepdims=keepdim)
@@ -200,7 +203,7 @@ def _mean_rule(op, sig, sargs):
     return P.rule_mean(op, sig, sargs)
 
 
-@defop(kernel="sum_cpu", promote=_mean_rule, grad_fn=_mean_name, prep=_dim_prep, saves=())
+@defop(kernel="sum_cpu", promote=_mean_rule, grad_fn=_mean_name, prep=_dim_prep, saves=(), float8=True)
 def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Floating/complex only (PRO-12); the mean of nothing is nan (RED-10)."""
     r = _rounding.mean(_acc(input), axis=dim, keepdims=keepdim)
@@ -219,7 +222,7 @@ def _prod_prep(targs, sargs):
 
 @defop(saves=SAVES_RESULT, kernel="prod_out_cpu", promote="sum", prep=_prod_prep,
        grad_fn=lambda t, s: "ProdBackward0" if s[0] is None else "ProdBackward1",
-       autocast={"cpu": "fp32", "cuda": "fp32_opt"})
+       autocast={"cpu": "fp32", "cuda": "fp32_opt"}, float8=True)
 def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Product; one int ``dim`` only; integers accumulate in int64 (PRO-13)."""
     return jnp.prod(_acc(input), axis=dim, keepdims=keepdim)
@@ -689,10 +692,20 @@ def any(input, dim=None, keepdim=False, *, axis=None):  # noqa: A001
 
 def _count_prep(targs, sargs):
     dim, axis = sargs
-    return (_dims(_ax(dim, axis), len(targs[0]._shape)), None)
+    dim = _ax(dim, axis)
+    # (no dims, or an empty list: torch's all-reduce kernel, which _count_rule refuses for float8; given dims count
+    # as ``(x != 0).sum(dims)``, which float8 has)
+    return (None if dim is None or isinstance(dim, (tuple, list)) and not dim else _dims(dim, len(targs[0]._shape)),
+            None)
 
 
-@defop(float8=True, kernel="nonzero_count_cpu", promote=_rule_int64_narrow, prep=_count_prep, differentiable=False)
+def _count_rule(op, sig, sargs):
+    if sargs[0] is None and sig[0][1] in D.FLOAT8:
+        raise no_kernel(op.kernel, sig[0][1])
+    return _rule_int64_narrow(op, sig, sargs)
+
+
+@defop(kernel="nonzero_count_cpu", promote=_count_rule, prep=_count_prep, differentiable=False, float8=True)
 def count_nonzero(input, dim=None, *, axis=None):
     """Number of non-zero elements over ``dim`` (int or tuple), int64."""
     return jnp.sum(_truth(input), axis=dim, dtype=jnp.int64)
@@ -950,6 +963,8 @@ def equal(input, other) -> builtins.bool:
     _need_tensor("equal", other)
     if input._shape != other._shape:
         return False
+    if input.dtype is other.dtype and input.dtype in D.FLOAT8:  # (torch's equal kernel has no float8 case)
+        raise no_kernel("equal_notnan_cpu", input.dtype)
     from .elementwise import eq
     return builtins.bool(eq(input, other).all().item())
 

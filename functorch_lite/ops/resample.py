@@ -41,7 +41,13 @@ def _pad_prep(targs, sargs):
     if mode == "constant":
         if any(x._shape[nd - 1 - j] + p[2 * j] + p[2 * j + 1] < 0 for j in range(len(p) // 2)):
             raise RuntimeError("narrow(): length must be non-negative.")
-        return (p, mode, 0 if value is None else value)
+        value = 0 if value is None else value
+        if any(e > 0 for e in p):  # (torch fills the padded output, then copies the input in: fill_'s checked value)
+            shape = list(x._shape)
+            for j in range(len(p) // 2):
+                shape[nd - 1 - j] += p[2 * j] + p[2 * j + 1]
+            D.check_fill(value, x.dtype, math.prod(shape))
+        return (p, mode, value)
     n = len(p) // 2
     if n not in (1, 2, 3) or nd not in (n + 1, n + 2):
         raise NotImplementedError(f"Padding size {len(p)} is not supported for {nd}D input tensor.\n{_PAD_HELP}")
@@ -87,8 +93,18 @@ def _fill(value, dt):
     if jnp.issubdtype(dt, jnp.bool_):
         return jnp.asarray(bool(value), dt)
     if jnp.issubdtype(dt, jnp.integer):
-        return jnp.asarray(int(value), dt)
-    return jnp.asarray(value, dt)
+        v = int(value)
+        if jnp.issubdtype(dt, jnp.unsignedinteger):  # (a negative int wraps, as torch's fill: uint8 -1 is 255)
+            v %= 1 << (8 * jnp.dtype(dt).itemsize)
+        return jnp.asarray(v, dt)
+    if jnp.issubdtype(dt, jnp.complexfloating):
+        return jnp.asarray(value, dt)
+    # a real float: the number as torch's fill_ converts it (double -> float -> a 16- or 8-bit float; float8_e4m3fn
+    # saturates), on the host without NumPy's overflow warning (a one-element float16 fill of 1e6 is inf)
+    with np.errstate(over="ignore", invalid="ignore"):
+        v = D.cast_array(np.asarray(value.real if isinstance(value, complex) else value, np.float64), D.float64,
+                         D.from_numpy_dtype(dt), xp=np)
+    return jnp.asarray(v, dt)
 
 
 def _pad_autocast(sargs, targs=()):
@@ -98,7 +114,7 @@ def _pad_autocast(sargs, targs=()):
 
 
 @defop(promote=_pad_rule, grad_fn=_pad_name, method=False, function=False, prep=_pad_prep, kernel="pad",
-       autocast=_pad_autocast)
+       autocast=_pad_autocast, float8=True)  # (float8: constant and circular pads copy; _pad_rule refuses the others)
 def pad(input, pad, mode="constant", value=None):
     """``F.pad``: ``pad`` lists (left, right) pairs starting from the last dimension; negative pads crop."""
     n = len(pad) // 2

@@ -1,5 +1,8 @@
-"""Op-table sweep cases for functorch_lite/quantization (float8 ``_scaled_mm``, int8, NF4); merged into
-_op_cases.py by its ``_merge`` and also run directly by test_float8.py.
+"""Op-table sweep cases for functorch_lite/quantization (float8 ``_scaled_mm``, int8, NF4, torch's ``_int_mm`` and
+fake quantization); merged into _op_cases.py by its ``_merge`` and also run directly by test_float8.py.
+``GRAD_CASES``: the differentiable ops other than NF4's (``_scaled_mm``, whose node's backward raises, and fake
+quantization's straight-through gradients), merged into _op_cases.CASES apart from ``CASES`` (test_float8 checks
+the NF4 node's name on every case of ``CASES``).
 
 ``FORWARD_ONLY[name] = (input arrays, fn(mod, *tensors))`` (``CASES`` likewise, for ``nf4_linear``, the one
 differentiable op, whose gradient the gradient sweep checks); ``mod`` is torch or functorch_lite. For torch the
@@ -11,6 +14,7 @@ import numpy as np
 import torch
 
 import functorch_lite.quantization as Q
+from functorch_lite.quantization import int8 as Q8
 
 R = np.random.default_rng(13)
 NF4 = torch.tensor(Q.NF4_CODE)
@@ -146,8 +150,32 @@ def _nf4lin(m, x, w, b):
     return Q.nf4_linear(x, p, a, None, None, _f(b), 6, 40, 64)
 
 
+def _smm_times_bias(m, a, b, bias):
+    """``_scaled_mm`` has no derivative (its NotImplemented node's backward raises, as torch's): its detached result
+    times the bias, which gets the gradient."""
+    return _smm(m, a.detach(), b.detach(), bias.detach()) * bias
+
+
+def _i8(m, x):
+    return x.float().mul(20).round().clamp(-128, 127).to(m.int8)
+
+
+def _int_mm(m, a, b):
+    return (torch._int_mm if _is_torch(m) else Q8._int_mm)(_i8(m, a), _i8(m, b))
+
+
+def _fq_tensor(m, x):
+    fn = torch.fake_quantize_per_tensor_affine if _is_torch(m) else Q8.fake_quantize_per_tensor_affine
+    return fn(x, 0.1, 3, -20, 20)
+
+
+def _fq_channel(m, x):
+    fn = torch.fake_quantize_per_channel_affine if _is_torch(m) else Q8.fake_quantize_per_channel_affine
+    return fn(x, m.tensor([0.1, 0.05, 0.2]), m.tensor([0, 3, -2], dtype=m.int32), 0, -20, 20)
+
+
+_SMM_ARRAYS = [_rnd(4, 16), _rnd(6, 16), _rnd(6)]  # (drawn first, where the forward-only case drew them)
 FORWARD_ONLY = {
-    "_scaled_mm": ([_rnd(4, 16), _rnd(6, 16), _rnd(6)], _smm),
     "int8_weight_quantize": ([_rnd(5, 12)], _wq),
     "int8_linear": ([_rnd(2, 3, 12), _rnd(5, 12), _rnd(5)], _lin8),
     "nf4_quantize": ([_rnd(7, 20)], _nf4q),
@@ -155,3 +183,9 @@ FORWARD_ONLY = {
     "nf4_dequantize": ([_bytes(320), _bytes(10)], _nf4dq),
 }
 CASES["nf4_linear"] = ([_rnd(3, 40), _rnd(6, 40), _rnd(6)], _nf4lin)
+FORWARD_ONLY["_int_mm"] = ([_rnd(5, 8), _rnd(8, 3)], _int_mm)
+GRAD_CASES = {
+    "_scaled_mm": (_SMM_ARRAYS, _smm_times_bias),
+    "fake_quantize_per_tensor_affine": ([_rnd(3, 5) * 2], _fq_tensor),
+    "fake_quantize_per_channel_affine": ([_rnd(3, 5) * 2], _fq_channel),
+}

@@ -239,6 +239,9 @@ def _merge():
 
 _merge()
 
+import _cases_quant  # noqa: E402  (the differentiable quantization ops besides NF4's: _scaled_mm, fake quantization)
+CASES.update(_cases_quant.GRAD_CASES)
+
 import _cases_linalg  # noqa: E402  (torch.linalg, unique / bincount / histc / quantile / searchsorted, cdist)
 CASES.update(_cases_linalg.CASES)
 FORWARD_ONLY.update(_cases_linalg.FORWARD_ONLY)

@@ -236,12 +236,6 @@ builtins_int = _b.int
 builtins_bool = _b.bool
 builtins_complex = _b.complex
 
-_INT64_MIN = np.iinfo(np.int64).min
-
-
-_INT32_MIN = np.iinfo(np.int32).min
-
-
 # C++ type names in PyTorch's "value cannot be converted to type ... without overflow"
 _CNAME = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
           "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
@@ -391,11 +385,54 @@ def _to_e8m0(arr, xp):
     return byte.view(float8_e8m0fnu.jnp) if xp is np else _lax.bitcast_convert_type(byte, float8_e8m0fnu.jnp)
 
 
+# float8 types whose conversion to an integer gives 0 for NaN (c10 builds them from a float otherwise; e4m3fn and
+# e5m2 NaN give the integer minimum as float32's does)
+_NAN_TO_ZERO = frozenset({float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu})
+# uint32 targets: the sources whose contiguous CPU cast loop the compiler vectorised, as (lanes, k): the first
+# ``lanes * ((n - k) // lanes)`` elements of n take the vector instruction's rule, the rest the scalar one
+_U32_VECTOR = {float32: (4, 0), float64: (4, 0), bfloat16: (8, 0), complex128: (4, 0), complex64: (4, 1)}
+
+
+def _trunc_to(t, bound, inter, xp):
+    """x86's truncating conversion (cvttsd2si) of the truncated floats ``t`` to ``inter`` (int32 or int64, whose
+    range is [-bound, bound)): NaN, infinities and out-of-range values give the type's minimum."""
+    ok = xp.isfinite(t) & (t >= -bound) & (t < bound)
+    return xp.where(ok, xp.where(ok, t, 0).astype(inter), xp.asarray(np.iinfo(inter).min, inter))
+
+
+def _to_wide_unsigned(t, src, dst, xp):
+    """PyTorch's CPU cast of truncated floats ``t`` to uint32 / uint64, a C++ ``static_cast`` as x86 compilers emit
+    it. uint64: ``t < 2^63`` converts to int64 (out of range: INT64_MIN), a larger one is ``t - 2^63`` converted so,
+    its top bit flipped. uint32, scalar code: the low 32 bits of the int64 conversion (NaN, inf, 1e20 give 0;
+    -3e9 wraps); the vectorised loop of a contiguous float32 / float64 / bfloat16 / complex source instead
+    converts ``t < 2^31`` to int32 (out of range: INT32_MIN, so NaN, -inf and -3e9 give 2^31) and ``t - 2^31``
+    the same way with the top bit flipped, except the loop's scalar tail (see ``_U32_VECTOR``; the position is
+    taken in row-major order, one thread's loop: a strided source or one over 32768 elements split across
+    threads may differ there)."""
+    if dst is uint64:
+        big = t >= 9.223372036854775808e18
+        i = _trunc_to(xp.where(big, t - 9.223372036854775808e18, t), 9.223372036854775808e18, np.int64, xp)
+        return i.astype(np.uint64) ^ xp.where(big, np.uint64(1 << 63), np.uint64(0))
+    n, vec = t.size, _U32_VECTOR.get(src)
+    nv = 0 if vec is None or n <= vec[1] else vec[0] * ((n - vec[1]) // vec[0])  # (the vectorised loop's share)
+    if nv < n:  # scalar code (of the whole array, or of the loop's tail)
+        s = _trunc_to(t, 9.223372036854775808e18, np.int64, xp).astype(np.uint32)
+        if nv == 0:
+            return s
+    big = t >= 2147483648.0
+    v = _trunc_to(xp.where(big, t - 2147483648.0, t), 2147483648.0, np.int32, xp).astype(np.uint32) ^ \
+        xp.where(big, np.uint32(1 << 31), np.uint32(0))
+    if nv == n:
+        return v
+    return xp.where((np.arange(n) < nv).reshape(t.shape), v, s)
+
+
 def cast_array(arr, src: dtype, dst: dtype, xp=jnp):
     """Cast an array from ``src`` to ``dst`` the way PyTorch's CPU kernels do (spec §2.2).
 
     float -> integer: truncate toward zero into int64 (for int64 targets) or int32 (for narrower
-    ones), NaN/inf/out-of-range giving that type's minimum, then wrap modulo 2^bits (DTY-19..23).
+    ones), NaN/inf/out-of-range giving that type's minimum, then wrap modulo 2^bits (DTY-19..23); NaN of a
+    float8 fnuz / e8m0fnu type gives 0; uint32 / uint64 targets: see :func:`_to_wide_unsigned`.
     -> float8_e4m3fn: saturate to +-448 (DTY-07). ``xp``: ``jnp`` (a jax array or a tracer) or ``np`` (a host
     array: ``torch.tensor(data, dtype=...)`` casts before the transfer, with no XLA program to compile per shape).
     """
@@ -407,13 +444,17 @@ def cast_array(arr, src: dtype, dst: dtype, xp=jnp):
         if src.is_complex:
             arr = xp.real(arr)
         t = xp.trunc(arr.astype(np.float64))
-        if dst is int64 or dst is uint64:
-            lo, hi, mid, inter = -9.223372036854775808e18, 9.223372036854775808e18, _INT64_MIN, np.int64
-        else:
-            lo, hi, mid, inter = -2147483648.0, 2147483648.0, _INT32_MIN, np.int32
-        ok = xp.isfinite(t) & (t >= lo) & (t < hi)
-        i = xp.where(ok, xp.where(ok, t, 0).astype(inter), xp.asarray(mid, inter))
-        return i.astype(dst.jnp)
+        if src in _NAN_TO_ZERO:
+            t = xp.where(xp.isnan(t), 0.0, t)
+        if dst is uint32 or dst is uint64:
+            return _to_wide_unsigned(t, src, dst, xp)
+        if dst is int64:
+            return _trunc_to(t, 9.223372036854775808e18, np.int64, xp)
+        if dst is uint8 and src.to_real() is float64:
+            # c10 converts to uint8 through int64 (its static_cast_with_inter_type<uint8_t>): a float64 beyond int32
+            # keeps its low byte (2^32 - 1 -> 255); a narrower float there is a multiple of 256 either way
+            return _trunc_to(t, 9.223372036854775808e18, np.int64, xp).astype(np.uint8)
+        return _trunc_to(t, 2147483648.0, np.int32, xp).astype(dst.jnp)
     if dst is float8_e4m3fn and src is not bool:
         # PyTorch saturates to +-448, infinities included (DTY-07); JAX gives NaN.
         if src.is_complex:

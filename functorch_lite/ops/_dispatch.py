@@ -289,7 +289,11 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
     if _AC_ANY[0] and autocast and op.autocast is not None:
         targs = _amp.apply(op, targs, sargs, _autocast_cast)
     if op.prep is not None:
-        sargs = op.prep(targs, sargs)
+        try:
+            sargs = op.prep(targs, sargs)
+        except (AttributeError, TypeError):  # (a list where a tensor goes: the argument parser's TypeError)
+            _refuse_arguments(op, targs)
+            raise
     if op.view is not None:
         meta = op.view(targs[0], sargs)
         if meta is not None:
@@ -319,11 +323,7 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
             sig.append(a._t)
         else:
             if type(a) not in _PY_SCALARS and _not_an_argument(a):
-                what = type(a).__name__ if not hasattr(a, "__dlpack__") else \
-                    f"{type(a).__module__}.{type(a).__qualname__} (another library's array: convert it with " \
-                    "functorch_lite.tensor(...) or from_dlpack)"
-                raise TypeError(f"{op.name}(): argument '{op.tensor_names[min(len(arrays), len(op.tensor_names) - 1)]}' "
-                                f"must be Tensor, not {what}")
+                raise _not_a_tensor(op, len(arrays), a)
             t = type(a)
             if t is int and not -_I64 <= a < _I64:
                 a = _big_int(a)  # (its signature stays int's)
@@ -347,8 +347,13 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
         key, arrays = _dynamic_key(op, sargs, sig, arrays)
         entry = op.cache.get(key)  # (any other dynamic number there raises Concrete again: it is specialized)
     if entry is None:
-        entry = _miss(op, key)
+        try:
+            entry = _miss(op, key)
+        except (AttributeError, TypeError):  # (a NumPy array, a number as a unary op's tensor: the parser's error)
+            _refuse_arguments(op, targs)
+            raise
     if not tensors:
+        _refuse_arguments(op, targs)
         raise TypeError(f"{op.name}(): expected at least one Tensor argument")
     dev = tensors[0]._storage.device
     if len(tensors) > 1:
@@ -491,6 +496,104 @@ def _not_an_argument(a) -> bool:
     if isinstance(a, (jax.Array, np.ndarray, np.generic)):
         return False
     return hasattr(a, "__dlpack__") or not isinstance(a, numbers.Number)  # (a dict, a string, any object)
+
+
+def _type_name(a) -> str:
+    """The type name torch's argument parser prints: CPython's ``tp_name`` (module-qualified for a C extension's
+    type: ``numpy.ndarray``; a class defined in Python, or a builtin, by its name)."""
+    t = type(a)
+    if t.__module__ == "builtins" or t.__flags__ & (1 << 9):  # (Py_TPFLAGS_HEAPTYPE)
+        return t.__name__
+    return f"{t.__module__}.{t.__name__}"
+
+
+def _not_a_tensor(op, i: int, a) -> TypeError:
+    """PyTorch's argument-parser TypeError for a non-tensor ``a`` at tensor argument ``i`` of ``op``: "<op>():
+    argument '<name>' (position <n>) must be Tensor, not <type>", the position only when the caller passed it
+    positionally (a method's ``self`` uncounted, an in-place form named ``<op>_``). Error path only: the call site
+    is read from the calling frame's bytecode."""
+    if hasattr(a, "__dlpack__") and not isinstance(a, np.ndarray):
+        what = f"{type(a).__module__}.{type(a).__qualname__} (another library's array: convert it with " \
+            "functorch_lite.tensor(...) or from_dlpack)"
+    else:
+        what = _type_name(a)
+    if op.tensors == "list":
+        return TypeError(f"{op.name}(): argument '{op.tensor_names[0]}' must be Tensor, not {what}")
+    name = op.tensor_names[min(i, len(op.tensor_names) - 1)]
+    fname, pos = _call_form(op, name)
+    return TypeError(f"{fname}(): argument '{name}'{pos} must be Tensor, not {what}")
+
+
+def _refuse_arguments(op, targs) -> None:
+    """After an op's argument preparation or kernel build failed: raise the argument parser's TypeError if one of
+    ``targs`` is what torch's parser refuses where a Tensor goes (a list, a string, any object, a NumPy array; any
+    number as the tensor of a one-tensor op); else return, and the original error propagates."""
+    if op.tensors == "list":
+        return
+    for i, a in enumerate(targs):
+        if a is None or isinstance(a, Tensor) or type(a) is _SYM:
+            continue
+        if op.tensors == 1 or isinstance(a, np.ndarray) or (type(a) not in _PY_SCALARS and _not_an_argument(a)):
+            raise _not_a_tensor(op, i, a)
+
+
+def _call_form(op, name: str):
+    """(the name torch gives the failing call, " (position n)" or "") for tensor parameter ``name`` of ``op``, from
+    the frame of its generated function (call, method or in-place form) and its caller's call instruction."""
+    import sys
+    j = [p.name for p in op.params].index(name)
+    forms = {op.fn.__code__: (op.name, None)}  # (None: a call, or a method sharing the call's function)
+    if op.fn_method is not None:
+        forms[op.fn_method.__code__] = (op.name, True)
+    if op.fn_inplace is not None:
+        forms[op.fn_inplace.__code__] = (op.name + "_", True)
+    f = sys._getframe(2)
+    for _ in range(8):  # (through ``inplace``, a profiler's record)
+        if f is None or f.f_code in forms:
+            break
+        f = f.f_back
+    if f is None or f.f_code not in forms:  # (called by other library code: positional, numbered as a call)
+        return op.name, f" (position {j + 1})"
+    fname, method = forms[f.f_code]
+    call = _call_site(f.f_back)
+    if call is None:  # (``f(*args)``, or an unknown instruction: positional assumed)
+        return fname, f" (position {j + 1 - bool(method)})"
+    npos, kwnames = call
+    if name in kwnames:
+        return fname, ""
+    if method is None:  # given positionally: as a call it is within the positional arguments, else ``x.op(...)``
+        method = bool(op.method) and j >= npos
+    return fname, f" (position {j + 1 - method})"
+
+
+def _call_site(frame):
+    """(number of positional arguments, keyword names) of the call ``frame`` is making, from its bytecode at
+    ``f_lasti`` (CPython 3.11+: ``KW_NAMES`` before ``CALL``; 3.13: ``CALL_KW`` after the names' constant); None for
+    ``f(*args, **kw)`` or anything else."""
+    import dis
+    if frame is None:
+        return None
+    code, last = frame.f_code, frame.f_lasti
+    prev = []  # (the instructions up to the one at ``f_lasti``, which may point into its inline caches: 3.11)
+    for ins in dis.get_instructions(code):
+        if ins.offset > last:
+            break
+        prev = (prev + [ins])[-4:]
+    if not prev:
+        return None
+    ins = prev.pop()
+    kw = ()
+    if ins.opname == "CALL_KW":
+        if not prev or prev[-1].opname != "LOAD_CONST" or not isinstance(prev[-1].argval, tuple):
+            return None
+        kw = prev[-1].argval
+    elif ins.opname == "CALL":
+        before = [p for p in prev if p.opname != "PRECALL"]
+        if before and before[-1].opname == "KW_NAMES":
+            kw = code.co_consts[before[-1].arg]
+    else:
+        return None
+    return ins.arg - len(kw), kw
 
 
 _DYN = object()  # marks cache keys of view entries whose positions are traced

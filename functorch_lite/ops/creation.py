@@ -26,6 +26,7 @@ from .._tensor.storage import meta_array
 from .._promotion import promote_types
 from .._tensor.tensor import Tensor
 from .._promotion import _cname, no_kernel
+from .._warn import user_stacklevel
 from .view_ops import _shape_arg, _tname
 from ._registry import defop
 
@@ -288,22 +289,62 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         hd = np.uint64
     try:
         host = np.array(data, dtype=hd)
-    except OverflowError:  # (a Python int past the host dtype: torch's message)
-        raise ValueError("Overflow when unpacking long long") from None
-    if dt.category == D.INT and cat.category > D.BOOL and host.size:  # Python numbers: checked, not wrapped
-        D.check_fits(host.max().item(), dt, "none", dt.name)
-        D.check_fits(host.min().item(), dt, "none", dt.name)
+    except OverflowError:  # (a Python int past the host dtype)
+        if dt.category > D.INT:
+            raise  # (PyFloat_AsDouble's own "int too large to convert to float", as torch's)
+        host = None
+    if dt is D.bool and host is None:  # (a bool tensor stores each leaf's truth: any int is True)
+        host = np.array(data, dtype=object).astype(np.bool_)
+    elif dt.category == D.INT and cat.category > D.BOOL and (
+            cat.is_complex or host is None or host.size and not _stores_as_is(host, dt)):
+        host = _int_leaves(data, dt)  # Python numbers into an integer dtype: checked leaf by leaf, not wrapped
     return _finish(_host_cast(host, D.from_numpy_dtype(host.dtype), dt), dt, device, requires_grad)
 
 
 def _uint64_leaves(leaves) -> None:
     """A uint64 tensor stores each Python leaf through PyLong_AsUnsignedLongLong, as PyTorch's ``tensor`` does: a
-    Python int (bool included) and nothing else, not negative (NumPy scalars, floats and tensors raise)."""
+    Python int (bool included) and nothing else, not negative nor past 2^64 - 1 (NumPy scalars, floats and tensors
+    raise)."""
     for x in leaves:
         if not isinstance(x, _py_int):
             raise TypeError("an integer is required")
         if x < 0:
             raise OverflowError("can't convert negative int to unsigned")
+        if x >> 64:
+            raise OverflowError("int too big to convert")
+
+
+def _stores_as_is(host, dt) -> bool:
+    """Whether ``tensor``'s host array (int64 or float64) holds Python numbers that go into integer dtype ``dt``
+    unchecked and exactly: all within its range, and floats within 2^53 (where an int leaf is still exact). Otherwise
+    :func:`_int_leaves` reads the leaves themselves."""
+    lo, hi = host.min().item(), host.max().item()
+    ii = D.iinfo(dt)
+    return ii.min <= lo and hi <= ii.max and (host.dtype.kind != "f" or -2.0 ** 53 < lo and hi < 2.0 ** 53)
+
+
+def _int_leaves(data, dt):
+    """PyTorch's ``tensor`` store of Python numbers into an integer dtype (its ``unpackIntegral``), leaf by leaf in
+    order, so that the first bad leaf raises its error: a float is checked against the dtype's range in double (so
+    ``2.0 ** 63`` passes into int64, where x86 makes it INT64_MIN) and truncated; any other leaf is unpacked as a C
+    long long (``operator.index``: a NumPy float32 is its TypeError; past int64 "Overflow when unpacking long long")
+    and checked, a negative one wrapping into an unsigned dtype. Ints stay exact (no float64 host array)."""
+    ii = D.iinfo(dt)
+    flo, fhi = _py_float(ii.min), _py_float(ii.max)
+
+    def conv(x):
+        if isinstance(x, (list, tuple)):
+            return [conv(e) for e in x]
+        if isinstance(x, _py_float):
+            if not flo <= x <= fhi:
+                raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+            return _py_int(x) if x < 9.223372036854775807e18 else -1 << 63
+        v = operator.index(x)
+        if not -(1 << 63) <= v < 1 << 63:
+            raise ValueError("Overflow when unpacking long long")
+        D.check_fits(v, dt, "none", dt.name)
+        return v
+    return np.array(conv(data), dtype=np.int64).astype(dt.jnp)
 
 
 def _is_compiling() -> bool:
@@ -698,16 +739,14 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     start, end, step = vals
+    is_float = any(isinstance(v, (_py_float, np.floating)) for v in vals)
+    dtype, device = _out_args("arange", out, dtype, device)
+    dt = D.as_dtype(dtype) if dtype is not None else (D.get_default_dtype() if is_float else D.int64)
+    _range_kernel(dt, "arange_cpu")  # (the dtype's kernel first, then its checks of the step)
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0 and end != start:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    is_float = any(isinstance(v, (_py_float, np.floating)) for v in vals)
-    dtype, device = _out_args("arange", out, dtype, device)
-    dt = D.as_dtype(dtype) if dtype is not None else (D.get_default_dtype() if is_float else D.int64)
-    _no_float8(dt, "arange_cpu")
-    if dt is D.bool or dt.is_complex:
-        raise no_kernel("arange_cpu", dt)
     if dt.category == D.INT:
         # PyTorch computes integer ranges in int64 from the truncated start/end/step; only the length of
         # a non-int64 range comes from the untruncated (double) bounds.
@@ -734,6 +773,13 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
                                                    rg), requires_grad)
 
 
+def _range_kernel(dt, kernel, complex_ok=False):
+    """PyTorch's CPU range kernels (arange, range, linspace) cover the integers up to int64 but bool and uint16..64,
+    and the floats but float8; linspace's (``complex_ok``) the complex types too."""
+    if dt is D.bool or dt in D.UNSIGNED_WIDE or dt in D.FLOAT8 or dt.is_complex and not complex_ok:
+        raise no_kernel(kernel, dt)
+
+
 def _trunc_div(a: int, b: int) -> int:
     """C++ integer division (truncates toward zero)."""
     q = abs(a) // abs(b)
@@ -744,11 +790,12 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
           requires_grad=False):
     warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
                   "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
-                  "[start, end).", UserWarning, stacklevel=2)
+                  "[start, end).", UserWarning, stacklevel=user_stacklevel())
     if end is None:
         start, end = 0, start
     dtype, device = _out_args("range", out, dtype, device)
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    _range_kernel(dt, "range_cpu")
     n = int(math.floor((end - start) / step)) + 1
     host = start + np.arange(n, dtype=np.float64) * step
     return _into("range", out, lambda rg: _finish(_host_cast(host, D.float64, dt), dt, device, rg), requires_grad)
@@ -770,17 +817,20 @@ def linspace(start, end, steps=None, *, out=None, dtype=None, layout=None, devic
     start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
     dtype, device = _out_args("linspace", out, dtype, device)
     dt, src = _space_dtype("linspace", start, end, dtype)
-    _no_float8(dt, "linspace_cpu")
+    if steps == 1:  # PyTorch fills start (its checked fill_), with no kernel
+        return _into("linspace", out, lambda rg: _fill((1,), start, dt, device, rg), requires_grad)
+    if steps > 1:  # the kernel converts start and end to the dtype first (checked: Scalar::to)
+        _range_kernel(dt, "linspace_cpu", complex_ok=True)
+        D.check_fits(start, dt)
+        D.check_fits(end, dt)
     if dt.category <= D.INT:
-        host = np.linspace(start, end, steps, dtype=np.float64)
+        host, src = _linspace_int(start, end, steps, dt), dt
     elif dt.is_complex:
         # PyTorch's CPU kernel: the first half counts up from start, the second half down from end
         step = (end - start) / (steps - 1) if steps > 1 else 0.0
         i = np.arange(steps, dtype=np.float64)
         half = steps // 2
         host = np.where(i < half, start + step * i, end - step * (steps - 1 - i)).astype(src.jnp)
-        if steps == 1:
-            host = np.full(1, start, dtype=src.jnp)
     else:
         host, src = _linspace_real(start, end, steps, dt), dt
     return _into("linspace", out, lambda rg: _finish(_host_cast(host, src, dt), dt, device, rg), requires_grad)
@@ -828,6 +878,22 @@ def _linspace_real(start, end, steps: int, dt):
     step = f(t.type(f(t.type(e - s)) / f(t.type(steps - 1))))
     prod = (np.float32(step) * k.astype(t).astype(f)).astype(t).astype(f)  # (c10: Half * int64 rounds the int too)
     return np.where(up, s + prod, e - prod).astype(t)
+
+
+def _linspace_int(start, end, steps: int, dt):
+    """PyTorch's CPU linspace of an integer dtype (start and end checked by the caller): both converted to the dtype
+    first (a float truncates, a negative int wraps into an unsigned type: ``-5`` to uint8 is 251), then ``step =
+    (end - start) / (steps - 1)`` in double and ``start + step * i`` for the first half, ``end - step * (steps - 1 -
+    i)`` for the rest (one fused multiply-add each), truncated to the dtype."""
+    if steps == 0:
+        return np.empty(0, dt.jnp)
+    s, e = (np.float64(_host_cast(np.asarray(v), D.from_numpy_dtype(np.asarray(v).dtype), dt)) for v in (start, end))
+    step = (e - s) / (steps - 1)
+    i = np.arange(steps, dtype=np.float64)
+    up = i < steps // 2
+    k = np.where(up, i, steps - 1 - i)
+    return _host_cast(np.where(up, _fma64(np.full(steps, step), k, np.full(steps, s)),
+                               _fma64(np.full(steps, -step), k, np.full(steps, e))), D.float64, dt)
 
 
 def _space_dtype(name, start, end, dtype):
@@ -1027,14 +1093,68 @@ def randint(*args, low=None, high=None, size=None, generator=None, out=None, dty
                                                      layout=layout, device=device, requires_grad=requires_grad))
     _check_generator("randint", args, generator, **given, out=out, dtype=dtype, layout=layout, device=device,
                      requires_grad=requires_grad)
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dtype, device = _out_args("randint", out, dtype, device)
     dt = D.as_dtype(dtype) if dtype is not None else D.int64
-    _no_float8(dt, "random_update_from_to")
+    low, high = random_bounds(int(low), int(high), dt)
     shape = _size("randint", (size,))
-    return _into("randint", out, lambda rg: _random("randint", shape, int(low), int(high), dt, device, rg, generator),
+    return _into("randint", out, lambda rg: _random("randint", shape, low, high, dt, device, rg, generator),
                  requires_grad)
+
+
+_I64 = 1 << 63
+_DIGITS = {D.float16: 11, D.bfloat16: 8, D.float32: 24, D.float64: 53}  # (std::numeric_limits<T>::digits)
+_OOB_WARN = ("{} is out of bounds [-(2^{d}), 2^{d}]. Due to precision limitations {} can support discrete uniform "
+             "distribution only within this range. This warning will become an error in version 1.7 release, please "
+             "fix the code in advance (Triggered internally at "
+             "/__w/pytorch/pytorch/aten/src/ATen/native/DistributionTemplates.h:{}.)")
+
+
+def _as_float_int64(v: int, dt) -> int:
+    """``static_cast<int64_t>(static_cast<scalar_t>(v))``: int64 ``v`` rounded to floating ``dt`` (the 16-bit ones
+    through float32, as c10 builds them), back to int64 (2^63 and past it: INT64_MIN, as x86 converts)."""
+    with np.errstate(over="ignore"):  # (past float16's range: inf, the int64 minimum below)
+        x = np.asarray(v, np.int64).astype(np.float64 if dt is D.float64 else np.float32).astype(dt.jnp).item()
+    return _py_int(x) if -9.223372036854775808e18 <= x < 9.223372036854775808e18 else -_I64
+
+
+def random_bounds(low: int, high: int, dt) -> tuple:
+    """PyTorch's checks of a draw of integers in [low, high) into dtype ``dt`` (``random_from_to_impl``: randint,
+    ``random_(from, to)``), returning the bounds to draw between. ``low < high``; a floating dtype moves each
+    bound onto one it holds (``update_from`` / ``update_to``: bfloat16 [2050, 2060) is [2064, 2048), its error),
+    then checks ``from`` and ``to - 1`` against its range and warns past 2^digits, where not every integer is a
+    value of it; an integer dtype (bool: 0 and 1; uint64: up to int64's top) must hold both. (The bounds are int64
+    arguments: a Python int past int64 is the parser's error first.)"""
+    if not (-_I64 <= low < _I64 and -_I64 <= high < _I64):
+        raise ValueError("Overflow when unpacking long long")
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    _no_float8(dt, "random_update_from_to")
+    if dt.is_floating_point:
+        digits = _DIGITS[dt]
+        up = _as_float_int64(low + 1, dt)
+        if up < low:
+            low = up + (1 << ((abs(low + 1).bit_length() - 1) - digits + 1))
+        down = _as_float_int64(high - 1, dt)
+        if down >= high:
+            high = down - (1 << ((abs(high - 1).bit_length() - 1) - digits + 1))
+        if low >= high:
+            raise RuntimeError("random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, but got "
+                               f"from={low} >= to={high}")
+        fi = D.finfo(dt)
+        lo, hi = fi.min, fi.max
+    elif dt.category <= D.INT:
+        lo, hi = (0, 1) if dt is D.bool else (0, _I64 - 1) if dt is D.uint64 else (D.iinfo(dt).min, D.iinfo(dt).max)
+    else:
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
+    for v, name in ((low, "from"), (high - 1, "to - 1")):
+        if not lo <= v <= hi:
+            raise RuntimeError(f"{name} is out of bounds for {_cname(dt)}")
+    if dt.is_floating_point:
+        for v, name, line in ((low, "from", 110), (high - 1, "to - 1", 111)):
+            if not -(1 << digits) <= v <= 1 << digits:
+                warnings.warn(_OOB_WARN.format(name, _cname(dt), line, d=digits), UserWarning,
+                              stacklevel=user_stacklevel())
+    return low, high
 
 
 def _check_std(arr) -> None:
@@ -1174,8 +1294,8 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
     if high is None:
         low, high = 0, low
     dt, dev = _like("randint_like", input, dtype, device)
-    _no_float8(dt, "random_update_from_to")
-    return _laid(_random("randint", input._shape, int(low), int(high), dt, dev, requires_grad, None), input,
+    low, high = random_bounds(int(low), int(high), dt)
+    return _laid(_random("randint", input._shape, low, high, dt, dev, requires_grad, None), input,
                  memory_format)
 
 
@@ -1206,14 +1326,30 @@ def _vmap_random_check(t) -> None:
         inplace_random_check(t)
 
 
+def copy_named(self, src, grad_fn: str, shown: int = 1):
+    """``self.copy_(src)`` (one write); the node it records on a tensor in the graph gets torch's name ``grad_fn``
+    (``UniformBackward0``...: the zero gradient of a fill) and shows its first ``shown`` inputs (a scalar fill's
+    node has ``self`` only); through a view, the base's CopySlices as torch."""
+    if not self._requires_grad:
+        return self.copy_(src)
+    old = self.grad_fn
+    self.copy_(src)
+    node = self.grad_fn
+    if node is not None and node is not old and self._base is None:
+        from ..autograd import graph as _graph
+        node.__class__ = _graph.node_class(grad_fn)
+        node.next_functions = node.next_functions[:shown]
+    return self
+
+
 def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
     """Fill ``self`` with U(a, b) in place."""
     _vmap_random_check(self)
     _check_float_sampling(self.dtype, "check_uniform_bounds")
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
-    return self.copy_(_random("uniform", self._shape, _py_float(a), _py_float(b), self.dtype, self.device, False,
-                              generator))
+    return copy_named(self, _random("uniform", self._shape, _py_float(a), _py_float(b), self.dtype, self.device,
+                                    False, generator), "UniformBackward0")
 
 
 def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
@@ -1222,8 +1358,8 @@ def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
     _check_float_sampling(self.dtype, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
-    return self.copy_(_random("normal", self._shape, _py_float(mean), _py_float(std), self.dtype, self.device,
-                              False, generator))
+    return copy_named(self, _random("normal", self._shape, _py_float(mean), _py_float(std), self.dtype,
+                                    self.device, False, generator), "NormalBackward0")
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
@@ -1233,11 +1369,11 @@ def bernoulli_(self, p=0.5, *, generator=None):
     if isinstance(p, Tensor):
         _check_probabilities(p)
         u = _random("uniform", self._shape, 0.0, 1.0, D.float64, self.device, False, generator)
-        return self.copy_(u < p)
+        return copy_named(self, u < p, "BernoulliBackward1", 2)
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
     u = _random("uniform", self._shape, 0.0, 1.0, D.float64, self.device, False, generator)
-    return self.copy_(u < p)
+    return copy_named(self, u < p, "BernoulliBackward2")
 
 
 def _check_probabilities(p):

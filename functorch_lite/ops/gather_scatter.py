@@ -27,6 +27,7 @@ from . import grad_overrides as _go
 from .._tensor.tensor import Tensor, _wrap_dim, with_memory_order
 from ._dispatch import broadcast_shapes, data_dependent_error, dispatch, inplace, write_out
 from ._registry import OPS, defop
+from .reduction import _rule_int64_narrow
 from .indexing import (_INT_INDEX, _Tracer, _at_index, _bounds, _dim_size, _host_tensor, _no_overlap, _oob, _out,
                        _rule_cast, _twin, _view, set_at)
 
@@ -92,8 +93,6 @@ def _scatter_prep(targs, sargs):
     is_t = isinstance(src, Tensor)
     if is_t and src.dtype is not x.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    if isinstance(src, complex):  # (a complex value into a real type: its imaginary part must be 0)
-        D.check_fits(src, x.dtype)
     if index.numel() == 0:
         return (d,) + sargs[1:]
     nd = max(x.ndim, 1)
@@ -106,6 +105,8 @@ def _scatter_prep(targs, sargs):
             tail = f" and to be no larger size than src {list(src._shape)}" if is_t else ""
             raise RuntimeError(f"Expected index {list(index._shape)} to be no larger than self {list(x._shape)} apart "
                                f"from dimension {d}{tail}")
+    if not is_t:  # (a Python value, as the kernel converts it: checked as masked_fill's / index_fill's; a complex
+        D.check_fits(src, x.dtype)  # one into a real type must have no imaginary part)
     return (d,) + sargs[1:]
 
 
@@ -560,9 +561,8 @@ def _vmap_dynamic(op: str) -> str:
             "Please file an issue at https://github.com/pytorch/pytorch/issues if you need this feature.")
 
 
-@defop("nonzero", kernel="gt_cpu", promote="int64", tensors=1, method=False, function=False, eager=True,
-       differentiable=False,
-       check=_nonzero_check)
+@defop("nonzero", kernel="nonzero_count_cpu", promote=_rule_int64_narrow, tensors=1, method=False, function=False,
+       eager=True, differentiable=False, check=_nonzero_check)
 def _nonzero(input):
     """(n, ndim) int64 coordinates of the non-zero elements (eager: n depends on the values)."""
     if input.ndim == 0:

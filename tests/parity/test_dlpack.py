@@ -106,8 +106,8 @@ def test_load_state_dict_from_real_torch():
 
 
 def test_another_librarys_array_as_an_op_argument_is_a_type_error():
-    with pytest.raises(TypeError, match=r"copy\(\): argument 'src' must be Tensor, not torch.Tensor \(another "
-                                        r"library's array"):
+    with pytest.raises(TypeError, match=r"copy_\(\): argument 'src' \(position 1\) must be Tensor, "
+                                        r"not torch.Tensor \(another library's array"):
         ft.zeros(3).copy_(torch.ones(3))
     with pytest.raises(TypeError, match="must be Tensor, not list"):
         ft.zeros(3).copy_([1.0, 2.0, 3.0])

@@ -8,7 +8,8 @@ argument value, so changing it never recompiles.
 
 Numerics follow PyTorch: per-tensor norms in each gradient's dtype (``_foreach_norm``), stacked with
 type promotion, then the norm of that vector; ``coef = min(max_norm / (total + 1e-6), 1)`` in the
-total norm's dtype, multiplied into each gradient in the gradient's dtype.
+total norm's dtype, multiplied into each gradient in the gradient's dtype. A complex gradient's norm is real (of
+its moduli); a gradient listed several times (tied weights) counts, and is scaled, once per entry, as torch's mul_.
 """
 from __future__ import annotations
 
@@ -38,8 +39,10 @@ _NONFINITE = ("The total norm of order {} for gradients from `parameters` is non
 
 
 def _vector_norm(x, p: float, acc):
-    """``torch.linalg.vector_norm(x, p)`` accumulated in dtype ``acc``, returned in ``x.dtype``."""
+    """``torch.linalg.vector_norm(x, p)`` accumulated in dtype ``acc``, returned in ``x.dtype`` (its real dtype for a
+    complex ``x``: the norm of the moduli, as torch)."""
     a = jnp.abs(x.astype(acc))
+    acc = a.dtype  # (real: a complex accumulator's moduli)
     if p == float("inf"):
         r = jnp.max(a)
     elif p == float("-inf"):
@@ -52,7 +55,7 @@ def _vector_norm(x, p: float, acc):
         r = jnp.sqrt(jnp.sum(a * a))
     else:
         r = jnp.sum(a ** jnp.asarray(p, acc)) ** jnp.asarray(1.0 / p, acc)
-    return r.astype(x.dtype)
+    return r.astype(acc if jnp.iscomplexobj(x) else x.dtype)
 
 
 def _total(arrays, p, out):
@@ -117,10 +120,16 @@ def _by_device(tensors: list) -> dict:
 
 
 def _total_dtype(tensors: list) -> D.dtype:
-    dt = tensors[0].dtype
-    for t in tensors[1:]:
-        dt = promote_types(dt, t.dtype)
-    return dt
+    """The total norm's dtype: the per-tensor norms' (each gradient's real dtype) promoted together; an integer or
+    bool tensor is ``linalg.vector_norm``'s RuntimeError, as torch's first per-tensor norm raises it."""
+    dt = None
+    for t in tensors:
+        tdt = t.dtype
+        if tdt.category < D.FLOAT:
+            raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                               f"{tdt.short}")
+        dt = tdt if dt is None else promote_types(dt, tdt)
+    return dt.to_real()
 
 
 def _zero() -> Tensor:
@@ -176,6 +185,29 @@ def _write(grads: list, arrays: list) -> None:
         g._write(a)
 
 
+def _repeats(grads: list) -> list:
+    """For a gradient listed several times (a tied weight's parameter given twice, two parameters sharing one
+    ``.grad`` tensor): the further passes of torch's ``mul_`` over it, each pass the gradients still to scale once
+    more (torch scales such a gradient once per entry, so ``coef ** n``); ``[]`` when every gradient is listed once
+    (one ``id`` set: the common path)."""
+    if len({id(g) for g in grads}) == len(grads):
+        return []
+    same: dict = {}
+    for g in grads:
+        same.setdefault(id(g), []).append(g)
+    groups = list(same.values())
+    return [[gs[0] for gs in groups if len(gs) > k] for k in range(1, max(map(len, groups)))]
+
+
+def _scale_into(grads: list, max_norm: float, total_norm: Tensor) -> None:
+    """``g.mul_(min(max_norm / (total_norm + 1e-6), 1))`` for every entry of ``grads`` (one jitted call per device)."""
+    for dev, gs in _by_device(grads).items():
+        total = total_norm._array
+        if total_norm.device != dev:
+            total = jax.device_put(total, next(iter(gs[0]._array.devices())))
+        _write(gs, _fn("scale", 0.0, None)([g._array for g in gs], np.float64(max_norm), total))
+
+
 def clip_grads_with_norm_(parameters: _tensor_or_tensors, max_norm: float, total_norm: Tensor,
                           foreach: bool | None = None) -> None:
     """Scale the gradients by ``min(max_norm / (total_norm + 1e-6), 1)`` in place (one jitted call per device)."""
@@ -185,11 +217,14 @@ def clip_grads_with_norm_(parameters: _tensor_or_tensors, max_norm: float, total
     if not isinstance(total_norm, Tensor):
         _refuse_norm(max_norm, total_norm)
     max_norm = float(max_norm)
-    for dev, gs in _by_device(grads).items():
-        total = total_norm._array
-        if total_norm.device != dev:
-            total = jax.device_put(total, next(iter(gs[0]._array.devices())))
-        _write(gs, _fn("scale", 0.0, None)([g._array for g in gs], np.float64(max_norm), total))
+    for g in grads:  # (torch's mul_ of an integer gradient by the floating coefficient)
+        if g.dtype.category < D.FLOAT:
+            coef = total_norm.dtype if total_norm.dtype.category >= D.FLOAT else D._DEFAULT[0]
+            raise RuntimeError(f"result type {coef.short} can't be cast to the desired output type {g.dtype.short}")
+    repeats = _repeats(grads)
+    _scale_into(grads, max_norm, total_norm)
+    for gs in repeats:  # (a gradient listed n times: scaled n times, as torch's per-entry mul_)
+        _scale_into(gs, max_norm, total_norm)
 
 
 def _refuse_norm(max_norm, total_norm) -> None:
@@ -228,7 +263,10 @@ def clip_grad_norm_(parameters: _tensor_or_tensors, max_norm: float, norm_type: 
     total = Tensor._from_array(total_arr, out, grads[0].device)
     if error_if_nonfinite:
         _check_finite(total, norm_type)  # raised before any gradient is written, as PyTorch
+    repeats = _repeats(grads)
     _write(grads, new)
+    for gs in repeats:  # (a gradient listed n times: scaled n times, as torch's per-entry mul_)
+        _scale_into(gs, max_norm, total)
     return total
 
 

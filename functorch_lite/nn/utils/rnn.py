@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from ... import dtypes as D
 from ..._tensor.tensor import Tensor
 from ...ops import rnn as _ops
 from ...ops._dispatch import broadcast_shapes
@@ -67,6 +68,9 @@ class PackedSequence(PackedSequence_):
         data = self.data.to(*args, **kwargs)
         if data is self.data:
             return self
+        # (torch then parses the arguments again with ``_parse_to``, which refuses a ``copy`` one, positional too)
+        if "copy" in kwargs or len(args) > (2 if args and isinstance(args[0], (Tensor, D.dtype)) else 3):
+            raise RuntimeError(".to() does not accept copy argument")
 
         def call_to(t):
             return t.to(data.device)
@@ -154,13 +158,19 @@ def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
 
     ``enforce_sorted=True`` expects lengths in decreasing order; otherwise the batch is sorted here and the
     permutation kept in ``sorted_indices`` / ``unsorted_indices``."""
+    if not isinstance(lengths, Tensor):
+        try:
+            lens = [int(v) for v in lengths]
+        except TypeError:  # (nested: torch's ``as_tensor(lengths, dtype=int64)``, refused below by its dimension)
+            from ... import as_tensor, int64
+            lengths = as_tensor(lengths, dtype=int64)
     if isinstance(lengths, Tensor):
         if lengths.dim() != 1 or lengths.device.type != "cpu":
+            if lengths.dim() > 1 and not enforce_sorted:  # (torch sorts them, then index_selects by that 2-D order)
+                raise IndexError("index_select(): Index is supposed to be a vector")
             raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor, but got {lengths.dim()}D "
-                               f"{lengths.device} {lengths.dtype.short} tensor")
+                               f"{lengths.device} Long tensor")  # (torch has made them int64 by then)
         lens = [int(v) for v in lengths.tolist()]
-    else:
-        lens = [int(v) for v in lengths]
     if input.dim() < 2:
         raise IndexError(f"Dimension out of range (expected to be in range of [-{max(input.dim(), 1)}, "
                          f"{max(input.dim(), 1) - 1}], but got 1)")
@@ -226,12 +236,12 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
     if padding_side not in ("left", "right"):
         raise RuntimeError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
     first = sequences[0]
-    if first.dim() == 0:
-        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    if first.dim() == 0:  # (torch's ``sizes().slice(1)`` of the first, then ``size(0)`` of every one)
+        raise RuntimeError("ArrayRef: invalid slice, N = 1; size = 0")
+    if any(s.dim() == 0 for s in sequences):
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     trailing = tuple(first.shape[1:])
     for s in sequences:
-        if s.dim() == 0:
-            raise RuntimeError("pad_sequence: every sequence needs a length dimension (dim 0), got a 0-dim tensor")
         dst = (s.shape[0],) + trailing
         got = broadcast_shapes(dst, tuple(s.shape))
         if got != dst:

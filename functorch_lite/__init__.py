@@ -22,7 +22,7 @@ from .dtypes import (  # noqa: F401
     get_default_dtype, set_default_dtype,
 )
 from ._device import device, get_default_device, set_default_device, DeviceUnavailableError  # noqa: F401
-from ._tensor.tensor import Tensor, Size  # noqa: F401
+from ._tensor.tensor import Tensor, Size, TypedStorage, UntypedStorage  # noqa: F401
 from ._tensor.legacy import set_default_tensor_type, tensortype, typename  # noqa: F401  (torch.FloatTensor & co below)
 from ._tensor import legacy as _legacy
 globals().update(_legacy.CPU_TYPES)

@@ -10,20 +10,32 @@ imported: its globals are written by name and read back as their functorch_lite 
 ``load(weights_only=True)`` (the default) accepts only torch's default allow-list of globals and the ones
 ``add_safe_globals`` / ``safe_globals`` add, with torch's restricted set of pickle opcodes. torch's legacy
 format (``_use_new_zipfile_serialization=False``, torch < 1.6) is written and read too (``_write_legacy``,
-``_load_not_zip``).
+``_load_not_zip``). A storage record loads as torch's: a ``TypedStorage`` over the record's bytes (an
+``UntypedStorage`` on the CPU, which ``map_location`` and the deserializers of ``register_package``'s registry place:
+``default_restore_location``); a big-endian record is byteswapped. ``TORCH_FORCE_WEIGHTS_ONLY_LOAD`` /
+``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` are read at every ``load``, as torch reads them (not flags of ``_config``: a
+script may set them between loads). The rest of ``torch.serialization``'s API is here: ``skip_data``, the load
+endianness, CRC-32 and mmap options, ``location_tag``, ``StorageType``...
 """
 from __future__ import annotations
 
 import collections
+import contextlib
+import enum
+import functools
 import io
 import mmap as _mmap
 import os
 import pickle
+import shutil
 import struct
+import tempfile
+import threading
+import types
 import uuid
 import warnings
 import zipfile
-from typing import Any, Callable
+from typing import Any, Callable, Dict, Optional, Union
 
 import jax
 import numpy as np
@@ -31,11 +43,159 @@ import numpy as np
 from . import _device as _dev
 from . import dtypes as D
 from ._tensor import views as V
-from ._tensor.tensor import Size, Tensor, _UntypedStorage
+from ._tensor.tensor import Size, Tensor, TypedStorage, UntypedStorage
 
 __all__ = ["save", "load"]  # (what ``functorch_lite`` re-exports; the allow-list API stays in this module, as torch's)
 
 DEFAULT_PROTOCOL = 2
+
+MAP_LOCATION = Optional[Union[Callable[[Any, str], Any], _dev.device, str, Dict[str, str]]]
+
+
+class SourceChangeWarning(Warning):
+    pass
+
+
+@contextlib.contextmanager
+def mkdtemp():
+    """A temporary folder for the block, removed after it."""
+    path = tempfile.mkdtemp()
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path)
+
+
+# ---- options (torch.utils.serialization.config's, set through torch.serialization's functions) --------------------
+class LoadEndianness(enum.Enum):
+    NATIVE = 1
+    LITTLE = 2
+    BIG = 3
+
+
+# endianness: the byte order of a checkpoint without a ``byteorder`` record (None: little, as torch's default);
+# crc32: whether ``save`` writes each record's CRC-32; mmap_flags: ``load(mmap=True)``'s mapping (MAP_SHARED's
+# write-through has no effect here: a tensor's values are immutable arrays, a write replaces them)
+_CONFIG: dict = {"endianness": None, "crc32": True, "mmap_flags": _mmap.MAP_PRIVATE}
+
+
+def get_default_load_endianness() -> LoadEndianness | None:
+    """The byte order ``load`` assumes for a checkpoint that has no ``byteorder`` record (None: little-endian)."""
+    return _CONFIG["endianness"]
+
+
+def set_default_load_endianness(endianness) -> None:
+    if not isinstance(endianness, LoadEndianness) and endianness is not None:
+        raise TypeError("Invalid argument type in function set_default_load_endianness")
+    _CONFIG["endianness"] = endianness
+
+
+def get_crc32_options() -> bool:
+    """Whether ``save`` computes and writes each record's CRC-32 (default True; ``load`` does not check them)."""
+    return _CONFIG["crc32"]
+
+
+def set_crc32_options(compute_crc32: bool) -> None:
+    _CONFIG["crc32"] = compute_crc32
+
+
+def get_default_mmap_options() -> int | None:
+    """``load(mmap=True)``'s mmap flags (``mmap.MAP_PRIVATE`` by default)."""
+    return _CONFIG["mmap_flags"]
+
+
+class set_default_mmap_options:
+    """Set ``load(mmap=True)``'s flags to ``mmap.MAP_PRIVATE`` or ``mmap.MAP_SHARED`` (a call, or a ``with`` block
+    that restores the previous ones)."""
+
+    def __init__(self, flags: int) -> None:
+        if flags != _mmap.MAP_PRIVATE and flags != _mmap.MAP_SHARED:
+            raise ValueError("Invalid argument in function set_default_mmap_options, expected mmap.MAP_PRIVATE or "
+                             f"mmap.MAP_SHARED, but got {flags}")
+        self.prev = _CONFIG["mmap_flags"]
+        _CONFIG["mmap_flags"] = flags
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, exc_type, exc_value, traceback) -> None:
+        _CONFIG["mmap_flags"] = self.prev
+
+
+class _SerializationLocal(threading.local):
+    def __init__(self):
+        super().__init__()
+        self.skip_data = False
+        self.materialize_fake_tensors = False
+
+
+_TLS = _SerializationLocal()
+
+
+class skip_data:
+    """``with skip_data(): save(obj, f)`` writes each storage's record without its values (zeros, CRC-32 0: the
+    values can be written into it later); ``load`` inside the block reads no values (the tensors are zeros here,
+    uninitialised memory in torch). The zip format only, as torch."""
+
+    def __init__(self, materialize_fake_tensors: bool = False):
+        self.materialize_fake_tensors = materialize_fake_tensors
+
+    def __enter__(self):
+        self._old_skip_data, self._old_materialize_fake_tensors = _TLS.skip_data, _TLS.materialize_fake_tensors
+        _TLS.skip_data, _TLS.materialize_fake_tensors = True, self.materialize_fake_tensors
+
+    def __exit__(self, type, value, tb):  # noqa: A002
+        _TLS.skip_data, _TLS.materialize_fake_tensors = self._old_skip_data, self._old_materialize_fake_tensors
+
+
+# ---- legacy helpers torch.serialization still has ----------------------------------------------------------------
+def check_module_version_greater_or_equal(module, req_version_tuple, error_if_malformed: bool = True) -> bool:
+    """Whether ``module.__version__`` ('x.y.z') is at least ``req_version_tuple`` (a malformed one: an error, or a
+    warning and True)."""
+    try:
+        version_strs = module.__version__.split(".")
+        module_version = tuple(type(req)(version_strs[i]) for i, req in enumerate(req_version_tuple))
+        return module_version >= req_version_tuple
+    except Exception as e:
+        message = (f"'{module.__name__}' module version string is malformed '{module.__version__}' and cannot be "
+                   f"compared with tuple {str(req_version_tuple)}")
+        if error_if_malformed:
+            raise RuntimeError(message) from e
+        warnings.warn(message + ", but continuing assuming that requirement is met", stacklevel=2)
+        return True
+
+
+class StorageType:
+    """A legacy storage class named in a checkpoint (``StorageType('FloatStorage').dtype``: float32)."""
+
+    def __init__(self, name: str):
+        dtype = _STORAGE_DTYPE.get(name)
+        if dtype is None:
+            raise KeyError(f'pickle storage type "{name}" is not recognized')
+        self._dtype = dtype
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    def __str__(self) -> str:
+        return f"StorageType(dtype={self.dtype})"
+
+
+def normalize_storage_type(storage_type):
+    """The ``functorch_lite`` attribute of a storage class's name (torch's)."""
+    import functorch_lite
+    return getattr(functorch_lite, storage_type.__name__)
+
+
+def storage_to_tensor_type(storage):
+    """The legacy tensor class of a legacy storage (``FloatStorage`` -> ``FloatTensor``); none for the
+    ``TypedStorage`` / ``UntypedStorage`` classes, as torch's."""
+    name = type(storage).__name__.replace("Storage", "Tensor")
+    if isinstance(storage, (TypedStorage, UntypedStorage)):
+        raise AttributeError(f"module 'torch.storage' has no attribute '{name}'")
+    import functorch_lite
+    return getattr(functorch_lite, name)
 
 # ---- torch's names ------------------------------------------------------------------------------
 _LEGACY_STORAGE = {  # torch.storage._dtype_to_storage_type_map()
@@ -44,6 +204,7 @@ _LEGACY_STORAGE = {  # torch.storage._dtype_to_storage_type_map()
     D.bool: "BoolStorage", D.bfloat16: "BFloat16Storage", D.complex128: "ComplexDoubleStorage",
     D.complex64: "ComplexFloatStorage",
 }
+_STORAGE_DTYPE = {name: d for d, name in _LEGACY_STORAGE.items()}
 # torch.storage._new_dtypes() that the facade has: written as UntypedStorage + a torch dtype
 _NEW_DTYPES = (D.float8_e4m3fn, D.float8_e5m2, D.float8_e4m3fnuz, D.float8_e5m2fnuz, D.float8_e8m0fnu,
                D.uint16, D.uint32, D.uint64)
@@ -52,7 +213,10 @@ _UNSAFE_MESSAGE = (
     "from `False` to `True`. Re-running `torch.load` with `weights_only` set to `False` will likely succeed, "
     "but it can result in arbitrary code execution. Do it only if you got the file from a trusted source.")
 _BLOCKED_MODULES = ("sys", "os", "posix", "nt")  # torch's _blocklisted_modules
-_NOT_ZIP = "PytorchStreamReader failed reading zip archive: failed finding central directory"
+_NOT_ZIP = ("PytorchStreamReader failed reading zip archive: failed finding central directory. This is an internal "
+            "miniz error. If you are seeing this error, there is a high likelihood that your checkpoint file is "
+            "corrupted. This can happen if the checkpoint was not saved properly, was transferred incorrectly, or the "
+            "file was modified after saving.")
 _DOCS_MESSAGE = ("\n\nCheck the documentation of torch.load to learn more about types accepted by default with "
                  "weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
 _MAGIC_NUMBER = 0x1950A86A20F9469CFC6C  # the first pickle of torch's legacy (non-zip) format
@@ -106,14 +270,17 @@ class _Pickler(pickle._Pickler):
     def persistent_id(self, obj):
         if type(obj) is _Boxed:
             return obj.value if obj.kind == "pid" else None
-        if isinstance(obj, _UntypedStorage):
-            return self._untyped_pid(obj)
+        if isinstance(obj, UntypedStorage):
+            return self._storage_pid(obj, D.uint8)
+        if isinstance(obj, TypedStorage):
+            return self._storage_pid(obj._untyped_storage, obj.dtype)
         return None
 
-    def _untyped_pid(self, storage: _UntypedStorage) -> tuple:
-        """torch's persistent id of a saved untyped storage (``t.untyped_storage()``): its bytes, as
-        ``('storage', torch.storage.UntypedStorage, key, location, nbytes)``, shared with the tensors saved from it
-        (as uint8: torch's rule that one storage is saved as one dtype)."""
+    def _storage_pid(self, storage: UntypedStorage, dt: D.dtype) -> tuple:
+        """torch's persistent id of a saved storage: an untyped one (``t.untyped_storage()``, ``dt`` uint8) as
+        ``('storage', torch.storage.UntypedStorage, key, location, nbytes)``, a typed one (``t.storage()``) as
+        ``('storage', torch.FloatStorage, key, location, numel)``, the record shared with the tensors saved from it
+        (as ``dt``: torch's rule that one storage is saved as one dtype)."""
         root = storage._s.root()
         base = root.array
         if type(base) is jax.ShapeDtypeStruct:
@@ -121,9 +288,9 @@ class _Pickler(pickle._Pickler):
         if isinstance(base, jax.core.Tracer):
             from .ops._dispatch import data_dependent_error
             raise data_dependent_error("saving a storage")
-        if self._viewed_as.setdefault(root.uid, D.uint8) is not D.uint8:
+        if self._viewed_as.setdefault(root.uid, dt) is not dt:
             raise RuntimeError("Cannot save multiple tensors or storages that view the same data as different types")
-        return self._storage_ref(root, base, D.uint8, root.device, untyped=True).value
+        return self._storage_ref(root, base, dt, root.device, untyped=dt is D.uint8).value
 
     def _save_torch_global(self, obj, module: str, name: str) -> None:
         self.write(pickle.GLOBAL + module.encode("utf-8") + b"\n" + name.encode("utf-8") + b"\n")
@@ -131,6 +298,16 @@ class _Pickler(pickle._Pickler):
 
     dispatch[_Global] = lambda self, obj: self._save_torch_global(obj, obj.module, obj.name)
     dispatch[D.dtype] = lambda self, obj: self._save_torch_global(obj, "torch", obj.name)
+    dispatch[types.FunctionType] = lambda self, obj: self.save_global(obj)
+
+    def save_global(self, obj, name=None):
+        """A class or function by name; the facade's ``Tensor`` and ``nn.Parameter`` classes and its
+        ``nn.functional`` functions by torch's name (what ``load(weights_only=True)`` allows, and torch reads)."""
+        torch_name = _torch_name_of(obj) if name is None else None
+        if torch_name is not None:
+            self._save_torch_global(obj, *torch_name)
+        else:
+            super().save_global(obj, name)
 
     def reducer_override(self, obj):
         t = type(obj)
@@ -152,6 +329,9 @@ class _Pickler(pickle._Pickler):
     def _reduce_tensor(self, t: Tensor):
         from .nn.parameter import Parameter
         from ._tensor._copy import attrs
+        if t._hooks:  # (a leaf's register_hook hooks, torch's _backward_hooks: not saved, as torch warns)
+            from .utils.hooks import warn_if_has_hooks
+            warn_if_has_hooks(types.SimpleNamespace(_backward_hooks=t._hooks))
         state = attrs(t)
         if isinstance(t, Parameter):
             args = (_Boxed("data", t), t.requires_grad, collections.OrderedDict())
@@ -169,6 +349,9 @@ class _Pickler(pickle._Pickler):
         root = t._storage.root()
         base = root.array
         if type(base) is jax.ShapeDtypeStruct:  # a meta tensor: no storage, as torch's (sharing is not kept)
+            if _TLS.skip_data:
+                warnings.warn("Serializing tensors on the meta device under skip_data context manager is a no-op",
+                              stacklevel=2)
             return (_glob("torch._utils", "_rebuild_meta_tensor_no_storage"),
                     (dt, tuple(t._shape), tuple(t.stride()), bool(requires_grad)))
         if dt not in _LEGACY_STORAGE and dt not in _NEW_DTYPES:
@@ -214,6 +397,20 @@ class _Pickler(pickle._Pickler):
         stype = (_glob("torch", _LEGACY_STORAGE[dt]) if dt in _LEGACY_STORAGE and not untyped
                  else _glob("torch.storage", "UntypedStorage"))
         return _Boxed("pid", ("storage", stype, key, loc, numel) + ((None,) if self.legacy else ()))
+
+
+def _torch_name_of(obj):
+    """(module, name) of the torch global that facade class or function ``obj`` is, or None."""
+    if obj is Tensor:
+        return "torch", "Tensor"
+    mod = getattr(obj, "__module__", None)
+    if mod == "functorch_lite.nn.parameter" and getattr(obj, "__name__", None) == "Parameter":
+        return "torch.nn.parameter", "Parameter"
+    if mod == "functorch_lite.nn.functional" and isinstance(obj, types.FunctionType):
+        from .nn import functional as F
+        if getattr(F, obj.__name__, None) is obj:
+            return "torch.nn.functional", obj.__name__
+    return None
 
 
 _SPECIAL: dict = {}
@@ -277,7 +474,9 @@ class _ZipWriter:
         except (OSError, AttributeError):
             return 0
 
-    def write(self, name: str, data) -> None:
+    def write(self, name: str, data, crc: bool = True) -> None:
+        """Record ``name`` holding ``data``; its CRC-32 written as 0 where not ``crc`` or ``set_crc32_options(False)``,
+        as torch's."""
         full = f"{self.archive}/{name}"
         info = zipfile.ZipInfo(full, date_time=(1980, 1, 1, 0, 0, 0))
         info.compress_type = zipfile.ZIP_STORED
@@ -285,7 +484,11 @@ class _ZipWriter:
         header = 30 + len(full.encode("utf-8")) + 4 + (20 if size * 1.05 > zipfile.ZIP64_LIMIT else 0)
         pad = (-(self._tell() - self.start + header)) % 64
         info.extra = b"FB" + struct.pack("<H", pad) + b"Z" * pad
-        self.zf.writestr(info, data)
+        info.file_size = size  # (what writestr does, with the CRC left to the option)
+        with self.zf.open(info, mode="w") as dest:
+            dest.write(data)
+            if not (crc and _CONFIG["crc32"]):
+                dest._crc = 0
 
     def close(self) -> None:
         self.zf.close()
@@ -305,9 +508,13 @@ def save(obj: Any, f, pickle_module: Any = pickle, pickle_protocol: int = 2,
     >>> torch.load(io.BytesIO(buf.getvalue()))["w"]
     tensor([1., 1.])
     """
+    if not isinstance(f, (str, os.PathLike)) and not hasattr(f, "write"):  # (torch's _check_save_filelike, first)
+        raise AttributeError("expected 'f' to be string, path, or a file-like object with a 'write' attribute")
     if pickle_module is not pickle:
         raise NotImplementedError("functorch_lite.save supports only pickle_module=pickle")
     buf = io.BytesIO()
+    if not _use_new_zipfile_serialization and _TLS.skip_data:
+        raise RuntimeError("Cannot use skip_data=True with _use_new_zipfile_serialization=False")
     p = _Pickler(buf, pickle_protocol)
     p.legacy = not _use_new_zipfile_serialization
     p.dump(obj)
@@ -333,9 +540,15 @@ def save(obj: Any, f, pickle_module: Any = pickle, pickle_protocol: int = 2,
             w.write(".storage_alignment", b"64")
             if not _disable_byteorder_record:
                 w.write("byteorder", b"little")
+            skip = _TLS.skip_data
             for key, flat in p.records:
+                if skip:  # (torch's write_record_metadata: the record's room, no values, CRC-32 0)
+                    w.write(f"data/{key}", bytes(flat.nbytes), crc=False)
+                    continue
                 w.write(f"data/{key}", memoryview(np.ascontiguousarray(flat).view(np.uint8)).cast("B"))
             w.write("version", b"3\n")
+            if _disable_byteorder_record:  # (torch 2.13's writer adds the record at its end all the same)
+                w.write("byteorder", b"little")
             w.write(".data/serialization_id", str(uuid.uuid4().int).rjust(40, "0")[:40].encode())
             w.close()
         except BaseException:
@@ -371,23 +584,27 @@ class _StorageType(collections.namedtuple("_StorageType", "dtype name")):
     """What a ``torch.<X>Storage`` / ``torch.storage.UntypedStorage`` global loads as."""
 
 
-class _RawStorage(_UntypedStorage):
-    """A loaded storage record: raw bytes, the element dtype of its class (None: an UntypedStorage), the device it
-    goes to.
+class _RawStorage(UntypedStorage):
+    """A loaded storage record: its raw bytes, on the device they go to. This is the ``storage`` a ``map_location``
+    callable receives (a ``torch.storage.UntypedStorage`` there: ``.cpu()``, ``.cuda(i)``, ``.to(device=...)``
+    return it placed elsewhere); the record's tensors are made over it (``_facade_tensor``: one facade Storage per
+    dtype read), and ``load`` gives it as a ``TypedStorage`` where a storage itself was saved, as torch."""
 
-    This is the ``storage`` a ``map_location`` callable receives (``.cpu()``, ``.cuda(i)``,
-    ``.to(device)`` return it placed elsewhere), and what ``load`` gives for a saved storage
-    (``save(t.untyped_storage())``): the facade's untyped storage of these bytes, shared with the uint8 tensors
-    loaded from the record (torch gives a ``TypedStorage`` there; the facade's storages are untyped only)."""
-
-    def __init__(self, raw: np.ndarray, dtype, device):
-        self.raw, self.dtype, self.device = raw, dtype, device
+    def __init__(self, raw: np.ndarray, device):
+        self.raw, self._device = raw, device
         self._shared: dict = {}  # facade dtype -> the facade Storage holding these bytes
+
+    @property
+    def device(self):
+        return self._device
 
     def nbytes(self) -> int:
         return int(self.raw.size)
 
-    size = nbytes
+    def _bytes(self) -> np.ndarray:
+        if self._device.type == "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        return np.asarray(self.raw)
 
     @property
     def _s(self):
@@ -396,44 +613,180 @@ class _RawStorage(_UntypedStorage):
         return _facade_tensor(self, 0, (n,), (1,), D.uint8)._storage
 
     def to(self, device=None, non_blocking: bool = False) -> "_RawStorage":
-        """This storage placed on ``device``."""
-        return _RawStorage(self.raw, self.dtype, _dev.device(device))
+        """This storage placed on ``device`` (positional too: torch's takes keywords only)."""
+        return _RawStorage(self.raw, _dev.canonical(device))
 
     def cpu(self) -> "_RawStorage":
-        return self.to("cpu")
+        return self.to(device="cpu")
 
     def cuda(self, device=None, non_blocking: bool = False) -> "_RawStorage":
-        return self.to(_dev.device("cuda", device) if isinstance(device, int) or device is None else device)
+        return self.to(device=_dev.device("cuda", device) if isinstance(device, int) or device is None else device)
+
+    def mps(self) -> "_RawStorage":
+        return self.to(device="mps")
 
 
-def _place(location: str):
-    """Facade device for a storage location; torch's message when CUDA is asked for and absent."""
-    try:
-        return _dev.canonical(_dev.device(location) if isinstance(location, str) else location)
-    except _dev.DeviceUnavailableError as e:
-        if str(location).startswith("cuda"):
-            raise RuntimeError(
-                "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you "
-                "are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') "
-                "to map your storages to the CPU.") from e
-        raise RuntimeError(f"Attempting to deserialize object on device '{location}': {e}") from e
+_RawStorage.__name__ = _RawStorage.__qualname__ = "UntypedStorage"  # (the type name torch's callables see)
 
 
-def _restore_device(raw_storage: _RawStorage, location: str, map_location):
+def _typed(raw: _RawStorage, dtype) -> TypedStorage:
+    """What ``persistent_load`` gives: the record as a ``TypedStorage`` (uint8 for an untyped one, as torch)."""
+    return TypedStorage(wrap_storage=raw, dtype=D.uint8 if dtype is None else dtype, _internal=True)
+
+
+# ---- storage locations: torch's registry of (priority, tagger, deserializer) ----------------------------------
+_package_registry: list = []
+
+
+def register_package(priority: int, tagger: Callable, deserializer: Callable) -> None:
+    """Register ``tagger(storage) -> location or None`` and ``deserializer(storage, location) -> storage or None``
+    (run by ascending ``priority`` until one answers): ``location_tag`` asks the taggers, ``load`` (through
+    ``default_restore_location``) the deserializers, as torch's. A deserializer gets the record's storage on the
+    CPU and may return it placed (``storage.to(device=...)``)."""
+    _package_registry.append((priority, tagger, deserializer))
+    _package_registry.sort()
+
+
+def _validate_device(location: str, backend: str):
+    """torch's ``_validate_device``: the facade device ``location`` names, or torch's error for a backend that is not
+    here (no device module, not available, an index past the count)."""
+    if backend in ("hpu", "privateuseone"):  # (torch has no device module of these)
+        raise RuntimeError(f"The {backend.upper()} device module is not registered. If you are running on a CPU-only "
+                           "machine, please use torch.load with map_location=torch.device('cpu') to map your storages "
+                           "to the CPU.")
+    dev = _dev.device(location)
+    count = len(_dev.jax_devices(backend))
+    if not count:
+        raise RuntimeError(f"Attempting to deserialize object on a {backend.upper()} device but torch.{backend}."
+                           "is_available() is False. If you are running on a CPU-only machine, please use torch.load "
+                           "with map_location=torch.device('cpu') to map your storages to the CPU.")
+    dev = _dev.canonical(dev) if dev.index is None else dev
+    if dev.index >= count:
+        raise RuntimeError(f"Attempting to deserialize object on {backend.upper()} device {dev.index} but "
+                           f"torch.{backend}.device_count() is {count}. Please use torch.load with map_location to map "
+                           "your storages to an existing device.")
+    return dev
+
+
+def validate_cuda_device(location: str) -> int:
+    """The CUDA device index ``location`` ('cuda', 'cuda:1') names, or torch's error where it is not here."""
+    return _validate_device(location, "cuda").index
+
+
+def _cpu_tag(obj):
+    return "cpu" if obj.device.type == "cpu" else None
+
+
+def _mps_tag(obj):
+    return "mps" if obj.device.type == "mps" else None
+
+
+def _meta_tag(obj):
+    return "meta" if obj.device.type == "meta" else None
+
+
+def _backend_tag(backend: str, obj):
+    if obj.device.type == backend:
+        return backend if obj.device.index is None else f"{backend}:{obj.device.index}"
+    return None
+
+
+def _cpu_deserialize(obj, location):
+    if location == "cpu":
+        return obj
+    if isinstance(location, str) and location.startswith("cpu:"):  # (the facade's numbered CPU devices: torch has not)
+        return obj.to(device=location)
+    return None
+
+
+def _mps_deserialize(obj, location):
+    if not location.startswith("mps"):
+        return None
+    if not _dev.jax_devices("mps"):  # (torch's error without an MPS device: its storage constructor's)
+        raise RuntimeError("torch.UntypedStorage(): Storage device not recognized: mps")
+    return obj.mps()
+
+
+def _meta_deserialize(obj, location):
+    return obj.to(device="meta") if location == "meta" else None
+
+
+def _deserialize(backend: str, obj, location):
+    import re
+    if location == backend or re.match(f"{backend}(:|[0-9]+)", location):
+        return obj.to(device=_validate_device(location, backend))
+    return None
+
+
+for _entry in ((10, _cpu_tag, _cpu_deserialize), (21, _mps_tag, _mps_deserialize), (22, _meta_tag, _meta_deserialize)):
+    register_package(*_entry)
+# torch's backends (privateuse1 as torch names it by default); 'tpu': the facade's own (a file it saved on a TPU)
+for _prio, _backend in ((20, "cuda"), (23, "privateuseone"), (24, "hpu"), (25, "xpu"), (26, "mtia"), (27, "tpu")):
+    register_package(_prio, functools.partial(_backend_tag, _backend), functools.partial(_deserialize, _backend))
+del _entry, _prio, _backend
+
+
+def location_tag(storage) -> str:
+    """The location a storage (or tensor) is saved with: the first registered tagger's answer."""
+    for _, tagger, _ in _package_registry:
+        location = tagger(storage)
+        if location:
+            return location
+    raise RuntimeError(f"don't know how to determine data location of {_typename(storage)}")
+
+
+def default_restore_location(storage, location: str):
+    """``storage`` restored to ``location`` by the first registered deserializer that answers (torch's error when
+    none does): what ``load`` does without a ``map_location``, and what a ``map_location`` callable may call."""
+    for _, _, fn in _package_registry:
+        result = fn(storage, location)
+        if result is not None:
+            return result
+    raise RuntimeError(f"don't know how to restore data location of {_typename(storage)} (tagged with {location})")
+
+
+def _typename(obj) -> str:
+    if isinstance(obj, UntypedStorage):
+        return "torch.storage.UntypedStorage"
+    if isinstance(obj, TypedStorage):
+        return "torch.storage.TypedStorage"
+    from ._tensor.legacy import typename
+    return typename(obj)
+
+
+def _byteswap(raw: np.ndarray, dtype) -> np.ndarray:
+    """A big-endian record's bytes in the host's (little-endian) order: each element (a complex one's two parts)
+    reversed, as torch's ``storage.byteswap(dtype)``."""
+    size = dtype.itemsize // 2 if dtype.is_complex else dtype.itemsize
+    if size == 1:
+        return raw
+    return np.frombuffer(raw, dtype=f">u{size}").astype(f"<u{size}").view(np.uint8)
+
+
+def _loc(location):
+    return str(location) if isinstance(location, _dev.device) else location
+
+
+def _decode(location) -> str:
+    """A persistent id's location (bytes in a Python 2 pickle), as torch's ``_maybe_decode_ascii``."""
+    return location.decode("ascii") if isinstance(location, bytes) else str(location)
+
+
+def _get_restore_location(map_location) -> Callable:
+    """torch's ``_get_restore_location``: ``(storage, location) -> storage`` for a ``map_location``."""
     if map_location is None:
-        return _place(location)
-    if isinstance(map_location, (str, _dev.device)):
-        return _place(str(map_location))
-    if isinstance(map_location, dict):
-        return _place(str(map_location.get(location, location)))
-    if callable(map_location):
-        res = map_location(raw_storage, location)
-        if res is None:
-            return _place(location)
-        if isinstance(res, _RawStorage):
-            return _place(str(res.device))
-        raise TypeError(f"map_location callable must return a storage or None, got {type(res).__name__}")
-    raise TypeError(f"Unsupported map_location type: {type(map_location).__name__}")
+        return default_restore_location
+    if isinstance(map_location, dict):  # (a device among its values is read as its string: torch's fails on it)
+        return lambda storage, location: default_restore_location(storage, _loc(map_location.get(location, location)))
+    if isinstance(map_location, (str, bytes)):
+        return lambda storage, location: default_restore_location(storage, map_location)
+    if isinstance(map_location, _dev.device):
+        return lambda storage, location: default_restore_location(storage, str(map_location))
+
+    def restore(storage, location):
+        result = map_location(storage, location)
+        return default_restore_location(storage, location) if result is None else result
+    return restore
 
 
 def _facade_tensor(storage: _RawStorage, offset: int, size, stride, dtype) -> Tensor:
@@ -482,20 +835,25 @@ def _with_metadata(t: Tensor, metadata) -> Tensor:
     return t
 
 
+def _loaded(storage, what: str) -> _RawStorage:
+    """The record a rebuild function's storage argument (``persistent_load``'s TypedStorage) holds."""
+    if not isinstance(storage, TypedStorage) or not isinstance(storage._untyped_storage, _RawStorage):
+        raise pickle.UnpicklingError(f"{what} expects a storage")
+    return storage._untyped_storage
+
+
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None):
     """Facade version of ``torch._utils._rebuild_tensor_v2``."""
-    if not isinstance(storage, _RawStorage) or storage.dtype is None:
-        raise pickle.UnpicklingError("_rebuild_tensor_v2 expects a typed storage")
-    t = _facade_tensor(storage, storage_offset, size, stride, storage.dtype)
+    t = _facade_tensor(_loaded(storage, "_rebuild_tensor_v2"), storage_offset, size, stride, storage.dtype)
     return _with_metadata(t, metadata).requires_grad_(bool(requires_grad))
 
 
 def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype,
                        metadata=None):
     """Facade version of ``torch._utils._rebuild_tensor_v3`` (untyped storage + explicit dtype)."""
-    if not isinstance(storage, _RawStorage) or not isinstance(dtype, D.dtype):
+    if not isinstance(dtype, D.dtype):
         raise pickle.UnpicklingError("_rebuild_tensor_v3 expects a storage and a dtype")
-    t = _facade_tensor(storage, storage_offset, size, stride, dtype)
+    t = _facade_tensor(_loaded(storage, "_rebuild_tensor_v3"), storage_offset, size, stride, dtype)
     return _with_metadata(t, metadata).requires_grad_(bool(requires_grad))
 
 
@@ -630,8 +988,8 @@ class _Loader:
     """Shared state of one ``load``: the zip, the storages read so far, map_location."""
 
     def __init__(self, reader: "_ZipReader", map_location):
-        self.reader, self.map_location = reader, map_location
-        self.storages: dict = {}
+        self.reader, self.restore = reader, _get_restore_location(map_location)
+        self.storages: dict = {}  # key -> the TypedStorage of the record
         # torch's _is_meta_location: no storage data is read for a load to 'meta' (a dict or callable reads it)
         self.meta = (isinstance(map_location, (str, _dev.device)) and isinstance(reader, _ZipReader)
                      and (map_location == "meta" if isinstance(map_location, str) else map_location.type == "meta"))
@@ -651,14 +1009,19 @@ class _Loader:
             if not self.storages or f"{self.reader.prefix}/.format_version" not in self.reader.names:
                 self.reader.locate(f"data/{key}")
             raw = np.broadcast_to(np.zeros(1, np.uint8), (nbytes,))  # (its size only: no memory, nothing read)
+        elif _TLS.skip_data and isinstance(self.reader, _ZipReader):  # (torch's values: uninitialised memory)
+            raw = np.zeros(nbytes, np.uint8)
         else:
             raw = self.reader.record(f"data/{key}")
+            if raw.size >= nbytes and self.reader.big and stype.dtype is not None:
+                raw = _byteswap(raw[:nbytes], stype.dtype)
         if raw.size < nbytes:
             raise RuntimeError(f"PytorchStreamReader failed reading file data/{key}: file read failed "
                                f"(expected {nbytes} bytes, got {raw.size}); the file is truncated or corrupt")
-        cpu = _RawStorage(raw[:nbytes], stype.dtype, _dev.canonical("cpu"))
-        dev = _restore_device(cpu, str(location), self.map_location)
-        self.storages[key] = _RawStorage(cpu.raw, stype.dtype, dev)
+        placed = self.restore(_RawStorage(raw[:nbytes], _dev.canonical("cpu")), _decode(location))
+        if not isinstance(placed, _RawStorage):
+            raise TypeError(f"map_location callable must return a storage or None, got {type(placed).__name__}")
+        self.storages[key] = _typed(placed, stype.dtype)
         return self.storages[key]
 
 
@@ -717,6 +1080,19 @@ def _user_allowed_globals() -> dict:
     return rc
 
 
+def _allowed_as_torch(module: str, name: str, user: dict):
+    """The facade equivalent of torch global ``module.name`` where the user allow-listed it (``safe_globals(
+    [nn.Sequential, nn.Linear])`` allows a torch-written file's ``torch.nn.modules.container.Sequential``), else
+    None."""
+    if not user or not _is_torch(module):
+        return None
+    try:
+        obj = _resolve_torch(module, name)
+    except pickle.UnpicklingError:
+        return None
+    return obj if any(obj is g for g in user.values()) else None
+
+
 def _default_allowed_names() -> set:
     return set(_SAFE_BUILTINS) | {"_codecs.encode"} | {k for k, v in _torch_table().items() if v is not None}
 
@@ -736,23 +1112,13 @@ def get_unsafe_globals_in_checkpoint(f) -> list:
         if own:
             fh.close()
     found = set()
+    user = _user_allowed_globals()
     for op, arg, _ in pickletools.genops(pkl):
         if op.name == "GLOBAL":
             module, name = _fix_name(*arg.split(" ", 1))
-            found.add(f"{module}.{name}")
-    return list(found - _default_allowed_names() - set(_user_allowed_globals()))
-
-
-def default_restore_location(storage, location: str):
-    """``storage`` placed on ``location`` ('cpu', 'cuda:0'...): what a ``map_location`` callable may return."""
-    if not isinstance(storage, _RawStorage):
-        raise TypeError(f"default_restore_location expects a storage, got {type(storage).__name__}")
-    try:
-        dev = _dev.device(location)
-    except RuntimeError:
-        raise RuntimeError(f"don't know how to restore data location of torch.storage.UntypedStorage (tagged with "
-                           f"{location})") from None
-    return _RawStorage(storage.raw, storage.dtype, _place(str(dev)))
+            if _allowed_as_torch(module, name, user) is None:
+                found.add(f"{module}.{name}")
+    return list(found - _default_allowed_names() - set(user))
 
 
 def _wo_message(message: str) -> str:
@@ -813,6 +1179,8 @@ class _WeightsUnpickler(pickle._Unpickler):
             obj = _torch_table()[full]
         elif full in self.user:
             obj = self.user[full]
+        elif _allowed_as_torch(module, name, self.user) is not None:
+            obj = _allowed_as_torch(module, name, self.user)
         else:
             if full.startswith("builtins"):
                 rest = full[len("builtins"):]
@@ -866,6 +1234,8 @@ class _WeightsUnpickler(pickle._Unpickler):
         elif id(type(inst)) in self._allowed or any(type(inst) is g for g in self.user.values()):
             # (any allow-listed type, handed out by find_class or not: numpy's dtype classes are instantiated by
             # np.dtype, not named in the pickle)
+            if _torch_module_state(inst, state):  # (a module torch pickled: as weights_only=False reads it)
+                return
             if hasattr(inst, "__setstate__"):
                 inst.__setstate__(state)
             else:
@@ -879,6 +1249,20 @@ class _WeightsUnpickler(pickle._Unpickler):
         else:
             raise pickle.UnpicklingError("Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
                                          f"`add_safe_globals`, but got {type(inst)}")
+
+    def load_binget(self):  # (a missing memo entry: torch's KeyError, as its unpickler indexes a dict)
+        self.append(self.memo[self.read(1)[0]])
+
+    def load_long_binget(self):
+        self.append(self.memo[struct.unpack("<I", self.read(4))[0]])
+
+    def load_binpersid(self):
+        pid = self.stack.pop()  # (torch's checks: only a storage's persistent id)
+        if type(pid) is not tuple and type(pid) is not int:
+            raise pickle.UnpicklingError(f"persistent_load id must be tuple or int, but got {type(pid)}")
+        if type(pid) is tuple and len(pid) > 0 and _decode(pid[0]) != "storage":
+            raise pickle.UnpicklingError(f"Only persistent_load of storage is allowed, but got {type(pid[0])}")
+        self.append(self.persistent_load(pid))
 
     def load_append(self):
         item = self.stack.pop()
@@ -913,6 +1297,9 @@ class _WeightsUnpickler(pickle._Unpickler):
     dispatch[pickle.REDUCE[0]] = load_reduce
     dispatch[pickle.NEWOBJ[0]] = load_newobj
     dispatch[pickle.BUILD[0]] = load_build
+    dispatch[pickle.BINGET[0]] = load_binget
+    dispatch[pickle.LONG_BINGET[0]] = load_long_binget
+    dispatch[pickle.BINPERSID[0]] = load_binpersid
     dispatch[pickle.APPEND[0]] = load_append
     dispatch[pickle.APPENDS[0]] = load_appends
     dispatch[pickle.SETITEM[0]] = load_setitem
@@ -963,16 +1350,36 @@ class _FullZipUnpickler(_TorchGlobals, pickle._Unpickler):
     dispatch = pickle._Unpickler.dispatch.copy()
 
     def load_build(self):
-        from .nn.modules.module import Module
-        state, inst = self.stack[-1], self.stack[-2]
-        if isinstance(inst, Module) and type(state) is dict and "_parameters" in state \
-                and "_hooks_with_kwargs" not in state:
+        if _torch_module_state(self.stack[-2], self.stack[-1]):
             self.stack.pop()
-            _torch_module_state(inst, state)
             return
         pickle._Unpickler.load_build(self)
 
     dispatch[pickle.BUILD[0]] = load_build
+
+
+_TORCH_MODULE_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
+                       "_forward_hooks_with_kwargs", "_forward_pre_hooks_with_kwargs", "_forward_hooks_always_called",
+                       "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+                       "_load_state_dict_post_hooks")
+
+
+def _torch_module_state(inst, state) -> bool:
+    """Set a facade module from torch's ``Module.__dict__`` (a state without the facade's mark, which its own pickle
+    carries), through its ``__setstate__`` (which makes torch's plain dicts its tables); False where ``inst`` and
+    ``state`` are not that. Hooks cannot be carried over (their ids are torch's): a module pickled with hooks
+    registered is refused (re-register them after loading a hook-free module)."""
+    from .nn.modules.module import _FACADE_STATE, Module
+    if not (isinstance(inst, Module) and type(state) is dict and "_parameters" in state
+            and _FACADE_STATE not in state):
+        return False
+    for k in _TORCH_MODULE_HOOKS:
+        if state.get(k):
+            raise pickle.UnpicklingError(
+                f"functorch_lite.load: the pickled torch module {type(inst).__name__} has {k} registered, which "
+                "cannot be carried over to functorch_lite; save it without hooks (or save its state_dict()).")
+    inst.__setstate__(state)
+    return True
 
 
 def _facade_module_class(name: str):
@@ -987,36 +1394,6 @@ def _facade_module_class(name: str):
                 cls = getattr(mod, name)
                 break
     return cls if isinstance(cls, type) and issubclass(cls, Module) else None
-
-
-_TORCH_MODULE_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
-                       "_forward_hooks_with_kwargs", "_forward_pre_hooks_with_kwargs", "_forward_hooks_always_called",
-                       "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
-                       "_load_state_dict_post_hooks")
-
-
-def _torch_module_state(inst, state: dict) -> None:
-    """Set a facade module from torch's ``Module.__dict__``: the base fields (``_parameters``, ``_buffers``,
-    ``_modules``, ``_non_persistent_buffers_set``, ``training``) into the facade's own tables, the class's fields
-    (``in_features``, ``eps``...) as they are. Hooks cannot be carried over: a module pickled with hooks registered
-    is refused (re-register them after loading a hook-free module)."""
-    from .nn.modules.module import Module, _Buffers, _Registry
-    for k in _TORCH_MODULE_HOOKS:
-        if state.get(k):
-            raise pickle.UnpicklingError(
-                f"functorch_lite.load: the pickled torch module {type(inst).__name__} has {k} registered, which "
-                "cannot be carried over to functorch_lite; save it without hooks (or save its state_dict()).")
-    Module.__init__(inst)
-    d = inst.__dict__
-    for k, v in state.items():
-        if k in ("_parameters", "_buffers", "_modules"):
-            d[k] = (_Buffers if k == "_buffers" else _Registry)(v)
-        elif k == "_non_persistent_buffers_set":
-            d[k] = set(v)
-        elif k in _TORCH_MODULE_HOOKS or k == "_is_full_backward_hook":
-            continue
-        else:
-            d[k] = v
 
 
 _EOCD, _EOCD64, _EOCD64_LOCATOR = b"PK\x05\x06", b"PK\x06\x06", b"PK\x06\x07"
@@ -1125,7 +1502,7 @@ class _ZipReader:
             self.win = _Window(src, self.start, _find_archive(src, self.start))
             self.zf = zipfile.ZipFile(self.win)
         except (zipfile.BadZipFile, EOFError, OSError, ValueError, struct.error) as e:
-            raise RuntimeError(f"{_NOT_ZIP} (not a valid zip file: {e})") from e
+            raise RuntimeError(_NOT_ZIP) from e
         self.end = self.start
         names = self.zf.namelist()
         if not names or "/" not in names[0]:
@@ -1133,8 +1510,13 @@ class _ZipReader:
                                "subdirectory")
         self.prefix = names[0].split("/")[0]
         self.names = set(names)
-        if f"{self.prefix}/byteorder" in self.names and bytes(self.record("byteorder")) != b"little":
-            raise RuntimeError("functorch_lite.load: big-endian torch files are not supported")
+        # the byte order of the records' values: the file's mark, else the default (torch's rule; NATIVE: little)
+        self.big = _CONFIG["endianness"] is LoadEndianness.BIG
+        if f"{self.prefix}/byteorder" in self.names:
+            mark = bytes(self.record("byteorder"))
+            if mark not in (b"little", b"big"):
+                raise ValueError("Unknown endianness type: " + mark.decode())
+            self.big = mark == b"big"
 
     def _info(self, name: str):
         full = f"{self.prefix}/{name}"
@@ -1158,6 +1540,10 @@ class _ZipReader:
                 raise zipfile.BadZipFile("record extends past the end of the file")
             if self.mm is not None:
                 out = np.frombuffer(self.mm, dtype=np.uint8, count=info.file_size, offset=self.start + start)
+            elif info.compress_type == zipfile.ZIP_STORED:  # (its bytes as they are: no CRC-32 check, as torch's)
+                out = np.frombuffer(_read_at(self.win, start, info.file_size), dtype=np.uint8)
+                if out.size < info.file_size:
+                    raise EOFError("the record is cut short")
             else:
                 out = np.frombuffer(self.zf.read(info), dtype=np.uint8)
             self.end = self.start + start + info.file_size
@@ -1177,11 +1563,13 @@ def _open(f, use_mmap: bool):
             except ValueError:  # an empty file cannot be mapped
                 return fh, None, True
         return fh, None, True
-    if use_mmap:
-        raise ValueError("f must be a file path in order to use the mmap argument")
-    if not (hasattr(f, "read") and hasattr(f, "seek")):
-        raise TypeError(f"load expects a path or a binary file object with read() and seek(), got "
-                        f"{type(f).__name__}")
+    try:  # (torch's _check_seekable)
+        f.seek(f.tell())
+    except (io.UnsupportedOperation, AttributeError) as e:
+        if "seek" in str(e) or "tell" in str(e):
+            raise type(e)(f"{e}. You can only torch.load from a file that is seekable. Please pre-load the data into "
+                          "a buffer like io.BytesIO and try to load from it instead.") from None
+        raise
     return f, None, False
 
 
@@ -1192,6 +1580,8 @@ def _no_persistent_load(pid):
 
 class _Records:
     """The legacy format's storages by key, as ``_Loader`` reads a zip's ``data/<key>`` records."""
+
+    big = False  # (its values' byte order: the host's, little-endian)
 
     def __init__(self, raw: dict):
         self.raw = raw
@@ -1257,15 +1647,16 @@ def _load_not_zip(fh, weights_only: bool, pickle_load_args: dict, map_location=N
     finally:
         fh.seek(start)
     if weights_only:
-        def unpickler(persistent_load, body=False):
+        def unpickler(persistent_load):
             return _WeightsUnpickler(fh, persistent_load)
     else:
         pickle_load_args.setdefault("encoding", "utf-8")
 
-        def unpickler(persistent_load, body=False):  # (the object's pickle: torch's modules read as the facade's)
+        def unpickler(persistent_load):
             if persistent_load is _no_persistent_load:
                 persistent_load = None  # (torch reads these pickles with pickle_module.load: no persistent_load)
-            return (_FullZipUnpickler if body else _FullUnpickler)(fh, persistent_load, **pickle_load_args)
+            return (_FullUnpickler if persistent_load is None else _FullZipUnpickler)(fh, persistent_load,
+                                                                                      **pickle_load_args)
     try:
         magic = unpickler(_no_persistent_load).load()
         if magic != _MAGIC_NUMBER:
@@ -1301,16 +1692,16 @@ def _load_not_zip(fh, weights_only: bool, pickle_load_args: dict, map_location=N
         if isinstance(pid, tuple) and len(pid) == 6 and pid[5] is not None:  # a storage view (torch < 1.0)
             view_key, offset, size = pid[5]
             root = loader.persistent_load(pid[:5])
-            es = root.dtype.itemsize if root.dtype is not None else 1
+            es, raw = root.dtype.itemsize, root._untyped_storage
             hit = loader.storages.get(("view", str(view_key)))
             if hit is None:
-                hit = loader.storages[("view", str(view_key))] = _RawStorage(
-                    root.raw[offset * es:(offset + size) * es], root.dtype, root.device)
+                hit = loader.storages[("view", str(view_key))] = _typed(
+                    _RawStorage(raw.raw[offset * es:(offset + size) * es], raw.device), root.dtype)
             return hit
         return loader.persistent_load(pid)
     fh.seek(body)
     try:
-        result = unpickler(persistent_load, body=True).load()
+        result = unpickler(persistent_load).load()
     except pickle.UnpicklingError as e:
         if weights_only:
             raise pickle.UnpicklingError(_wo_message(str(e))) from None
@@ -1334,12 +1725,27 @@ def load(f, map_location: str | _dev.device | dict | Callable | None = None, pic
     >>> torch.load(buf, map_location="cpu")
     [tensor([0, 1, 2])]
     """
-    if weights_only is None:  # (torch's default: True, unless a pickle_module is given)
+    weights_only_not_set = weights_only is None
+    if weights_only_not_set:  # (torch's default: True, unless a pickle_module is given)
         weights_only = pickle_module is None
+    # torch reads these two at every load (not an import-time flag: a script may set them between loads)
+    true_values = ("1", "y", "yes", "true")
+    force_wo = os.getenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in true_values
+    force_no_wo = os.getenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in true_values
+    if force_wo and force_no_wo:
+        raise RuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` should "
+                           "be set, but both were set.")
+    if force_wo:
+        weights_only = True
+    elif force_no_wo and weights_only_not_set:  # (it overrides only a default, never an explicit weights_only)
+        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the`weights_only` "
+                      "argument was not explicitly passed to `torch.load`, forcing weights_only=False.",
+                      UserWarning, stacklevel=2)
+        weights_only = False
     if weights_only and pickle_module is not None:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
     if weights_only and pickle_load_args:  # (torch's weights-only Unpickler takes ``encoding`` only)
-        warnings.warn("pickle_load_args only works if `weights_only=False`.", UserWarning, stacklevel=2)
+        warnings.warn("pickle_load_args only works if `weights_only=False`.", UserWarning)  # (torch's: no stacklevel)
         bad = next((k for k in pickle_load_args if k != "encoding"), None)
         if bad is not None:
             raise TypeError(f"Unpickler.__init__() got an unexpected keyword argument '{bad}'")
@@ -1348,6 +1754,8 @@ def load(f, map_location: str | _dev.device | dict | Callable | None = None, pic
         head = bytes(mm[:4]) if mm is not None else fh.read(4)
         if mm is None:
             fh.seek(-len(head), io.SEEK_CUR)
+        if head == b"PK\x03\x04" and mmap and not own:
+            raise ValueError("f must be a file path in order to use the mmap argument")
         if head != b"PK\x03\x04":
             if mmap:
                 f_name = f"{f}, " if isinstance(f, str) else ""

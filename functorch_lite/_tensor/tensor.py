@@ -329,7 +329,12 @@ class Tensor:
     def untyped_storage(self):
         if _batched(self):
             raise NotImplementedError("Cannot access storage of BatchedTensorImpl")
-        return _UntypedStorage(self._storage)
+        return UntypedStorage(self._storage)
+
+    def storage(self):
+        """The storage as a ``TypedStorage`` of this tensor's dtype (torch's deprecation warning, once)."""
+        _warn_typed_storage_removal(stacklevel=2)
+        return TypedStorage(wrap_storage=self.untyped_storage(), dtype=self.dtype, _internal=True)
 
     def element_size(self) -> int:
         return self.dtype.itemsize
@@ -923,18 +928,167 @@ def _no_batched_storage(arr) -> None:
         raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
 
 
-class _UntypedStorage:
+_TYPED_STORAGE_WARNED = [False]
+
+
+def _warn_typed_storage_removal(stacklevel: int = 2) -> None:
+    """torch's deprecation warning of ``TypedStorage`` (``t.storage()``, its methods): once per process, as torch's."""
+    if not _TYPED_STORAGE_WARNED[0]:
+        _TYPED_STORAGE_WARNED[0] = True
+        warnings.warn("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the "
+                      "only storage class. This should only matter to you if you are using storages directly.  To "
+                      "access UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()",
+                      UserWarning, stacklevel=stacklevel + 1)
+
+
+def _storage_str(values, info: str, meta: bool) -> str:
+    """torch's ``str`` of a storage: its values one a line, then ``[torch.storage.X(...) of size n]``."""
+    if meta:
+        return "...\n" + info
+    return " " + "\n ".join(str(v) for v in values) + "\n" + info
+
+
+class _StorageBase:
+    """What the facade's storages share: ``_s``, the facade Storage holding the values (``x.set_(storage)`` reads
+    it, from a ``TypedStorage`` too, as torch's ``set_`` takes both)."""
+
+    is_sparse = False
+
+
+_UntypedStorage = _StorageBase  # (the name the facade's modules check storages with)
+
+
+class UntypedStorage(_StorageBase):
+    """``t.untyped_storage()`` (``torch.UntypedStorage``): the bytes of a tensor's storage, shared by all its views:
+    their number (``size()``, ``nbytes()``, ``len``), address (``data_ptr()``), device and values (``tolist()``).
+
+    >>> import functorch_lite as torch
+    >>> t = torch.arange(4.); t[1:].untyped_storage().size(), t[1:].untyped_storage().data_ptr() == t.data_ptr()
+    (16, True)
+    """
+
     def __init__(self, s):
         self._s = s
 
-    def data_ptr(self):
+    def data_ptr(self) -> int:
         return self._s.uid * (1 << 32)
 
-    def nbytes(self):
+    def nbytes(self) -> int:
         return self._s.nbytes()
 
-    def size(self):
-        return self._s.nbytes()
+    def size(self) -> int:
+        return self.nbytes()
+
+    def __len__(self) -> int:
+        return self.nbytes()
+
+    @property
+    def device(self):
+        return self._s.device
+
+    def element_size(self) -> int:
+        return 1
+
+    def _bytes(self) -> np.ndarray:
+        """The storage's bytes, as a flat uint8 numpy array (read from the device)."""
+        arr = self._s.root().array
+        if type(arr) is jax.ShapeDtypeStruct:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        if isinstance(arr, jax.core.Tracer):
+            from ..ops._dispatch import data_dependent_error
+            raise data_dependent_error("reading a storage's values")
+        return np.ascontiguousarray(np.asarray(arr)).reshape(-1).view(np.uint8)
+
+    def tolist(self) -> list:
+        return self._bytes().tolist()
+
+    def __getitem__(self, idx: int) -> int:
+        n = len(self)
+        if not isinstance(idx, int) or not -n <= idx < n:
+            raise IndexError(f"index {idx} out of range for storage of size {n}")
+        return int(self._bytes()[idx])
+
+    def __str__(self) -> str:
+        meta = self.device.type == "meta"
+        return _storage_str(() if meta else self.tolist(),
+                            f"[torch.storage.UntypedStorage(device={self.device}) of size {len(self)}]", meta)
+
+    __repr__ = __str__
+
+
+class TypedStorage(_StorageBase):
+    """``t.storage()`` (``torch.TypedStorage``, deprecated in torch, which warns once): a tensor's storage read as
+    elements of ``dtype`` (the tensor's): ``size()``/``len`` count elements, ``tolist()`` gives their values;
+    ``untyped()`` is the ``UntypedStorage`` it wraps. What ``load`` gives for a saved storage, as torch's."""
+
+    def __init__(self, *, wrap_storage: UntypedStorage, dtype, _internal: bool = False):
+        if not _internal:
+            _warn_typed_storage_removal()
+        self._untyped_storage, self.dtype = wrap_storage, dtype
+
+    @property
+    def _s(self):
+        return self._untyped_storage._s
+
+    def _size(self) -> int:
+        return self._untyped_storage.nbytes() // self.dtype.itemsize
+
+    def size(self) -> int:
+        _warn_typed_storage_removal()
+        return self._size()
+
+    def __len__(self) -> int:
+        _warn_typed_storage_removal()
+        return self._size()
+
+    def nbytes(self) -> int:
+        _warn_typed_storage_removal()
+        return self._untyped_storage.nbytes()
+
+    def element_size(self) -> int:
+        _warn_typed_storage_removal()
+        return self.dtype.itemsize
+
+    def data_ptr(self) -> int:
+        _warn_typed_storage_removal()
+        return self._untyped_storage.data_ptr()
+
+    @property
+    def device(self):
+        _warn_typed_storage_removal()
+        return self._untyped_storage.device
+
+    def untyped(self) -> UntypedStorage:
+        _warn_typed_storage_removal()
+        return self._untyped_storage
+
+    def _values(self) -> list:
+        d = self.dtype
+        vals = self._untyped_storage._bytes()[:self._size() * d.itemsize].view(d.np)
+        if d.is_complex:
+            return vals.astype(np.complex128).tolist()
+        return vals.astype(np.float64).tolist() if d.is_floating_point else vals.tolist()
+
+    def tolist(self) -> list:
+        _warn_typed_storage_removal()
+        return self._values()
+
+    def __getitem__(self, idx: int):
+        _warn_typed_storage_removal()
+        n = self._size()
+        if not isinstance(idx, int) or not -n <= idx < n:
+            raise IndexError(f"index {idx} out of range for storage of size {n}")
+        return self._values()[idx]
+
+    def __str__(self) -> str:
+        _warn_typed_storage_removal()
+        dev = self._untyped_storage.device
+        meta = dev.type == "meta"
+        return _storage_str(() if meta else self._values(),
+                            f"[torch.storage.TypedStorage(dtype={self.dtype}, device={dev}) of size {self._size()}]",
+                            meta)
+
+    __repr__ = __str__
 
 
 def _c_type_name(d):

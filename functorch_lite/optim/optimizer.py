@@ -665,20 +665,29 @@ class Optimizer(StateEdits):
                 self._load_entry(id_map[k][0], values)
 
     def _load_entry(self, p, values) -> None:
-        """One parameter's saved state entries (``load_state_dict``, a new ``state`` mapping) as its state."""
+        """One parameter's saved state entries (``load_state_dict``, a new ``state`` mapping) as its state.
+
+        As torch's, a saved tensor that the cast leaves as it is (``.to`` the parameter's dtype and device: already
+        those) is put into ``state[p]`` itself, not a copy: two optimizers loaded from one ``state_dict()`` share
+        it, and a step of either updates it in place (the other's next step reads it back: ``_sync_from_views``)."""
+        group = next((g for g in self.param_groups if any(q is p for q in g["params"])), {})
+        f32 = bool(group.get("fused") or group.get("capturable"))  # (the loaded group's options, as torch's)
         if self._custom():  # its state entries, cast as torch's
-            dict.__setitem__(self.state, p, {name: _cast_like(v, p, name) for name, v in values.items()})
+            dict.__setitem__(self.state, p, {name: _cast_like(v, p, name, f32) for name, v in values.items()})
             return
-        group = next(g for g in self.param_groups if any(q is p for q in g["params"]))
-        st, odd = self._state_from(p, self._key_of(group), values,
-                                   f32_step=bool(group.get("fused") or group.get("capturable")))
+        st, odd = self._state_from(p, self._key_of(group), values, f32_step=f32)
         self._put_state(p, st)
         # the state's entries in the saved order, as torch's dict keeps it, then those the group adds
         loaded = tuple(n for n, v in values.items() if v is not None and self._ours(n, st))
         type(self)._refresh_views(self, p, group, loaded + tuple(n for n in self._fields_of(group) if n not in loaded))
+        made = dict.get(self.state, p) or {}
+        for name, t in list(made.items()):
+            v = values.get(name)
+            if (isinstance(v, Tensor) and isinstance(t, Tensor) and v.dtype is t.dtype and v._shape == t._shape
+                    and _cast_like(v, p, name, f32) is v):
+                dict.__setitem__(made, name, v)
         if odd:  # with the user's own entries (cast as torch casts them) and None ones, in the saved order
-            made = dict.get(self.state, p) or {}
-            views = {name: None if v is None else made[name] if name in made else _cast_like(v, p, name)
+            views = {name: None if v is None else made[name] if name in made else _cast_like(v, p, name, f32)
                      for name, v in values.items()}
             views.update((k, v) for k, v in made.items() if k not in views)
             dict.__setitem__(self.state, p, views)
@@ -727,17 +736,20 @@ def placed_like(state, arr):
                         state)
 
 
-def _cast_like(v, p, name):
-    """A loaded state value for a custom optimizer (or a user's entry), as PyTorch's ``load_state_dict``: floating
-    tensors (not ``step``) take the parameter's dtype, tensors its device, in dicts, lists and tuples too; other
-    values as they are."""
+def _cast_like(v, p, name, f32_step: bool = False):
+    """A loaded state value, as PyTorch's ``load_state_dict`` casts it (``_process_value_according_to_param_policy``),
+    in dicts, lists and tuples too: ``step`` as it is (float32 on the parameter's device for a fused or capturable
+    group: ``f32_step``); any other tensor to the parameter's device, and its dtype for a floating parameter; other
+    values as they are. A tensor already so is returned itself (``.to``), as torch's."""
     if isinstance(v, dict):
-        return {k: _cast_like(x, p, k) for k, x in v.items()}
+        return {k: _cast_like(x, p, k, f32_step) for k, x in v.items()}
     if isinstance(v, (list, tuple)) and not hasattr(v, "_fields"):
-        return type(v)(_cast_like(x, p, None) for x in v)
+        return type(v)(_cast_like(x, p, None, f32_step) for x in v)
     if not isinstance(v, Tensor):
         return v
-    if name != "step" and v.dtype.is_floating_point:
+    if name == "step":
+        return v.to(dtype=_float32(), device=p.device) if f32_step else v
+    if p.dtype.is_floating_point:
         return v.to(dtype=p.dtype, device=p.device)
     return v.to(device=p.device)
 

@@ -3,6 +3,7 @@
 Each training test runs the same 2-layer MLP (plain leaf tensors), from the same initial weights on the
 same fixed batches, for 20 steps in PyTorch and here, and compares loss and parameters at every step.
 """
+import copy
 import re
 
 import numpy as np
@@ -203,7 +204,7 @@ def test_state_dict_round_trip(name, kw):
     # a fresh optimizer over copies of the parameters, loaded from the state dict, continues identically
     fp2 = [ft.tensor(_np(p).copy(), requires_grad=True) for p in fp]
     fopt2 = getattr(optim, name)(fp2, lr=123.0)
-    fopt2.load_state_dict(fsd)
+    fopt2.load_state_dict(copy.deepcopy(fsd))  # (a live state dict would share its tensors, as torch's)
     assert fopt2.param_groups[0]["lr"] == kw["lr"]
     for i in range(5, 10):
         _train_step(ft, fopt, fp, i), _train_step(ft, fopt2, fp2, i), _train_step(torch, topt, tp, i)

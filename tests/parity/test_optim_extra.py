@@ -4,6 +4,7 @@ Training parity reuses test_optim.py's harness: the same MLP from the same weigh
 for 20 steps, losses and parameters equal to 1e-5, plus the per-parameter state in PyTorch's layout.
 Spec IDs (spec/torch-semantics.md §14) are tested by name.
 """
+import copy
 import re
 import warnings
 
@@ -130,7 +131,7 @@ def test_state_dict_structure_and_round_trip(name):
     fp2 = [ft.tensor(_np(p).copy(), requires_grad=True) for p in fp]
     fp3 = [ft.tensor(_np(p).copy(), requires_grad=True) for p in tp]
     fopt2, fopt3 = getattr(optim, name)(fp2, lr=7.0), getattr(optim, name)(fp3, lr=7.0)
-    fopt2.load_state_dict(fsd)
+    fopt2.load_state_dict(copy.deepcopy(fsd))  # (a live state dict would share its tensors, as torch's)
     fopt3.load_state_dict({"state": {k: {n: ft.tensor(_np(v)) for n, v in s.items()} for k, s in tsd["state"].items()},
                            "param_groups": tsd["param_groups"]})
     assert fopt2.param_groups[0]["lr"] == fopt3.param_groups[0]["lr"] == kw["lr"]

@@ -3,6 +3,7 @@
 per-parameter state and ``state_dict()`` (keys, dtypes, values), loading either library's state dict, the
 constructor errors, and a compiled training step per optax optimizer (== eager; LBFGS breaks the graph).
 """
+import copy
 import re
 import warnings
 
@@ -106,7 +107,7 @@ def test_load_state_dict_continues_like_torch(name):
     fp2 = [ft.tensor(_np(p).copy(), requires_grad=True) for p in fp]
     fp3 = [ft.tensor(_np(p).copy(), requires_grad=True) for p in tp]
     fopt2, fopt3 = getattr(optim, name)(fp2, lr=7.0), getattr(optim, name)(fp3, lr=7.0)
-    fopt2.load_state_dict(fsd)
+    fopt2.load_state_dict(copy.deepcopy(fsd))  # (a live state dict would share its tensors, as torch's)
     fopt3.load_state_dict({"state": {k: {n: ft.tensor(_np(v)) for n, v in s.items()} for k, s in tsd["state"].items()},
                            "param_groups": tsd["param_groups"]})
     for i in range(4, 8):

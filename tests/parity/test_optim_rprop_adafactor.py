@@ -3,6 +3,7 @@
 ``state_dict()``, loading either library's state dict, a compiled step (== eager), the constructor errors."""
 from __future__ import annotations
 
+import copy
 import re
 
 import numpy as np
@@ -81,7 +82,7 @@ def test_state_dict_round_trip(name):
     fp2 = [ft.tensor(_np(p).copy(), requires_grad=True) for p in fp]
     fp3 = [ft.tensor(_np(p).copy(), requires_grad=True) for p in tp]
     fopt2, fopt3 = getattr(ft.optim, name)(fp2, lr=0.5), getattr(ft.optim, name)(fp3, lr=0.5)
-    fopt2.load_state_dict(fopt.state_dict())
+    fopt2.load_state_dict(copy.deepcopy(fopt.state_dict()))  # (a live one would share its tensors, as torch's)
     tsd = topt.state_dict()
     fopt3.load_state_dict({"state": {k: {n: ft.tensor(_np(v)) for n, v in s.items()} for k, s in tsd["state"].items()},
                            "param_groups": tsd["param_groups"]})

@@ -295,25 +295,40 @@ class Module(StateDictMixin):
             super().__init__(*args, **kwargs)
 
     def __getstate__(self) -> dict:
-        """``__dict__`` without the compiled program (an unpickled or deep-copied module runs eagerly, as in
-        PyTorch)."""
+        """``__dict__`` with torch's types: ``_parameters``, ``_buffers`` and ``_modules`` plain dicts, the hook
+        tables OrderedDicts (so ``load(weights_only=True)`` needs only the module classes allow-listed, as torch's;
+        the facade's mark, a bool, tells ``load`` it is not a torch pickle), without the compiled program (an
+        unpickled or deep-copied module runs eagerly, as in PyTorch). ``__setstate__`` makes the tables the
+        facade's again."""
         state = self.__dict__.copy()
         state.pop("_compiled_call", None)
+        for k, v in state.items():
+            if isinstance(v, _Registry):
+                state[k] = OrderedDict(v) if isinstance(v, _Hooks) else dict(v)
         return state
 
     def __setstate__(self, state: dict) -> None:
-        """``__dict__`` from ``state``; the tables an older pickle lacks are made (PyTorch's list; the lazy hook
-        tables are made on first use), and a pickle of this facade's older layout (kwargs / always-called hook ids
-        in sets, non-full backward hooks apart) is moved to PyTorch's."""
+        """``__dict__`` from ``state`` (this facade's pickle, or torch's: its tables plain dicts, its lazy tables
+        there even when empty); the tables become the facade's registries, those an older pickle lacks are made
+        (PyTorch's list; the lazy hook tables are made on first use), and a pickle of this facade's older layout
+        (kwargs / always-called hook ids in sets, non-full backward hooks apart) is moved to PyTorch's."""
         d = self.__dict__
         d.update(state)
+        for k, kind in (("_parameters", _Registry), ("_modules", _Registry), ("_buffers", _Buffers)):
+            if k in d and type(d[k]) is not kind:
+                d[k] = kind(d[k])
+        for k in _LAZY_TABLES:  # (torch's pickle holds them all: an empty one is made again on first use)
+            if k in d and not d[k]:
+                del d[k]
+        if "_is_full_backward_hook" in d and d["_is_full_backward_hook"] is None:
+            del d["_is_full_backward_hook"]  # (the class's default)
         old_kw = d.get(_FACADE_STATE)
         d[_FACADE_STATE] = True
         for name in ("_forward_pre_hooks", "_backward_pre_hooks"):
             if name not in d:
                 d[name] = _Hooks()
-        for name in _HOOK_TABLES:  # (an older pickle's hook tables: a plain _Registry then)
-            if type(d.get(name)) is _Registry:
+        for name in _HOOK_TABLES:  # (OrderedDicts in a pickle; an older one's: a plain _Registry)
+            if name in d and type(d[name]) is not _Hooks:
                 d[name] = _Hooks(d[name])
         if "_non_persistent_buffers_set" not in d:
             d["_non_persistent_buffers_set"] = set()

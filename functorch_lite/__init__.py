@@ -107,7 +107,9 @@ from .amp import (  # noqa: E402,F401
 )
 from .amp.autocast_mode import (  # noqa: E402,F401  (torch's deprecated per-device spellings)
     is_autocast_cpu_enabled, get_autocast_cpu_dtype, set_autocast_cpu_enabled, set_autocast_cpu_dtype,
-    get_autocast_gpu_dtype, set_autocast_gpu_dtype,
+    get_autocast_gpu_dtype, set_autocast_gpu_dtype, is_autocast_xla_enabled, is_autocast_ipu_enabled,
+    set_autocast_xla_enabled, set_autocast_ipu_enabled, get_autocast_xla_dtype, get_autocast_ipu_dtype,
+    set_autocast_xla_dtype, set_autocast_ipu_dtype, autocast_increment_nesting, autocast_decrement_nesting,
 )
 from ._check import (  # noqa: E402,F401
     OutOfMemoryError, _check, _check_index, _check_value, _check_type, _check_not_implemented, _check_with,

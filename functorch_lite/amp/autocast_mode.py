@@ -30,13 +30,16 @@ from typing import Any, Callable, Optional
 import jax
 
 from .. import dtypes as D
+from ..autograd import grad_mode as _gm
 
-# device types torch.autocast accepts (plus the facade's 'tpu'), with their default autocast dtype
-_DEFAULT_DTYPES = {"cpu": D.bfloat16, "cuda": D.float16, "mps": D.float16, "xpu": D.float16,
-                   "xla": D.bfloat16, "hpu": D.bfloat16, "mtia": D.bfloat16, "maia": D.float16,
-                   "tpu": D.bfloat16}
-_TORCH_DEVICE_TYPES = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, "
-                       "vulkan, mps, meta, hpu, mtia, privateuseone")
+# the device types with an autocast dispatch key in PyTorch (plus the facade's 'tpu'), with their default autocast
+# dtype; other device types have no autocast state (PyTorch's "unknown device type for autocast")
+_DEFAULT_DTYPES = {"cpu": D.bfloat16, "cuda": D.float16, "ipu": D.float16, "xpu": D.float16, "maia": D.bfloat16,
+                   "xla": D.bfloat16, "mps": D.float16, "hpu": D.bfloat16, "mtia": D.float16,
+                   "privateuseone": D.float16, "tpu": D.bfloat16}
+_OTHER_DTYPES = {"hip": D.float16}  # (a default dtype without an autocast key)
+_NO_KEY = "unknown device type for autocast in get_autocast_dispatch_key_from_device_type"
+_MISSING = object()
 
 ANY = [0]  # number of threads with at least one enabled autocast device type: dispatch's one cheap check
 
@@ -65,51 +68,131 @@ def _refresh() -> None:
         st.counted = on
 
 
-def _check_device_type(device_type: str) -> None:
-    if device_type not in _DEFAULT_DTYPES:
-        raise RuntimeError(f"Expected one of {_TORCH_DEVICE_TYPES} device type at start of device string: "
-                           f"{device_type}")
+def _tname(v) -> str:
+    from ..ops.view_ops import _tname as tname
+    return tname(v)
+
+
+def _torch_class(v) -> str:
+    """``str(type(v))`` as PyTorch's messages print it: the facade's device, dtype and Tensor classes under their
+    ``torch`` names."""
+    from .._device import device
+    from .._tensor.tensor import Tensor
+    for cls, name in ((device, "torch.device"), (D.dtype, "torch.dtype"), (Tensor, "torch.Tensor")):
+        if type(v) is cls:
+            return f"<class '{name}'>"
+    return str(type(v))
+
+
+def _device_type(fname: str, device_type) -> str:
+    """The device type a ``device_type`` argument names (``'cuda:0'`` -> ``'cuda'``), with PyTorch's errors for a
+    non-string and for a string that is no device."""
+    if type(device_type) is str and device_type in _DEFAULT_DTYPES:
+        return device_type
+    if not isinstance(device_type, str):
+        raise TypeError(f"{fname}(): argument 'device_type' (position 1) must be str, not {_tname(device_type)}")
+    from .._device import _parse
+    return _parse(device_type).type
+
+
+def _keyed(fname: str, device_type) -> str:
+    """:func:`_device_type`, which must have an autocast state."""
+    t = _device_type(fname, device_type)
+    if t not in _DEFAULT_DTYPES:
+        raise RuntimeError(_NO_KEY)
+    return t
+
+
+def _check_bool(fname: str, v, pos: int) -> None:
+    if type(v) is not bool:
+        raise TypeError(f"{fname}(): argument 'enabled' (position {pos}) must be bool, not {_tname(v)}")
 
 
 def is_autocast_available(device_type: str) -> bool:
-    """Whether ``device_type`` supports autocast (``torch.amp.is_autocast_available``)."""
-    return device_type in _DEFAULT_DTYPES
+    """Whether ``device_type`` supports autocast (``torch.amp.is_autocast_available``): a device string (an index
+    allowed) whose type has autocast."""
+    if not isinstance(device_type, str):
+        raise TypeError(f"_is_autocast_available(): argument 'device_type' (position 1) must be str, not "
+                        f"{_tname(device_type)}")
+    return _device_type("_is_autocast_available", device_type) in _DEFAULT_DTYPES
 
 
 def is_autocast_enabled(device_type: str = "cuda") -> bool:
-    """Whether autocast is enabled for ``device_type`` in this thread (AMP-02).
+    """Whether autocast is enabled for ``device_type`` in this thread (AMP-02); no argument: CUDA's.
 
     >>> with autocast('cpu'): is_autocast_enabled('cpu')
     True
     """
-    _check_device_type(device_type)
-    return bool(STATE.enabled.get(device_type, False))
+    return bool(STATE.enabled.get(_keyed("is_autocast_enabled", device_type), False))
 
 
-def set_autocast_enabled(device_type: str, enabled: bool) -> None:
-    """Enable or disable autocast for ``device_type`` in this thread (``torch.set_autocast_enabled``)."""
-    _check_device_type(device_type)
-    STATE.enabled[device_type] = bool(enabled)
+def set_autocast_enabled(device_type=_MISSING, enabled=_MISSING) -> None:
+    """Enable or disable autocast for ``device_type`` in this thread (``torch.set_autocast_enabled``); the legacy
+    one-argument form ``set_autocast_enabled(enabled)`` sets CUDA's (no warning, as PyTorch)."""
+    if enabled is _MISSING:
+        if device_type is _MISSING:
+            raise TypeError("set_autocast_enabled() received an invalid combination of arguments - got (), but "
+                            "expected one of:\n * (str device_type, bool enabled)\n * (bool enabled)\n")
+        device_type, enabled = "cuda", device_type
+        _check_bool("set_autocast_enabled", enabled, 1)
+    elif device_type is _MISSING:
+        device_type = "cuda"
+        _check_bool("set_autocast_enabled", enabled, 1)
+    else:
+        if not isinstance(device_type, str):
+            raise TypeError(f"set_autocast_enabled(): argument 'device_type' (position 1) must be str, not "
+                            f"{_tname(device_type)}")
+        _check_bool("set_autocast_enabled", enabled, 2)
+    STATE.enabled[_keyed("set_autocast_enabled", device_type)] = enabled
     _refresh()
 
 
-def get_autocast_dtype(device_type: str) -> D.dtype:
+def get_autocast_dtype(device_type=_MISSING) -> D.dtype:
     """The autocast dtype of ``device_type`` (bfloat16 on CPU, float16 on CUDA unless set; AMP-02/03)."""
-    _check_device_type(device_type)
-    return STATE.dtype.get(device_type, _DEFAULT_DTYPES[device_type])
+    if device_type is _MISSING:
+        raise TypeError('get_autocast_dtype() missing 1 required positional arguments: "device_type"')
+    t = _device_type("get_autocast_dtype", device_type)
+    dt = STATE.dtype.get(t) or _DEFAULT_DTYPES.get(t) or _OTHER_DTYPES.get(t)
+    if dt is None:
+        raise RuntimeError("unsupported scalarType")
+    return dt
 
 
-def set_autocast_dtype(device_type: str, dtype: D.dtype) -> None:
+def set_autocast_dtype(device_type=_MISSING, dtype=_MISSING) -> None:
     """Set the autocast dtype of ``device_type`` in this thread (``torch.set_autocast_dtype``)."""
-    _check_device_type(device_type)
-    STATE.dtype[device_type] = dtype
+    if device_type is _MISSING:
+        raise TypeError('set_autocast_dtype() missing 2 required positional argument: "device_type", "dtype"')
+    if not isinstance(device_type, str):
+        raise TypeError(f"set_autocast_dtype(): argument 'device_type' (position 1) must be str, not "
+                        f"{_tname(device_type)}")
+    if dtype is _MISSING:
+        raise TypeError('set_autocast_dtype() missing 1 required positional arguments: "dtype"')
+    if not isinstance(dtype, D.dtype):
+        raise TypeError(f"set_autocast_dtype(): argument 'dtype' (position 2) must be torch.dtype, not "
+                        f"{_tname(dtype)}")
+    STATE.dtype[_device_type("set_autocast_dtype", device_type)] = dtype
     _refresh()
 
 
-def _deprecated(old: str, new: str, fn):
-    """torch's deprecated per-device spellings (``torch.is_autocast_cpu_enabled()``...): its DeprecationWarning,
-    then ``fn``."""
+def autocast_increment_nesting() -> int:
+    """``torch.autocast_increment_nesting()``: one more autocast region entered; the new depth."""
+    STATE.nesting += 1
+    return STATE.nesting
+
+
+def autocast_decrement_nesting() -> int:
+    """``torch.autocast_decrement_nesting()``: one autocast region left; the new depth (it may go negative, as
+    PyTorch's). A region that brings it to 0 clears the weight cache."""
+    STATE.nesting -= 1
+    return STATE.nesting
+
+
+def _deprecated(old: str, new: str, fn, check=None):
+    """torch's deprecated per-device spellings (``torch.is_autocast_cpu_enabled()``...): ``check`` of the argument
+    (its TypeError comes first), its DeprecationWarning, then ``fn``."""
     def f(*args):
+        if check is not None:
+            check(*args)
         from .._warn import user_stacklevel
         warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.", DeprecationWarning,
                       stacklevel=user_stacklevel())
@@ -118,18 +201,36 @@ def _deprecated(old: str, new: str, fn):
     return f
 
 
-is_autocast_cpu_enabled = _deprecated("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')",
-                                      lambda: is_autocast_enabled("cpu"))
-get_autocast_cpu_dtype = _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')",
-                                     lambda: get_autocast_dtype("cpu"))
-set_autocast_cpu_enabled = _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)",
-                                       lambda enabled: set_autocast_enabled("cpu", enabled))
-set_autocast_cpu_dtype = _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)",
-                                     lambda dtype: set_autocast_dtype("cpu", dtype))
-get_autocast_gpu_dtype = _deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')",
-                                     lambda: get_autocast_dtype("cuda"))
-set_autocast_gpu_dtype = _deprecated("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)",
-                                     lambda dtype: set_autocast_dtype("cuda", dtype))
+def _bool_arg(enabled) -> None:
+    if type(enabled) is not bool:
+        raise TypeError(f"enabled must be a bool (got {type(enabled).__name__})")
+
+
+def _dtype_arg(dtype) -> None:
+    if not isinstance(dtype, D.dtype):
+        raise TypeError(f"dtype must be a torch.dtype (got {type(dtype).__name__})")
+
+
+def _legacy(device_type: str, name: str) -> tuple:
+    """``torch.{is,set}_autocast_<name>_enabled`` and ``torch.{get,set}_autocast_<name>_dtype`` of ``device_type``:
+    deprecated, each with its DeprecationWarning."""
+    return (_deprecated(f"is_autocast_{name}_enabled()", f"is_autocast_enabled('{device_type}')",
+                        lambda: is_autocast_enabled(device_type)),
+            _deprecated(f"set_autocast_{name}_enabled(enabled)", f"set_autocast_enabled('{device_type}', enabled)",
+                        lambda enabled: set_autocast_enabled(device_type, enabled), _bool_arg),
+            _deprecated(f"get_autocast_{name}_dtype()", f"get_autocast_dtype('{device_type}')",
+                        lambda: get_autocast_dtype(device_type)),
+            _deprecated(f"set_autocast_{name}_dtype(dtype)", f"set_autocast_dtype('{device_type}', dtype)",
+                        lambda dtype: set_autocast_dtype(device_type, dtype), _dtype_arg))
+
+
+(is_autocast_cpu_enabled, set_autocast_cpu_enabled, get_autocast_cpu_dtype,
+ set_autocast_cpu_dtype) = _legacy("cpu", "cpu")
+(is_autocast_xla_enabled, set_autocast_xla_enabled, get_autocast_xla_dtype,
+ set_autocast_xla_dtype) = _legacy("xla", "xla")
+(is_autocast_ipu_enabled, set_autocast_ipu_enabled, get_autocast_ipu_dtype,
+ set_autocast_ipu_dtype) = _legacy("ipu", "ipu")
+_, _, get_autocast_gpu_dtype, set_autocast_gpu_dtype = _legacy("cuda", "gpu")  # (torch has no *_gpu_enabled)
 
 
 def is_autocast_cache_enabled() -> bool:
@@ -167,16 +268,24 @@ class autocast:
     def __init__(self, device_type: str, dtype: Optional[D.dtype] = None, enabled: bool = True,
                  cache_enabled: Optional[bool] = None):
         if not isinstance(device_type, str):
-            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{_torch_class(device_type)}`")
         # (not a dtype -- a string, a number: torch keeps it, warns that it is not supported, and refuses it on
         # entering)
         self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else \
             dtype if not isinstance(dtype, D.dtype) else D.as_dtype(dtype)
-        self.device = device_type
+        self.device = device_type  # (as given: 'cuda:0' stays so, as in PyTorch)
+        if not is_autocast_available(device_type):
+            raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
+        if device_type == "privateuseone":  # (no backend module is registered here, as in a plain PyTorch build)
+            raise AssertionError("Tried to use AMP with the `privateuseone` backend, but the backend has not "
+                                 "registered a module or  the module miss some necessary funcs. The backend should "
+                                 "register a module by `torch._register_device_module`, and the module must have "
+                                 "these funcs: \n`get_amp_supported_dtype() -> List[torch.dtype]`. \n")
+        self._type = _device_type("autocast", device_type)
         self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None else cache_enabled
         supported = (D.bfloat16, D.float16)
         if enabled:
-            if device_type == "cuda":
+            if device_type == "cuda":  # (only the exact string: PyTorch's check; 'cuda:0' is not checked)
                 if not _cuda_available():
                     warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.",
                                   stacklevel=2)
@@ -194,23 +303,24 @@ class autocast:
             raise TypeError("set_autocast_dtype(): argument 'dtype' (position 2) must be torch.dtype, not "
                             f"{type(self.fast_dtype).__name__}")
         st = STATE
+        t = self._type
         self.prev_cache_enabled = st.cache_enabled
-        self.prev = st.enabled.get(self.device, False)
-        self.prev_fastdtype = get_autocast_dtype(self.device)
-        st.enabled[self.device] = self._enabled
-        st.dtype[self.device] = self.fast_dtype
-        st.nesting += 1
+        self.prev = st.enabled.get(t, False)
+        self.prev_fastdtype = get_autocast_dtype(t)
+        st.enabled[t] = self._enabled
+        st.dtype[t] = self.fast_dtype
+        autocast_increment_nesting()
         st.cache_enabled = self._cache_enabled
         _refresh()
         return self
 
     def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> bool:
         st = STATE
-        st.nesting -= 1
-        if st.nesting == 0:
+        if autocast_decrement_nesting() == 0:
             st.cache.clear()
-        st.enabled[self.device] = self.prev
-        st.dtype[self.device] = self.prev_fastdtype
+        t = self._type
+        st.enabled[t] = self.prev
+        st.dtype[t] = self.prev_fastdtype
         st.cache_enabled = self.prev_cache_enabled
         _refresh()
         return False
@@ -324,6 +434,19 @@ def apply(op, targs: tuple, sargs: tuple, cast: Callable) -> tuple:
     return (list(out),) + tuple(targs[1:]) if is_list else out
 
 
+def cpu_lower_dtype(t) -> Optional[D.dtype]:
+    """The CPU autocast dtype while autocast is on for ``t``'s device (a CPU tensor), else None (one list read when
+    autocast is off everywhere): the static argument of an op whose PyTorch CPU kernel calls ops of autocast's
+    lower-precision list inside itself (``_trilinear``'s bmm's under ``F.bilinear``), so that its body runs those
+    parts in that dtype while the op itself keeps its inputs' dtype."""
+    if not ANY[0]:
+        return None
+    act = STATE.active
+    if act is None or t._storage.device.type != "cpu":
+        return None
+    return act.get("cpu")
+
+
 class state_as:
     """A region under the autocast state ``active`` (``STATE.active`` as it was: device type -> dtype, or None):
     the backward of a compiled forward (and a checkpointed region) runs the forward again as it ran."""
@@ -351,16 +474,27 @@ def clear_autocast_cache() -> None:
 
 def _cached_cast(t, to, cast: Callable):
     """PyTorch's autocast cache: a leaf float32 tensor that requires grad (a weight, not a view) is cast once per
-    outermost region, so a weight used by several ops has one cast (one ToCopyBackward0 node). Never while
-    tracing (a traced cast must not outlive its trace)."""
+    outermost region, so a weight used by several ops has one cast (one ToCopyBackward0 node). As in PyTorch, a
+    cast first made under no_grad is made with grad on (so a later grad-mode use of the cached cast still reaches
+    the weight), and inference mode neither reads nor fills the cache. Never while tracing (a traced cast must not
+    outlive its trace) nor inside a differentiating ``func`` transform (which records nothing)."""
     st = STATE
+    gs = _gm._state
     if not (st.cache_enabled and t.dtype is D.float32 and t._requires_grad and t.grad_fn is None
-            and not t._is_view() and not isinstance(t._storage.array, jax.core.Tracer)):
+            and not gs.inference and not gs.func and not t._is_view()
+            and not isinstance(t._storage.array, jax.core.Tracer)):
         return cast(t, to)
     hit = st.cache.get(id(t))
     if hit is not None and hit[0] is t and hit[1].dtype is to:
         return hit[1]
-    c = cast(t, to)
+    if gs.enabled:
+        c = cast(t, to)
+    else:
+        gs.enabled = True
+        try:
+            c = cast(t, to)
+        finally:
+            gs.enabled = False
     st.cache[id(t)] = (t, c)
     return c
 
@@ -403,7 +537,7 @@ def custom_fwd(fwd: Optional[Callable] = None, *, device_type: str, cast_inputs:
     ...         return a.mm(b)
     """
     if not isinstance(device_type, str):
-        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{_torch_class(device_type)}`")
     if fwd is None:
         return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
 
@@ -426,7 +560,7 @@ def custom_bwd(bwd: Optional[Callable] = None, *, device_type: str):
     """Decorator for the ``backward`` of a custom ``autograd.Function`` (``torch.amp.custom_bwd``): it runs under
     the autocast state (enabled, dtype) its :func:`custom_fwd` forward ran under."""
     if not isinstance(device_type, str):
-        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{_torch_class(device_type)}`")
     if bwd is None:
         return functools.partial(custom_bwd, device_type=device_type)
 

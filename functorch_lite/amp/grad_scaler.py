@@ -106,28 +106,64 @@ class GradScaler:
             self._backoff_factor = backoff_factor
             self._growth_interval = growth_interval
             self._init_growth_tracker = 0
-            # PyTorch creates these lazily on the first scale(); here they exist from the start (so a compiled
-            # step reaches them) and ``_used`` stands for "scale() has run" in PyTorch's checks
-            self._scale: Optional[Tensor] = None
-            self._growth_tracker: Optional[Tensor] = None
+            # PyTorch creates the scale and the growth tracker on the first scale(), on the outputs' device; here
+            # they exist from the start (so a compiled step reaches them: ``_scale_t`` / ``_tracker_t``), on the
+            # scaler's device or, where this machine has none of that type ('mps', 'cuda:0' without CUDA, a
+            # made-up name: PyTorch accepts any), on the CPU, and move to the outputs' device at that first
+            # scale(). ``_used`` stands for "scale() has run": until then ``_scale`` / ``_growth_tracker`` read None
             self._used = False
             self._make_state(self._device)
             self._per_optimizer_states: dict = defaultdict(_refresh_per_optimizer_state)
 
-    def _make_state(self, device: str) -> None:
+    def _make_state(self, device) -> None:
         from ..ops.creation import full
-        self._scale = full((), self._init_scale, dtype=D.float32, device=device)
-        self._growth_tracker = full((), self._init_growth_tracker, dtype=D.int32, device=device)
+        try:
+            self._scale_t = full((), self._init_scale, dtype=D.float32, device=device)
+        except RuntimeError:  # (no such device here, or no device at all)
+            self._scale_t = full((), self._init_scale, dtype=D.float32, device="cpu")
+        self._tracker_t = full((), self._init_growth_tracker, dtype=D.int32, device=self._scale_t.device)
+
+    @property
+    def _scale(self) -> Optional[Tensor]:
+        """The scale (a float32 0-dim tensor), None until the first ``scale()`` (PyTorch's lazy attribute)."""
+        if not self._enabled:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '_scale'")
+        return self._scale_t if self._used else None
+
+    @_scale.setter
+    def _scale(self, value: Optional[Tensor]) -> None:
+        if value is None:  # (the next scale() starts again from ``_init_scale``, as PyTorch's lazy init)
+            self._used = False
+            self._make_state(self._scale_t.device)
+        else:
+            self._scale_t = value
+            self._used = True
+
+    @property
+    def _growth_tracker(self) -> Optional[Tensor]:
+        """The growth tracker (an int32 0-dim tensor), None until the first ``scale()``."""
+        if not self._enabled:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '_growth_tracker'")
+        return self._tracker_t if self._used else None
+
+    @_growth_tracker.setter
+    def _growth_tracker(self, value: Optional[Tensor]) -> None:
+        if value is not None:
+            self._tracker_t = value
 
     def _check_scale_growth_tracker(self, funcname: str) -> tuple:
         fix = "This may indicate your script did not use scaler.scale(loss or outputs) earlier in the iteration."
-        if self._scale is None or not self._used:
+        if not self._used:
             raise AssertionError(f"Attempted {funcname} but _scale is None.  " + fix)
-        return self._scale, self._growth_tracker
+        return self._scale_t, self._tracker_t
 
     def _scale_on(self, device) -> Tensor:
-        self._used = True
-        s = self._scale
+        s = self._scale_t
+        if not self._used:
+            self._used = True
+            if s.device != device:  # (PyTorch's lazy init: on the first outputs' device)
+                self._make_state(device)
+                s = self._scale_t
         return s if s.device == device else s.to(device)
 
     def scale(self, outputs: Union[Tensor, Iterable]) -> Any:
@@ -244,8 +280,8 @@ class GradScaler:
             else:
                 reason = ("new_scale should be a float or a 1-element torch.cuda.FloatTensor or "
                           "torch.FloatTensor with requires_grad=False.")
-                if not isinstance(new_scale, Tensor) or new_scale.device.type != _scale.device.type \
-                        or new_scale.numel() != 1 or new_scale.requires_grad:
+                # (PyTorch's checks, in its order: an int has no ``device`` -- its AttributeError)
+                if new_scale.device.type != self._device or new_scale.numel() != 1 or new_scale.requires_grad:
                     raise AssertionError(reason)
                 if new_scale.dim() > 0:  # copy_ into the 0-dim scale (Tensor.copy_ raises a ValueError here)
                     raise RuntimeError(f"output with shape [] doesn't match the broadcast shape "
@@ -270,7 +306,7 @@ class GradScaler:
         """The current scale as a Python float (a host sync); 1.0 when disabled."""
         if not self._enabled:
             return 1.0
-        return self._init_scale if not self._used else float(self._scale.item())
+        return self._init_scale if not self._used else float(self._scale_t.item())
 
     def get_growth_factor(self) -> float:
         """The growth factor."""
@@ -298,7 +334,7 @@ class GradScaler:
 
     def _get_growth_tracker(self) -> int:
         if self._enabled:
-            return self._init_growth_tracker if not self._used else int(self._growth_tracker.item())
+            return self._init_growth_tracker if not self._used else int(self._tracker_t.item())
         return 0
 
     def is_enabled(self) -> bool:
@@ -322,12 +358,12 @@ class GradScaler:
             raise RuntimeError("The source state dict is empty, possibly because it was saved "
                                "from a disabled instance of GradScaler.")
         self._init_scale = state_dict["scale"]
-        self._scale.fill_(state_dict["scale"])
+        self._scale_t.fill_(state_dict["scale"])
         self._growth_factor = state_dict["growth_factor"]
         self._backoff_factor = state_dict["backoff_factor"]
         self._growth_interval = state_dict["growth_interval"]
         self._init_growth_tracker = state_dict["_growth_tracker"]
-        self._growth_tracker.fill_(state_dict["_growth_tracker"])
+        self._tracker_t.fill_(state_dict["_growth_tracker"])
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
@@ -337,7 +373,7 @@ class GradScaler:
                                      "of an iteration, or at the end after scaler.update().")
             state["_init_scale"] = self.get_scale()
             state["_init_growth_tracker"] = self._get_growth_tracker()
-            state["_scale"] = state["_growth_tracker"] = None
+            state["_scale_t"] = state["_tracker_t"] = None
             state["_used"] = False
             state["_per_optimizer_states"] = None
         return state

@@ -331,10 +331,19 @@ def _add_product(input, a, b, beta, alpha):
 
 
 def _baddbmm_rule(op, sig, sargs):
-    """baddbmm has its own kernel (no bool or float8 one), named in its errors."""
-    if sig[1][1] is D.bool or sig[1][1] in D.FLOAT8:
-        raise no_kernel(op.kernel, sig[1][1])
-    return _addmm_rule(op, sig, sargs)
+    """baddbmm's own dtype checks, in its order (``input`` against ``batch1``, then the batches), and its own
+    kernel (no bool, float8, uint16/32/64 one), named in its errors."""
+    if not all(type(s) is tuple for s in sig):  # (a Python number where a tensor goes: left to what follows)
+        return _addmm_rule(op, sig, sargs)
+    i, a, b = (s[1] for s in sig)
+    if i is not a:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_cname(i)}, batch1: {_cname(a)}, "
+                           f"batch2: {_cname(b)}")
+    if a is not b:
+        raise RuntimeError(f"expected scalar type {a.short} but found {b.short}")
+    if a is D.bool or a in D.FLOAT8 or a in D.UNSIGNED_WIDE:
+        raise no_kernel(op.kernel, a)
+    return (None, None, None), (a,)
 
 
 @defop(required=True, promote=_baddbmm_rule, grad_fn="BaddbmmBackward0", tensors=3, autocast="lower", kernel="baddbmm",

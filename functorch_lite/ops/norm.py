@@ -7,6 +7,7 @@ statistics from the same jitted kernel; the wrapper writes them into the buffers
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import jax
@@ -14,13 +15,17 @@ import jax.numpy as jnp
 from jax import lax
 
 from .. import dtypes as D
+from ..amp import autocast_mode as _amp
 from .._symbolic import sym_float
 from . import _deferred
-from . import grad_overrides as _go
-from .._promotion import no_kernel
+from .._promotion import _cname, no_kernel
 from .._tensor.tensor import Tensor
 from .._tensor.views import shape_str as _shape_str
+from .._warn import warn_once
 from ._registry import defop
+from . import _rounding
+from ._rounding import true_div
+from .distance import _vector_norm
 
 __all__: list = ["batch_norm", "layer_norm", "group_norm", "rms_norm", "embedding", "one_hot", "leaky_relu",
                  "leaky_relu_", "bilinear", "normalize", "softplus", "hardtanh", "relu6", "softsign",
@@ -262,10 +267,13 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
 def _rms_check(targs, sargs):
     ns = sargs[0]
     _affine_shape_check(targs, ns, ("weight",))
-    x = targs[0]
+    x, w = targs
     if len(x._shape) < len(ns) or tuple(x._shape[len(x._shape) - len(ns):]) != ns:
         raise RuntimeError(f"Given normalized_shape={_shape_str(ns)}, expected input with shape "
                            f"[*{', '.join(str(s) for s in ns)}], but got input of size{_shape_str(x._shape)}")
+    if w is not None and w.dtype is not x.dtype:  # (PyTorch's TORCH_WARN_ONCE: its fused kernel needs one dtype)
+        warn_once("rms_norm_mixed_dtype", f"Mismatch dtype between input and weight: input dtype = {_cname(x.dtype)}, "
+                  f"weight dtype = {_cname(w.dtype)}, Cannot dispatch to fused implementation.")
 
 
 @defop("rms_norm", promote=_float_rule("rms_norm"), grad_fn="MulBackward0", tensors=2, method=False, function=False,
@@ -465,18 +473,60 @@ def _bil_check(targs, sargs):
 
 
 def _bil_rule(op, sig, sargs):
+    """One dtype for all (PyTorch's first check, before the shapes'); no bool kernel."""
     dt = sig[0][1]
+    d2, dw, b = sig[1][1], sig[2][1], sig[3]
+    if not dt is d2 is dw or (b is not None and b[1] is not dt):
+        raise RuntimeError(f"All tensors must have the same dtype, got input1: {_cname(dt)}, input2: {_cname(d2)}, "
+                           f"weight: {_cname(dw)}" + ("" if b is None else f", bias: {_cname(b[1])}"))
     if dt is D.bool:
         raise no_kernel("bmm", dt)
     return (None,) * len(sig), (dt,)
 
 
+def _bil_prep(targs, sargs):
+    """The static ``_low``: the CPU autocast dtype for a floating (not float64) input inside a CPU autocast region
+    (PyTorch's ``_trilinear`` runs two bmm's, which are on CPU autocast's lower-precision list), else None."""
+    x = targs[0]
+    low = _amp.cpu_lower_dtype(x)
+    return (low if low is not None and x.dtype.is_floating_point and x.dtype is not D.float64 else None,)
+
+
+def _trilinear(x1, w, x2, low=None):
+    """PyTorch's ``_trilinear`` for bilinear: x1 with W first (one bmm), then with x2 (another), each product stored
+    in the compute dtype (the operands', or ``low`` under CPU autocast; float32 accumulation for half types); the
+    result in x1's dtype. (XLA drops a bfloat16 product's rounding where a widening convert follows it, so the
+    products accumulate in float32 explicitly and are rounded by ``_rounding.stored``.)"""
+    dt = x1.dtype
+    cd = dt if low is None else low
+    acc = D.opmath(cd)
+    if cd != acc:
+        x1, w, x2 = (a.astype(cd).astype(acc) for a in (x1, w, x2))
+    t = _rounding.stored(jnp.einsum("...i,oij->...oj", x1, w), cd, acc)
+    return _rounding.stored(jnp.einsum("...oj,...j->...o", t, x2), cd, acc).astype(dt)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(3,))
+def _trilinear_low(x1, w, x2, low):
+    """:func:`_trilinear` with its products in ``low`` (CPU autocast). Its derivative is :func:`_trilinear`'s in
+    the operands' own dtype: autocast acts inside PyTorch's kernel, below autograd, whose ``_trilinear_backward``
+    runs on the saved (float32) inputs."""
+    return _trilinear(x1, w, x2, low)
+
+
+@_trilinear_low.defjvp
+def _trilinear_low_jvp(low, primals, tangents):
+    return _trilinear_low(*primals, low), jax.jvp(_trilinear, primals, tangents)[1]
+
+
 @defop("bilinear", promote=_bil_rule, tensors=4, method=False, check=_bil_check, saves=(0, 1, 2), kernel="bmm",
        grad_fn=lambda targs, sargs: "ViewBackward0" if targs[3] is None else "AddBackward0",
-       autocast={"cuda": "promote"})
-def bilinear(input1, input2, weight, bias=None):
-    """``y[..., o] = sum_ij x1[..., i] * W[o, i, j] * x2[..., j] + b[o]`` (``F.bilinear``)."""
-    y = jnp.einsum("...i,oij,...j->...o", input1, weight, input2)
+       autocast={"cuda": "promote"}, prep=_bil_prep, out=False)
+def bilinear(input1, input2, weight, bias=None, *, _low=None):
+    """``y[..., o] = sum_ij x1[..., i] * W[o, i, j] * x2[..., j] + b[o]`` (``F.bilinear``), as PyTorch's
+    ``_trilinear`` computes it; under CPU autocast (``_low``, set by ``_bil_prep``) its products run in the autocast
+    dtype and the result keeps the inputs' dtype, as PyTorch's."""
+    y = _trilinear(input1, weight, input2) if _low is None else _trilinear_low(input1, weight, input2, _low.jnp)
     return y if bias is None else y + bias
 
 
@@ -484,16 +534,10 @@ def bilinear(input1, input2, weight, bias=None):
 @defop("_normalize", kernel="norm_cpu", promote=_float_rule("linalg_vector_norm"), grad_fn="DivBackward0", method=False,
        function=False, saves=(0,), autocast={"cuda": "fp32"})
 def _normalize(input, p, dim, eps):
-    """``x / max(||x||_p along dim, eps)``."""
-    acc = input.dtype
-    a = jnp.abs(input) if jnp.iscomplexobj(input) else _go.abs(input)  # (torch: gradient 0 through |0|)
-    if p == math.inf:
-        n = jnp.max(a, axis=dim, keepdims=True)
-    elif p == 1.0:
-        n = jnp.sum(a, axis=dim, keepdims=True)
-    else:
-        n = _go.pnorm(a, p, dim, True)
-    return input / jnp.maximum(n, jnp.asarray(eps, acc))
+    """``x / max(||x||_p along dim, eps)``, as PyTorch's ``x / x.norm(p, dim, keepdim=True).clamp_min(eps)``: the
+    norm (float32-accumulated for half types) rounded to the input dtype, then one correctly rounded division."""
+    n = _vector_norm(input, p, dim, True)
+    return true_div(input, jnp.maximum(n, jnp.asarray(eps, n.dtype)))
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:

@@ -118,17 +118,6 @@ def _low_outs(op, sig, sargs, kind, low):
     return (low, low, st) if proj else (st, st, st)
 
 
-def _cpu_low(t):
-    """The CPU autocast dtype while autocast is on for ``t``'s (CPU) device, else None: the static ``low`` of
-    these ops (one list read when autocast is off everywhere)."""
-    if not _amp.ANY[0]:
-        return None
-    act = _amp.STATE.active
-    if act is None or t._storage.device.type != "cpu":
-        return None
-    return act.get("cpu")
-
-
 def _autocast(sargs, targs=()):
     """Autocast policy: on CPU (``low`` set) the op casts nothing itself (its body runs the linears in ``low``);
     otherwise every floating input is cast (CUDA's lists; CPU's oneDNN LSTM, which gets ``low`` None)."""
@@ -386,7 +375,7 @@ def rnn_stack(mode: str, input, hx, weights, *, num_layers: int, bidirectional: 
             _BACKENDS["mkldnn_enabled"]:
         warn_once(_ONEDNN_PROJ, _ONEDNN_PROJ)
     # (CPU autocast: PyTorch's oneDNN LSTM is on its list, its inputs cast; the other stacks decompose)
-    low = None if onednn and not proj else _cpu_low(input)
+    low = None if onednn and not proj else _amp.cpu_lower_dtype(input)
     op = _lstm_stack if lstm else _rnn_stack
     return op(ts, mode, int(num_layers), bool(bidirectional), bool(bias), bool(proj), hx is not None,
               bool(batch_first), batch_sizes, p, low)
@@ -436,18 +425,18 @@ def _lstm_cell_state(input, hx, cx, w_ih, w_hh, b_ih, b_hh, low):
 
 def rnn_cell(input, hx, w_ih, w_hh, b_ih, b_hh, nonlinearity):
     """One RNNCell step (the static ``low`` read from the autocast state)."""
-    return _rnn_cell(input, hx, w_ih, w_hh, b_ih, b_hh, nonlinearity, _cpu_low(input))
+    return _rnn_cell(input, hx, w_ih, w_hh, b_ih, b_hh, nonlinearity, _amp.cpu_lower_dtype(input))
 
 
 def gru_cell(input, hx, w_ih, w_hh, b_ih, b_hh):
     """One GRUCell step."""
-    return _gru_cell(input, hx, w_ih, w_hh, b_ih, b_hh, _cpu_low(input))
+    return _gru_cell(input, hx, w_ih, w_hh, b_ih, b_hh, _amp.cpu_lower_dtype(input))
 
 
 def lstm_cell(input, hx, cx, w_ih, w_hh, b_ih, b_hh):
     """One LSTM step -> (h', c'): the cell state op (c': AddBackward0), then h' = o * tanh(c') as PyTorch's CPU
     cell computes it (h': MulBackward0; under CPU autocast o is in the low dtype, c' in the cell state's)."""
-    c2, o = _lstm_cell_state(input, hx, cx, w_ih, w_hh, b_ih, b_hh, _cpu_low(input))
+    c2, o = _lstm_cell_state(input, hx, cx, w_ih, w_hh, b_ih, b_hh, _amp.cpu_lower_dtype(input))
     return o * c2.tanh(), c2
 
 

@@ -636,9 +636,14 @@ if _config.DEBUG:  # FUNCTORCH_LITE_DEBUG=1: every op result's jax dtype and dev
 def _device_mismatch(op, targs, arrays):
     """PyTorch's device rules: a CPU 0-dim tensor may join an accelerator elementwise op; else raise."""
     ts = [(i, a) for i, a in enumerate(targs) if isinstance(a, Tensor)]
+    if op.name == "copy" and "meta" in (targs[0].device.type, targs[1].device.type):
+        if targs[0].device.type == "meta":  # (a copy into a meta tensor: its shape and dtype rules only)
+            return targs[0].device, arrays
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     if any(a.device.type == "meta" for _, a in ts):  # PyTorch's meta kernels word it this way
-        other = next(a.device for _, a in ts if a.device.type != "meta")
-        raise RuntimeError(f"Tensor on device {other} is not on the expected device meta!")
+        first = ts[0][1].device
+        other = next(a.device for _, a in ts if a.device != first)
+        raise RuntimeError(f"Tensor on device {other} is not on the expected device {first}!")
     if op.device_check == "iter":
         common = next((a.device for _, a in ts if a.device.type != "cpu"), ts[0][1].device)
         arrays = list(arrays)

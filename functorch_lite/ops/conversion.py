@@ -56,17 +56,8 @@ def _copy_check(targs, sargs):
         _discards_imag(src.dtype, x.dtype)
 
 
-def _copy_prep(targs, sargs):
-    """A copy out of a meta tensor into one with values: torch's refusal (there are no values to copy), before the
-    device check."""
-    src = targs[1]
-    if isinstance(src, Tensor) and src._storage.device.type == "meta" and targs[0]._storage.device.type != "meta":
-        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
-    return sargs
-
-
 @defop("copy", float8=True, promote=_copy_rule, grad_fn="CopyBackwards", tensors=2, inplace=True, method=False,
-       function=False, saves=(), broadcast=True, prep=_copy_prep, check=_copy_check)
+       function=False, saves=(), broadcast=True, check=_copy_check)
 def _copy(input, src):
     """``self.copy_(src)``: src broadcast to self's shape, cast to self's dtype (any cast allowed)."""
     return jnp.broadcast_to(src, input.shape)

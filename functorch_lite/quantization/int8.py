@@ -268,8 +268,15 @@ def _fqt_name(targs, sargs):
             "FakeQuantizePerTensorAffineCachemaskBackward0")
 
 
+def _fqt_autocast(sargs, targs=()):
+    """PyTorch's CPU autocast runs the number overload (scale and zero point Python numbers) in float32; the tensor
+    overload is on no list."""
+    return {"cpu": "fp32"} if not isinstance(targs[1], Tensor) else None
+
+
 @defop("fake_quantize_per_tensor_affine", promote=_same_dtype_rule, tensors=3, method=False, function=False,
-       grad_fn=_fqt_name, check=_fqt_check, float8=True, kernel=_FQT_KERNEL, out=False, saves=())
+       grad_fn=_fqt_name, check=_fqt_check, float8=True, kernel=_FQT_KERNEL, out=False, saves=(),
+       autocast=_fqt_autocast)
 def _fq_tensor_kernel(input, scale, zero_point, quant_min, quant_max):
     """The op of :func:`fake_quantize_per_tensor_affine`: ``scale`` and ``zero_point`` one number each (Python
     numbers, or one-element tensors: a float zero point truncates, as torch's ``item<int>``)."""

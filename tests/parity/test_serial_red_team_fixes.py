@@ -491,6 +491,24 @@ def test_copy_out_of_a_meta_tensor():
     _both(lambda m: m.nn.Linear(2, 2).load_state_dict(m.nn.Linear(2, 2, device="meta").state_dict()))
 
 
+def _meta_shape(t):
+    return (str(t.device), tuple(t.shape), str(t.dtype), type(t.grad_fn).__name__)
+
+
+@pytest.mark.parametrize("case", ["copy", "copy_broadcast", "copy_grad", "copy_bad_shape", "add", "add_rev", "where",
+                                  "cat"])
+def test_copy_into_a_meta_tensor_and_meta_device_messages(case):
+    """A copy into a meta tensor is a no-op (its shape and dtype rules checked); other ops mixing meta and CPU tensors
+    name the first tensor's device as the expected one."""
+    fns = {"copy": lambda m, x, c: _meta_shape(x.copy_(c)),
+           "copy_broadcast": lambda m, x, c: _meta_shape(x.copy_(c[0].double())),
+           "copy_grad": lambda m, x, c: _meta_shape(x.copy_(c.requires_grad_())),
+           "copy_bad_shape": lambda m, x, c: x.copy_(m.ones(4)),
+           "add": lambda m, x, c: x + c, "add_rev": lambda m, x, c: c + x,
+           "where": lambda m, x, c: m.where(c > 0, x, c), "cat": lambda m, x, c: m.cat([x, c])}
+    _both(lambda m: fns[case](m, m.empty(2, 3, device="meta"), m.ones(2, 3)))
+
+
 # ---- 7. what load / save are given ------------------------------------------------------------------------------
 @pytest.mark.parametrize("case", [
     lambda m: m.load(_saved(m, m.ones(1))),

@@ -1109,9 +1109,16 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
         i = input.astype(jnp.float32)
         r = _affine(i, s, beta, alpha)
         return D.cast_array(r, D.float32, D.from_numpy_dtype(batch1.dtype))
-    acc = jnp.float32 if batch1.dtype in _HALF else None
-    s = jnp.einsum("bij,bjk->ik", batch1, batch2, preferred_element_type=acc).astype(batch1.dtype)
-    return _affine(input, s, beta, alpha)
+    if batch1.shape[0] == 0:
+        return _affine(input, jnp.zeros((batch1.shape[1], batch2.shape[2]), batch1.dtype), beta, alpha)
+    # PyTorch's CPU kernel: one addmm per batch into the result (beta only in the first), each rounded to the dtype
+    from .linalg import _add_product
+    first = _add_product(input, batch1[0], batch2[0], beta, alpha)
+    if batch1.shape[0] == 1:
+        return first
+    r, _ = jax.lax.scan(lambda r, ab: (_add_product(r, ab[0], ab[1], 1, alpha), None), first,
+                        (batch1[1:], batch2[1:]))
+    return r
 
 
 # ---- in-place forms ------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""bfloat16 / float16 ``F.linear`` / ``addmm`` / ``baddbmm`` round once, as PyTorch's (2.13) kernels do.
+"""bfloat16 / float16 ``F.linear`` / ``addmm`` / ``baddbmm`` round once, as PyTorch's (2.13) kernels do (``addbmm``
+once per batch).
 
 PyTorch's addmm accumulates the product in float32 and adds the (scaled) bias there before the one rounding to
 the low-precision dtype; adding a bias to an already rounded product rounds twice (``[1, 2**-8] @ [1, 1] + 2**-8``:
@@ -66,6 +67,11 @@ CASES = {
     "baddbmm_beta_alpha": lambda L, dt: L.baddbmm(_t(L, INP, dt), _t(L, B1, dt), _t(L, B2, dt), beta=0.3, alpha=0.7),
     "baddbmm_broadcast": lambda L, dt: L.baddbmm(_t(L, INP[0, 0], dt), _t(L, B1, dt), _t(L, B2, dt)),
     "nn_linear_module": lambda L, dt: _module(L, dt)(_t(L, X, dt)),
+    # addbmm: one rounded addmm per batch into the result (beta only in the first), as PyTorch's CPU kernel
+    "addbmm": lambda L, dt: L.addbmm(_t(L, INP[0], dt), _t(L, B1, dt), _t(L, B2, dt)),
+    "addbmm_beta_alpha": lambda L, dt: L.addbmm(_t(L, INP[0], dt), _t(L, B1, dt), _t(L, B2, dt), beta=0.3, alpha=0.7),
+    "addbmm_beta0_one_batch": lambda L, dt: L.addbmm(_t(L, INP[0], dt), _t(L, B1[:1], dt), _t(L, B2[:1], dt), beta=0),
+    "addbmm_inplace": lambda L, dt: _t(L, INP[0], dt).addbmm_(_t(L, B1, dt), _t(L, B2, dt), alpha=2),
 }
 
 

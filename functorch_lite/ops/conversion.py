@@ -150,17 +150,31 @@ def _parse_to(args, kwargs):
     fmt = kw.pop("memory_format", None)
     if kw or not (fmt is None or isinstance(fmt, memory_format)):
         raise _to_invalid(args, kwargs)
-    for a in args:
+    # PyTorch's overloads: (device, dtype, non_blocking, copy), (dtype, non_blocking, copy), (other, non_blocking,
+    # copy): after the leading arguments, at most two bools (non_blocking, then copy)
+    i = 0
+    if args:
+        a = args[0]
+        i = 1
         if isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
         elif isinstance(a, D.dtype):
             dtype = a
-        elif isinstance(a, (str, _dev.device, int)) and not isinstance(a, bool):
+        elif a is None or isinstance(a, (str, _dev.device, int)) and not isinstance(a, bool):
             device = a
-        elif isinstance(a, bool):
-            pass
-        else:
+            if len(args) > 1:  # (the dtype's place: a bool there matches no overload)
+                if isinstance(args[1], bool):
+                    raise _to_invalid(args, kwargs)
+                dtype, i = args[1], 2
+        elif not isinstance(a, bool):
             dtype = D.as_dtype(a)
+        else:
+            i = 0
+    flags = args[i:]
+    if len(flags) > 2 or any(type(f) is not bool for f in flags):
+        raise _to_invalid(args, kwargs)
+    if len(flags) == 2:
+        copy = flags[1]
     return dtype, device, copy, (preserve_format if fmt is None else fmt)
 
 

@@ -418,3 +418,21 @@ OUT_FORMS = {  # (out= dtype errors with each kernel's own message; out= calls r
 @pytest.mark.parametrize("case", list(OUT_FORMS))
 def test_out_forms(case):
     same_rounded(lambda L: (lambda r: (type(r).__name__, r))(OUT_FORMS[case](L)), torch, ft)
+
+
+TO_FORMS = {
+    "dtype, non_blocking, copy": lambda L, x: x.to(L.float32, False, True) is x,
+    "dtype, non_blocking": lambda L, x: x.to(L.float32, True) is x,
+    "device, dtype, non_blocking, copy": lambda L, x: x.to("cpu", L.float32, False, True) is x,
+    "other, non_blocking, copy": lambda L, x: x.to(x, False, True) is x,
+    "None, dtype": lambda L, x: str(x.to(None, L.float64).dtype),
+    "too many": lambda L, x: x.to(L.float32, False, True, 1),
+    "device, bool": lambda L, x: x.to("cpu", False, True),
+    "dtype, str": lambda L, x: x.to(L.float32, "a"),
+}
+
+
+@pytest.mark.parametrize("case", list(TO_FORMS))
+def test_to_positional_flags(case):
+    """``Tensor.to``'s positional non_blocking / copy (a copy=True one is a new tensor) and its overload errors."""
+    same_rounded(lambda L: TO_FORMS[case](L, L.ones(2)), torch, ft)

@@ -241,7 +241,7 @@ def check_float8(op, sig):
 # the ops torch 2.13 has uint16 / uint32 / uint64 kernels for (besides those computing in floating point): its
 # "limited support" for the wide unsigned dtypes
 _WIDE_UNSIGNED_OK = frozenset({"mul", "div", "true_divide", "eq", "ne", "bitwise_and", "bitwise_or", "bitwise_xor",
-                               "cat", "stack"})
+                               "cat", "stack", "outer", "inner"})  # (outer, inner with a 0-d operand: torch's mul)
 
 
 def _common(op, sig, wide_ok=False):

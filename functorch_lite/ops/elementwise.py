@@ -16,6 +16,8 @@ from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from .._symbolic import SymNumber
 from .._warn import warn_once
+from .reduction import no_wide_unsigned as _no_wide_unsigned
+from ._dispatch import _not_a_tensor
 
 
 # ---- checks ---------------------------------------------------------------------------------------
@@ -31,6 +33,30 @@ def _raise_on(pred, exc, msg):
         if pred(dt):
             raise exc(msg)
     return check
+
+
+def _wide_unsigned_rule(kernel_of, base=P.rule_elementwise):
+    """``base`` where a uint16/uint32/uint64 result raises for the kernel ``kernel_of(sig)`` names (torch's fmax
+    on integers is its maximum; a tensor bound clamps with maximum/minimum/clamp_cpu): promotion errors first."""
+    def rule(op, sig, sargs):
+        dt = P._common(op, sig, wide_ok=True)
+        if dt in D.UNSIGNED_WIDE:
+            raise no_kernel(kernel_of(sig), dt)
+        return base(op, sig, sargs)
+    return rule
+
+
+def _tensors_only(base):
+    """``base``, for ops whose schema takes only tensors (``maximum(x, 2.0)``): a Python number raises the argument
+    parser's TypeError. A dtype rule, so it runs once per signature: nothing on the success path."""
+    rule = P.RULES[base] if isinstance(base, str) else base
+
+    def r(op, sig, sargs):
+        for i, s in enumerate(sig):
+            if type(s) is not tuple:
+                raise _not_a_tensor(op, i, None if s is None else s())  # (the signature holds a number's type)
+        return rule(op, sig, sargs)
+    return r
 
 
 def _no_int(op, dt):
@@ -67,13 +93,6 @@ def _no_bool_neg(op, dt):
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert "
                            "a mask, use the `~` or `logical_not()` operator instead.")
     _no_wide_unsigned(op, dt)
-
-
-def _no_wide_unsigned(op, dt):
-    """reduction's ``no_wide_unsigned`` (torch has no uint16/32/64 ``neg_cpu`` / ``abs_cpu``); imported at the
-    first build of an entry (reduction imports after this module)."""
-    from .reduction import no_wide_unsigned
-    no_wide_unsigned(op, dt)
 
 
 def _no_bool_abs(op, dt):
@@ -245,15 +264,22 @@ _DIV_SAVES = saves_for(((0,), 1), always=(1,))  # (self: grad / other; other: -g
 _MOD_SAVES = saves_for(((0, 1), 1))  # (remainder/fmod: self's gradient is grad; other's reads both)
 
 
-def _float8_by_operands(tensors, number):
+def _float8_by_operands(tensors, number, reflected=False):
     """A ``float8`` rule: the kernel PyTorch lacks (None: it has one) for two tensors / with a Python number or a
     0-dim tensor as ``other`` (torch's CPU kernel takes a one-element second operand as a scalar, its
-    ``*_reduced_float`` path: ``f8 * tensor(2.)`` raises where ``tensor(2.) * f8`` computes)."""
-    return lambda sig: tensors if all(type(s) is tuple for s in sig) and sig[1][0] else number
+    ``*_reduced_float`` path: ``f8 * tensor(2.)`` raises where ``tensor(2.) * f8`` computes). A number first is
+    a 0-dim tensor first (``torch.div(2, f8)``: ``div_cpu``); ``reflected``: as ``2 * f8`` is, ``f8.mul(2)``."""
+    if reflected:
+        return lambda sig: tensors if all(type(s) is tuple for s in sig) and sig[1][0] else number
+    return lambda sig: _float8_kernel(sig, tensors, number)
+
+
+def _float8_kernel(sig, tensors, number):
+    return tensors if type(sig[1]) is tuple and sig[1][0] else number
 
 
 @defop(promote=_reduced_opmath("elementwise"), broadcast=True, grad_fn="MulBackward0", tensors=2, inplace=True,
-       aliases=("multiply",), saves=_MUL_SAVES, float8=_float8_by_operands(None, "mul_cpu_reduced_float"))
+       aliases=("multiply",), saves=_MUL_SAVES, float8=_float8_by_operands(None, "mul_cpu_reduced_float", reflected=True))
 def mul(input, other):
     return input * other
 
@@ -263,8 +289,10 @@ def _div_rule(op, sig, sargs):
     if rm is None or rm is _NO_MODE:
         return P.rule_float(op, sig, sargs)
     casts, outs = P.rule_elementwise(op, sig, sargs)
-    if outs[0] is D.bool:
-        raise no_kernel(f"div_{rm}_cpu", D.bool)
+    if outs[0] is D.bool or outs[0] in D.UNSIGNED_WIDE:  # (div is in the wide-unsigned list; its rounding modes not)
+        raise no_kernel(f"div_{rm}_cpu", outs[0])
+    if outs[0] in D.FLOAT8:  # (the op's float8 rule cannot see the mode: torch's rounding kernels are its own)
+        raise no_kernel(_float8_kernel(sig, f"div_{rm}_cpu", f"div_{rm}_cpu_reduced_float"), outs[0])
     return casts, outs
 
 
@@ -303,7 +331,8 @@ _FLOOR_DIVIDE_NO_GRAD = _go.aten_no_derivative("floor_divide")
 
 
 @defop(promote="elementwise", grad_fn="NotImplemented", tensors=2, inplace=True, check=_int_zero_div,
-       check_dtype=_no_bool, kernel="div_floor_cpu", saves=())
+       check_dtype=_no_bool, kernel="div_floor_cpu", saves=(),
+       float8=_float8_by_operands("div_floor_cpu", "div_floor_cpu_reduced_float"))
 def floor_divide(input, other):
     """``a // b`` (rounding toward -inf). PyTorch has no derivative for it: a floating result records a grad_fn
     (``NotImplemented``) whose backward raises."""
@@ -387,36 +416,41 @@ def pow(input, exponent):  # noqa: A001
     return r
 
 
-@defop(kernel="maximum_cpu", promote="elementwise", grad_fn="MaximumBackward0", tensors=2)
+@defop(kernel="maximum_cpu", promote=_tensors_only("elementwise"), broadcast=True, grad_fn="MaximumBackward0",
+       tensors=2)
 def maximum(input, other):
     """torch's gradient: half each at a tie, the whole to both at a NaN (grad_overrides.maximum)."""
     return _go.maximum(input, other) if jnp.issubdtype(input.dtype, jnp.inexact) else jnp.maximum(input, other)
 
 
-@defop(kernel="minimum_cpu", promote="elementwise", grad_fn="MinimumBackward0", tensors=2)
+@defop(kernel="minimum_cpu", promote=_tensors_only("elementwise"), broadcast=True, grad_fn="MinimumBackward0",
+       tensors=2)
 def minimum(input, other):
     return _go.minimum(input, other) if jnp.issubdtype(input.dtype, jnp.inexact) else jnp.minimum(input, other)
 
 
-@defop(kernel="fmax_cpu", promote="elementwise", grad_fn="FmaxBackward0", tensors=2)
+@defop(kernel="fmax_cpu", promote=_tensors_only(_wide_unsigned_rule(lambda sig: "maximum_cpu")), broadcast=True,
+       grad_fn="FmaxBackward0", tensors=2)
 def fmax(input, other):
     """NaN-ignoring maximum; at a tie the gradient goes to ``input`` (grad_overrides.fmax)."""
     return _go.fmax(input, other) if jnp.issubdtype(input.dtype, jnp.floating) else jnp.fmax(input, other)
 
 
-@defop(kernel="fmin_cpu", promote="elementwise", grad_fn="FminBackward0", tensors=2)
+@defop(kernel="fmin_cpu", promote=_tensors_only(_wide_unsigned_rule(lambda sig: "minimum_cpu")), broadcast=True,
+       grad_fn="FminBackward0", tensors=2)
 def fmin(input, other):
     """NaN-ignoring minimum; at a tie the gradient goes to ``input`` (grad_overrides.fmin)."""
     return _go.fmin(input, other) if jnp.issubdtype(input.dtype, jnp.floating) else jnp.fmin(input, other)
 
 
-@defop(kernel="atan2_cpu", promote="float", grad_fn="Atan2Backward0", tensors=2, inplace=True, aliases=("arctan2",),
-       autocast={"cuda": "promote"})
+@defop(kernel="atan2_cpu", promote=_tensors_only("float"), broadcast=True, grad_fn="Atan2Backward0", tensors=2,
+       inplace=True, aliases=("arctan2",), autocast={"cuda": "promote"})
 def atan2(input, other):
     return _go.atan2(input, other)
 
 
-@defop(promote="elementwise", grad_fn="HypotBackward0", tensors=2, inplace=True, kernel="hypot_cpu",
+@defop(promote=_tensors_only("elementwise"), broadcast=True, grad_fn="HypotBackward0", tensors=2, inplace=True,
+       kernel="hypot_cpu",
        saves=saves_for(((0,), 0), ((1,), 1), always=("result",)),
        check_dtype=lambda op, dt: dt.category != D.FLOAT and P._no_kernel(op, dt))
 def hypot(input, other):
@@ -553,22 +587,29 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 
 
 # ---- logical / bitwise ---------------------------------------------------------------------------
-@defop(kernel="logical_and_cpu", promote="logical", tensors=2, inplace=True, differentiable=False)
+def _logical_rule(op, sig, sargs):
+    """Bool results; a uint16/uint32/uint64 operand has no kernel, after the promotion check (float8's too)."""
+    if any(type(s) is tuple and (s[1] in D.UNSIGNED_WIDE or s[1] in D.FLOAT8) for s in sig):
+        P._common(op, sig)
+    return P.rule_logical(op, sig, sargs)
+
+
+@defop(kernel="logical_and_cpu", promote=_logical_rule, broadcast=True, tensors=2, inplace=True, differentiable=False)
 def logical_and(input, other):
     return jnp.logical_and(input.astype(bool), other.astype(bool))
 
 
-@defop(kernel="logical_or_cpu", promote="logical", tensors=2, inplace=True, differentiable=False)
+@defop(kernel="logical_or_cpu", promote=_logical_rule, broadcast=True, tensors=2, inplace=True, differentiable=False)
 def logical_or(input, other):
     return jnp.logical_or(input.astype(bool), other.astype(bool))
 
 
-@defop(kernel="logical_xor_cpu", promote="logical", tensors=2, inplace=True, differentiable=False)
+@defop(kernel="logical_xor_cpu", promote=_logical_rule, broadcast=True, tensors=2, inplace=True, differentiable=False)
 def logical_xor(input, other):
     return jnp.logical_xor(input.astype(bool), other.astype(bool))
 
 
-@defop(kernel="logical_not_cpu", promote="logical", inplace=True, differentiable=False)
+@defop(kernel="logical_not_cpu", promote=_logical_rule, broadcast=True, inplace=True, differentiable=False)
 def logical_not(input):
     return jnp.logical_not(input.astype(bool))
 
@@ -641,9 +682,17 @@ def abs(input):  # noqa: A001
     return _go.abs(input) if jnp.issubdtype(input.dtype, jnp.floating) else jnp.abs(input)
 
 
-@defop(kernel="sign_cpu", grad_fn="SignBackward0", inplace=True, check_dtype=_raise_on(
-    lambda dt: dt.is_complex, NotImplementedError,
-    "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead."))
+_sign_complex = _raise_on(lambda dt: dt.is_complex, NotImplementedError,
+                          "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn "
+                          "instead.")
+
+
+def _sign_dtype(op, dt):
+    _no_wide_unsigned(op, dt)
+    _sign_complex(op, dt)
+
+
+@defop(kernel="sign_cpu", grad_fn="SignBackward0", inplace=True, check_dtype=_sign_dtype)
 def sign(input):
     """-1, 0 or 1 (bool: itself); complex raises as PyTorch (use sgn)."""
     return input if input.dtype == jnp.bool_ else _real_sign(input)
@@ -656,7 +705,7 @@ def _real_sign(x):
     return jnp.where((x == 0) | jnp.isnan(x), jnp.zeros((), x.dtype), jnp.sign(x))
 
 
-@defop(kernel="sign_cpu", grad_fn="SgnBackward0", inplace=True)
+@defop(kernel="sign_cpu", grad_fn="SgnBackward0", inplace=True, check_dtype=_no_wide_unsigned)
 def sgn(input):
     """sign, and ``z / |z|`` for complex (bool: itself); a complex result with a NaN part is ``nan+nanj``."""
     if input.dtype == jnp.bool_:
@@ -898,6 +947,7 @@ def round(input, *, decimals=None):  # noqa: A001
 def _square_rule(op, sig, sargs):
     """``square`` is ``pow(x, 2)``: bool gives int64."""
     dt = P._first_tensor_dtype(sig)
+    _no_wide_unsigned(op, dt)
     r = D.int64 if dt is D.bool else dt
     return (r,), (r,)
 
@@ -986,13 +1036,30 @@ def _bound_check(targs, sargs):
     D.check_scalar_arg(targs[0], targs[1])
 
 
-def _clamp_rule(op, sig, sargs):
+def _clamp_kernel(sig):
+    """The kernel torch's clamp runs: the Tensor overload (tensor bounds only; a 0-d one beside a number is a number)
+    clamps with clamp_cpu, or maximum / minimum for one bound; the Scalar one with clamp[_min/_max]_scalar_cpu."""
+    lo, hi = sig[1], sig[2]
+    if (type(lo) is tuple or type(hi) is tuple) and not any(b is not None and type(b) is not tuple for b in (lo, hi)):
+        return "clamp_cpu" if lo is not None and hi is not None else "maximum_cpu" if lo is not None else "minimum_cpu"
+    return "clamp_scalar_cpu" if lo is not None and hi is not None else \
+        "clamp_min_scalar_cpu" if lo is not None else "clamp_max_scalar_cpu"
+
+
+def _clamp_base(op, sig, sargs):
     """Bounds promote with the input; with both bounds a Bool result has no kernel."""
     casts, outs = P.rule_elementwise(op, sig, sargs)
     if outs[0] is D.bool and sig[1] is not None and sig[2] is not None:
-        scalars = type(sig[1]) is not tuple and type(sig[2]) is not tuple
-        raise no_kernel("clamp_scalar_cpu" if scalars else "clamp_cpu", D.bool)
+        raise no_kernel(_clamp_kernel(sig), D.bool)
     return casts, outs
+
+
+_clamp_rule = _wide_unsigned_rule(_clamp_kernel, _clamp_base)
+
+
+def _bound_kernel(scalar, tensor):
+    """clamp_min / clamp_max's kernel: ``tensor`` (maximum_cpu / minimum_cpu) for a tensor bound."""
+    return lambda sig: tensor if type(sig[1]) is tuple else scalar
 
 
 def _bound_name(base):
@@ -1008,7 +1075,7 @@ def _bound_name(base):
 
 
 @defop(kernel="clamp_scalar_cpu", promote=_clamp_rule, broadcast=True, grad_fn=_bound_name("Clamp"), tensors=3,
-       inplace=True, prep=_clamp_prep,
+       inplace=True, prep=_clamp_prep, float8=_clamp_kernel,
        aliases=("clip",))
 def clamp(input, min=None, max=None):  # noqa: A002
     """``clamp(x, min, max)``: PyTorch's gradient passes where min <= x <= max (bounds included)."""
@@ -1019,14 +1086,18 @@ def clamp(input, min=None, max=None):  # noqa: A002
     return _go.clamp_max(input, max)
 
 
-@defop(kernel="clamp_min_scalar_cpu", promote="elementwise", grad_fn=_bound_name("ClampMin"), tensors=2, inplace=True,
-       check=_bound_check)
+_CLAMP_MIN_KERNEL = _bound_kernel("clamp_min_scalar_cpu", "maximum_cpu")
+_CLAMP_MAX_KERNEL = _bound_kernel("clamp_max_scalar_cpu", "minimum_cpu")
+
+
+@defop(kernel="clamp_min_scalar_cpu", promote=_wide_unsigned_rule(_CLAMP_MIN_KERNEL), broadcast=True,
+       grad_fn=_bound_name("ClampMin"), tensors=2, inplace=True, check=_bound_check, float8=_CLAMP_MIN_KERNEL)
 def clamp_min(input, min):  # noqa: A002
     return _go.clamp_min(input, min)
 
 
-@defop(kernel="clamp_max_scalar_cpu", promote="elementwise", grad_fn=_bound_name("ClampMax"), tensors=2, inplace=True,
-       check=_bound_check)
+@defop(kernel="clamp_max_scalar_cpu", promote=_wide_unsigned_rule(_CLAMP_MAX_KERNEL), broadcast=True,
+       grad_fn=_bound_name("ClampMax"), tensors=2, inplace=True, check=_bound_check, float8=_CLAMP_MAX_KERNEL)
 def clamp_max(input, max):  # noqa: A002
     return _go.clamp_max(input, max)
 

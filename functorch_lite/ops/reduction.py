@@ -650,7 +650,7 @@ def _cum_inplace(self, sargs):
 
 
 @defop(kernel="cumsum_out_cpu", promote=_cum_rule, grad_fn="CumsumBackward0", prep=_req_dim_prep("cumsum"),
-       inplace=_cum_inplace, check=_cum_check, saves=(), autocast={"cuda": "fp32_opt"})
+       inplace=_cum_inplace, check=_cum_check, saves=(), autocast={"cuda": "fp32_opt"}, float8=True)
 def cumsum(input, dim=None, *, dtype=None, axis=None):
     """Running sum along ``dim``; integers and bool accumulate in int64 (PRO-13), floats in torch's CPU
     ``acc_type`` (:func:`_cum_acc`), from PyTorch's +0.0 (so no -0.0 comes out)."""
@@ -658,7 +658,8 @@ def cumsum(input, dim=None, *, dtype=None, axis=None):
 
 
 @defop(saves=SAVES_RESULT, kernel="cumprod_out_cpu", promote=_cum_rule, grad_fn="CumprodBackward0",
-       prep=_req_dim_prep("cumprod"), inplace=_cum_inplace, check=_cum_check, autocast={"cuda": "fp32_opt"})
+       prep=_req_dim_prep("cumprod"), inplace=_cum_inplace, check=_cum_check, autocast={"cuda": "fp32_opt"},
+       float8=True)  # (as sum: a float8 input computes cast to a ``dtype=``; rule_sum refuses a float8 result)
 def cumprod(input, dim=None, *, dtype=None, axis=None):
     """Running product along ``dim``, accumulated as ``cumsum``."""
     return input if input.ndim == 0 else jnp.cumprod(_cum_acc(input), axis=dim).astype(input.dtype)
@@ -713,14 +714,15 @@ def count_nonzero(input, dim=None, *, axis=None):
 
 # ---- softmax / log_softmax -----------------------------------------------------------------------------
 def _softmax_rule(op, sig, sargs):
-    """Floating inputs, or any input with a floating ``dtype=`` (RED-15/16); else the kernel's NotImplementedError."""
+    """Floating inputs, or any input with a floating ``dtype=`` (RED-15/16); else the kernel's NotImplementedError
+    (float8 has none: a float8 input computes cast to a ``dtype=``)."""
     nd, dt = sig[0]
     dt_arg = op.sarg(sargs, "dtype")
     if dt_arg is not None:  # (the input cast to ``dtype`` first: an integral, bool or complex one has no kernel)
         dt = D.as_dtype(dt_arg)
-        if dt.category == D.FLOAT:
+        if dt.category == D.FLOAT and dt not in D.FLOAT8:
             return (dt,), (dt,)
-    if dt.category != D.FLOAT:  # (integral, bool and complex: no kernel)
+    if dt.category != D.FLOAT or dt in D.FLOAT8:  # (integral, bool, complex and float8: no kernel)
         last = "_lastdim" if nd == 0 or op.sarg(sargs, "dim") == nd - 1 else ""
         raise no_kernel(f"{op.name}{last}_kernel_impl", dt)
     return (None,), (dt,)
@@ -732,7 +734,7 @@ def _along(fn, x, dim):
 
 
 @defop(kernel="softmax_lastdim_kernel_impl", promote=_softmax_rule, grad_fn="SoftmaxBackward0",
-       prep=_req_dim_prep("softmax"), saves=("result",),
+       prep=_req_dim_prep("softmax"), saves=("result",), float8=True,
        autocast={"cuda": "fp32_opt"})
 def softmax(input, dim=None, dtype=None, *, axis=None):
     """Numerically stable softmax along ``dim`` (required, RED-13; RED-17)."""
@@ -740,7 +742,7 @@ def softmax(input, dim=None, dtype=None, *, axis=None):
 
 
 @defop(kernel="log_softmax_kernel_impl", promote=_softmax_rule, grad_fn="LogSoftmaxBackward0",
-       prep=_req_dim_prep("log_softmax"),
+       prep=_req_dim_prep("log_softmax"), float8=True,
        saves=("result",), autocast={"cuda": "fp32_opt"})
 def log_softmax(input, dim=None, dtype=None, *, axis=None):
     return _along(jax.nn.log_softmax, input, dim)

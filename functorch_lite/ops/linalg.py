@@ -225,7 +225,7 @@ def _inner_rule(op, sig, sargs):
     if dt is not sig[1][1]:
         raise RuntimeError("both inputs should have same dtype")
     vectors = sig[0][0] == 1 and sig[1][0] == 1
-    if dt is D.bool or (vectors and dt in D.FLOAT8):  # (PyTorch's float8 mm exists on CPU; its dot does not)
+    if dt is D.bool or dt in D.UNSIGNED_WIDE or (vectors and dt in D.FLOAT8):  # (PyTorch's float8 mm exists on CPU)
         raise no_kernel("dot" if vectors else "addmm_impl_cpu_", dt)
     return (None, None), (dt,)
 

@@ -137,7 +137,12 @@ def _nd_bwd(res, ct):
 _no_derivative.defvjp(_nd_fwd, _nd_bwd)
 
 
-@defop(kernel="heaviside_cpu", promote="first", grad_fn="NotImplemented", tensors=2, prep=_heaviside_prep,
+def _heaviside_rule(op, sig, sargs):
+    R.no_wide_unsigned(op, sig[0][1])
+    return P.rule_first_promote(op, sig, sargs)
+
+
+@defop(kernel="heaviside_cpu", promote=_heaviside_rule, grad_fn="NotImplemented", tensors=2, prep=_heaviside_prep,
        saves=())
 def heaviside(input, values):
     """``values`` where ``input == 0``, else ``input > 0`` (NaN gives 0); both of one dtype. Its result records a
@@ -251,9 +256,12 @@ def _div_scalar(input, other):
 
 # ---- nan reductions -------------------------------------------------------------------------------------
 def _nansum_rule(op, sig, sargs):
-    if sig[0][1].is_complex:
+    dt = sig[0][1]
+    if dt.is_complex:
         raise RuntimeError("nansum on CPU does not support complex inputs")
-    return P.rule_sum(op, sig, sargs)
+    if dt in D.FLOAT8 and sargs[2] is not None and sargs[2].category != D.FLOAT:  # (its nan_to_num runs first)
+        raise no_kernel("nan_to_num", dt)
+    return P.rule_sum(op, sig, sargs)  # (a float8 result: "nansum_cpu"; a float8 input sums cast to ``dtype=``)
 
 
 def _nansum_prep(targs, sargs):
@@ -279,7 +287,7 @@ def _ntz_bwd(isnan, ct):
 _nan_to_zero.defvjp(_ntz_fwd, _ntz_bwd)
 
 
-@defop(kernel="nansum_cpu", promote=_nansum_rule, grad_fn="NansumBackward0", prep=_nansum_prep)
+@defop(kernel="nansum_cpu", promote=_nansum_rule, grad_fn="NansumBackward0", prep=_nansum_prep, float8=True)
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum treating NaN as zero; integers and bool accumulate in int64; complex raises (as on PyTorch's CPU)."""
     x = _acc(input)

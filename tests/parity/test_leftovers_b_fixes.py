@@ -117,3 +117,26 @@ def test_float8_cumsum_grad_through_dtype():
         x = L.tensor([1.0, 2.0, 3.0]).to(L.float8_e4m3fn)
         return L.cumsum(x, 0, dtype=L.float32).sum()
     same_rounded(f, torch, ftl)
+
+
+NANSUM_INNER_HEAVISIDE = {
+    "nansum f32": lambda L, f8, u: L.nansum(f8, dtype=L.float32),
+    "nansum dim f64": lambda L, f8, u: L.nansum(f8, 0, dtype=L.float64),
+    "nansum": lambda L, f8, u: L.nansum(f8),
+    "nansum i64": lambda L, f8, u: L.nansum(f8, dtype=L.int64),
+    "nansum to f8": lambda L, f8, u: L.nansum(f8.float(), dtype=L.float8_e4m3fn),
+    "nanmean f32": lambda L, f8, u: L.nanmean(f8, dtype=L.float32),
+    "inner u32": lambda L, f8, u: L.inner(u, u),
+    "inner u16 2d": lambda L, f8, u: L.inner(u.to(L.uint16).reshape(1, 2), L.stack([u, u, u]).to(L.uint16)),
+    "inner u32 0d": lambda L, f8, u: L.inner(u[0], u),
+    "heaviside u32": lambda L, f8, u: L.heaviside(u, u),
+    "heaviside u64": lambda L, f8, u: L.heaviside(u.to(L.uint64), u.to(L.uint64)),
+}
+
+
+@pytest.mark.parametrize("case", list(NANSUM_INNER_HEAVISIDE))
+def test_nansum_float8_dtype_inner_heaviside_wide_unsigned(case):
+    """float8 nansum / nanmean with a float ``dtype=`` compute (an integer one: torch's nan_to_num refusal); inner and
+    heaviside have no uint16/32/64 kernel."""
+    same_rounded(lambda L: NANSUM_INNER_HEAVISIDE[case](
+        L, L.tensor([1.0, float("nan"), 2.0]).to(L.float8_e4m3fn), L.tensor([1, 2], dtype=L.uint32)), torch, ftl)

@@ -245,10 +245,11 @@ _I64 = 1 << 63
 
 def _big_int(a):
     """A Python int past int64 as an operand: up to 2**64 - 1 it is torch's uint64 (its bits an int64's, a float's
-    value), past that torch's OverflowError (JAX's own fails while parsing the kernel's arguments)."""
+    value), past that torch's OverflowError (JAX's own fails while parsing the kernel's arguments): below int64's
+    minimum the parser's unsigned read's (``PyLong_AsUnsignedLongLong``)."""
     if _I64 <= a < 2 * _I64:
         return np.uint64(a)
-    raise OverflowError("int too big to convert")
+    raise OverflowError("can't convert negative int to unsigned" if a < 0 else "int too big to convert")
 
 
 def _weak(a):

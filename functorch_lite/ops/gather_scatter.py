@@ -22,10 +22,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import dtypes as D
+from .._promotion import no_kernel
 from .._warn import warn_once
 from . import grad_overrides as _go
 from .._tensor.tensor import Tensor, _wrap_dim, with_memory_order
-from ._dispatch import broadcast_shapes, data_dependent_error, dispatch, inplace, write_out
+from ._dispatch import _I64, _big_int, broadcast_shapes, data_dependent_error, dispatch, inplace, write_out
 from ._registry import OPS, defop
 from .reduction import _rule_int64_narrow
 from .indexing import (_INT_INDEX, _Tracer, _at_index, _bounds, _dim_size, _host_tensor, _no_overlap, _oob, _out,
@@ -54,6 +55,30 @@ def _need(t, allowed, msg, exc=RuntimeError):
         raise exc(msg)
 
 
+_NO_KERNEL = D.UNSIGNED_WIDE | D.FLOAT8  # (torch's CPU gather/scatter/index kernels: none for these)
+
+
+def _gather_kernel(x) -> str:
+    """The kernel torch's gather refuses ``x``'s dtype with: a float8 1-d gather takes the expanded-index path."""
+    return "gather_expanded_index" if x.ndim == 1 and x.dtype in D.FLOAT8 else "scatter_gather_tensor_cpu"
+
+
+def _scatter_kernel(x, src, reduce, include_self) -> str | None:
+    """The kernel torch's scatter / scatter_add / scatter_reduce (non-empty index) refuses ``x``'s dtype with, or
+    None: no uint16/32/64 nor float8 kernel; amax / amin none for complex either, mean none for bool."""
+    dt = x.dtype
+    if dt in _NO_KERNEL and not include_self:
+        return "scatter_reduce_exclude_input_init"
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)
+    if reduce in ("amax", "amin", "mean"):
+        if dt in _NO_KERNEL or dt is D.bool and reduce == "mean" or dt.is_complex and reduce != "mean":
+            return f"scatter_gather_tensor_cpu_reduce_{reduce}"
+        return None
+    if dt in _NO_KERNEL:
+        return "scatter_gather_tensor_cpu" if isinstance(src, Tensor) else "scatter_gather_scalar_cpu"
+    return None
+
+
 def _gather_prep(targs, sargs):
     x, index = targs
     d = _wrap_dim(_dim(sargs[0]), len(x._shape))
@@ -66,11 +91,13 @@ def _gather_prep(targs, sargs):
         if k != d and a > b:
             raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index._shape)} to be no "
                                f"larger than self {list(x._shape)} apart from dimension {d}")
+    if x.dtype in _NO_KERNEL:
+        raise no_kernel(_gather_kernel(x), x.dtype)
     return (d, False)
 
 
 @defop("gather", kernel="scatter_gather_tensor_cpu", promote="index", grad_fn="GatherBackward0", tensors=2,
-       method=False, function=False, saves=(0, 1),  # (torch's GatherBackward0 saves self: a change to it raises)
+       method=False, function=False, saves=(0, 1), float8=True,  # (prep refuses a non-empty one: _NO_KERNEL)  # (torch's GatherBackward0 saves self: a change to it raises)
        prep=_gather_prep, check=_bounds(1, _dim_size, False, _oob(RuntimeError)))
 def _gather(input, index, dim, sparse_grad):
     """``out[i][j] = input[i][index[i][j]]`` along ``dim``."""
@@ -94,6 +121,8 @@ def _scatter_prep(targs, sargs):
     if is_t and src.dtype is not x.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     if index.numel() == 0:
+        if sargs[1] == "mean" and (x.dtype in _NO_KERNEL or x.dtype is D.bool):  # (torch divides by the counts)
+            raise no_kernel("div_floor_cpu" if x.dtype is D.bool else "masked_fill", x.dtype)
         return (d,) + sargs[1:]
     nd = max(x.ndim, 1)
     if max(index.ndim, 1) != nd:
@@ -106,7 +135,12 @@ def _scatter_prep(targs, sargs):
             raise RuntimeError(f"Expected index {list(index._shape)} to be no larger than self {list(x._shape)} apart "
                                f"from dimension {d}{tail}")
     if not is_t:  # (a Python value, as the kernel converts it: checked as masked_fill's / index_fill's; a complex
-        D.check_fits(src, x.dtype)  # one into a real type must have no imaginary part)
+        if type(src) is int and not -_I64 <= src < _I64:  # one into a real type must have no imaginary part)
+            _big_int(src)  # (past uint64: the argument parser's OverflowError first)
+        D.check_fits(src, x.dtype)
+    kernel = _scatter_kernel(x, src, sargs[1], sargs[2])
+    if kernel is not None:
+        raise no_kernel(kernel, x.dtype)
     return (d,) + sargs[1:]
 
 
@@ -260,10 +294,10 @@ def _scatter(input, index, src, dim, reduce, include_self):
 
 
 defop("scatter", kernel="scatter_gather_tensor_cpu", promote=_rule_cast(2), grad_fn=_scatter_name, tensors=3,
-      method=False, function=False, saves=(1,),
+      method=False, function=False, saves=(1,), float8=True,  # (prep refuses: _scatter_kernel)
       prep=_scatter_prep, check=_scatter_check)(_scatter)
 defop("scatter_reduce", kernel="scatter_gather_tensor_cpu", promote=_rule_cast(2), grad_fn="ScatterReduceBackward0",
-      tensors=3, method=False,
+      tensors=3, method=False, float8=True,
       function=False, saves=("all", "result"), prep=_scatter_prep, check=_scatter_check)(_scatter)
 
 
@@ -348,7 +382,12 @@ def check_index_source(name, x, index, src, dim) -> int:
 
 
 def _index_add_prep(targs, sargs):
-    return (check_index_source("index_add_", *targs, sargs[0]),) + sargs[1:]
+    x, index = targs[:2]
+    d = check_index_source("index_add_", *targs, sargs[0])
+    if x.dtype in _NO_KERNEL and (x.ndim <= 1 or index.numel()):  # (torch's kernel: per rank and dim)
+        raise no_kernel("index_add_" if x.ndim <= 1 else "scatter_gather_tensor_cpu" if d in (0, x.ndim - 1) and
+                        sargs[2] == 1 else "add_stub", x.dtype)  # (alpha 1: its scatter_add path)
+    return (d,) + sargs[1:]
 
 
 def _index_fill_prep(targs, sargs):
@@ -366,6 +405,8 @@ def _index_fill_prep(targs, sargs):
     if isinstance(value, Tensor) and value.ndim:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.ndim} "
                            "dimension(s).")
+    if x.dtype in D.UNSIGNED_WIDE:
+        raise no_kernel("index_fill_cpu", x.dtype)
     return (d,) + sargs[1:]
 
 
@@ -375,6 +416,8 @@ def _index_copy_prep(targs, sargs):
     if index.ndim > 1:
         raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
     _need(index, (D.int64,), f"index_copy_(): Expected a long tensor for index, but got {index.dtype.short}")
+    if x.dtype in D.UNSIGNED_WIDE:
+        raise no_kernel("index_copy_cpu", x.dtype)
     if src.dtype is not x.dtype:
         raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but got (self) "
                            f"{x.dtype.short} and (source) {src.dtype.short}")
@@ -408,7 +451,7 @@ def _index_along(input, index, src, dim, mode, alpha):
 
 
 defop("index_add", kernel="add_stub", promote=_rule_cast(2), grad_fn="IndexAddBackward0", tensors=3, method=False,
-      function=False,
+      function=False, float8=True,
       saves=(1,), prep=_index_add_prep, check=_bounds(1, _dim_size, False, lambda v, t, s, n: (
           IndexError("index out of range in self") if len(t[0]._shape) <= 1 else _oob(RuntimeError)(v, t, s, n))))(
     _index_along)
@@ -439,11 +482,13 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value, *, _in_place: bool
 
 def _take_prep(targs, sargs):
     _need(targs[1], (D.int64,), f"take(): Expected a long tensor for index, but got {targs[1].dtype.short}")
+    if targs[0].dtype in _NO_KERNEL and targs[1].numel():
+        raise no_kernel("take_cpu", targs[0].dtype)
     return sargs
 
 
 @defop(required=True, kernel="take_cpu", promote="index", grad_fn="TakeBackward0", tensors=2, saves=(0, 1),
-       prep=_take_prep,
+       prep=_take_prep, float8=True,
        check=_bounds(1, lambda targs, sargs: targs[0].numel(), True, lambda v, t, s, n: IndexError(
            f"out of range: tried to access index {v} on a tensor of {n} elements.")))
 def take(input, index):
@@ -456,6 +501,8 @@ def _take_along_prep(targs, sargs):
     if idx.dtype is not D.int64:
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {idx.dtype.short}")
     if sargs[0] is None:
+        if x.dtype in _NO_KERNEL and idx.numel():  # (a gather of the flattened input)
+            raise no_kernel("gather_expanded_index" if x.dtype in D.FLOAT8 else "scatter_gather_tensor_cpu", x.dtype)
         return sargs
     if not x._shape:
         raise IndexError(f"Dimension specified as {_dim(sargs[0])} but tensor has no dimensions")
@@ -464,11 +511,13 @@ def _take_along_prep(targs, sargs):
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, but "
                            f"got {x.ndim} dimensions for input, and {idx.ndim} dimensions for indices")
     broadcast_shapes(x._shape[:d] + idx._shape[d:d + 1] + x._shape[d + 1:], idx._shape)
+    if x.dtype in _NO_KERNEL and idx.numel():
+        raise no_kernel(_gather_kernel(x), x.dtype)
     return (d,)
 
 
 @defop(required=True, kernel="scatter_gather_tensor_cpu", promote="index", grad_fn="GatherBackward0", tensors=2,
-       saves=(0, 1), prep=_take_along_prep,
+       saves=(0, 1), prep=_take_along_prep, float8=True,
        check=lambda targs, sargs: None if sargs[0] is not None else _bounds(
            1, lambda targs, sargs: targs[0].numel(), False,
            lambda v, t, s, n: RuntimeError(f"index {v} is out of bounds for dimension 0 with size {n}"))(targs, sargs))

@@ -23,8 +23,7 @@ from .. import _device as _dev
 from .. import dtypes as D
 from .._promotion import _cname, no_kernel
 from .._tensor.tensor import Tensor
-from ..autograd import graph as _graph
-from .creation import _gen, _key_on
+from .creation import _I64, _as_float_int64, _gen, _key_on, copy_named, random_bounds
 from ._registry import defop
 from .grad_overrides import aten_no_derivative
 
@@ -73,12 +72,7 @@ def _fill(self, kind, a, b, generator, grad_fn):
     ints = kind == "random"
     arr = f(_gen(generator).next_key(), jnp.asarray(a, jnp.int64 if ints else jnp.float64),
             jnp.asarray(0 if b is None else b, jnp.int64 if ints else jnp.float64))
-    old = self.grad_fn
-    self.copy_(Tensor._from_array(arr, self.dtype, self.device))
-    node = self.grad_fn
-    if node is not None and node is not old and self._base is None:
-        node.__class__ = _graph.node_class(grad_fn)
-    return self
+    return copy_named(self, Tensor._from_array(arr, self.dtype, self.device), grad_fn)
 
 
 def _continuous(self, name, cname=False):
@@ -133,15 +127,17 @@ _RANDOM_OVERLOADS = ("random_() received an invalid combination of arguments - g
                      " * (int to, *, torch.Generator generator = None)\n")
 
 
-def _bounds(dt):
-    """(lowest, highest) value of ``dt`` and the top of ``random_()``'s default range (inclusive)."""
+_WIDE = (D.uint16, D.uint32, D.uint64)  # (no ``random_()`` kernel, nor one for the full int64 range)
+
+
+def _top(dt) -> int:
+    """The top (inclusive) of ``random_()`` and ``random_(from, None)``: 2**digits for a floating dtype, the dtype's
+    largest value for an integer one (bool: 1; uint64: -1, torch's ``static_cast<int64_t>`` of it)."""
     if dt is D.bool:
-        return 0, 1, 1
+        return 1
     if dt.is_floating_point:
-        fi = jnp.finfo(dt.jnp)
-        return float(fi.min), float(fi.max), 2 ** _DIGITS[dt.name]
-    ii = jnp.iinfo(dt.jnp)
-    return int(ii.min), int(ii.max), int(ii.max)
+        return 1 << _DIGITS[dt.name]
+    return -1 if dt is D.uint64 else int(jnp.iinfo(dt.jnp).max)
 
 
 _MISSING = object()
@@ -149,7 +145,9 @@ _MISSING = object()
 
 def random_(self, *args, to=_MISSING, generator=None, **kw):
     """``random_()`` (0 up to the dtype's top: 2**mantissa digits for floats, inclusive), ``random_(to)``
-    ([0, to)), ``random_(from, to)`` ([from, to)), ``random_(from, None)`` (from up to the top)."""
+    ([0, to)), ``random_(from, to)`` ([from, to)), ``random_(from, None)`` (from up to the top; from int64's
+    minimum: the full 64-bit range). The bounds are checked as torch's ``random_from_to_impl``
+    (``creation.random_bounds``: randint's)."""
     args = list(args)
     if "from" in kw:
         args.insert(0, kw.pop("from"))
@@ -161,36 +159,57 @@ def random_(self, *args, to=_MISSING, generator=None, **kw):
         if not (a is None or isinstance(a, numbers.Integral) and not isinstance(a, bool)):
             raise TypeError(_RANDOM_OVERLOADS.format(", ".join(type(a).__name__ for a in args)))
     dt = self.dtype
-    ok = dt is D.bool or dt.category in (D.INT, D.FLOAT) and dt not in D.FLOAT8
-    lo, hi, top = _bounds(dt) if ok else (0, 0, 0)
     if not args:
-        if not ok:
-            raise no_kernel("random_kernel_cpu" if dt.is_complex else "random_from_to", dt)
-        frm, end, name = 0, top + 1, "RandomBackward2"
-    elif len(args) == 1:
-        if args[0] is None:
-            raise TypeError(_RANDOM_OVERLOADS.format("NoneType"))
-        if not ok:
-            raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
-        frm, end, name = 0, args[0], "RandomBackward1"
+        if dt.is_complex or dt in D.FLOAT8 or dt in _WIDE:
+            raise no_kernel("random_kernel_cpu", dt)
+        frm, end, name = 0, min(_top(dt) + 1, _I64 - 1), "RandomBackward2"
+    elif len(args) == 1 and args[0] is None:
+        raise TypeError(_RANDOM_OVERLOADS.format("NoneType"))
+    elif args[-1] is not None:  # random_(to), random_(from, to)
+        frm, end = random_bounds(0 if len(args) == 1 else int(args[0]), int(args[-1]), dt)
+        name = "RandomBackward1" if len(args) == 1 else "RandomBackward0"
     else:
-        if not ok:
-            kernel = "random_from_to_impl" if args[1] is None else "check_random_bounds"
-            raise RuntimeError(f"{kernel} handles only integral, floating-point and boolean types")
-        frm, end, name = args[0], args[1], "RandomBackward0"
-        if end is None:
-            end = top + 1
-            if not lo <= frm <= hi:
-                raise RuntimeError(f"from is out of bounds for {_cname(dt)}")
-    if end is not None and len(args) > 0 and args[-1] is not None:
-        if len(args) == 2 and not lo <= frm <= hi:
-            raise RuntimeError(f"from is out of bounds for {_cname(dt)}")
-        if not lo <= end - 1 <= hi:
-            raise RuntimeError(f"to - 1 is out of bounds for {_cname(dt)}")
-        if frm >= end:
-            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={frm} >= to={end}")
-    end = min(end, 2 ** 63 - 1)  # int64's top is drawn as 2**63 - 2 at most (an exclusive int64 bound)
+        frm, name = _from_none(int(args[0]), dt), "RandomBackward0"
+        end = _I64 - 1 if frm == -_I64 else min(_top(dt) + 1, _I64 - 1)  # (int64's top: 2**63 - 2 at most)
     return _fill(self, "random", frm, end, generator, name)
+
+
+def _from_none(frm: int, dt) -> int:
+    """``random_(from, None)``'s checks (torch's ``random_from_to_range_calc``): ``from`` moved onto a value of a
+    floating dtype, at most the top; both in the dtype's range (a floating one's: ``random_bounds``'s checks and
+    precision warning)."""
+    if not -_I64 <= frm < _I64:
+        raise ValueError("Overflow when unpacking long long")
+    if frm == -_I64:  # (torch: ``random_full_64_bits_range_kernel``)
+        if dt in (D.int64, D.float32, D.float64, D.bfloat16):
+            return frm
+        if dt in (D.int8, D.uint8, D.int16, D.int32):
+            raise RuntimeError("random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16")
+        raise no_kernel("random_full_64_bits_range_kernel_cpu", dt)
+    if dt in D.FLOAT8:
+        raise no_kernel("random_from_to_range_calc", dt)
+    if dt.is_complex:
+        raise RuntimeError("random_from_to_impl handles only integral, floating-point and boolean types")
+    top = _top(dt)
+    if dt.is_floating_point:
+        if frm >= top:  # (below 2**digits every integer is a value of dt: no move)
+            frm = _update_from(frm, dt)
+            if frm >= top:
+                raise RuntimeError("random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' "
+                                   f"casted to dtype, but got from={frm} > to_inc={top}")
+    elif dt is D.uint64:  # (its top as int64: -1, out of its bounds; ``from`` checked first)
+        raise RuntimeError(f"{'from' if frm < 0 else 'to - 1'} is out of bounds for {_cname(dt)}")
+    else:
+        if not (0 if dt is D.bool else D.iinfo(dt).min) <= frm <= top:
+            raise RuntimeError(f"from is out of bounds for {_cname(dt)}")
+        return frm
+    return random_bounds(frm, top + 1, dt)[0]  # (its range checks and precision warnings)
+
+
+def _update_from(frm: int, dt) -> int:
+    """torch's ``update_from``: ``from`` moved up onto a value of floating ``dt`` where ``from + 1`` rounds below it."""
+    up = _as_float_int64(frm + 1, dt)
+    return up + (1 << ((abs(frm + 1).bit_length() - 1) - _DIGITS[dt.name] + 1)) if up < frm else frm
 
 
 # ---- poisson / binomial (ops: their draws have PyTorch's grad_fn) ---------------------------------------------------

@@ -332,6 +332,8 @@ def _clamp_check(kernel):
     return check
 
 
+# foreach maximum / minimum with a Number or scalar list run PyTorch's foreach clamp_min / clamp_max kernels
+_CLAMP_OF = {"maximum": "clamp_min", "minimum": "clamp_max"}
 _CHECKS = {"clamp_min": _clamp_check("maximum_cpu"), "maximum": _clamp_check("maximum_cpu"),
            "clamp_max": _clamp_check("minimum_cpu"), "minimum": _clamp_check("minimum_cpu")}
 
@@ -351,6 +353,8 @@ def _make(name: str, inplace: bool):
         plain = cache[0]
         check = _CHECKS.get(name)
         scalar = check is not None and any(p.kind in ("Number", "tuple of Scalars") for p in params)
+        if scalar and name in _CLAMP_OF:  # (maximum's plain op takes tensors only: PyTorch's clamp kernel)
+            plain = _inplace_of(_CLAMP_OF[name]) if inplace else getattr(_ns(), _CLAMP_OF[name])
         if inplace:
             selfs = vals["self"]
             for t in selfs:  # (refused before any element is written, as PyTorch's)

@@ -29,6 +29,7 @@ from . import _dispatch
 from ._registry import OPS, defop
 from .elementwise import _digamma, _trigamma
 from .grad_overrides import _lin
+from .math_extra import _tensors_only
 
 _sp = jax.scipy.special
 
@@ -338,25 +339,15 @@ _igammac = _binary(_igamma_edges(_sp.gammaincc, 1.0), None, lambda a, x, r: -_ig
                    no_dx="igammac: input")
 
 
-def _tensors_only(name):
-    def prep(targs, sargs):
-        from .._tensor.tensor import Tensor
-        for i, (t, pname) in enumerate(zip(targs, ("input", "other"))):
-            if not isinstance(t, Tensor):
-                raise TypeError(f"{name}(): argument '{pname}' (position {i + 1}) must be Tensor, not "
-                                f"{type(t).__name__}")
-        return sargs
-    return prep
-
-
-@defop(kernel="igamma_cpu", promote="float_only", grad_fn="IgammaBackward0", tensors=2, prep=_tensors_only("igamma"))
+@defop(kernel="igamma_cpu", promote="float_only", grad_fn="IgammaBackward0", tensors=2,
+       prep=_tensors_only("igamma", ("input", "other")))
 def igamma(input, other):
     """Regularized lower incomplete gamma function ``P(a, x)``; no derivative in ``a`` (as PyTorch)."""
     return _opmath(_igamma)(input, other)
 
 
 @defop(kernel="igammac_cpu", promote="float_only", grad_fn="IgammacBackward0", tensors=2,
-       prep=_tensors_only("igammac"))
+       prep=_tensors_only("igammac", ("input", "other")))
 def igammac(input, other):
     """Regularized upper incomplete gamma function ``Q(a, x)``; no derivative in ``a`` (as PyTorch)."""
     return _opmath(_igammac)(input, other)

@@ -44,6 +44,7 @@ from . import _device as _dev
 from . import dtypes as D
 from ._tensor import views as V
 from ._tensor.tensor import Size, Tensor, TypedStorage, UntypedStorage
+from ._tensor.storage import META_NO_DATA
 
 __all__ = ["save", "load"]  # (what ``functorch_lite`` re-exports; the allow-list API stays in this module, as torch's)
 
@@ -284,7 +285,7 @@ class _Pickler(pickle._Pickler):
         root = storage._s.root()
         base = root.array
         if type(base) is jax.ShapeDtypeStruct:
-            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+            raise NotImplementedError(META_NO_DATA)
         if isinstance(base, jax.core.Tracer):
             from .ops._dispatch import data_dependent_error
             raise data_dependent_error("saving a storage")
@@ -603,7 +604,7 @@ class _RawStorage(UntypedStorage):
 
     def _bytes(self) -> np.ndarray:
         if self._device.type == "meta":
-            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+            raise NotImplementedError(META_NO_DATA)
         return np.asarray(self.raw)
 
     @property

@@ -61,6 +61,9 @@ def undo_sets(log: dict) -> None:
                 setattr(obj, n, v)
 
 
+META_NO_DATA = "Cannot copy out of meta tensor; no data!"  # (PyTorch's error for reading a meta tensor's values)
+
+
 def meta_array(shape, jdtype):
     """A meta tensor's "array": shape and dtype only (``jax.ShapeDtypeStruct``), no memory."""
     import jax

@@ -20,7 +20,7 @@ from .. import _config
 from .._device import device as _device_cls
 from . import views as V
 from .storage import SET_LOG as _SET_LOG, WRITE_LOG as _WRITE_LOG, log_attrs as _log_attrs, log_write as _log_write
-from .storage import Storage
+from .storage import META_NO_DATA, Storage
 from .views import (memory_format, contiguous_format, preserve_format, channels_last,  # noqa: F401
                     channels_last_3d, MEMORY_FORMATS)
 from ..autograd.grad_mode import _state as _gm_state
@@ -596,7 +596,7 @@ class Tensor:
         if type(arr) is jax.ShapeDtypeStruct:
             if scalar:
                 raise RuntimeError("Tensor.item() cannot be called on meta tensors")
-            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+            raise NotImplementedError(META_NO_DATA)
         return np.asarray(arr)
 
     def item(self):
@@ -993,7 +993,7 @@ class UntypedStorage(_StorageBase):
         """The storage's bytes, as a flat uint8 numpy array (read from the device)."""
         arr = self._s.root().array
         if type(arr) is jax.ShapeDtypeStruct:
-            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+            raise NotImplementedError(META_NO_DATA)
         if isinstance(arr, jax.core.Tracer):
             from ..ops._dispatch import data_dependent_error
             raise data_dependent_error("reading a storage's values")

@@ -640,7 +640,7 @@ def _device_mismatch(op, targs, arrays):
     if op.name == "copy" and "meta" in (targs[0].device.type, targs[1].device.type):
         if targs[0].device.type == "meta":  # (a copy into a meta tensor: its shape and dtype rules only)
             return targs[0].device, arrays
-        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        raise NotImplementedError(_storage.META_NO_DATA)
     if any(a.device.type == "meta" for _, a in ts):  # PyTorch's meta kernels word it this way
         first = ts[0][1].device
         other = next(a.device for _, a in ts if a.device != first)

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 from .. import dtypes as D
 from .. import _device as _dev
 from .._tensor.tensor import Tensor, memory_format, preserve_format
+from .._tensor.storage import META_NO_DATA
 from ..autograd import graph as _graph
 from ..autograd import grad_mode as _gm
 from ._registry import defop
@@ -105,7 +106,7 @@ _DeviceCopy.__name__ = "ToCopyBackward0"
 
 def _move(t, dev):
     if t.device.type == "meta":
-        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        raise NotImplementedError(META_NO_DATA)
     jdev = _dev.to_jax(dev)
     if jdev is None:  # to('meta'): keep the shape, drop the values
         from .._tensor.storage import meta_array

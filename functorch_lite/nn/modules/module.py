@@ -8,6 +8,7 @@ from typing import Any, Callable, Iterator, TypeVar
 
 from ..._tensor.legacy import typename as _typename
 from ..._tensor.tensor import Tensor, zero_grads
+from ..._tensor.storage import META_NO_DATA
 from ..parameter import Buffer, Parameter
 from ._state_dict import StateDictMixin, _IncompatibleKeys  # noqa: F401  (re-exported)
 from ...autograd.grad_mode import is_grad_enabled as _grad_enabled
@@ -650,7 +651,7 @@ class Module(StateDictMixin):
             try:
                 return t.to(device=device, dtype=dt, memory_format=fmt if t.dim() in (4, 5) else None)
             except NotImplementedError as e:
-                if str(e) == "Cannot copy out of meta tensor; no data!":
+                if str(e) == META_NO_DATA:
                     raise NotImplementedError(f"{e} Please use torch.nn.Module.to_empty() instead of "
                                               "torch.nn.Module.to() when moving module from meta to a different "
                                               "device.") from None

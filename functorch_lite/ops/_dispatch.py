@@ -549,13 +549,14 @@ def _call_form(op, name: str):
     if op.fn_inplace is not None:
         forms[op.fn_inplace.__code__] = (op.name + "_", True)
     f = sys._getframe(2)
+    inplace = op.name + "_"  # (a hand-written in-place form, ``Tensor.addmv_``: its function's name)
     for _ in range(8):  # (through ``inplace``, a profiler's record)
-        if f is None or f.f_code in forms:
+        if f is None or f.f_code in forms or f.f_code.co_name == inplace:
             break
         f = f.f_back
-    if f is None or f.f_code not in forms:  # (called by other library code: positional, numbered as a call)
-        return op.name, f" (position {j + 1})"
-    fname, method = forms[f.f_code]
+    if f is None or (f.f_code not in forms and f.f_code.co_name != inplace):  # (called by other library code:
+        return op.name, f" (position {j + 1})"                                # positional, numbered as a call)
+    fname, method = forms.get(f.f_code, (inplace, True))
     call = _call_site(f.f_back)
     if call is None:  # (``f(*args)``, or an unknown instruction: positional assumed)
         return fname, f" (position {j + 1 - bool(method)})"

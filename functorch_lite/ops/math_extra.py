@@ -49,16 +49,6 @@ def _isnan(x):
     return jnp.isnan(x) if jnp.issubdtype(x.dtype, jnp.inexact) else jnp.zeros(x.shape, bool)
 
 
-def _tensors_only(name, names):
-    """A ``prep`` refusing Python numbers where PyTorch takes only tensors (``logaddexp(x, 1.0)``)."""
-    def prep(targs, sargs):
-        for pos, (t, n) in enumerate(zip(targs, names), 1):
-            if not isinstance(t, Tensor):
-                raise TypeError(f"{name}(): argument '{n}' (position {pos}) must be Tensor, not {type(t).__name__}")
-        return sargs
-    return prep
-
-
 # ---- elementwise ---------------------------------------------------------------------------------------
 def _lae_complex(a, b, log_base=None):
     m = jnp.where(jnp.real(a) >= jnp.real(b), a, b)
@@ -66,8 +56,7 @@ def _lae_complex(a, b, log_base=None):
     return jnp.where(jnp.isinf(jnp.real(m)) & (m == o), m, m + jnp.log1p(jnp.exp(o - m)))
 
 
-@defop(kernel="logaddexp_cpu", promote="float_only", grad_fn="LogaddexpBackward0", tensors=2,
-       prep=_tensors_only("logaddexp", ("input", "other")))
+@defop(kernel="logaddexp_cpu", promote=E._tensors_only("float_only"), grad_fn="LogaddexpBackward0", tensors=2)
 def logaddexp(input, other):
     """``log(exp(input) + exp(other))``, stable; floating/complex only (float16 computes in float32)."""
     if jnp.iscomplexobj(input):
@@ -80,8 +69,8 @@ def _lae2_bad(op, dt):
         raise no_kernel(op.kernel, dt)
 
 
-@defop(kernel="logaddexp2_cpu", promote="elementwise", check_dtype=_lae2_bad, grad_fn="Logaddexp2Backward0", tensors=2,
-       prep=_tensors_only("logaddexp2", ("input", "other")))
+@defop(kernel="logaddexp2_cpu", promote=E._tensors_only("elementwise"), check_dtype=_lae2_bad,
+       grad_fn="Logaddexp2Backward0", tensors=2)
 def logaddexp2(input, other):
     """``log2(2**input + 2**other)``, stable; real floating only."""
     return _go.logaddexp2(_acc(input), _acc(other)).astype(input.dtype)
@@ -109,8 +98,9 @@ rad2deg = _angle("rad2deg", 180 / math.pi, "Rad2DegBackward0")
 
 
 def _heaviside_prep(targs, sargs):
-    _tensors_only("heaviside", ("input", "values"))(targs, sargs)
     a, b = targs
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):  # (the dtype rule refuses it: the parser's TypeError)
+        return sargs
     if a.dtype.is_complex or b.dtype.is_complex:
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if a.dtype is not b.dtype:
@@ -137,6 +127,7 @@ def _nd_bwd(res, ct):
 _no_derivative.defvjp(_nd_fwd, _nd_bwd)
 
 
+@E._tensors_only
 def _heaviside_rule(op, sig, sargs):
     R.no_wide_unsigned(op, sig[0][1])
     return P.rule_first_promote(op, sig, sargs)
@@ -182,15 +173,15 @@ def _c_gcd(a, b):
     return g
 
 
-@defop(kernel="gcd_cpu", promote="elementwise", check_dtype=_int_only, tensors=2, inplace=True, differentiable=False,
-       prep=_tensors_only("gcd", ("input", "other")))
+@defop(kernel="gcd_cpu", promote=E._tensors_only("elementwise"), check_dtype=_int_only, tensors=2, inplace=True,
+       differentiable=False)
 def gcd(input, other):
     """Greatest common divisor (non-negative; ``gcd(0, 0) == 0``); integer dtypes only."""
     return _c_gcd(input, other)
 
 
-@defop(kernel="lcm_cpu", promote="elementwise", check_dtype=_int_only, tensors=2, inplace=True, differentiable=False,
-       prep=_tensors_only("lcm", ("input", "other")))
+@defop(kernel="lcm_cpu", promote=E._tensors_only("elementwise"), check_dtype=_int_only, tensors=2, inplace=True,
+       differentiable=False)
 def lcm(input, other):
     """``|a / gcd(a, b) * b|`` computed as PyTorch's kernel (C integer arithmetic, wrapping into the dtype)."""
     a, b = jnp.broadcast_arrays(input, other)
@@ -866,14 +857,14 @@ def _dist_rule(op, sig, sargs):
 
 
 def _dist_prep(targs, sargs):
-    _tensors_only("dist", ("input", "other"))(targs, sargs)
     p = sargs[0]
     if isinstance(p, Tensor):
         p = p.item()
     return (float(p),)
 
 
-@defop(kernel="add_stub", promote=_dist_rule, broadcast=True, grad_fn="DistBackward0", tensors=2, prep=_dist_prep)
+@defop(kernel="add_stub", promote=E._tensors_only(_dist_rule), broadcast=True, grad_fn="DistBackward0", tensors=2,
+       prep=_dist_prep)
 def dist(input, other, p=2):
     """``norm(input - other, p)`` over all elements (broadcasting); gradient 0 where the distance is 0."""
     diff = _acc(input) - _acc(other)
@@ -1040,8 +1031,8 @@ def _addmv_check(targs, sargs):
         raise RuntimeError(f"size mismatch, got input ({n}), mat ({m._shape[0]}x{m._shape[1]}), vec ({v._shape[0]})")
 
 
-@defop(required=True, kernel="addmv_impl_cpu", promote=_addmv_rule, broadcast=False, grad_fn="AddmvBackward0", tensors=3,
-       check=_addmv_check, prep=_tensors_only("addmv", ("input", "mat", "vec")),
+@defop(required=True, kernel="addmv_impl_cpu", promote=E._tensors_only(_addmv_rule), broadcast=False,
+       grad_fn="AddmvBackward0", tensors=3, check=_addmv_check,
        saves=saves_crossed(1, 2))  # (on no autocast list)
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``; the three tensors of one dtype."""
@@ -1074,8 +1065,8 @@ def _addr_check(targs, sargs):
     del broadcast_shapes
 
 
-@defop(required=True, kernel="addr_cpu", promote=_addr_rule, broadcast=False, grad_fn="AddrBackward0", tensors=3,
-       check=_addr_check, prep=_tensors_only("addr", ("input", "vec1", "vec2")))
+@defop(required=True, kernel="addr_cpu", promote=E._tensors_only(_addr_rule), broadcast=False, grad_fn="AddrBackward0",
+       tensors=3, check=_addr_check)
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """``beta * input + alpha * outer(vec1, vec2)`` (operands promote; bool is logical)."""
     return _affine(input, jnp.outer(vec1, vec2), beta, alpha)
@@ -1107,8 +1098,8 @@ def _addbmm_check(targs, sargs):
     _dispatch.broadcast_shapes(inp._shape, (a._shape[1], b._shape[2]))
 
 
-@defop(required=True, promote=_addbmm_rule, broadcast=False, grad_fn="AddbmmBackward0", tensors=3, check=_addbmm_check,
-       float8=True, kernel="addmm_impl_cpu_", prep=_tensors_only("addbmm", ("input", "batch1", "batch2")),
+@defop(required=True, promote=E._tensors_only(_addbmm_rule), broadcast=False, grad_fn="AddbmmBackward0", tensors=3,
+       check=_addbmm_check, float8=True, kernel="addmm_impl_cpu_",
        autocast="lower")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``; the three tensors of one dtype."""

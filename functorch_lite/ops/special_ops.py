@@ -27,9 +27,8 @@ from .. import dtypes as D
 from .._promotion import no_kernel
 from . import _dispatch
 from ._registry import OPS, defop
-from .elementwise import _digamma, _trigamma
+from .elementwise import _digamma, _tensors_only, _trigamma
 from .grad_overrides import _lin
-from .math_extra import _tensors_only
 
 _sp = jax.scipy.special
 
@@ -339,15 +338,13 @@ _igammac = _binary(_igamma_edges(_sp.gammaincc, 1.0), None, lambda a, x, r: -_ig
                    no_dx="igammac: input")
 
 
-@defop(kernel="igamma_cpu", promote="float_only", grad_fn="IgammaBackward0", tensors=2,
-       prep=_tensors_only("igamma", ("input", "other")))
+@defop(kernel="igamma_cpu", promote=_tensors_only("float_only"), grad_fn="IgammaBackward0", tensors=2)
 def igamma(input, other):
     """Regularized lower incomplete gamma function ``P(a, x)``; no derivative in ``a`` (as PyTorch)."""
     return _opmath(_igamma)(input, other)
 
 
-@defop(kernel="igammac_cpu", promote="float_only", grad_fn="IgammacBackward0", tensors=2,
-       prep=_tensors_only("igammac", ("input", "other")))
+@defop(kernel="igammac_cpu", promote=_tensors_only("float_only"), grad_fn="IgammacBackward0", tensors=2)
 def igammac(input, other):
     """Regularized upper incomplete gamma function ``Q(a, x)``; no derivative in ``a`` (as PyTorch)."""
     return _opmath(_igammac)(input, other)
@@ -955,6 +952,17 @@ def _xlogy_(self, other):
 
 _xlogy_.__name__ = _xlogy_.__qualname__ = "xlogy_"
 
+
+def igamma_(self, other):
+    """``Tensor.igamma_`` (a method only, as in PyTorch)."""
+    return _dispatch.inplace(OPS["igamma"], (self, other), ())
+
+
+def igammac_(self, other):
+    """``Tensor.igammac_`` (a method only, as in PyTorch)."""
+    return _dispatch.inplace(OPS["igammac"], (self, other), ())
+
+
 METHODS = {"polygamma_": _inplace_method("polygamma"), "mvlgamma_": _inplace_method("mvlgamma"),
-           "igamma_": _inplace_method("igamma"), "igammac_": _inplace_method("igammac"), "xlogy_": _xlogy_}
+           "igamma_": igamma_, "igammac_": igammac_, "xlogy_": _xlogy_}
 FUNCTIONS = {"polygamma": _polygamma_fn, "xlogy_": _xlogy_}

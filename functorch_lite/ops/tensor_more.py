@@ -36,8 +36,8 @@ from ._dispatch import dispatch
 from ._registry import OPS, defop
 from .gather_scatter import check_index_source, extreme_at
 from .grad_overrides import aten_no_derivative
+from .elementwise import _tensors_only
 from .indexing import _bounds, _dim_size, _rule_cast, _tp_name, _twin, index_put, set_at
-from .math_extra import _tensors_only
 from .reduction import _structseq, return_types as RT
 
 RT.frexp = _structseq("frexp", ("mantissa", "exponent"))
@@ -510,17 +510,21 @@ def sum_to_size(self, *size):
 
 
 # ---- ldexp / frexp / nextafter / fix / isreal ----------------------------------------------------------------------
-@defop(promote="float", grad_fn="LdexpBackward0", tensors=2, kernel="mul_cpu", prep=lambda t, s: _ldexp_prep(t, s))
+@defop(promote=_tensors_only("float"), grad_fn="LdexpBackward0", tensors=2, kernel="mul_cpu",
+       prep=lambda t, s: _ldexp_prep(t, s))
 def ldexp(input, other):
     """``input * 2 ** other`` (int/bool inputs give the default float), as PyTorch computes it."""
     return input * jnp.power(jnp.asarray(2, input.dtype), other)
 
 
 def _ldexp_prep(targs, sargs):
-    _tensors_only("ldexp", ("input", "other"))(targs, sargs)
-    for t in targs:
-        if t.dtype in D.FLOAT8:
-            raise P.no_kernel("ldexp_cpu", t.dtype)
+    """float8 refused in the order of torch's ``input * pow(2, other)``: ``pow`` first, then the float8 promotion
+    error (the dtype rule) or ``ldexp_cpu``. (A number: the dtype rule's TypeError.)"""
+    a, b = targs
+    if isinstance(b, Tensor) and b.dtype in D.FLOAT8:
+        raise P.no_kernel("pow", b.dtype)
+    if isinstance(a, Tensor) and a.dtype in D.FLOAT8 and not (isinstance(b, Tensor) and b.dtype.is_floating_point):
+        raise P.no_kernel("ldexp_cpu", a.dtype)
     return sargs
 
 
@@ -598,8 +602,8 @@ def _nextafter(x, o):
 _nextafter.defjvp(lambda p, t: (jnp.nextafter(*p), jnp.where(p[0] != p[1], t[0], jnp.zeros((), t[0].dtype))))
 
 
-@defop(promote="elementwise", check_dtype=_float_kernel, grad_fn="NextafterBackward0", tensors=2, inplace=True,
-       kernel="nextafter_cpu", prep=_tensors_only("nextafter", ("input", "other")))
+@defop(promote=_tensors_only("elementwise"), check_dtype=_float_kernel, grad_fn="NextafterBackward0", tensors=2,
+       inplace=True, kernel="nextafter_cpu")
 def nextafter(input, other):
     """The next floating value after ``input`` towards ``other``."""
     return _nextafter(input, other)

@@ -155,8 +155,8 @@ def _apply_traced(cls, args, kwargs):
     def f(*arrays):
         return run(arrays)[2]
 
-    def fwd(*arrays):
-        new, out, res = run(arrays)
+    def fwd(*primals):  # (CustomVJPPrimals: symbolic zeros on, so an unused output's gradient can be None)
+        new, out, res = run([p.value for p in primals])
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and (a.dtype.is_floating_point or a.dtype.is_complex)
                                      for a in args)
@@ -181,7 +181,8 @@ def _apply_traced(cls, args, kwargs):
         for k, a in attr_arrays.items():
             setattr(ctx, k, Tensor._from_array(a, *attr_meta[k]))
         it = iter(cts)
-        grads = [Tensor._from_array(_placed(next(it), dev), dt, dev) for dt, dev in box["out"][1] if dt is not None]
+        mat = ctx.materialize_grads
+        grads = [None if dt is None else _grad_of(next(it), dt, dev, mat) for dt, dev in box["out"][1]]
         with _FuncMode():
             res = cls.backward(ctx, *grads)
         res = _trim_nones(res, len(args))
@@ -231,7 +232,7 @@ def _apply_traced(cls, args, kwargs):
             return res, tuple(res_t)
         f.defjvp(f_jvp)
     else:
-        f.defvjp(fwd, bwd)
+        f.defvjp(fwd, bwd, symbolic_zeros=True)
     arrays = [args[i]._array for i in pos]
     avals = [(a.shape, a.dtype) for a in arrays]
     flat = f(*arrays)
@@ -239,6 +240,21 @@ def _apply_traced(cls, args, kwargs):
     it = iter(flat)
     outs = [Tensor._from_array(next(it), dt, dev) if dt is not None else dev for dt, dev in out_meta]
     return tuple(outs) if is_tuple else outs[0]
+
+
+def _grad_of(ct, dt, dev, materialize):
+    """An output's cotangent as its gradient for ``backward`` (``bwd``; a non-tensor output's is None): a symbolic
+    zero (an unused output's) or JAX's float0 one (an integer or bool output's) as zeros of its dtype, as torch
+    materializes them, or None after ``ctx.set_materialize_grads(False)``."""
+    from jax.custom_derivatives import SymbolicZero
+
+    from .._tensor.tensor import Tensor
+    if isinstance(ct, SymbolicZero) or ct.dtype == jax.dtypes.float0:
+        if not materialize:
+            return None
+        from ..ops.creation import zeros
+        return zeros(tuple(ct.shape), dtype=dt, device=dev)
+    return Tensor._from_array(_placed(ct, dev), dt, dev)
 
 
 def _placed(a, dev):

@@ -212,17 +212,23 @@ def _capture(results, targets, node, cts):
 def run_post_hooks(node, cts, in_cts):
     """``node.register_hook`` hooks: ``hook(grad_inputs, grad_outputs)`` with ``grad_inputs`` in
     ``next_functions`` order (None for an input without a gradient); a returned tuple replaces them."""
+    from .function import BackwardCFunction
     Tensor = _tensor_cls()
-    if node._inputs is not None:
-        slots = [i for i, a in enumerate(node._inputs) if isinstance(a, Tensor)]
-    else:  # (a custom Function's node: its edges are its inputs)
-        slots = list(node._diff_idx or range(len(in_cts)))
-    at = {d: k for k, d in enumerate(node._diff_idx or range(len(in_cts)))}
-    tree = shown(node) if node._op is not None else None  # (a composite shown as torch records it)
-    if tree is not None:
-        grad_in = shown_grads(node, tree, cts, in_cts, at)
+    tree = None
+    if isinstance(node, BackwardCFunction):  # (a custom Function's: what its backward returned for every tensor input)
+        slots, at = sorted(node._tensor_pos), {d: k for k, d in enumerate(node._edge_pos)}
+        grad_in, node._hook_in = node._hook_in, None
     else:
-        grad_in = tuple(as_grad_tensor(node, in_cts[at[i]]) if i in at else None for i in slots)
+        if node._inputs is not None:
+            slots = [i for i, a in enumerate(node._inputs) if isinstance(a, Tensor)]
+        else:
+            slots = list(node._diff_idx or range(len(in_cts)))
+        at = {d: k for k, d in enumerate(node._diff_idx or range(len(in_cts)))}
+        tree = shown(node) if node._op is not None else None  # (a composite shown as torch records it)
+        if tree is not None:
+            grad_in = shown_grads(node, tree, cts, in_cts, at)
+        else:
+            grad_in = tuple(as_grad_tensor(node, in_cts[at[i]]) if i in at else None for i in slots)
     grad_out = tuple(as_grad_tensor(node, c) for c in cts)
     versions = [g._storage.version if g is not None else None for g in grad_in]
     replaced = None
@@ -327,6 +333,7 @@ BACKWARD_CALLS = [0]  # backward()/grad() calls so far (compile tells a training
 # backward runs that went node by node (hooks, custom Functions, create_graph: Python between the nodes); compile
 # tells from it whether a compiled forward's backward is one linear program (runner.CompiledFunction._saving)
 NODE_BY_NODE = [0]
+_CYCLE_WARNED = [False]  # backward(create_graph=True)'s reference-cycle warning given (once a process, as torch's)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -343,6 +350,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if retain_graph is None:
         retain_graph = create_graph
     roots, grads = _roots_and_grads(tensors, grad_tensors, create_graph)
+    if create_graph and not _CYCLE_WARNED[0]:  # (torch's TORCH_WARN_ONCE: once a process)
+        _CYCLE_WARNED[0] = True
+        import warnings
+        warnings.warn("Using backward() with create_graph=True will create a reference cycle between the parameter "
+                      "and its gradient which can cause a memory leak. We recommend using autograd.grad when creating "
+                      "the graph to avoid this. If you have to use this function, make sure to reset the .grad fields "
+                      "of your parameters to None after use to break the cycle and avoid the leak. (Triggered "
+                      "internally at /__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)", UserWarning)
     if inputs is not None:
         if isinstance(inputs, Tensor):
             inputs = (inputs,)
@@ -397,7 +412,7 @@ def _roots_and_grads(tensors, grad_tensors, create_graph):
     return roots, grads
 
 
-def _grads_batched(outputs, inputs, grad_outputs, create_graph, allow_unused, materialize_grads):
+def _grads_batched(outputs, inputs, grad_outputs, create_graph, allow_unused):
     """``grad(..., is_grads_batched=True)``: each grad_output's first dimension is a batch of cotangents, and the
     gradients come back with it first (torch's vmap over the backward). A None grad_output is the unbatched ones
     of a scalar output. (The graph is kept for every element of the batch.)"""
@@ -418,7 +433,7 @@ def _grads_batched(outputs, inputs, grad_outputs, create_graph, allow_unused, ma
     def one(*gs):
         it = iter(gs)
         r = grad(outputs, inputs, tuple(None if g is None else next(it) for g in grad_outputs), retain_graph=True,
-                 create_graph=create_graph, allow_unused=allow_unused, materialize_grads=materialize_grads)
+                 create_graph=create_graph, allow_unused=allow_unused)
         unused.update(k for k, g in enumerate(r) if g is None)  # (None is no output of vmap: put back after)
         return tuple(g if g is not None else inputs[k].detach() for k, g in enumerate(r))
     res = vmap(one)(*batched)
@@ -437,15 +452,20 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         grad_outputs = (None,) * len(outputs)
     elif isinstance(grad_outputs, Tensor):
         grad_outputs = (grad_outputs,)
-    if is_grads_batched:
-        BACKWARD_CALLS[0] -= 1  # (counted by each call vmap makes)
-        return _grads_batched(tuple(outputs), inputs, tuple(grad_outputs), create_graph, allow_unused,
-                              materialize_grads)
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
                          "allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
+    if not only_inputs:
+        import warnings
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.", FutureWarning,
+                      stacklevel=3)  # (the user's autograd.grad call, through _saved_hooks.grad)
+    if is_grads_batched:
+        BACKWARD_CALLS[0] -= 1  # (counted by each call vmap makes)
+        res = _grads_batched(tuple(outputs), inputs, tuple(grad_outputs), create_graph, allow_unused)
+        return _materialized(res, inputs, create_graph) if materialize_grads else res
     if retain_graph is None:
         retain_graph = create_graph
     roots, grads = _roots_and_grads(tuple(outputs), tuple(grad_outputs), create_graph)
@@ -460,8 +480,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for k, (t, g) in enumerate(zip(inputs, res)):
         if g is None:
             if materialize_grads:
-                from ..ops.creation import zeros_like
-                out.append(zeros_like(t))
+                out.append(None)  # (zeros, after: _materialized)
                 continue
             if not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have been used in the graph. "
@@ -475,4 +494,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             if want is not None and g.dtype is not want:
                 g = g.to(want)
         out.append(g)
-    return tuple(out)
+    return _materialized(out, inputs, create_graph) if materialize_grads else tuple(out)
+
+
+def _materialized(res, inputs, create_graph):
+    """``grad(materialize_grads=True)``: an unused input's gradient is its zeros (unbatched, as torch makes them
+    after the backward), requiring grad under ``create_graph``."""
+    from ..ops.creation import zeros_like
+    return tuple(g if g is not None else zeros_like(t, requires_grad=create_graph) for g, t in zip(res, inputs))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 import weakref
 
 import jax
@@ -101,8 +102,9 @@ def _check_saveable(tensors, what):
             raise TypeError(f"{what} can only save variables, but argument {i} is of type {type(t).__name__}")
 
 
-class _FunctionNode(Node):
-    __slots__ = ("_ctx", "_fn", "_tensor_pos", "_edge_pos", "_in_meta", "_n_args", "_outs_meta_dev")
+class BackwardCFunction(Node):
+    """The grad_fn class of a custom Function's outputs (``<Name>Backward``, a subclass made per Function)."""
+    __slots__ = ("_ctx", "_fn", "_tensor_pos", "_edge_pos", "_in_meta", "_n_args", "_outs_meta_dev", "_hook_in")
 
     def _grads(self, cts, as_tensors):
         from .._tensor.tensor import Tensor
@@ -133,29 +135,34 @@ class _FunctionNode(Node):
                                    f"{i + 1}, but the corresponding forward input was not a Variable")
             if not isinstance(g, Tensor):
                 raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
-        out = []
-        for i, (shape, dt, k) in zip(self._edge_pos, self._in_meta):
-            g = res[i]
-            if g is None:
-                out.append(None)
-                continue
-            if isinstance(g, Tensor):
-                g = self._validate(g, shape, dt, k)
-            out.append(g if as_tensors else g._array)
-        return out
+        valid = [None if res[i] is None else self._validate(res[i], shape, dt, k)
+                 for i, (shape, dt, k) in zip(self._edge_pos, self._in_meta)]
+        if self._hooks:  # (its post hooks' grad_inputs: every tensor input's, validated where it has an edge)
+            at = dict(zip(self._edge_pos, valid))
+            self._hook_in = tuple(at[i] if i in at else res[i] for i in sorted(self._tensor_pos))
+        return valid if as_tensors else [None if g is None else g._array for g in valid]
 
     def _validate(self, g, shape, dt, k):
         """PyTorch's ``validate_outputs``: a gradient of another shape is summed down to the input's (or raises),
-        one of another dtype is cast to the input's (a float32 gradient of a bfloat16 input: AMP's custom_fwd)."""
+        one of another dtype is cast to the input's (a float32 gradient of a bfloat16 input: AMP's custom_fwd); a
+        complex one of a real input is refused."""
         if g._shape != shape:
             n = len(g._shape) - len(shape)
             if n < 0 or any(s != 1 and s != gs for s, gs in zip(shape, g._shape[n:])):
                 raise RuntimeError(f"Function {self.name()} returned an invalid gradient at index {k} - got "
                                    f"{list(g._shape)} but expected shape compatible with {list(shape)}")
             g = g.sum_to_size(shape)
-        if g.dtype is not dt and not g.dtype.is_complex and not dt.is_complex:
+        if g.dtype is not dt:
+            if not g.dtype.is_floating_point and g.dtype.is_complex != dt.is_complex:
+                raise RuntimeError("Expected isFloatingType(grad.scalar_type()) || (input_is_complex == "
+                                   "grad_is_complex) to be true, but got false.  (Could this error message be "
+                                   "improved?  If so, please report an enhancement request to PyTorch.)")
             g = g.to(dt)
         return g
+
+    @property
+    def _forward_cls(self):
+        return self._fn
 
     @property
     def saved_tensors(self):
@@ -198,6 +205,16 @@ class _FunctionNode(Node):
 
 class Function:
     """Subclass with static ``forward(ctx, *args)`` and ``backward(ctx, *grads)``; call ``.apply``."""
+
+    def __init__(self, *args, **kwargs):
+        warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd functions are all static, so "
+                      "you should invoke them on the class itself. Instantiating an autograd function will raise an "
+                      "error in a future version of PyTorch.", DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use "
+                           "new-style autograd function with static forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -315,7 +332,13 @@ def _apply_eager(cls, separate, args):
         if any(isinstance(d, Tensor) and id(d) not in ids for d in ctx._dirty):
             raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
                                "The inputs that are modified inplace must all be outputs of the Function.")
+        for d in ctx._dirty:  # (torch's _mark_dirty bumps their versions, with or without a node)
+            if isinstance(d, Tensor):
+                d._storage.version += 1
     if not (_gm._state.enabled and any(ctx.needs_input_grad)):
+        if any(isinstance(o, Tensor) for o in outs):
+            outs = tuple(_no_history(o, args, ctx._dirty) for o in outs)
+            out = outs if isinstance(out, tuple) else outs[0]
         return ctx, out
     for d in ctx._dirty:
         if not isinstance(d, Tensor):
@@ -329,7 +352,7 @@ def _apply_eager(cls, separate, args):
     ns: dict = {"__slots__": ()}
     if getattr(cls, "_node_name", None):
         ns["name"] = (lambda n: lambda self: n)(cls._node_cpp_name)
-    fn_node = type(node.__name__, (_FunctionNode,), ns)()
+    fn_node = type(node.__name__, (BackwardCFunction,), ns)()
     fn_node._ctx = ctx
     ctx._node = fn_node
     fn_node._fn = cls
@@ -352,16 +375,20 @@ def _apply_eager(cls, separate, args):
     for k, o in enumerate(outs):
         if isinstance(o, Tensor):
             if id(o) not in ctx._non_diff and (o.dtype.is_floating_point or o.dtype.is_complex):
+                alias = any(o is a for a in args)
                 if id(o) in dirty:
                     # modified in place and marked dirty: the input itself is the output, its history rebased onto
                     # this node (through its base when it is a view, as an in-place op's)
-                    o._storage.version += 1
+                    if not alias:
+                        warnings.warn("ctx.mark_dirty() received a tensor that was not an input. Only input Tensors "
+                                      "that have been mutated should be passed to ctx.mark_dirty(). (Triggered "
+                                      "internally at /__w/pytorch/pytorch/torch/csrc/autograd/custom_function.cpp:"
+                                      "320.)", stacklevel=4)
                     rebase(o, _Rebased(fn_node, k, o._storage))
                     new_outs.append(o)
                     continue
-                alias = any(o is a for a in args)
                 if alias:
-                    o = o._alias()  # returning an input: a new tensor in the graph (as PyTorch's view_as)
+                    o = _view_of_self(o)  # returning an input: a view of it in the graph (torch's view_as)
                 d = o.__dict__
                 if alias or o._base is not None:
                     # a view made inside the Function: an in-place op on it is refused (torch's custom-Function view)
@@ -371,14 +398,41 @@ def _apply_eager(cls, separate, args):
                 o.grad_fn = fn_node
                 o._requires_grad = True
                 o._out_nr = k
+            else:
+                o = _no_history(o, args, ctx._dirty)
         new_outs.append(o)
     if ctx._saved:
+        # (torch makes its SavedVariables once forward returned: the versions after a dirty output's bump)
+        ctx._saved = tuple((t, t._storage.version if t is not None else 0) for t, _ in ctx._saved)
         fn_node._saved = _saved_entries(ctx, fn_node, new_outs)
         entry = _graph.SAVED_HOOKS[0]
         if entry is not None and entry[0] == "hooks":  # saved_tensors_hooks active: pack what it saved, as torch
             _pack_saved(ctx, fn_node, new_outs, entry[1], entry[2])
     out = tuple(new_outs) if isinstance(out, tuple) else new_outs[0]
     return ctx, out
+
+
+def _view_of_self(t):
+    """torch's ``_view_as_self_with_no_grad``: a view of ``t`` made in no_grad mode."""
+    with _gm.no_grad():
+        return t.view_as(t)
+
+
+def _no_history(o, args, dirty):
+    """An output that gets no gradient (no node, or non-differentiable), as torch's ``_wrap_outputs`` gives it: an
+    input not marked dirty is a view of it; one requiring grad is a detached alias of it; a tensor the forward made
+    that requires grad (and is no view) no longer does."""
+    from .._tensor.tensor import Tensor
+    if not isinstance(o, Tensor):
+        return o
+    is_input = any(o is a for a in args)
+    if not o._requires_grad:
+        return _view_of_self(o) if is_input and not any(o is d for d in dirty) else o
+    if is_input:
+        return o.detach()
+    if o._base is None:
+        o._requires_grad = False
+    return o
 
 
 class SavedTensor:

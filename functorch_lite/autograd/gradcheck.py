@@ -32,12 +32,19 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     derivatives PyTorch compares): for a real loss ``L``, the gradient of a complex ``z`` is
     ``dL/dRe(z) + i dL/dIm(z)``, and a complex output's imaginary part is reached with a grad_output of ``1j``.
     """
+    from .. import dtypes as _dt
     from .._tensor.tensor import Tensor
     from ..ops.creation import tensor as _tensor
     from .engine import grad as _grad
     from .grad_mode import no_grad
     inputs = _as_tuple(inputs)
     diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    for i in diff:
+        if inputs[i].dtype not in (_dt.float64, _dt.complex128):  # (torch's _check_inputs)
+            import warnings
+            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or complex. "
+                          "This check will likely fail if all the inputs are not of double precision floating point "
+                          "or complex. ", stacklevel=2)
     if not diff:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have "
                          "requires_grad=True.")

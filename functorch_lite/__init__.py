@@ -23,6 +23,7 @@ from .dtypes import (  # noqa: F401
 )
 from ._device import device, get_default_device, set_default_device, DeviceUnavailableError  # noqa: F401
 from ._tensor.tensor import Tensor, Size, TypedStorage, UntypedStorage  # noqa: F401
+from ._tensor.tensor import has_compatible_shallow_copy_type as _has_compatible_shallow_copy_type  # noqa: F401
 from ._tensor.legacy import set_default_tensor_type, tensortype, typename  # noqa: F401  (torch.FloatTensor & co below)
 from ._tensor import legacy as _legacy
 globals().update(_legacy.CPU_TYPES)

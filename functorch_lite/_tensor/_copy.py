@@ -123,6 +123,7 @@ def deep_copy(t, memo):
         arr = root.array
         # (a real copy: the arrays of a storage can be donated to a jitted update, which deletes them)
         new = Storage(arr if type(arr) is jax.ShapeDtypeStruct else jnp.copy(arr), root.device, root.inference)
+        new.flat = root.flat  # (a storage grown by resize_: its tensors read it through their strides)
         copies[root.uid] = new
         memo.setdefault(id(memo), []).append(root)  # (keep the original storage alive while the memo lives)
     r = type(t)._header(new, t._shape, t.dtype, t._chain, t._strides, t._offset, None, None, t._idx)

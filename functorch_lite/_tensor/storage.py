@@ -81,7 +81,7 @@ def mark_zeros(storage, arr) -> None:
 
 
 class Storage:
-    __slots__ = ("array", "version", "device", "uid", "inference", "zeros", "__weakref__")
+    __slots__ = ("array", "version", "device", "uid", "inference", "zeros", "flat", "__weakref__")
 
     def __init__(self, array, device, inference=False):
         self.array = array        # jax.Array (or a tracer under compile), shape = base tensor's shape
@@ -90,6 +90,18 @@ class Storage:
         self.uid = next(_ids)     # stands in for data_ptr()'s base address
         self.inference = inference
         self.zeros = None         # a weak reference to the array ``zero_()`` last wrote (``mark_zeros``)
+        self.flat = False         # ``resize``d: ``array`` is the flat buffer, read by each tensor's strides
+
+    def resize(self, n: int) -> None:
+        """``resize_`` past the end (or ``untyped_storage().resize_``): ``array`` becomes a flat buffer of ``n``
+        elements, the old ones first at their (row-major) positions, zeros after. The view chains of the tensors
+        already on this storage were built against the old shape: once ``flat``, every tensor reads and writes it
+        through its strides and offset (``Tensor._array``), so old views keep their elements, as PyTorch's do."""
+        import jax.numpy as jnp
+        old = self.array.reshape(-1)
+        k = old.shape[0]
+        self.array = old[:n] if n <= k else jnp.concatenate([old, jnp.zeros((n - k,), old.dtype)])
+        self.flat = True
 
     def nbytes(self) -> int:
         return int(self.array.size) * self.array.dtype.itemsize
@@ -115,6 +127,10 @@ class SharedStorage(Storage):
     device = property(lambda s: s.owner.device, lambda s, v: setattr(s.owner, "device", v))
     uid = property(lambda s: s.owner.uid)
     inference = property(lambda s: s.owner.inference)
+    flat = property(lambda s: s.owner.flat)
+
+    def resize(self, n: int) -> None:
+        self.owner.resize(n)
 
     def root(self) -> Storage:
         return self.owner

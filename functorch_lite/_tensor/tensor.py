@@ -205,13 +205,29 @@ class Tensor:
     def _array(self):
         """The tensor's values as a jax array (a base tensor's is its storage's array)."""
         if self._chain is None:
-            return self._storage.array
+            s = self._storage
+            if not s.flat:
+                return s.array
         base = self._storage.array
         c = self._cache
         if c is not None and c[0] is base:
             return c[1]
+        if self._storage.flat:
+            return self._flat_read(base)
         fn, offsets = _view_fn(self._chain)
         arr = jax.eval_shape(fn, base, *offsets) if type(base) is jax.ShapeDtypeStruct else fn(base, *offsets)
+        self._cache = (base, arr)
+        return arr
+
+    def _flat_read(self, base):
+        """The values of a tensor over a ``resize``d (flat) storage: gathered through its strides and offset."""
+        if np.dtype(self.dtype.jnp) != np.dtype(base.dtype) or V.view_sign(self._chain):
+            raise RuntimeError("reading a view that reinterprets its storage (dtype, conj) after the storage was "
+                               "grown by resize_ is not supported by functorch_lite")
+        idx = self._idx
+        if idx is None:
+            idx = self._idx = V.device_index_map(self._shape, self.stride(), self._offset, base)
+        arr = base.reshape(-1)[idx]
         self._cache = (base, arr)
         return arr
 
@@ -226,10 +242,10 @@ class Tensor:
         if type(s.array) is jax.ShapeDtypeStruct:  # a meta tensor: no values to write
             s.version += 1
             return
-        if self._chain is None:
+        if self._chain is None and not s.flat:
             s.array = arr
         else:
-            overlap = V.has_internal_overlap(self._shape, self._strides)
+            overlap = V.has_internal_overlap(self._shape, self.stride())
             if overlap and not overlap_ok:
                 raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
                                    "a single memory location. Please clone() the tensor before performing the "
@@ -248,13 +264,32 @@ class Tensor:
                     arr = V.bitcast(arr, base.dtype)
             idx = self._idx
             if idx is None:
-                idx = self._idx = V.device_index_map(self._shape, self._strides, self._offset, base)
+                idx = self._idx = V.device_index_map(self._shape, self.stride(), self._offset, base)
             if units:
                 s.array = V.scatter_units(base, idx, arr, not overlap)
             else:
                 s.array = (_scatter_dup if overlap else _scatter)(base, idx, arr)
             # (a cut view's reads are cut: ``val`` may carry the history, ``_uncut_array``)
-            self._cache = None if V.CUT_STEP in self._chain else (s.array, val)
+            self._cache = None if V.CUT_STEP in (self._chain or ()) else (s.array, val)
+        s.version += 1
+
+    def _write_where(self, arr, where):
+        """Write ``arr``'s elements where ``where`` (a bool array of this shape) only: through an expanded view each
+        memory location takes the value of an alias written (PyTorch's deprecated ``index_put_`` / ``x[mask] = v``
+        on expanded tensors), the others keep theirs."""
+        s = self._storage
+        base = s.array
+        if (type(base) is jax.ShapeDtypeStruct or np.dtype(base.dtype) != np.dtype(arr.dtype)
+                or V.view_sign(self._chain)):
+            return self._write(arr)  # (its refusal)
+        if _WRITE_LOG[0] is not None:
+            _log_write(s)
+        idx = self._idx
+        if idx is None:
+            idx = self._idx = V.device_index_map(self._shape, self.stride(), self._offset, base)
+        idx = jnp.where(where, idx, base.size).reshape(-1)
+        s.array = base.reshape(-1).at[idx].set(arr.reshape(-1), mode="drop").reshape(base.shape)
+        self._cache = None
         s.version += 1
 
     # ---- metadata --------------------------------------------------------------------------------
@@ -567,7 +602,13 @@ class Tensor:
     @data.setter
     def data(self, value):
         if not isinstance(value, Tensor):
-            raise TypeError("data must be a Tensor")
+            from ..ops.indexing import _tp_name
+            raise TypeError(f"Variable data has to be a tensor, but got {_tp_name(value)}")
+        if not has_compatible_shallow_copy_type(self, value):
+            raise RuntimeError("Attempted to call `variable.set_data(tensor)`, but `variable` and `tensor` have "
+                               "incompatible tensor type.")
+        if self.requires_grad and not (value.dtype.is_floating_point or value.dtype.is_complex):
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         if _batched(self) or _batched(value):
             raise RuntimeError("mutating directly with `.data` under vmap transform is not allowed.")
         if _SET_LOG[0] is not None:
@@ -849,6 +890,12 @@ def zero_grads(params, set_to_none: bool) -> None:
             g.zero_()
 
 
+def has_compatible_shallow_copy_type(a: "Tensor", b: "Tensor") -> bool:
+    """``torch._has_compatible_shallow_copy_type``: whether ``a.data = b`` may swap ``b``'s data in (facade tensors
+    share one implementation, but a meta tensor has no data: meta and non-meta are not compatible)."""
+    return (a._storage.device.type == "meta") == (b._storage.device.type == "meta")
+
+
 def with_memory_order(t, order, strides):
     """Re-lay ``t`` (a fresh, non-view result) in memory order ``order`` with PyTorch's ``strides``:
     its storage holds the values permuted to ``order`` and ``t`` becomes a permuted (non-autograd)
@@ -1002,6 +1049,16 @@ class UntypedStorage(_StorageBase):
     def tolist(self) -> list:
         return self._bytes().tolist()
 
+    def resize_(self, size: int):
+        """``storage.resize_(nbytes)`` (FSDP frees a parameter's storage with ``resize_(0)`` and reallocates it):
+        the first bytes kept, new ones zeros; the tensors on it keep their shapes (``Storage.resize``)."""
+        isz = np.dtype(self._s.root().array.dtype).itemsize
+        if size % isz:
+            raise RuntimeError(f"resize_ of a storage to {size} bytes, not a multiple of its element size {isz}, is "
+                               "not supported by functorch_lite")
+        self._s.resize(size // isz)
+        return self
+
     def __getitem__(self, idx: int) -> int:
         n = len(self)
         if not isinstance(idx, int) or not -n <= idx < n:
@@ -1079,6 +1136,22 @@ class TypedStorage(_StorageBase):
         if not isinstance(idx, int) or not -n <= idx < n:
             raise IndexError(f"index {idx} out of range for storage of size {n}")
         return self._values()[idx]
+
+    def __setitem__(self, idx, value):
+        """``x.storage()[i] = v``: written into the storage (torch's: through a tensor ``set_`` on it)."""
+        _warn_typed_storage_removal()
+        if not isinstance(idx, (int, slice)):
+            raise RuntimeError(f"can't index a {type(self)} with {type(idx)}")
+        if isinstance(value, _StorageBase):
+            raise RuntimeError(f"cannot set item with value type {type(value)}")
+        tmp = Tensor._from_array(jnp.zeros((0,), self.dtype.jnp), self.dtype, self._untyped_storage.device)
+        tmp.set_(self, 0, (self._size(),))
+        tmp[idx] = value
+
+    def resize_(self, size: int):
+        _warn_typed_storage_removal()
+        self._untyped_storage.resize_(size * self.dtype.itemsize)
+        return self
 
     def __str__(self) -> str:
         _warn_typed_storage_removal()

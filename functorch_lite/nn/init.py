@@ -218,8 +218,10 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
         q = q * jnp.sign(jnp.diagonal(r))
         if rows < cols:
             q = q.T
-        return (q * gain).reshape(shape)
-    return _fill_from_key(tensor, draw, generator)
+        return q.reshape(shape)
+    _fill_from_key(tensor, draw, generator)
+    with no_grad():  # (PyTorch's copy_ then mul_: two writes, _version 2)
+        return tensor.mul_(gain)
 
 
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:

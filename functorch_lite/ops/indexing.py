@@ -30,6 +30,7 @@ import numpy as np
 from .. import _device as _dev
 from .. import dtypes as D
 from . import _deferred
+from .._tensor import views as V
 from .._tensor.tensor import Tensor
 from ._dispatch import data_dependent_error, dispatch, inplace, no_overlap as _no_overlap, write_out
 from ._registry import OPS, defop
@@ -441,7 +442,8 @@ def _fills(dst: Tensor, adv: list, values, accumulate: bool) -> bool:
 
 
 def _put(dst: Tensor, adv: list, values, accumulate: bool, in_place: bool):
-    if _fills(dst, adv, values, accumulate):  # masked_fill_: the value is converted as a number (overflow-checked)
+    fills = _fills(dst, adv, values, accumulate)
+    if fills:  # masked_fill_: the value is converted as a number (overflow-checked)
         d, t = adv[0]
         _check_mask_shape(dst, d, t)
         if _dtype(t) is D.uint8:
@@ -457,7 +459,27 @@ def _put(dst: Tensor, adv: list, values, accumulate: bool, in_place: bool):
     args = (dst, _strip_ones(values), indices)
     if in_place:
         _no_overlap(dst, args[1])
+        if not dst.requires_grad and V.has_internal_overlap(dst._shape, dst.stride()):
+            return _put_expanded(dst, args, (dims, bool(accumulate)), fills)
     return (inplace if in_place else dispatch)(OPS["index_put"], args, (dims, bool(accumulate)))
+
+
+_EXPANDED_WARN = ("Use of {} on expanded tensors is deprecated. Please clone() the tensor before performing this "
+                  "operation. This also applies to advanced indexing e.g. tensor[{}] = {} (Triggered internally at "
+                  "/__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:{}.)")
+
+
+def _put_expanded(dst: Tensor, args, sargs, fills: bool) -> Tensor:
+    """``index_put_`` / ``x[mask] = v`` into an expanded tensor (deprecated, but PyTorch does it): torch's
+    warnings, and each memory location an indexed element shares takes its new value (``Tensor._write_where``)."""
+    level = _user_stacklevel()
+    warnings.warn(_EXPANDED_WARN.format("index_put_", "indices", "tensor", 976), UserWarning, stacklevel=level)
+    if fills:
+        warnings.warn(_EXPANDED_WARN.format("masked_fill_", "mask", "scalar", 2450), UserWarning, stacklevel=level)
+    r = dispatch(OPS["index_put"], args, sargs)
+    hit = jnp.zeros(dst._shape, jnp.bool_).at[_adv_index(len(dst._shape), args[2]._array, sargs[0])].set(True)
+    dst._write_where(r._array, hit)
+    return dst
 
 
 def setitem(self: Tensor, index, value) -> None:

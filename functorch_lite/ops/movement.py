@@ -473,6 +473,8 @@ def split(tensor, split_size_or_sections=None, dim=0, *, split_size=None, _pos=2
         split_size_or_sections = int(split_size_or_sections)  # (Tensor.split's int(); else split_with_sizes')
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
+        if step < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
         if step <= 0 and size:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
         sizes = [min(step, size - i) for i in range(0, size, step)] if size else [0]

@@ -115,7 +115,9 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     t = empty(size, dtype=dtype, device=device)
-    if 0 in size or stride == V.contiguous_strides(size):
+    if 0 in size:
+        t._strides = stride  # (no elements: torch reports the strides asked for)
+    elif stride == V.contiguous_strides(size):
         pass
     else:
         order = _dense_order(size, stride)

@@ -19,6 +19,7 @@ Example::
 from __future__ import annotations
 
 import math
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -31,6 +32,7 @@ from .._tensor.tensor import DATA_FIELDS, Tensor, _wrap_dim
 from ..autograd import grad_mode as _gm
 from ..autograd import graph as _graph
 from . import _dispatch
+from . import strided as _strided
 from . import view_ops as VO
 from ._dispatch import dispatch
 from ._registry import OPS, defop
@@ -160,6 +162,7 @@ diagonal_copy = _copy_op("diagonal")
 unfold_copy = _copy_op("tensor_unfold", name="unfold_copy")
 view_as_real_copy = _copy_op("view_as_real")
 narrow_copy = _copy_op("narrow", grad_fn="NarrowCopyBackward0")
+as_strided_copy = _copy_op("as_strided")
 
 
 def _vac_prep(targs, sargs):
@@ -308,6 +311,42 @@ def _select_scatter_prep(targs, sargs):
 def select_scatter(input, src, dim, index):
     """``torch.select_scatter(x, src, dim, index)``: a copy of ``x`` with ``x.select(dim, index)`` = ``src``."""
     return input.at[(slice(None),) * dim + (index,)].set(src)
+
+
+def _as_strided_scatter_prep(targs, sargs):
+    """PyTorch's ``as_strided_scatter``: ``input.clone()`` (a dense input keeps its layout, another becomes
+    contiguous), then ``.as_strided(size, stride, storage_offset).copy_(src)`` on the clone's storage."""
+    t, src = targs
+    size, stride, offset = sargs
+    size, stride = _strided._ints(size), _strided._ints(stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    offset = 0 if offset is None else int(offset)
+    n, isz = t.numel(), t.dtype.itemsize
+    need = 0 if 0 in size else offset + sum((k - 1) * st for k, st in zip(size, stride)) + 1
+    if need > n:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {isz} requiring a storage size of {need * isz} are out of bounds for storage "
+                           f"of size {n * isz}")
+    _check_src(src, size)
+    st = t.stride()
+    if _strided._dense_order(t._shape, st) is None:
+        st = V.contiguous_strides(t._shape)
+    return size, stride, (offset, st)
+
+
+@defop(promote=_rule_cast(1), grad_fn="AsStridedScatterBackward0", tensors=2, prep=_as_strided_scatter_prep,
+       saves=(), broadcast=False, float8=True)
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """``torch.as_strided_scatter(x, src, size, stride, offset)``: a copy of ``x`` whose ``as_strided`` view is
+    ``src`` (``storage_offset`` arrives from the prep as (offset, the clone's strides))."""
+    offset, st = storage_offset
+    if 0 in size:
+        return input
+    pos = V.index_map(input.shape, st, 0).reshape(-1)
+    store = jnp.zeros((input.size,), input.dtype).at[pos].set(input.reshape(-1))
+    store = store.at[V.index_map(size, stride, offset).reshape(-1)].set(src.reshape(-1))
+    return store[pos].reshape(input.shape)
 
 
 def _diagonal_scatter_prep(targs, sargs):
@@ -696,34 +735,67 @@ _index_reduce_.__name__ = "index_reduce_"
 
 
 # ---- resize_ / resize_as_ / set_: a tensor's header changed in place ------------------------------------------
+def _format_strides(shape, memory_format):
+    """``resize_``'s strides for ``memory_format`` (None: contiguous), PyTorch's (size-1 dims counted as they are)."""
+    if memory_format is None or memory_format is V.contiguous_format:
+        order = tuple(range(len(shape)))
+    elif memory_format is V.preserve_format:
+        raise RuntimeError("Unsupported memory formatPreserve")
+    else:
+        order = memory_format._order(len(shape))
+        if order is None:
+            raise RuntimeError(f"required rank {memory_format._rank} tensor to use {memory_format.name} format")
+    out, cur = [0] * len(shape), 1
+    for d in reversed(order):
+        out[d] = cur
+        cur *= shape[d]
+    return tuple(out)
+
+
 def resize_(self, *sizes, memory_format=None):
-    """``x.resize_(2, 3)``: the new shape, contiguous; the first elements keep their (row-major) values, new ones
-    are zeros here (uninitialised in PyTorch). A tensor requiring grad is refused, as PyTorch."""
+    """``x.resize_(2, 3)``: the new shape, contiguous (or in ``memory_format``); the storage's first elements keep
+    their values, new ones are zeros here (uninitialised in PyTorch). A tensor requiring grad is refused, as
+    PyTorch. A storage that grows keeps its old elements in place, for every tensor on it (``Storage.resize``)."""
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     shape = VO._shape_arg(sizes, "resize_")
     if any(d < 0 for d in shape):
         raise RuntimeError("numel: integer multiplication overflow")
-    if shape == self._shape:
+    if shape == self._shape and memory_format is None:
         return self
+    strides = _format_strides(shape, memory_format)
     n, st = math.prod(shape), self._storage
-    if self._offset + n <= st.array.size and self.dtype.jnp == st.array.dtype:
-        # it fits in the storage: a contiguous view of it from the same offset (PyTorch's, values kept)
-        contiguous = tuple(math.prod(shape[i + 1:]) for i in range(len(shape)))
-        return set_(self, self, self._offset, shape, contiguous)
-    if self._chain is not None:
-        raise RuntimeError("resize_ of a view beyond its storage is not supported (JAX storage): resize its base, "
-                           "or clone() it first")
-    flat = self._array.reshape(-1)
-    flat = jnp.concatenate([flat, jnp.zeros((n - flat.shape[0],), flat.dtype)])
-    self._shape, self._strides, self._cache, self._idx = tuple(shape), None, None, None
-    self._write(flat.reshape(shape))
-    return self
+    if self.dtype.jnp != st.array.dtype:
+        if self._offset + n > st.array.size:
+            raise RuntimeError("resize_ beyond its storage of a view that reinterprets the storage's dtype is not "
+                               "supported by functorch_lite: clone() it first")
+    elif self._offset + n > st.array.size:
+        st.resize(self._offset + n)  # PyTorch grows the storage in place: every tensor on it keeps its elements
+    return set_(self, self, self._offset, shape, strides)
+
+
+def resize(self, *sizes):
+    """``x.resize(2, 3)`` (deprecated): torch's ``autograd._functions.Resize``, a reshape keeping the element
+    count, from the values in row-major order."""
+    warnings.warn("non-inplace resize is deprecated", stacklevel=2)
+    shape = VO._shape_arg(sizes, "resize")
+    n = math.prod(shape)
+    if n != self.numel():
+        raise RuntimeError(f"requested resize to {'x'.join(map(str, shape))} ({n} elements in total), but the given "
+                           f"tensor has a size of {'x'.join(map(str, self._shape))} ({self.numel()} elements). "
+                           "autograd's resize can only change the shape of a given tensor, while preserving the "
+                           "number of elements. ")
+    return self.contiguous().view(shape)
 
 
 def resize_as_(self, the_template, *, memory_format=None):
-    """``x.resize_as_(y)``: ``x.resize_(y.shape)`` (the dtype stays)."""
-    return resize_(self, the_template._shape)
+    """``x.resize_as_(y)``: ``x.resize_(y.shape)`` (the dtype stays); ``preserve_format``: ``y``'s layout."""
+    if memory_format is V.preserve_format:
+        nd = len(the_template._shape)
+        fmt = V.channels_last if nd == 4 else V.channels_last_3d if nd == 5 else None
+        memory_format = fmt if fmt is not None and not the_template.is_contiguous() and \
+            the_template.is_contiguous(memory_format=fmt) else V.contiguous_format
+    return resize_(self, the_template._shape, memory_format=memory_format)
 
 
 def set_(self, source=None, storage_offset=0, size=None, stride=None):
@@ -751,9 +823,14 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
         raise TypeError(f"set_(): argument 'source' (position 1) must be Tensor, not {type(source).__name__}")
     if _SET_LOG[0] is not None:
         _log_attrs(self, DATA_FIELDS)
-    self._storage.version += 1  # (PyTorch bumps the tensor's version: saved copies of its old values are stale)
+    own = self._storage
     for f in DATA_FIELDS:
         setattr(self, f, getattr(t, f))
+    if self._storage.root() is not own.root():
+        # PyTorch's version counter is the tensor's, not the storage's: it goes on counting here, the source's stays
+        self._storage = self._storage.with_new_counter()
+        self._storage.version = own.version
+    self._storage.version += 1  # (PyTorch bumps the tensor's version: saved copies of its old values are stale)
     return self
 
 METHODS = {"unsqueeze_": unsqueeze_, "squeeze_": squeeze_, "t_": t_, "transpose_": transpose_,
@@ -762,7 +839,7 @@ METHODS = {"unsqueeze_": unsqueeze_, "squeeze_": squeeze_, "t_": t_, "transpose_
            "ldexp_": ldexp_, "isreal": isreal, "new": new, "fix": fix, "fix_": fix_,
            "unsafe_split": unsafe_split, "unsafe_chunk": unsafe_chunk,
            "unsafe_split_with_sizes": unsafe_split_with_sizes, "narrow_copy": narrow_copy,
-           "resize_": resize_, "resize_as_": resize_as_, "set_": set_, "as_strided_": as_strided_}
+           "resize": resize, "resize_": resize_, "resize_as_": resize_as_, "set_": set_, "as_strided_": as_strided_}
 FUNCTIONS = {f.__name__: f for f in (
     split_copy, split_with_sizes_copy, unbind_copy, unsafe_split, unsafe_split_with_sizes, unsafe_chunk,
     index_reduce, put, ldexp_, isreal, scalar_tensor, zero_, detach, detach_, fix, fix_, as_strided_, resize_as_)}

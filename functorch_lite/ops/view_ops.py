@@ -304,7 +304,19 @@ def _unsqueeze_meta(t, sargs):
     return t._shape[:d] + (1,) + t._shape[d:], st[:d] + (new_st,) + st[d:], t._offset
 
 
-@defop(grad_fn="UnsqueezeBackward0", view=_unsqueeze_meta, saves=())
+def _unsqueeze_prep(targs, sargs):
+    d = sargs[0]
+    if type(d) is int:
+        return sargs
+    if not hasattr(d, "__index__"):  # (a tuple, a list: torch's parser refuses them)
+        from ._dispatch import _call_form
+        from ._registry import OPS
+        fname, where = _call_form(OPS["unsqueeze"], "dim")
+        raise TypeError(f"{fname}(): argument 'dim'{where} must be int, not {type(d).__name__}")
+    return (operator.index(d),)
+
+
+@defop(grad_fn="UnsqueezeBackward0", view=_unsqueeze_meta, prep=_unsqueeze_prep, saves=())
 def unsqueeze(input, dim):
     return jnp.expand_dims(input, dim % (input.ndim + 1))
 
@@ -318,7 +330,14 @@ def _squeeze_dims(t, dim):
         for d in dims:
             _wrap_dim(d, 0)
         return ()
-    return tuple(sorted({_wrap_dim(d, nd) for d in dims if t._shape[_wrap_dim(d, nd)] == 1}))
+    wrapped = [_wrap_dim(d, nd) for d in dims]
+    if len(set(wrapped)) != len(wrapped):
+        seen = set()
+        for d in wrapped:
+            if d in seen:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+            seen.add(d)
+    return tuple(sorted(d for d in wrapped if t._shape[d] == 1))
 
 
 def _squeeze_meta(t, sargs):
@@ -417,11 +436,16 @@ def _slice(input, dim, start, stop, step):
     return input[tuple(idx)]
 
 
+NARROW_NEGATIVE_LENGTH = "narrow(): length must be non-negative."  # (torch's; F.pad's negative padding says it too)
+
+
 def _narrow_prep(targs, sargs):
     t = targs[0]
     dim, start, length = sargs
     if not t._shape:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError(NARROW_NEGATIVE_LENGTH)
     d = _wrap_dim(dim, len(t._shape))
     size = t._shape[d]
     if hasattr(start, "__index__") and not isinstance(start, int):

@@ -167,28 +167,33 @@ def _scalar_type_dtype(tp):
     raise TypeError(f"unsupported operand type {tp.__name__}")
 
 
-def _clamp_err(name, dt):
+def _clamp_err(name, dt, op, sig):
+    """A clamp of complex values: torch's Tensor overloads name their kernel (``maximum_cpu`` for a tensor ``min``:
+    the op's ``float8`` kernel choice), except ``clamp`` of a complex input; the Scalar ones refuse complex."""
+    if name in ("clamp", "clamp_min", "clamp_max") and any(type(b) is tuple for b in sig[1:]) and \
+            not (name == "clamp" and sig[0][1].is_complex):
+        return no_kernel(op.float8(sig), dt)
     return NotImplementedError("clamp is not supported for complex types")
 
 
-# the ops PyTorch refuses complex inputs to (orderings, roundings, clamps), with their errors; the others name
-# their kernel (``"lt_cpu" not implemented for 'ComplexFloat'``). JAX computes most of them (on the real part, or
-# lexicographically), so the facade would answer where torch raises.
+# the ops PyTorch refuses complex inputs to (orderings, roundings, clamps), with their errors (``make(name, dtype,
+# op, signature)``); the others name their kernel (``"lt_cpu" not implemented for 'ComplexFloat'``). JAX computes
+# most of them (on the real part, or lexicographically), so the facade would answer where torch raises.
 _COMPLEX_ERRORS = {
-    **{n: (lambda name, dt: RuntimeError(f"{name} not implemented for complex tensors."))
+    **{n: (lambda name, dt, *_: RuntimeError(f"{name} not implemented for complex tensors."))
        for n in ("maximum", "minimum", "fmax", "fmin")},
-    **{n: (lambda name, dt: RuntimeError(" Sort does not support complex dtypes on CPU")) for n in ("sort", "argsort")},
-    "topk": lambda name, dt: RuntimeError(" topk does not support complex dtypes on CPU"),
-    **{n: (lambda name, dt: RuntimeError(f"{name.split('_')[0]}(): does not support complex input"))
+    **{n: (lambda name, dt, *_: RuntimeError(" Sort does not support complex dtypes on CPU")) for n in ("sort", "argsort")},
+    "topk": lambda name, dt, *_: RuntimeError(" topk does not support complex dtypes on CPU"),
+    **{n: (lambda name, dt, *_: RuntimeError(f"{name.split('_')[0]}(): does not support complex input"))
        for n in ("max_dim", "min_dim", "argmax", "argmin")},
     **{n: _clamp_err for n in ("clamp", "clamp_min", "clamp_max", "relu", "_hardtanh")},
-    **{n: (lambda name, dt: NotImplementedError(f"{name} is not supported for complex inputs"))
+    **{n: (lambda name, dt, *_: NotImplementedError(f"{name} is not supported for complex inputs"))
        for n in ("floor", "ceil", "trunc")},
-    "signbit": lambda name, dt: NotImplementedError("signbit is not implemented for complex tensors."),
-    **{n: (lambda name, dt: RuntimeError(f"{name} does not support complex inputs."))
+    "signbit": lambda name, dt, *_: NotImplementedError("signbit is not implemented for complex tensors."),
+    **{n: (lambda name, dt, *_: RuntimeError(f"{name} does not support complex inputs."))
        for n in ("isposinf", "isneginf")},
-    "searchsorted": lambda name, dt: no_kernel("searchsorted_out_cpu", dt),
-    "ndtr": lambda name, dt: no_kernel("erf_vml_cpu", dt),  # (a composite over erf in torch)
+    "searchsorted": lambda name, dt, *_: no_kernel("searchsorted_out_cpu", dt),
+    "ndtr": lambda name, dt, *_: no_kernel("erf_vml_cpu", dt),  # (a composite over erf in torch)
 }
 _COMPLEX_KERNEL = ("lt", "le", "gt", "ge", "max", "min", "amax", "amin", "aminmax", "cummax", "cummin", "kthvalue",
                    "median", "median_dim", "nanmedian", "nanmedian_dim", "mode", "atan2", "xlogy", "round", "frac",
@@ -206,7 +211,7 @@ def refusing_complex(rule):
             if (type(s) is tuple and s[1].is_complex) or (type(s) is type and issubclass(s, _complex)):
                 dt = result_type_sig(_entries(sig))
                 make = _COMPLEX_ERRORS.get(op.name)
-                raise make(op.name, dt) if make is not None else no_kernel(op.kernel, dt)
+                raise make(op.name, dt, op, sig) if make is not None else no_kernel(op.kernel, dt)
         return rule(op, sig, sargs)
     return checked
 
@@ -216,6 +221,15 @@ def _first_tensor_dtype(sig):
         if type(s) is tuple:
             return s[1]
     return None
+
+
+def discards_imag(src: D.dtype, dst: D.dtype) -> None:
+    """torch's one-time warning for a complex -> real cast (``to``, ``float()``, ``copy_``, a reduction's real
+    ``dtype=``); a cast to bool tests for nonzero and does not warn."""
+    if src.is_complex and not dst.is_complex and dst is not D.bool:
+        from ._warn import warn_once
+        warn_once("complex to real cast", "Casting complex values to real discards the imaginary part (Triggered "
+                  "internally at /__w/pytorch/pytorch/aten/src/ATen/native/Copy.cpp:307.)")
 
 
 def no_kernel(kernel: str, dt: D.dtype) -> NotImplementedError:
@@ -314,6 +328,7 @@ def rule_sum(op, sig, sargs):
     dt_arg = op.sarg(sargs, "dtype")
     if dt_arg is not None:
         r = D.as_dtype(dt_arg)
+        discards_imag(dt, r)  # (in the rule: once per signature; the warning is torch's once per process)
     else:
         r = D.int64 if dt.category <= D.INT else dt
     if r in D.FLOAT8:
@@ -326,6 +341,7 @@ def rule_mean(op, sig, sargs):
     dt = _first_tensor_dtype(sig)
     dt_arg = op.sarg(sargs, "dtype")
     r = D.as_dtype(dt_arg) if dt_arg is not None else dt
+    discards_imag(dt, r)
     if r.category < D.FLOAT:
         raise RuntimeError(f"{op.name}(): could not infer output dtype. Input dtype must be either a floating point "
                            f"or complex dtype. Got: {r.short}")

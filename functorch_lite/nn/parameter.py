@@ -61,12 +61,100 @@ class Buffer(Tensor, metaclass=_BufferMeta):
         return t
 
 
+# torch's ``UninitializedTensorMixin._allowed_methods`` (its ``__torch_function__`` refuses every other Tensor
+# method; properties pass): here ``__getattribute__`` refuses the others' public names and the mixin defines the
+# operators, so only uninitialized tensors pay. (Function forms, ``torch.cat([p])``, are not refused.)
+_ALLOWED = frozenset(("size", "copy_", "is_complex", "is_floating_point", "half", "float", "double", "char", "short",
+                      "int", "long", "cuda", "cpu", "to", "get_device", "materialize", "share_memory_"))
+_ALIASES = {"nelement": "numel", "ndimension": "dim"}  # (names torch's error gives for an alias)
+_BLOCKED: list = []  # [frozenset of refused public method names], built on first use
+
+
+def _blocked() -> frozenset:
+    if not _BLOCKED:
+        names = set()
+        for k in dir(Tensor):
+            if k.startswith("_") or k in _ALLOWED:
+                continue
+            for c in Tensor.__mro__:
+                if k in c.__dict__:
+                    if callable(c.__dict__[k]) and not isinstance(c.__dict__[k], (type, classmethod, staticmethod)):
+                        names.add(k)
+                    break
+        _BLOCKED.append(frozenset(names))
+    return _BLOCKED[0]
+
+
+def _uninit_error(cls, func: str) -> ValueError:
+    return ValueError(f"Attempted to use an uninitialized parameter in {func}. This error happens when you are using "
+                      f"a `LazyModule` or explicitly manipulating `torch.nn.parameter.{cls.__name__}` objects. When "
+                      "using LazyModules Call `forward` with a dummy batch to initialize the parameters before calling "
+                      "torch functions")
+
+
+def _refused(func: str):
+    """An operator of an uninitialized tensor: torch's error naming ``func`` (a C method's name, or "<...>")."""
+    shown = func if func.startswith("<") else f"<method '{func}' of 'torch._C.TensorBase' objects>"
+
+    def op(self, *args, **kwargs):
+        raise _uninit_error(type(self), shown.replace("@", f" at {id(op):#x}"))
+    return op
+
+
+def _py_fn(name: str) -> str:  # (an operator torch defines in Python: the function's repr)
+    return f"<function Tensor.{name}@>"
+
+
 class UninitializedTensorMixin:
     """What uninitialized parameters and buffers share: no shape until ``materialize(shape)``, which gives them
     storage (the factory device/dtype, or the ones ``module.to(...)`` set since) and turns them into
-    ``cls_to_become`` (the same object, so references and optimizers keep it)."""
+    ``cls_to_become`` (the same object, so references and optimizers keep it). Other Tensor methods and the
+    operators raise torch's ValueError."""
 
     cls_to_become: type = Tensor
+
+    def __getattribute__(self, name):
+        if name[0] != "_" and name in _blocked():
+            raise _uninit_error(type(self), f"<method '{_ALIASES.get(name, name)}' of 'torch._C.TensorBase' objects>")
+        return object.__getattribute__(self, name)
+
+    __hash__ = Tensor.__hash__
+    __len__ = _refused(_py_fn("__len__"))
+    __iter__ = _refused("dim")
+    __reversed__ = _refused(_py_fn("__reversed__"))
+    __contains__ = _refused(_py_fn("__contains__"))
+    __format__ = _refused(_py_fn("__format__"))
+    __array__ = _refused(_py_fn("__array__"))
+    __getitem__ = _refused("<slot wrapper '__getitem__' of 'torch._C.TensorBase' objects>")
+    __setitem__ = _refused("<slot wrapper '__setitem__' of 'torch._C.TensorBase' objects>")
+    __bool__ = _refused("__bool__")
+    __float__ = _refused("__float__")
+    __int__ = _refused("__int__")
+    __index__ = _refused("__index__")
+    __add__ = __radd__ = _refused("add")
+    __iadd__ = _refused("add_")
+    __sub__ = _refused("sub")
+    __rsub__ = _refused(_py_fn("__rsub__"))
+    __mul__ = __rmul__ = _refused("mul")
+    __truediv__ = _refused("div")
+    __rtruediv__ = _refused(_py_fn("__rdiv__"))
+    __floordiv__ = _refused(_py_fn("__floordiv__"))
+    __mod__ = _refused("remainder")
+    __matmul__ = _refused("matmul")
+    __rmatmul__ = _refused(_py_fn("__rmatmul__"))
+    __pow__ = _refused("<function TensorBase.pow@>")
+    __rpow__ = _refused(_py_fn("__rpow__"))
+    __neg__ = _refused("neg")
+    __abs__ = _refused("abs")
+    __invert__ = _refused("__invert__")
+    __and__ = _refused("__and__")
+    __or__ = _refused("__or__")
+    __eq__ = _refused("__eq__")
+    __ne__ = _refused("ne")
+    __lt__ = _refused("lt")
+    __le__ = _refused("le")
+    __gt__ = _refused("gt")
+    __ge__ = _refused("ge")
 
     def materialize(self, shape, device=None, dtype=None) -> None:
         from .. import empty
@@ -132,3 +220,25 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
 
     def __init__(self, requires_grad: bool = False, device=None, dtype=None):
         pass
+
+
+def _keeps_buffer(name: str):
+    """``UninitializedBuffer``'s conversion ``name`` (torch's ``__torch_function__`` converts the result back to
+    the subclass): a new result is an ``UninitializedBuffer`` over it, so ``module.double()`` keeps it lazy."""
+    conv = getattr(Tensor, name)
+
+    def method(self, *args, **kwargs):
+        r = conv(self, *args, **kwargs)
+        if r is self or not isinstance(r, Tensor) or isinstance(r, UninitializedTensorMixin):
+            return r
+        t = UninitializedBuffer._header(r._storage, r._shape, r.dtype, r._chain, r._strides, r._offset, None,
+                                        r._cache, r._idx)
+        t._requires_grad = r._requires_grad
+        return t
+    method.__name__ = name
+    return method
+
+
+for _n in ("to", "half", "float", "double", "char", "short", "int", "long", "cuda", "cpu"):
+    setattr(UninitializedBuffer, _n, _keeps_buffer(_n))
+del _n

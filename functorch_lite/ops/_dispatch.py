@@ -83,7 +83,7 @@ class Entry:
             # so a complex op's pullback runs as conj(vjp(conj(ct)))
             full = tuple(jnp.conj(c) if jnp.iscomplexobj(c) else c for c in full)
             res = pb(full if isinstance(out, tuple) else full[0])  # (a one-piece split's output is a 1-tuple)
-            return tuple(jnp.conj(r) if jnp.iscomplexobj(r) else r for r in res)
+            return tuple(_conj_grad(r) if jnp.iscomplexobj(r) else r for r in res)
 
         def apply(arrays, cts):
             up = _opmath(body, arrays) if opmath else None
@@ -121,6 +121,12 @@ class Entry:
 
 
 _HALF = (jnp.dtype(jnp.float16), jnp.dtype(jnp.bfloat16))
+
+
+def _conj_grad(r):
+    """``conj(r)`` of a complex gradient with its zero imaginary parts +0 (``0 - imag``, not ``-imag``): torch's
+    gradients of a real cotangent (``x.real.sum()``) read ``1.+0.j`` where a plain conj of JAX's ``1+0j`` gives -0."""
+    return jax.lax.complex(jnp.real(r), jnp.zeros((), jnp.real(r).dtype) - jnp.imag(r))
 
 
 def _opmath(body, arrays):

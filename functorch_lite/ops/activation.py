@@ -132,12 +132,10 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 # ---- prelu ----------------------------------------------------------------------------------------------------
 def _prelu_rule(op, sig, sargs):
     dt, wdt = sig[0][1], sig[1][1]
-    if dt is not wdt and dt.category == D.FLOAT and wdt.category == D.FLOAT:
+    if wdt is not dt:  # (checked before the kernel's dtype: prelu(long, float) names both)
         raise RuntimeError(f"prelu: Type promoting not supported. Got {dt.short} and {wdt.short}")
     if dt.category != D.FLOAT:
         raise no_kernel("prelu_cpu", dt)
-    if wdt is not dt:
-        raise RuntimeError(f"prelu: Type promoting not supported. Got {dt.short} and {wdt.short}")
     return (None, None), (dt,)
 
 

@@ -195,11 +195,15 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                "is_causal=True")
         if q.dtype in D.FLOAT8:  # PyTorch's math path first scales q, and has no float8 mul by a number
             raise no_kernel("mul_cpu_reduced_float", q.dtype)
-        if q.dtype.name not in _FLOATS:  # (torch's math path: its mm (2-D) / bmm of the scaled float query and key)
+        if q.dtype.name not in _FLOATS and not q.dtype.is_complex:
+            # (torch's math path: its mm (2-D) / bmm of the scaled float query and key)
             raise RuntimeError("expected m1 and m2 to have the same dtype, but got: float != "
                                f"{_promotion._cname(q.dtype)}" if len(q._shape) == 2 else
                                f"expected scalar type Float but found {q.dtype.short}")
     _check_shapes(q, k, v, m, enable_gqa)
+    if q.dtype.is_complex and 0 not in q._shape[:-1] and 0 not in k._shape[:-1]:
+        # (the math path multiplies complex, then has no complex softmax; empty scores skip the softmax)
+        raise no_kernel("softmax_lastdim_kernel_impl", q.dtype)
     if dropout_p > 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
     sc = float(scale) if scale is not None else 1.0 / math.sqrt(q._shape[-1]) if q._shape[-1] else math.inf
@@ -508,13 +512,21 @@ def _mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weigh
             raise AssertionError("bias cannot be added to static key.")
         if static_v is not None:
             raise AssertionError("bias cannot be added to static value.")
+        if ks[1] != bsz:  # (torch's ``cat([k, bias_k.repeat(1, bsz, 1)])``)
+            raise RuntimeError(f"Sizes of tensors must match except in dimension 0. Expected size {ks[1]} but got "
+                               f"size {bsz} for tensor number 1 in the list.")
         src_len += 1
     elif bias_k is not None:
         raise AssertionError("bias_k is set but bias_v is None")
     elif bias_v is not None:
         raise AssertionError("bias_v is set but bias_k is None")
-    for st, n in ((static_k, "static_k"), (static_v, "static_v")):
-        if st is not None:
+    for st, n, shp in ((static_k, "static_k", ks), (static_v, "static_v", vs)):
+        if st is None:  # (torch's ``k.view(k.shape[0], bsz * num_heads, head_dim)``: the key's batch must match)
+            rows = shp[0] + (1 if bias_k is not None else 0)
+            if rows * shp[1] != rows * bsz:
+                raise RuntimeError(f"shape '[{rows}, {bsz * num_heads}, {head_dim}]' is invalid for input of size "
+                                   f"{rows * shp[1] * embed_dim}")
+        else:
             if st._shape[0] != bsz * num_heads:
                 raise AssertionError(f"expecting {n}.size(0) of {bsz * num_heads}, but got {st._shape[0]}")
             if st._shape[2] != head_dim:

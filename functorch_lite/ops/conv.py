@@ -17,7 +17,7 @@ from .._promotion import _cname, no_kernel
 from .._tensor.tensor import Tensor
 from .._tensor.views import shape_str as _shape_str
 from . import grad_overrides as _go
-from ._registry import defop
+from ._registry import OPS, defop
 from .._warn import user_stacklevel as _user_stacklevel
 
 __all__: list = ["conv1d", "conv2d", "conv3d", "conv_transpose2d", "max_pool1d", "max_pool2d", "max_pool3d",
@@ -41,7 +41,7 @@ def _tup(v, n: int, name: str | None = None) -> tuple:
 def _conv_rule(op, sig, sargs):
     """Input and weight share one dtype (``_conv_dtypes`` raised torch's errors otherwise); a transposed
     convolution's bias of another dtype is cast (torch adds it afterwards). Bool, complex and float8 have no CPU
-    kernel."""
+    kernel (the F.conv* functions run a complex input through ``_complex_convolution``)."""
     xd = sig[0][1]
     if xd is D.bool or xd.is_complex or xd in D.FLOAT8:
         raise no_kernel(_kernel_name(op.sarg(sargs, "transposed"), sig[1][0] - 2), xd)
@@ -60,7 +60,8 @@ def _conv_dtypes(x, w, b, transposed, nd) -> None:
     ``CPUBFloat16Type``); the native kernels check a convolution's bias first (``Input type (double) and bias
     type (float)``: float64 NumPy data into a Conv2d), then the weight (``expected scalar type Double but found
     Float``). A transposed one has no kernel for the integer types but int64, and checks its bias (added
-    afterwards) last."""
+    afterwards) last. A complex input runs torch's complex path, which names the mismatched weight (and a
+    transposed convolution's bias) in the legacy type words, without the MKLDNN clause."""
     xd, wd = x.dtype, w.dtype
     bd = None if b is None else b.dtype
     if transposed and xd.category == D.INT and xd is not D.int64:
@@ -70,9 +71,12 @@ def _conv_dtypes(x, w, b, transposed, nd) -> None:
     onednn = xd is D.bfloat16 or (xd is D.float32 and x._shape[0] > 1)
 
     def name(d):
-        return "CPUBFloat16Type" if d is D.bfloat16 else f"torch.{d.short}Tensor"
+        return f"CPU{d.short}Type" if d is D.bfloat16 or d.is_complex else f"torch.{d.short}Tensor"
     if not transposed and bd is not None and bd is not xd:
         raise RuntimeError(f"Input type ({_cname(xd)}) and bias type ({_cname(bd)}) should be the same")
+    if xd.is_complex:
+        what, other = ("weight", wd) if wd is not xd else ("bias", bd)
+        raise RuntimeError(f"Input type ({name(xd)}) and {what} type ({name(other)}) should be the same")
     if wd is not xd:
         if onednn:
             raise RuntimeError(f"Input type ({name(xd)}) and weight type ({name(wd)}) should be the same or input "
@@ -198,6 +202,13 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     return out.astype(input.dtype)
 
 
+# torch's F.conv* (not torch.convolution) run a complex input as real convolutions combined by Gauss's trick, the
+# last step an add (grad_fn AddBackward0); lax convolves complex directly, with the same body
+_complex_convolution = defop("_complex_convolution", promote=lambda op, sig, sargs: ((None,) * 3, (sig[0][1],)),
+                             grad_fn="AddBackward0", tensors=3, method=False, function=False, prep=_conv_prep,
+                             device_check=("input", "weight", "bias"))(OPS["convolution"].impl)
+
+
 def _convnd(name: str, nd: int, input, weight, bias, stride, padding, dilation, groups, transposed=False,
             output_padding=0):
     if not isinstance(input, Tensor):
@@ -210,6 +221,10 @@ def _convnd(name: str, nd: int, input, weight, bias, stride, padding, dilation, 
     stride, dilation = (_tup(v, nd) if isinstance(v, int) else v for v in (stride, dilation))
     if isinstance(padding, int):
         padding = _tup(padding, nd)
+    op = convolution
+    if input.is_complex():
+        _conv_dtypes(input, weight, bias, transposed, nd)  # (torch's complex path checks the dtypes first)
+        op = _complex_convolution
     if unbatched:
         input = input.unsqueeze(0)
     if isinstance(padding, str):
@@ -229,7 +244,7 @@ def _convnd(name: str, nd: int, input, weight, bias, stride, padding, dilation, 
                               "zero-padded copy of the input be created", UserWarning, stacklevel=_user_stacklevel())
         else:
             raise RuntimeError(f"Invalid padding string: '{padding}'")
-    out = convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    out = op(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     return out.squeeze(0) if unbatched else out
 
 
@@ -645,9 +660,12 @@ def _adaptive_prep_for(name: str, nd: int, maxpool: bool = False):
 def _adaptive_rule(kernel: str):
     def rule(op, sig, sargs):
         dt = sig[0][1]
-        if all(o == 1 for o in sargs[0]) and dt.category < D.FLOAT:  # PyTorch computes the 1x1 case with mean()
-            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point "
-                               f"or complex dtype. Got: {dt.short}")
+        if all(o == 1 for o in sargs[0]):  # PyTorch computes the 1x1 case with mean() (complex too)
+            if dt.category < D.FLOAT:
+                raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating "
+                                   f"point or complex dtype. Got: {dt.short}")
+            if dt.is_complex:
+                return (None,), (dt,)
         return _float_kernel_rule(kernel, allow_int=False)(op, sig, sargs)
     return rule
 

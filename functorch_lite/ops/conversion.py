@@ -8,6 +8,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .. import _promotion as P
 from .. import dtypes as D
 from .. import _device as _dev
 from .._tensor.tensor import Tensor, memory_format, preserve_format
@@ -22,16 +23,8 @@ def _to_rule(op, sig, sargs):
     return (None,), (sargs[0],)
 
 
-def _discards_imag(src, dst) -> None:
-    """torch's one-time warning for a complex -> real cast (``to``, ``float()``, ``copy_``)."""
-    if src.is_complex and not dst.is_complex:
-        from .._warn import warn_once
-        warn_once("complex to real cast", "Casting complex values to real discards the imaginary part (Triggered "
-                  "internally at /__w/pytorch/pytorch/aten/src/ATen/native/Copy.cpp:307.)")
-
-
 def _to_check(targs, sargs):
-    _discards_imag(targs[0].dtype, sargs[0])
+    P.discards_imag(targs[0].dtype, sargs[0])
 
 
 @defop("_to_copy", float8=True, promote=_to_rule, grad_fn="ToCopyBackward0", method=False, function=False, saves=(),
@@ -54,7 +47,7 @@ def _copy_check(targs, sargs):
         if b != x._shape:
             raise RuntimeError(f"output with shape {list(x._shape)} doesn't match the broadcast shape {list(b)}")
     if isinstance(src, Tensor):
-        _discards_imag(src.dtype, x.dtype)
+        P.discards_imag(src.dtype, x.dtype)
 
 
 @defop("copy", float8=True, promote=_copy_rule, grad_fn="CopyBackwards", tensors=2, inplace=True, method=False,
@@ -219,7 +212,8 @@ def cpu(self, memory_format=preserve_format):
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     from .creation import tensor
-    return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+    return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad,
+                  _called="tensor.new_tensor")
 
 
 def _new(fn_name):

@@ -26,6 +26,7 @@ from .._tensor.storage import meta_array
 from .._promotion import promote_types
 from .._tensor.tensor import Tensor
 from .._promotion import _cname, no_kernel
+from .._warn import user_stacklevel as _user_stacklevel
 from .._warn import user_stacklevel
 from .view_ops import _shape_arg, _tname
 from ._registry import defop
@@ -231,12 +232,15 @@ def _check_nested(data, depth=0) -> None:
             raise TypeError("not a sequence")
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """``torch.tensor``: always copies; infers PyTorch's default dtypes (CRE-01..13)."""
+COPY_CONSTRUCT_WARNING = ("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+                          "or sourceTensor.detach().clone().requires_grad_(True), rather than {}(sourceTensor).")
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False, _called="torch.tensor"):
+    """``torch.tensor``: always copies; infers PyTorch's default dtypes (CRE-01..13). (``_called``: the call a
+    tensor's copy-construct warning names: ``tensor.new_tensor`` for ``Tensor.new_tensor``.)"""
     if isinstance(data, Tensor):
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
-                      "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
+        warnings.warn(COPY_CONSTRUCT_WARNING.format(_called), UserWarning, stacklevel=_user_stacklevel())
         src = data.detach()
         dt = D.as_dtype(dtype) if dtype is not None else src.dtype
         dev = src.device if device is None else device
@@ -1367,11 +1371,17 @@ def bernoulli_(self, p=0.5, *, generator=None):
     _vmap_random_check(self)
     _no_float8(self.dtype, "bernoulli_scalar_cpu_")
     if isinstance(p, Tensor):
+        # (torch's kernel dispatches on self's dtype, then on p's, before it reads the probabilities)
+        for t, kernel in ((self, "bernoulli_tensor_cpu_self_"), (p, "bernoulli_tensor_cpu_p_")):
+            if t.dtype.is_complex:
+                raise no_kernel(kernel, t.dtype)
         _check_probabilities(p)
         u = _random("uniform", self._shape, 0.0, 1.0, D.float64, self.device, False, generator)
         return copy_named(self, u < p, "BernoulliBackward1", 2)
     if not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+    if self.dtype.is_complex:
+        raise no_kernel("bernoulli_scalar_cpu_", self.dtype)
     u = _random("uniform", self._shape, 0.0, 1.0, D.float64, self.device, False, generator)
     return copy_named(self, u < p, "BernoulliBackward2")
 
@@ -1425,7 +1435,15 @@ def bernoulli(input, *args, p=_NOT_GIVEN, generator=None, out=None):
                 not (_is_float_arg(q) or isinstance(q, Tensor) and not q._shape):
             shown = {} if p is _NOT_GIVEN else {"p": p}
             raise _invalid_args("bernoulli", (input,) + args, {**shown, **_passed(generator=generator, out=out)})
+        if input.dtype.is_complex and isinstance(q, Tensor):  # (torch reads a 0-d p as a float)
+            raise no_kernel("bernoulli_scalar_cpu_", input.dtype)
         return empty_like(input).bernoulli_(q, generator=generator)
+    # torch draws into ``out`` (else ``empty_like(input)``), dispatching on its dtype, then on the probabilities'
+    # (before it reads them: a complex input raises with no cast to real)
+    for t, kernel in ((input if out is None else out, "bernoulli_tensor_cpu_self_"),
+                      (input, "bernoulli_tensor_cpu_p_")):
+        if t.dtype.is_complex:
+            raise no_kernel(kernel, t.dtype)
     if type(input._array) is not jax.ShapeDtypeStruct:  # (meta: no values to check)
         _check_probabilities(input)
     res = _bernoulli(input, _key_on(input, generator))
@@ -1536,7 +1554,7 @@ def _window(name, window_length, periodic, dtype, device, requires_grad, fn):
     """A window of ``window_length`` points from ``fn(n, N)`` (``n`` = 0..N-1, float64 on the host, cast to
     ``dtype``); ``periodic``: the first ``window_length`` points of the ``window_length + 1`` symmetric window."""
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
-    if dt.category != D.FLOAT:
+    if dt.category < D.FLOAT:
         raise RuntimeError(f"{name} expects floating point dtypes, got: TensorOptions(dtype="
                            f"{_cname(dt)}, device={_dev.canonical(device)}, layout=Strided "
                            f"(default), requires_grad=false (default), pinned_memory=false, memory_format=(nullopt))")
@@ -1545,6 +1563,8 @@ def _window(name, window_length, periodic, dtype, device, requires_grad, fn):
     _no_float8(dt, name)
     if window_length <= 1:
         host = np.ones(window_length, np.float64)
+    elif dt.is_complex:  # (torch accepts a complex dtype, then has no complex arange above one point)
+        raise no_kernel("arange_cpu", dt)
     else:
         big = window_length + 1 if periodic else window_length
         host = fn(np.arange(big, dtype=np.float64), big)[:window_length]

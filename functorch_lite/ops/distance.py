@@ -24,6 +24,7 @@ from .. import dtypes as D
 from .._tensor.tensor import _wrap_dim
 from ._registry import defop, saves_for
 from . import grad_overrides as _go
+from .reduction import _abs
 
 __all__: list = ["cosine_similarity", "pairwise_distance", "cdist"]
 
@@ -35,8 +36,8 @@ def _broadcast_ndim(targs) -> int:
 
 
 def _vector_norm(x, p, axis, keepdims):
-    """``||x||_p`` over ``axis`` in x's dtype (accumulated in float32 for half types)."""
-    a = _go.abs(x.astype(jnp.float32) if x.dtype in _LOW else x)  # (gradient 0 at 0, as torch's)
+    """``||x||_p`` over ``axis`` in x's (real) dtype (accumulated in float32 for half types)."""
+    a = _abs(x.astype(jnp.float32) if x.dtype in _LOW else x)  # (gradient 0 at 0, as torch's)
     if p == math.inf:
         r = jnp.max(a, axis=axis, keepdims=keepdims)
     elif p == -math.inf:
@@ -47,7 +48,7 @@ def _vector_norm(x, p, axis, keepdims):
         r = jnp.sum(a, axis=axis, keepdims=keepdims)
     else:
         r = _go.pnorm(a, p, axis, keepdims)
-    return r.astype(x.dtype)
+    return r.astype(jnp.finfo(x.dtype).dtype)
 
 
 # ---- cosine_similarity ----------------------------------------------------------------------------------------
@@ -72,13 +73,20 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     x1, x2 = jnp.broadcast_arrays(x1, x2)
     axis = dim if x1.ndim else None
 
+    dt = x1.dtype
+    # (half types: each step computed in float32 and rounded back, as ATen's kernels (XLA's half division and
+    # products are neither correctly rounded nor keep subnormals); the sum accumulates in float32)
+    up = (lambda a: a.astype(jnp.float32)) if dt in _LOW else (lambda a: a)
+
     def normalised(x):
         n = _vector_norm(x, 2, axis, True)
-        # (clamp_min_ under no_grad on a clone of the norm: exactly eps below it, an inf or NaN norm kept, and the
-        # norm's gradient passed everywhere, clamped or not)
-        n = jnp.where(n < eps, jnp.asarray(eps, n.dtype) + (n - jax.lax.stop_gradient(n)), n)
-        return x / n
-    return jnp.sum(normalised(x1) * normalised(x2), axis=axis)
+        # (clamp_min_ under no_grad on a clone of the norm: exactly eps (in the norm's dtype) below it, an inf or
+        # NaN norm kept, and the norm's gradient passed everywhere, clamped or not)
+        e = jnp.asarray(eps, n.dtype)
+        n = jnp.where(n < e, e + (n - jax.lax.stop_gradient(n)), n)
+        return (up(x) / up(n)).astype(dt)
+    prod = (up(normalised(x1)) * up(normalised(x2))).astype(dt)
+    return jnp.sum(up(prod), axis=axis).astype(dt)
 
 
 # ---- pairwise_distance ----------------------------------------------------------------------------------------
@@ -87,13 +95,13 @@ def _pd_rule(op, sig, sargs):
     from .elementwise import _sub_rule
     _, outs = _sub_rule(op, sig, sargs)
     r = P.default_float_of(outs[0])
-    return (r, r), (r,)
+    return (r, r), (r.to_real(),)
 
 
 @defop(kernel="add_stub", promote=_pd_rule, grad_fn="NormBackward1", tensors=2, method=False,
        broadcast=True, prep=lambda targs, sargs: (float(sargs[0]), float(sargs[1]), bool(sargs[2])))
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """``||x1 - x2 + eps||_p`` over the last dimension of the broadcast inputs."""
+    """``||x1 - x2 + eps||_p`` over the last dimension of the broadcast inputs (real for complex ones)."""
     d = x1 - x2 + jnp.asarray(eps, x1.dtype)
     if d.ndim == 0:
         return _vector_norm(d, p, None, False)

@@ -289,7 +289,8 @@ def _div_rule(op, sig, sargs):
     if rm is None or rm is _NO_MODE:
         return P.rule_float(op, sig, sargs)
     casts, outs = P.rule_elementwise(op, sig, sargs)
-    if outs[0] is D.bool or outs[0] in D.UNSIGNED_WIDE:  # (div is in the wide-unsigned list; its rounding modes not)
+    if outs[0] is D.bool or outs[0] in D.UNSIGNED_WIDE or outs[0].is_complex:
+        # (div is in the wide-unsigned list, its rounding modes not; they have no complex kernel)
         raise no_kernel(f"div_{rm}_cpu", outs[0])
     if outs[0] in D.FLOAT8:  # (the op's float8 rule cannot see the mode: torch's rounding kernels are its own)
         raise no_kernel(_float8_kernel(sig, f"div_{rm}_cpu", f"div_{rm}_cpu_reduced_float"), outs[0])
@@ -964,10 +965,21 @@ def relu(input):
     return _go.relu(input)
 
 
-@defop(promote="float_only", grad_fn="GeluBackward0", kernel="GeluKernelImpl", method=True)
-def gelu(input, *, approximate="none"):
-    if approximate not in ("none", "tanh"):
+def _real_float_only(op, sig, sargs):
+    """Real floating inputs only: integers and complex raise for the op's kernel (gelu's GeluKernelImpl, mish)."""
+    if sig[0][1].is_complex:
+        raise no_kernel(op.kernel, sig[0][1])
+    return P.rule_float_only(op, sig, sargs)
+
+
+def _gelu_prep(targs, sargs):
+    if sargs[0] not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
+    return sargs
+
+
+@defop(promote=_real_float_only, grad_fn="GeluBackward0", kernel="GeluKernelImpl", method=True, prep=_gelu_prep)
+def gelu(input, *, approximate="none"):
     return D.in_opmath(lambda x: jax.nn.gelu(x, approximate=(approximate == "tanh")))(input)
 
 
@@ -976,7 +988,7 @@ def silu(input):
     return D.in_opmath(jax.nn.silu)(input)
 
 
-@defop(promote="float_only", grad_fn="MishBackward0", kernel="mish_cpu", inplace=True)
+@defop(promote=_real_float_only, grad_fn="MishBackward0", kernel="mish_cpu", inplace=True)
 def mish(input):
     """``x * tanh(softplus(x))``, float16/bfloat16 computed in float32 (PyTorch's opmath)."""
     x = input.astype(D.opmath(input.dtype))

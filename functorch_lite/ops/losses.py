@@ -24,6 +24,7 @@ from .._tensor.tensor import Tensor
 from . import grad_overrides as _go
 from ._registry import defop
 from .nn_ops import _REDUCTIONS, _no_grad_arg, _reduce
+from .reduction import _abs
 from .._warn import user_stacklevel as _user_stacklevel
 
 __all__: list = ["l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
@@ -96,7 +97,8 @@ def _l1_rule(op, sig, sargs):
     _bool_sub(a, b)
     d = promote_types(a, b)
     red = sargs[-1]
-    out = d if w is None else promote_types(d, w)
+    r = d.to_real()  # (|input - target| is real for complex operands)
+    out = r if w is None else promote_types(r, w)
     if w is None and red == "mean" and d.category < D.FLOAT:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {d.short}")
@@ -116,7 +118,7 @@ def _l1_name(targs, sargs):
        prep=_prep_at(0), broadcast=True, autocast="fp32", kernel="add_stub", saves=("internal",))
 def _l1_loss(input, target, weight=None, reduction="mean"):
     """Mean absolute error, optionally weighted elementwise (``F.l1_loss``)."""
-    err = _go.abs(input - target)  # PyTorch's d|x|/dx = 0 at 0
+    err = _abs(input - target)  # PyTorch's d|x|/dx = 0 at 0 (real for complex operands)
     if weight is None:
         return _reduce(err, reduction)
     err = err.astype(weight.dtype) * weight

@@ -959,9 +959,6 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     else:
         x = x - avg.unsqueeze(1)
     c = OPS["mm"].fn(x, (x * w if w is not None else x).t().conj())
-    if c.is_complex():
-        re = c.real
-        c = OPS["complex"].fn(re, re.mul(0))
     return OPS["true_divide"].fn(c, norm).squeeze()
 
 

@@ -157,7 +157,7 @@ def _n_blocks(size, k, d, p, s):
 def _fold_rule(kernel: str):
     def rule(op, sig, sargs):
         dt = sig[0][1]
-        if dt is not D.bool and (dt.category != D.FLOAT or dt in D.FLOAT8):
+        if dt is not D.bool and (dt.category < D.FLOAT or dt in D.FLOAT8 or dt is D.complex32):
             raise no_kernel(kernel, dt)
         return (None,), (dt,)
     return rule
@@ -340,9 +340,9 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
 # ---- pdist -------------------------------------------------------------------------------------------------
 def _pdist_rule(op, sig, sargs):
     dt = sig[0][1]
-    if dt.category < D.FLOAT:
+    if dt.category != D.FLOAT:  # (isFloatingType: complex too)
         raise RuntimeError("pdist only supports floating-point dtypes")
-    if dt.category > D.FLOAT or dt in D.FLOAT8 or dt in (D.float16, D.bfloat16):
+    if dt in D.FLOAT8 or dt in (D.float16, D.bfloat16):
         raise no_kernel("pdist", dt)
     return (None,), (dt,)
 

@@ -27,12 +27,12 @@ def _on_device_of(arr, like):
     return jax.device_put(arr, list(like.devices())[0])
 
 
-def _kernel_rule(kernel: str, allow_int: bool = False):
+def _kernel_rule(kernel: str, allow_int: bool = False, allow_complex: bool = True):
     """Dtype rule: output has the first tensor's dtype, nothing cast (targets/keys keep theirs); dtypes with
     no PyTorch kernel raise its NotImplementedError (``"mse_cpu" not implemented for 'Long'``)."""
     def rule(op, sig, sargs):
         dt = sig[0][1]
-        if dt is D.bool or (dt.category < D.FLOAT and not allow_int):
+        if dt is D.bool or (dt.category < D.FLOAT and not allow_int) or (dt.is_complex and not allow_complex):
             raise no_kernel(kernel, dt)
         return (None,) * len(sig), (dt,)
     return rule
@@ -58,7 +58,7 @@ def _mse_rule(op, sig, sargs):
     """Inputs promote together (``float32`` vs ``float64`` computes in float64); no integer kernel."""
     from .._promotion import rule_elementwise
     casts, outs = rule_elementwise(op, sig, sargs)
-    if outs[0] is D.bool or outs[0].category < D.FLOAT:
+    if outs[0].category != D.FLOAT:  # (bool, integral and complex: no kernel)
         raise no_kernel("mse_cpu", outs[0])
     return casts, outs
 
@@ -67,6 +67,8 @@ def _dropout_rule(op, sig, sargs):
     dt = sig[0][1]
     if dt.category < D.FLOAT:
         raise RuntimeError(f"result type Float can't be cast to the desired output type {dt.short}")
+    if dt.is_complex:  # (the mask's bernoulli_ on the input's dtype)
+        raise no_kernel("bernoulli_scalar_cpu_", dt)
     return (None,) * len(sig), (dt,)
 
 
@@ -304,8 +306,9 @@ def _nll(logp, target, weight, ignore_index, reduction):
 
 
 def _nll_rule(op, sig, sargs):
-    """The input's dtype (no integer kernel); class weights of another dtype raise (the kernel's read)."""
-    casts, outs = _kernel_rule("nll_loss_out_frame")(op, sig, sargs)
+    """The input's dtype (no integer or complex kernel); class weights of another dtype raise (the kernel's read)."""
+    kernel = "nll_loss2d_forward_out_frame" if sig[0][0] >= 3 else "nll_loss_out_frame"  # (nll_loss_nd's choice)
+    casts, outs = _kernel_rule(kernel, allow_complex=False)(op, sig, sargs)
     _weight_dtype(sig)
     return casts, outs
 
@@ -348,9 +351,14 @@ def _ce_rule(op, sig, sargs):
         w = sig[2][1] if len(sig) > 2 and sig[2] is not None else None
         dt = promote_types(xdt, tdt) if w is None else promote_types(promote_types(xdt, tdt), w)
         return (None, None, None), (dt,)  # (the body promotes, in torch's order)
-    casts, outs = _kernel_rule("log_softmax_lastdim_kernel_impl")(op, sig, sargs)
+    casts, outs = _kernel_rule(_ce_kernel(sig[0][0]), allow_complex=False)(op, sig, sargs)
     _weight_dtype(sig)
     return casts, outs
+
+
+def _ce_kernel(ndim: int) -> str:
+    """The kernel of cross_entropy's log_softmax over the class dim (dim 1, or 0 of a 1-D input)."""
+    return "log_softmax_lastdim_kernel_impl" if ndim <= 2 else "log_softmax_kernel_impl"
 
 
 def _ce_prep(targs, sargs):
@@ -374,9 +382,9 @@ def _ce_prep(targs, sargs):
                                f"or no classes but got weight tensor of shape: {shape_str(w._shape)}")
     if ls > 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {ls:g}")
+    if x.dtype.category != D.FLOAT:  # log_softmax runs before nll_loss_nd's checks (bool, int, complex: no kernel)
+        raise no_kernel(_ce_kernel(len(x._shape)), x.dtype)
     if not _probability_target(x, t):
-        if x.dtype is D.bool or x.dtype.category < D.FLOAT:  # log_softmax runs before nll_loss_nd's checks
-            raise no_kernel("log_softmax_lastdim_kernel_impl", x.dtype)
         _nll_shape_check(x, t, w)
     return sargs
 

@@ -433,6 +433,11 @@ def _embedding_bag(weight, indices, offsets, per_sample_weights, mode, include_l
         scale = (1 / jnp.maximum(freq, 1))[ids][:, None]
         const = jax.lax.stop_gradient(rows)
         rows = const + (rows - const) * scale
+    if include_last_offset and mode != 2 and padding_idx < 0 and odt in (jnp.float32, jnp.float16, jnp.bfloat16):
+        # (ATen's fast sum / mean path (these dtypes, no padding_idx, a weight with unit row stride) ends the last
+        # bag at ``offsets[-1]``, while the mean's count and the backward run to the end of ``indices``: the entries
+        # past it add zero but take the gradient; its other paths run the last bag to the end)
+        rows = jnp.where((pos >= off[nb])[:, None], rows - jax.lax.stop_gradient(rows), rows)
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.astype(cdt)[:, None]
     k = keep[:, None]

@@ -242,7 +242,7 @@ def _group_norm(input, weight, bias, num_groups, eps):
     acc = D.opmath(input.dtype)
     x = input.astype(acc)
     n, c = x.shape[0], x.shape[1]
-    xg = x.reshape((n, num_groups, -1))
+    xg = x.reshape((n, num_groups, math.prod(x.shape[1:]) // num_groups))  # (no -1: n may be 0)
     mean = jnp.mean(xg, axis=-1, keepdims=True)
     var = jnp.mean(jnp.square(xg - mean), axis=-1, keepdims=True)
     y = ((xg - mean) * lax.rsqrt(var + eps)).reshape(x.shape)
@@ -276,7 +276,11 @@ def _rms_check(targs, sargs):
                   f"weight dtype = {_cname(w.dtype)}, Cannot dispatch to fused implementation.")
 
 
-@defop("rms_norm", promote=_float_rule("rms_norm"), grad_fn="MulBackward0", tensors=2, method=False, function=False,
+def _rms_name(targs, sargs):  # (torch's composite casts a half input back: ToCopyBackward0)
+    return "ToCopyBackward0" if targs[0].dtype in (D.float16, D.bfloat16) else "MulBackward0"
+
+
+@defop("rms_norm", promote=_float_rule("rms_norm"), grad_fn=_rms_name, tensors=2, method=False, function=False,
        check=_rms_check, saves=(0, 1), kernel="rms_norm", autocast={"cuda": "fp32"})
 def _rms_norm(input, weight, normalized_shape, eps):
     """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing ``normalized_shape`` dims."""
@@ -361,7 +365,15 @@ def _renorm_fn(max_norm: float, norm_type: float):
         @jax.custom_jvp
         def renorm(w, idx):
             rows = w[idx.reshape(-1)].astype(D.opmath(w.dtype))
-            norms = jnp.sum(jnp.abs(rows) ** norm_type, axis=-1) ** (1.0 / norm_type)
+            a = jnp.abs(rows)
+            if norm_type == math.inf:  # (``at::norm``'s p = inf, -inf and 0 cases)
+                norms = jnp.max(a, axis=-1)
+            elif norm_type == -math.inf:
+                norms = jnp.min(a, axis=-1)
+            elif norm_type == 0:
+                norms = jnp.sum(a != 0, axis=-1).astype(a.dtype)
+            else:
+                norms = jnp.sum(a ** norm_type, axis=-1) ** (1.0 / norm_type)
             scale = jnp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(rows.dtype)
             return w.at[idx.reshape(-1)].set((rows * scale[:, None]).astype(w.dtype))
 
@@ -531,13 +543,24 @@ def bilinear(input1, input2, weight, bias=None, *, _low=None):
 
 
 # ---- normalize and small activations -------------------------------------------------------------------
-@defop("_normalize", kernel="norm_cpu", promote=_float_rule("linalg_vector_norm"), grad_fn="DivBackward0", method=False,
+_NORM_FLOAT_RULE = _float_rule("linalg_vector_norm")
+
+
+def _normalize_rule(op, sig, sargs):
+    """Floating and complex inputs (a complex one is divided by its real norm); output = input dtype."""
+    dt = sig[0][1]
+    if dt.is_complex:
+        return (None,), (dt,)
+    return _NORM_FLOAT_RULE(op, sig, sargs)
+
+
+@defop("_normalize", kernel="norm_cpu", promote=_normalize_rule, grad_fn="DivBackward0", method=False,
        function=False, saves=(0,), autocast={"cuda": "fp32"})
 def _normalize(input, p, dim, eps):
     """``x / max(||x||_p along dim, eps)``, as PyTorch's ``x / x.norm(p, dim, keepdim=True).clamp_min(eps)``: the
     norm (float32-accumulated for half types) rounded to the input dtype, then one correctly rounded division."""
     n = _vector_norm(input, p, dim, True)
-    return true_div(input, jnp.maximum(n, jnp.asarray(eps, n.dtype)))
+    return true_div(input, jnp.maximum(n, jnp.asarray(eps, n.dtype)).astype(input.dtype))  # (complex: by a real norm)
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
@@ -574,13 +597,12 @@ def _hardtanh_rule(op, sig, sargs):
 
 
 def _softsign_rule(op, sig, sargs):
-    """``x / (|x| + 1)``: integers divide into the default float; bool has no ``abs``."""
+    """``x / (|x| + 1)``: integers divide into the default float; bool has no ``abs``; complex divides by the real
+    ``|x| + 1``."""
     dt = sig[0][1]
     if dt is D.bool:
         raise no_kernel("abs_cpu", dt)
-    if dt.category > D.FLOAT:
-        raise no_kernel("softsign", dt)
-    out = dt if dt.category == D.FLOAT else D.get_default_dtype()
+    out = dt if dt.category >= D.FLOAT else D.get_default_dtype()
     return (out,), (out,)
 
 
@@ -606,7 +628,8 @@ def _hardtanh_body(x, lo, hi):
 _softplus = _act("_softplus", "SoftplusBackward0", "softplus_cpu", _softplus_body)
 _hardtanh = _act("_hardtanh", "HardtanhBackward0", "clamp_scalar_cpu", _hardtanh_body, _hardtanh_rule,
                  inplace=True)
-_softsign = _act("_softsign", "DivBackward0", "add_stub", lambda x, a, b: x / (jnp.abs(x) + 1), _softsign_rule)
+_softsign = _act("_softsign", "DivBackward0", "add_stub", lambda x, a, b: x / (jnp.abs(x) + 1).astype(x.dtype),
+                _softsign_rule)
 _logsigmoid = _act("_logsigmoid", "LogSigmoidBackward0", "log_sigmoid_cpu",
                    lambda x, a, b: D.in_opmath(jax.nn.log_sigmoid)(x))
 

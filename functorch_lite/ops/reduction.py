@@ -632,14 +632,12 @@ def _cum_rule(op, sig, sargs):
 
 
 def _cum_check(targs, sargs):
-    """A ``dtype=``: an integer one of an input that requires grad is refused by torch's autograd; a real one of a
-    complex input warns as the cast does."""
+    """A ``dtype=``: an integer one of an input that requires grad is refused by torch's autograd (a real one of a
+    complex input warns as the cast does: ``rule_sum``)."""
     if sargs[1] is not None:
         dt = D.as_dtype(sargs[1])
         if dt.category <= D.INT and _dispatch._state.enabled and targs[0].requires_grad:
             raise RuntimeError(f"Autograd not support dtype: {dt.short}")
-        from .conversion import _discards_imag
-        _discards_imag(targs[0].dtype, dt)
 
 
 def _cum_inplace(self, sargs):
@@ -728,13 +726,21 @@ def _softmax_rule(op, sig, sargs):
     return (None,), (dt,)
 
 
+def _softmax_check(targs, sargs):
+    """A complex input cast to a floating ``dtype=``: that cast's one-time warning (per call, not in the cached
+    rule: ``set_warn_always`` repeats it)."""
+    dt_arg = sargs[1]
+    if dt_arg is not None and targs[0].dtype.is_complex:
+        P.discards_imag(targs[0].dtype, D.as_dtype(dt_arg))
+
+
 def _along(fn, x, dim):
     x = _acc(x)
     return fn(x.reshape(1), axis=0).reshape(()) if x.ndim == 0 else fn(x, axis=dim)
 
 
 @defop(kernel="softmax_lastdim_kernel_impl", promote=_softmax_rule, grad_fn="SoftmaxBackward0",
-       prep=_req_dim_prep("softmax"), saves=("result",), float8=True,
+       prep=_req_dim_prep("softmax"), check=_softmax_check, saves=("result",), float8=True,
        autocast={"cuda": "fp32_opt"})
 def softmax(input, dim=None, dtype=None, *, axis=None):
     """Numerically stable softmax along ``dim`` (required, RED-13; RED-17)."""
@@ -742,7 +748,7 @@ def softmax(input, dim=None, dtype=None, *, axis=None):
 
 
 @defop(kernel="log_softmax_kernel_impl", promote=_softmax_rule, grad_fn="LogSoftmaxBackward0",
-       prep=_req_dim_prep("log_softmax"), float8=True,
+       prep=_req_dim_prep("log_softmax"), check=_softmax_check, float8=True,
        saves=("result",), autocast={"cuda": "fp32_opt"})
 def log_softmax(input, dim=None, dtype=None, *, axis=None):
     return _along(jax.nn.log_softmax, input, dim)

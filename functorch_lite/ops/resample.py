@@ -14,6 +14,7 @@ from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from ._registry import defop
 from .._tensor.views import shape_str as _shape_str
+from .view_ops import NARROW_NEGATIVE_LENGTH
 from .conv import adaptive_avg_pool2d, adaptive_avg_pool3d
 
 __all__: list = ["pad", "interpolate"]
@@ -40,7 +41,7 @@ def _pad_prep(targs, sargs):
                            f"padding length {len(p)} and input of dimension {nd}")
     if mode == "constant":
         if any(x._shape[nd - 1 - j] + p[2 * j] + p[2 * j + 1] < 0 for j in range(len(p) // 2)):
-            raise RuntimeError("narrow(): length must be non-negative.")
+            raise RuntimeError(NARROW_NEGATIVE_LENGTH)
         value = 0 if value is None else value
         if any(e > 0 for e in p):  # (torch fills the padded output, then copies the input in: fill_'s checked value)
             shape = list(x._shape)
@@ -441,6 +442,34 @@ _NEEDS = {("linear", 4): 3, ("linear", 5): 3, ("bilinear", 3): 4, ("bilinear", 5
           ("trilinear", 4): 5}
 
 
+def _upsample_arg_error(mode, dim, antialias, is_size, given) -> TypeError:
+    """The argument parser's TypeError of the ``upsample_*`` kernel ``interpolate`` calls with ``given`` (a list or
+    tuple holding a tensor it refuses) as its output size or its scale factors."""
+    nd = f"{dim}d"
+    linear = mode not in ("nearest", "nearest-exact")
+    if mode == "nearest":
+        name = f"upsample_nearest{nd}"
+    elif mode == "nearest-exact":
+        name = f"_upsample_nearest_exact{nd}"
+    else:
+        name = f"_upsample_{mode}{nd}_aa" if antialias else f"upsample_{mode}{nd}"
+    kind = type(given).__name__
+    items = ", ".join("Tensor" if isinstance(v, Tensor) else type(v).__name__ for v in given)
+    shown = f"{kind} of [{items}]" if kind == "list" else f"{kind} of ({items})"
+    args = (kind, "NoneType") if is_size else ("NoneType", kind)
+    marks = (f"!{shown}!", "!NoneType!") if is_size else ("!NoneType!", f"!{shown}!")
+    ac = ", bool align_corners" if linear else ""
+    got = ", bool" if linear else ""
+    scales = {1: "float scales = None", 2: "float scales_h = None, float scales_w = None",
+              3: "float scales_d = None, float scales_h = None, float scales_w = None"}[dim]
+    return TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, {args[0]}{got}, "
+                     f"{args[1]}), but expected one of:\n"
+                     f" * (Tensor input, tuple of ints output_size{ac}, tuple of floats scale_factors)\n"
+                     f"      didn't match because some of the arguments have invalid types: (Tensor, {marks[0]}{got}, "
+                     f"{marks[1]})\n"
+                     f" * (Tensor input, tuple of ints output_size{ac}, {scales}, *, Tensor out = None)\n")
+
+
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
     """``F.interpolate``: nearest / nearest-exact (3-5-D), linear (3-D), bilinear / bicubic (4-D, with
@@ -467,7 +496,13 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if recompute_scale_factor and size is not None:
         raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
     vals = tuple(given) if isinstance(given, (list, tuple)) else (given,) * dim
-    if size is not None:
+    # (the upsample kernels' argument parser refuses tensors among the scales, and tensors of other than one
+    # element among the sizes (a tensor ``size`` / ``scale_factor`` is repeated per dim); ``area`` pools instead)
+    bad = mode != "area" and not (size is None and recompute_scale_factor) and any(
+        isinstance(v, Tensor) and (size is None or v.numel() != 1) for v in vals)
+    if bad:
+        out = scales = None
+    elif size is not None:
         out, scales = tuple(int(v) for v in vals), None
     else:
         scales = tuple(float(v) for v in vals)
@@ -495,6 +530,9 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
                                   "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
                                   f"nearest-exact (got {mode})")
+    if bad:
+        raise _upsample_arg_error(mode, dim, bool(antialias), size is not None,
+                                  given if isinstance(given, (list, tuple)) else list(vals))
     if input.numel() == 0 and 0 in tuple(input.shape[1:]) and all(n > 0 for n in spatial):
         raise RuntimeError(f"Non-empty {input.dim()}D data tensor expected but got a tensor with sizes "
                            f"{_shape_str(tuple(input.shape))}")

@@ -268,6 +268,7 @@ def _bincount_rule(op, sig, sargs):
     if sig[1] is None:
         return (None, None), (D.int64,)
     w = D.float32 if sig[1][1] is D.float32 else D.float64
+    P.discards_imag(sig[1][1], w)
     return (None, w), (w,)
 
 

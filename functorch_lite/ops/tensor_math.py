@@ -110,8 +110,8 @@ def _host_edges(input, nb, ranges):
     return np.stack(rows)
 
 
-def histogram(input, bins, *, range=None, weight=None, density=False, out=None):  # noqa: A002
-    """``torch.histogram(x, bins, range=None, weight=None, density=False)``: (hist, bin_edges); ``bins`` an int
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):  # noqa: A002
+    """``torch.histogram(x, bins=100, range=None, weight=None, density=False)``: (hist, bin_edges); ``bins`` an int
     (equal-width bins) or a 1-d tensor of increasing edges. ``out=(hist, bin_edges)``: of the input's dtype (torch's
     histogramdd checks), resized and written (bin_edges first, as torch's), ``return_types.histogram_out``."""
     if isinstance(bins, Tensor):

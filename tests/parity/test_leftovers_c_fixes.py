@@ -66,3 +66,86 @@ TENSORS_ONLY["ldexp_inplace_f8"] = lambda m: _x(m).ldexp_(_F8(m))
 @pytest.mark.parametrize("name", sorted(TENSORS_ONLY))
 def test_tensors_only_ops_refuse_numbers_as_torch(name):
     assert_same_outcome(TENSORS_ONLY[name], torch, ft)
+
+
+# a complex -> real cast warns once (torch's TORCH_WARN_ONCE, repeated under set_warn_always): a reduction's real
+# dtype= and bincount's real weights of complex values warn; a cast to bool does not
+def _z(m):
+    return m.tensor([1 + 1j, 2 - 1j])
+
+
+DISCARDS_IMAG = {
+    "bool": lambda m: _z(m).bool(),
+    "to_bool": lambda m: _z(m).to(m.bool),
+    "copy_bool": lambda m: m.zeros(2, dtype=m.bool).copy_(_z(m)),
+    "sum": lambda m: _z(m).sum(dtype=m.float32),
+    "mean": lambda m: _z(m).mean(dtype=m.float32),
+    "prod": lambda m: _z(m).prod(dtype=m.float64),
+    "cumsum": lambda m: _z(m).cumsum(0, dtype=m.float32),
+    "bincount": lambda m: m.bincount(m.tensor([0, 1]), weights=_z(m)),
+    "int": lambda m: _z(m).int(),
+    "copy": lambda m: m.zeros(2).copy_(_z(m)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DISCARDS_IMAG))
+def test_complex_to_real_warning_as_torch(name):
+    from functorch_lite.ops._registry import OPS
+    from _parity import warnings_of
+    for op in ("sum", "mean", "prod", "cumsum", "bincount"):
+        OPS[op].cache.clear()  # (the warning comes from the dtype rule: once per signature, as torch's once)
+    fn = DISCARDS_IMAG[name]
+    assert warnings_of(ft, fn) == warnings_of(torch, fn)
+    assert_same_outcome(fn, torch, ft)
+
+
+@pytest.mark.parametrize("case", [
+    lambda m: m.nn.functional.mish(m.tensor([1 + 1j])),
+    lambda m: m.nn.functional.mish(m.tensor([1 + 1j]), inplace=True),
+    lambda m: m.nn.functional.mish(m.tensor([1])),
+    lambda m: m.nn.functional.gelu(m.tensor([1 + 1j]), approximate="tanh"),
+])
+def test_mish_refuses_complex_as_torch(case):
+    assert_same_outcome(case, torch, ft)
+
+
+def _zc(m):
+    return m.tensor([1 + 1j], dtype=m.complex128)
+
+
+def _rc(m):
+    return m.tensor([1.], dtype=m.float64)
+
+
+# complex clamps: the Tensor overloads name their kernel, clamp of a complex input and the Scalar overloads refuse
+CLAMPS = [
+    lambda m: m.clamp_min(_zc(m), _zc(m)), lambda m: m.clamp_min(_zc(m), 1.), lambda m: m.clamp_min(_rc(m), _zc(m)),
+    lambda m: m.clamp_max(_zc(m), _zc(m)), lambda m: m.clamp_max(_zc(m), 1), lambda m: m.clamp_max(_rc(m), _zc(m)),
+    lambda m: m.clamp(_zc(m), min=_zc(m)), lambda m: m.clamp(_zc(m), 1.), lambda m: m.clamp(_rc(m), min=_zc(m)),
+    lambda m: m.clamp(_rc(m), max=_zc(m)), lambda m: m.clamp(_rc(m), min=_rc(m), max=_zc(m)),
+    lambda m: _zc(m).clamp_(min=_zc(m)), lambda m: m.clamp_min(_rc(m), 1j), lambda m: m.relu(_zc(m)),
+]
+
+
+@pytest.mark.parametrize("i", range(len(CLAMPS)))
+def test_complex_clamp_errors_as_torch(i):
+    assert_same_outcome(CLAMPS[i], torch, ft)
+
+
+def test_new_tensor_copy_construct_warning_names_new_tensor():
+    from _parity import warnings_of
+    for fn in (lambda m: m.ones(2).new_tensor(m.ones(2)), lambda m: m.tensor(m.ones(2))):
+        assert warnings_of(ft, fn) == warnings_of(torch, fn)
+
+
+def test_deepcopy_of_views_on_a_grown_storage():
+    import copy
+
+    def fn(m):
+        y = m.arange(4.)
+        v = y[1:3]
+        y.resize_(2, 4)
+        a, b = copy.deepcopy((y, v))
+        b.add_(10)
+        return a[0]
+    assert_same_outcome(fn, torch, ft)

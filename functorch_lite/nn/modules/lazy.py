@@ -56,11 +56,10 @@ class LazyModuleMixin:
         return any(is_lazy(t) for t in itertools.chain(self._parameters.values(), self._buffers.values()))
 
     def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
-        """As ``Module``'s, the uninitialized tensors themselves standing for their entries."""
-        super()._save_to_state_dict(destination, prefix, keep_vars)
+        """As torch's: parameters and persistent buffers, an uninitialized one itself (not detached)."""
         for name, t in itertools.chain(self._parameters.items(), self._buffers.items()):
-            if is_lazy(t) and prefix + name in destination:
-                destination[prefix + name] = t
+            if t is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = t if keep_vars or is_lazy(t) else t.detach()
 
     def _lazy_load_hook(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                         error_msgs) -> None:

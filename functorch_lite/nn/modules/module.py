@@ -7,7 +7,7 @@ from collections import OrderedDict
 from typing import Any, Callable, Iterator, TypeVar
 
 from ..._tensor.legacy import typename as _typename
-from ..._tensor.tensor import Tensor, zero_grads
+from ..._tensor.tensor import Tensor, preserve_format, zero_grads
 from ..._tensor.storage import META_NO_DATA
 from ..parameter import Buffer, Parameter
 from ._state_dict import StateDictMixin, _IncompatibleKeys  # noqa: F401  (re-exported)
@@ -579,12 +579,14 @@ class Module(StateDictMixin):
         ``torch.__future__.set_overwrite_module_params_on_conversion(True)``: new Parameters (and gradients) are
         registered instead; ``set_swap_module_params_on_conversion(True)`` (which wins): each object stays, its
         contents swapped with the result's (``torch.utils.swap_tensors``). A buffer is replaced by ``fn``'s
-        result. (Every facade tensor has the same layout, so "compatible shallow-copy type" always holds.)"""
+        result. (A "compatible shallow-copy type" is what ``.data =`` takes: not a meta result for a real tensor, or
+        the other way round; there a new Parameter / gradient is set, as torch's ``compute_should_use_set_data``.)"""
         from ... import __future__ as future
+        from ..._tensor.tensor import has_compatible_shallow_copy_type as compatible
         if recurse:
             for m in self.children():
                 m._apply(fn)
-        set_data = not future._overwrite_module_params_on_conversion
+        overwrite = future._overwrite_module_params_on_conversion
         swap = future._swap_module_params_on_conversion
         for key, param in self._parameters.items():
             if param is None:
@@ -603,7 +605,7 @@ class Module(StateDictMixin):
                         param.grad = grad
                     raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}") from e
                 out = param
-            elif set_data:
+            elif not overwrite and compatible(param, applied):
                 param.data = applied
                 out = param
             else:
@@ -619,7 +621,7 @@ class Module(StateDictMixin):
                 except Exception as e:
                     raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}.grad") from e
                 out.grad = grad
-            elif set_data:
+            elif not overwrite and compatible(grad, grad_applied):
                 out.grad.data = grad_applied
             else:
                 out.grad = grad_applied.requires_grad_(grad.requires_grad)
@@ -646,10 +648,13 @@ class Module(StateDictMixin):
                               "template=bug-report.yml if a complex module does not work as expected.",
                               stacklevel=_user_stacklevel())
 
+        given_fmt = fmt is not preserve_format and fmt is not None
+
         def conv(t: Tensor) -> Tensor:
             dt = dtype if (t.is_floating_point() or t.is_complex()) else None
             try:
-                return t.to(device=device, dtype=dt, memory_format=fmt if t.dim() in (4, 5) else None)
+                # (torch asks a tensor's dim() only for a memory format given: not an uninitialized parameter's)
+                return t.to(device=device, dtype=dt, memory_format=fmt if given_fmt and t.dim() in (4, 5) else None)
             except NotImplementedError as e:
                 if str(e) == META_NO_DATA:
                     raise NotImplementedError(f"{e} Please use torch.nn.Module.to_empty() instead of "

@@ -429,9 +429,15 @@ class LSTMCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
 
     def forward(self, input: Tensor, hx=None):
-        if hx is not None and len(hx) != 2:
-            raise RuntimeError("lstm_cell expects two hidden states")
-        input, (h, c), batched = self._batch("LSTMCell", input, hx, 2)
+        input, hs, batched = self._batch("LSTMCell", input, hx, 2)
+        if hx is not None:  # (as torch's: unbatched, ``hx[0]`` and ``hx[1]`` are taken; batched, ``lstm_cell``'s
+            if not batched:  # argument parser wants a tuple or list of exactly two)
+                hs = hs[:2] if len(hs) >= 2 else (hx[0], hx[1])
+            elif isinstance(hx, Tensor):
+                raise TypeError("lstm_cell(): argument 'hx' (position 2) must be tuple of Tensors, not Tensor")
+            elif len(hs) != 2:
+                raise RuntimeError("lstm_cell expects two hidden states")
+        h, c = hs
         self._check(input, (h, c))
         h2, c2 = _ops.lstm_cell(input, h, c, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return (h2, c2) if batched else (h2.squeeze(0), c2.squeeze(0))

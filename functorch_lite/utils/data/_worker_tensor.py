@@ -1176,9 +1176,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     _reject_facade(data)
     _check_device(device, requires_grad)
     if isinstance(data, TensorArray):
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
-                      "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
+        from ...ops.creation import COPY_CONSTRUCT_WARNING
+        warnings.warn(COPY_CONSTRUCT_WARNING.format("torch.tensor"), UserWarning, stacklevel=2)
     if isinstance(data, (np.ndarray, np.generic)):
         src = _fdt(data)
         dt = D.as_dtype(dtype) if dtype is not None else src

@@ -27,5 +27,8 @@ CASES = {
     "angle": ([rnd(4), rnd(4)], lambda m, a, b: m.angle(cx(m, a, b)) + m.angle(a)),
     "polar": ([rnd(4), rnd(4)], lambda m, a, b: m.view_as_real(m.polar(a.double().abs() + 0.1, b.double()))),
     "complex": ([rnd(4), rnd(4)], lambda m, a, b: m.view_as_real(m.complex(a.double(), b.double()) * 2)),
+    "_complex_convolution": ([rnd(2, 2, 5), rnd(2, 2, 5), rnd(3, 2, 2), rnd(3, 2, 2)],
+                             lambda m, xr, xi, wr, wi: m.view_as_real(m.nn.functional.conv1d(cx(m, xr, xi),
+                                                                                              cx(m, wr, wi)))),
 }
 FORWARD_ONLY = {}

@@ -35,6 +35,11 @@ CASES = {
     "select_copy": ([_A], lambda m, a: m.select_copy(a, 1, -1)),
     "slice_copy": ([_rnd(6, 3)], lambda m, a: m.slice_copy(a, 0, 1, None, 2)),
     "narrow_copy": ([_rnd(6, 3)], lambda m, a: m.narrow_copy(a, 0, -3, 2)),
+    "as_strided_copy": ([_rnd(4, 3)], lambda m, a: m.as_strided_copy(a, (2, 2), (1, 3), 1)),
+    # (input detached: torch 2.13's as_strided_scatter_backward gives the input the gradient of the positions src
+    # overwrote, zeros elsewhere -- the reverse of the derivative, which functorch_lite computes)
+    "as_strided_scatter": ([_rnd(4, 3), _rnd(2, 2)],
+                           lambda m, a, s: m.as_strided_scatter(a.detach(), s, (2, 2), (1, 3), 1)),
     "diagonal_copy": ([_rnd(3, 4)], lambda m, a: m.diagonal_copy(a, -1)),
     "unfold_copy": ([_rnd(7)], lambda m, a: m.unfold_copy(a, 0, 3, 2)),
     "alias_copy": ([_A], lambda m, a: m.alias_copy(a)),

@@ -7,11 +7,11 @@ tensors PyTorch would save (to raise PyTorch's in-place error at backward), and 
 from __future__ import annotations
 
 import itertools
-import weakref
 
 import jax
 
 from .. import dtypes as D
+from .._hooks import RemovableHandle, add_hook  # noqa: F401  (torch.autograd.graph.RemovableHandle)
 from . import anomaly_mode as _anomaly
 from . import grad_mode as _gm
 
@@ -90,7 +90,7 @@ class Node:
             _refuse_shown(self)
         if self._hooks is None:
             self._hooks = {}
-        return _Handle(self._hooks, fn)
+        return add_hook(self._hooks, fn)
 
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` before this node runs (a tuple of tensors, None where there is none): a returned
@@ -109,7 +109,7 @@ class Node:
             from .tensor_hooks import check_hook_results
             check_hook_results(fn, prev, r)
             return [from_grad_tensor(g, c) for g, c in zip(r, cts)]
-        return _Handle(self._pre_hooks, pre)
+        return add_hook(self._pre_hooks, pre)
 
     def __call__(self, *grads, **kwargs):
         """torch's ``grad_fn(*grad_outputs)``: this node's backward on the given output gradients (one per output,
@@ -275,26 +275,6 @@ class AccumulateGrad(Node):
         return "torch::autograd::AccumulateGrad"  # PyTorch's C++ node name
 
 
-class _Handle:
-    """``torch.utils.hooks.RemovableHandle``."""
-    _ids = itertools.count()
-
-    def __init__(self, store, fn):
-        self.id = next(self._ids)
-        self._store = weakref.ref(store) if not isinstance(store, dict) else store
-        store[self.id] = fn
-
-    def remove(self):
-        self._store.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
-RemovableHandle = _Handle
 
 _FREED_MSG = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
               "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "

@@ -5,7 +5,8 @@ from __future__ import annotations
 import jax
 
 from .._tensor import storage as _storage
-from .graph import AccumulateGrad as _AccumulateGrad, _Handle
+from .._hooks import add_hook
+from .graph import AccumulateGrad as _AccumulateGrad
 
 
 def _hook_wrapper(t, fn, out_nr):
@@ -129,11 +130,11 @@ def register_hook(self, hook):
     if self.grad_fn is None:
         if self._hooks is None:
             self._hooks = _registry()
-        return _Handle(self._hooks, hook)
+        return add_hook(self._hooks, hook)
     node = self.grad_fn
     if node._pre_hooks is None:
         node._pre_hooks = {}
-    return _Handle(node._pre_hooks, _hook_wrapper(self, hook, self._out_nr))
+    return add_hook(node._pre_hooks, _hook_wrapper(self, hook, self._out_nr))
 
 
 def retain_grad(self):
@@ -171,7 +172,7 @@ def register_post_accumulate_grad_hook(self, hook):
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if self._post_hooks is None:
         self._post_hooks = _registry()
-    return _Handle(self._post_hooks, hook)
+    return add_hook(self._post_hooks, hook)
 
 
 def _registry():

@@ -31,7 +31,7 @@ def _handle_cls():
     """``RemovableHandle`` whose ``remove()`` also drops the hook from ``_STEP_HOOKS`` and tells the optimizers."""
     cls = _HANDLE[0]
     if cls is None:
-        from ..nn.modules.module import RemovableHandle
+        from .._hooks import RemovableHandle
 
         class _OptimizerHookHandle(RemovableHandle):
             def __init__(self, hooks, key, *extra, touch=None):

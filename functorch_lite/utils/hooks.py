@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import warnings
 
-from ..nn.modules.module import RemovableHandle
+from .._hooks import RemovableHandle
 
 __all__ = ["RemovableHandle", "unserializable_hook", "warn_if_has_hooks"]
 

@@ -149,3 +149,18 @@ def test_deepcopy_of_views_on_a_grown_storage():
         b.add_(10)
         return a[0]
     assert_same_outcome(fn, torch, ft)
+
+
+def test_every_hook_handle_is_torch_utils_hooks_removable_handle():
+    def fn(m):
+        x = m.tensor([1., 2.], requires_grad=True)
+        y = x * 2
+        handles = [y.grad_fn.register_hook(lambda gi, go: None), y.grad_fn.register_prehook(lambda go: None),
+                   x.register_hook(lambda g: g * 3), m.nn.Linear(2, 2).register_forward_hook(lambda *a: None)]
+        y.sum().backward()
+        handles[2].remove()
+        x.grad = None
+        (x * 2).sum().backward()
+        return [type(h).__name__ for h in handles], [isinstance(h, m.utils.hooks.RemovableHandle) for h in handles], \
+            m.autograd.graph.RemovableHandle is m.utils.hooks.RemovableHandle, x.grad.tolist()
+    assert fn(ft) == fn(torch)

@@ -15,7 +15,7 @@ from ..parameter import Parameter, is_lazy as _is_lazy
 from ..._warn import user_stacklevel as _user_stacklevel
 
 if TYPE_CHECKING:
-    from .module import RemovableHandle
+    from ..._hooks import RemovableHandle
 
 _EXTRA_STATE = "_extra_state"  # the key of a module's get_extra_state() in its state dict
 _NO_HOOKS: dict = {}  # (read-only: what a module without a hook table iterates)

@@ -297,6 +297,19 @@ def _accumulate_hooked(node, cts, create_graph):
                 check_hook_results(h, (), r)
 
 
+def _obey_layout(g, t):
+    """A leaf's first gradient laid out as the leaf (torch's ``clone_obey_contract``: a dense, non-contiguous
+    parameter -- a channels_last conv weight, a transposed matrix -- gets a gradient of its strides; any other one
+    a contiguous gradient)."""
+    from .._tensor import views as V
+    st = t.stride()
+    if not V.is_dense(t._shape, st) or (g._strides is None and V.is_contiguous(t._shape, st)) or g.stride() == st:
+        return g
+    from ..ops.movement import lay_out
+    from .._tensor.tensor import preserve_format
+    return lay_out(g.clone(), t, preserve_format)
+
+
 def _accumulate(t, ct, create_graph, leaf_hooks=True):
     """AccumulateGrad: run the leaf's hooks, then add into ``t.grad`` (in place, as PyTorch), then its
     post-accumulate-grad hooks. (Grad mode is the caller's: off unless ``create_graph``.)"""
@@ -312,7 +325,7 @@ def _accumulate(t, ct, create_graph, leaf_hooks=True):
     if _storage.SET_LOG[0] is not None:
         _storage.log_attrs(t, ("_grad",))
     if t._grad is None:
-        t._grad = g
+        t._grad = g if t._strides is None else _obey_layout(g, t)
     elif create_graph:
         t._grad = t._grad + g
     else:

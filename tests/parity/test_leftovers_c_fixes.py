@@ -164,3 +164,20 @@ def test_every_hook_handle_is_torch_utils_hooks_removable_handle():
         return [type(h).__name__ for h in handles], [isinstance(h, m.utils.hooks.RemovableHandle) for h in handles], \
             m.autograd.graph.RemovableHandle is m.utils.hooks.RemovableHandle, x.grad.tolist()
     assert fn(ft) == fn(torch)
+
+
+def test_a_leafs_first_gradient_has_its_layout():
+    """torch's gradient layout contract: a dense non-contiguous leaf (channels_last weight, transposed matrix) gets a
+    gradient of its strides; a non-dense one a contiguous gradient; accumulation keeps the layout."""
+    def fn(m):
+        c = m.nn.Conv2d(3, 4, 3).to(memory_format=m.channels_last)
+        c(m.ones(2, 3, 5, 5)).sum().backward()
+        first = (c.weight.grad.stride(), c.bias.grad.stride())
+        c(m.ones(2, 3, 5, 5)).sum().backward()
+        w = m.zeros(2, 3).t().requires_grad_()
+        (w * m.arange(6.).view(3, 2)).sum().backward()
+        x = m.zeros(4, 3)[::2].requires_grad_()
+        (x * 2).sum().backward()
+        return first, c.weight.grad.stride(), round(c.weight.grad.sum().item(), 3), w.grad.stride(), \
+            w.grad.tolist(), x.grad.stride()
+    assert fn(ft) == fn(torch)

@@ -7,6 +7,7 @@ from .modules import *  # noqa: F401,F403
 from .modules import Module, Sequential, ModuleList, ModuleDict, ParameterList, Linear  # noqa: F401
 from . import init  # noqa: F401,E402
 from . import parallel, common_types  # noqa: F401,E402
+from . import _reduction  # noqa: F401,E402  (torch.nn._reduction)
 from importlib import import_module as _import_module  # noqa: E402
 
 # torch.nn.utils and torch.nn.attention by their dotted names: the star import above binds ``utils`` and ``attention``

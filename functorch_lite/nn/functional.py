@@ -6,6 +6,7 @@ import warnings
 from ..ops import nn_ops as _nn
 from ..ops.nn_ops import linear, dropout  # noqa: F401
 from ..ops.losses import _broadcast_check, _legacy, _size_warning
+from . import _reduction as _Reduction  # noqa: F401  (torch's F._Reduction)
 from ..ops.nn_ops import dropout1d, dropout2d, dropout3d, alpha_dropout, feature_alpha_dropout  # noqa: F401
 from .._tensor.tensor import Tensor
 from .._warn import user_stacklevel as _user_stacklevel

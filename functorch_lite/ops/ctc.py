@@ -29,6 +29,7 @@ from .. import dtypes as D
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from ._registry import defop
+from .nn_ops import reduction_name
 from .nn_sampling import _host
 
 __all__: list = ["ctc_loss"]
@@ -259,9 +260,11 @@ def _ctc(log_probs, targets, input_lengths, target_lengths, blank, reduction: in
     seqs = [isinstance(v, (tuple, list)) for v in (input_lengths, target_lengths)]
     if not (all(tens) or all(seqs)):
         raise _signature_error(args)
+    if log_probs.numel() == 0:
+        raise RuntimeError("log_probs tensor must not be empty")
     batched = log_probs.dim() == 3
-    lp = log_probs if batched else log_probs.unsqueeze(1)
-    tg = targets if batched else targets.unsqueeze(0)
+    lp = log_probs if batched else log_probs.unsqueeze(1)  # (ATen's: the targets as given, a 1-D one concatenated)
+    tg = targets
     il = _lengths(input_lengths, "input_lengths", log_probs.device)
     tl = _lengths(target_lengths, "target_lengths", log_probs.device)
     lp, tg, il, tl = autocast_args(OPS["_ctc_loss"], (lp, tg, il, tl))  # float32 under autocast, before the checks
@@ -281,9 +284,8 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, 
     """``F.ctc_loss``: ``log_probs`` (T, N, C) or (T, C), targets padded (N, S) or concatenated, lengths as
     tensors or tuples; reductions ``none`` / ``mean`` (each loss divided by its target length, then averaged)
     / ``sum``."""
-    if reduction not in _RED:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    return _ctc(log_probs, targets, input_lengths, target_lengths, blank, _RED[reduction], zero_infinity)
+    return _ctc(log_probs, targets, input_lengths, target_lengths, blank, _RED[reduction_name(reduction)],
+                zero_infinity)
 
 
 def ctc_loss_aten(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,

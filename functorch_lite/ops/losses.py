@@ -23,14 +23,13 @@ from .._promotion import can_cast, no_kernel, promote_types, result_type_sig
 from .._tensor.tensor import Tensor
 from . import grad_overrides as _go
 from ._registry import defop
-from .nn_ops import _REDUCTIONS, _no_grad_arg, _reduce
+from .nn_ops import _no_grad_arg, _reduce, reduction_name
 from .reduction import _abs
 from .._warn import user_stacklevel as _user_stacklevel
 
 __all__: list = ["l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
                  "binary_cross_entropy_with_logits", "kl_div"]
 
-_ENUM = {0: "none", 1: "mean", 2: "sum"}
 _BOOL_SUB2 = ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
               "`logical_xor()` operator instead.")
 _BOOL_SUB1 = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert "
@@ -41,13 +40,7 @@ _BOOL_SUB1 = ("Subtraction, the `-` operator, with a bool tensor is not supporte
 def _prep_at(pos: int):
     """prep hook: static argument ``pos`` is the reduction (an int enum, as ``torch.kl_div`` takes, is mapped)."""
     def prep(targs, sargs):
-        red = sargs[pos]
-        if isinstance(red, int) and not isinstance(red, bool) and red in _ENUM:
-            sargs = sargs[:pos] + (_ENUM[red],) + sargs[pos + 1:]
-            red = sargs[pos]
-        if red not in _REDUCTIONS:
-            raise ValueError(f"{red} is not a valid value for reduction")
-        return sargs
+        return sargs[:pos] + (reduction_name(sargs[pos], enum=True),) + sargs[pos + 1:]
     return prep
 
 
@@ -57,14 +50,20 @@ def _dt(sig, i):
 
 
 def _legacy(size_average, reduce, reduction: str) -> str:
-    """PyTorch's ``_Reduction.legacy_get_string`` (with its deprecation warning)."""
+    """``reduction``, or where ``size_average`` / ``reduce`` is given, ``legacy_get_string`` of them."""
     if size_average is None and reduce is None:
         return reduction
+    return legacy_get_string(size_average, reduce)
+
+
+def legacy_get_string(size_average, reduce, emit_warning: bool = True) -> str:
+    """PyTorch's ``_Reduction.legacy_get_string`` (with its deprecation warning)."""
     sa = True if size_average is None else size_average
     rd = True if reduce is None else reduce
     ret = "mean" if (sa and rd) else ("sum" if rd else "none")
-    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
-                  UserWarning, stacklevel=_user_stacklevel())
+    if emit_warning:
+        warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+                      UserWarning, stacklevel=_user_stacklevel())
     return ret
 
 
@@ -252,9 +251,15 @@ _UNIT = jax.jit(lambda x, t: jnp.stack([jnp.all((x >= 0) & (x <= 1)), jnp.all((t
 
 
 def _bce_check(targs, sargs):
+    """The kernel's checks: the values, then a weight of more dims than the input (its ``loss.mul_(weight)``)."""
+    _bce_values(targs[0], targs[1])
+    if targs[2] is not None:
+        _into(targs[0]._shape, targs[2]._shape)
+
+
+def _bce_values(x, t):
     """Host-value check, one device read per call (skipped while tracing): input and target in [0, 1]
     (NaN fails), input first, as PyTorch's kernel."""
-    x, t = targs[0], targs[1]
     if 0 in x._shape:
         return
     if isinstance(x._array, jax.core.Tracer) or isinstance(t._array, jax.core.Tracer):  # (deferred: ops/_deferred)
@@ -268,6 +273,15 @@ def _bce_check(targs, sargs):
         raise RuntimeError("all elements of input should be between 0 and 1")
     if not ok_t:
         raise RuntimeError("all elements of target should be between 0 and 1")
+
+
+def _into(out_shape, shape):
+    """An in-place op's check that ``shape`` broadcasts into ``out_shape`` without growing it (the kernels'
+    ``mul_`` of a weight of more dims than the input)."""
+    from ._dispatch import broadcast_shapes
+    b = broadcast_shapes(out_shape, shape)
+    if b != tuple(out_shape):
+        raise RuntimeError(f"output with shape {list(out_shape)} doesn't match the broadcast shape {list(b)}")
 
 
 def _no_grad_prep(fn_name: str, args: tuple, pos: int):
@@ -312,9 +326,7 @@ def _broadcast_err(target_shape, weight_shape) -> None:
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
                          reduce=None, reduction: str = "mean") -> Tensor:
     """``F.binary_cross_entropy`` on probabilities in [0, 1] (logs clamped at -100 as PyTorch)."""
-    reduction = _legacy(size_average, reduce, reduction)
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+    reduction = reduction_name(_legacy(size_average, reduce, reduction))
     if target._shape != input._shape:
         raise ValueError(f"Using a target size ({target.size()!r}) that is different to the input size "
                          f"({input.size()!r}) is deprecated. Please ensure they have the same size.")
@@ -334,17 +346,17 @@ def _bcel_rule(op, sig, sargs):
     if b.category != D.FLOAT:
         raise RuntimeError(f"result type {promote_types(a, b).short} can't be cast to the desired output type "
                            f"{b.short}")
-    c = promote_types(a, b)
-    return (c, c, None if w is None else c, None if pw is None else c), (b,)
+    c = promote_types(a, b)  # (the input stays: its log_sigmoid is in its own dtype, rounded, then promoted)
+    return (None, c, None if w is None else c, None if pw is None else c), (b,)
 
 
 def _bcel_check(targs, sargs):
     from ._dispatch import broadcast_shapes
     x, t, w, pw = targs
-    if pw is not None:
-        broadcast_shapes(pw._shape, t._shape)
+    if pw is not None:  # (the kernel: log_sigmoid(input).mul_((pos_weight - 1).mul(target).add_(1)), then .mul_(weight))
+        _into(x._shape, broadcast_shapes(pw._shape, t._shape))
     if w is not None:
-        broadcast_shapes(x._shape, w._shape)
+        _into(x._shape, w._shape)
 
 
 @defop("binary_cross_entropy_with_logits", promote=_bcel_rule, grad_fn="BinaryCrossEntropyWithLogitsBackward0",
@@ -354,10 +366,13 @@ def _bcel_check(targs, sargs):
        kernel="log_sigmoid_cpu")
 def _binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="none"):
     """``(1 - t) x - log_sigmoid(x) (1 + (pos_weight - 1) t)``, times ``weight`` (numerically stable)."""
-    one = jnp.asarray(1, input.dtype)
-    ls = jax.nn.log_sigmoid(input)
-    if pos_weight is not None:
-        ls = ls * ((pos_weight - one) * target + one)
+    dt = target.dtype  # (the promoted dtype: the rule cast all but the input)
+    acc = jnp.float32 if input.dtype in (jnp.float16, jnp.bfloat16) else input.dtype  # (torch's CPU opmath)
+    ls = jax.nn.log_sigmoid(input.astype(acc)).astype(input.dtype)
+    one = jnp.asarray(1, dt)
+    if pos_weight is not None:  # (``log_sigmoid_input.mul_(...)``: rounded to the input's dtype again)
+        ls = (ls.astype(dt) * ((pos_weight - one) * target + one)).astype(input.dtype)
+    ls, input = ls.astype(dt), input.astype(dt)
     loss = (one - target) * input - ls
     if weight is not None:
         loss = loss * weight
@@ -368,9 +383,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
                                      size_average=None, reduce=None, reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
     """``F.binary_cross_entropy_with_logits``: sigmoid + BCE in one numerically stable op."""
-    reduction = _legacy(size_average, reduce, reduction)
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+    reduction = reduction_name(_legacy(size_average, reduce, reduction))
     if target._shape != input._shape:
         raise ValueError(f"Target size ({target.size()!r}) must be the same as input size ({input.size()!r})")
     return _binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
@@ -404,11 +417,7 @@ def _kl_check(targs, sargs):
 
 def _kl_prep(targs, sargs):
     red, log_target = sargs
-    if isinstance(red, int) and not isinstance(red, bool) and red in _ENUM:
-        red = _ENUM[red]
-    if red not in ("none", "mean", "sum", "batchmean"):
-        raise ValueError(f"{red} is not a valid value for reduction")
-    return (red, bool(log_target))
+    return (reduction_name(red, enum=True, extra=("batchmean",)), bool(log_target))
 
 
 @defop("kl_div", promote=_kl_rule, grad_fn=_kl_name, tensors=2, method=False, prep=_kl_prep, check=_kl_check,

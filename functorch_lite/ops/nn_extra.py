@@ -32,7 +32,7 @@ from ._dispatch import autocast_fp32
 from ._registry import OPS, defop
 from .losses import _legacy
 from .norm import _float_rule
-from .nn_ops import _no_grad_arg
+from .nn_ops import _no_grad_arg, reduction_name
 from .._warn import user_stacklevel as _user_stacklevel
 
 __all__: list = ["pixel_shuffle", "pixel_unshuffle", "unfold", "fold", "threshold", "threshold_", "relu_",
@@ -43,25 +43,18 @@ __all__: list = ["pixel_shuffle", "pixel_unshuffle", "unfold", "fold", "threshol
                  "local_response_norm", "lp_pool1d", "lp_pool2d", "lp_pool3d", "gumbel_softmax",
                  "conv_transpose1d", "conv_transpose3d"]
 
-_ENUM = {0: "none", 1: "mean", 2: "sum"}
-
-
-def _red_string(size_average, reduce, reduction) -> str:
+def _red_string(size_average, reduce, reduction, strict: bool = False) -> str:
+    """The reduction after the legacy arguments (``_Reduction.get_enum``'s checks; ``strict``: the Python-side
+    check of poisson_nll_loss, which refuses 'elementwise_mean')."""
     reduction = _legacy(size_average, reduce, reduction)
-    if reduction not in ("none", "mean", "sum"):
+    if strict and reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    return reduction
+    return reduction_name(reduction)
 
 
 def _red_enum(reduction) -> str:
     """A reduction given as ATen's int enum (``torch.margin_ranking_loss(..., 1)``) or a string."""
-    if isinstance(reduction, int) and not isinstance(reduction, bool):
-        if reduction not in _ENUM:
-            raise ValueError(f"{reduction} is not a valid value for reduction")
-        return _ENUM[reduction]
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    return reduction
+    return reduction_name(reduction, enum=True)
 
 
 def _apply_reduction(t: Tensor, reduction: str) -> Tensor:
@@ -587,7 +580,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     """``F.poisson_nll_loss``: ``exp(x) - y x`` (log input) or ``x - y log(x + eps)``; ``full`` adds Stirling's
     term where ``y > 1``."""
     input, target = autocast_fp32(input, target)
-    reduction = _red_string(size_average, reduce, reduction)
+    reduction = _red_string(size_average, reduce, reduction, strict=True)
     if log_input:
         loss = input.exp() - target * input
     else:

@@ -18,6 +18,22 @@ from .._tensor import views as _V
 from .._warn import user_stacklevel as _user_stacklevel
 
 _REDUCTIONS = ("none", "mean", "sum")
+_ENUM = {0: "none", 1: "mean", 2: "sum"}  # (ATen's Reduction enum)
+
+
+def reduction_name(reduction, enum: bool = False, extra: tuple = ()) -> str:
+    """PyTorch's ``_Reduction.get_enum``, as the reduction's name: 'none', 'mean', 'sum' (and ``extra``: kl_div's
+    'batchmean'); 'elementwise_mean' is 'mean', with its deprecation warning; ``enum``: ATen's int enum (0, 1, 2,
+    as the ``torch.*`` spellings take) too; anything else raises. The one validator of every loss's reduction."""
+    if enum and isinstance(reduction, int) and not isinstance(reduction, bool) and reduction in _ENUM:
+        return _ENUM[reduction]
+    if reduction in _REDUCTIONS or reduction in extra:
+        return reduction
+    if reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
+                      UserWarning, stacklevel=_user_stacklevel())
+        return "mean"
+    raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
 def _on_device_of(arr, like):
@@ -182,10 +198,7 @@ def _reduce(x, reduction):
 
 
 def _reduction_prep(targs, sargs):
-    red = sargs[-1]
-    if red not in _REDUCTIONS:
-        raise ValueError(f"{red} is not a valid value for reduction")
-    return sargs
+    return sargs[:-1] + (reduction_name(sargs[-1]),)
 
 
 @defop(kernel="mse_cpu", promote=_mse_rule, grad_fn="MseLossBackward0", tensors=2, method=False, prep=_reduction_prep,
@@ -243,7 +256,7 @@ def _nll_shape_check(x, t, w):
 
 
 def _nll_prep(targs, sargs):
-    _reduction_prep(targs, sargs)
+    sargs = _reduction_prep(targs, sargs)
     _nll_shape_check(targs[0], targs[1], targs[2])
     return sargs
 
@@ -299,7 +312,8 @@ def _nll(logp, target, weight, ignore_index, reduction):
     picked = jnp.take_along_axis(logp, jnp.expand_dims(safe, cdim), axis=cdim).squeeze(cdim)
     w = jnp.ones_like(picked) if weight is None else weight[safe].astype(logp.dtype)
     w = jnp.where(valid, w, jnp.zeros_like(w))
-    loss = -picked * w
+    # (a where, not ``* 0``: torch never reads an ignored row, so its NaN / inf stay out, and its loss is +0.0)
+    loss = jnp.where(valid, -picked * w, jnp.zeros_like(picked))
     if reduction == "mean":
         return _mean_of_counted(jnp.sum(loss), jnp.sum(w), valid)
     return _reduce(loss, reduction)
@@ -364,7 +378,7 @@ def _ce_kernel(ndim: int) -> str:
 def _ce_prep(targs, sargs):
     """PyTorch's cross_entropy_loss checks: a target of the input's shape holds class probabilities (floating,
     no ignore_index >= 0, a 1-D weight of C); else class indices through nll_loss_nd's checks."""
-    _reduction_prep(targs, sargs)
+    sargs = _reduction_prep(targs, sargs)
     x, t, w = targs[0], targs[1], targs[2]
     ignore_index, ls = sargs[0], sargs[1]
     if _probability_target(x, t):
@@ -431,7 +445,8 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, label_smoothing
         return nll
     valid = target != ignore_index
     per = logp if weight is None else logp * weight.reshape(wshape)
-    smooth = -jnp.sum(per, axis=cdim)
+    # (both wheres: an ignored row's NaN stays out of the sum, its loss is +0.0 and its gradient +0.0, as torch's)
+    smooth = -jnp.sum(jnp.where(jnp.expand_dims(valid, cdim), per, jnp.zeros_like(per)), axis=cdim)
     smooth = jnp.where(valid, smooth, jnp.zeros_like(smooth))
     if reduction == "mean":
         if weight is None:

@@ -176,6 +176,7 @@ def test_backward_inside_keeps_intact_outputs_graph():
 
 def test_training_step_returning_loss_stays_one_program():
     """The usual step (zero_grad, backward, step, return loss): no node, so its donating steady program runs."""
+    ft.manual_seed(0)  # (its weights: not whatever the tests before left the generator at)
     lin = ft.nn.Linear(3, 1)
     opt = ft.optim.SGD(lin.parameters(), lr=0.1)
     x, y = ft.ones(4, 3), ft.zeros(4, 1)
@@ -203,4 +204,4 @@ def test_training_step_returning_loss_stays_one_program():
         loss.backward()
         opt2.step()
         expect.append(loss.item())
-    np.testing.assert_allclose(losses, expect, rtol=1e-5)
+    np.testing.assert_allclose(losses, expect, rtol=1e-5, atol=1e-9)  # (the loss falls towards 0: float32 noise)

@@ -192,7 +192,18 @@ class _Loss(Module):
         self.reduction = _legacy(size_average, reduce, reduction)
 
 
+class _WeightedLoss(_Loss):
+    """torch's base of the losses with per-class weights (NLLLoss, CrossEntropyLoss, BCELoss, ...): ``weight`` is a
+    buffer (moves with ``.to``, in the state dict when given)."""
+
+    def __init__(self, weight: Tensor | None = None, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+
 class MSELoss(_Loss):
+    __constants__ = ["reduction"]
+
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
 
@@ -200,11 +211,12 @@ class MSELoss(_Loss):
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
-class NLLLoss(_Loss):
+class NLLLoss(_WeightedLoss):
+    __constants__ = ["ignore_index", "reduction"]
+
     def __init__(self, weight: Tensor | None = None, size_average=None, ignore_index: int = -100, reduce=None,
                  reduction: str = "mean") -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.register_buffer("weight", weight)
+        super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -222,10 +234,13 @@ class NLLLoss2d(NLLLoss):
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
-class CrossEntropyLoss(NLLLoss):
+class CrossEntropyLoss(_WeightedLoss):
+    __constants__ = ["ignore_index", "reduction", "label_smoothing"]
+
     def __init__(self, weight: Tensor | None = None, size_average=None, ignore_index: int = -100, reduce=None,
                  reduction: str = "mean", label_smoothing: float = 0.0) -> None:
-        super().__init__(weight, size_average, ignore_index, reduce, reduction)
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:

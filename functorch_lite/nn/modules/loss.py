@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 
 from ..._tensor.tensor import Tensor
-from ...ops.losses import (_legacy, binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, kl_div,
+from ...ops.losses import (binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, kl_div,
                            l1_loss, smooth_l1_loss)
 from ...ops.linear_ce import LinearCrossEntropyOptions, linear_cross_entropy
-from .layers import Linear, _Loss
+from .layers import Linear, _Loss, _WeightedLoss
 
 __all__: list = ["L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
                  "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
@@ -17,6 +17,8 @@ __all__: list = ["L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogit
 
 class L1Loss(_Loss):
     """Mean absolute error: ``nn.L1Loss(reduction='mean')``."""
+
+    __constants__ = ["reduction"]
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
@@ -27,6 +29,8 @@ class L1Loss(_Loss):
 
 class SmoothL1Loss(_Loss):
     """Quadratic below ``beta``, linear above: ``nn.SmoothL1Loss(beta=1.0)``."""
+
+    __constants__ = ["reduction"]
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0) -> None:
         super().__init__(size_average, reduce, reduction)
@@ -39,6 +43,8 @@ class SmoothL1Loss(_Loss):
 class HuberLoss(_Loss):
     """Quadratic below ``delta``, linear above: ``nn.HuberLoss(delta=1.0)``."""
 
+    __constants__ = ["reduction", "delta"]
+
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
         super().__init__(reduction=reduction)
         self.delta = delta
@@ -47,12 +53,13 @@ class HuberLoss(_Loss):
         return huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
-class BCELoss(_Loss):
+class BCELoss(_WeightedLoss):
     """Binary cross entropy on probabilities; ``weight`` is a buffer."""
 
+    __constants__ = ["reduction"]
+
     def __init__(self, weight: Tensor | None = None, size_average=None, reduce=None, reduction: str = "mean") -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.register_buffer("weight", weight)
+        super().__init__(weight, size_average, reduce, reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
@@ -74,6 +81,8 @@ class BCEWithLogitsLoss(_Loss):
 
 class KLDivLoss(_Loss):
     """KL divergence with log-probability inputs (``reduction='batchmean'`` is the true KL)."""
+
+    __constants__ = ["reduction"]
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False) -> None:
         super().__init__(size_average, reduce, reduction)

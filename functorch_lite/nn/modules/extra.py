@@ -11,7 +11,7 @@ from .. import functional as F
 from ..parameter import UninitializedParameter  # noqa: F401  (LazyLinear moved to lazy.py; imported from here)
 from .activation import PairwiseDistance
 from .conv import _ConvNd
-from .layers import _Loss
+from .layers import _Loss, _WeightedLoss
 from .module import Module
 from .normalization import _BatchNorm, _NormBase
 from ..._warn import user_stacklevel as _user_stacklevel
@@ -351,24 +351,22 @@ class MultiLabelMarginLoss(SoftMarginLoss):
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
-class MultiLabelSoftMarginLoss(_Loss):
+class MultiLabelSoftMarginLoss(_WeightedLoss):
     def __init__(self, weight: Tensor | None = None, size_average=None, reduce=None, reduction: str = "mean") -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.register_buffer("weight", weight)
+        super().__init__(weight, size_average, reduce, reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
 
 
-class MultiMarginLoss(_Loss):
+class MultiMarginLoss(_WeightedLoss):
     def __init__(self, p: int = 1, margin: float = 1.0, weight: Tensor | None = None, size_average=None, reduce=None,
                  reduction: str = "mean") -> None:
-        super().__init__(size_average, reduce, reduction)
+        super().__init__(weight, size_average, reduce, reduction)
         if p != 1 and p != 2:
             raise ValueError("only p == 1 and p == 2 supported")
         if weight is not None and weight.dim() != 1:
             raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.dim()}D instead")
-        self.register_buffer("weight", weight)
         self.p, self.margin = p, margin
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:

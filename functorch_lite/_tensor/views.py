@@ -321,6 +321,21 @@ class memory_format:
             return tuple(range(ndim))
         return self._perm if ndim == self._rank else None
 
+    def _strides(self, shape):
+        """The strides this format gives a new tensor of ``shape``, as c10's: contiguous, each the product of the
+        later sizes with a 0 counted as 1; channels-last, torch's ``get_channels_last_strides`` (the sizes as they
+        are); a channels-last format of another rank raises torch's error."""
+        order = self._order(len(shape))
+        if order is None:
+            raise RuntimeError(f"required rank {self._rank} tensor to use {self.name} format")
+        if self._perm is None:
+            return contiguous_strides(shape)
+        out, cur = [0] * len(shape), 1
+        for d in reversed(order):
+            out[d] = cur
+            cur *= shape[d]
+        return tuple(out)
+
     def __repr__(self):
         return f"torch.{self.name}"
 

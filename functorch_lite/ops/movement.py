@@ -53,14 +53,8 @@ def lay_out(r, src, fmt):
             r._strides = st if st != V.contiguous_strides(src._shape) else None  # size-1 dims' strides kept
             return r
         return with_memory_order(r, V.memory_order(src._shape, st), st)
-    order = fmt._order(nd)
-    if order is None:
-        raise RuntimeError(f"required rank {fmt._rank} tensor to use {fmt.name} format")
-    mst = V.contiguous_strides(tuple(src._shape[d] for d in order))
-    st = [0] * nd
-    for i, d in enumerate(order):
-        st[d] = mst[i]
-    return with_memory_order(r, order, tuple(st))
+    st = fmt._strides(src._shape)
+    return with_memory_order(r, fmt._order(nd), st)
 
 
 def suggest_memory_format(t):

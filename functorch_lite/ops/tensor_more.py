@@ -735,23 +735,6 @@ _index_reduce_.__name__ = "index_reduce_"
 
 
 # ---- resize_ / resize_as_ / set_: a tensor's header changed in place ------------------------------------------
-def _format_strides(shape, memory_format):
-    """``resize_``'s strides for ``memory_format`` (None: contiguous), PyTorch's (size-1 dims counted as they are)."""
-    if memory_format is None or memory_format is V.contiguous_format:
-        order = tuple(range(len(shape)))
-    elif memory_format is V.preserve_format:
-        raise RuntimeError("Unsupported memory formatPreserve")
-    else:
-        order = memory_format._order(len(shape))
-        if order is None:
-            raise RuntimeError(f"required rank {memory_format._rank} tensor to use {memory_format.name} format")
-    out, cur = [0] * len(shape), 1
-    for d in reversed(order):
-        out[d] = cur
-        cur *= shape[d]
-    return tuple(out)
-
-
 def resize_(self, *sizes, memory_format=None):
     """``x.resize_(2, 3)``: the new shape, contiguous (or in ``memory_format``); the storage's first elements keep
     their values, new ones are zeros here (uninitialised in PyTorch). A tensor requiring grad is refused, as
@@ -763,7 +746,9 @@ def resize_(self, *sizes, memory_format=None):
         raise RuntimeError("numel: integer multiplication overflow")
     if shape == self._shape and memory_format is None:
         return self
-    strides = _format_strides(shape, memory_format)
+    if memory_format is V.preserve_format:
+        raise RuntimeError("Unsupported memory formatPreserve")
+    strides = (memory_format or V.contiguous_format)._strides(shape)
     n, st = math.prod(shape), self._storage
     if self.dtype.jnp != st.array.dtype:
         if self._offset + n > st.array.size:

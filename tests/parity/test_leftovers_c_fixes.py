@@ -181,3 +181,16 @@ def test_a_leafs_first_gradient_has_its_layout():
         return first, c.weight.grad.stride(), round(c.weight.grad.sum().item(), 3), w.grad.stride(), \
             w.grad.tolist(), x.grad.stride()
     assert fn(ft) == fn(torch)
+
+
+@pytest.mark.parametrize("case", [
+    lambda m: m.zeros(2).resize_(3, 0).stride(),
+    lambda m: m.zeros(2).resize_(2, 0, 2, 2, memory_format=m.channels_last).stride(),
+    lambda m: m.zeros(2, 3, 0, 2).to(memory_format=m.channels_last).stride(),
+    lambda m: m.zeros(2, 0, 2, 2).clone(memory_format=m.channels_last).stride(),
+    lambda m: m.zeros(2).resize_(3, memory_format=m.channels_last),
+])
+def test_memory_format_strides_of_empty_tensors(case):
+    """One place for a format's strides (memory_format._strides): contiguous counts a 0 size as 1, channels-last
+    multiplies the sizes as they are (torch's get_channels_last_strides)."""
+    assert_same_outcome(case, torch, ft)

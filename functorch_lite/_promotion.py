@@ -167,13 +167,16 @@ def _scalar_type_dtype(tp):
     raise TypeError(f"unsupported operand type {tp.__name__}")
 
 
+CLAMP_COMPLEX = "clamp is not supported for complex types"  # (torch's clamp Scalar overloads, foreach's too)
+
+
 def _clamp_err(name, dt, op, sig):
     """A clamp of complex values: torch's Tensor overloads name their kernel (``maximum_cpu`` for a tensor ``min``:
     the op's ``float8`` kernel choice), except ``clamp`` of a complex input; the Scalar ones refuse complex."""
     if name in ("clamp", "clamp_min", "clamp_max") and any(type(b) is tuple for b in sig[1:]) and \
             not (name == "clamp" and sig[0][1].is_complex):
         return no_kernel(op.float8(sig), dt)
-    return NotImplementedError("clamp is not supported for complex types")
+    return NotImplementedError(CLAMP_COMPLEX)
 
 
 # the ops PyTorch refuses complex inputs to (orderings, roundings, clamps), with their errors (``make(name, dtype,

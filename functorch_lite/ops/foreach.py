@@ -29,7 +29,7 @@ import sys
 from .. import dtypes as D
 from .._tensor.tensor import Tensor
 from ..autograd import graph as _graph
-from .._promotion import _cname, can_cast, no_kernel, result_type
+from .._promotion import CLAMP_COMPLEX, _cname, can_cast, no_kernel, result_type
 from ._dispatch import inplace as _inplace_dispatch
 from ._registry import OPS
 
@@ -321,14 +321,14 @@ def _clamp_check(kernel):
         rt = result_type(t, other)
         if scalar:
             if rt.is_complex or t.dtype.is_complex:
-                raise NotImplementedError("clamp is not supported for complex types")
+                raise NotImplementedError(CLAMP_COMPLEX)
             if inplace and not can_cast(rt, t.dtype):
                 raise RuntimeError(f"result type {rt.short} can't be cast to the desired output type "
                                    f"{t.dtype.short if t.dtype.is_floating_point else _cname(t.dtype)}")
         elif rt.is_complex:
             if inplace and not t.dtype.is_complex:
                 raise RuntimeError(f"result type {rt.short} can't be cast to the desired output type {t.dtype.short}")
-            raise NotImplementedError(f'"{kernel}" not implemented for \'{rt.short}\'')
+            raise no_kernel(kernel, rt)
     return check
 
 

@@ -348,6 +348,19 @@ def _make(op: OpDef, fname: str, kind: str, ns: dict):
     return fn
 
 
+# the in-place forms torch 2.13 has as top-level functions (``torch.exp_``; there is no ``torch.add_``): an op's
+# generated ``<name>_`` goes into the namespace only where torch's does
+TORCH_INPLACE_FUNCTIONS = frozenset((
+    "abs_", "acos_", "acosh_", "addmv_", "alpha_dropout_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
+    "arctanh_", "as_strided_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "celu_", "clamp_", "clamp_max_",
+    "clamp_min_", "clip_", "conj_physical_", "cos_", "cosh_", "deg2rad_", "detach_", "dropout_", "embedding_renorm_",
+    "erf_", "erfc_", "exp2_", "exp_", "expm1_", "feature_alpha_dropout_", "feature_dropout_", "fill_", "fix_",
+    "floor_", "frac_", "gcd_", "i0_", "index_put_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_",
+    "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "resize_as_", "round_", "rrelu_",
+    "rsqrt_", "selu_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_", "threshold_",
+    "trunc_", "xlogy_", "zero_"))
+
+
 def install(tensor_cls, namespace: dict):
     """Attach every op's generated function as Tensor method(s) and module function(s)."""
     for op in OPS.values():
@@ -368,5 +381,5 @@ def install(tensor_cls, namespace: dict):
             for n in names:
                 if n + "_" not in tensor_cls.__dict__:
                     setattr(tensor_cls, n + "_", ip)
-            if op.function:
+            if op.function and op.name + "_" in TORCH_INPLACE_FUNCTIONS:
                 namespace.setdefault(op.name + "_", ip)

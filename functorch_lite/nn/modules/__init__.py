@@ -19,3 +19,7 @@ from .pool_more import *  # noqa: F401,F403,E402  (AdaptiveMaxPool3d, MaxUnpool*
 from .lazy import *  # noqa: F401,F403,E402  (LazyLinear, LazyConv*, LazyBatchNorm*, LazyInstanceNorm*)
 from .sampling import *  # noqa: F401,F403,E402  (EmbeddingBag, CTCLoss)
 from .adaptive import *  # noqa: F401,F403,E402  (AdaptiveLogSoftmaxWithLoss)
+
+from . import _torch_layout  # noqa: E402
+
+_torch_layout.install(__import__("sys").modules[__name__])  # (torch's submodule paths: _torch_layout.py)

@@ -16,22 +16,37 @@ def _inplace_str(inplace: bool) -> str:
     return "inplace=True" if inplace else ""
 
 
+def _alpha_init(self, alpha: float = 1.0, inplace: bool = False) -> None:
+    Module.__init__(self)
+    self.alpha, self.inplace = alpha, inplace
+
+
+def _alpha_repr(self) -> str:
+    return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+def _inplace_init(self, inplace: bool = False) -> None:
+    Module.__init__(self)
+    self.inplace = inplace
+
+
+def _inplace_repr(self) -> str:
+    return _inplace_str(self.inplace)
+
+
+# (the shared constructors and reprs are functions, not a base class: torch's activations are unrelated classes, so
+# ``isinstance(m, nn.ELU)`` is False for a CELU, and ``isinstance(m, nn.Hardswish)`` for a Hardsigmoid)
 class ELU(Module):
     """``x`` for ``x > 0``, else ``alpha * (exp(x) - 1)``."""
-
-    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        self.alpha, self.inplace = alpha, inplace
+    __init__, extra_repr = _alpha_init, _alpha_repr
 
     def forward(self, input: Tensor) -> Tensor:
         return F.elu(input, self.alpha, self.inplace)
 
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
-
-class CELU(ELU):
+class CELU(Module):
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    __init__, extra_repr = _alpha_init, _alpha_repr
 
     def forward(self, input: Tensor) -> Tensor:
         return F.celu(input, self.alpha, self.inplace)
@@ -39,37 +54,31 @@ class CELU(ELU):
 
 class SELU(Module):
     """``scale * elu(x, alpha)`` with PyTorch's fixed constants."""
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
+    __init__, extra_repr = _inplace_init, _inplace_repr
 
     def forward(self, input: Tensor) -> Tensor:
         return F.selu(input, self.inplace)
 
-    def extra_repr(self) -> str:
-        return _inplace_str(self.inplace)
 
-
-class Mish(SELU):
+class Mish(Module):
     """``x * tanh(softplus(x))``."""
+    __init__, extra_repr = _inplace_init, _inplace_repr
 
     def forward(self, input: Tensor) -> Tensor:
         return F.mish(input, self.inplace)
 
 
-class Hardswish(SELU):
+class Hardswish(Module):
     """``x * relu6(x + 3) / 6``."""
+    __init__ = _inplace_init
 
     def forward(self, input: Tensor) -> Tensor:
         return F.hardswish(input, self.inplace)
 
-    def extra_repr(self) -> str:
-        return ""
 
-
-class Hardsigmoid(Hardswish):
+class Hardsigmoid(Module):
     """``relu6(x + 3) / 6``."""
+    __init__ = _inplace_init
 
     def forward(self, input: Tensor) -> Tensor:
         return F.hardsigmoid(input, self.inplace)

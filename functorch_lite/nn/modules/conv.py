@@ -123,8 +123,11 @@ class Conv2d(_ConvNd):
         return self._conv(F.conv2d, input, self.weight, self.bias)
 
 
-class ConvTranspose2d(_ConvNd):
-    """2-d transposed convolution; ``forward(input, output_size)`` picks the output padding for a size."""
+class _ConvTransposeNd(_ConvNd):
+    """ConvTranspose1d / 2d / 3d (``_nd`` spatial dims); ``forward(input, output_size)`` picks the output padding
+    for a size."""
+    _nd = 1
+    _fn = "conv_transpose1d"
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
                  groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
@@ -132,42 +135,45 @@ class ConvTranspose2d(_ConvNd):
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {self.__class__.__name__}')
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, True, output_padding,
-                         groups, bias, padding_mode, 2, device, dtype)
+                         groups, bias, padding_mode, self._nd, device, dtype)
 
     def _output_padding(self, input: Tensor, output_size) -> tuple:
         if output_size is None:
             return self.output_padding
-        nd = 2
-        output_size = list(output_size)
+        nd = self._nd
+        output_size = output_size if isinstance(output_size, (tuple, list)) else list(output_size)
         has_batch = input.dim() == nd + 2
         if len(output_size) == nd + 2 or (len(output_size) == nd + 1 and not has_batch):
             output_size = output_size[-nd:]
         if len(output_size) != nd:
             raise ValueError(f"ConvTranspose{nd}D: for {input.dim()}D input, output_size must have {nd} or "
                              f"{nd + (2 if has_batch else 1)} elements (got {len(output_size)})")
-        mins, maxs = self._sizes(input, 0), self._sizes(input, 1)
+        mins, maxs = [], []
+        for d in range(nd):
+            n = input.shape[input.dim() - nd + d]
+            m = (n - 1) * self.stride[d] - 2 * self.padding[d] + self.dilation[d] * (self.kernel_size[d] - 1) + 1
+            mins.append(m)
+            maxs.append(m + self.stride[d] - 1)
         for d in range(nd):
             if not mins[d] <= output_size[d] <= maxs[d]:
                 raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {mins} to "
                                  f"{maxs} (for an input of {input.shape[2:]})")
         return tuple(o - m for o, m in zip(output_size, mins))
 
-    def _sizes(self, input: Tensor, upper: int) -> list:
-        out = []
-        for d in range(2):
-            n = input.shape[input.dim() - 2 + d]
-            m = (n - 1) * self.stride[d] - 2 * self.padding[d] + self.dilation[d] * (self.kernel_size[d] - 1) + 1
-            out.append(m + upper * (self.stride[d] - 1))
-        return out
-
     def forward(self, input: Tensor, output_size=None) -> Tensor:
         op = self._output_padding(input, output_size)
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
-                                  self.dilation)
+        return getattr(F, self._fn)(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
+                                    self.dilation)
 
 
-class MaxPool2d(Module):
-    """2-d max pooling (``stride`` defaults to ``kernel_size``)."""
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-d transposed convolution over (N, C_in, H, W) or (C_in, H, W)."""
+    _nd = 2
+    _fn = "conv_transpose2d"
+
+
+class _MaxPoolNd(Module):
+    """MaxPool1d / 2d / 3d's state (PyTorch's ``_MaxPoolNd``; ``stride`` defaults to ``kernel_size``)."""
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
                  ceil_mode: bool = False) -> None:
@@ -177,16 +183,27 @@ class MaxPool2d(Module):
         self.padding, self.dilation = padding, dilation
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
-    def forward(self, input: Tensor):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
-
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
-class AvgPool2d(Module):
+class MaxPool2d(_MaxPoolNd):
+    """2-d max pooling over (N, C, H, W) or (C, H, W)."""
+
+    def forward(self, input: Tensor):
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class _AvgPoolNd(Module):
+    """AvgPool1d / 2d / 3d's repr (PyTorch's ``_AvgPoolNd``)."""
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(_AvgPoolNd):
     """2-d average pooling."""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
@@ -200,10 +217,6 @@ class AvgPool2d(Module):
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
 
 class _AdaptiveAvgPoolNd(Module):
     def __init__(self, output_size) -> None:
@@ -234,20 +247,6 @@ class Conv3d(_ConvNd):
         return self._conv(F.conv3d, input, self.weight, self.bias)
 
 
-class _MaxPoolNd(Module):
-    """MaxPool1d / MaxPool3d's state (MaxPool2d's; separate classes, as in PyTorch: no isinstance between them)."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
-                 ceil_mode: bool = False) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding, self.dilation = padding, dilation
-        self.return_indices, self.ceil_mode = return_indices, ceil_mode
-
-    extra_repr = MaxPool2d.extra_repr
-
-
 class MaxPool1d(_MaxPoolNd):
     """1-d max pooling over (N, C, L) or (C, L) (``stride`` defaults to ``kernel_size``)."""
 
@@ -264,7 +263,7 @@ class MaxPool3d(_MaxPoolNd):
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
-class AvgPool1d(Module):
+class AvgPool1d(_AvgPoolNd):
     """1-d average pooling (its sizes kept as 1-tuples, as PyTorch's)."""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
@@ -279,11 +278,8 @@ class AvgPool1d(Module):
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad)
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
-
-class AvgPool3d(Module):
+class AvgPool3d(_AvgPoolNd):
     """3-d average pooling."""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
@@ -293,8 +289,6 @@ class AvgPool3d(Module):
         self.stride = stride if stride is not None else kernel_size
         self.padding, self.ceil_mode = padding, ceil_mode
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
-
-    extra_repr = AvgPool2d.extra_repr
 
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,

@@ -10,7 +10,7 @@ from ..._tensor.tensor import Tensor
 from .. import functional as F
 from ..parameter import UninitializedParameter  # noqa: F401  (LazyLinear moved to lazy.py; imported from here)
 from .activation import PairwiseDistance
-from .conv import _ConvNd
+from .conv import _ConvTransposeNd
 from .layers import _Loss, _WeightedLoss
 from .module import Module
 from .normalization import _BatchNorm, _NormBase
@@ -202,69 +202,32 @@ class Threshold(Module):
         return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
 
 
+def _lambd_init(self, lambd: float = 0.5) -> None:
+    Module.__init__(self)
+    self.lambd = lambd
+
+
+def _lambd_repr(self) -> str:
+    return str(self.lambd)
+
+
 class Softshrink(Module):
     """``x -/+ lambd`` outside ``[-lambd, lambd]``, else 0."""
-
-    def __init__(self, lambd: float = 0.5) -> None:
-        super().__init__()
-        self.lambd = lambd
+    __init__, extra_repr = _lambd_init, _lambd_repr
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softshrink(input, self.lambd)
 
-    def extra_repr(self) -> str:
-        return str(self.lambd)
 
-
-class Hardshrink(Softshrink):
-    """``x`` outside ``[-lambd, lambd]``, else 0."""
+class Hardshrink(Module):
+    """``x`` outside ``[-lambd, lambd]``, else 0 (no isinstance with Softshrink, as in torch)."""
+    __init__, extra_repr = _lambd_init, _lambd_repr
 
     def forward(self, input: Tensor) -> Tensor:
         return F.hardshrink(input, self.lambd)
 
 
 # ---- transposed convolutions --------------------------------------------------------------------------------------
-class _ConvTransposeNd(_ConvNd):
-    _nd = 1
-    _fn = "conv_transpose1d"
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
-                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
-                 dtype=None) -> None:
-        if padding_mode != "zeros":
-            raise ValueError(f'Only "zeros" padding mode is supported for {self.__class__.__name__}')
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, True, output_padding,
-                         groups, bias, padding_mode, self._nd, device, dtype)
-
-    def _output_padding(self, input: Tensor, output_size) -> tuple:
-        if output_size is None:
-            return self.output_padding
-        nd = self._nd
-        output_size = list(output_size)
-        has_batch = input.dim() == nd + 2
-        if len(output_size) == nd + 2 or (len(output_size) == nd + 1 and not has_batch):
-            output_size = output_size[-nd:]
-        if len(output_size) != nd:
-            raise ValueError(f"ConvTranspose{nd}D: for {input.dim()}D input, output_size must have {nd} or "
-                             f"{nd + (2 if has_batch else 1)} elements (got {len(output_size)})")
-        mins, maxs = [], []
-        for d in range(nd):
-            n = input.shape[input.dim() - nd + d]
-            m = (n - 1) * self.stride[d] - 2 * self.padding[d] + self.dilation[d] * (self.kernel_size[d] - 1) + 1
-            mins.append(m)
-            maxs.append(m + self.stride[d] - 1)
-        for d in range(nd):
-            if not mins[d] <= output_size[d] <= maxs[d]:
-                raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {mins} to "
-                                 f"{maxs} (for an input of {input.shape[2:]})")
-        return tuple(o - m for o, m in zip(output_size, mins))
-
-    def forward(self, input: Tensor, output_size=None) -> Tensor:
-        op = self._output_padding(input, output_size)
-        return getattr(F, self._fn)(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
-                                    self.dilation)
-
-
 class ConvTranspose1d(_ConvTransposeNd):
     """1-d transposed convolution over (N, C_in, L) or (C_in, L)."""
 
@@ -312,10 +275,13 @@ def _legacy(size_average, reduce, reduction):
     return lg(size_average, reduce, reduction)
 
 
+def _margin_loss_init(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
+    _Loss.__init__(self, size_average, reduce, reduction)
+    self.margin = margin
+
+
 class MarginRankingLoss(_Loss):
-    def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
+    __init__ = _margin_loss_init
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
@@ -330,23 +296,19 @@ class HingeEmbeddingLoss(_Loss):
         return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
 
 
-class CosineEmbeddingLoss(MarginRankingLoss):
-    def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
-        super().__init__(margin, size_average, reduce, reduction)
+class CosineEmbeddingLoss(_Loss):
+    __init__ = _margin_loss_init  # (no isinstance with MarginRankingLoss, as in torch)
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.cosine_embedding_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
 
 
 class SoftMarginLoss(_Loss):
-    def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
-        super().__init__(size_average, reduce, reduction)
-
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
-class MultiLabelMarginLoss(SoftMarginLoss):
+class MultiLabelMarginLoss(_Loss):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 

@@ -91,10 +91,13 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
+def _dim_init(self, dim: int | None = None) -> None:
+    Module.__init__(self)
+    self.dim = dim
+
+
 class Softmax(Module):
-    def __init__(self, dim: int | None = None) -> None:
-        super().__init__()
-        self.dim = dim
+    __init__ = _dim_init
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softmax(input, self.dim, _stacklevel=5)
@@ -103,7 +106,9 @@ class Softmax(Module):
         return f"dim={self.dim}"
 
 
-class LogSoftmax(Softmax):
+class LogSoftmax(Module):
+    __init__, extra_repr = _dim_init, Softmax.extra_repr  # (no isinstance with Softmax, as in torch)
+
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, self.dim, _stacklevel=5)
 
@@ -120,31 +125,22 @@ class Flatten(Module):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
-class Dropout(Module):
+class _DropoutNd(Module):
+    """Shared ``p`` / ``inplace`` state of the dropout modules (PyTorch's ``_DropoutNd``)."""
+
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if p < 0 or p > 1:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p, self.inplace = p, inplace
 
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout(input, self.p, self.training, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"
-
-
-class _DropoutNd(Module):
-    """Shared ``p`` / ``inplace`` state of the channel-wise and alpha dropouts (PyTorch's ``_DropoutNd``)."""
-
-    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
-        super().__init__()
-        if p < 0 or p > 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p, self.inplace = p, inplace
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Dropout1d(_DropoutNd):

@@ -7,6 +7,7 @@ import numpy as np
 from ..._tensor.tensor import Tensor
 from ...autograd.function import Function
 from .. import functional as F
+from .conv import _AdaptiveMaxPoolNd
 from .module import Module
 from .utils import _ntuple
 
@@ -14,18 +15,11 @@ __all__: list = ["AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d
                  "ChannelShuffle", "CrossMapLRN2d", "FractionalMaxPool2d", "FractionalMaxPool3d"]
 
 
-class AdaptiveMaxPool3d(Module):
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     """Max pooling of (N, C, D, H, W) / (C, D, H, W) to a fixed size (``None`` keeps that input size)."""
-
-    def __init__(self, output_size, return_indices: bool = False) -> None:
-        super().__init__()
-        self.output_size, self.return_indices = output_size, return_indices
 
     def forward(self, input: Tensor):
         return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
 
 
 class _MaxUnpoolNd(Module):

@@ -163,7 +163,16 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
+def _tensor_arg(name: str, input) -> None:
+    """PyTorch's argument-parser TypeError for a non-tensor ``input`` of ``torch.<name>(input)``."""
+    if not isinstance(input, Tensor):
+        from .ops.view_ops import _tname
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {_tname(input)}")
+
+
 def is_floating_point(input) -> bool:
+    if type(input) is not Tensor:
+        _tensor_arg("is_floating_point", input)
     return input.is_floating_point()
 
 
@@ -176,7 +185,15 @@ def is_inference(input) -> bool:
 
 
 def numel(input) -> int:
+    if type(input) is not Tensor:
+        _tensor_arg("numel", input)
     return input.numel()
+
+
+def is_storage(obj) -> bool:
+    """``torch.is_storage``: an ``UntypedStorage`` or ``TypedStorage`` (legacy ``FloatStorage``... included)."""
+    from ._tensor.tensor import _StorageBase
+    return isinstance(obj, _StorageBase)
 
 
 class layout:
@@ -185,6 +202,10 @@ class layout:
 
     def __repr__(self):
         return f"torch.{self.name}"
+
+    def __reduce__(self):
+        # torch pickles the layouts by name, so pickle / copy / deepcopy give back the singleton
+        return self.name
 
 
 strided = layout("strided")

@@ -302,8 +302,7 @@ def set_flush_denormal(mode) -> bool:
 def set_num_threads(n: int) -> None:
     """Recorded for ``get_num_threads``: XLA sizes its CPU thread pool when the backend starts (set
     ``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false`` or the process's CPU affinity before start to limit it)."""
-    _check_threads("set_num_threads", n)
-    _SWITCHES["num_threads"] = n
+    _SWITCHES["num_threads"] = _check_threads("set_num_threads", n)
 
 
 def get_num_threads() -> int:
@@ -311,18 +310,23 @@ def get_num_threads() -> int:
 
 
 def set_num_interop_threads(n: int) -> None:
-    _check_threads("set_num_interop_threads", n)
+    n = _check_threads("set_num_interop_threads", n)
     if _SWITCHES["interop_threads_set"]:
         raise RuntimeError("Error: cannot set number of interop threads after parallel work has started or "
                            "set_num_interop_threads called")
     _SWITCHES["num_interop_threads"], _SWITCHES["interop_threads_set"] = n, True
 
 
-def _check_threads(name, n) -> None:
-    if not isinstance(n, int) or isinstance(n, bool):
-        raise RuntimeError(f"{name} expects an int, but got {type(n).__name__}")
+def _check_threads(name, n) -> int:
+    """``n`` as a Python int: torch's ``THPUtils_checkLong`` takes an int or a NumPy integer (not a bool)."""
+    import numpy as np
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        from .ops._dispatch import _type_name
+        raise RuntimeError(f"{name} expects an int, but got {_type_name(n)}")
+    n = int(n)
     if n <= 0:
         raise RuntimeError(f"{name} expects a positive integer")
+    return n
 
 
 def get_num_interop_threads() -> int:

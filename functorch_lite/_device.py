@@ -53,6 +53,16 @@ class device:
     def __reduce__(self):
         return (device, (str(self),))
 
+    def __setattr__(self, name, value):
+        # immutable, as torch's (the objects are cached and shared by every tensor on the device); _make sets the
+        # slots through object.__setattr__
+        if name in ("type", "index"):
+            raise AttributeError(f"attribute '{name}' of 'torch.device' objects is not writable")
+        raise AttributeError(f"'torch.device' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        self.__setattr__(name, None)
+
     def __enter__(self):
         """``with torch.device('meta'):`` factory calls without a ``device=`` inside go to this device (as
         ``set_default_device``); the default before it comes back on exit (nested blocks restore in order)."""
@@ -68,9 +78,9 @@ class device:
 @functools.lru_cache(maxsize=None)
 def _make(type_, index):
     d = object.__new__(device)
-    d.type = type_
-    d.index = index
-    d._hash = hash((type_, index))
+    object.__setattr__(d, "type", type_)
+    object.__setattr__(d, "index", index)
+    object.__setattr__(d, "_hash", hash((type_, index)))
     return d
 
 

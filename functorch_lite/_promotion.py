@@ -29,7 +29,16 @@ def promote_types(a: D.dtype, b: D.dtype) -> D.dtype:
 _PAIR: dict = {}
 
 
+def _dtype_args(name: str, *args) -> None:
+    """PyTorch's argument-parser TypeError where an argument of ``name`` that must be a dtype is not one."""
+    for i, (arg, v) in enumerate(args):
+        if not isinstance(v, D.dtype):
+            from .ops.view_ops import _tname
+            raise TypeError(f"{name}(): argument '{arg}' (position {i + 1}) must be torch.dtype, not {_tname(v)}")
+
+
 def _pair_slow(a, b):
+    _dtype_args("promote_types", ("type1", a), ("type2", b))  # (here: a pair seen before needs no check)
     if a in D.FLOAT8 or b in D.FLOAT8:
         raise RuntimeError(f"Promotion for Float8 Types is not supported, attempted to promote {a.short} and {b.short}")
     if (a in D.UNSIGNED_WIDE or b in D.UNSIGNED_WIDE) and not (a.is_floating_point or b.is_floating_point):
@@ -121,6 +130,8 @@ def result_type(*operands) -> D.dtype:
 
 def can_cast(from_: D.dtype, to: D.dtype) -> bool:
     """``torch.can_cast``: no lowering of category (complex->float, float->int, non-bool->bool)."""
+    if type(from_) is not D.dtype or type(to) is not D.dtype:
+        _dtype_args("can_cast", ("from_", from_), ("to", to))
     if from_.category > to.category:
         return False
     return not (to is D.bool and from_ is not D.bool)

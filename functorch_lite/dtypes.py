@@ -177,11 +177,29 @@ def set_default_dtype(d) -> None:
 
 
 # ---- finfo / iinfo (DTY-14/15) -------------------------------------------------------------
+def _info_dtype(name: str, t) -> dtype:
+    """The ``type`` argument of ``finfo`` / ``iinfo``: a torch dtype or Python's float / int / bool / complex, as
+    torch's parser (a NumPy type, a string: its TypeError)."""
+    import builtins
+    if isinstance(t, dtype) or (builtins.type(t) is builtins.type and t in (builtins.float, builtins.int,
+                                                                               builtins.bool, builtins.complex)):
+        return as_dtype(t)
+    from .ops._dispatch import _type_name
+    raise TypeError(f"{name}(): argument 'type' (position 1) must be torch.dtype, not {_type_name(t)}")
+
+
+def _no_pickle(self, proto):
+    """torch's finfo / iinfo cannot be pickled (nor copied)."""
+    raise TypeError(f"cannot pickle '{'torch.' if proto >= 2 else ''}{type(self).__name__}' object")
+
+
 class finfo:
     """``torch.finfo(dtype)``: bits, eps, max, min, tiny, smallest_normal, resolution (DTY-14)."""
 
+    __reduce_ex__ = _no_pickle
+
     def __init__(self, type=None):  # noqa: A002
-        d = _get_default() if type is None else as_dtype(type)
+        d = _get_default() if type is None else _info_dtype("finfo", type)
         if not (d.is_floating_point or d.is_complex):
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
                             "'torch.finfo'")
@@ -210,8 +228,10 @@ class finfo:
 class iinfo:
     """``torch.iinfo(dtype)``: bits, min, max (DTY-15)."""
 
+    __reduce_ex__ = _no_pickle
+
     def __init__(self, type):  # noqa: A002
-        d = as_dtype(type)
+        d = _info_dtype("iinfo", type)
         if d is bool:
             raise TypeError("torch.bool is not supported by torch.iinfo")
         if d.category != INT or d in (int4, uint4):

@@ -13,8 +13,8 @@ PyTorch's 5056-byte Mersenne Twister state, and a state saved by PyTorch cannot 
 from __future__ import annotations
 
 import contextlib
+import os
 import struct
-import time
 
 import jax
 import numpy as np
@@ -30,6 +30,8 @@ class Generator:
     def __init__(self, device="cpu"):
         from ._device import canonical
         self.device = canonical(device)
+        if self.device.type == "meta":
+            raise RuntimeError("META device type not an accelerator.")
         self._seed = 67280421310721
         self._key = None
 
@@ -42,7 +44,7 @@ class Generator:
         return self
 
     def seed(self):
-        self.manual_seed(time.time_ns() % (2 ** 63))
+        self.manual_seed(_nondeterministic_seed())
         return self._seed
 
     def initial_seed(self):
@@ -64,6 +66,24 @@ class Generator:
         new, sub = _split(k)
         self._key = new
         return sub
+
+    def clone_state(self):
+        """A new generator on the same device in this one's state (the same seed, the same stream from here)."""
+        g = Generator(self.device)
+        g._seed, g._key = self._seed, self._key
+        return g
+
+    def get_offset(self):
+        raise RuntimeError("CPU Generator does not use offset")
+
+    def set_offset(self, offset):
+        raise RuntimeError("CPU Generator does not use offset")
+
+    def graphsafe_get_state(self):
+        raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+
+    def graphsafe_set_state(self, state):
+        raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
 
     def get_state(self):
         """The generator state as a uint8 tensor (``torch.ByteTensor``): ``set_state`` restores the exact stream."""
@@ -118,7 +138,15 @@ def _split(k):
     return a, b
 
 
+def _nondeterministic_seed() -> int:
+    """64 random bits from the OS (c10's ``getNonDeterministicRandom``): the seed of ``seed()`` and of the default
+    generator at import."""
+    return int.from_bytes(os.urandom(8), "little")
+
+
 default_generator = Generator()
+default_generator._seed = _nondeterministic_seed()  # (PyTorch seeds its default generator so at startup; a
+# ``Generator()`` made later starts at the fixed default seed 67280421310721)
 
 
 def manual_seed(seed):

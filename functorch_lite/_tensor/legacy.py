@@ -14,6 +14,8 @@ The argument rules and error texts are ``torch/csrc/utils/tensor_new.cpp``'s ``l
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import dtypes as D
@@ -233,6 +235,38 @@ def _to_dense(self, dtype=None, *, masked_grad=None):
 
 
 # ---- Python callables applied element by element on the host (PyTorch: CPU tensors only) -------------------
+_APPLY_INT_NAMES = {"int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8"}
+
+
+def _host_value(r, dt):
+    """``fn``'s result stored as an element of ``dt``, as torch's ``apply_`` stores it (tensor_apply.cpp): a
+    double for floating types (anything with ``__float__``: a one-element tensor too), a complex for complex ones,
+    a checked integer conversion (a float truncated) for integer types."""
+    from .tensor import Tensor
+    if dt.is_complex:
+        if isinstance(r, (str, bytes)) or not hasattr(r, "__complex__") and not hasattr(r, "__float__") \
+                and not hasattr(r, "__index__"):
+            raise TypeError(f"must be complex, not {type(r).__name__}")
+        return complex(r)
+    if dt.is_floating_point:
+        if isinstance(r, (str, bytes, complex)) or not hasattr(r, "__float__") and not hasattr(r, "__index__"):
+            raise TypeError(f"must be real number, not {type(r).__name__}")
+        return float(r)
+    if dt is D.bool:
+        if not isinstance(r, (bool, int, float, complex, np.generic, Tensor)):
+            raise TypeError(f"must be real number, not {type(r).__name__}")
+        return bool(r)
+    v = r if isinstance(r, float) else operator.index(r)
+    name = _APPLY_INT_NAMES.get(dt.name)
+    if name is None or (name == "int64" and not isinstance(v, float)):
+        if not -(1 << 63) <= v < 1 << 63:
+            raise RuntimeError("Overflow when unpacking long")
+    else:
+        D.check_fits(v, dt, cname=name)
+    v = int(v)
+    return v % 256 if dt is D.uint8 else v
+
+
 def _host_map(name: str, self, others: dict, fn):
     """``self`` rewritten in place with ``fn(self_i, *others_i)`` (Python scalars in, one element at a time)."""
     from .tensor import Tensor
@@ -249,13 +283,10 @@ def _host_map(name: str, self, others: dict, fn):
             got = o.type() if isinstance(o, Tensor) else type(o).__name__
             raise TypeError(f"{name}: expected {self.type()} for {arg} (got {got})")
     cols = [self.numpy()] + [o.expand(self.shape).numpy() for o in others.values()]
-    kind = "complex" if self.dtype.is_complex else "real number"
     out = np.empty(tuple(self.shape), dtype=cols[0].dtype)
-    for i in np.ndindex(out.shape):
-        r = fn(*(c[i].item() for c in cols))
-        if not isinstance(r, (bool, int, float, complex, np.generic)):
-            raise TypeError(f"must be {kind}, not {type(r).__name__}")
-        out[i] = r
+    with np.errstate(over="ignore"):  # (a double past float32's range is inf, as torch's cast)
+        for i in np.ndindex(out.shape):
+            out[i] = _host_value(fn(*(c[i].item() for c in cols)), self.dtype)
     with no_grad():
         self.copy_(tensor(out, dtype=self.dtype))
     return self

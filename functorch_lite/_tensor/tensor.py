@@ -709,6 +709,12 @@ class Tensor:
     __array_priority__ = 1000
 
     def __array__(self, dtype=None, copy=None):
+        if copy is False:  # (torch's __array__ takes no ``copy=``: NumPy's refusal of a copy it cannot avoid)
+            raise ValueError(
+                "Unable to avoid copy while creating an array as requested.\nIf using `np.array(obj, copy=False)` "
+                "replace it with `np.asarray(obj)` to allow a copy when needed (no behavior change in NumPy 1.x).\n"
+                "For more details, see https://numpy.org/devdocs/numpy_2_0_migration_guide.html"
+                "#adapting-to-changes-in-the-copy-keyword.")
         h = self.numpy()
         if dtype is not None:
             h = h.astype(dtype)
@@ -865,6 +871,8 @@ class Tensor:
                 raise RuntimeError(f"no legacy tensor type name for {self.dtype!r}")
             prefix = "torch." if self._storage.device.type == "cpu" else f"torch.{self._storage.device.type}."
             return prefix + self.dtype.legacy
+        if not isinstance(dtype, (type, str, D.dtype)):
+            raise TypeError("dtype must be a type, str, or dtype object")
         from .legacy import resolve
         dt, device_type = resolve(dtype)  # a dtype, torch.DoubleTensor, 'torch.cuda.FloatTensor', torch.Tensor
         if device_type is None or device_type == self._storage.device.type:
@@ -995,11 +1003,66 @@ def _storage_str(values, info: str, meta: bool) -> str:
     return " " + "\n ".join(str(v) for v in values) + "\n" + info
 
 
+_STORAGE_CASTS = {"double": "float64", "float": "float32", "half": "float16", "bfloat16": "bfloat16",
+                  "long": "int64", "int": "int32", "short": "int16", "char": "int8", "byte": "uint8", "bool": "bool",
+                  "complex_double": "complex128", "complex_float": "complex64", "float8_e5m2": "float8_e5m2",
+                  "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2fnuz": "float8_e5m2fnuz",
+                  "float8_e4m3fnuz": "float8_e4m3fnuz"}  # (torch.storage._StorageBase's conversions)
+
+
+def _storage_cast(name: str, dt: str):
+    def method(self):
+        return self._to(getattr(D, dt))
+    method.__name__ = name
+    method.__doc__ = f"A copy of the storage as a ``TypedStorage`` of {dt} (its elements converted, as torch's)."
+    return method
+
+
 class _StorageBase:
     """What the facade's storages share: ``_s``, the facade Storage holding the values (``x.set_(storage)`` reads
-    it, from a ``TypedStorage`` too, as torch's ``set_`` takes both)."""
+    it, from a ``TypedStorage`` too, as torch's ``set_`` takes both); torch's legacy conversions (``float()``,
+    ``double()``, ...: a converted copy, a ``TypedStorage``), ``is_shared``, ``share_memory_`` (refused, as
+    ``Tensor.share_memory_``: a JAX array cannot live in memory other processes write to)."""
 
     is_sparse = False
+    is_cuda = property(lambda self: self._s.device.type == "cuda")
+
+    def _tensor(self):
+        """A 1-d tensor on this storage's values (of the ``TypedStorage``'s dtype; uint8 bytes, a copy, for an
+        ``UntypedStorage``)."""
+        raise NotImplementedError
+
+    def _to(self, dtype) -> "TypedStorage":
+        t = self._tensor().to(dtype, copy=True)
+        return TypedStorage(wrap_storage=UntypedStorage(t._storage), dtype=dtype, _internal=True)
+
+    def get_device(self):
+        return None if self._s.device.type == "cpu" else self._s.device.index
+
+    def is_shared(self) -> bool:
+        return False  # (as ``Tensor.is_shared``: no storage lives in shared memory here)
+
+    def is_pinned(self, device="cuda") -> bool:
+        return False
+
+    def share_memory_(self):
+        from .legacy import METHODS
+        METHODS["share_memory_"](self)
+
+    def _write_bytes(self, b) -> None:
+        """Overwrite all the storage's bytes with ``b`` (uint8, as many), through a tensor on it."""
+        root = self._s.root()
+        dt = D.from_numpy_dtype(np.dtype(root.array.dtype))
+        vals = np.ascontiguousarray(b).view(np.dtype(root.array.dtype))
+        tmp = Tensor._from_array(jnp.zeros((0,), dt.jnp), dt, root.device)
+        tmp.set_(TypedStorage(wrap_storage=UntypedStorage(self._s), dtype=dt, _internal=True), 0, (vals.size,))
+        from ..autograd.grad_mode import no_grad
+        with no_grad():
+            tmp.copy_(Tensor._from_array(jnp.asarray(vals), dt, root.device))
+
+
+for _name, _dt in _STORAGE_CASTS.items():
+    setattr(_StorageBase, _name, _storage_cast(_name, _dt))
 
 
 _UntypedStorage = _StorageBase  # (the name the facade's modules check storages with)
@@ -1048,6 +1111,35 @@ class UntypedStorage(_StorageBase):
 
     def tolist(self) -> list:
         return self._bytes().tolist()
+
+    def _tensor(self):
+        return Tensor._from_array(jnp.asarray(self._bytes()), D.uint8, self._s.device)
+
+    def type(self, dtype=None, non_blocking=False):
+        if dtype is None:
+            return "torch.storage.UntypedStorage"
+        return _storage_type(self, dtype)
+
+    def clone(self) -> "UntypedStorage":
+        return UntypedStorage(Storage(jnp.array(self._s.root().array, copy=True), self._s.device))
+
+    def cpu(self):
+        return self if self._s.device.type == "cpu" else self._to(D.uint8).untyped()
+
+    def fill_(self, value):
+        """Every byte set to ``value`` (an int, taken modulo 256, as torch's)."""
+        self._write_bytes(np.full(self.nbytes(), operator.index(value) & 0xFF, np.uint8))
+        return self
+
+    def copy_(self, src, non_blocking=None):
+        """The bytes of storage ``src`` (as many) copied in."""
+        if not isinstance(src, _StorageBase):
+            raise TypeError(f"copy_(): argument 'src' (position 1) must be torch.Storage, not {type(src).__name__}")
+        src = src._untyped_storage if isinstance(src, TypedStorage) else src
+        if src.nbytes() != self.nbytes():
+            raise RuntimeError(f"size does not match, self was {self.nbytes()} bytes but src was {src.nbytes()} bytes")
+        self._write_bytes(src._bytes())
+        return self
 
     def resize_(self, size: int):
         """``storage.resize_(nbytes)`` (FSDP frees a parameter's storage with ``resize_(0)`` and reallocates it):
@@ -1119,6 +1211,57 @@ class TypedStorage(_StorageBase):
         _warn_typed_storage_removal()
         return self._untyped_storage
 
+    def _tensor(self):
+        tmp = Tensor._from_array(jnp.zeros((0,), self.dtype.jnp), self.dtype, self._untyped_storage.device)
+        return tmp.set_(self, 0, (self._size(),))
+
+    def type(self, dtype=None, non_blocking=False):
+        """``'torch.FloatStorage'`` (torch's legacy class name; ``'torch.storage.TypedStorage'`` for a dtype with
+        none); with ``dtype``, torch's conversion of the untyped bytes."""
+        _warn_typed_storage_removal()
+        if dtype is None:
+            from ..serialization import _LEGACY_STORAGE
+            name = _LEGACY_STORAGE.get(self.dtype)
+            return "torch.storage.TypedStorage" if name is None else "torch." + name
+        return _storage_type(self._untyped_storage, dtype)
+
+    def pickle_storage_type(self) -> str:
+        from ..serialization import _LEGACY_STORAGE
+        _warn_typed_storage_removal()
+        name = _LEGACY_STORAGE.get(self.dtype)
+        if name is None:
+            raise KeyError(f"dtype {self.dtype} is not recognized")
+        return name
+
+    def clone(self) -> "TypedStorage":
+        _warn_typed_storage_removal()
+        return TypedStorage(wrap_storage=self._untyped_storage.clone(), dtype=self.dtype, _internal=True)
+
+    def cpu(self) -> "TypedStorage":
+        _warn_typed_storage_removal()
+        return TypedStorage(wrap_storage=self._untyped_storage.cpu(), dtype=self.dtype, _internal=True)
+
+    def is_shared(self) -> bool:
+        _warn_typed_storage_removal()
+        return self._untyped_storage.is_shared()
+
+    def share_memory_(self):
+        _warn_typed_storage_removal()
+        self._untyped_storage.share_memory_()
+        return self
+
+    def fill_(self, value):
+        """Every element set to ``value`` (converted as a tensor's ``fill_`` converts it: torch's messages)."""
+        _warn_typed_storage_removal()
+        self[0:self._size()] = value
+        return self
+
+    def copy_(self, source, non_blocking=None):
+        """The bytes of storage ``source`` copied in (the sizes in bytes must match, as torch's)."""
+        _warn_typed_storage_removal()
+        self._untyped_storage.copy_(source._untyped_storage if isinstance(source, TypedStorage) else source)
+        return self
+
     def _values(self) -> list:
         d = self.dtype
         vals = self._untyped_storage._bytes()[:self._size() * d.itemsize].view(d.np)
@@ -1162,6 +1305,23 @@ class TypedStorage(_StorageBase):
                             meta)
 
     __repr__ = __str__
+
+
+def _storage_type(untyped: UntypedStorage, dtype):
+    """``storage.type(dtype)``, as torch's ``_type`` on the untyped bytes: a legacy storage name makes a storage of
+    that many elements of its type, which a copy of the bytes fits only for a one-byte type."""
+    if isinstance(dtype, D.dtype):
+        raise AttributeError("'torch.dtype' object has no attribute 'is_sparse'")
+    from ..serialization import _STORAGE_DTYPE
+    name = dtype if isinstance(dtype, str) else getattr(dtype, "__name__", "")
+    dt = _STORAGE_DTYPE.get(name.rpartition(".")[2])
+    if dt is None:
+        raise TypeError("copy_(): argument 'other' (position 1) must be Tensor, not torch.storage.UntypedStorage")
+    n = untyped.nbytes()
+    if dt.itemsize != 1:
+        raise RuntimeError(f"size does not match, self was {n * dt.itemsize} bytes but src was {n} bytes")
+    out = TypedStorage(wrap_storage=untyped.clone(), dtype=dt, _internal=True)
+    return out
 
 
 def _c_type_name(d):

@@ -339,6 +339,10 @@ class memory_format:
     def __repr__(self):
         return f"torch.{self.name}"
 
+    def __reduce__(self):
+        # torch pickles the formats by name, so pickle / copy / deepcopy give back the singleton
+        return self.name
+
 
 contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")

@@ -748,11 +748,15 @@ def inplace(op, targs, sargs, _recorded=False):
         for a in targs[1:]:
             if isinstance(a, Tensor) and a is not self and a._storage.root() is root:
                 no_overlap(self, a, partial_only=True)
-    r = dispatch(op, targs, sargs, False, _recorded)
+    try:
+        r = dispatch(op, targs, sargs, False, _recorded)
+    except NotImplementedError:
+        # (no kernel for the common dtype: torch checks that it casts to self's first -- ``x <<= 2.0`` of a Long x)
+        if op.broadcast:
+            _check_cast(_promotion.result_type(*targs), self.dtype)
+        raise
     if r.dtype is not self.dtype:
-        if not _promotion.can_cast(r.dtype, self.dtype):
-            raise RuntimeError(f"result type {r.dtype.short} can't be cast to the desired output type "
-                               f"{self.dtype.short}")
+        _check_cast(r.dtype, self.dtype)
     if r._shape != self._shape:
         raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
                            f"{list(r._shape)}")
@@ -772,6 +776,12 @@ def inplace(op, targs, sargs, _recorded=False):
     if _FW_ACTIVE[0]:
         _fwad.after_write(self, r)  # (the tangent of self receives r's)
     return self
+
+
+def _check_cast(r, dt):
+    """An in-place op's result dtype ``r`` must cast to ``self``'s (``dt``), torch's message otherwise."""
+    if r is not dt and not _promotion.can_cast(r, dt):
+        raise RuntimeError(f"result type {r.short} can't be cast to the desired output type {dt.short}")
 
 
 @jax.custom_jvp
@@ -813,20 +823,28 @@ def write_out(out, r, name=None, resize_warn=True, srcs=()):
                 raise TypeError(f"expected Tensor as element {i} in argument 'out', but got {type(o).__name__}")
         if name is not None:
             _check_out_grad(name, out, r)
-        for o, v in zip(out, r):
-            if o.dtype is not v.dtype:
-                raise RuntimeError(_OUT_EXACT.get(name, _exact_out)(v.dtype, o.dtype))
+        exact = _OUT_EXACT.get(name, _exact_out)
+        for i, msg in (exact.items() if type(exact) is dict else ((i, exact) for i in range(len(r)))):
+            if out[i].dtype is not r[i].dtype:
+                raise RuntimeError(msg(r[i].dtype, out[i].dtype))
         for o, v in zip(out, r):
             write_out(o, v, None, resize_warn)
         return getattr(type(r), "_out_type", type(r))(tuple(out))
     if not isinstance(out, Tensor):
         raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+    exact = None
     if name is not None:
         _check_out_grad(name, (out,), (r,))
-        exact = _OUT_EXACT.get(name)
+        if name in _OUT_TENSORS:
+            _out_tensors(name, srcs)
+        exact = _OUT_EXACT.get(_OUT_EXACT_0D.get(name, name) if not r._shape else name)
+        if type(exact) is dict or name in _OUT_CAST_TENSOR_ARGS and any(isinstance(a, Tensor) for a in srcs[1:]):
+            exact = None  # (a dict: a several-output op's overload with one output; or the overload casting)
         if exact is not None and out.dtype is not r.dtype:
-            raise RuntimeError(exact(r.dtype, out.dtype))
-    if not _promotion.can_cast(r.dtype, out.dtype):
+            msg = exact(r.dtype, out.dtype)
+            if msg is not None:
+                raise RuntimeError(msg)
+    if (exact is None or out.dtype is r.dtype) and not _promotion.can_cast(r.dtype, out.dtype):
         refuse = _OUT_CAST.get(name)
         raise refuse(out.dtype) if refuse is not None else RuntimeError(
             f"result type {r.dtype.short} can't be cast to the desired output type {out.dtype.short}")
@@ -859,9 +877,52 @@ def _exact_out(r, o):
     return f"Expected out tensor to have dtype {_promotion._cname(r)}, but got {_promotion._cname(o)} instead"
 
 
-# the ops whose out= must have the result's dtype (torch's structured kernels, each with its message); the others
+def _same_dtype(r, o):
+    return f"Found dtype {o.short} but expected {r.short}"
+
+
+def _bool_result(name):
+    """any / all: a bool or uint8 ``out`` (the result cast into it), nothing else."""
+    return lambda r, o: None if o is D.bool or o is D.uint8 else \
+        f"{name} only supports bool tensor for result, got: {o.short}"
+
+
+def _checked_args(name, what):
+    """median / nanmedian's values (``what`` 'values': the input's type) and indices (Long) outs, as torch's
+    checkScalarType / checkSameType word them."""
+    if what == "values":
+        return lambda r, o: ("Expected tensor for 'values' to have the same type as tensor for argument #2 'self'; "
+                             f"but type torch.{o.legacy} does not equal torch.{r.legacy} (while checking arguments "
+                             f"for {name})")
+    return lambda r, o: ("Expected tensor for argument #1 'indices' to have scalar type Long; but got "
+                         f"torch.{o.legacy} instead (while checking arguments for {name})")
+
+
+_MEDIAN_OUT = {1: _checked_args("median", "indices"), 0: _checked_args("median", "values")}
+
+# the ops whose out= must have the result's dtype (torch's structured kernels, each with its message; a dict: one
+# per output index, checked in torch's order; a message of None: that out dtype is accepted, cast into); the others
 # cast into ``out`` where the result's category allows
 _OUT_EXACT = {
+    # (unary elementwise kernels built with TensorIterator's check_all_same_dtype; exp, sin, sqrt... cast)
+    **{n: _same_dtype for n in ("abs", "neg", "floor", "ceil", "round", "trunc", "sign", "sgn", "frac",
+                                "bitwise_not", "clamp", "clamp_min", "clamp_max", "conj_physical")},
+    **{n: _exact_out for n in ("argmax", "argmin", "gather")},
+    **{n: _bool_result(n) for n in ("any", "all")},
+    **{n: (lambda r, o, n=n: f"{n} does not support non-boolean outputs.") for n in ("signbit", "isposinf",
+                                                                                      "isneginf")},
+    "nan_to_num": lambda r, o: f"nan_to_num: dtype of out: {o.short} should be same as input: {r.short}",
+    "index_select": lambda r, o: "index_select(): self and result must have the same scalar type",
+    "take": lambda r, o: (f"take(): self and out expected to have the same dtype, but got self.dtype = {r.short} and "
+                          f"out.dtype = {o.short}"),
+    "histc": lambda r, o: (f"torch.histogram: input tensor and hist tensor should have the same dtype, but got input "
+                           f"{_promotion._cname(r)} and hist {_promotion._cname(o)}"),
+    "kthvalue": {0: lambda r, o: "output values must be of same type as input",
+                 1: lambda r, o: "output indices must be of scalar type Long"},
+    "mode": {0: lambda r, o: f"expected scalar type '{r.short}' but got '{o.short}' for values output",
+             1: lambda r, o: f"expected scalar type '{r.short}' but got '{o.short}' for indices output"},
+    "median": _MEDIAN_OUT,
+    "nanmedian": _MEDIAN_OUT,
     **{n: _exact_out for n in ("mm", "matmul", "bmm", "addmm", "baddbmm", "addbmm", "norm", "cross",
                                "linalg_vector_norm", "linalg_cross", "sum", "prod", "cumsum", "cumprod")},
     "mv": lambda r, o: f"addmv input tensors must have the same dtype, but got {o.short}, {r.short}, and {r.short}",
@@ -882,10 +943,32 @@ _OUT_EXACT = {
            f"{o.short} for out's dtype.") for n in ("amax", "amin")},
 }
 
+# ops exact about out='s dtype with number arguments only: their overload taking tensors (``clamp(x, t_min)``)
+# casts into ``out``
+_OUT_CAST_TENSOR_ARGS = frozenset({"clamp", "clamp_min", "clamp_max"})
+
+# an op whose 0-dim result is another op's, for its out= dtype message (matmul of two vectors is dot)
+_OUT_EXACT_0D = {"matmul": "dot"}
+
 # out= dtypes the result can't be cast to, where PyTorch's kernel words the refusal itself (cat's TORCH_CHECK_TYPE;
 # stack writes through cat)
-_OUT_CAST = {n: (lambda o: TypeError(f"torch.cat(): input types can't be cast to the desired output type {o.short}"))
-             for n in ("cat", "stack")}
+_OUT_CAST = {
+    **{n: (lambda o: TypeError(f"torch.cat(): input types can't be cast to the desired output type {o.short}"))
+       for n in ("cat", "stack")},
+    "logsumexp": lambda o: RuntimeError(f"logsumexp(): Expected floating point type for result tensor, but got: "
+                                        f"{o.short}"),
+}
+
+# ops whose out= overload takes only tensors where the other overloads take numbers too (the argument parser's
+# TypeError, naming the parameter): the names of their tensor parameters, in order
+_OUT_TENSORS = {"where": ("condition", "input", "other")}
+
+
+def _out_tensors(name, srcs):
+    for i, (a, pname) in enumerate(zip(srcs, _OUT_TENSORS[name])):
+        if not isinstance(a, Tensor):
+            raise TypeError(f"{name}(): argument '{pname}' (position {i + 1}) must be Tensor, not "
+                            f"{type(a).__name__}")
 
 
 def _check_out_grad(name, outs, rs):

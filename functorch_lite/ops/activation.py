@@ -22,6 +22,7 @@ from .._symbolic import sym_float
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor, _wrap_dim
 from ._registry import OPS, defop
+from ._rounding import true_div
 from .norm import _float_rule
 
 __all__: list = ["elu", "elu_", "selu", "selu_", "celu", "celu_", "hardswish", "hardsigmoid", "mish", "prelu",
@@ -92,12 +93,14 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 def _hardswish(input):
     """``x * relu6(x + 3) / 6``; gradient 0 up to -3, ``x / 3 + 1/2`` on (-3, 3), 1 from 3 (PyTorch's)."""
     x = input.astype(D.opmath(input.dtype))
-    three = jnp.asarray(3.0, x.dtype)
+    three, six = jnp.asarray(3.0, x.dtype), jnp.asarray(6.0, x.dtype)
     nan = jnp.isnan(x)
-    xm = jnp.where(nan, jnp.zeros_like(x), x)  # (mid's own gradient at NaN would be NaN * 0)
-    mid = xm * (xm + three) / jnp.asarray(6.0, x.dtype)
-    # x * 0: -0.0 as PyTorch; NaN takes the identity branch (torch's backward: gradient 1 there)
-    return jnp.where(x <= -three, x * 0, jnp.where((x < three) & ~nan, mid, x)).astype(input.dtype)
+    # (mid's own gradient at NaN or +-inf, unselected, would be NaN * 0 or inf * 0)
+    xm = jnp.where(nan | (jnp.abs(x) >= three), jnp.zeros_like(x), x)
+    mid = true_div(xm * (xm + three), six)  # (torch's ``/ 6`` rounded once; XLA's would be ``* (1 / 6)``)
+    # x * 0: -0.0 as PyTorch; from 3 torch's ``x * 6 / 6`` (1e30 moves an ulp, 1e38 overflows); NaN takes the
+    # identity branch (torch's backward: gradient 1 there)
+    return jnp.where(x <= -three, x * 0, jnp.where((x < three) & ~nan, mid, true_div(x * six, six))).astype(input.dtype)
 
 
 @defop("_hardsigmoid", promote=_float_rule("hardsigmoid_cpu"), grad_fn="HardsigmoidBackward0", method=False,

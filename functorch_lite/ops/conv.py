@@ -6,6 +6,7 @@ name. Argument normalisation and PyTorch's error messages live in the ``prep`` h
 """
 from __future__ import annotations
 
+import operator
 import warnings
 
 import jax.numpy as jnp
@@ -17,7 +18,9 @@ from .._promotion import _cname, no_kernel
 from .._tensor.tensor import Tensor
 from .._tensor.views import shape_str as _shape_str
 from . import grad_overrides as _go
+from ._dispatch import _type_name
 from ._registry import OPS, defop
+from ._rounding import true_div
 from .._warn import user_stacklevel as _user_stacklevel
 
 __all__: list = ["conv1d", "conv2d", "conv3d", "conv_transpose2d", "max_pool1d", "max_pool2d", "max_pool3d",
@@ -301,17 +304,39 @@ def _pool_out(size: int, k: int, p: int, s: int, d: int, ceil: bool) -> int:
     return out
 
 
+_POOL_POS = {"kernel_size": 2, "stride": 3, "padding": 4, "dilation": 5}  # (torch's argument positions)
+
+
+def _pool_int(v, msg) -> int:
+    """One int of a pooling size argument (``msg()``: the TypeError's text for anything else)."""
+    if type(v) is int:
+        return v
+    if not isinstance(v, bool):
+        try:
+            return operator.index(v)
+        except TypeError:
+            pass
+    raise TypeError(msg())
+
+
 def _pool_args(name: str, x, kernel_size, stride, padding, dilation, ceil_mode, nd: int = 2):
     """Normalise and validate ``nd``-d pooling arguments; returns (k, s, p, d, ceil, out) (nd-tuples)."""
     def tup(v, what, verb="must either be", omit=""):
         if name == "avg_pool3d":  # (PyTorch's wording there)
             verb = "must be"
-        t = (v,) * nd if isinstance(v, int) else tuple(v)
+        # torch's "tuple of ints" parser: an int is anything operator.index takes (a NumPy integer, an integer
+        # tensor) but a bool; a list / tuple of those
+        head = f"{name}(): argument '{what}' (position {_POOL_POS[what]}) must be tuple of ints"
+        if isinstance(v, (list, tuple)):
+            t = tuple(_pool_int(e, lambda: f"{head}, but found element of type {_type_name(e)} at pos {i}")
+                      for i, e in enumerate(v))
+        else:
+            t = (_pool_int(v, lambda: f"{head}, not {_type_name(v)}"),) * nd
         if len(t) == 1:
             t = t * nd
         if len(t) != nd:
             raise RuntimeError(f"{name}: {what} {verb} {omit}a single int, or a tuple of {_WORDS[nd]} ints")
-        return tuple(int(e) for e in t)
+        return t
 
     def got(prefix, vals):
         return " ".join(f"{prefix}{a}: {v}" for a, v in zip(_AXES[nd], vals))
@@ -589,7 +614,7 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
             di = _avg_divisor(size[i], kernel_size[i], stride[i], padding[i], out[i], count_include_pad)
             div = div * di.reshape([-1 if j == i else 1 for j in range(nd)])
     div = jnp.asarray(div, acc)
-    r = lax.div(total, jnp.broadcast_to(div, total.shape)) if jnp.issubdtype(acc, jnp.integer) else total / div
+    r = lax.div(total, jnp.broadcast_to(div, total.shape)) if jnp.issubdtype(acc, jnp.integer) else true_div(total, div)
     return r.astype(input.dtype)
 
 

@@ -150,6 +150,8 @@ def _parse_to(args, kwargs):
     if args:
         a = args[0]
         i = 1
+        if isinstance(a, (Tensor, D.dtype)) and ("dtype" in kwargs or "device" in kwargs):
+            raise _to_invalid(args, kwargs)  # (the (dtype, ...) and (tensor, ...) overloads take neither keyword)
         if isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
         elif isinstance(a, D.dtype):
@@ -217,17 +219,39 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
 
 
 def _new(fn_name):
+    name = "new_" + fn_name
+
     def method(self, *size, dtype=None, device=None, requires_grad=False, **kw):
         from . import creation
         fn = getattr(creation, fn_name)
+        if "size" not in kw:  # (torch's parser for ``new_zeros(SymInt[] size)``: its own name in the messages)
+            if not size:
+                raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+            packed = len(size) == 1 and isinstance(size[0], (tuple, list))
+            from .view_ops import _shape_arg
+            if packed and size[0]:  # (a bad first element: the tuple's message; a later one: "failed to unpack")
+                _shape_arg((size[0][:1],), name)
+            size = (_shape_arg(tuple(size[0]) if packed else size, name),)
+            creation._check_nonneg(name, size[0])
         return fn(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad, **kw)
-    method.__name__ = "new_" + fn_name
+    method.__name__ = name
     return method
 
 
-def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+_REQUIRED = object()
+
+
+def new_full(self, size=_REQUIRED, fill_value=_REQUIRED, *, dtype=None, device=None, requires_grad=False):
     from .creation import full
-    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+    from .view_ops import _tname, _shape_arg
+    missing = [f'"{a}"' for a, v in (("size", size), ("fill_value", fill_value)) if v is _REQUIRED]
+    if missing:  # (torch's argument parser's wording, its plurals included)
+        raise TypeError(f"new_full() missing {len(missing)} required positional argument"
+                        f"{'s' if len(missing) == 1 else ''}: {', '.join(missing)}")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not {_tname(size)}")
+    return full(_shape_arg((size,), "new_full"), fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                requires_grad=requires_grad)
 
 
 def type_as(self, other):

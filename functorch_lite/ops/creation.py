@@ -25,20 +25,27 @@ from .. import random as _rng
 from .._tensor.storage import meta_array
 from .._promotion import promote_types
 from .._tensor.tensor import Tensor
-from .._promotion import _cname, no_kernel
+from .._promotion import _cname, discards_imag, no_kernel
 from .._warn import user_stacklevel as _user_stacklevel
 from .._warn import user_stacklevel
 from .view_ops import _shape_arg, _tname
 from ._registry import defop
 
 _py_bool, _py_int, _py_float, _py_complex = builtins.bool, builtins.int, builtins.float, builtins.complex
+_NOT_GIVEN = object()  # (an argument not passed)
+
+
+def _check_requires_grad(dt, requires_grad) -> None:
+    """A factory's ``requires_grad=True`` for a dtype that cannot require gradients: torch's factory error (the
+    method ``requires_grad_`` words it otherwise)."""
+    if requires_grad and not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
 
 
 def _finish(arr, dt, device, requires_grad):
     """Commit a host/jax array to ``device`` as facade dtype ``dt`` and wrap it."""
     dev = _dev.canonical(device)
-    if requires_grad and not (dt.is_floating_point or dt.is_complex):
-        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    _check_requires_grad(dt, requires_grad)
     jdev = _dev.to_jax(dev)
     jarr = jax.device_put(arr, jdev) if jdev is not None else meta_array(np.shape(arr), dt.jnp)
     t = Tensor._from_array(jarr, dt, dev)
@@ -165,6 +172,7 @@ def _into(name: str, out, make, requires_grad=False):
     if name in _RESIZES_FIRST and out.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     from ._dispatch import write_out
+    _check_requires_grad(out.dtype, requires_grad)
     write_out(out, make(False), f"aten::{name}", resize_warn=False)
     if requires_grad:  # (PyTorch: ``zeros(2, out=o, requires_grad=True)`` makes ``o`` require grad)
         out.requires_grad_(True)
@@ -218,16 +226,21 @@ def _infer_dtype(data) -> D.dtype | None:
     raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
 
 
-def _check_nested(data, depth=0) -> None:
-    """PyTorch's ragged-sequence errors (CRE-09)."""
+def _check_nested(data, depth=0, cat=None) -> None:
+    """PyTorch's ragged-sequence errors (CRE-09); a sequence where the first element was a number: PyTorch's
+    conversion error of it as a number of category ``cat`` (where given)."""
     n = None
-    for x in data:
+    for i, x in enumerate(data):
         if isinstance(x, (list, tuple)):
             if n is None:
+                if i and cat is not None:
+                    tp = type(x).__name__
+                    raise TypeError(f"must be real number, not {tp}" if cat >= D.FLOAT else
+                                    f"'{tp}' object cannot be interpreted as an integer")
                 n = len(x)
             elif len(x) != n:
                 raise ValueError(f"expected sequence of length {n} at dim {depth + 1} (got {len(x)})")
-            _check_nested(x, depth + 1)
+            _check_nested(x, depth + 1, cat)
         elif n is not None:
             raise TypeError("not a sequence")
 
@@ -252,6 +265,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         _check_strides(data)
         src = D.from_numpy_dtype(data.dtype)
         dt = D.as_dtype(dtype) if dtype is not None else src
+        discards_imag(src, dt)
         return _finish(_host_cast(np.array(data), src, dt), dt, device, requires_grad)
     if isinstance(data, np.generic):
         src = D.from_numpy_dtype(data.dtype)
@@ -269,12 +283,17 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         return _from_dynamic(data, dtype, device, requires_grad)
     if hasattr(data, "__array__") and not isinstance(data, (list, tuple, builtins.range)):
         return tensor(np.asarray(data), dtype=dtype, device=device, requires_grad=requires_grad)
+    if isinstance(data, bytearray):  # (a sequence of ints to PyTorch: bytes are its error, "invalid data type")
+        data = list(data)
     cat = _infer_dtype(data)
     if isinstance(data, builtins.range):
         data = list(data)
     elif other_sequence(data) or isinstance(data, (list, tuple)) and any(map(other_sequence, data)):
         data = _as_lists(data)
     dt = D.as_dtype(dtype) if dtype is not None else cat
+    if dtype is None and cat.is_complex and D.get_default_dtype() is D.bfloat16 and any(
+            isinstance(x, _py_complex) for x in (_flat_iter(data) if isinstance(data, (list, tuple)) else (data,))):
+        raise RuntimeError("invalid default scalar type for complex")  # (a Python complex: no complex bfloat16)
     if dt is D.uint64:
         _uint64_leaves(_flat_iter(data) if isinstance(data, (list, tuple)) else (data,))
     if cat.is_complex and dt.category in (D.INT, D.FLOAT) and any(
@@ -283,9 +302,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         raise TypeError("'complex' object cannot be interpreted as an integer" if dt.category == D.INT else
                         "must be real number, not complex")
     if isinstance(data, (list, tuple)):
+        shape = _empty_shape(data)
+        if shape is not None:  # (PyTorch reads the shape along the first elements; with no elements, nothing more)
+            return _finish(np.zeros(shape, dt.jnp), dt, device, requires_grad)
         if any(isinstance(x, (Tensor, np.ndarray)) for x in _flat_iter(data)):
             data = _unpack_nested(data, dt)
-        _check_nested(data)
+        _check_nested(data, 0, dt.category)
     hd = _host_dtype(cat)
     if cat.category == D.INT and dt.category > D.INT:  # (ints into a floating tensor: 2 ** 63 is a float there)
         hd = np.complex128 if dt.is_complex else np.float64
@@ -300,9 +322,30 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if dt is D.bool and host is None:  # (a bool tensor stores each leaf's truth: any int is True)
         host = np.array(data, dtype=object).astype(np.bool_)
     elif dt.category == D.INT and cat.category > D.BOOL and (
-            cat.is_complex or host is None or host.size and not _stores_as_is(host, dt)):
+            cat.is_complex or host is None or host.size and not _stores_as_is(host, dt) or _has_np_bool(data)):
         host = _int_leaves(data, dt)  # Python numbers into an integer dtype: checked leaf by leaf, not wrapped
     return _finish(_host_cast(host, D.from_numpy_dtype(host.dtype), dt), dt, device, requires_grad)
+
+
+def _empty_shape(data) -> tuple | None:
+    """The shape of nested lists ``data`` as PyTorch's ``compute_sizes`` reads it (along the first elements) where
+    it has no elements (``[[], [1]]``: (2, 0), which PyTorch makes with no further check of the other elements);
+    else None."""
+    sizes = []
+    while isinstance(data, (list, tuple)):
+        sizes.append(len(data))
+        if not data:
+            return tuple(sizes)
+        data = data[0]
+    return None
+
+
+def _has_np_bool(data) -> bool:
+    """Whether nested lists ``data`` hold a NumPy bool (which an integer tensor's store refuses: not an index)."""
+    if not isinstance(data, (list, tuple)):
+        return type(data) is np.bool_
+    types = set(map(type, data))
+    return np.bool_ in types or any(_has_np_bool(x) for x in data if isinstance(x, (list, tuple)))
 
 
 def _uint64_leaves(leaves) -> None:
@@ -391,7 +434,8 @@ def _flat_iter(data):
 
 _SEQS = (list, tuple, builtins.range, np.ndarray)
 _NDARRAY_LIST = ("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider converting the "
-                 "list to a single numpy.ndarray with numpy.array() before converting to a tensor.")
+                 "list to a single numpy.ndarray with numpy.array() before converting to a tensor. (Triggered "
+                 "internally at /__w/pytorch/pytorch/torch/csrc/utils/tensor_new.cpp:252.)")
 
 
 def _unpack_nested(data, dt: D.dtype) -> list:
@@ -399,16 +443,16 @@ def _unpack_nested(data, dt: D.dtype) -> list:
     ``compute_sizes`` + ``recursive_store`` read it: the shape is read along the first elements, where a tensor is
     a scalar (converted with ``float()``/``operator.index()``/``complex()`` by ``dt``'s kind: one element only) and
     a NumPy array a sequence; deeper down, any tensor or array is iterated as a sequence."""
-    if any(isinstance(x, np.ndarray) for x in _flat_iter(data)):
-        from .._warn import warn_once
-        warn_once(_NDARRAY_LIST, _NDARRAY_LIST)
     sizes = []
     seq = data
-    while isinstance(seq, _SEQS):  # (a 0-d array here: len()'s TypeError, as PyTorch's)
+    while isinstance(seq, _SEQS):  # (a 0-d array here: len()'s TypeError, as PyTorch's, before its warning)
         sizes.append(len(seq))
         if not sizes[-1]:
             break
         seq = seq[0]
+    if any(isinstance(x, np.ndarray) for x in _flat_iter(data)):
+        from .._warn import warn_once
+        warn_once(_NDARRAY_LIST, _NDARRAY_LIST)
     cat = dt.category
     conv = (builtins.float if cat == D.FLOAT else builtins.complex if cat == D.COMPLEX else
             (lambda x: _py_bool(operator.index(x))) if cat == D.BOOL else operator.index)
@@ -449,9 +493,10 @@ def as_tensor(data, dtype=None, device=None):
         if data.dtype.kind not in "biufc":
             return tensor(data, dtype=dtype, device=device)
         src = D.from_numpy_dtype(data.dtype)
-        if dtype is None or D.as_dtype(dtype) is src:
-            return from_numpy(data).to(device=device)
+        if dtype is None or D.as_dtype(dtype) is src:  # (on the default device when none is given, unlike from_numpy)
+            return from_numpy(data).to(device=_dev.canonical(device))
         _check_strides(data)  # (a copy either way: cast on the host, no program to compile per shape)
+        discards_imag(src, D.as_dtype(dtype))
         return _finish(_host_cast(data, src, D.as_dtype(dtype)), D.as_dtype(dtype), device, False)
     return tensor(data, dtype=dtype, device=device)
 
@@ -523,6 +568,7 @@ def _asarray_numpy(a, dt, device, copy):
     src = D.from_numpy_dtype(a.dtype)
     if dt is not None and dt is not src and copy is not False:
         from .._tensor.tensor import tensor_from_numpy
+        discards_imag(src, dt)
         return tensor_from_numpy(_host_cast(a, src, dt), dt, "cpu"), None, None
     if a.flags.writeable or not copy and (dt is None or dt is src) and (
             device is None or _dev.canonical(device) == _dev.canonical("cpu")):
@@ -545,7 +591,9 @@ def from_numpy(ndarray):
     """``torch.from_numpy``: keeps the NumPy dtype. JAX arrays are immutable, so this is a copy taken
     now: later writes to ``ndarray`` are not seen by the tensor (see README, "NumPy bridge")."""
     if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+        tp = type(ndarray)
+        name = tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__}.{tp.__name__}"
+        raise TypeError(f"expected np.ndarray (got {name})")
     _check_strides(ndarray)
     dt = D.from_numpy_dtype(ndarray.dtype)
     from .._tensor.tensor import tensor_from_numpy
@@ -554,8 +602,8 @@ def from_numpy(ndarray):
         # ``from_numpy(t.numpy())`` does not warn there): no "not writable" warning for it
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            return tensor_from_numpy(ndarray, dt)
-    return tensor_from_numpy(ndarray, dt)
+            return tensor_from_numpy(ndarray, dt, "cpu")
+    return tensor_from_numpy(ndarray, dt, "cpu")  # (on the CPU whatever the default device, as PyTorch's)
 
 
 def _jax_backed(a) -> bool:
@@ -602,7 +650,7 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
                          f"be greater than actual buffer length ({length} bytes)")
     host = np.frombuffer(view.cast("B"), dtype=dt.np, count=count, offset=offset).copy()
     from .._tensor.tensor import tensor_from_numpy
-    t = tensor_from_numpy(host, dt)
+    t = tensor_from_numpy(host, dt, "cpu")  # (on the CPU whatever the default device, as PyTorch's)
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -617,8 +665,7 @@ def _fill(shape, value, dt, device, requires_grad):
     if type(value) is SymNumber or value != 0 and value != 1:
         D.check_fill(value, dt, math.prod(shape))
     dev = _dev.canonical(device)
-    if requires_grad and not (dt.is_floating_point or dt.is_complex):
-        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    _check_requires_grad(dt, requires_grad)
     jdev = _dev.to_jax(dev)
     from .._dynamo import is_compiling  # (imported here: the compile runner imports the ops)
     if jdev is None:
@@ -690,8 +737,12 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
     """The fill value decides the dtype when none is given (CRE-18)."""
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
-    if isinstance(fill_value, Tensor):
+    if not _is_number_arg(fill_value) or isinstance(fill_value, Tensor) and fill_value._requires_grad:
+        raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {_tname(fill_value)}")
+    if isinstance(fill_value, Tensor):  # (a 0-d tensor that does not require grad: its value)
         fill_value = fill_value.item()
+    elif isinstance(fill_value, _py_int) and not -(1 << 63) <= fill_value < 1 << 64:  # (the parser's int64/uint64)
+        raise OverflowError("can't convert negative int to unsigned" if fill_value < 0 else "int too big to convert")
     from .._promotion import scalar_dtype
     dtype, device = _out_args("full", out, dtype, device)
     dt = D.as_dtype(dtype) if dtype is not None else scalar_dtype(fill_value)
@@ -737,35 +788,97 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
 
 
 # ---- ranges ------------------------------------------------------------------------------------------
-def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    """``arange(5)`` int64, ``arange(0, 1, 0.25)`` float32 (CRE-20..23)."""
+_SIGS["arange"] = [f"Number end, *, {_KW}", f"Number start, Number end, *, {_KW.replace('Tensor out = None, ', '')}",
+                   f"Number start, Number end, Number step = 1, *, {_KW}"]
+
+
+def _is_number_arg(x) -> bool:
+    """What torch's argument parser takes as a ``Number``: a Python or NumPy number, or a 0-d tensor."""
+    return isinstance(x, (numbers.Number, np.bool_, SymNumber)) or isinstance(x, Tensor) and not x._shape
+
+
+def _number_vals(vals) -> list:
+    return [v.item() if isinstance(v, Tensor) else v for v in vals]
+
+
+def _to_double(v) -> float:
+    """c10's checked ``Scalar::to<double>``: a complex number must have no imaginary part."""
+    if isinstance(v, (_py_complex, np.complexfloating)):
+        if v.imag != 0:
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        v = v.real
+    return _py_float(v)
+
+
+def _range_acc(v, dt):
+    """c10's checked ``Scalar::to<accscalar_t>`` of a range bound: int64 for an integer dtype (a float truncates
+    toward zero), float for float16/bfloat16, double otherwise."""
+    if dt.category <= D.INT:
+        if isinstance(v, (_py_complex, np.complexfloating)):
+            if v.imag != 0:
+                raise RuntimeError("value cannot be converted to type int64_t without overflow")
+            v = v.real
+        if not isinstance(v, (_py_float, np.floating)):
+            v = _py_int(v)
+        if not -9.223372036854775808e18 <= v < 9.223372036854775808e18:  # (NaN fails too)
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        return _py_int(v)
+    v = _to_double(v)
+    if dt.itemsize <= 2 and math.isfinite(v) and abs(v) > 3.4028234663852886e38:
+        raise RuntimeError("value cannot be converted to type float without overflow")
+    return v
+
+
+def _range_checks(ds, de, dst) -> None:
+    """PyTorch's checks of a range's start, end and step, in double (``arange_check_bounds``), in its order."""
+    if not (dst > 0 or dst < 0):
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(ds) and math.isfinite(de)):
+        raise RuntimeError(f"unsupported range: {ds:g} -> {de:g}")
+    if not (dst > 0 and de >= ds or dst < 0 and de <= ds):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+
+
+def arange(start=_NOT_GIVEN, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False):
+    """``arange(5)`` int64, ``arange(0, 1, 0.25)`` float32 (CRE-20..23). As PyTorch's kernel: the bounds checked
+    in double, then converted to the dtype's accumulate type (integers: int64, a float truncated); an int64 range's
+    length comes from the converted bounds, any other's from the doubles."""
     if end is None:
+        if start is _NOT_GIVEN or not _is_number_arg(start):
+            got = None if start is _NOT_GIVEN else start
+            raise TypeError(f"arange(): argument 'end' (position 1) must be Number, not {_tname(got)}")
         start, end = 0, start
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    start, end, step = vals
-    is_float = any(isinstance(v, (_py_float, np.floating)) for v in vals)
+    elif start is _NOT_GIVEN:  # (``arange(end=...)``)
+        if not _is_number_arg(end):
+            raise TypeError(f"arange(): argument 'end' must be Number, not {_tname(end)}")
+        start = 0
+    elif not (_is_number_arg(start) and _is_number_arg(end) and _is_number_arg(step)):
+        args = (start, end) if isinstance(step, _py_int) and step == 1 else (start, end, step)
+        raise _invalid_args("arange", args, _passed(out=out, dtype=dtype, layout=layout, device=device,
+                                                    requires_grad=requires_grad))
+    vals = _number_vals((start, end, step))
+    is_float = any(isinstance(v, (_py_float, np.floating, _py_complex, np.complexfloating)) for v in vals)
     dtype, device = _out_args("arange", out, dtype, device)
     dt = D.as_dtype(dtype) if dtype is not None else (D.get_default_dtype() if is_float else D.int64)
     _range_kernel(dt, "arange_cpu")  # (the dtype's kernel first, then its checks of the step)
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (end - start) * step < 0 and end != start:
-        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    ds, de, dst = (_to_double(v) for v in vals)
+    _range_checks(ds, de, dst)
+    q = math.ceil((de - ds) / dst) if math.isfinite((de - ds) / dst) else -1
+    if not 0 <= q <= 9223372036854775807:
+        raise RuntimeError("invalid size, possible overflow?")
+    xs, xe, xst = (_range_acc(v, dt) for v in vals)
+    if dt is D.int64:
+        if xst == 0:
+            raise ValueError("step must be nonzero")
+        sgn = (xst > 0) - (xst < 0)
+        n = max(0, _trunc_div(xe - xs + xst - sgn, xst))
+    else:
+        n = q
     if dt.category == D.INT:
-        # PyTorch computes integer ranges in int64 from the truncated start/end/step; only the length of
-        # a non-int64 range comes from the untruncated (double) bounds.
-        xs, xe, xst = (_py_int(v) for v in vals)
-        if dt is D.int64:
-            if xst == 0:
-                raise ValueError("step must be nonzero")
-            sgn = (xst > 0) - (xst < 0)
-            n = max(0, _trunc_div(xe - xs + xst - sgn, xst))
-        else:
-            n = max(0, math.ceil((end - start) / step))
         host = xs + np.arange(n, dtype=np.int64) * np.int64(xst)
     else:
-        n = max(0, math.ceil((end - start) / step))
-        host = start + np.arange(n, dtype=np.float64) * step
+        host = xs + np.arange(n, dtype=np.float64) * xst
     if out is not None and out.numel() not in (0, n):
         warnings.warn(f"The number of elements in the out tensor of shape {list(out._shape)} is {out.numel()} which "
                       f"does not match the computed number of elements {n}. Note that this may occur as a result of "
@@ -790,19 +903,34 @@ def _trunc_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b > 0) else -q
 
 
-def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,  # noqa: A001
+def range(start=_NOT_GIVEN, end=_NOT_GIVEN, step=1, *, out=None, dtype=None, layout=None, device=None,  # noqa: A001
           requires_grad=False):
+    """``torch.range`` (deprecated): ``[start, end]`` inclusive; as PyTorch's kernel, start, end and step are
+    converted to the dtype's accumulate type first (an integer dtype truncates them to int64)."""
+    for i, (name, v) in enumerate((("start", start), ("end", end), ("step", step))):
+        if v is not _NOT_GIVEN and not _is_number_arg(v):
+            raise TypeError(f"range(): argument '{name}' (position {i + 1}) must be Number, not {_tname(v)}")
+    if start is _NOT_GIVEN or end is _NOT_GIVEN:
+        missing = [n for n, v in (("start", start), ("end", end)) if v is _NOT_GIVEN]
+        raise TypeError(f"range() missing {len(missing)} required positional arguments: "
+                        + ", ".join(f'"{n}"' for n in missing))
     warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
                   "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
                   "[start, end).", UserWarning, stacklevel=user_stacklevel())
-    if end is None:
-        start, end = 0, start
     dtype, device = _out_args("range", out, dtype, device)
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     _range_kernel(dt, "range_cpu")
-    n = int(math.floor((end - start) / step)) + 1
-    host = start + np.arange(n, dtype=np.float64) * step
-    return _into("range", out, lambda rg: _finish(_host_cast(host, D.float64, dt), dt, device, rg), requires_grad)
+    vals = _number_vals((start, end, step))
+    xs, xe, xst = (_range_acc(v, dt) for v in vals)  # (converted first, then checked in double)
+    _range_checks(*(_to_double(v) for v in vals))
+    if dt.category == D.INT:
+        if xst == 0:  # (PyTorch divides by it: SIGFPE; its step check's error instead)
+            raise RuntimeError("step must be nonzero")
+        host = xs + np.arange(_trunc_div(xe - xs, xst) + 1, dtype=np.int64) * np.int64(xst)
+    else:
+        host = xs + np.arange(_py_int((xe - xs) / xst + 1), dtype=np.float64) * xst
+    return _into("range", out, lambda rg: _finish(_host_cast(host, D.from_numpy_dtype(host.dtype), dt), dt, device,
+                                                  rg), requires_grad)
 
 
 def _steps(name, start, end, steps, base, kw):
@@ -922,7 +1050,8 @@ def logspace(start, end, steps=None, base=10.0, *, out=None, dtype=None, layout=
     dtype, device = _out_args("logspace", out, dtype, device)
     dt, src = _space_dtype("logspace", start, end, dtype)
     _no_float8(dt, "logspace_cpu")
-    host = np.power(base, np.linspace(start, end, steps, dtype=src.jnp))
+    with np.errstate(all="ignore"):  # (a negative base's NaNs, an overflow's inf: silent, as PyTorch's)
+        host = np.power(base, np.linspace(start, end, steps, dtype=src.jnp))
     return _into("logspace", out, lambda rg: _finish(_host_cast(host, src, dt), dt, device, rg), requires_grad)
 
 
@@ -1020,8 +1149,7 @@ def _rand_jit(kind, shape, dt, jdev):
 
 def _random(kind, shape, a, b, dt, device, requires_grad, generator):
     dev = _dev.canonical(device)
-    if requires_grad and not (dt.is_floating_point or dt.is_complex):
-        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    _check_requires_grad(dt, requires_grad)
     jdev = _dev.to_jax(dev)
     if jdev is None:  # meta: shape only, no draw
         return _finish_meta(shape, dt, dev, requires_grad)
@@ -1095,6 +1223,14 @@ def randint(*args, low=None, high=None, size=None, generator=None, out=None, dty
             raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {_tname(args[1])}")
         raise _invalid_args("randint", args, _passed(**given, generator=generator, out=out, dtype=dtype,
                                                      layout=layout, device=device, requires_grad=requires_grad))
+    for v in (high, low):
+        if not _is_int(v) or isinstance(v, (_py_bool, np.bool_)):  # (the parser's int: not a float, bool or float
+            if len(args) == 2 and given["high"] is None and given["low"] is None:  # tensor)
+                raise TypeError(f"randint(): argument 'high' (position 1) must be int, not {_tname(high)}")
+            if not args and given["low"] is None:
+                raise TypeError(f"randint(): argument 'high' must be int, not {_tname(high)}")
+            raise _invalid_args("randint", args, _passed(**given, generator=generator, out=out, dtype=dtype,
+                                                         layout=layout, device=device, requires_grad=requires_grad))
     _check_generator("randint", args, generator, **given, out=out, dtype=dtype, layout=layout, device=device,
                      requires_grad=requires_grad)
     dtype, device = _out_args("randint", out, dtype, device)
@@ -1207,9 +1343,6 @@ def _normal(mean, std, key, shape=()):
     return jax.lax.stop_gradient(mean) + jax.lax.stop_gradient(std) * z
 
 
-_NOT_GIVEN = object()
-
-
 def _is_float_arg(x) -> bool:
     """What torch's argument parser takes as a ``float`` (a Python or NumPy real number, bools included)."""
     return isinstance(x, (numbers.Real, np.bool_, SymNumber))
@@ -1303,6 +1436,10 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
                  memory_format)
 
 
+# randperm's float dtypes: the largest n whose values are all exact, as torch words it (bfloat16: unchecked)
+_RANDPERM_FLOAT_MAX = {D.float16: (2049, "2049"), D.float32: (2 ** 24 + 1, "2^24+1")}
+
+
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
     """A random permutation of ``0..n-1``."""
@@ -1314,13 +1451,14 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     dt = D.as_dtype(dtype) if dtype is not None else D.int64
     if dt is D.bool or dt.is_complex or dt in D.FLOAT8:
         raise no_kernel("randperm", dt)
+    if n > 1 and dt.category == D.INT:
+        D.check_fits(n - 1, dt)  # (torch: the last value n - 1 must fit the dtype)
+    elif dt in _RANDPERM_FLOAT_MAX and n > _RANDPERM_FLOAT_MAX[dt][0]:
+        raise RuntimeError(f"n cannot be greater than {_RANDPERM_FLOAT_MAX[dt][1]} for {dt.short} type.")
 
     def make(rg):
-        k = _gen(generator).next_key()
-        dev = _dev.canonical(device)
-        arr = jax.device_put(jax.random.permutation(k, n).astype(dt.jnp), _dev.to_jax(dev))
-        return Tensor._from_array(arr, dt, dev)
-    return _into("randperm", out, make)
+        return _finish(jax.random.permutation(_gen(generator).next_key(), n).astype(dt.jnp), dt, device, rg)
+    return _into("randperm", out, make, requires_grad)
 
 
 # ---- in-place sampling (Tensor.uniform_/normal_/bernoulli_): draw, then one copy_ into self ----------------
@@ -1451,6 +1589,10 @@ def bernoulli(input, *args, p=_NOT_GIVEN, generator=None, out=None):
 
 
 def _tri_indices(name, row, col, offset, dtype, device):
+    missing = [n for n, v in (("row", row), ("col", col)) if v is _NOT_GIVEN]
+    if missing:  # (PyTorch's wording, its grammar too)
+        raise TypeError(f"{name}() missing {len(missing)} required positional argument"
+                        f"{'s' if len(missing) == 1 else ''}: " + ", ".join(f'"{n}"' for n in missing))
     dt = D.int64 if dtype is None else D.as_dtype(dtype)
     if dt not in (D.int64, D.int32):
         raise no_kernel(name, dt)
@@ -1464,12 +1606,12 @@ def _tri_indices(name, row, col, offset, dtype, device):
     return _host_tensor(idx, dt, _dev.canonical(device))
 
 
-def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+def tril_indices(row=_NOT_GIVEN, col=_NOT_GIVEN, offset=0, *, dtype=None, device=None, layout=None):
     """Row and column indices (a 2 x N int64 tensor) of the lower triangle of a ``row x col`` matrix."""
     return _tri_indices("tril_indices", row, col, offset, dtype, device)
 
 
-def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+def triu_indices(row=_NOT_GIVEN, col=_NOT_GIVEN, offset=0, *, dtype=None, device=None, layout=None):
     """Row and column indices (a 2 x N int64 tensor) of the upper triangle of a ``row x col`` matrix."""
     return _tri_indices("triu_indices", row, col, offset, dtype, device)
 

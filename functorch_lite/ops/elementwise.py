@@ -319,7 +319,7 @@ def div(input, other, *, rounding_mode=_NO_MODE):
         if jnp.issubdtype(input.dtype, jnp.integer):
             return jax.lax.div(*jnp.broadcast_arrays(input, other))  # C semantics: truncation
         return jnp.trunc(true_div(input, other))
-    return jnp.floor_divide(input, other)
+    return _floor_div(input, other)
 
 
 @defop(kernel="div_cpu", promote=_reduced_opmath("float"), broadcast=True, grad_fn="DivBackward0", tensors=2, inplace=True,
@@ -331,17 +331,24 @@ def true_divide(input, other):
 _FLOOR_DIVIDE_NO_GRAD = _go.aten_no_derivative("floor_divide")
 
 
+def _floor_div(input, other):
+    """PyTorch's div_floor (``floor_divide`` and ``div(rounding_mode='floor')``): rounding toward -inf, a zero
+    quotient taking the sign of a / b (0. // -2. == -0., -0. // -2. == +0.)."""
+    r = jnp.floor_divide(input, other)
+    if not jnp.issubdtype(r.dtype, jnp.floating):
+        return r
+    return jnp.where(r == 0, jnp.copysign(jnp.zeros((), r.dtype), jnp.true_divide(input, other)), r)
+
+
 @defop(promote="elementwise", grad_fn="NotImplemented", tensors=2, inplace=True, check=_int_zero_div,
        check_dtype=_no_bool, kernel="div_floor_cpu", saves=(),
        float8=_float8_by_operands("div_floor_cpu", "div_floor_cpu_reduced_float"))
 def floor_divide(input, other):
     """``a // b`` (rounding toward -inf). PyTorch has no derivative for it: a floating result records a grad_fn
     (``NotImplemented``) whose backward raises."""
-    r = jnp.floor_divide(input, other)
+    r = _floor_div(input, other)
     if not jnp.issubdtype(r.dtype, jnp.floating):
         return r
-    # PyTorch's div_floor: a zero quotient takes the sign of a / b (0. // -2. == -0., -0. // -2. == +0.)
-    r = jnp.where(r == 0, jnp.copysign(jnp.zeros((), r.dtype), jnp.true_divide(input, other)), r)
     return _FLOOR_DIVIDE_NO_GRAD(jax.lax.stop_gradient(r), *[a for a in (input, other) if isinstance(a, jax.Array)])
 
 
@@ -393,6 +400,10 @@ def _pow_rule(op, sig, sargs):
     casts, outs = _guarded("pow", _pow_bool)(op, sig, sargs)
     if outs[0].is_complex and type(sig[0]) is tuple and sig[1] in (int, float):
         casts = (casts[0], D.float64 if outs[0] is D.complex128 else D.float32) + tuple(casts[2:])
+    elif outs[0] in (D.float32, D.float64, D.bfloat16) and type(sig[0]) is tuple and sig[1] in (int, float):
+        # a real Python number exponent reaches the kernel as complex128 (exact): torch's ``pow(Tensor, Scalar)``,
+        # with its special exponents (grad_overrides.pow_scalar); float16's is plain ``std::pow``
+        casts = (casts[0], D.complex128) + tuple(casts[2:])
     return casts, outs
 
 
@@ -408,6 +419,8 @@ def pow(input, exponent):  # noqa: A001
         neg = jnp.where(input == one, one, jnp.where(input == -one, jnp.where(exponent % 2 == 0, one, -one),
                                                      jnp.zeros((), input.dtype)))
         return jnp.where(exponent < 0, neg, pos)
+    if jnp.iscomplexobj(exponent) and not jnp.iscomplexobj(input):  # a real Python number exponent (_pow_rule)
+        return _go.pow_scalar(input, jnp.real(exponent))
     if jnp.iscomplexobj(input) and not jnp.iscomplexobj(exponent):
         # a real Python number exponent (_pow_rule): torch's exact 0, 1, 2, 3, -1, -2, 0.5, -0.5
         return _go.cpow_scalar(input, exponent.astype(input.dtype))
@@ -486,7 +499,15 @@ def _lerp_rule(op, sig, sargs):
 _LERP_SAVES = saves_for(((0, 1), 2), always=(2,))
 
 
-@defop(kernel="lerp_kernel_tensor", promote=_lerp_rule, broadcast=True, tensors=3,
+def _lerp_check(targs, sargs):
+    """A number weight is converted to the input's opmath type, checked (torch's ``weight.to<opmath_t>()``): 1e40
+    raises for float32 and the half types."""
+    a, w = targs[0], targs[2]
+    if not isinstance(w, Tensor) and isinstance(a, Tensor) and a.dtype in (D.float32, D.float16, D.bfloat16):
+        D.check_fits(w, D.float32)
+
+
+@defop(kernel="lerp_kernel_tensor", promote=_lerp_rule, broadcast=True, tensors=3, check=_lerp_check,
        grad_fn=lambda targs, sargs: "LerpBackward1" if isinstance(targs[2], Tensor) else "LerpBackward0",
        inplace=True, saves=lambda targs: _LERP_SAVES(targs) if isinstance(targs[2], Tensor) else ())
 def lerp(input, end, weight):
@@ -716,7 +737,7 @@ def sgn(input):
     return _real_sign(input)
 
 
-@defop(float8=True, grad_fn="PositiveBackward0", saves=(), check_dtype=_raise_on(
+@defop(float8=True, grad_fn="PositiveBackward0", saves=(), out=False, check_dtype=_raise_on(
     lambda dt: dt is D.bool, RuntimeError, "The `+` operator, on a bool tensor is not supported."))
 def positive(input):
     return input
@@ -958,8 +979,8 @@ def square(input):
     return input * input
 
 
-@defop(kernel="clamp_min_scalar_cpu", grad_fn="ReluBackward0", inplace=True, saves=("result",), check_dtype=_raise_on(
-    lambda dt: dt is D.bool, RuntimeError, "Boolean inputs not supported for relu"))
+@defop(kernel="clamp_min_scalar_cpu", grad_fn="ReluBackward0", inplace=True, saves=("result",), out=False,
+       check_dtype=_raise_on(lambda dt: dt is D.bool, RuntimeError, "Boolean inputs not supported for relu"))
 def relu(input):
     """max(x, 0); gradient 0 at 0 as PyTorch (grad_overrides.relu)."""
     return _go.relu(input)
@@ -1009,7 +1030,10 @@ def _predicate(name, fn):
     impl.__name__ = name
     impl.__doc__ = f"``torch.{name}``: a bool mask."
     defop(name, promote="logical", differentiable=False, float8=_PREDICATE_FLOAT8.get(name, False),
-          kernel=name if name in ("isinf", "isfinite") else f"{name}_cpu")(impl)
+          kernel=name if name in ("isinf", "isfinite") else f"{name}_cpu", out=name not in _PREDICATE_NO_OUT)(impl)
+
+
+_PREDICATE_NO_OUT = frozenset({"isnan", "isinf", "isfinite"})  # (torch's take no out=; isposinf, signbit... do)
 
 
 for _n, _f in [("isnan", jnp.isnan), ("isinf", jnp.isinf), ("isfinite", jnp.isfinite), ("isposinf", jnp.isposinf),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -23,7 +24,7 @@ import numpy as np
 
 from .. import dtypes as D
 from .._promotion import no_kernel
-from .._warn import warn_once
+from .._warn import user_stacklevel as _user_stacklevel, warn_once
 from . import grad_overrides as _go
 from .._tensor.tensor import Tensor, _wrap_dim, with_memory_order
 from ._dispatch import _I64, _big_int, broadcast_shapes, data_dependent_error, dispatch, inplace, write_out
@@ -175,6 +176,15 @@ def _positions(i, dim):
     return tuple(i if k == dim else jax.lax.broadcasted_iota(i.dtype, i.shape, k) for k in range(i.ndim))
 
 
+def _reduce_at(x, idx, v, how: str):
+    """``x.at[idx].add(v)`` / ``.multiply(v)`` accumulated as PyTorch's CPU scatter kernels do: float16 / bfloat16
+    in float32 (opmath), rounded once (``v``, a scalar too, is first converted to ``x``'s dtype)."""
+    acc = D.opmath(x.dtype)
+    if acc == x.dtype:
+        return getattr(x.at[idx], how)(v)
+    return getattr(x.astype(acc).at[idx], how)(jnp.asarray(v, x.dtype).astype(acc)).astype(x.dtype)
+
+
 @functools.partial(jax.custom_vjp, nondiff_argnums=(3, 4))
 def _scatter_prod(x, i, v, dim, include_self):
     """``scatter_reduce(x, dim, i, v, 'prod', include_self)`` (``v`` of ``i``'s shape), with PyTorch's gradient:
@@ -183,7 +193,7 @@ def _scatter_prod(x, i, v, dim, include_self):
     idx = _positions(i, dim)
     if not include_self:
         x = x.at[idx].set(jnp.ones((), x.dtype))
-    return x.at[idx].multiply(v)
+    return _reduce_at(x, idx, v, "multiply")
 
 
 def _scatter_prod_fwd(x, i, v, dim, include_self):
@@ -277,15 +287,16 @@ def _scatter(input, index, src, dim, reduce, include_self):
     if reduce is None:
         r = set_at(x, idx, v)
     elif reduce in ("add", "sum"):
-        r = at.add(v)
+        r = _reduce_at(x, idx, v, "add")
     elif reduce in ("multiply", "prod"):
-        r = at.multiply(v)
+        r = _reduce_at(x, idx, v, "multiply")
     elif reduce in ("amax", "amin"):
         r = at.max(v) if reduce == "amax" else at.min(v)
     else:
-        cnt = (jnp.ones if include_self else jnp.zeros)(x.shape, x.dtype).at[idx].add(jnp.ones(i.shape, x.dtype))
+        cnt = _reduce_at((jnp.ones if include_self else jnp.zeros)(x.shape, x.dtype), idx, jnp.ones(i.shape, x.dtype),
+                         "add")
         safe = jnp.where(cnt == 0, jnp.ones((), x.dtype), cnt)
-        total = at.add(v)
+        total = _reduce_at(x, idx, v, "add")  # (rounded to x's dtype before the division, as PyTorch's)
         r = jnp.where(cnt == 0, x, total / safe if jnp.issubdtype(x.dtype, jnp.inexact) else total // safe)
     r = r.reshape(input.shape)
     if no_grad:
@@ -321,9 +332,12 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor, *, out=None
     return _run("scatter", (input, index, src), (dim, "sum", True), out, _in_place)
 
 
-def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True,
-                   out=None, _in_place: bool = False) -> Tensor:
+def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str = None, *,
+                   include_self: bool = True, out=None, _in_place: bool = False) -> Tensor:
     """``torch.scatter_reduce(x, 0, idx, src, 'amax', include_self=False)`` (sum/prod/mean/amax/amin)."""
+    if reduce is None:  # (torch's argument parser, naming the in-place form too)
+        raise TypeError(f'scatter_reduce{"_" if _in_place else ""}() missing 1 required positional arguments: '
+                        '"reduce"')
     if reduce not in _REDUCES:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     return _run("scatter_reduce", (input, index, src), (dim, reduce, bool(include_self)), out, _in_place)
@@ -384,6 +398,7 @@ def check_index_source(name, x, index, src, dim) -> int:
 def _index_add_prep(targs, sargs):
     x, index = targs[:2]
     d = check_index_source("index_add_", *targs, sargs[0])
+    D.check_fits(sargs[2], x.dtype)  # (alpha, converted to self's dtype: torch's checked conversion)
     if x.dtype in _NO_KERNEL and (x.ndim <= 1 or index.numel()):  # (torch's kernel: per rank and dim)
         raise no_kernel("index_add_" if x.ndim <= 1 else "scatter_gather_tensor_cpu" if d in (0, x.ndim - 1) and
                         sargs[2] == 1 else "add_stub", x.dtype)  # (alpha 1: its scatter_add path)
@@ -589,6 +604,11 @@ def _masked_scatter_check(source, mask, shape):
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor, *, _in_place: bool = False) -> Tensor:
     """Copy ``source``'s leading elements into ``input`` where ``mask`` is True, in row-major order."""
     if mask.dtype is not D.bool:
+        if mask.dtype is D.uint8:  # (torch warns of the deprecated uint8 mask, then refuses it)
+            warnings.warn("masked_scatter_ received a mask with dtype torch.uint8, this behavior is now deprecated,"
+                          "please use a mask with dtype torch.bool instead. (Triggered internally at /__w/pytorch/"
+                          "pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:3130.)", UserWarning,
+                          stacklevel=_user_stacklevel())
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype.short}")
     if source.dtype is not input.dtype:
         raise RuntimeError("masked_scatter: expected self and source to have same dtypes but got"

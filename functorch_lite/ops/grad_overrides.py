@@ -41,6 +41,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.custom_derivatives import SymbolicZero
 
+from ._rounding import true_div as _true_div
+
 
 def _lin(out, *pairs):
     """``sum(coef * t)`` over the (coef, tangent) pairs whose tangent is not a symbolic zero, in
@@ -206,6 +208,42 @@ def _pow_jvp(primals, tangents):
     y_nonneg = (jnp.imag(y) == 0) & (jnp.real(y) >= 0) if jnp.iscomplexobj(y) else y >= 0
     dy = jnp.where((x == 0) & y_nonneg, z, r * jnp.log(x))
     return r, _lin(r, (dx, tx), (dy, ty))
+
+
+# torch's real ``pow(tensor, Python scalar)`` (float, double, bfloat16; float16 is plain ``std::pow``): 0.5, -0.5 and
+# -1 are its sqrt, rsqrt and reciprocal kernels (``(-inf) ** 0.5`` is nan, ``(-0.) ** -0.5`` -inf), 2, 3 and -2 the
+# products ``x * x``, ``x * x * x`` and ``1 / (x * x)`` (pow_tensor_scalar_optimized_kernel); the others ``std::pow``.
+_POW_SPECIAL = (0.5, -0.5, -1.0, 2.0, 3.0, -2.0)
+_POW_BRANCHES = (
+    lambda x, y: jnp.power(x, y.astype(x.dtype)), jnp.sqrt, lambda x: _rsqrt_div(x), lambda x: 1 / x, lambda x: x * x,
+    lambda x: x * x * x, lambda x: 1 / (x * x))
+
+
+def _rsqrt_div(x):
+    """torch's CPU ``rsqrt`` kernel, ``1 / sqrt(x)`` with two roundings (``lax.rsqrt`` is XLA's approximation, an ulp
+    off; a plain ``1 / jnp.sqrt`` XLA rewrites into it), computed in float32 for bfloat16."""
+    s = jnp.sqrt(x.astype(jnp.float32) if x.dtype == jnp.bfloat16 else x)
+    return _true_div(jnp.ones((), s.dtype), s).astype(x.dtype)
+
+
+@jax.custom_jvp
+def pow_scalar(x, y):
+    """Real ``x ** y`` for a Python-number exponent ``y`` (0-d, exact in float64), with torch's special exponents.
+    Its derivative is torch's ``pow_backward``: ``y * x ** (y - 1)``, that power taking the same special cases (the
+    gradient of ``x ** 0.5`` at -0. is ``0.5 * rsqrt(-0.)``, -inf)."""
+    idx = jnp.zeros((), jnp.int32)
+    for k, v in enumerate(_POW_SPECIAL):
+        idx = jnp.where(y == v, k + 1, idx)
+    return jax.lax.switch(idx, (_POW_BRANCHES[0],) + tuple((lambda f: lambda x, y: f(x))(f)
+                                                           for f in _POW_BRANCHES[1:]), x, y)
+
+
+@functools.partial(pow_scalar.defjvp, symbolic_zeros=True)
+def _pow_scalar_jvp(primals, tangents):
+    (x, y), (tx, _) = primals, tangents
+    r = pow_scalar(x, y)
+    dx = jnp.where(y == 0, jnp.zeros((), x.dtype), y.astype(x.dtype) * pow_scalar(x, y - 1))
+    return r, _lin(r, (dx, tx))
 
 
 @jax.custom_jvp

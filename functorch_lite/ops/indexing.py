@@ -285,11 +285,18 @@ def _to_tuple(index) -> tuple:
 
 
 def _seq_array(o) -> np.ndarray:
-    """A list / ndarray index as host values: bool stays a mask, other lists become int64 (floats truncate)."""
+    """A list / ndarray index as host values: bool stays a mask, an integer ndarray its dtype (uint8: a mask), the
+    rest become int64 (floats truncate, as torch's conversion of a NumPy array index)."""
     if isinstance(o, str):
         raise TypeError("new(): invalid data type 'str'")
     a = np.asarray(o)
-    return a if isinstance(o, np.ndarray) or a.dtype == np.bool_ else a.astype(np.int64)
+    if a.dtype == np.bool_ or (isinstance(o, np.ndarray) and a.dtype.kind in "iu"):
+        return a
+    if a.dtype.kind == "c":
+        from .._promotion import discards_imag
+        discards_imag(D.complex128, D.int64)
+        a = a.real
+    return a.astype(np.int64)
 
 
 def _dtype(t):
@@ -324,7 +331,7 @@ def _walk(self: Tensor, idx: tuple):
             dim += 1
         elif o is Ellipsis:
             dim += nd - spec
-        elif o is True or o is False or isinstance(o, np.bool_):
+        elif o is True or o is False:  # (a numpy.bool is refused below, as torch's)
             res = _view(res, "unsqueeze", (dim,))
             adv.append((dim, np.zeros(1 if o else 0, np.int64)))
             dim += 1

@@ -21,6 +21,7 @@ from .._tensor.tensor import Tensor
 from ._registry import defop
 from .view_ops import _dims_arg, _shape_arg, expand, narrow, permute, reshape, transpose, view
 from .._warn import warn_once
+from .creation import _check_nonneg
 
 
 
@@ -125,11 +126,20 @@ def roll(input, shifts, dims=None):
     return jnp.roll(input, shifts, dims)
 
 
+def _repeats(name, shape, reps) -> tuple:
+    """``reps`` over ``shape`` (both padded with ones on the left to one length) checked as torch checks its result's
+    size (a negative size is its empty()'s error); a negative count left only multiplies a size 0: it counts as 0."""
+    n = max(len(reps), len(shape))
+    _check_nonneg(name, tuple(a * b for a, b in zip((1,) * (n - len(shape)) + tuple(shape),
+                                                     (1,) * (n - len(reps)) + tuple(reps))))
+    return tuple(max(d, 0) for d in reps)
+
+
 def _repeat_prep(targs, sargs):
     reps = _shape_arg(sargs[0], "repeat", "repeats")
     if len(reps) < len(targs[0]._shape):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
-    return (reps,)
+    return (_repeats("repeat", targs[0]._shape, reps),)
 
 
 @defop(float8=True, grad_fn="RepeatBackward0", prep=_repeat_prep, saves=())
@@ -139,8 +149,11 @@ def repeat(input, *repeats):
     return jnp.tile(x, reps)
 
 
-@defop(float8=True, grad_fn="RepeatBackward0", prep=lambda targs, sargs: (_shape_arg(sargs[0], "tile", "dims"),),
-       saves=())
+def _tile_prep(targs, sargs):
+    return (_repeats("tile", targs[0]._shape, _shape_arg(sargs[0], "tile", "dims")),)  # (torch's repeat of it)
+
+
+@defop(float8=True, grad_fn="RepeatBackward0", prep=_tile_prep, saves=())
 def tile(input, *dims):
     (dims,) = dims
     return jnp.tile(input, dims)
@@ -233,10 +246,59 @@ def _rot90_prep(targs, sargs):
     return k % 4, wrapped
 
 
-@defop(kernel="flip_cpu", grad_fn="Rot90Backward0", prep=_rot90_prep, saves=())
-def rot90(input, k=1, dims=(0, 1)):
+@defop("rot90", kernel="flip_cpu", grad_fn="Rot90Backward0", prep=_rot90_prep, saves=(), method=False,
+       function=False)
+def _rot90(input, k=1, dims=(0, 1)):
     """Rotate by ``k`` quarter turns in the plane of ``dims``, from the first towards the second axis."""
     return jnp.rot90(input, k, axes=dims)
+
+
+def _rot90_k(k, pos: int) -> int:
+    """rot90's ``k`` as torch's argument parser takes an int: a 0-d integer tensor (not requiring grad) too."""
+    if isinstance(k, Tensor) and not k._shape and k.dtype.category <= D.INT and k.dtype is not D.bool \
+            and not k.requires_grad:
+        return operator.index(k)
+    if isinstance(k, bool) or not hasattr(k, "__index__") or isinstance(k, Tensor):
+        import sys
+        from ._dispatch import _call_site
+        call = _call_site(sys._getframe(2))
+        where = "" if call is not None and "k" in call[1] else f" (position {pos})"
+        raise TypeError(f"rot90(): argument 'k'{where} must be int, not {type(k).__name__}")
+    return operator.index(k)
+
+
+def _rot90_laid_out(input, k, dims):
+    """torch's rot90: a flip laid out as its input (dense strides kept), transposed in place for odd ``k`` (so
+    not contiguous); ``k % 4 == 0``: a contiguous clone."""
+    r = _rot90(input, k, dims)
+    k %= 4
+    if k == 0:
+        return r
+    if k == 2:
+        return lay_out(r, input, preserve_format)
+    st = input.stride()
+    if not V.is_dense(input._shape, st):
+        st = V.infer_dense_strides(input._shape, st)[0]
+    d0, d1 = (_wrap_dim(d, len(input._shape)) for d in dims)
+    st = list(st)
+    st[d0], st[d1] = st[d1], st[d0]
+    st = tuple(st)
+    if st == V.contiguous_strides(r._shape):
+        return r
+    r = with_memory_order(r, V.memory_order(r._shape, st), st)
+    if r.stride() != st:  # (differing only at size-1 dims, which a layout ignores: PyTorch reports them)
+        r._strides = st
+    return r
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    """``torch.rot90(x, k, dims)``: ``k`` quarter turns in the plane of ``dims``, from the first towards the
+    second axis (Rot90Backward0; torch's strides: see :func:`_rot90_laid_out`)."""
+    return _rot90_laid_out(input, _rot90_k(k, 2), dims)
+
+
+def _rot90_method(self, k=1, dims=(0, 1)):
+    return _rot90_laid_out(self, _rot90_k(k, 1), dims)
 
 
 def _block_diag_prep(targs, sargs):
@@ -737,6 +799,9 @@ def tensordot(a, b, dims=2, out=None):
     """Contract ``a``'s dims ``dims[0]`` with ``b``'s ``dims[1]`` (an int n: ``a``'s last n with ``b``'s first
     n): both permuted and reshaped to matrices, one ``mm``, the result viewed back."""
     from .linalg import mm
+    if not isinstance(dims, (tuple, list, Tensor, int)):  # (torch's check: a NumPy integer or array is refused)
+        raise RuntimeError("tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] "
+                           f"containing two lists, but got dims={dims}")
     if isinstance(dims, int) or (hasattr(dims, "dim") and dims.dim() == 0):
         n = int(dims)
         if n < 0:
@@ -980,8 +1045,8 @@ METHODS = {"contiguous": contiguous, "clone": clone, "flatten": flatten, "ravel"
            "repeat_interleave": _repeat_interleave_method, "broadcast_to": _broadcast_to_method, "diff": diff,
            "fliplr": fliplr, "flipud": flipud, "diagflat": diagflat, "hsplit": hsplit,
            "vsplit": vsplit, "dsplit": dsplit, "split_with_sizes": _split_with_sizes_method,
-           "is_nonzero": is_nonzero, "is_same_size": is_same_size, "is_signed": is_signed}
-FUNCTIONS = {"clone": clone, "flatten": flatten, "ravel": ravel, "unbind": unbind, "split": split, "chunk": chunk,
+           "is_nonzero": is_nonzero, "is_same_size": is_same_size, "is_signed": is_signed, "rot90": _rot90_method}
+FUNCTIONS = {"rot90": rot90, "clone": clone, "flatten": flatten, "ravel": ravel, "unbind": unbind, "split": split, "chunk": chunk,
              "tensor_split": tensor_split, "hstack": hstack, "vstack": vstack,
              "broadcast_tensors": broadcast_tensors, "numel": numel, "broadcast_shapes": broadcast_shapes,
              "repeat_interleave": repeat_interleave, "meshgrid": meshgrid, "broadcast_to": broadcast_to,

@@ -26,6 +26,7 @@ from ._registry import defop
 from . import _rounding
 from ._rounding import true_div
 from .distance import _vector_norm
+from .reduction import welford_mean
 
 __all__: list = ["batch_norm", "layer_norm", "group_norm", "rms_norm", "embedding", "one_hot", "leaky_relu",
                  "leaky_relu_", "bilinear", "normalize", "softplus", "hardtanh", "relu6", "softsign",
@@ -201,7 +202,7 @@ def _layer_norm(input, weight, bias, normalized_shape, eps):
     acc = D.opmath(input.dtype)
     x = input.astype(acc)
     axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
-    mean = jnp.mean(x, axis=axes, keepdims=True)
+    mean = welford_mean(x, axes)  # (correctly rounded: a constant row normalises to 0, as torch's RowwiseMoments)
     var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
     y = (x - mean) * lax.rsqrt(var + eps)
     if weight is not None:
@@ -243,7 +244,7 @@ def _group_norm(input, weight, bias, num_groups, eps):
     x = input.astype(acc)
     n, c = x.shape[0], x.shape[1]
     xg = x.reshape((n, num_groups, math.prod(x.shape[1:]) // num_groups))  # (no -1: n may be 0)
-    mean = jnp.mean(xg, axis=-1, keepdims=True)
+    mean = welford_mean(xg, (2,))
     var = jnp.mean(jnp.square(xg - mean), axis=-1, keepdims=True)
     y = ((xg - mean) * lax.rsqrt(var + eps)).reshape(x.shape)
     bshape = (1, c) + (1,) * (x.ndim - 2)

@@ -224,8 +224,33 @@ def _prod_prep(targs, sargs):
        grad_fn=lambda t, s: "ProdBackward0" if s[0] is None else "ProdBackward1",
        autocast={"cpu": "fp32", "cuda": "fp32_opt"}, float8=True)
 def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None):
-    """Product; one int ``dim`` only; integers accumulate in int64 (PRO-13)."""
+    """Product; one int ``dim`` only; integers accumulate in int64 (PRO-13), float16 / bfloat16 in their own dtype
+    (``_half_prod``)."""
+    if input.dtype in _HALF and input.ndim:
+        return _half_prod(input, dim, keepdim)
     return jnp.prod(_acc(input), axis=dim, keepdims=keepdim)
+
+
+def _half_prod(x, dim, keepdim):
+    """torch's CPU ``prod`` of float16 / bfloat16 multiplies in half, each product rounded (``300 * 300`` is already
+    inf in float16, ``1e4 * -1e4 * 0`` nan), where XLA's reduce accumulates in float32. Up to 128 factors in order
+    (torch's scalar loop, below its 4-vector chunk), more by pairs, a level at a time."""
+    dt, shape = x.dtype, x.shape
+    if dim is None:
+        x, dim = x.reshape(-1), 0
+    acc = jnp.moveaxis(x.astype(jnp.float32), dim, 0)
+    if acc.shape[0] <= 128:
+        r = jnp.ones(acc.shape[1:], jnp.float32)
+        for i in range(acc.shape[0]):
+            r = _rounding.stored(r * acc[i], dt)
+    else:
+        while acc.shape[0] > 1:
+            if acc.shape[0] % 2:
+                acc = jnp.concatenate([acc, jnp.ones((1,) + acc.shape[1:], acc.dtype)])
+            acc = _rounding.stored(acc[0::2] * acc[1::2], dt)
+        r = acc[0]
+    r = r.astype(dt)
+    return r.reshape(tuple(1 if i == dim or x.ndim == 1 else n for i, n in enumerate(shape))) if keepdim else r
 
 
 # ---- max / min / amax / amin / argmax / argmin / aminmax --------------------------------------------------
@@ -398,12 +423,16 @@ def _var_prep(name):
     return prep
 
 
-def _moments(x, dim, keepdim, correction):
-    """(variance, mean) with Bessel-style ``correction`` (divisor ``max(N - correction, 0)``)."""
+def _moments(x, dim, keepdim, correction, mean_fn=None):
+    """(variance, mean) with Bessel-style ``correction`` (divisor ``max(N - correction, 0)``); ``mean_fn(x, axes)``:
+    the kept-dims mean (default torch's two-pass ``sum / n``)."""
     x = _acc(x)
     # (the mean rounded to the dtype before ``x - m``, as torch's: XLA may otherwise fuse ``x - sum * (1 / n)`` into
     # one multiply-add, and a constant slice's deviations are then +-1 ulp, not 0)
-    m = _rounding.mean(x, axis=dim, keepdims=True)
+    if mean_fn is None:
+        m = _rounding.mean(x, axis=dim, keepdims=True)
+    else:
+        m = mean_fn(x, tuple(range(x.ndim)) if dim is None else dim)
     d = x - m
     sq = jnp.real(d * jnp.conj(d)) if jnp.iscomplexobj(d) else d * d
     n = x.size if dim is None else math.prod(x.shape[i] for i in dim)
@@ -425,17 +454,29 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
     return _go.sqrt0(_moments(input, dim, keepdim, correction)[0])
 
 
+def welford_mean(x, axis):
+    """The mean over ``axis`` (kept), correctly rounded in the common case, as torch's Welford / RowwiseMoments
+    kernels get it (``var_mean``, ``layer_norm``, ``group_norm``): ``sum / n``, then one compensation pass
+    ``+= sum(x - mean) / n``. A plain ``sum / n`` is off by an ulp where the sum itself rounds (three ``1e10``), and
+    ``x - mean`` is then not 0 on a constant slice. The compensation carries no gradient (the mean's is ``1 / n``)."""
+    m = _rounding.mean(x, axis=axis, keepdims=True)
+    n = math.prod(x.shape[a] for a in axis)
+    c = jnp.sum(x - m, axis=axis, keepdims=True) / jnp.asarray(builtins.max(n, 1), x.dtype)
+    return m + jax.lax.stop_gradient(c)
+
+
 @defop(kernel="std_cpu", promote=_var_rule, grad_fn="VarMeanBackward0", prep=_var_prep("var_mean"), nout=2,
        method=False)
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
-    """``(var, mean)`` as a plain tuple (function only, like PyTorch)."""
-    return _moments(input, dim, keepdim, correction)
+    """``(var, mean)`` as a plain tuple (function only, like PyTorch); the mean is Welford's (``welford_mean``: a
+    constant slice's variance is 0, where ``var`` itself, torch's two-pass ``sum / n``, may be an ulp's)."""
+    return _moments(input, dim, keepdim, correction, welford_mean)
 
 
 @defop(kernel="std_cpu", promote=_var_rule, grad_fn="StdMeanBackward0", prep=_var_prep("std_mean"), nout=2,
        method=False)
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
-    v, m = _moments(input, dim, keepdim, correction)
+    v, m = _moments(input, dim, keepdim, correction, welford_mean)
     return _go.sqrt0(v), m
 
 
@@ -579,7 +620,7 @@ def _lse_half(dim, keepdim, x):
     """PyTorch's float16 / bfloat16 logsumexp, its decomposition rounding each op's result to the type: ``x - m``
     (``m`` the max, 0 where it is +-inf), ``exp``, the sum (accumulated in float32), ``log``, ``+ m``."""
     t, f = x.dtype, jnp.float32
-    m = jnp.max(x, axis=dim, keepdims=True).astype(f)
+    m = jnp.max(x, axis=dim, keepdims=True, initial=-jnp.inf).astype(f)  # (-inf over an empty dim: its result)
     m = jnp.where(jnp.isinf(m), jnp.zeros((), f), m)
     e = _rnd(jnp.exp(_rnd(x.astype(f) - m, t)), t)
     lg = _rnd(jnp.log(_rnd(jnp.sum(e, axis=dim, keepdims=keepdim), t)), t)
@@ -869,9 +910,11 @@ def _median_dim(input, dim, keepdim=False):
 
 # ---- Python routers: max / min / median ---------------------------------------------------------------
 def _call(name, targs, sargs, out=None, out_name=None):
-    """``out_name``: the op's name for ``write_out``'s out= checks (its autograd refusal, its dtype message)."""
+    """``out_name``: the op's name for ``write_out``'s out= checks (its autograd refusal, its dtype message); by
+    default ``name``, less a ``_dim`` suffix (``median_dim``: the dim overload of torch's ``median``)."""
     r = _dispatch.dispatch(OPS[name], targs, sargs)
-    return r if out is None else _dispatch.write_out(out, r, out_name)  # (a tuple: outs of its dtypes, torch's rule)
+    # (a tuple: outs of its dtypes, torch's rule)
+    return r if out is None else _dispatch.write_out(out, r, out_name or name.removesuffix("_dim"))
 
 
 _MINMAX_FN = ("(Tensor input, *, Tensor out = None)", "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -912,7 +955,9 @@ def median(input: Tensor, dim=None, keepdim: bool = False, *, axis=None, out=Non
     """``median(input)`` -> lower median; ``median(input, dim)`` -> ``torch.return_types.median``."""
     dim = _ax(dim, axis)
     if dim is None:
-        return _call("median", (input,), (), out)
+        if out is not None:  # (the full reduction's overload has no out=: the argument parser's refusal)
+            raise TypeError('median() missing 1 required positional arguments: "dim"')
+        return _call("median", (input,), ())
     return _call("median_dim", (input,), (dim, keepdim), out)
 
 

@@ -549,11 +549,25 @@ def sum_to_size(self, *size):
 
 
 # ---- ldexp / frexp / nextafter / fix / isreal ----------------------------------------------------------------------
-@defop(promote=_tensors_only("float"), grad_fn="LdexpBackward0", tensors=2, kernel="mul_cpu",
+def _ldexp_rule(op, sig, sargs):
+    """``float``'s rule; an integer or bool ``other`` stays as it is (the kernel's float32 ``pow(2.0, other)``)."""
+    casts, outs = _tensors_only("float")(op, sig, sargs)
+    if sig[1][1].category <= D.INT:
+        casts = (casts[0], None) + tuple(casts[2:])
+    return casts, outs
+
+
+@defop(promote=_ldexp_rule, grad_fn="LdexpBackward0", tensors=2, kernel="mul_cpu",
        prep=lambda t, s: _ldexp_prep(t, s))
 def ldexp(input, other):
-    """``input * 2 ** other`` (int/bool inputs give the default float), as PyTorch computes it."""
-    return input * jnp.power(jnp.asarray(2, input.dtype), other)
+    """``input * 2 ** other`` (int/bool inputs give the default float), as PyTorch computes it: an integer
+    ``other``'s power is a float32 one (``pow(2.0, other)``), so a half input scales in float32 and rounds once
+    (``0.9155 * 2 ** 16`` is 60000 in float16, not inf)."""
+    if jnp.issubdtype(other.dtype, jnp.floating):
+        return input * jnp.power(jnp.asarray(2, input.dtype), other)
+    acc = D.opmath(input.dtype)
+    p = jnp.ldexp(jnp.ones((), acc), jnp.clip(other.astype(jnp.int64), -4096, 4096).astype(jnp.int32))  # (exact)
+    return (input.astype(acc) * p).astype(input.dtype)
 
 
 def _ldexp_prep(targs, sargs):

@@ -85,9 +85,15 @@ def _dims_arg(dims):
 
 
 # ---- view / reshape -----------------------------------------------------------------------------
+def _is_view_dtype(a) -> bool:
+    """A ``view(dtype)`` argument: a torch dtype or Python's float / int / bool / complex (torch's parser reads them
+    as dtypes); a NumPy scalar type is not one (torch refuses it rather than reinterpreting the bits)."""
+    return isinstance(a, D.dtype) or (type(a) is type and a in (float, int, bool, complex))
+
+
 def _view_prep(targs, sargs):
     (shape,) = sargs
-    if len(shape) == 1 and (isinstance(shape[0], D.dtype) or isinstance(shape[0], type)):
+    if len(shape) == 1 and _is_view_dtype(shape[0]):
         return (D.as_dtype(shape[0]),)
     return (_shape_arg(shape, "view", "size", ("torch.dtype dtype", "tuple of ints size")),)
 
@@ -164,7 +170,7 @@ def _view_method(self, *shape, dtype=None, size=None):
         shape = (size,)
     if dtype is not None and not shape:
         shape = (dtype,)
-    if len(shape) == 1 and (isinstance(shape[0], D.dtype) or isinstance(shape[0], type)):
+    if len(shape) == 1 and _is_view_dtype(shape[0]):
         from ..autograd.grad_mode import no_grad
         with no_grad():
             r = view(self, shape[0])
@@ -228,7 +234,14 @@ def t(input):
 
 
 def _permute_prep(targs, sargs):
-    return (_dims_arg(sargs[0]),)
+    dims = sargs[0]
+    if len(dims) == 1 and not isinstance(dims[0], (tuple, list)):  # one int, or torch's refusal (an ndarray, a Tensor)
+        try:
+            dims[0].__index__()
+        except (AttributeError, TypeError):
+            raise TypeError(f"permute(): argument 'dims' (position 1) must be tuple of ints, not {_tname(dims[0])}") \
+                from None
+    return (_dims_arg(dims),)
 
 
 def _permute_meta(t, sargs):
@@ -448,6 +461,8 @@ def _narrow_prep(targs, sargs):
         raise RuntimeError(NARROW_NEGATIVE_LENGTH)
     d = _wrap_dim(dim, len(t._shape))
     size = t._shape[d]
+    if isinstance(start, Tensor) and (start._shape or start.dtype.category > D.INT or start.dtype is D.bool):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
     if hasattr(start, "__index__") and not isinstance(start, int):
         start = start.__index__()
     if start < -size or start > size:

@@ -143,6 +143,9 @@ def _batched(t) -> bool:
     """``t``'s values are batched by a ``func.vmap`` being traced (a BatchTracer: its ``batch_dim``)."""
     return isinstance(getattr(t._storage.array, "batch_dim", None), int)
 
+INFERENCE_REQUIRES_GRAD = "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
+
+
 class Tensor:
     """A PyTorch-style tensor backed by an immutable jax.Array (see design.md §3)."""
 
@@ -485,7 +488,7 @@ class Tensor:
         if flag and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError(msg)
         if flag and self._storage.inference and not _gm_state.inference:
-            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
+            raise RuntimeError(INFERENCE_REQUIRES_GRAD)
         if self.grad_fn is None and (flag or not self.__dict__.get("_no_grad_view")):
             self._requires_grad = flag  # (a no_grad view of a tensor that requires grad does, as its base: PyTorch)
 

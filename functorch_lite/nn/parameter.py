@@ -1,7 +1,8 @@
 """``nn.Parameter``: a Tensor subclass that modules register as a learnable parameter."""
 from __future__ import annotations
 
-from .._tensor.tensor import Tensor
+from .._tensor.tensor import INFERENCE_REQUIRES_GRAD, Tensor
+from ..autograd.grad_mode import _state as _gm_state
 
 
 class Parameter(Tensor):
@@ -12,6 +13,8 @@ class Parameter(Tensor):
             from .. import empty
             data = empty(0)
         d = data.detach()
+        if requires_grad and d._storage.inference and not _gm_state.inference:
+            raise RuntimeError(INFERENCE_REQUIRES_GRAD)
         if requires_grad and not (d.is_floating_point() or d.is_complex()):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         p = cls._header(d._storage, d._shape, d.dtype, d._chain, d._strides, d._offset, None, d._cache, d._idx)

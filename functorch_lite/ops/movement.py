@@ -538,7 +538,7 @@ def split(tensor, split_size_or_sections=None, dim=0, *, split_size=None, _pos=2
         sizes = _split_sizes(split_size_or_sections, _pos)
         if sum(sizes) != size:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
-                               f"dimension {d}), but got split_sizes={sizes}")
+                               f"dimension {dim}), but got split_sizes={sizes}")
     return _multi_view(tensor, d, sizes, "split" if isinstance(split_size_or_sections, int) else "split_with_sizes")
 
 

@@ -26,7 +26,7 @@ from .. import dtypes as D
 from .._symbolic import sym_float
 from . import _deferred, grad_overrides as _go, norm as _norm
 from .._promotion import no_kernel
-from .._tensor.tensor import Tensor
+from .._tensor.tensor import Tensor, _wrap_dim
 from .._tensor.views import shape_str as _shape_str
 from ._dispatch import autocast_fp32
 from ._registry import OPS, defop
@@ -159,9 +159,11 @@ def _fold_rule(kernel: str):
 def _im2col_prep(targs, sargs):
     xs = targs[0]._shape
     k, d, p, s = _blocks_args(*sargs)
-    if len(xs) not in (3, 4) or any(e == 0 for e in xs[-3:]):
-        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:"
-                           f"{_shape_str(xs)}")
+    nd = len(xs)
+    _wrap_dim(1, nd), _wrap_dim(2, nd)  # (torch's im2col_shape_check reads sizes 1 and 2 first: IndexError below 3-D)
+    if not (nd == 3 and all(xs) or nd == 4 and all(xs[1:])):
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+                           f"dimensions for input, but got: {_shape_str(xs)}")
     out = _n_blocks(xs[-2:], k, d, p, s)
     if out[0] < 1 or out[1] < 1:
         raise RuntimeError(f"Given input with spatial size ({xs[-2]}, {xs[-1]}), kernel_size=({k[0]}, {k[1]}), "

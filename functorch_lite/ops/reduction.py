@@ -792,7 +792,37 @@ def softmax(input, dim=None, dtype=None, *, axis=None):
        prep=_req_dim_prep("log_softmax"), check=_softmax_check, float8=True,
        saves=("result",), autocast={"cuda": "fp32_opt"})
 def log_softmax(input, dim=None, dtype=None, *, axis=None):
+    if input.dtype in _HALF and input.ndim and dim in (-1, input.ndim - 1):
+        return _log_softmax_half(dim, input)
     return _along(jax.nn.log_softmax, input, dim)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
+def _log_softmax_half(dim, x):
+    """PyTorch's float16 / bfloat16 log_softmax along the last dim (its vectorised last-dim kernel): ``x - max`` in
+    float32 minus the log of the sum of exps, where the sum and its log are each stored in the type; the result
+    rounded once. (Along another dim torch's kernel rounds once, as ``_along``.)"""
+    t, f = x.dtype, jnp.float32
+    d = x.astype(f)
+    d = d - jnp.max(d, axis=dim, keepdims=True)
+    return (d - _rnd(jnp.log(_rnd(jnp.sum(jnp.exp(d), axis=dim, keepdims=True), t)), t)).astype(t)
+
+
+def _log_softmax_half_fwd(dim, x):
+    r = _log_softmax_half(dim, x)
+    return r, r
+
+
+def _log_softmax_half_bwd(dim, r, g):
+    """LogSoftmaxBackward0 from the saved (rounded) result, in float32: ``g - exp(r) * sum(g)``, rounded once."""
+    f, fi = jnp.float32, jnp.finfo(r.dtype)
+    gf = g.astype(f)
+    # (the saved result read as stored: a whole-graph backward program may otherwise keep it in float32)
+    rf = jax.lax.reduce_precision(r.astype(f), fi.nexp, fi.nmant)
+    return ((gf - jnp.exp(rf) * jnp.sum(gf, axis=dim, keepdims=True)).astype(r.dtype),)
+
+
+_log_softmax_half.defvjp(_log_softmax_half_fwd, _log_softmax_half_bwd)
 
 
 # ---- topk / sort / argsort / median ---------------------------------------------------------------------

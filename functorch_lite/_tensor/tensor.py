@@ -1030,11 +1030,6 @@ class _StorageBase:
     is_sparse = False
     is_cuda = property(lambda self: self._s.device.type == "cuda")
 
-    def _tensor(self):
-        """A 1-d tensor on this storage's values (of the ``TypedStorage``'s dtype; uint8 bytes, a copy, for an
-        ``UntypedStorage``)."""
-        raise NotImplementedError
-
     def _to(self, dtype) -> "TypedStorage":
         t = self._tensor().to(dtype, copy=True)
         return TypedStorage(wrap_storage=UntypedStorage(t._storage), dtype=dtype, _internal=True)

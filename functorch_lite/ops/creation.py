@@ -591,9 +591,7 @@ def from_numpy(ndarray):
     """``torch.from_numpy``: keeps the NumPy dtype. JAX arrays are immutable, so this is a copy taken
     now: later writes to ``ndarray`` are not seen by the tensor (see README, "NumPy bridge")."""
     if not isinstance(ndarray, np.ndarray):
-        tp = type(ndarray)
-        name = tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__}.{tp.__name__}"
-        raise TypeError(f"expected np.ndarray (got {name})")
+        raise TypeError(f"expected np.ndarray (got {_tname(ndarray)})")
     _check_strides(ndarray)
     dt = D.from_numpy_dtype(ndarray.dtype)
     from .._tensor.tensor import tensor_from_numpy

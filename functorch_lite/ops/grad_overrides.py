@@ -231,11 +231,12 @@ def pow_scalar(x, y):
     """Real ``x ** y`` for a Python-number exponent ``y`` (0-d, exact in float64), with torch's special exponents.
     Its derivative is torch's ``pow_backward``: ``y * x ** (y - 1)``, that power taking the same special cases (the
     gradient of ``x ** 0.5`` at -0. is ``0.5 * rsqrt(-0.)``, -inf)."""
-    idx = jnp.zeros((), jnp.int32)
-    for k, v in enumerate(_POW_SPECIAL):
-        idx = jnp.where(y == v, k + 1, idx)
-    return jax.lax.switch(idx, (_POW_BRANCHES[0],) + tuple((lambda f: lambda x, y: f(x))(f)
-                                                           for f in _POW_BRANCHES[1:]), x, y)
+    # (each form computed and the exponent's selected, elementwise: no XLA conditional, whose branch index a GPU reads
+    # back to the host on every call; XLA fuses the forms into one loop, and folds them away where y is a constant)
+    r = _POW_BRANCHES[0](x, y)
+    for v, f in zip(_POW_SPECIAL, _POW_BRANCHES[1:]):
+        r = jnp.where(y == v, f(x), r)
+    return r
 
 
 @functools.partial(pow_scalar.defjvp, symbolic_zeros=True)

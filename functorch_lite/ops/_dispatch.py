@@ -838,7 +838,8 @@ def write_out(out, r, name=None, resize_warn=True, srcs=()):
         if name in _OUT_TENSORS:
             _out_tensors(name, srcs)
         exact = _OUT_EXACT.get(_OUT_EXACT_0D.get(name, name) if not r._shape else name)
-        if type(exact) is dict or name in _OUT_CAST_TENSOR_ARGS and any(isinstance(a, Tensor) for a in srcs[1:]):
+        if type(exact) is dict or name in _OUT_CAST_TENSOR_ARGS and any(isinstance(a, Tensor) for a in srcs[1:]) \
+                or name in OUT_CAST_COMPLEX and srcs[0].dtype.is_complex:
             exact = None  # (a dict: a several-output op's overload with one output; or the overload casting)
         if exact is not None and out.dtype is not r.dtype:
             msg = exact(r.dtype, out.dtype)
@@ -946,6 +947,10 @@ _OUT_EXACT = {
 # ops exact about out='s dtype with number arguments only: their overload taking tensors (``clamp(x, t_min)``)
 # casts into ``out``
 _OUT_CAST_TENSOR_ARGS = frozenset({"clamp", "clamp_min", "clamp_max"})
+
+# ops exact about out='s dtype but for a complex input, whose real result is cast into ``out`` (torch's complex abs);
+# their generated out= path passes its inputs
+OUT_CAST_COMPLEX = frozenset({"abs"})
 
 # an op whose 0-dim result is another op's, for its out= dtype message (matmul of two vectors is dot)
 _OUT_EXACT_0D = {"matmul": "dot"}

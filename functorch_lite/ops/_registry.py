@@ -324,7 +324,8 @@ def _make(op: OpDef, fname: str, kind: str, ns: dict):
         # (PyTorch's autograd refusal of an out= call with an argument requiring grad, named after the op: the out
         # tensor would silently leave the graph; several outputs: a tuple of outs)
         # (an elementwise op's inputs: an out= over memory one of them partly shares is refused, as torch)
-        srcs = f", srcs={targs}" if op.broadcast and op.tensor_names else ""
+        from ._dispatch import OUT_CAST_COMPLEX
+        srcs = f", srcs={targs}" if (op.broadcast or op.name in OUT_CAST_COMPLEX) and op.tensor_names else ""
         if op.name in _OUT_AS_DTYPE:  # (torch's sum(out=...): computed in out's dtype, as with dtype=)
             pre += "if dtype is None and type(out) is _Tensor:\n        dtype = out.dtype\n    "
         # (an out= call is not autocast, as in torch: its out tensor gives the dtype)

@@ -174,3 +174,15 @@ def test_parameter_of_an_inference_tensor_and_split_message():
               lambda m: m.nn.Parameter(inf(m)[1]), lambda m: m.ones(2, 3, 8).split([3, 3], dim=-1),
               lambda m: m.ones(2, 3, 8).split([3, 3], dim=2)]:
         assert _outcome(lambda: c(torch)) == _outcome(lambda: c(ft))
+
+
+def test_abs_of_complex_casts_into_out():
+    # abs of a complex input is computed real and cast into out= (torch's complex abs); a real input's out= must
+    # have its dtype ("Found dtype ..."), as the other unary kernels'
+    for c in [lambda m: m.abs(m.tensor([3 + 4j, -1j]), out=m.empty(2, dtype=m.float64)).tolist(),
+              lambda m: m.abs(m.tensor([3 + 4j, -1j]), out=m.empty(2, dtype=m.complex64)).tolist(),
+              lambda m: m.abs(m.tensor([3 + 4j, -1j]), out=m.empty(2, dtype=m.int64)),
+              lambda m: m.absolute(m.tensor([3 + 4j, -1j]), out=m.empty(2, dtype=m.float64)).dtype == m.float64,
+              lambda m: m.abs(m.ones(2), out=m.empty(2, dtype=m.float64)),
+              lambda m: m.abs(m.tensor([-3, 2]), out=m.empty(2, dtype=m.int8))]:
+        assert _outcome(lambda: c(torch)) == _outcome(lambda: c(ft))

@@ -159,8 +159,10 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
         from . import _dispatch
         ns = {"_dispatch": _dispatch.dispatch, "_inplace": _dispatch.inplace, "_write_out": _dispatch.write_out}
         op.fn = _make(op, n, "call", ns)
-        # (the method form differs only in how it numbers a None tensor argument: without ``self``)
-        op.fn_method = _make(op, n, "method", ns) if op.method and len(_required(op)) > 1 else None
+        # (the method form differs in how it numbers a None tensor argument, without ``self``, and in taking no out=:
+        # ``x.exp(out=y)`` is torch's TypeError)
+        op.fn_method = _make(op, n, "method", ns) if op.method and (len(_required(op)) > 1 or op.fn is not None and
+                                                                   op.out) else None
         op.fn_inplace = _make(op, n + "_", "inplace", ns) if inplace else None
         return op.fn  # the module-level name is the public, dispatching function
     return deco
@@ -286,12 +288,24 @@ def _none_arg(op: OpDef, fname: str, values: tuple, method: bool):
 # the reductions whose out= sets the dtype they compute in (the input cast to it first: ``sum(x, out=long)`` of
 # [1.5, 2.25, -3.75] is 1 + 2 - 3), where the others compute and cast the result into ``out``
 _OUT_AS_DTYPE = frozenset({"sum", "prod", "cumsum", "cumprod"})
+# the reductions an out= of a floating or complex dtype makes compute in it (as their dtype=: the input cast first);
+# any other out dtype is cast into, or refused, as for other ops; dtype= and out= both given must agree
+_OUT_FLOAT_AS_DTYPE = frozenset({"mean", "nanmean", "nansum"})
+# the reductions whose input is cast to a floating out='s dtype first (torch computes var / std in the result's type)
+_OUT_CASTS_INPUT = frozenset({"var", "std"})
+
+
+def _out_dtype_mismatch(name, dtype, out_dtype):
+    from .._promotion import _cname
+    if name == "mean":
+        raise RuntimeError(f"Expected out tensor to have dtype {_cname(dtype)}, but got {_cname(out_dtype)} instead")
+    raise RuntimeError(f"nansum: provided dtype must match dtype of result. Got {out_dtype.short} and {dtype.short}.")
 
 
 def _make(op: OpDef, fname: str, kind: str, ns: dict):
     """Generate one Python function for ``op``: kind 'call' | 'method' (a call that numbers its arguments
     without ``self`` in its errors) | 'inplace'."""
-    with_out = kind in ("call", "method") and op.out
+    with_out = kind == "call" and op.out  # (torch's Tensor methods take no out=)
     sig, defaults = _signature_src(op, with_out=with_out)
     # PyTorch's other keywords: NumPy spellings as keyword-only parameters (free when unused), and a ``*varargs``
     # parameter's own name (``**_kw``, only for those ops)
@@ -328,6 +342,13 @@ def _make(op: OpDef, fname: str, kind: str, ns: dict):
         srcs = f", srcs={targs}" if (op.broadcast or op.name in OUT_CAST_COMPLEX) and op.tensor_names else ""
         if op.name in _OUT_AS_DTYPE:  # (torch's sum(out=...): computed in out's dtype, as with dtype=)
             pre += "if dtype is None and type(out) is _Tensor:\n        dtype = out.dtype\n    "
+        elif op.name in _OUT_FLOAT_AS_DTYPE:  # (mean(out=float64): computed in it; dtype= and out= must agree)
+            pre += ("if type(out) is _Tensor:\n        if dtype is None:\n            if out.dtype.is_floating_point or "
+                    "out.dtype.is_complex:\n                dtype = out.dtype\n        elif out.dtype is not dtype:\n"
+                    f"            _out_dtype_mismatch({op.name!r}, dtype, out.dtype)\n    ")
+        elif op.name in _OUT_CASTS_INPUT:  # (var(out=float64) of a float32 input: computed in float64)
+            pre += ("if type(out) is _Tensor and type(input) is _Tensor and out.dtype is not input.dtype and "
+                    "out.dtype.is_floating_point and input.dtype.is_floating_point:\n        input = input.to(out.dtype)\n    ")
         # (an out= call is not autocast, as in torch: its out tensor gives the dtype)
         body = (f"r = _dispatch(_op, {targs}, {sargs}, out is None)\n"
                 f"    return r if out is None else _write_out(out, r, {op.name!r}{srcs})")
@@ -338,9 +359,9 @@ def _make(op: OpDef, fname: str, kind: str, ns: dict):
     g.update(defaults)
     g["_op"] = op
     g["_rekw"], g["_numpy_kw"], g["_MISSING"], g["_none_arg"] = _rekw, _numpy_kw, _MISSING, _none_arg
-    if op.name in _OUT_AS_DTYPE:
+    if op.name in _OUT_AS_DTYPE or op.name in _OUT_FLOAT_AS_DTYPE or op.name in _OUT_CASTS_INPUT:
         from .._tensor.tensor import Tensor as _Tensor
-        g["_Tensor"] = _Tensor
+        g["_Tensor"], g["_out_dtype_mismatch"] = _Tensor, _out_dtype_mismatch
     exec(compile(src, f"<functorch_lite op {op.name}>", "exec"), g)
     fn = g[fname]
     fn.__doc__ = op.impl.__doc__

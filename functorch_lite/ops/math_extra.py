@@ -35,7 +35,7 @@ from . import _dispatch
 from . import elementwise as E
 from . import grad_overrides as _go
 from . import reduction as R
-from ._registry import OPS, defop, saves_crossed
+from ._registry import OPS, _out_dtype_mismatch, defop, saves_crossed
 from .._warn import user_stacklevel as _user_stacklevel
 
 _HALF = (jnp.float16, jnp.bfloat16)
@@ -294,6 +294,12 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, axis=None, out=None):
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
                            f"{input.dtype.short}")
+    if isinstance(out, Tensor):  # (torch's nansum_out into ``out``: computed in its floating dtype)
+        if dtype is None:
+            if out.dtype.is_floating_point or out.dtype.is_complex:
+                dtype = out.dtype
+        elif out.dtype is not dtype:
+            _out_dtype_mismatch("nanmean", dtype, out.dtype)
     factor = E.logical_not(OPS["isnan"].fn(input)).sum(dim, keepdim)
     r = E.div(nansum(input, dim, keepdim, dtype=dtype), factor)
     return r if out is None else _dispatch.write_out(out, r)

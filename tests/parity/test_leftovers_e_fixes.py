@@ -41,3 +41,51 @@ def test_tensor_of_python_lists_under_a_default_dtype(default):
     finally:
         for m in (ft, torch):
             m.set_default_dtype(m.float32)
+
+
+def test_tensor_methods_take_no_out():
+    # torch's Tensor methods have no out= (``x.add(y, out=z)``: TypeError); the op table's method forms had the
+    # call's signature
+    for name, fn in {"add": lambda m, x: x.add(1, out=m.empty(2, 3)), "exp": lambda m, x: x.exp(out=m.empty(2, 3)),
+                     "mean": lambda m, x: x.mean(0, out=m.empty(3)), "sum": lambda m, x: x.sum(0, out=m.empty(3)),
+                     "matmul": lambda m, x: x.matmul(x.t(), out=m.empty(2, 2))}.items():
+        for m in (ft, torch):
+            with pytest.raises(TypeError):
+                fn(m, m.ones(2, 3))
+    x = ft.ones(2, 3)
+    assert ft.add(x, 1, out=ft.empty(2, 3)).tolist() == [[2.0] * 3] * 2
+
+
+_REDUCTION_OUTS = {
+    "mean-f64": lambda m, x: m.mean(x, 1, out=m.empty(4, dtype=m.float64)),
+    "mean-f16": lambda m, x: m.mean(x, 1, out=m.empty(4, dtype=m.float16)),
+    "mean-c128": lambda m, x: m.mean(x, 1, out=m.empty(4, dtype=m.complex128)),
+    "mean-half-in-f32": lambda m, x: m.mean(x.half(), 1, out=m.empty(4)),
+    "mean-int-out": lambda m, x: m.mean(x, 1, out=m.empty(4, dtype=m.int64)),
+    "mean-dtype-out-differ": lambda m, x: m.mean(x, 1, dtype=m.float64, out=m.empty(4)),
+    "mean-dtype-out-same": lambda m, x: m.mean(x, 1, dtype=m.float64, out=m.empty(4, dtype=m.float64)),
+    "nanmean-f64": lambda m, x: m.nanmean(x, 1, out=m.empty(4, dtype=m.float64)),
+    "nanmean-dtype-out-differ": lambda m, x: m.nanmean(x, 1, dtype=m.float64, out=m.empty(4)),
+    "nansum-f64": lambda m, x: m.nansum(x, 1, out=m.empty(4, dtype=m.float64)),
+    "nansum-dtype-out-differ": lambda m, x: m.nansum(x, 1, dtype=m.float64, out=m.empty(4)),
+    "std-f64": lambda m, x: m.std(x, 1, out=m.empty(4, dtype=m.float64)),
+    "std-f16": lambda m, x: m.std(x, 1, out=m.empty(4, dtype=m.float16)),
+    "var-f64": lambda m, x: m.var(x, 1, out=m.empty(4, dtype=m.float64)),
+    "var-f16": lambda m, x: m.var(x, 1, out=m.empty(4, dtype=m.float16)),
+    "var-half-in-f32": lambda m, x: m.var(x.half(), 1, out=m.empty(4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_REDUCTION_OUTS))
+def test_reduction_out_dtype_is_the_compute_dtype(name):
+    # torch computes mean / nanmean / nansum / var / std in a floating out='s dtype (the input cast first: float64
+    # digits of a float32 input's mean, a float16 out's half arithmetic); dtype= and out= must agree
+    import numpy as np
+    fn = _REDUCTION_OUTS[name]
+    got = [_outcome(m, lambda m: fn(m, (m.arange(60.).reshape(4, 15) / 7).sin() * 3 + 10)) for m in (ft, torch)]
+    if got[1][0] in ("RuntimeError", "TypeError"):
+        assert got[0] == got[1]
+        return
+    assert got[0][:2] == got[1][:2]
+    tol = {"float64": 1e-14, "complex128": 1e-14, "float32": 1e-6, "float16": 0}[got[1][0]]
+    np.testing.assert_allclose(np.array(got[0][2]), np.array(got[1][2]), rtol=tol, atol=0)

@@ -358,6 +358,14 @@ class cuda_autocast(autocast):
         super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
 
+# torch's classes are ``torch.cpu.amp.autocast`` / ``torch.cuda.amp.autocast``: their names (repr, pickling by
+# reference) are those, where the facade exposes them
+for _cls, _where in ((cpu_autocast, "functorch_lite.cpu.amp"), (cuda_autocast, "functorch_lite.cuda.amp")):
+    _cls.__name__ = _cls.__qualname__ = "autocast"
+    _cls.__module__ = _where
+del _cls, _where
+
+
 # ---- the per-op policy, applied by dispatch --------------------------------------------------------------
 
 def _family(device_type: str) -> str:

@@ -207,10 +207,10 @@ class set_multithreading_enabled(_Mode):
 class inference_mode(_Mode):
     """Like no_grad; tensors created inside are inference tensors (MODE-*)."""
 
-    def __new__(cls, mode_or_fn=True):  # (a bare ``@torch.inference_mode`` decorates its function)
-        if mode_or_fn is None or isinstance(mode_or_fn, bool):
+    def __new__(cls, mode=True):  # (a bare ``@torch.inference_mode`` decorates its function: ``mode`` is it)
+        if mode is None or isinstance(mode, bool):
             return super().__new__(cls)
-        return cls()(mode_or_fn)
+        return cls()(mode)
 
     def __init__(self, mode: bool = True):
         self._args = (mode,)

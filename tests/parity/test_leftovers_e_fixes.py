@@ -89,3 +89,27 @@ def test_reduction_out_dtype_is_the_compute_dtype(name):
     assert got[0][:2] == got[1][:2]
     tol = {"float64": 1e-14, "complex128": 1e-14, "float32": 1e-6, "float16": 0}[got[1][0]]
     np.testing.assert_allclose(np.array(got[0][2]), np.array(got[1][2]), rtol=tol, atol=0)
+
+
+def test_inference_mode_takes_mode_by_keyword():
+    for m in (ft, torch):
+        x = m.ones(2, requires_grad=True)
+        with m.inference_mode(mode=False):
+            assert (x * 2).requires_grad
+        with m.inference_mode(mode=True):
+            y = x * 2
+        assert not y.requires_grad and y.is_inference()
+
+
+def test_deprecated_amp_autocast_classes_are_named_as_torchs():
+    import pickle
+    import warnings
+    for dev in ("cpu", "cuda"):
+        cls, theirs = getattr(ft, dev).amp.autocast, getattr(torch, dev).amp.autocast
+        assert cls.__name__ == theirs.__name__ == "autocast"
+        assert cls.__module__.replace("functorch_lite", "torch") in (theirs.__module__, "torch.%s.amp" % dev)
+        assert pickle.loads(pickle.dumps(cls)) is cls
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with ft.cpu.amp.autocast():
+            assert ft.get_autocast_dtype("cpu") is ft.bfloat16

@@ -17,30 +17,81 @@ import functools
 import jax
 import jax.numpy as jnp
 
+from .. import dtypes as D
 from .._tensor import views as V
 from .graph import CPP_NAMES, Node, edge_of, move_retain_grad, set_view_fn
 
 
+def _inside(g, idx, vdt, sign):
+    """The gradient of the view: ``g``'s elements at the view's index map. ``vdt``: the view's dtype, whose elements
+    the index map counts (``x.real`` of a complex base: interleaved floats); ``sign``: the view's conjugate /
+    negative bit (its gradient is conjugated / negated, as its values are)."""
+    inside = V.to_units(g, vdt)[idx]
+    return V.apply_sign(inside) if sign else inside
+
+
+def _rest(g, idx, vdt):
+    """The gradient outside the view: ``g`` with the view's elements zeroed."""
+    return V.from_units(V.to_units(g, vdt).at[idx.reshape(-1)].set(0), g.shape, g.dtype)
+
+
 @functools.partial(jax.jit, static_argnums=(2, 3))
 def _split(g, idx, vdt, sign):
-    """(gradient outside the view, gradient of the view). ``vdt``: the view's dtype, whose elements the index
-    map counts (``x.real`` of a complex base: interleaved floats); ``sign``: the view's conjugate / negative
-    bit (its gradient is conjugated / negated, as its values are)."""
-    flat = V.to_units(g, vdt)
-    inside = flat[idx]
-    rest = V.from_units(flat.at[idx.reshape(-1)].set(0), g.shape, g.dtype)
-    return rest, (V.apply_sign(inside) if sign else inside)
+    """(gradient outside the view, gradient of the view): CopySlices' backward, one kernel."""
+    return _rest(g, idx, vdt), _inside(g, idx, vdt, sign)
 
 
-@functools.partial(jax.jit, static_argnums=(2, 3, 4))
-def _scatter_into(g_view, idx, shape, dtype, sign):
+def _scatter(g_view, idx, shape, dtype, sign):
+    """The view's gradient scattered into zeros of its base's ``shape`` / ``dtype``."""
     g_view = V.apply_sign(g_view) if sign else g_view
     flat = V.to_units(jnp.zeros(shape, dtype), g_view.dtype).at[idx.reshape(-1)].add(g_view.reshape(-1))
     return V.from_units(flat, shape, dtype)
 
 
+_scatter_into = jax.jit(_scatter, static_argnums=(2, 3, 4))
+
+
+# ---- create_graph=True: the same bodies as recorded ops (dispatch differentiates them again) ------------------
+# Named as torch's nodes of these gradients: the view's part is its ``grad_slice.clone()`` (CloneBackward0), the
+# rest its ``result`` written through the view (CopySlices), a scattered view gradient ``as_strided_backward``'s
+# result (AsStridedBackward0). The index map goes in as an int tensor (no gradient), so one program serves every
+# view of a shape.
+_OPS: dict = {}
+
+
+def _np_dtype(dt):
+    return D.from_numpy_dtype(jnp.dtype(dt))
+
+
+_RULES = {
+    "inside": (_inside, "CloneBackward0", lambda op, sig, sargs: ((None, None), (_np_dtype(sargs[0]),))),
+    "rest": (_rest, "CopySlices", lambda op, sig, sargs: ((None, None), (sig[0][1],))),
+    "scatter": (_scatter, "AsStridedBackward0", lambda op, sig, sargs: ((None, None), (_np_dtype(sargs[1]),))),
+}
+
+
+def _recorded(kind, g, idx, dev, dt, sargs):
+    """``kind``'s body on gradient ``g`` (a tensor, or an array of dtype ``dt``) as a recorded op."""
+    from .._device import to_jax
+    from .._tensor.tensor import Tensor
+    from ..ops._dispatch import dispatch
+    op = _OPS.get(kind)
+    if op is None:
+        from .higher_order import backward_op
+        body, grad_fn, rule = _RULES[kind]
+        op = _OPS[kind] = backward_op(body, f"copy_slices_{kind}", grad_fn, rule, 2, 1, ())
+    if not isinstance(g, Tensor):
+        g = Tensor._from_array(g, dt, dev)
+    if not isinstance(idx, jax.Array):  # (a numpy map: a view's under a trace, or a transposed base's)
+        idx = jax.device_put(idx, to_jax(dev))
+    out = dispatch(op, (g, Tensor._from_array(idx, D.from_numpy_dtype(idx.dtype), dev)), sargs)
+    if out._grad_fn is not None:  # (the index map is no input of torch's node)
+        out._grad_fn.next_functions = out._grad_fn.next_functions[:1]
+    return out
+
+
 class CopySlices(Node):
-    __slots__ = ("_idx", "_has_base", "_vdt", "_sign")
+    __slots__ = ("_idx", "_has_base", "_vdt", "_sign", "_dev")
 
     def name(self) -> str:
         return CPP_NAMES["CopySlices"]  # PyTorch's C++ node name (its class is named CopySlices)
@@ -52,15 +103,34 @@ class CopySlices(Node):
         rest, inside = _split(g, self._idx, self._vdt, self._sign)
         return [rest, inside] if self._has_base else [inside]
 
+    def apply_tensors(self, cts):
+        """``create_graph=True``: :meth:`apply_custom` as recorded ops."""
+        g = cts[0]
+        if g is None:
+            return [None] * len(self._edges)
+        dt = self._out_meta[0][1]
+        inside = _recorded("inside", g, self._idx, self._dev, dt, (self._vdt, self._sign))
+        if not self._has_base:
+            return [inside]
+        return [_recorded("rest", g, self._idx, self._dev, dt, (self._vdt,)), inside]
+
 
 class AsStridedBackward0(Node):
-    __slots__ = ("_idx", "_shape", "_dtype", "_sign")
+    __slots__ = ("_idx", "_shape", "_dtype", "_sign", "_dev")
 
     def apply_custom(self, cts):
         g = cts[0]
         if g is None:
             return [None]
         return [_scatter_into(g, self._idx, self._shape, self._dtype, self._sign)]
+
+    def apply_tensors(self, cts):
+        """``create_graph=True``: :meth:`apply_custom` as a recorded op."""
+        g = cts[0]
+        if g is None:
+            return [None]
+        return [_recorded("scatter", g, self._idx, self._dev, self._out_meta[0][1],
+                          (self._shape, self._dtype, self._sign))]
 
 
 def view_index(view):
@@ -94,8 +164,10 @@ def copy_slices(view, node, out_nr):
     cs._has_base = base._requires_grad
     cs._vdt = view.dtype.jnp
     cs._sign = V.view_sign(view._chain)
+    cs._dev = base._storage.device
     edges = ((edge_of(base),) if base._requires_grad else ()) + ((node, out_nr),)
     cs._edges = edges
+    cs._diff_idx = tuple(range(len(edges)))  # (its gradients go to ``edges`` in order: ``grad_fn(...)``)
     cs.next_functions = edges
     cs._out_meta = ((base._shape, base.dtype),)
     old = base._grad_fn
@@ -117,7 +189,9 @@ def as_strided_node(view, edges, idx=None, sign=None):
     vn._shape = base._shape
     vn._dtype = base.dtype.jnp
     vn._sign = V.view_sign(view._chain) if sign is None else sign
+    vn._dev = base._storage.device
     vn._edges = edges
+    vn._diff_idx = (0,)
     vn.next_functions = edges
     vn._out_meta = ((view._shape, view.dtype),)
     return vn

@@ -325,7 +325,13 @@ def _accumulate(t, ct, create_graph, leaf_hooks=True):
     if _storage.SET_LOG[0] is not None:
         _storage.log_attrs(t, ("_grad",))
     if t._grad is None:
-        t._grad = g if t._strides is None else _obey_layout(g, t)
+        if create_graph:
+            # (torch's clone_obey_contract with grad mode on: a copy (CopyBackwards), never the gradient tensor itself,
+            # which may be the caller's -- ``x.backward(v, create_graph=True)``'s v, that x.grad.zero_() zeroed)
+            c = g.new_empty(g._shape)
+            t._grad = (c if t._strides is None else _obey_layout(c, t)).copy_(g)
+        else:
+            t._grad = g if t._strides is None else _obey_layout(g, t)
     elif create_graph:
         t._grad = t._grad + g
     else:

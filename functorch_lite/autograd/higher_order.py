@@ -12,10 +12,19 @@ from .. import dtypes as D
 _VJP_OPS: dict = {}
 
 
+def backward_op(impl, name, grad_fn, rule, tensors, nout, saves):
+    """A node's backward as an op dispatch records (not in the op table: no method, no function): ``rule(op, sig,
+    sargs) -> (casts, output dtypes)``; ``saves``: what its own backward needs (the version checks)."""
+    from ..ops._registry import OpDef
+    return OpDef(impl, name, promote=rule, grad_fn=grad_fn, tensors=tensors, method=False, function=False,
+                 inplace=False, view=None, autocast=None, prep=None, check=None, check_dtype=None, differentiable=True,
+                 nout=nout, eager=False, kernel=None, out=False, result_type=None, device_check="cat", saves=saves,
+                 broadcast=False)
+
+
 def _vjp_op(node, present):
     """``present``: which outputs have a cotangent (the op takes those; the others are None to the pullback, which
     then leaves their part out, as torch does not run a backward of an output nobody used)."""
-    from ..ops._registry import OpDef
     entry, diff_idx = node._entry, node._diff_idx
     n_in = len(node._inputs)
     # (a compiled forward's node that saved residuals: its differentiable backward reads the inputs alone)
@@ -45,10 +54,7 @@ def _vjp_op(node, present):
 
     def impl(tensors):
         return backward_body(tensors)
-    op = OpDef(impl, node.name(), promote=rule, grad_fn=node.name() + "Backward", tensors="list", method=False,
-               function=False, inplace=False, view=None, autocast=None, prep=None, check=None, check_dtype=None,
-               differentiable=True, nout=len(diff_idx), eager=False, kernel=None, out=False, result_type=None,
-               device_check="cat", saves=("all",), broadcast=False)
+    op = backward_op(impl, node.name(), node.name() + "Backward", rule, "list", len(diff_idx), ("all",))
     if len(_VJP_OPS) > 4096:
         _VJP_OPS.clear()
     _VJP_OPS[key] = (entry, op)
@@ -88,7 +94,7 @@ def apply_differentiable(node, cts):
             ct = Tensor._from_array(ct, dt, dev)
         full.append(ct)
     op = _vjp_op(node, present)
-    args = tuple(node._inputs) + tuple(full)
+    args = _inputs_as_recorded(node) + tuple(full)
     used = _used_inputs(op, args)
     if not all(used):  # what the gradient does not depend on is no edge of it: a linear op's gradient of a
         # constant cotangent requires no grad, as PyTorch's (whose derivative formulas read only what they use)
@@ -96,6 +102,40 @@ def apply_differentiable(node, cts):
                      for a, u in zip(args, used))
     res = dispatch(op, (args,), ())
     return list(res) if isinstance(res, tuple) else [res]
+
+
+def _inputs_as_recorded(node) -> tuple:
+    """The node's inputs as its op read them. One written in place since has other values, shape or history than
+    the op saw (``y.mul_(x)``'s ``self``, now its output; ``x.t_()``'s ``self``, transposed; a base rebased onto
+    CopySlices; a view whose storage was written): it is replaced by the array the node recorded, with the edge the
+    node recorded (torch's backward reads the original ``self`` an in-place op saved, with its history)."""
+    from .._tensor.tensor import Tensor
+    ins = tuple(node._inputs)
+    arrays = node._arrays
+    if arrays is None or len(arrays) < len(ins) or getattr(node._entry, "differentiable_apply", None) is not None:
+        return ins  # (a compiled forward's node: its arrays are residuals, not its inputs)
+    edges = None
+    out = None
+    for i, a in enumerate(ins):
+        if not isinstance(a, Tensor):
+            continue
+        if edges is None:
+            edges = dict(zip(node._diff_idx, node._edges))
+        e = edges.get(i)
+        fn = a._grad_fn
+        now = (fn, a._out_nr) if fn is not None else (a._acc, 0) if a._requires_grad and a._acc is not None else None
+        arr = arrays[i]
+        if arr is None or now == e and a._shape == tuple(arr.shape) and (a._base is None or
+                                                                         a._gver == a._storage.version):
+            continue  # (None: what saved-tensor hooks packed and did not unpack; the input itself, as before)
+        t = Tensor._from_array(arr, a.dtype, a._storage.device)
+        if e is not None:
+            t._requires_grad = True
+            t._grad_fn, t._out_nr = e
+        if out is None:
+            out = list(ins)
+        out[i] = t
+    return ins if out is None else tuple(out)
 
 
 _USED: dict = {}

@@ -140,6 +140,7 @@ globals().update(_pool_more.FUNCTIONS)  # max_pool1d_with_indices, adaptive_max_
 from .ops.weight_norm_ops import _weight_norm, _weight_norm_interface, norm_except_dim  # noqa: E402,F401
 from .ops.nn_sampling import grid_sampler, grid_sampler_2d, grid_sampler_3d  # noqa: E402,F401  (top level)
 from .ops.ctc import ctc_loss_aten as ctc_loss  # noqa: E402,F401  (torch.ctc_loss: reduction as ATen's enum)
+from .ops.segment import segment_reduce  # noqa: E402,F401  (torch.segment_reduce)
 from .ops.foreach import FUNCTIONS as _foreach_fns  # noqa: E402  (torch._foreach_*: maps of the ops)
 globals().update(_foreach_fns)
 from .autograd import tensor_hooks as _tensor_hooks  # noqa: E402

@@ -29,6 +29,7 @@ from .. import dtypes as D
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from ._registry import defop
+from .grad_overrides import aten_no_derivative
 from .nn_ops import reduction_name
 from .nn_sampling import _host
 
@@ -85,6 +86,9 @@ def _alpha(lp, ext, il, tl):
     return alphas, nll
 
 
+_CTC_BACKWARD_NO_GRAD = aten_no_derivative("_ctc_loss_backward")
+
+
 @partial(jax.custom_vjp, nondiff_argnums=(4,))
 def _ctc_nll(lp, ext, il, tl, zero_infinity):
     return _alpha(lp, ext, il, tl)[1]
@@ -139,7 +143,8 @@ def _ctc_bwd(zero_infinity, res, g):
     if zero_infinity:
         valid = valid & (nll != jnp.inf)[None, :]
     grad = jnp.where(valid[:, :, None], grad, jnp.zeros_like(grad))
-    return grad, None, None, None
+    # PyTorch's backward (aten::_ctc_loss_backward) has no derivative itself: differentiating it raises
+    return _CTC_BACKWARD_NO_GRAD(grad), None, None, None
 
 
 _ctc_nll.defvjp(_ctc_fwd, _ctc_bwd)
@@ -189,13 +194,59 @@ def _type_name(v) -> str:
     return type(v).__name__
 
 
+def _int_like(e) -> bool:
+    """An element PyTorch's ``tuple of ints`` parser takes: an int (not a bool), a numpy integer, an integral
+    tensor."""
+    if isinstance(e, Tensor):
+        return e.dtype.category == D.INT and e.dtype is not D.bool
+    return not isinstance(e, bool) and hasattr(e, "__index__")
+
+
+def _desc(v) -> str:
+    """An argument as PyTorch's invalid-arguments message describes it (``list of [float, int]``)."""
+    def tp(e):
+        t = type(e)
+        return "Tensor" if isinstance(e, Tensor) else t.__name__ if t.__module__ == "builtins" else \
+            f"{t.__module__}.{t.__name__}"
+    if isinstance(v, list):
+        return f"list of [{', '.join(tp(e) for e in v)}]"
+    if isinstance(v, tuple):
+        return f"tuple of ({', '.join(tp(e) for e in v)}{',' if len(v) == 1 else ''})"
+    return tp(v)
+
+
 def _signature_error(args) -> TypeError:
+    """PyTorch's invalid-combination error. Its per-overload line marks ``!`` every argument but a tensor given
+    where the overload takes a tensor (its formatter matches no int, bool or int-list argument)."""
     got = ", ".join(_type_name(a) for a in args)
+    lines = []
+    for sig, tensor_at in ((_SIG_SEQ, (0, 1)), (_SIG_TENSOR, (0, 1, 2, 3))):
+        marked = ", ".join(_desc(a) if i in tensor_at and isinstance(a, Tensor) else f"!{_desc(a)}!"
+                           for i, a in enumerate(args))
+        lines.append(f" * {sig}\n      didn't match because some of the arguments have invalid types: ({marked})\n")
     return TypeError(f"ctc_loss() received an invalid combination of arguments - got ({got}), but expected one of:\n"
-                     " * (Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints target_lengths, "
-                     "int blank = 0, int reduction = at::Reduction::Mean, bool zero_infinity = False)\n"
-                     " * (Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank = "
-                     "0, int reduction = at::Reduction::Mean, bool zero_infinity = False)\n")
+                     + "".join(lines))
+
+
+_SIG_SEQ = ("(Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints target_lengths, int blank "
+            "= 0, int reduction = at::Reduction::Mean, bool zero_infinity = False)")
+_SIG_TENSOR = ("(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank = 0, int "
+               "reduction = at::Reduction::Mean, bool zero_infinity = False)")
+
+
+def _check_lengths_args(args):
+    """PyTorch's overload choice for the lengths: two tensors, or two sequences whose first element is an int (its
+    plausibility test; a later non-int element then fails the unpacking); anything else matches no overload."""
+    il, tl = args[2], args[3]
+    if isinstance(il, Tensor) and isinstance(tl, Tensor):
+        return
+    if not all(isinstance(v, (list, tuple)) and (not v or _int_like(v[0])) for v in (il, tl)):
+        raise _signature_error(args)
+    for name, v in (("input_lengths", il), ("target_lengths", tl)):
+        for k, e in enumerate(v):
+            if not _int_like(e):
+                raise TypeError(f"ctc_loss(): argument '{name}' failed to unpack the object at pos {k + 1} with "
+                                f"error \"type must be tuple of ints,but got {type(e).__name__}\"")
 
 
 def _check(lp: Tensor, targets: Tensor, il, tl, blank: int):
@@ -256,10 +307,7 @@ def _ctc(log_probs, targets, input_lengths, target_lengths, blank, reduction: in
     from ._dispatch import autocast_args
     from ._registry import OPS
     args = (log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity)
-    tens = [isinstance(v, Tensor) for v in (input_lengths, target_lengths)]
-    seqs = [isinstance(v, (tuple, list)) for v in (input_lengths, target_lengths)]
-    if not (all(tens) or all(seqs)):
-        raise _signature_error(args)
+    _check_lengths_args(args)
     if log_probs.numel() == 0:
         raise RuntimeError("log_probs tensor must not be empty")
     batched = log_probs.dim() == 3

@@ -130,8 +130,9 @@ def _scatter_prep(targs, sargs):
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
     if is_t and max(src.ndim, 1) != nd:
         raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    xs, ss = x._shape or (1,), (src._shape or (1,)) if is_t else None  # (a 0-d tensor: one element along dim 0)
     for k, a in enumerate(index._shape):
-        if (k != d and a > x._shape[k]) or (is_t and a > src._shape[k]):
+        if (k != d and a > xs[k]) or (is_t and a > ss[k]):
             tail = f" and to be no larger size than src {list(src._shape)}" if is_t else ""
             raise RuntimeError(f"Expected index {list(index._shape)} to be no larger than self {list(x._shape)} apart "
                                f"from dimension {d}{tail}")

@@ -556,7 +556,8 @@ def einsum(*args):
     return dispatch(OPS["_einsum"], (tuple(operands),), (equation,))
 
 
-FUNCTIONS = {"einsum": einsum}
+# ``torch.spmm``: on dense tensors ATen's mm itself (its schema, errors and MmBackward0); no Tensor method
+FUNCTIONS = {"einsum": einsum, "spmm": mm}
 
 
 # ---- torch.linalg's products: matrix_power, cross, vecdot, multi_dot (public in functorch_lite/linalg.py) ----------

@@ -937,8 +937,8 @@ def broadcast_shapes(*shapes):
 def _repeat_index(repeats, output_size):
     """``torch.repeat_interleave(repeats)``: ``i`` repeated ``repeats[i]`` times (repeats' integer dtype)."""
     from ._dispatch import data_dependent_error
-    if repeats.dim() > 1:
-        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if repeats.dim() != 1:  # (0-d too: ATen's check here; the input form expands a 0-d repeats first)
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
     if repeats.dtype not in (D.int64, D.int32):
         raise no_kernel("repeat_interleave_cpu", repeats.dtype)
     flat = reshape(repeats, (-1,))

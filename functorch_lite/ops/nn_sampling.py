@@ -29,6 +29,7 @@ from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from .._tensor.views import shape_str as _shape_str
 from ._registry import defop
+from ._rounding import true_div
 from .._warn import user_stacklevel as _user_stacklevel
 
 __all__: list = ["grid_sample", "affine_grid", "embedding_bag"]
@@ -450,9 +451,16 @@ def _embedding_bag(weight, indices, offsets, per_sample_weights, mode, include_l
         out = jax.ops.segment_sum(jnp.where(hit & (pos[:, None] == first[seg]), rows, zeros), seg, nb)
         return out.astype(odt)
     out = jax.ops.segment_sum(jnp.where(k, rows, zeros), seg, nb)
+    if odt == jnp.bfloat16 and padding_idx < 0 and per_sample_weights is None:
+        # (ATen's fast path hands bfloat16 bags to fbgemm, which rounds the float sum half away from zero on the
+        # bit pattern (+0x8000, truncated), not to nearest even; the mean then divides that rounded sum)
+        bits = jax.lax.bitcast_convert_type(jax.lax.stop_gradient(out), jnp.uint32)
+        up = jax.lax.bitcast_convert_type((bits + jnp.uint32(0x8000)) & jnp.uint32(0xFFFF0000), jnp.float32)
+        out = out + (up - jax.lax.stop_gradient(out))  # (the rounding's gradient is the identity's)
     if mode == 1:
         cnt = jax.ops.segment_sum(keep.astype(cdt), seg, nb)
-        out = out / jnp.maximum(cnt, 1)[:, None]
+        # (ATen stores the bag's sum in the output (half types: rounded) and divides that by the count)
+        out = true_div(out.astype(odt).astype(cdt), jnp.maximum(cnt, 1)[:, None])
     return out.astype(odt)
 
 

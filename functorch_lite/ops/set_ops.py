@@ -38,6 +38,7 @@ from ._dispatch import autocast_args, data_dependent_error, dispatch, write_out
 from ._registry import OPS, defop
 from ._rounding import true_div
 from .reduction import _invalid_combo
+from .fft_ops import int_arg
 from .gather_scatter import _vmap_dynamic
 from .indexing import _Tracer, _host_tensor, _out, _view
 
@@ -272,9 +273,17 @@ def _bincount_rule(op, sig, sargs):
     return (None, w), (w,)
 
 
-@defop("bincount", promote=_bincount_rule, tensors=2, differentiable=False, method=False, function=False)
+_BINCOUNT_NO_GRAD = _go.aten_no_derivative("bincount")
+
+
+@defop("bincount", promote=_bincount_rule, tensors=2, grad_fn="NotImplemented", method=False, function=False,
+       saves=())
 def _bincount(input, weights, length):
-    return jnp.bincount(input, weights, length=length)
+    """PyTorch's bincount has no derivative: with weights that require grad its output does (``NotImplemented``,
+    whose backward raises)."""
+    if weights is None:
+        return jnp.bincount(input, length=length)
+    return _BINCOUNT_NO_GRAD(jnp.bincount(input, weights, length=length), weights)
 
 
 def bincount(input: Tensor, weights=None, minlength: int = 0) -> Tensor:
@@ -282,6 +291,7 @@ def bincount(input: Tensor, weights=None, minlength: int = 0) -> Tensor:
     weights stay float32, others give float64). The length depends on the values: eager only."""
     if input.dtype not in _INTEGRAL:
         raise no_kernel("bincount_cpu", input.dtype)
+    minlength = int_arg("bincount", "minlength", minlength)
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     if input.dim() == 1 and input.numel() == 0:

@@ -214,6 +214,7 @@ strided = layout("strided")
 # factory given another layout refuses: ops/creation.py)
 sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, _mkldnn, jagged = map(
     layout, ("sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "_mkldnn", "jagged"))
+from . import signal  # noqa: E402,F401  (torch.signal: after strided, its windows' default layout)
 
 
 def dequantize(tensor):

@@ -1741,9 +1741,104 @@ def multinomial(input, *args, num_samples=_NOT_GIVEN, replacement=_NOT_GIVEN, ge
 
 
 # ---- window functions (torch.hann_window ...) ------------------------------------------------------------------
-def _window(name, window_length, periodic, dtype, device, requires_grad, fn):
-    """A window of ``window_length`` points from ``fn(n, N)`` (``n`` = 0..N-1, float64 on the host, cast to
-    ``dtype``); ``periodic``: the first ``window_length`` points of the ``window_length + 1`` symmetric window."""
+# Each factory has torch's overloads ``(int window_length)``, ``(int window_length, bool periodic)`` and, for
+# hamming / kaiser, ``(..., bool periodic, float alpha[, float beta])``: a parameter is accepted (also by keyword)
+# only together with every one before it, as torch's argument parser does (``hamming_window(8, beta=0.4)`` and
+# ``kaiser_window(6, beta=0.0)`` raise its TypeError).
+_WIN_KW = ("dtype", "layout", "device", "pin_memory", "requires_grad")
+_WIN_KWSIG = "*, torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, " \
+             "bool pin_memory = False, bool requires_grad = False)"
+_WIN_PARAMS = {"hann_window": ("int window_length", "bool periodic"),
+               "hamming_window": ("int window_length", "bool periodic", "float alpha", "float beta"),
+               "blackman_window": ("int window_length", "bool periodic"),
+               "bartlett_window": ("int window_length", "bool periodic"),
+               "kaiser_window": ("int window_length", "bool periodic", "float beta")}
+for _k, _ps in _WIN_PARAMS.items():
+    _SIGS[_k] = [", ".join(_ps[:n]) + ", " + _WIN_KWSIG for n in builtins.range(1, len(_ps) + 1)]
+del _k, _ps
+
+
+def _win_type_ok(kind: str, v) -> bool:
+    """Whether torch's argument parser takes ``v`` as a ``kind`` parameter of a window factory."""
+    if kind == "int":
+        return _is_int(v) and not isinstance(v, (_py_bool, np.bool_))
+    if kind == "bool":
+        return isinstance(v, _py_bool)
+    if kind == "float":
+        if isinstance(v, Tensor):
+            return not v._shape and not v.dtype.is_complex and not v.requires_grad
+        return isinstance(v, numbers.Real)
+    if kind == "torch.dtype":
+        return v is None or isinstance(v, D.dtype)
+    return v is None or isinstance(v, _py_bool)  # "bool?": pin_memory, requires_grad (layout, device: later)
+
+
+_WIN_KW_KIND = {"dtype": "torch.dtype", "pin_memory": "bool?", "requires_grad": "bool?"}
+
+
+def _win_match(params, args, kwargs):
+    """``args``/``kwargs`` bound to the overload taking ``params`` (then the keyword-only ones), or the reason it
+    does not take them: ``("type", name, position or None, value, kind)``, ``("missing", name)``, ``("extra",
+    key)`` or ``("count",)`` (too many positional arguments)."""
+    names = [p.split()[-1] for p in params]
+    if len(args) > len(params):
+        return ("count",)
+    bound = {}
+    for i, (p, name) in enumerate(zip(params, names)):
+        given = i < len(args)
+        if given and name in kwargs:
+            return ("extra", name)
+        if not given and name not in kwargs:
+            return ("missing", name)
+        v = args[i] if given else kwargs[name]
+        if not _win_type_ok(p.split()[0], v):
+            return ("type", name, i + 1 if given else None, v, p.split()[0])
+        bound[name] = v
+    for k, v in kwargs.items():
+        if k in names:
+            continue
+        if k not in _WIN_KW:
+            return ("extra", k)
+        kind = _WIN_KW_KIND.get(k)
+        if kind is not None and not _win_type_ok(kind, v):
+            return ("type", k, None, v, kind.rstrip("?"))
+        bound[k] = v
+    return bound
+
+
+def _window_args(name: str, args: tuple, kwargs: dict) -> dict:
+    """The arguments of ``name(*args, **kwargs)`` by torch's overload rules (the first overload that takes them),
+    or its argument parser's TypeError: the one plausible overload's own complaint, else "invalid combination"."""
+    params = _WIN_PARAMS[name]
+    overloads = [params[:n] for n in builtins.range(1, len(params) + 1)]
+    for ps in overloads:
+        bound = _win_match(ps, args, kwargs)
+        if isinstance(bound, dict):
+            bound["periodic"] = bound.get("periodic", True)
+            return bound
+    nargs = len(args) + len(kwargs)
+    plausible = [ps for ps in overloads if len(ps) <= nargs <= len(ps) + len(_WIN_KW)]
+    if len(plausible) == 1:
+        why = _win_match(plausible[0], args, kwargs)
+        if why[0] == "missing":
+            raise TypeError(f'{name}() missing 1 required positional arguments: "{why[1]}"')
+        if why[0] == "type":
+            at = f" (position {why[2]})" if why[2] else ""
+            raise TypeError(f"{name}(): argument '{why[1]}'{at} must be {why[4]}, not {_tname(why[3])}")
+        if why[0] == "extra":
+            raise TypeError(f"{name}() got an unexpected keyword argument '{why[1]}'")
+    # (torch lists the keywords from a hash map: for a few keywords, the reverse of the call's order)
+    raise _invalid_args(name, args, dict(reversed(list(kwargs.items()))))
+
+
+def _window(name, args, kwargs, fn):
+    """torch's ``name(*args, **kwargs)``: ``fn(L, dt, bound)``, the symmetric window of ``L`` points as a host
+    array of ``dt`` (``bound``: the parsed arguments); ``periodic``: the first ``window_length`` points of the
+    ``window_length + 1`` symmetric window."""
+    a = _window_args(name, args, kwargs)
+    window_length, periodic, dtype, device = _py_int(a["window_length"]), a["periodic"], a.get("dtype"), a.get("device")
+    if not -_I64 <= window_length < _I64:  # (an int64 argument)
+        raise ValueError("Overflow when unpacking long long")
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     if dt.category < D.FLOAT:
         raise RuntimeError(f"{name} expects floating point dtypes, got: TensorOptions(dtype="
@@ -1751,47 +1846,92 @@ def _window(name, window_length, periodic, dtype, device, requires_grad, fn):
                            f"(default), requires_grad=false (default), pinned_memory=false, memory_format=(nullopt))")
     if window_length < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
-    _no_float8(dt, name)
     if window_length <= 1:
-        host = np.ones(window_length, np.float64)
-    elif dt.is_complex:  # (torch accepts a complex dtype, then has no complex arange above one point)
+        host = _host_cast(np.ones(window_length, np.float64), D.float64, dt)
+    elif dt.is_complex or dt in D.FLOAT8:  # (torch accepts these dtypes, then has no arange for them past 1 point)
         raise no_kernel("arange_cpu", dt)
     else:
-        big = window_length + 1 if periodic else window_length
-        host = fn(np.arange(big, dtype=np.float64), big)[:window_length]
-    return _finish(_host_cast(host, D.float64, dt), dt, device, requires_grad)
+        with np.errstate(all="ignore"):  # (past float16's range: inf / nan, silently, as torch)
+            host = fn(window_length + 1 if periodic else window_length, dt, a)[:window_length]
+    return _finish(host, dt, device, a.get("requires_grad") or False)
 
 
-def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
-                requires_grad=False):
-    return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda n, N: 0.5 - 0.5 * np.cos(2 * np.pi * n / (N - 1)))
+# hann / hamming / blackman / bartlett: torch's own op sequence (TensorFactories.cpp) in the window's dtype, on the
+# host: each scalar rounded to that dtype, each op rounded once (float16 / bfloat16 ops computed in float32, cos
+# too), so the low-precision windows are torch's bit for bit (its asymmetric roundings included).
+def _win_arange(L: int, dt):
+    """``arange(L)`` in ``dt``, each point rounded to nearest. (torch's vectorized CPU arange rounds a block's first
+    point, then adds to it: a bfloat16 window past 4112 points, a float16 one past 32784, can differ from it.)"""
+    return np.arange(L, dtype=np.float64).astype(dt.np)
 
 
-def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
-                   pin_memory=False, requires_grad=False):
-    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda n, N: alpha - beta * np.cos(2 * np.pi * n / (N - 1)))
+def _win_cos(x):
+    """torch's CPU cos of a host array: float16 / bfloat16 through float32 (its opmath), rounded back."""
+    return np.cos(x.astype(np.float64)).astype(D.opmath(x.dtype)).astype(x.dtype)
 
 
-def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
-                    requires_grad=False):
-    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda n, N: 0.42 - 0.5 * np.cos(2 * np.pi * n / (N - 1)) + 0.08 * np.cos(4 * np.pi * n / (N - 1)))
+def _hamming(L: int, dt, alpha: float, beta: float):
+    t = dt.np.type
+    return _win_cos(_win_arange(L, dt) * t(math.pi * 2 / (L - 1))) * t(-beta) + t(alpha)
 
 
-def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
-                    requires_grad=False):
-    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda n, N: 1 - np.abs(2 * n / (N - 1) - 1))
+def hann_window(*args, **kwargs):
+    return _window("hann_window", args, kwargs, lambda L, dt, a: _hamming(L, dt, 0.5, 0.5))
 
 
-def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,
-                  pin_memory=False, requires_grad=False):
-    def kaiser(n, N):
-        a = (N - 1) / 2
-        return np.i0(beta * np.sqrt(np.maximum(1 - ((n - a) / a) ** 2, 0.0))) / np.i0(beta)
-    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, kaiser)
+def hamming_window(*args, **kwargs):
+    return _window("hamming_window", args, kwargs, lambda L, dt, a: _hamming(
+        L, dt, _to_double(_number_vals([a.get("alpha", 0.54)])[0]), _to_double(_number_vals([a.get("beta", 0.46)])[0])))
+
+
+def _blackman(L: int, dt, a):
+    t = dt.np.type
+    w = _win_arange(L, dt) * t(math.pi / (L - 1))
+    return (_win_cos(w * t(4)) * t(0.08) - _win_cos(w * t(2)) * t(0.5)) + t(0.42)
+
+
+def blackman_window(*args, **kwargs):
+    return _window("blackman_window", args, kwargs, _blackman)
+
+
+def _bartlett(L: int, dt, a):
+    t = dt.np.type
+    w = _win_arange(L, dt) * t(2.0 / (L - 1))
+    half = ((L - 1) >> 1) + 1
+    w[half:] = w[half:] * t(-1) + t(2)
+    return w
+
+
+def bartlett_window(*args, **kwargs):
+    return _window("bartlett_window", args, kwargs, _bartlett)
+
+
+def _kaiser(L: int, dt, a):
+    beta = _to_double(_number_vals([a.get("beta", 12.0)])[0])
+    c = (L - 1) / 2
+    n = np.arange(L, dtype=np.float64)
+    host = np.i0(beta * np.sqrt(np.maximum(1 - ((n - c) / c) ** 2, 0.0))) / np.i0(beta)
+    return _host_cast(host, D.float64, dt)
+
+
+def kaiser_window(*args, **kwargs):
+    return _window("kaiser_window", args, kwargs, _kaiser)
+
+
+def _window_signature(name: str):
+    """The introspectable signature of a window factory (its last overload; ``_dense_only`` reads ``layout``)."""
+    import inspect
+    P = inspect.Parameter
+    defaults = {"periodic": True, "alpha": 0.54, "beta": 0.46 if name == "hamming_window" else 12.0}
+    ps = [P(p.split()[-1], P.POSITIONAL_OR_KEYWORD, **({"default": defaults[p.split()[-1]]} if i else {}))
+          for i, p in enumerate(_WIN_PARAMS[name])]
+    ps += [P(k, P.KEYWORD_ONLY, default=False if k in ("pin_memory", "requires_grad") else None) for k in _WIN_KW]
+    return inspect.Signature(ps)
+
+
+for _k in _WIN_PARAMS:
+    globals()[_k].__signature__ = _window_signature(_k)
+del _k
 
 
 METHODS = {"uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_, "bernoulli": bernoulli,

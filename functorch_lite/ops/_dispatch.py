@@ -741,7 +741,7 @@ def inplace(op, targs, sargs, _recorded=False):
     self = targs[0]
     check = op.inplace
     if check is not True and check is not False and check is not None:  # (the op's own in-place check: defop's)
-        check(self, sargs)
+        check(targs, sargs)
     _graph.check_inplace(self)
     if op.broadcast:  # (an elementwise op reading memory it writes, shifted: x[1:].add_(x[:-1]) is refused, as torch)
         root = self._storage.root()

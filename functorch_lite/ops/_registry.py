@@ -110,8 +110,8 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
     """Declare an op. ``tensors``: how many leading parameters are tensor-like (or ``"list"``).
 
     ``method``/``function``: generate ``Tensor.<name>`` / ``functorch_lite.<name>`` (True) or not;
-    a string gives another name. ``inplace``: also generate ``<name>_`` (a function ``(self, static args) -> None``
-    in place of True: the in-place form's own check, run first: ``abs_`` of a complex tensor). ``view``: a function
+    a string gives another name. ``inplace``: also generate ``<name>_`` (a function ``(tensor args, static args) ->
+    None`` in place of True: the in-place form's own check, run first: ``abs_`` of a complex tensor). ``view``: a function
     ``(tensor, static args) -> (shape, strides, offset[, dtype])`` making the op a view of its input (strides
     and offset in elements of the result's dtype, as in PyTorch); it may return :data:`SELF` (the op returns
     its input itself: ``x.real`` or ``x.conj()`` of a real tensor) or ``None`` (computed, not a view).

@@ -684,9 +684,9 @@ def _abs_rule(op, sig, sargs):
     return rule_same(op, sig, sargs)
 
 
-def _abs_inplace(input, sargs):
+def _abs_inplace(targs, sargs):
     """``abs_``: a complex tensor can't hold its real result (torch's own message, before anything else)."""
-    if input.dtype.is_complex:
+    if targs[0].dtype.is_complex:
         raise RuntimeError("In-place abs is not supported for complex tensors.")
 
 
@@ -1181,8 +1181,16 @@ def _masked_fill_rule(op, sig, sargs):
     return (None, None, dt), (dt,)
 
 
+def _mask_inplace(targs, sargs):
+    """``masked_fill_``: torch expands the mask to ``self`` (``self`` is "tensor a" of its broadcast error)."""
+    from .._tensor.tensor import Tensor
+    from ._dispatch import broadcast_shapes
+    if isinstance(targs[1], Tensor) and targs[1]._shape != targs[0]._shape:
+        broadcast_shapes(targs[0]._shape, targs[1]._shape)
+
+
 @defop(kernel="masked_fill", promote=_masked_fill_rule, broadcast=False, grad_fn="MaskedFillBackward0", tensors=3,
-       inplace=True, check=_mask_check, saves=(1,))
+       inplace=_mask_inplace, check=_mask_check, saves=(1,))
 def masked_fill(input, mask, value):
     return jnp.where(mask, value, input)
 

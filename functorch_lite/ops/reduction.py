@@ -681,8 +681,9 @@ def _cum_check(targs, sargs):
             raise RuntimeError(f"Autograd not support dtype: {dt.short}")
 
 
-def _cum_inplace(self, sargs):
+def _cum_inplace(targs, sargs):
     """``x.cumsum_(dim, dtype=)``: a ``dtype`` other than x's is torch's in-place refusal."""
+    self = targs[0]
     if sargs[1] is not None and D.as_dtype(sargs[1]) is not self.dtype:
         raise RuntimeError(f"Bad in-place call: input tensor dtype {P._cname(self.dtype)} and output tensor dtype "
                            f"{P._cname(D.as_dtype(sargs[1]))} should match")

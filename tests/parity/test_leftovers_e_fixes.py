@@ -113,3 +113,36 @@ def test_deprecated_amp_autocast_classes_are_named_as_torchs():
         warnings.simplefilter("ignore")
         with ft.cpu.amp.autocast():
             assert ft.get_autocast_dtype("cpu") is ft.bfloat16
+
+
+def test_create_graph_grad_is_a_copy_not_the_gradient_tensor():
+    # torch's AccumulateGrad under create_graph copies the gradient into the leaf's layout (CopyBackwards): the
+    # .grad was the gradient tensor itself -- x.backward(v, create_graph=True); x.grad.zero_() zeroed the caller's v
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for m in (ft, torch):
+            x, v = m.ones(3, requires_grad=True), m.ones(3) * 2
+            x.backward(v, create_graph=True)
+            assert x.grad is not v and x.grad.tolist() == [2.0] * 3
+            x.grad.zero_()
+            assert v.tolist() == [2.0] * 3
+            y = m.ones(3, requires_grad=True)
+            (y * y).sum().backward(create_graph=True)
+            assert type(y.grad.grad_fn).__name__ == "CopyBackwards" and y.grad.requires_grad
+            (y * y).sum().backward(create_graph=True)
+            assert type(y.grad.grad_fn).__name__ == "AddBackward0" and y.grad.tolist() == [4.0] * 3
+            p = m.nn.Parameter(m.ones(3, 2).t())
+            (p * p).sum().backward(create_graph=True)
+            assert p.grad.stride() == p.stride() == (1, 2)
+            assert type(p.grad.grad_fn).__name__ == "CopyBackwards"
+
+
+def test_masked_fill_inplace_broadcast_error_names_self_first():
+    # masked_fill_ expands the mask to self ("tensor a" is self); masked_fill expands (mask, self)
+    cases = [lambda m: m.zeros(2, 3).masked_fill_(m.ones(3, 3, dtype=m.bool), 1.0),
+             lambda m: m.zeros(2, 3).masked_fill_(m.ones(2, 2, dtype=m.bool), 1.0),
+             lambda m: m.zeros(2, 3).masked_fill(m.ones(3, 3, dtype=m.bool), 1.0),
+             lambda m: m.zeros(3).masked_fill_(m.ones(2, 3, dtype=m.bool), 1.0)]
+    for fn in cases:
+        assert _outcome(ft, fn) == _outcome(torch, fn)

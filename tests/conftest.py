@@ -95,6 +95,25 @@ def _distribution_validation_on():
             mod.Distribution._validate_args = True
 
 
+# XLA's CPU backend maps each compiled program's machine code into memory, and JAX keeps thousands of programs: a
+# shard's process held ~33,000 maps from its second half on (2026-12-07; Linux's bound: 65,530), where JAX's caches
+# evict as fast as the shard compiles. The library clears JAX's compiled-program caches itself near 80% of the bound,
+# with a warning (functorch_lite/_stats.py); should the shards grow past 60%, the suite clears them first, silently,
+# between two test files (programs a later file needs then compile again), so that no test meets that warning.
+_PROGRAMS_CHECKED = [0]
+
+
+def pytest_runtest_teardown(item, nextitem):
+    from functorch_lite import _stats
+    n = _stats.COUNTS["compiles"]
+    if nextitem is None or nextitem.module is item.module or not _stats.MAP_LIMIT or \
+            0 <= n - _PROGRAMS_CHECKED[0] < 2000:
+        return
+    _PROGRAMS_CHECKED[0] = n
+    if _stats._map_count() > 0.6 * _stats.MAP_LIMIT:
+        jax.clear_caches()
+
+
 # ``make durations``: seconds per test file (setup + call + teardown), written where the variable says; the
 # Makefile merges the shards' files into tests/durations.json, which tests/shard.py balances the shards with
 _DURATIONS_OUT = os.environ.get("FUNCTORCH_LITE_TEST_DURATIONS")

@@ -79,6 +79,9 @@ def script_if_tracing(fn):
     return fn
 
 
+_script_if_tracing = script_if_tracing  # (the private name torchvision's ops import; nothing traces TorchScript here)
+
+
 def _no_torchscript(what: str):
     def refuse(*args, **kwargs):
         raise RuntimeError(f"torch.jit.{what}: functorch_lite has no TorchScript (jit.script returns the module "

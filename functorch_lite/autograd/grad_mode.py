@@ -70,8 +70,17 @@ class _Mode:
     """Base for the grad-mode context managers; instances also work as decorators."""
 
     def __call__(self, fn):
-        if isinstance(fn, type):
-            raise TypeError("grad-mode decorators apply to functions, not classes")
+        if isinstance(fn, type):  # (torch's deprecated class decoration: the class becomes a function building it
+            import warnings       # inside the mode)
+            from .._warn import user_stacklevel
+            warnings.warn("Decorating classes is deprecated and will be disabled in future versions. You should only "
+                          "decorate functions or methods. To preserve the current behavior of class decoration, you "
+                          "can directly decorate the `__init__` method and nothing else.", FutureWarning,
+                          stacklevel=user_stacklevel())
+            cls = fn
+
+            def fn(*args, **kwargs):
+                return cls(*args, **kwargs)
         if inspect.isgeneratorfunction(fn):
             return self._wrap_generator(fn)
 

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 from .. import dtypes as D
 from .._symbolic import sym_float
 from . import _deferred, _rounding
-from ._registry import defop, saves_crossed
+from ._registry import OPS, defop, saves_crossed
 from .linalg import _add_product, expands_to, folds_into_mm
 from .._promotion import _cname, no_kernel
 from .._tensor import views as _V
@@ -420,7 +420,9 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, label_smoothing
     cdim = 1 if input.ndim > 1 else 0
     if input.ndim == 1 and target.ndim == 1 and target.shape != input.shape:  # 1-D input, a size-1 class target
         target = target.reshape(())
-    logp = jax.nn.log_softmax(input, axis=cdim)
+    # (F.log_softmax's own kernel, rounded to the input's dtype: torch's cross_entropy is nll_loss(log_softmax(x)),
+    # whose half-precision last-dim kernel stores its sum and log in the type)
+    logp = OPS["log_softmax"].impl(input, cdim, None).astype(input.dtype)
     nc = input.shape[cdim]
     wshape = [1] * input.ndim
     wshape[cdim] = nc

@@ -415,12 +415,13 @@ def _one_hot(input, num_classes):
     return (input[..., None] == jnp.arange(num_classes, dtype=input.dtype)).astype(jnp.int64)
 
 
-def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
     """``F.one_hot``: int64 one-hot encoding; ``num_classes=-1`` infers ``max + 1``."""
+    tensor = input
     if tensor.dtype is not D.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     r = _host_minmax(tensor)
-    if r is None and num_classes == -1 and tensor.numel() == 0:
+    if r is None and num_classes <= 0 and tensor.numel() == 0:  # (torch: any num_classes <= 0 of an empty input)
         raise RuntimeError("Can not infer total number of classes from empty tensor.")
     if r is not None:
         if r[0] < 0:

@@ -442,6 +442,11 @@ _NEEDS = {("linear", 4): 3, ("linear", 5): 3, ("bilinear", 3): 4, ("bilinear", 5
           ("trilinear", 4): 5}
 
 
+def _is_integer(v) -> bool:
+    """``F.interpolate``'s ``_is_integer``: an int (bool included), a NumPy integer, a non-floating tensor."""
+    return isinstance(v, (int, np.integer)) or isinstance(v, Tensor) and not v.is_floating_point()
+
+
 def _upsample_arg_error(mode, dim, antialias, is_size, given) -> TypeError:
     """The argument parser's TypeError of the ``upsample_*`` kernel ``interpolate`` calls with ``given`` (a list or
     tuple holding a tensor it refuses) as its output size or its scale factors."""
@@ -495,11 +500,16 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                          f"d2, ...,dK) format and {fmt} format.")
     if recompute_scale_factor and size is not None:
         raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if size is not None and isinstance(size, (list, tuple)) and not all(map(_is_integer, size)):
+        raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or Tuple[int, int, int], "
+                        f"but got size with types {[type(v) for v in size]}")
     vals = tuple(given) if isinstance(given, (list, tuple)) else (given,) * dim
-    # (the upsample kernels' argument parser refuses tensors among the scales, and tensors of other than one
-    # element among the sizes (a tensor ``size`` / ``scale_factor`` is repeated per dim); ``area`` pools instead)
+    # (the upsample kernels' argument parser refuses tensors among the scales, tensors of other than one element
+    # among the sizes (a tensor ``size`` / ``scale_factor`` is repeated per dim), and sizes that are no ints: a float,
+    # a bool; ``area`` pools instead)
     bad = mode != "area" and not (size is None and recompute_scale_factor) and any(
-        isinstance(v, Tensor) and (size is None or v.numel() != 1) for v in vals)
+        isinstance(v, Tensor) and (size is None or v.numel() != 1) or
+        size is not None and not isinstance(v, Tensor) and (isinstance(v, bool) or not _is_integer(v)) for v in vals)
     if bad:
         out = scales = None
     elif size is not None:
@@ -512,6 +522,11 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
                          "4-D tensor as input")
     if mode == "area" and input.dim() in (3, 4, 5):
+        if size is not None:  # (the adaptive pool's argument parser: a tuple of ints)
+            for k, v in enumerate(vals):
+                if not isinstance(v, Tensor) and (isinstance(v, bool) or not _is_integer(v)):
+                    raise TypeError(f"adaptive_avg_pool{dim}d(): argument 'output_size' (position 2) must be tuple "
+                                    f"of ints, but found element of type {type(v).__name__} at pos {k}")
         if input.dim() == 3:
             return adaptive_avg_pool2d(input.unsqueeze(-2), (1, out[0])).squeeze(-2)
         return adaptive_avg_pool2d(input, out) if input.dim() == 4 else adaptive_avg_pool3d(input, out)

@@ -146,3 +146,48 @@ def test_masked_fill_inplace_broadcast_error_names_self_first():
              lambda m: m.zeros(3).masked_fill_(m.ones(2, 3, dtype=m.bool), 1.0)]
     for fn in cases:
         assert _outcome(ft, fn) == _outcome(torch, fn)
+
+
+def test_cross_entropy_of_half_inputs_is_nll_of_log_softmax():
+    # torch's cross_entropy is nll_loss(log_softmax(x)): its half-precision last-dim log_softmax stores the sum and
+    # its log in the type; ours called jax.nn.log_softmax in the half type (1-2 ulp off, bfloat16 losses 0.008 off)
+    import numpy as np
+    x0 = np.random.RandomState(3).randn(4, 5).astype(np.float32)
+    for dt in ("float16", "bfloat16"):
+        out = []
+        for m in (ft, torch):
+            x = m.tensor(x0).to(getattr(m, dt)).requires_grad_()
+            t = m.tensor([0, 1, 2, 3])
+            loss = m.nn.functional.cross_entropy(x, t, reduction="none")
+            g, = m.autograd.grad(loss.sum(), x)
+            out.append((loss.float().tolist(), g.float().tolist()))
+        assert out[0] == out[1], dt
+
+
+def test_one_hot_interpolate_and_class_decoration_as_torch():
+    F, tF = ft.nn.functional, torch.nn.functional
+    assert F.one_hot(input=ft.tensor([1]), num_classes=3).tolist() == [[0, 1, 0]]
+    for nc in (0, -2):  # (torch: no class count from an empty tensor whenever num_classes <= 0)
+        assert _outcome(ft, lambda m: m.nn.functional.one_hot(m.zeros(3, 0, dtype=m.long), nc)) == \
+            _outcome(torch, lambda m: m.nn.functional.one_hot(m.zeros(3, 0, dtype=m.long), nc))
+    x = ft.randn(1, 2, 5, 7)
+    for size in [(3.0, 4.0), (3, 4.0), 3.0, (True, 4)]:
+        for mode in ("nearest", "bilinear", "area"):
+            with pytest.raises(TypeError):
+                F.interpolate(x, size=size, mode=mode)
+            with pytest.raises(TypeError):
+                tF.interpolate(torch.randn(1, 2, 5, 7), size=size, mode=mode)
+    import numpy as np
+    assert F.interpolate(x, size=(np.int64(3), ft.tensor(4))).shape == (1, 2, 3, 4)
+    assert ft.jit._script_if_tracing(lambda a: a + 1)(1) == torch.jit._script_if_tracing(lambda a: a + 1)(1) == 2
+    import warnings
+    for m in (ft, torch):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+
+            @m.no_grad()
+            class A:
+                def __init__(self, x):
+                    self.y = x * 2
+        assert [c.category for c in w] == [FutureWarning]
+        assert not A(m.ones(2, requires_grad=True)).y.requires_grad

@@ -117,6 +117,8 @@ def _run_step_hooks(func: Callable, opt: Any, args: tuple, kwargs: dict, shown: 
             else:
                 raise RuntimeError(f"{shown or func} must return None or a tuple of (new_args, new_kwargs), but got "
                                    f"{result}.")
+    if not args:  # (a pre hook that dropped the optimizer from the arguments: torch's step reads ``args[0]``)
+        raise IndexError("tuple index out of range")
     _IN_STEP.add(id(opt))
     try:
         out = func(*args, **kwargs)

@@ -191,3 +191,23 @@ def test_one_hot_interpolate_and_class_decoration_as_torch():
                     self.y = x * 2
         assert [c.category for c in w] == [FutureWarning]
         assert not A(m.ones(2, requires_grad=True)).y.requires_grad
+
+
+def test_deprecated_functional_call_and_a_hook_dropping_the_optimizer_as_torch():
+    import warnings
+    for m in (ft, torch):
+        lin, x = m.nn.Linear(2, 2), m.ones(1, 2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(AttributeError):  # (the deprecated form takes one mapping; torch.func's a tuple too)
+                m.nn.utils.stateless.functional_call(lin, ({"weight": m.eye(2)}, {"bias": m.zeros(2)}), x)
+        assert m.func.functional_call(lin, ({"weight": m.eye(2)}, {"bias": m.zeros(2)}), x).tolist() == [[1.0, 1.0]]
+        p = m.nn.Parameter(m.ones(1))
+        opt = m.optim.SGD([p], lr=0.1)
+        p.grad = m.ones(1)
+        h = opt.register_step_pre_hook(lambda o, a, k: ((), {}))
+        try:
+            with pytest.raises(IndexError):
+                opt.step()
+        finally:
+            h.remove()

@@ -24,4 +24,7 @@ def functional_call(module, parameters_and_buffers: dict, args: Any = None, kwar
     warnings.warn("`torch.nn.utils.stateless.functional_call` is deprecated as of PyTorch 2.0 and will be removed "
                   "in a future version of PyTorch. Please use `torch.func.functional_call` instead which is a "
                   "drop-in replacement.", FutureWarning, stacklevel=_user_stacklevel())
+    if not hasattr(parameters_and_buffers, "keys"):  # (torch's reads the mapping's keys: a tuple of dicts, as
+        # torch.func's takes, is its AttributeError here)
+        raise AttributeError(f"'{type(parameters_and_buffers).__name__}' object has no attribute 'keys'")
     return _functional_call(module, parameters_and_buffers, args, kwargs, tie_weights=tie_weights, strict=strict)

@@ -25,6 +25,10 @@ def _splits(m, a):
 
 
 CASES = {
+    # (torch.segment_reduce over segments of lengths 2, 0, 3 along dim 0; sum / mean / max)
+    "segment_reduce": ([_rnd(5, 3)], lambda m, a: m.segment_reduce(a, "sum", lengths=m.tensor([2, 0, 3])) +
+                       m.segment_reduce(a, "max", lengths=m.tensor([2, 0, 3]), initial=0.0) +
+                       m.segment_reduce(a, "mean", offsets=m.tensor([0, 2, 2, 5]), initial=1.0)),
     "view_copy": ([_A], lambda m, a: m.view_copy(a, (2, 6))),
     "permute_copy": ([_rnd(2, 3, 4)], lambda m, a: m.permute_copy(a, (2, 0, 1))),
     "transpose_copy": ([_A], lambda m, a: m.transpose_copy(a, 0, 1)),

@@ -12,7 +12,9 @@ from functorch_lite.ops._registry import OPS
 from _op_cases import CASES
 
 def test_every_differentiable_op_has_a_case():
-    diff = {n for n, op in OPS.items() if op.differentiable}
+    # (an op whose derivative torch does not implement -- bincount's with weights -- records a node whose backward
+    # raises: no gradient to compare; its test is that error, test_gnn_speech_fixes.py)
+    diff = {n for n, op in OPS.items() if op.differentiable and op.grad_fn != "NotImplemented"}
     missing = sorted(diff - set(CASES))
     assert not missing, f"differentiable ops without a gradient parity case: {missing}"
 

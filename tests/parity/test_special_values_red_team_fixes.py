@@ -120,6 +120,16 @@ def test_pow_scalar_special_exponents(dtype, e):
     fn = _grad(lambda t, x: x ** e, _POW_VALS, dtype)
     if dtype == "bfloat16":
         _same_bits(lambda t: fn(t)[0])
+    elif dtype == "float32" and e in (0.5, 1.5):
+        # (torch's float32 sqrt is not correctly rounded on every CPU: on an AMD EPYC with AVX512, torch.sqrt of
+        # 3.3333 is 1.8257328271865845, where the correctly rounded root, NumPy's and ours, is 1.825732707977295;
+        # there the finite values may differ by that one ulp, the special values must still be torch's)
+        ours, theirs = (fn(m) for m in (ft, torch))
+        for a, b in zip(ours, theirs):
+            a, b = a.detach().numpy(), b.detach().numpy()
+            assert _bits(ft.tensor(a[~np.isfinite(a) | (a == 0)])) == _bits(ft.tensor(b[~np.isfinite(b) | (b == 0)]))
+            both = np.isfinite(a) & np.isfinite(b) & (a != 0)
+            assert np.all(np.abs(a[both].view(np.int32) - b[both].view(np.int32)) <= 1)
     else:
         _same_bits(fn)
 

@@ -111,8 +111,8 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
 
     ``method``/``function``: generate ``Tensor.<name>`` / ``functorch_lite.<name>`` (True) or not;
     a string gives another name. ``inplace``: also generate ``<name>_`` (a function ``(tensor args, static args) ->
-    None`` in place of True: the in-place form's own check, run first: ``abs_`` of a complex tensor). ``view``: a function
-    ``(tensor, static args) -> (shape, strides, offset[, dtype])`` making the op a view of its input (strides
+    None`` in place of True: the in-place form's own check, run first: ``abs_`` of a complex tensor). ``view``: a
+    function ``(tensor, static args) -> (shape, strides, offset[, dtype])`` making the op a view of its input (strides
     and offset in elements of the result's dtype, as in PyTorch); it may return :data:`SELF` (the op returns
     its input itself: ``x.real`` or ``x.conj()`` of a real tensor) or ``None`` (computed, not a view).
     ``conj``: a view step that changes how a complex storage is read (``views.view_sign``): ``"flip"``
@@ -161,8 +161,7 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
         op.fn = _make(op, n, "call", ns)
         # (the method form differs in how it numbers a None tensor argument, without ``self``, and in taking no out=:
         # ``x.exp(out=y)`` is torch's TypeError)
-        op.fn_method = _make(op, n, "method", ns) if op.method and (len(_required(op)) > 1 or op.fn is not None and
-                                                                   op.out) else None
+        op.fn_method = _make(op, n, "method", ns) if op.method and (len(_required(op)) > 1 or op.out) else None
         op.fn_inplace = _make(op, n + "_", "inplace", ns) if inplace else None
         return op.fn  # the module-level name is the public, dispatching function
     return deco
@@ -290,7 +289,7 @@ def _none_arg(op: OpDef, fname: str, values: tuple, method: bool):
 _OUT_AS_DTYPE = frozenset({"sum", "prod", "cumsum", "cumprod"})
 # the reductions an out= of a floating or complex dtype makes compute in it (as their dtype=: the input cast first);
 # any other out dtype is cast into, or refused, as for other ops; dtype= and out= both given must agree
-_OUT_FLOAT_AS_DTYPE = frozenset({"mean", "nanmean", "nansum"})
+_OUT_FLOAT_AS_DTYPE = frozenset({"mean", "nansum"})  # (nanmean, no op of the table, does the same itself)
 # the reductions whose input is cast to a floating out='s dtype first (torch computes var / std in the result's type)
 _OUT_CASTS_INPUT = frozenset({"var", "std"})
 
@@ -343,12 +342,16 @@ def _make(op: OpDef, fname: str, kind: str, ns: dict):
         if op.name in _OUT_AS_DTYPE:  # (torch's sum(out=...): computed in out's dtype, as with dtype=)
             pre += "if dtype is None and type(out) is _Tensor:\n        dtype = out.dtype\n    "
         elif op.name in _OUT_FLOAT_AS_DTYPE:  # (mean(out=float64): computed in it; dtype= and out= must agree)
-            pre += ("if type(out) is _Tensor:\n        if dtype is None:\n            if out.dtype.is_floating_point or "
-                    "out.dtype.is_complex:\n                dtype = out.dtype\n        elif out.dtype is not dtype:\n"
+            pre += ("if type(out) is _Tensor:\n"
+                    "        if dtype is None:\n"
+                    "            if out.dtype.is_floating_point or out.dtype.is_complex:\n"
+                    "                dtype = out.dtype\n"
+                    "        elif out.dtype is not dtype:\n"
                     f"            _out_dtype_mismatch({op.name!r}, dtype, out.dtype)\n    ")
         elif op.name in _OUT_CASTS_INPUT:  # (var(out=float64) of a float32 input: computed in float64)
             pre += ("if type(out) is _Tensor and type(input) is _Tensor and out.dtype is not input.dtype and "
-                    "out.dtype.is_floating_point and input.dtype.is_floating_point:\n        input = input.to(out.dtype)\n    ")
+                    "out.dtype.is_floating_point and input.dtype.is_floating_point:\n"
+                    "        input = input.to(out.dtype)\n    ")
         # (an out= call is not autocast, as in torch: its out tensor gives the dtype)
         body = (f"r = _dispatch(_op, {targs}, {sargs}, out is None)\n"
                 f"    return r if out is None else _write_out(out, r, {op.name!r}{srcs})")

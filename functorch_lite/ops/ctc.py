@@ -204,10 +204,10 @@ def _int_like(e) -> bool:
 
 def _desc(v) -> str:
     """An argument as PyTorch's invalid-arguments message describes it (``list of [float, int]``)."""
+    from ._dispatch import _type_name as tp_name  # (CPython's tp_name, as torch's parser prints it)
+
     def tp(e):
-        t = type(e)
-        return "Tensor" if isinstance(e, Tensor) else t.__name__ if t.__module__ == "builtins" else \
-            f"{t.__module__}.{t.__name__}"
+        return "Tensor" if isinstance(e, Tensor) else tp_name(e)
     if isinstance(v, list):
         return f"list of [{', '.join(tp(e) for e in v)}]"
     if isinstance(v, tuple):

@@ -306,6 +306,65 @@ def infer_dense_strides(shape, strides) -> tuple:
     return tuple(out), tuple(reversed(perm))
 
 
+def iter_strides(shape, operands):
+    """The strides ATen's TensorIterator gives a pointwise op's new output of ``shape`` (``operands``: each input's
+    (shape, strides) in argument order, a Python number as ``((), ())``), or None for contiguous ones. Its fast
+    setup first (operands all of the output's shape: all contiguous -> contiguous; all channels-last -> channels-last;
+    all non-overlapping and dense with one set of strides -> those strides), else ``reorder_dimensions``: the dims
+    sorted innermost first by the operands' strides (the first operand with a strict order decides; broadcast dims,
+    stride 0, give none; equal strides put the smaller size inward), the output dense in that order (its sizes'
+    running product, as ``compatible_stride``; the reversed order, contiguous)."""
+    nd = len(shape)
+    if nd <= 1:
+        return None
+    if all(s == shape for s, _ in operands):
+        if all(is_contiguous(s, st) for s, st in operands):
+            return None
+        fmt = channels_last if nd == 4 else channels_last_3d if nd == 5 else None
+        if fmt is not None and all(_is_fmt_contiguous(s, st, fmt._perm) for s, st in operands):
+            return fmt._strides(shape)
+        first = operands[0][1]
+        if all(st == first and is_dense(s, st) for s, st in operands):
+            return tuple(first)
+    bst = []
+    for s, st in operands:
+        off = nd - len(s)
+        b = [0] * nd
+        for i, n in enumerate(s):
+            b[off + i] = 0 if n == 1 and shape[off + i] != 1 else st[i]
+        bst.append(b)
+
+    def should_swap(d0, d1):
+        for b in bst:
+            s0, s1 = b[d0], b[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+    perm = _insertion_perm(nd, should_swap)  # innermost first
+    if perm == list(range(nd - 1, -1, -1)):
+        return None
+    out, cur = [0] * nd, 1
+    for d in perm:
+        out[d] = cur
+        cur *= shape[d]
+    return tuple(out)
+
+
+def _is_fmt_contiguous(shape, strides, order) -> bool:
+    """c10's channels-last contiguity: the dims of size > 1, innermost (``order``'s last) first, dense."""
+    expected = 1
+    for d in reversed(order):
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True
+
+
 class memory_format:
     """``torch.memory_format``: ``contiguous_format``, ``preserve_format``, ``channels_last(_3d)``."""
     __slots__ = ("name", "_perm", "_rank")

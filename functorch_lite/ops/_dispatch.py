@@ -16,6 +16,7 @@
 """
 from __future__ import annotations
 
+import functools
 import numbers
 
 import jax
@@ -26,7 +27,7 @@ from .. import _config
 from .. import dtypes as D
 from .._tensor import storage as _storage
 from .._tensor import views as V
-from .._tensor.tensor import Tensor
+from .._tensor.tensor import Tensor, with_memory_order
 from ..autograd import grad_mode as _gm
 from ..autograd import graph as _graph
 from ..autograd import forward_ad as _fwad
@@ -312,8 +313,11 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
     arrays = []
     sig = []
     tensors = []
+    strided = False  # (an operand with strides of its own: a pointwise op's result may take its layout)
     for a in targs:
         if isinstance(a, Tensor):
+            if a._strides is not None:
+                strided = True
             if a._chain is None:
                 arrays.append(a._storage.array)
             else:
@@ -329,8 +333,8 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
             arrays.append(a._v)
             sig.append(a._t)
         else:
-            if type(a) not in _PY_SCALARS and _not_an_argument(a):
-                raise _not_a_tensor(op, len(arrays), a)
+            if type(a) not in _PY_SCALARS and _not_an_argument(a) or op.required and type(a) in _PY_SCALARS:
+                raise _not_a_tensor(op, len(arrays), a)  # (a matrix product's operand: a Tensor, never a number)
             t = type(a)
             if t is int and not -_I64 <= a < _I64:
                 a = _big_int(a)  # (its signature stays int's)
@@ -380,7 +384,7 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
             diff_idx = tuple(i for i, a in enumerate(targs) if isinstance(a, Tensor) and a._requires_grad)
             if diff_idx:
                 _graph.record(op, outs, targs, diff_idx, tuple(arrays), entry, sargs)
-        return outs
+        return _lay_pointwise(op, targs, outs) if strided and op.pointwise else outs
     if op.check is not None:
         op.check(targs, sargs)
     if entry.diff_ok and _state.enabled:
@@ -388,10 +392,56 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
         if diff_idx:
             outs = _wrap(op, entry.fn(*arrays), entry.outs, dev)
             _graph.record(op, outs, targs, diff_idx, tuple(arrays), entry, sargs)
-            return outs
+            return _lay_pointwise(op, targs, outs) if strided and op.pointwise else outs
     if _FUNC_ACTIVE[0] and _state.stop:  # no_grad inside a differentiating func transform: cut from JAX's
-        return _wrap(op, jax.tree_util.tree_map(jax.lax.stop_gradient, entry.fn(*arrays)), entry.outs, dev)
-    return _wrap(op, entry.fn(*arrays), entry.outs, dev)
+        outs = _wrap(op, jax.tree_util.tree_map(jax.lax.stop_gradient, entry.fn(*arrays)), entry.outs, dev)
+    else:
+        outs = _wrap(op, entry.fn(*arrays), entry.outs, dev)
+    return _lay_pointwise(op, targs, outs) if strided and op.pointwise else outs
+
+
+def _lay_pointwise(op, targs, r):
+    """A pointwise op's result ``r`` laid out as ATen's TensorIterator lays it (``views.iter_strides``) where an
+    operand has strides of its own: ``x.t() * 2`` is ``x.t()``-strided, so ``(x.t() * 2).t().view(-1)`` works as in
+    PyTorch; a channels-last input gives a channels-last result. A result of another shape (a loss's reduction) is
+    left contiguous; ``2 ** x`` (a number's power) is contiguous in PyTorch. Dropout's key and PReLU's weight
+    (ATen reshapes it to the input's rank) are no operands of the iterator's layout."""
+    if op.name in _FIRST_OPERAND_ONLY:
+        targs = targs[:1]
+    shapes, ops = [], []
+    for a in targs:
+        if isinstance(a, Tensor):
+            st = a._strides
+            if st is None:
+                st = _contig(a._shape)
+            ops.append((a._shape, st))
+            shapes.append(a._shape)
+        elif type(a) in _PY_SCALARS:
+            ops.append(((), ()))
+    if all(st is _contig(s) or st == _contig(s) for s, st in ops) or \
+            op.name == "pow" and not isinstance(targs[0], Tensor):
+        return r
+    shape = r._shape
+    try:
+        if broadcast_shapes(*shapes) != shape:
+            return r
+    except RuntimeError:
+        return r
+    st = V.iter_strides(shape, ops)
+    if st is None or st == _contig(shape):
+        return r
+    if V.is_contiguous(shape, st):  # (only a size-1 dim's stride differs: the values' order is the same)
+        r._strides = st
+        return r
+    return with_memory_order(r, V.memory_order(shape, st), st)
+
+
+_FIRST_OPERAND_ONLY = frozenset({"_dropout", "prelu"})
+
+
+@functools.lru_cache(maxsize=4096)
+def _contig(shape) -> tuple:
+    return V.contiguous_strides(shape)
 
 
 def autocast_args(op, targs, sargs=()):
@@ -534,13 +584,14 @@ def _not_a_tensor(op, i: int, a) -> TypeError:
 def _refuse_arguments(op, targs) -> None:
     """After an op's argument preparation or kernel build failed: raise the argument parser's TypeError if one of
     ``targs`` is what torch's parser refuses where a Tensor goes (a list, a string, any object, a NumPy array; any
-    number as the tensor of a one-tensor op); else return, and the original error propagates."""
+    number as the tensor of a one-tensor op or of a ``required`` one's); else return, and the original error propagates."""
     if op.tensors == "list":
         return
     for i, a in enumerate(targs):
         if a is None or isinstance(a, Tensor) or type(a) is _SYM:
             continue
-        if op.tensors == 1 or isinstance(a, np.ndarray) or (type(a) not in _PY_SCALARS and _not_an_argument(a)):
+        if op.tensors == 1 or op.required or isinstance(a, np.ndarray) or \
+                (type(a) not in _PY_SCALARS and _not_an_argument(a)):
             raise _not_a_tensor(op, i, a)
 
 

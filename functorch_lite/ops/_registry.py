@@ -16,18 +16,47 @@ from .. import _promotion
 OPS: dict = {}
 
 
+# the ops PyTorch computes with a TensorIterator over their operands (pointwise: unary, binary, ternary, comparisons,
+# activations, the losses' reduction='none' forms): their new output is laid out as the iterator lays it
+# (``views.iter_strides``; ``_dispatch._lay_pointwise``), so ``x.transpose(1, 2) * 2`` keeps ``x.transpose(1, 2)``'s
+# strides and a channels-last input gives a channels-last result
+POINTWISE = frozenset((
+    "add", "sub", "rsub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "pow", "maximum",
+    "minimum", "fmax", "fmin", "atan2", "hypot", "copysign", "xlogy", "xlog1py", "lerp", "eq", "ne", "lt", "le", "gt",
+    "ge", "isclose", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "heaviside", "gcd", "lcm", "logaddexp",
+    "logaddexp2", "ldexp", "nextafter", "complex", "polar", "zeta", "igamma", "igammac", "where", "clamp",
+    "clamp_min", "clamp_max", "addcmul", "addcdiv", "_mul_scalar", "_div_scalar",
+    "neg", "abs", "sign", "sgn", "positive", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
+    "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf",
+    "erfc", "erfinv", "reciprocal", "lgamma", "digamma", "polygamma", "floor", "ceil", "trunc", "frac", "round",
+    "square", "relu", "gelu", "silu", "mish", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit",
+    "nan_to_num", "angle", "deg2rad", "rad2deg", "logit", "sinc", "entr", "i0", "i0e", "i1", "i1e", "erfcx", "ndtr",
+    "ndtri", "log_ndtr", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0",
+    "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1", "airy_ai", "spherical_bessel_j0", "chebyshev_polynomial_t", "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
+    "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
+    "_dropout", "_leaky_relu", "_softplus", "_hardtanh", "_softsign", "_elu", "_hardswish", "_hardsigmoid",
+    "_threshold", "_softshrink", "hardshrink", "_normalize", "prelu",
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "soft_margin_loss", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "kl_div"))
+
+
 class OpDef:
     __slots__ = ("name", "impl", "promote", "rule", "grad_fn", "tensors", "tensor_names", "static_names",
                  "method", "function", "inplace", "view", "autocast", "prep", "check", "check_dtype",
                  "differentiable", "nout", "eager", "kernel", "cache", "out", "result_type", "params",
                  "device_check", "saves", "broadcast", "fn", "fn_inplace", "aliased_write_ok", "dynamic", "float8",
-                 "conj", "traced", "zeroes", "fn_method", "required", "shown", "__weakref__")
+                 "conj", "traced", "zeroes", "fn_method", "required", "shown", "pointwise", "__weakref__")
 
     def __init__(self, impl, name, *, promote, grad_fn, tensors, method, function, inplace, view, autocast,
                  prep, check, check_dtype, differentiable, nout, eager, kernel, out, result_type,
                  device_check, saves, broadcast, aliased_write_ok=False, dynamic=None, float8=None, conj=None,
                  traced=(), zeroes=False, required=False, shown=None):
         self.name = name
+        self.pointwise = name in POINTWISE
         self.required = required
         self.shown = shown
         self.fn_method = None  # (set by defop where it differs from fn)
@@ -138,7 +167,8 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
     nothing), False otherwise — PyTorch's float8 dtypes are storage types with few kernels (copies, views,
     indexing, abs, eq/ne, mul, mm/addmm).
     ``required``: every tensor parameter without a default is a required Tensor (None is PyTorch's argument
-    parser TypeError, as for a broadcasting op's operands); else only the first is (``_required``).
+    parser TypeError, as for a broadcasting op's operands); else only the first is (``_required``). A required op's
+    tensor parameters take no Python number either (``mm(a, 2)``: the parser's TypeError).
     ``shown``: for a composite recorded as one node (linear, matmul), ``targs -> the graph torch records below
     its outermost node`` (or None: its inputs' own edges), as ``autograd.graph.shown``'s template: the node's
     ``next_functions`` and the gradients its hooks see; its backward stays one fused kernel.

@@ -23,6 +23,7 @@ from .ops.creation import _finish
 from .ops.movement import roll as _roll
 from .ops._dispatch import write_out as _write_out
 from ._promotion import no_kernel as _no_kernel
+from .ops._dispatch import _type_name
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn",
            "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift", "Tensor"]
@@ -269,12 +270,12 @@ def ihfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *, out=
 # ---- helpers ------------------------------------------------------------------------------------------------
 def _freq_args(fname, n, d, out, dtype):
     if isinstance(n, bool) or not hasattr(n, "__index__"):
-        raise TypeError(f"{fname}(): argument 'n' (position 1) must be int, not {type(n).__name__}")
+        raise TypeError(f"{fname}(): argument 'n' (position 1) must be int, not {_type_name(n)}")
     n = int(n.__index__())
     if isinstance(d, Tensor):
         d = d.item()
     if not isinstance(d, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{fname}(): argument 'd' must be float, not {type(d).__name__}")
+        raise TypeError(f"{fname}(): argument 'd' must be float, not {_type_name(d)}")
     _k.out_arg(fname, out)
     dt = D.as_dtype(dtype) if dtype is not None else None
     if out is not None:

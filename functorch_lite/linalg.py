@@ -363,7 +363,7 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
 def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
     """``A^n`` by repeated squaring; n < 0 inverts A first (a singular A raises linalg.inv's LinAlgError)."""
     if not isinstance(n, numbers.Integral) or isinstance(n, bool):
-        raise TypeError(f"linalg_matrix_power(): argument 'n' (position 2) must be int, not {type(n).__name__}")
+        raise TypeError(f"linalg_matrix_power(): argument 'n' (position 2) must be int, not {_type_name(n)}")
     _need_matrix("linalg.matrix_power", A)
     if n < 0:
         A, n = inv(A), -n
@@ -444,7 +444,7 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
     """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all dims by default); ord inf/-inf: max/min |x|, 0: count of non-zeros.
     A zero vector has gradient 0 (PyTorch's convention)."""
     if not isinstance(ord, numbers.Number):
-        raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not {type(ord).__name__}")
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not {_type_name(ord)}")
     if isinstance(ord, complex):
         raise RuntimeError("linalg.vector_norm: Expected a non-complex scalar as the order of norm.")
     _float_input("linalg.vector_norm", x)
@@ -538,6 +538,7 @@ del _k, _f
 
 # the rest of torch.linalg (lu, eig, matrix_exp, cond, ldl...) and its classic top-level forms (_linalg_more.py)
 from . import _linalg_more  # noqa: E402
+from .ops._dispatch import _type_name
 globals().update(_linalg_more.LINALG)
 __all__ += list(_linalg_more.LINALG)
 FUNCTIONS.update(_linalg_more.FUNCTIONS)

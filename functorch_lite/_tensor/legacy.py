@@ -33,13 +33,7 @@ def _is_int(x) -> bool:
 
 
 def _argtypes(args, kwargs) -> str:
-    def name(v):
-        from .tensor import Tensor
-        if isinstance(v, Tensor):
-            return "Tensor"
-        if isinstance(v, D.dtype):
-            return "torch.dtype"
-        return type(v).__name__
+    from ..ops._dispatch import _type_name as name
     return ", ".join([name(a) for a in args] + [f"{k}={name(v)}" for k, v in kwargs.items()])
 
 

@@ -1132,7 +1132,8 @@ class UntypedStorage(_StorageBase):
     def copy_(self, src, non_blocking=None):
         """The bytes of storage ``src`` (as many) copied in."""
         if not isinstance(src, _StorageBase):
-            raise TypeError(f"copy_(): argument 'src' (position 1) must be torch.Storage, not {type(src).__name__}")
+            from ..ops._dispatch import _type_name  # (late: the dispatcher imports this module)
+            raise TypeError(f"copy_(): argument 'src' (position 1) must be torch.Storage, not {_type_name(src)}")
         src = src._untyped_storage if isinstance(src, TypedStorage) else src
         if src.nbytes() != self.nbytes():
             raise RuntimeError(f"size does not match, self was {self.nbytes()} bytes but src was {src.nbytes()} bytes")
@@ -1356,4 +1357,3 @@ def _regraph(t):
 def _grad_enabled():
     from ..autograd.grad_mode import is_grad_enabled
     return is_grad_enabled()
-

@@ -119,7 +119,8 @@ def make_dual(tensor, tangent, *, level=None):
         raise RuntimeError("functorch_lite: a complex tangent for a real primal is not supported (its imaginary "
                            "part would be dropped); make the primal complex")
     if not isinstance(tangent, Tensor):
-        raise TypeError(f"make_dual(): argument 'tangent' must be Tensor, not {type(tangent).__name__}")
+        from ..ops._dispatch import _type_name  # (late: the dispatcher imports this module)
+        raise TypeError(f"make_dual(): argument 'tangent' must be Tensor, not {_type_name(tangent)}")
     d = tensor.view(tensor._shape)  # (a view of the primal: ViewBackward0 when it requires grad, as in PyTorch)
     _set_tangent(d, _cast(tangent._array, tangent.dtype, d.dtype))
     return d
@@ -129,7 +130,8 @@ def unpack_dual(tensor, *, level=None) -> UnpackedDualTensor:
     """``(primal, tangent)``: the primal as a view without tangent, the tangent (None for a non-dual tensor)."""
     from .._tensor.tensor import Tensor
     if not isinstance(tensor, Tensor):
-        raise TypeError(f"_unpack_dual(): argument 'dual' (position 1) must be Tensor, not {type(tensor).__name__}")
+        from ..ops._dispatch import _type_name  # (late: the dispatcher imports this module)
+        raise TypeError(f"_unpack_dual(): argument 'dual' (position 1) must be Tensor, not {_type_name(tensor)}")
     if level is not None and level != _LEVEL[0]:
         raise RuntimeError("Invalid level given to _fw_primal")
     if _LEVEL[0] is None:

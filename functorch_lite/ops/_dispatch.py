@@ -556,8 +556,20 @@ def _not_an_argument(a) -> bool:
 
 
 def _type_name(a) -> str:
-    """The type name torch's argument parser prints: CPython's ``tp_name`` (module-qualified for a C extension's
-    type: ``numpy.ndarray``; a class defined in Python, or a builtin, by its name)."""
+    """The type name torch's argument parser prints (its messages' "not <type>", "got (<types>)"): the facade's
+    types under torch's names (``Tensor``, ``torch.dtype``, ``torch.device``, ``torch._C.Generator``), else
+    CPython's ``tp_name`` (module-qualified for a C extension's type: ``numpy.ndarray``; a class defined in Python,
+    or a builtin, by its name). The one rule every such message uses."""
+    if isinstance(a, Tensor):
+        return "Tensor"
+    if isinstance(a, D.dtype):
+        return "torch.dtype"
+    from .. import random as _rng
+    from .._device import device
+    if isinstance(a, device):
+        return "torch.device"
+    if isinstance(a, _rng.Generator):
+        return "torch._C.Generator"
     t = type(a)
     if t.__module__ == "builtins" or t.__flags__ & (1 << 9):  # (Py_TPFLAGS_HEAPTYPE)
         return t.__name__
@@ -866,7 +878,7 @@ def write_out(out, r, name=None, resize_warn=True, srcs=()):
     elementwise op's tensor inputs, none of which may partly share ``out``'s memory (``no_overlap``)."""
     if isinstance(r, tuple):
         if not isinstance(out, (tuple, list)):
-            raise TypeError(f"argument 'out' must be tuple of Tensors, not {type(out).__name__}")
+            raise TypeError(f"argument 'out' must be tuple of Tensors, not {_type_name(out)}")
         if len(out) != len(r):
             raise TypeError(f"expected tuple of {len(r)} elements but got {len(out)}")
         for i, o in enumerate(out):
@@ -882,7 +894,7 @@ def write_out(out, r, name=None, resize_warn=True, srcs=()):
             write_out(o, v, None, resize_warn)
         return getattr(type(r), "_out_type", type(r))(tuple(out))
     if not isinstance(out, Tensor):
-        raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+        raise TypeError(f"argument 'out' must be Tensor, not {_type_name(out)}")
     exact = None
     if name is not None:
         _check_out_grad(name, (out,), (r,))

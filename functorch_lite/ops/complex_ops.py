@@ -23,13 +23,14 @@ import jax.numpy as jnp
 from .. import dtypes as D
 from .._tensor import views as V
 from ._registry import defop, SELF
+from ._dispatch import _type_name
 
 
 def _tensor_meta(meta):
     """A ``view=`` function that first refuses a non-tensor input with PyTorch's argument-parser message."""
     def check(t, sargs, _name=meta.__name__[1:-5]):
         if not hasattr(t, "_storage"):
-            raise TypeError(f"{_name}(): argument 'input' (position 1) must be Tensor, not {type(t).__name__}")
+            raise TypeError(f"{_name}(): argument 'input' (position 1) must be Tensor, not {_type_name(t)}")
         return meta(t, sargs)
     return check
 

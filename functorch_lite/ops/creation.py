@@ -31,6 +31,7 @@ from .._warn import user_stacklevel as _user_stacklevel
 from .._warn import user_stacklevel
 from .view_ops import _shape_arg, _tname
 from ._registry import defop
+from ._dispatch import _type_name
 
 _py_bool, _py_int, _py_float, _py_complex = builtins.bool, builtins.int, builtins.float, builtins.complex
 _NOT_GIVEN = object()  # (an argument not passed)
@@ -156,7 +157,7 @@ def _out_args(name: str, out, dtype, device) -> tuple:
     if out is None:
         return dtype, device
     if not isinstance(out, Tensor):
-        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {_type_name(out)}")
     if dtype is not None and D.as_dtype(dtype) is not out.dtype:
         raise RuntimeError(f"dtype {D.as_dtype(dtype).short} does not match dtype of out parameter ({out.dtype.short})")
     return out.dtype, (out.device if device is None else device)
@@ -785,7 +786,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
          pin_memory=False):
     """The fill value decides the dtype when none is given (CRE-18)."""
     if not isinstance(size, (tuple, list)):
-        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {_type_name(size)}")
     if not _is_number_arg(fill_value) or isinstance(fill_value, Tensor) and fill_value._requires_grad:
         raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {_tname(fill_value)}")
     if isinstance(fill_value, Tensor):  # (a 0-d tensor that does not require grad: its value)
@@ -801,7 +802,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
 
 def _like(name, input, dtype, device):
     if not isinstance(input, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {_type_name(input)}")
     return (D.as_dtype(dtype) if dtype is not None else input.dtype,
             input.device if device is None else device)
 
@@ -1438,7 +1439,7 @@ def normal(*args, mean=_NOT_GIVEN, std=_NOT_GIVEN, size=_NOT_GIVEN, generator=No
         shape = broadcast_shapes(mean._shape, std._shape) if mt and st else ()
         if out is not None:
             if not isinstance(out, Tensor):
-                raise TypeError(f"normal(): argument 'out' must be Tensor, not {type(out).__name__}")
+                raise TypeError(f"normal(): argument 'out' must be Tensor, not {_type_name(out)}")
             _check_float_sampling(out.dtype, "normal_kernel_cpu")  # (torch draws into ``out`` itself)
             if mt and not st:  # (torch: ``out`` resized to mean's shape broadcast with its own, then += mean)
                 shape = broadcast_shapes(mean._shape, out._shape)

@@ -28,6 +28,7 @@ import numpy as np
 from .. import dtypes as D
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
+from ._dispatch import _type_name
 from ._registry import defop
 from .grad_overrides import aten_no_derivative
 from .nn_ops import reduction_name
@@ -188,12 +189,6 @@ def _lengths(v, name: str, device):
     return tensor([int(e) for e in v], dtype=D.int64, device=device)
 
 
-def _type_name(v) -> str:
-    if isinstance(v, Tensor):
-        return "Tensor"
-    return type(v).__name__
-
-
 def _int_like(e) -> bool:
     """An element PyTorch's ``tuple of ints`` parser takes: an int (not a bool), a numpy integer, an integral
     tensor."""
@@ -204,10 +199,7 @@ def _int_like(e) -> bool:
 
 def _desc(v) -> str:
     """An argument as PyTorch's invalid-arguments message describes it (``list of [float, int]``)."""
-    from ._dispatch import _type_name as tp_name  # (CPython's tp_name, as torch's parser prints it)
-
-    def tp(e):
-        return "Tensor" if isinstance(e, Tensor) else tp_name(e)
+    tp = _type_name
     if isinstance(v, list):
         return f"list of [{', '.join(tp(e) for e in v)}]"
     if isinstance(v, tuple):

@@ -27,6 +27,7 @@ from ._dispatch import write_out
 from .complex_ops import conj, conj_physical
 from .view_ops import narrow
 from .resample import pad as _pad
+from ._dispatch import _type_name
 
 # PyTorch's fft_norm_mode
 NONE, BY_ROOT_N, BY_N = 0, 1, 2
@@ -101,7 +102,7 @@ def _fft_c2r(input, dim, normalization, last_dim_size):
 # ---- argument handling (PyTorch's argument parser and SpectralOps checks) ---------------------------------
 def check_tensor(fname: str, x):
     if not isinstance(x, Tensor):
-        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not {_type_name(x)}")
 
 
 def autocast_fp32(x: Tensor) -> Tensor:
@@ -119,7 +120,7 @@ def autocast_fp32(x: Tensor) -> Tensor:
 
 def int_arg(fname: str, name: str, v) -> int:
     if isinstance(v, bool) or not hasattr(v, "__index__"):
-        raise TypeError(f"{fname}(): argument '{name}' must be int, not {type(v).__name__}")
+        raise TypeError(f"{fname}(): argument '{name}' must be int, not {_type_name(v)}")
     return operator.index(v)
 
 
@@ -131,12 +132,12 @@ def ints_arg(fname: str, name: str, v):
         return (operator.index(v),)
     if isinstance(v, (tuple, list)) and all(hasattr(e, "__index__") and not isinstance(e, bool) for e in v):
         return tuple(operator.index(e) for e in v)
-    raise TypeError(f"{fname}(): argument '{name}' must be tuple of ints, not {type(v).__name__}")
+    raise TypeError(f"{fname}(): argument '{name}' must be tuple of ints, not {_type_name(v)}")
 
 
 def norm_arg(fname: str, norm):
     if norm is not None and not isinstance(norm, str):
-        raise TypeError(f"{fname}(): argument 'norm' must be str, not {type(norm).__name__}")
+        raise TypeError(f"{fname}(): argument 'norm' must be str, not {_type_name(norm)}")
     return norm
 
 
@@ -234,7 +235,7 @@ def c2r_shape_and_dims(fname: str, x: Tensor, s, dim):
 
 def out_arg(fname: str, out):
     if out is not None and not isinstance(out, Tensor):
-        raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {_type_name(out)}")
 
 
 def check_out(fname: str, out, complex_: bool):

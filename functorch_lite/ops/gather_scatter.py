@@ -32,6 +32,7 @@ from ._registry import OPS, defop
 from .reduction import _rule_int64_narrow
 from .indexing import (_INT_INDEX, _Tracer, _at_index, _bounds, _dim_size, _host_tensor, _no_overlap, _oob, _out,
                        _rule_cast, _twin, _view, set_at)
+from ._dispatch import _type_name
 
 
 # ---- gather / scatter / index_* / take ------------------------------------------------------------------
@@ -677,7 +678,7 @@ def nonzero_static(input: Tensor, *, size: int = None, fill_value: int = -1) -> 
         raise TypeError('nonzero_static() missing 1 required positional arguments: "size"')
     for name, v in (("size", size), ("fill_value", fill_value)):
         if type(v) is not int and not (hasattr(v, "__index__") and not isinstance(v, (bool, Tensor))):
-            raise TypeError(f"nonzero_static(): argument '{name}' must be int, not {type(v).__name__}")
+            raise TypeError(f"nonzero_static(): argument '{name}' must be int, not {_type_name(v)}")
     if size < 0:
         raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
     return dispatch(OPS["nonzero_static"], (input,), (int(size), int(fill_value)))

@@ -32,7 +32,7 @@ from .. import dtypes as D
 from . import _deferred
 from .._tensor import views as V
 from .._tensor.tensor import Tensor
-from ._dispatch import data_dependent_error, dispatch, inplace, no_overlap as _no_overlap, write_out
+from ._dispatch import _type_name, data_dependent_error, dispatch, inplace, no_overlap as _no_overlap, write_out
 from ._registry import OPS, defop
 from .._symbolic import SymNumber as _SymNumber
 from .._warn import user_stacklevel as _user_stacklevel
@@ -240,9 +240,7 @@ def _tp_name(o) -> str:
     if t.__name__ == "Tensor" and not t.__module__.startswith("functorch_lite"):  # (real torch's: say so)
         return (f"{t.__module__}.{t.__qualname__} (another library's array: convert it with functorch_lite.tensor(...) "
                 "or from_dlpack)")
-    if t.__module__ != "builtins" and not t.__flags__ & (1 << 9):  # (not Py_TPFLAGS_HEAPTYPE: a static C type)
-        return f"{t.__module__}.{t.__name__}"
-    return t.__name__
+    return _type_name(o)
 
 
 def _select(t: Tensor, dim: int, v, real_dim: int) -> Tensor:

@@ -10,6 +10,7 @@ from .. import dtypes as D
 from ._registry import defop, saves_crossed
 from .._promotion import _cname, no_kernel
 from .._tensor.tensor import _wrap_dim
+from ._dispatch import _type_name
 
 
 def _mm_check(targs, sargs):
@@ -385,7 +386,7 @@ def _einsum_prep(targs, sargs):
     eq = sargs[0]
     ops = targs[0]
     if not isinstance(eq, str):
-        raise TypeError(f"einsum(): argument 'equation' must be str, not {type(eq).__name__}")
+        raise TypeError(f"einsum(): argument 'equation' must be str, not {_type_name(eq)}")
     lhs, arrow, rhs = eq.partition("->")
     parts = lhs.split(",")
     op_labels = []

@@ -37,6 +37,7 @@ from . import grad_overrides as _go
 from . import reduction as R
 from ._registry import OPS, _out_dtype_mismatch, defop, saves_crossed
 from .._warn import user_stacklevel as _user_stacklevel
+from ._dispatch import _type_name
 
 _HALF = (jnp.float16, jnp.bfloat16)
 
@@ -203,7 +204,7 @@ def _fp_operand(x, dt):
     if isinstance(x, Tensor):
         return x.to(dt)
     if isinstance(x, bool) or not isinstance(x, (int, float, complex)):
-        raise TypeError(f"float_power(): argument must be Tensor or Number, not {type(x).__name__}")
+        raise TypeError(f"float_power(): argument must be Tensor or Number, not {_type_name(x)}")
     return complex(x) if dt.is_complex else float(x)
 
 
@@ -331,7 +332,7 @@ def _nanmed_prep(targs, sargs):
     if not sargs:
         return sargs
     if isinstance(sargs[0], (tuple, list)):
-        raise TypeError(f"nanmedian(): argument 'dim' (position 2) must be int, not {type(sargs[0]).__name__}")
+        raise TypeError(f"nanmedian(): argument 'dim' (position 2) must be int, not {_type_name(sargs[0])}")
     d = R._one_dim("nanmedian", sargs[0], len(t._shape))
     R._nonempty("median", t, (d,))
     return (d,) + tuple(sargs[1:])
@@ -719,7 +720,7 @@ def _kth_prep(targs, sargs):
     if isinstance(k, Tensor) and k.numel() == 1 and k.dtype.category <= D.INT and k.dtype is not D.bool:
         k = operator.index(k)  # (an integer tensor of one element passes torch's ``int`` parser)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"kthvalue(): argument 'k' (position 2) must be int, not {type(k).__name__}")
+        raise TypeError(f"kthvalue(): argument 'k' (position 2) must be int, not {_type_name(k)}")
     if t.dtype is D.bool:
         raise no_kernel("kthvalue_cpu", D.bool)
     nd = len(t._shape)
@@ -744,7 +745,7 @@ def _mode_prep(targs, sargs):
     dim, keepdim = sargs
     t = targs[0]
     if isinstance(dim, (tuple, list)):
-        raise TypeError(f"mode(): argument 'dim' (position 2) must be int, not {type(dim).__name__}")
+        raise TypeError(f"mode(): argument 'dim' (position 2) must be int, not {_type_name(dim)}")
     d = _wrap_dim(operator.index(dim), len(t._shape))
     R._nonempty("mode", t, (d,))
     return (d, keepdim)

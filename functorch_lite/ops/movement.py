@@ -22,6 +22,7 @@ from ._registry import defop
 from .view_ops import _dims_arg, _shape_arg, expand, narrow, permute, reshape, transpose, view
 from .._warn import warn_once
 from .creation import _check_nonneg
+from ._dispatch import _type_name
 
 
 
@@ -263,7 +264,7 @@ def _rot90_k(k, pos: int) -> int:
         from ._dispatch import _call_site
         call = _call_site(sys._getframe(2))
         where = "" if call is not None and "k" in call[1] else f" (position {pos})"
-        raise TypeError(f"rot90(): argument 'k'{where} must be int, not {type(k).__name__}")
+        raise TypeError(f"rot90(): argument 'k'{where} must be int, not {_type_name(k)}")
     return operator.index(k)
 
 

@@ -34,6 +34,7 @@ from .losses import _legacy
 from .norm import _float_rule
 from .nn_ops import _no_grad_arg, reduction_name
 from .._warn import user_stacklevel as _user_stacklevel
+from ._dispatch import _type_name
 
 __all__: list = ["pixel_shuffle", "pixel_unshuffle", "unfold", "fold", "threshold", "threshold_", "relu_",
                  "hardtanh_", "softshrink", "hardshrink", "tanhshrink", "softmin", "pdist", "soft_margin_loss",
@@ -603,7 +604,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
             raise ValueError("var has negative entry/entries")
         var = var * ones_like(input)
     elif not isinstance(var, Tensor):
-        raise TypeError(f"gaussian_nll_loss(): argument 'var' must be a Tensor or float, not {type(var).__name__}")
+        raise TypeError(f"gaussian_nll_loss(): argument 'var' must be a Tensor or float, not {_type_name(var)}")
     elif bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
     if var.size() != input.size():

@@ -26,6 +26,7 @@ from .._tensor.tensor import Tensor
 from .creation import _I64, _as_float_int64, _gen, _key_on, copy_named, random_bounds
 from ._registry import defop
 from .grad_overrides import aten_no_derivative
+from ._dispatch import _type_name
 
 _FILLS: dict = {}
 _DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
@@ -236,7 +237,7 @@ def _acc_of(a):
 def poisson(input, generator=None):
     """``torch.poisson(rates)``: Poisson counts in ``rates``' shape and dtype (PoissonBackward0: zero gradient)."""
     if not isinstance(input, Tensor):
-        raise TypeError(f"poisson(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        raise TypeError(f"poisson(): argument 'input' (position 1) must be Tensor, not {_type_name(input)}")
     arr = input._array
     if input.dtype.category == D.FLOAT and not isinstance(arr, jax.core.Tracer) and input.numel() and \
             type(arr) is not jax.ShapeDtypeStruct and not bool(np.all(np.asarray(arr, np.float64) >= 0)):  # (NaN too)

@@ -35,6 +35,7 @@ from . import grad_overrides as _go
 from ._registry import OPS, defop
 from .._promotion import no_kernel
 from .._warn import user_stacklevel as _user_stacklevel
+from ._dispatch import _type_name
 
 _HALF = (jnp.float16, jnp.bfloat16)
 # the ops whose torch backward node saves its input and its result (an in-place change to the result before
@@ -141,7 +142,7 @@ def _dim_prep(targs, sargs):
 def _one_dim(name, dim, nd):
     """A single int dim (PyTorch's ``int dim`` overloads); tuples raise its TypeError."""
     if isinstance(dim, (tuple, list)):
-        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
+        raise TypeError(f"{name}(): argument 'dim' must be int, not {_type_name(dim)}")
     return _wrap_dim(operator.index(dim), nd)
 
 
@@ -838,7 +839,7 @@ def _topk_prep(targs, sargs):
     if t.dtype is D.bool:
         raise RuntimeError("topk does not support bool dtypes on CPU")
     if isinstance(k, bool) or not hasattr(k, "__index__"):  # (PyTorch's parser refuses a bool, a float, ...)
-        raise TypeError(f"topk(): argument 'k' (position 2) must be int, not {type(k).__name__}")
+        raise TypeError(f"topk(): argument 'k' (position 2) must be int, not {_type_name(k)}")
     k = operator.index(k)
     if not 0 <= k <= (t._shape[d] if nd else 1):
         raise RuntimeError("selected index k out of range")
@@ -1032,7 +1033,7 @@ for _fn, _n in ((_argsort_fn, "argsort"), (_count_nonzero_fn, "count_nonzero")):
 # ---- whole-tensor comparisons to a Python bool (a host read, like PyTorch's) ----------------------------
 def _need_tensor(fn, other):
     if not isinstance(other, Tensor):
-        raise TypeError(f"{fn}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+        raise TypeError(f"{fn}(): argument 'other' (position 2) must be Tensor, not {_type_name(other)}")
 
 
 def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> builtins.bool:

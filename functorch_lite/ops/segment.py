@@ -30,6 +30,7 @@ from ._rounding import true_div
 from .fft_ops import int_arg
 from .grad_overrides import aten_no_derivative
 from .nn_sampling import _host
+from ._dispatch import _type_name
 
 __all__: list = ["segment_reduce"]
 
@@ -179,7 +180,7 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None, 
     is_offsets = offsets is not None
     name, index = ("offsets", offsets) if is_offsets else ("lengths", lengths)
     if not isinstance(index, Tensor):
-        raise TypeError(f"segment_reduce(): argument '{name}' must be Tensor, not {type(index).__name__}")
+        raise TypeError(f"segment_reduce(): argument '{name}' must be Tensor, not {_type_name(index)}")
     if data.dim() < index.dim():
         raise RuntimeError(f"Expected data.dim() >= {name}_value.dim() to be true, but got false.{_ENHANCE}")
     if axis != index.dim() - 1:

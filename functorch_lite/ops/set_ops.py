@@ -41,6 +41,7 @@ from .reduction import _invalid_combo
 from .fft_ops import int_arg
 from .gather_scatter import _vmap_dynamic
 from .indexing import _Tracer, _host_tensor, _out, _view
+from ._dispatch import _type_name
 
 _INTEGRAL = (D.uint8, D.int8, D.int16, D.int32, D.int64)
 
@@ -359,7 +360,7 @@ def histc(input: Tensor, bins: int = 100, min=0, max=0, *, out=None) -> Tensor: 
     if isinstance(bins, Tensor) and bins.numel() == 1 and bins.dtype.category <= D.INT and bins.dtype is not D.bool:
         bins = operator.index(bins)  # (an integer tensor of one element passes torch's ``int`` parser)
     if not isinstance(bins, numbers.Integral) or isinstance(bins, bool):
-        raise TypeError(f"histc(): argument 'bins' must be int, not {type(bins).__name__}")
+        raise TypeError(f"histc(): argument 'bins' must be int, not {_type_name(bins)}")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     lo, hi = float(min), float(max)

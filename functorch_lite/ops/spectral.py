@@ -43,6 +43,7 @@ from . import fft_ops as _k
 from .complex_ops import view_as_real
 from .creation import ones, tensor
 from .resample import pad as _pad
+from ._dispatch import _type_name
 
 _STFT_NO_WINDOW = (
     "A window was not provided. A rectangular window will be applied,which is known to cause spectral leakage. "
@@ -71,21 +72,21 @@ def _check_int(fname: str, name: str, v, pos: int | None = None, optional: bool 
         return None
     if isinstance(v, bool) or not hasattr(v, "__index__"):
         where = f" (position {pos})" if pos else ""
-        raise TypeError(f"{fname}(): argument '{name}'{where} must be int, not {type(v).__name__}")
+        raise TypeError(f"{fname}(): argument '{name}'{where} must be int, not {_type_name(v)}")
     return operator.index(v)
 
 
 def _check_bool(fname: str, name: str, v, optional: bool = False):
     if (v is None and optional) or isinstance(v, bool):
         return v
-    raise TypeError(f"{fname}(): argument '{name}' must be bool, not {type(v).__name__}")
+    raise TypeError(f"{fname}(): argument '{name}' must be bool, not {_type_name(v)}")
 
 
 def _check_tensor(fname: str, name: str, v, pos: int | None = None, optional: bool = True):
     if (v is None and optional) or isinstance(v, Tensor):
         return v
     where = f" (position {pos})" if pos else ""
-    raise TypeError(f"{fname}(): argument '{name}'{where} must be Tensor, not {type(v).__name__}")
+    raise TypeError(f"{fname}(): argument '{name}'{where} must be Tensor, not {_type_name(v)}")
 
 
 # ---- PyTorch's description of the call in its error messages --------------------------------------------------

@@ -30,6 +30,7 @@ from .creation import _linspace_real
 from .indexing import _Tracer, _host_tensor
 from .reduction import _structseq, return_types as RT
 from .set_ops import _linspace
+from ._dispatch import _type_name
 
 RT.histogram = _structseq("histogram", ("hist", "bin_edges"))
 RT.histogram._out_type = RT.histogram_out = _structseq("histogram_out", ("hist", "bin_edges"))
@@ -122,7 +123,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
         lo = hi = None
     else:
         if not isinstance(bins, numbers.Integral) or isinstance(bins, bool):
-            raise TypeError(f"histogram(): argument 'bins' must be int or Tensor, not {type(bins).__name__}")
+            raise TypeError(f"histogram(): argument 'bins' must be int or Tensor, not {_type_name(bins)}")
         if bins <= 0:
             raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
         edges, nb = None, int(bins)

@@ -41,6 +41,7 @@ from .grad_overrides import aten_no_derivative
 from .elementwise import _tensors_only
 from .indexing import _bounds, _dim_size, _rule_cast, _tp_name, _twin, index_put, set_at
 from .reduction import _structseq, return_types as RT
+from ._dispatch import _type_name
 
 RT.frexp = _structseq("frexp", ("mantissa", "exponent"))
 RT.frexp._out_type = RT.frexp_out = _structseq("frexp_out", ("mantissa", "exponent"))
@@ -50,7 +51,7 @@ RT.frexp._out_type = RT.frexp_out = _structseq("frexp_out", ("mantissa", "expone
 def _inplace_view(self, op_name, sargs, grad_fn):
     """``self`` becomes its own view ``op_name(self, *sargs)``: same storage, new shape/strides/chain."""
     if not isinstance(self, Tensor):
-        raise TypeError(f"{op_name}_(): argument 'input' (position 1) must be Tensor, not {type(self).__name__}")
+        raise TypeError(f"{op_name}_(): argument 'input' (position 1) must be Tensor, not {_type_name(self)}")
     _graph.check_inplace(self)
     v = dispatch(OPS[op_name], (self,), sargs)
     if _SET_LOG[0] is not None:  # compile tracks header changes as it does ``.data =``
@@ -819,7 +820,7 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
             with _gm.no_grad():
                 t = OPS["as_strided"].fn(base, size, tuple(stride), storage_offset)
     else:
-        raise TypeError(f"set_(): argument 'source' (position 1) must be Tensor, not {type(source).__name__}")
+        raise TypeError(f"set_(): argument 'source' (position 1) must be Tensor, not {_type_name(source)}")
     if _SET_LOG[0] is not None:
         _log_attrs(self, DATA_FIELDS)
     own = self._storage

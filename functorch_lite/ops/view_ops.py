@@ -19,24 +19,9 @@ from .._tensor import views as V
 from .._tensor.tensor import Tensor, _wrap_dim
 from ..autograd import graph as _graph
 from ._registry import defop
+from ._dispatch import _type_name
 
-
-
-def _tname(x) -> str:
-    """The type name PyTorch's argument parser prints (``numpy.float64``, ``Tensor``, ``torch.dtype``)."""
-    from .. import random as _rng
-    from .._device import device
-    from .._tensor.tensor import Tensor
-    if isinstance(x, Tensor):
-        return "Tensor"
-    if isinstance(x, D.dtype):
-        return "torch.dtype"
-    if isinstance(x, _rng.Generator):
-        return "torch._C.Generator"
-    if isinstance(x, device):
-        return "torch.device"
-    tp = type(x)
-    return tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__.split('.')[0]}.{tp.__qualname__}"
+_tname = _type_name  # (the argument parser's type names: ``numpy.float64``, ``Tensor``, ``torch.dtype``)
 
 
 def _shape_arg(shape, name: str = "empty", arg: str = "size", overloads: tuple = ()) -> tuple:
@@ -62,11 +47,11 @@ def _shape_arg(shape, name: str = "empty", arg: str = "size", overloads: tuple =
                             f'"type must be tuple of ints,but got {tn}"') from None
         if overloads:
             if packed:
-                inner = ", ".join(type(x).__name__ for x in items)
+                inner = ", ".join(_tname(x) for x in items)
                 kind = type(shape[0]).__name__
                 got, bad = kind, f"{kind} of ({inner})" if kind == "tuple" else f"{kind} of [{inner}]"
             else:
-                got, bad = ", ".join(type(x).__name__ for x in items), tn
+                got, bad = ", ".join(_tname(x) for x in items), tn
             why = f"\n      didn't match because some of the arguments have invalid types: (!{bad}!)" \
                 if packed or len(items) == 1 else ""
             lines = "".join(f"\n * ({o}){why}" for o in overloads)
@@ -325,7 +310,7 @@ def _unsqueeze_prep(targs, sargs):
         from ._dispatch import _call_form
         from ._registry import OPS
         fname, where = _call_form(OPS["unsqueeze"], "dim")
-        raise TypeError(f"{fname}(): argument 'dim'{where} must be int, not {type(d).__name__}")
+        raise TypeError(f"{fname}(): argument 'dim'{where} must be int, not {_type_name(d)}")
     return (operator.index(d),)
 
 

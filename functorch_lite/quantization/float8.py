@@ -25,7 +25,7 @@ from .._tensor.tensor import Tensor
 from .._tensor.views import shape_str as _shape_str
 from ..autograd import grad_mode as _gm
 from ..ops import _dispatch
-from ..ops._dispatch import broadcast_shapes as _broadcast_shapes
+from ..ops._dispatch import _type_name, broadcast_shapes as _broadcast_shapes
 from ..ops._registry import OPS, defop
 from ..ops.grad_overrides import aten_no_derivative
 
@@ -175,17 +175,6 @@ def _scaled_mm(*args, **kwargs) -> Tensor:
 
 
 # ---- torch's argument parser (python_arg_parser.cpp), for one signature -----------------------------------------
-def _type_name(v) -> str:
-    """What torch's messages call a value's type, CPython's ``tp_name``: ``Tensor``, ``float``, ``numpy.bool`` (a C
-    extension's type, module-qualified), a class defined in Python by its name."""
-    if isinstance(v, Tensor):
-        return "Tensor"
-    t = type(v)
-    if t.__module__ == "builtins" or t.__flags__ & (1 << 9):  # (Py_TPFLAGS_HEAPTYPE)
-        return t.__name__
-    return f"{t.__module__}.{t.__name__}"
-
-
 _SHOWN = {"Tensor": "Tensor", "Tensor?": "Tensor", "ScalarType?": "torch.dtype", "bool": "bool", "int": "int"}
 
 

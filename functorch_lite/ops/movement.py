@@ -798,46 +798,83 @@ def kron(input, other):
 
 def tensordot(a, b, dims=2, out=None):
     """Contract ``a``'s dims ``dims[0]`` with ``b``'s ``dims[1]`` (an int n: ``a``'s last n with ``b``'s first
-    n): both permuted and reshaped to matrices, one ``mm``, the result viewed back."""
+    n): torch.functional's parsing of ``dims``, then ATen's kernel: a contracted dim of size 1 against size n is
+    summed away first (it broadcasts), both operands permuted and reshaped to matrices, one ``mm``, the result
+    viewed back."""
     from .linalg import mm
+    from .reduction import sum as _sum
     if not isinstance(dims, (tuple, list, Tensor, int)):  # (torch's check: a NumPy integer or array is refused)
         raise RuntimeError("tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] "
                            f"containing two lists, but got dims={dims}")
-    if isinstance(dims, int) or (hasattr(dims, "dim") and dims.dim() == 0):
-        n = int(dims)
-        if n < 0:
-            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={n}")
-        if n > min(a.dim(), b.dim()):
-            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={n}")
-        da, db = list(range(-n, 0)), list(range(n))  # (a's as negative dims: PyTorch's error names them so)
+    if isinstance(dims, (tuple, list)):
+        da, db = dims  # (torch unpacks: a ValueError for another length)
+    elif isinstance(dims, Tensor):
+        if dims.numel() > 1:
+            if dims._shape[0] != 2:
+                raise AssertionError(f"dims tensor must have size 2 in first dimension, got {dims._shape[0]}")
+            da, db = dims[0].tolist(), dims[1].tolist()
+        else:
+            n = int(dims.item())
+            if n < 0:
+                raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+            da, db = list(range(-n, 0)), list(range(n))  # (no bound check: a dim out of range is ATen's IndexError)
     else:
-        if hasattr(dims, "tolist"):
-            dims = dims.tolist()
-        if len(dims) != 2:
-            raise RuntimeError("tensordot expects dims to be a pair of lists or an int")
-        da = [dims[0]] if isinstance(dims[0], int) else list(dims[0])
-        db = [dims[1]] if isinstance(dims[1], int) else list(dims[1])
-        if len(da) != len(db):
-            raise RuntimeError("both dimension lists should have same length")
-    if a.dtype is not b.dtype:  # (torch's check after the dims' own)
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > min(a.dim(), b.dim()):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        da, db = list(range(-dims, 0)), list(range(dims))  # (a's as negative dims: PyTorch's error names them so)
+    da, db = _int_list(da, "dims_self", 3), _int_list(db, "dims_other", 4)
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
+    if a.dtype is not b.dtype:
         raise RuntimeError("both inputs should have same dtype")
+    ta, tb = a, b
     for x, y in zip(da, db):
         sx, sy = a._shape[_wrap_dim(x, a.dim())], b._shape[_wrap_dim(y, b.dim())]
-        if sx != sy:
+        if sy == 1:  # (broadcast contracted dims are summed right away, as ATen)
+            ta = _sum(ta, x, True, dtype=ta.dtype)
+        elif sx == 1:
+            tb = _sum(tb, y, True, dtype=tb.dtype)
+        elif sx != sy:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {sx} in dim {x} "
                                f"and second has size {sy} in dim {y}")
-    da = [_wrap_dim(d, a.dim()) for d in da]
-    db = [_wrap_dim(d, b.dim()) for d in db]
-    ka = [i for i in range(a.dim()) if i not in da]
-    kb = [i for i in range(b.dim()) if i not in db]
-    k = math.prod(a._shape[i] for i in da)
-    am = reshape(permute(a, tuple(ka + da)), (math.prod(a._shape[i] for i in ka), k))
-    bm = reshape(permute(b, tuple(db + kb)), (k, math.prod(b._shape[i] for i in kb)))
-    res = reshape(mm(am, bm), tuple(a._shape[i] for i in ka) + tuple(b._shape[i] for i in kb))
+    wa, wb = _dim_set(da, a.dim()), _dim_set(db, b.dim())
+    ka = [i for i in range(a.dim()) if i not in wa]
+    kb = [i for i in range(b.dim()) if i not in wb]
+    k = math.prod(ta._shape[i] for i in wa)
+    am = reshape(permute(ta, tuple(ka + wa)), (math.prod(ta._shape[i] for i in ka), k))
+    bm = reshape(permute(tb, tuple(wb + kb)), (k, math.prod(tb._shape[i] for i in kb)))
+    res = reshape(mm(am, bm), tuple(ta._shape[i] for i in ka) + tuple(tb._shape[i] for i in kb))
     if out is not None:
         from ._dispatch import write_out
+        if isinstance(out, Tensor) and out.dtype is not res.dtype:  # (ATen's tensordot_out, before its copy)
+            raise RuntimeError(f"tensordot: Expected the output tensor to have dtype {res.dtype.short}, but got an "
+                               f"output tensor with dtype {out.dtype.short}")
         return write_out(out, res)
     return res
+
+
+def _int_list(v, name: str, pos: int) -> list:
+    """A ``int[]`` parameter of torch's parser (tensordot's dims lists): a list / tuple of ints."""
+    if not isinstance(v, (tuple, list)):
+        raise TypeError(f"tensordot(): argument '{name}' (position {pos}) must be tuple of ints, not {_type_name(v)}")
+    for i, e in enumerate(v):
+        if isinstance(e, bool) or not hasattr(e, "__index__"):
+            raise TypeError(f"tensordot(): argument '{name}' (position {pos}) must be tuple of ints, but found "
+                            f"element of type {_type_name(e)} at pos {i}")
+    return [operator.index(e) for e in v]
+
+
+def _dim_set(dims, nd: int) -> list:
+    """ATen's ``dim_list_to_bitset``: the dims wrapped, each at most once."""
+    seen = []
+    for d in dims:
+        w = _wrap_dim(d, nd)
+        if w in seen:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        seen.append(w)
+    return seen
 
 
 def cartesian_prod(*tensors):

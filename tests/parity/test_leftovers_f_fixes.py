@@ -64,3 +64,51 @@ def test_argument_type_names_as_torchs_parser(case):
     # Generator under torch's names, a NumPy scalar module-qualified, a Python class by its bare name
     fn = _TYPE_NAMED[case]
     assert _outcome(lambda m: fn(m, m.ones(2, 3)), ft) == _outcome(lambda m: fn(m, m.ones(2, 3)), torch)
+
+
+_TENSORDOT = {
+    "int2": lambda m, a, b: m.tensordot(a, b, 2), "int0": lambda m, a, b: m.tensordot(a[0, 0], b[0, 0], 0),
+    "lists": lambda m, a, b: m.tensordot(a, b, dims=([1, 2], [0, 1])),
+    "negative": lambda m, a, b: m.tensordot(a, b, dims=([-2, -1], [0, 1])),
+    "broadcast_1_n": lambda m, a, b: m.tensordot(m.ones(2, 1), m.ones(4, 3), dims=([1], [0])),
+    "broadcast_n_1": lambda m, a, b: m.tensordot(a[:, :, :1], b[:2], dims=([2, 0], [0, 1])),
+    "tensor_one_element": lambda m, a, b: m.tensordot(a, b, dims=m.tensor([2])),
+    "tensor_0d": lambda m, a, b: m.tensordot(a, b, dims=m.tensor(2)),
+    "tensor_pairs": lambda m, a, b: m.tensordot(a, b, dims=m.tensor([[1, 2], [0, 1]])),
+    "tensor_three_rows": lambda m, a, b: m.tensordot(a, b, dims=m.tensor([[1, 2], [0, 1], [0, 0]])),
+    "tensor_past_ndim": lambda m, a, b: m.tensordot(a, b, dims=m.tensor(4)),
+    "tensor_negative": lambda m, a, b: m.tensordot(a, b, dims=m.tensor(-1)),
+    "bare_ints": lambda m, a, b: m.tensordot(a, b, dims=(1, 0)),
+    "float_elements": lambda m, a, b: m.tensordot(a, b, dims=([1.0], [0])),
+    "three_lists": lambda m, a, b: m.tensordot(a, b, dims=([1], [0], [0])),
+    "one_list": lambda m, a, b: m.tensordot(a, b, dims=([1],)),
+    "duplicate": lambda m, a, b: m.tensordot(a, b, dims=([1, 1], [0, 0])),
+    "sizes_differ": lambda m, a, b: m.tensordot(a, b, dims=([0], [0])),
+    "out_of_range": lambda m, a, b: m.tensordot(a, b, dims=([3], [0])),
+    "lengths_differ": lambda m, a, b: m.tensordot(a, b, dims=([1, 2], [0])),
+    "dtypes_differ": lambda m, a, b: m.tensordot(a, b.double(), 1),
+    "int_past_ndim": lambda m, a, b: m.tensordot(a, b, 4), "int_negative": lambda m, a, b: m.tensordot(a, b, -1),
+    "out_dtype": lambda m, a, b: m.tensordot(a, b, 2, out=m.empty(2, 5, dtype=m.float64)),
+    "out": lambda m, a, b: m.tensordot(a, b, 2, out=m.empty(2, 5)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_TENSORDOT))
+def test_tensordot_as_torch(case):
+    # torch.functional's parsing of dims (a one-element tensor, unpacking errors, the parser's int-list TypeError)
+    # and ATen's kernel (a size-1 contracted dim against size n is summed away; duplicate dims refused)
+    fn = _TENSORDOT[case]
+
+    def run(m):
+        return fn(m, m.arange(24.).reshape(2, 3, 4), m.arange(60.).reshape(3, 4, 5))
+    assert _outcome(run, ft) == _outcome(run, torch)
+
+
+def test_tensordot_broadcast_gradient_as_torch():
+    got = []
+    for m in (ft, torch):
+        x = m.arange(1., 3.).reshape(2, 1).requires_grad_()
+        y = m.arange(12.).reshape(4, 3)
+        m.tensordot(x, y, dims=([1], [0])).pow(2).sum().backward()
+        got.append(x.grad.tolist())
+    assert got[0] == got[1]

@@ -23,6 +23,15 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 
+# XLA's options for the facade's programs of many ops (a compiled function's, a whole-graph backward's). XLA may keep a
+# half-precision intermediate in float32 across ops (its "excess precision"), which drops the rounding of every
+# bfloat16 / float16 result the program computes: ``(x.bfloat16() + 1e-3).float()`` came back as a value no bfloat16
+# holds, an autocast step's loss moved from eager's, and a bfloat16 tensor's gradients summed over its uses kept
+# float32 sums (w.bfloat16() used twice: 1 + 2**-8 for torch's 1.0). Off, each op's result is rounded to its dtype as
+# eagerly (and in torch), where every op is its own kernel.
+PROGRAM_OPTIONS = {"xla_allow_excess_precision": False}
+
+
 def compilation_cache(setting: str | None = None) -> str | None:
     """JAX's persistent compilation cache, on (as torch.compile's inductor keeps its kernels in a cache folder): each
     eager op's kernels and each compiled function's program are compiled once per machine, not once per run (a

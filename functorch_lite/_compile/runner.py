@@ -85,11 +85,7 @@ _BREAKS = (DataDependentError, jax.errors.ConcretizationTypeError, jax.errors.Tr
            jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError)
 
 
-# XLA may keep a half-precision intermediate in float32 across ops (its "excess precision"), which drops the rounding
-# of every bfloat16 / float16 result the function computes: ``(x.bfloat16() + 1e-3).float()`` came back as a value
-# no bfloat16 holds, and an autocast step's loss moved from eager's. Off, each op's result is rounded to its dtype
-# as eagerly (and in torch), where every op is its own kernel.
-PROGRAM_OPTIONS = {"xla_allow_excess_precision": False}
+from .._config import PROGRAM_OPTIONS  # noqa: E402 (XLA's options for programs of many ops)
 
 
 from jax._src import core as _jax_core  # noqa: E402

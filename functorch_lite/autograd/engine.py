@@ -17,7 +17,7 @@ from ..profiler import _range
 from .._tensor import storage as _storage
 from . import anomaly_mode as _anomaly
 from . import grad_mode as _gm
-from .compiled import Ones as _Ones, compilable, run_compiled
+from .compiled import LARGE as _LARGE, Ones as _Ones, compilable, run_compiled
 from .graph import (AccumulateGrad, _FREED_MSG, as_grad_tensor, check_saved, edge_of, from_grad_tensor,
                     grad_dtype_of, shown, shown_grads, shown_replaced)
 from .tensor_hooks import check_hook_results, run_leaf_hooks, run_tensor_pre_hooks
@@ -112,9 +112,10 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, i
                     raise
             else:
                 check_saved(n)
+        results = _LARGE
         if not create_graph and not _anomaly.ENABLED[0] and compilable(order):  # (anomaly mode: node by node)
             results = run_compiled(order, start, targets, accumulate, keep)
-        else:
+        if results is _LARGE:
             NODE_BY_NODE[0] += 1
             results = _run_nodes(order, start, targets, create_graph, accumulate, keep)
         if not retain_graph:

@@ -1,4 +1,5 @@
 """Fixes of this file's session (2026-12-07, second sitting), each against real torch 2.13."""
+import numpy as np
 import pytest
 import torch
 
@@ -112,3 +113,50 @@ def test_tensordot_broadcast_gradient_as_torch():
         m.tensordot(x, y, dims=([1], [0])).pow(2).sum().backward()
         got.append(x.grad.tolist())
     assert got[0] == got[1]
+
+
+def _fan_in_grads(m, uses):
+    w = m.tensor([1.0, -3.0], requires_grad=True)
+    wb = w.to(m.bfloat16)
+    s = (wb * 1).float().sum()
+    for _ in range(uses):
+        s = s + (wb * (1 / 512)).float().sum()
+    s.backward()
+    return w.grad.tolist()
+
+
+@pytest.mark.parametrize("uses", [1, 300])
+def test_bfloat16_gradients_summed_over_uses_are_rounded_as_torch(uses):
+    # the whole-graph backward program ran with XLA's excess precision: a bfloat16 tensor's gradient summed over its
+    # uses stayed in float32 (1 + 2**-9 for torch's 1.0; 300 uses: 0.502 for 0.5); now compiled as compile()'s
+    # programs are (_config.PROGRAM_OPTIONS), each sum rounded
+    assert _fan_in_grads(ft, uses) == _fan_in_grads(torch, uses)
+
+
+def _euler(m, steps):
+    w = m.tensor([[0.9, -0.2], [0.3, 0.8]], requires_grad=True)
+    y = m.tensor([1.0, 0.5])
+    for _ in range(steps):
+        y = y + 0.001 * m.tanh(w @ y)
+    y.sum().backward()
+    return w.grad
+
+
+def test_long_one_off_backward_runs_node_by_node_then_compiles_when_it_repeats(monkeypatch):
+    # a neural-ODE loop's backward graph: compiled whole on its first run it took minutes (1000 steps: 75-85 s of
+    # XLA compile); past COMPILE_AT_ONCE nodes it runs node by node until its structure has repeated
+    # nodes // RUNS_PER_COMPILE times
+    from functorch_lite._stats import COUNTS
+    from functorch_lite.autograd import compiled
+    ref = _euler(torch, 1000)
+    before = COUNTS["backward_programs"]
+    got = _euler(ft, 1000)
+    assert COUNTS["backward_programs"] == before
+    np.testing.assert_allclose(np.asarray(got.tolist()), np.asarray(ref.tolist()), rtol=1e-5)
+    monkeypatch.setattr(compiled, "COMPILE_AT_ONCE", 20)
+    monkeypatch.setattr(compiled, "RUNS_PER_COMPILE", 20)
+    before = COUNTS["backward_programs"]
+    runs = [(_euler(ft, 10).tolist(), COUNTS["backward_programs"] - before) for _ in range(3)]  # 40 nodes: 2 runs
+    assert [n for _, n in runs] == [0, 0, 1]
+    for g, _ in runs:
+        np.testing.assert_allclose(np.asarray(g), np.asarray(_euler(torch, 10).tolist()), rtol=1e-6)

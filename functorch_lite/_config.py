@@ -32,6 +32,31 @@ jax.config.update("jax_enable_x64", True)
 PROGRAM_OPTIONS = {"xla_allow_excess_precision": False}
 
 
+class Program:
+    """``jax.jit(fn)`` for the facade's programs of many ops, with ``PROGRAM_OPTIONS`` where it is compiled on its
+    own; called inside another JAX trace (a func transform over a compiled function, a backward inside a compiled
+    step) it is part of that trace's program, where JAX takes no compiler options."""
+    __slots__ = ("top", "nested")
+
+    def __init__(self, fn, **kw):
+        self.top = jax.jit(fn, compiler_options=PROGRAM_OPTIONS, **kw)
+        self.nested = jax.jit(fn, **kw)
+
+    def __call__(self, *args):
+        return (self.top if _top_level() else self.nested)(*args)
+
+    def trace(self, *args):
+        return (self.top if _top_level() else self.nested).trace(*args)
+
+    def lower(self, *args):
+        return (self.top if _top_level() else self.nested).lower(*args)
+
+
+from jax._src import core as _jax_core  # noqa: E402
+
+_top_level = _jax_core.trace_ctx.is_top_level  # (False inside another JAX trace)
+
+
 def compilation_cache(setting: str | None = None) -> str | None:
     """JAX's persistent compilation cache, on (as torch.compile's inductor keeps its kernels in a cache folder): each
     eager op's kernels and each compiled function's program are compiled once per machine, not once per run (a

@@ -85,33 +85,9 @@ _BREAKS = (DataDependentError, jax.errors.ConcretizationTypeError, jax.errors.Tr
            jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError)
 
 
-from .._config import PROGRAM_OPTIONS  # noqa: E402 (XLA's options for programs of many ops)
-
-
+from .._config import Program as _Program, _top_level  # noqa: E402 (jax.jit with XLA's options for many-op programs)
 from jax._src import core as _jax_core  # noqa: E402
 
-
-class _Program:
-    """``jax.jit(fn)`` for a compiled function's programs, with ``PROGRAM_OPTIONS`` where it is compiled on its own;
-    called inside another JAX trace (a func transform over a compiled function) it is part of that trace's program,
-    where JAX takes no compiler options."""
-    __slots__ = ("top", "nested")
-
-    def __init__(self, fn, **kw):
-        self.top = jax.jit(fn, compiler_options=PROGRAM_OPTIONS, **kw)
-        self.nested = jax.jit(fn, **kw)
-
-    def __call__(self, *args):
-        return (self.top if _top_level() else self.nested)(*args)
-
-    def trace(self, *args):
-        return (self.top if _top_level() else self.nested).trace(*args)
-
-    def lower(self, *args):
-        return (self.top if _top_level() else self.nested).lower(*args)
-
-
-_top_level = _jax_core.trace_ctx.is_top_level  # (False inside another JAX trace)
 _jit = _Program
 
 

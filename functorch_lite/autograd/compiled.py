@@ -211,4 +211,4 @@ def _build_program(spec, root_spec, target_spec, accumulate):
                     add(j, nr, ct)
         return tuple(leaf_out), tuple(captured)
     # (placed by its inputs even where it reads none; each half-precision sum rounded as torch's engine rounds it)
-    return entries, jax.jit(program, keep_unused=True, compiler_options=_config.PROGRAM_OPTIONS)
+    return entries, _config.Program(program, keep_unused=True)

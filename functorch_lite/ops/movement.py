@@ -101,29 +101,43 @@ def _dim_no_scalar(d, nd):
 
 
 def _roll_prep(targs, sargs):
-    shifts, dims = (tuple(sargs) + (None,))[:2] if len(sargs) < 2 else sargs[:2]
-    if dims is None:
-        return sargs
-    sh = tuple(shifts) if isinstance(shifts, (list, tuple)) else (shifts,)
-    dm = tuple(dims) if isinstance(dims, (list, tuple)) else (dims,)
+    """torch's parser (``SymInt[1] shifts, int[1] dims=[]``: an int or a sequence of ints each; a list becomes a tuple,
+    a static argument) and ATen's ``roll_common`` checks: one shift and no dims is a roll of the flattened tensor;
+    otherwise one shift per dim."""
+    shifts, dims = sargs[0], (sargs[1] if len(sargs) > 1 else None)
+    sh = _int_seq(shifts, "shifts", 2)
+    dm = () if dims is None else _int_seq(dims, "dims", 3)
     if not sh:
         raise RuntimeError("`shifts` required")
+    if not dm and len(sh) == 1:
+        return (sh, None)
     if len(sh) != len(dm):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(dm)}")
     nd = len(targs[0]._shape)
     for d in dm:
         _dim_no_scalar(d, nd)
-    return sargs
+    return (sh, dm)
+
+
+def _int_seq(v, name: str, pos: int) -> tuple:
+    """An ``int[1]`` argument of torch's parser: an int (a 0-d integer tensor, a NumPy integer) or a sequence of
+    them, as a tuple."""
+    seq = v if isinstance(v, (tuple, list)) else None
+    if seq is None:
+        if getattr(v, "ndim", 0) or not hasattr(v, "__index__") or isinstance(v, bool):  # (an array, a 1-d tensor)
+            raise TypeError(f"roll(): argument '{name}' (position {pos}) must be tuple of ints, not {_type_name(v)}")
+        return (operator.index(v),)
+    for i, e in enumerate(seq):
+        if not hasattr(e, "__index__") or getattr(e, "ndim", 0):
+            raise TypeError(f"roll(): argument '{name}' (position {pos}) must be tuple of ints, but found element of "
+                            f"type {_type_name(e)} at pos {i}")
+    return tuple(operator.index(e) for e in seq)
 
 
 @defop(float8=True, grad_fn="RollBackward0", saves=(), prep=_roll_prep)
 def roll(input, shifts, dims=None):
-    if isinstance(shifts, list):
-        shifts = tuple(shifts)
-    if isinstance(dims, list):
-        dims = tuple(dims)
-    if dims is None:
-        return jnp.roll(input.reshape(-1), shifts).reshape(input.shape)
+    if dims is None:  # (one shift: the flattened tensor rolled)
+        return jnp.roll(input.reshape(-1), shifts[0]).reshape(input.shape)
     return jnp.roll(input, shifts, dims)
 
 

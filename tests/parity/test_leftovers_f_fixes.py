@@ -160,3 +160,27 @@ def test_long_one_off_backward_runs_node_by_node_then_compiles_when_it_repeats(m
     assert [n for _, n in runs] == [0, 0, 1]
     for g, _ in runs:
         np.testing.assert_allclose(np.asarray(g), np.asarray(_euler(torch, 10).tolist()), rtol=1e-6)
+
+
+_ROLL = {
+    "tuple_no_dims": lambda m, x: m.roll(x, (1, 2)), "lists": lambda m, x: m.roll(x, [1, 2], [0, 1]),
+    "keyword_lists": lambda m, x: m.roll(x, shifts=[1], dims=1), "one_list": lambda m, x: m.roll(x, [1]),
+    "method_lists": lambda m, x: x.roll([1, 1], [0, 1]), "empty_dims": lambda m, x: m.roll(x, 1, []),
+    "numpy_shifts": lambda m, x: m.roll(x, np.array([1, 2]), (0, 1)),
+    "tensor_shifts": lambda m, x: m.roll(x, m.tensor([1, 2]), (0, 1)),
+    "tensor_0d_shift": lambda m, x: m.roll(x, m.tensor(1), 0),
+    "tensor_dims": lambda m, x: m.roll(x, (1, 2), m.tensor([0, 1])), "numpy_int": lambda m, x: m.roll(x, np.int64(2)),
+    "empty_shifts": lambda m, x: m.roll(x, (), ()), "misaligned": lambda m, x: m.roll(x, (1, 2), 0),
+    "int": lambda m, x: m.roll(x, 5), "negative": lambda m, x: m.roll(x, -1, -1), "float": lambda m, x: m.roll(x, 1.5),
+    "dim_out_of_range": lambda m, x: m.roll(x, 1, 2), "same_dim_twice": lambda m, x: m.roll(x, (1, 1), (0, 0)),
+    "zero_dim": lambda m, x: m.roll(m.tensor(3), 1), "zero_dim_with_dim": lambda m, x: m.roll(m.tensor(3), 1, 0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_ROLL))
+def test_roll_arguments_as_torch(case):
+    # lists of shifts / dims were unhashable static arguments; (1, 2) without dims rolled the flattened tensor by 3
+    # where torch refuses; dims=[] is torch's flattened roll; arrays / 1-d tensors are the parser's TypeError
+    fn = _ROLL[case]
+    assert _outcome(lambda m: fn(m, m.arange(12).reshape(3, 4)), ft) == \
+        _outcome(lambda m: fn(m, m.arange(12).reshape(3, 4)), torch)

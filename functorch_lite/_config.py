@@ -36,7 +36,7 @@ class Program:
     """``jax.jit(fn)`` for the facade's programs of many ops, with ``PROGRAM_OPTIONS`` where it is compiled on its
     own; called inside another JAX trace (a func transform over a compiled function, a backward inside a compiled
     step) it is part of that trace's program, where JAX takes no compiler options."""
-    __slots__ = ("top", "nested")
+    __slots__ = ("top", "nested", "__weakref__")  # (JAX keeps weak references to what it traces: eval_shape)
 
     def __init__(self, fn, **kw):
         self.top = jax.jit(fn, compiler_options=PROGRAM_OPTIONS, **kw)

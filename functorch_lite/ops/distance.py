@@ -53,10 +53,12 @@ def _vector_norm(x, p, axis, keepdims):
 
 # ---- cosine_similarity ----------------------------------------------------------------------------------------
 def _cos_rule(op, sig, sargs):
+    """The common dtype; an integral (or bool) input is cast to it, a floating one kept: ATen normalises each input
+    in its own dtype and promotes at their product."""
     r = P.result_type_sig(P._entries(sig))
     if r.category != D.FLOAT:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {r.short}")
-    return (r, r), (r,)
+    return tuple(s[1] if s[1].category == D.FLOAT else r for s in sig), (r,)
 
 
 def _cos_prep(targs, sargs):
@@ -72,20 +74,23 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     applied without a gradient, as in PyTorch."""
     x1, x2 = jnp.broadcast_arrays(x1, x2)
     axis = dim if x1.ndim else None
+    d1, d2 = x1.dtype, x2.dtype  # (floating: the rule cast an integral input to the common dtype)
+    # (the result's dtype: torch's promotion of two floating dtypes -- the wider; float16 with bfloat16, float32)
+    dt = d1 if d1 == d2 else jnp.dtype(jnp.float32) if d1 in _LOW and d2 in _LOW else max(d1, d2, key=lambda d: d.itemsize)
 
-    dt = x1.dtype
-    # (half types: each step computed in float32 and rounded back, as ATen's kernels (XLA's half division and
-    # products are neither correctly rounded nor keep subnormals); the sum accumulates in float32)
-    up = (lambda a: a.astype(jnp.float32)) if dt in _LOW else (lambda a: a)
+    def up(a):
+        # (half types: each step computed in float32 and rounded back, as ATen's kernels (XLA's half division and
+        # products are neither correctly rounded nor keep subnormals); the sum accumulates in float32)
+        return a.astype(jnp.float32) if a.dtype in _LOW else a
 
-    def normalised(x):
+    def normalised(x):  # (in x's own dtype, as ATen's: a float16 input's norm and quotient are float16)
         n = _vector_norm(x, 2, axis, True)
         # (clamp_min_ under no_grad on a clone of the norm: exactly eps (in the norm's dtype) below it, an inf or
         # NaN norm kept, and the norm's gradient passed everywhere, clamped or not)
         e = jnp.asarray(eps, n.dtype)
         n = jnp.where(n < e, e + (n - jax.lax.stop_gradient(n)), n)
-        return (up(x) / up(n)).astype(dt)
-    prod = (up(normalised(x1)) * up(normalised(x2))).astype(dt)
+        return (up(x) / up(n)).astype(x.dtype)
+    prod = (up(normalised(x1).astype(dt)) * up(normalised(x2).astype(dt))).astype(dt)
     return jnp.sum(up(prod), axis=axis).astype(dt)
 
 

@@ -184,3 +184,19 @@ def test_roll_arguments_as_torch(case):
     fn = _ROLL[case]
     assert _outcome(lambda m: fn(m, m.arange(12).reshape(3, 4)), ft) == \
         _outcome(lambda m: fn(m, m.arange(12).reshape(3, 4)), torch)
+
+
+@pytest.mark.parametrize("dtypes", [("float16", "float32"), ("float32", "float16"), ("bfloat16", "float16"),
+                                    ("float64", "float32"), ("bfloat16", "float64"), ("int32", "float16")])
+def test_cosine_similarity_of_mixed_dtypes_normalises_each_in_its_own(dtypes):
+    # ATen normalises each input in its own dtype and promotes at their product: a float16 input's norm and quotient
+    # are float16 (both were cast to the common dtype first here: 0.0699 for torch's 0.0700, up to 0.3% off)
+    rs = np.random.RandomState(0)
+    a, b = rs.randn(6, 7), rs.randn(6, 7)
+    got = []
+    for m in (ft, torch):
+        x, y = (m.tensor(v, dtype=getattr(m, d)) for v, d in zip((a * 3, b), dtypes))
+        r = m.nn.functional.cosine_similarity(x, y)
+        got.append((str(r.dtype), np.asarray(r.tolist())))
+    assert got[0][0] == got[1][0]
+    np.testing.assert_allclose(got[0][1], got[1][1], rtol=2e-6, atol=1e-7)

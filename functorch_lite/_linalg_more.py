@@ -28,6 +28,7 @@ from ._tensor.tensor import Tensor
 from .linalg import LinAlgError, _check_info, _cnum, _inv_msg, _mT, _run, _warn_once, matrix_norm, multi_dot, solve, \
     svdvals
 from .ops._dispatch import dispatch, write_out
+from .ops.movement import _tensor_list
 from .ops._registry import OPS
 from .ops import linalg_more as _ops  # (registers the op-table rows)
 from .ops.linalg_ops import _need_matrix
@@ -321,22 +322,34 @@ def vander(x: Tensor, *, N=None) -> Tensor:
     return cat([ones(shape + (1,), dtype=dt, device=x.device), powers], -1)
 
 
+# (the line: chain_matmul's, or chain_matmul_out's -- two warn-once sites in PyTorch)
 _CHAIN_DEPRECATED = ("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
                      "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
                      "multiple parameters. (Triggered internally at "
-                     "/__w/pytorch/pytorch/aten/src/ATen/native/LinearAlgebra.cpp:1102.)")
+                     "/__w/pytorch/pytorch/aten/src/ATen/native/LinearAlgebra.cpp:{}.)")
 
 
 def chain_matmul(*matrices, out=None) -> Tensor:
-    """The product of 2-D matrices (deprecated in PyTorch for ``linalg.multi_dot``); one matrix is cloned."""
-    _warn_once("chain_matmul", _CHAIN_DEPRECATED)
+    """The product of 2-D matrices (deprecated in PyTorch for ``linalg.multi_dot``); one matrix is cloned (copied
+    into ``out``)."""
+    matrices = _tensor_list("chain_matmul", matrices)  # (torch's argument parser: a TypeError, before its warning)
+    if out is None:
+        _warn_once("chain_matmul", _CHAIN_DEPRECATED.format(1102))
+    else:
+        _warn_once("chain_matmul_out", _CHAIN_DEPRECATED.format(1120))
     if not matrices:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
     for t in matrices:
         if t.dim() != 2:
             raise RuntimeError(f"Tensor dimension is {t.dim()}, expected 2 instead.")
-    r = matrices[0].clone() if len(matrices) == 1 else multi_dot(list(matrices))
-    return r if out is None else write_out(out, r)
+    if len(matrices) > 1:
+        return multi_dot(matrices, out=out)  # (torch's chain_matmul_out is multi_dot_out: its checks and messages)
+    m = matrices[0]
+    if out is None:
+        return m.clone()
+    if out._shape != m._shape:  # torch: resize_output, then copy_ (autograd records the copy; its overlap rules)
+        write_out(out, m.detach().to(out.dtype))
+    return out.copy_(m)
 
 
 def adjoint(input: Tensor) -> Tensor:

@@ -401,7 +401,12 @@ def multi_dot(tensors, *, out=None) -> Tensor:
                         f"{type(tensors).__name__}")
     if _amp.STATE.active:  # (PyTorch checks the dtypes before its products' autocast casts)
         OPS["linalg_multi_dot"].prep((tuple(tensors),), ())
-    return _run("linalg_multi_dot", (tuple(tensors),), (), out)
+    r = _run("linalg_multi_dot", (tuple(tensors),), ())
+    if out is None:
+        return r
+    if isinstance(out, Tensor) and out.dtype is not r.dtype:  # (torch's multi_dot_out checks out's dtype first,
+        raise RuntimeError(_OUT_EXACT["linalg_multi_dot"](r.dtype, out.dtype))
+    return write_out(out, r, "mm")  # then writes through mm_out: its autograd refusal names mm)
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:

@@ -868,14 +868,16 @@ def _cast_jit(src, dst):
     return f
 
 
-def write_out(out, r, name=None, resize_warn=True, srcs=()):
+def write_out(out, r, name=None, resize_warn=True, srcs=(), apart=()):
     """``out=`` forms: PyTorch resizes and casts into ``out`` (the one out= path: generated ops, factories, composites).
 
     A tuple result (``sort``, ``topk``, ``aminmax``) goes into a tuple of outs of exactly its dtypes (the structured
     kernels' rule). ``name``: the op's name in PyTorch's error for an out= call where grad mode is on and ``out`` or
     the result requires grad (checked where given). ``resize_warn``: PyTorch's deprecation warning when a non-empty
     ``out`` of another shape is resized (its ``resize_output``; the factories resize without it). ``srcs``: an
-    elementwise op's tensor inputs, none of which may partly share ``out``'s memory (``no_overlap``)."""
+    elementwise op's tensor inputs, none of which may partly share ``out``'s memory (``no_overlap``). ``apart``:
+    inputs that may share none of it, not even exactly (the index kernels' assert_no_overlap: ``index_select(x, 0,
+    i, out=x)`` is refused, where ``index_add(x, 0, i, s, out=x)``'s self, in ``srcs``, is not)."""
     if isinstance(r, tuple):
         if not isinstance(out, (tuple, list)):
             raise TypeError(f"argument 'out' must be tuple of Tensors, not {_type_name(out)}")
@@ -897,7 +899,8 @@ def write_out(out, r, name=None, resize_warn=True, srcs=()):
         raise TypeError(f"argument 'out' must be Tensor, not {_type_name(out)}")
     exact = None
     if name is not None:
-        _check_out_grad(name, (out,), (r,))
+        if name not in _OUT_NO_AUTOGRAD:
+            _check_out_grad(name, (out,), (r,))
         if name in _OUT_TENSORS:
             _out_tensors(name, srcs)
         exact = _OUT_EXACT.get(_OUT_EXACT_0D.get(name, name) if not r._shape else name)
@@ -931,6 +934,9 @@ def write_out(out, r, name=None, resize_warn=True, srcs=()):
     for a in srcs:
         if isinstance(a, Tensor) and a is not out and a._storage.root() is out._storage.root():
             no_overlap(out, a, partial_only=True)
+    for a in apart:
+        if isinstance(a, Tensor) and a._storage.root() is out._storage.root():
+            no_overlap(out, a)
     out._write(arr)
     if _FW_ACTIVE[0]:
         _fwad.after_write(out, r)
@@ -971,7 +977,8 @@ _OUT_EXACT = {
     # (unary elementwise kernels built with TensorIterator's check_all_same_dtype; exp, sin, sqrt... cast)
     **{n: _same_dtype for n in ("abs", "neg", "floor", "ceil", "round", "trunc", "sign", "sgn", "frac",
                                 "bitwise_not", "clamp", "clamp_min", "clamp_max", "conj_physical")},
-    **{n: _exact_out for n in ("argmax", "argmin", "gather")},
+    **{n: _exact_out for n in ("argmax", "argmin", "gather", "scatter", "scatter.reduce", "scatter_add",
+                               "scatter_reduce", "index_add", "index_copy", "index_reduce")},
     **{n: _bool_result(n) for n in ("any", "all")},
     **{n: (lambda r, o, n=n: f"{n} does not support non-boolean outputs.") for n in ("signbit", "isposinf",
                                                                                       "isneginf")},
@@ -979,6 +986,8 @@ _OUT_EXACT = {
     "index_select": lambda r, o: "index_select(): self and result must have the same scalar type",
     "take": lambda r, o: (f"take(): self and out expected to have the same dtype, but got self.dtype = {r.short} and "
                           f"out.dtype = {o.short}"),
+    "linalg_multi_dot": lambda r, o: (f"multi_dot(): expected out tensor to have dtype {_promotion._cname(r)} but got "
+                                      f"{_promotion._cname(o)}"),
     "histc": lambda r, o: (f"torch.histogram: input tensor and hist tensor should have the same dtype, but got input "
                            f"{_promotion._cname(r)} and hist {_promotion._cname(o)}"),
     "kthvalue": {0: lambda r, o: "output values must be of same type as input",
@@ -1006,6 +1015,10 @@ _OUT_EXACT = {
     **{n: (lambda r, o: f"Expected the dtype for input and out to match, but got {r.short} for input's dtype and "
            f"{o.short} for out's dtype.") for n in ("amax", "amin")},
 }
+
+# named out= forms without PyTorch's autograd refusal of an input requiring grad: histc (not differentiable) and
+# scatter's deprecated ``reduce=`` overload (its out= is recorded by autograd instead)
+_OUT_NO_AUTOGRAD = frozenset({"histc", "scatter.reduce"})
 
 # ops exact about out='s dtype with number arguments only: their overload taking tensors (``clamp(x, t_min)``)
 # casts into ``out``

@@ -1492,7 +1492,13 @@ _RANDPERM_FLOAT_MAX = {D.float16: (2049, "2049"), D.float32: (2 ** 24 + 1, "2^24
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
-    """A random permutation of ``0..n-1``."""
+    """A random permutation of ``0..n-1`` (``n``: an int, or an integral one-element tensor, as torch's SymInt
+    parser takes it: ``randperm(mask.sum())``)."""
+    if isinstance(n, Tensor) and n.numel() == 1 and n.dtype.category == D.INT and n.dtype is not D.bool:
+        n = int(n.item())
+    elif isinstance(n, (Tensor, _py_bool, np.bool_)) or not _is_int(n):
+        raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not {_tname(n)}")
+    n = operator.index(n)
     _check_generator("randperm", (n,), generator, out=out, dtype=dtype, layout=layout, device=device,
                      requires_grad=requires_grad, pin_memory=pin_memory)
     if n < 0:
@@ -1638,14 +1644,34 @@ def bernoulli(input, *args, p=_NOT_GIVEN, generator=None, out=None):
     return res if out is None else out.copy_(res)
 
 
-def _tri_indices(name, row, col, offset, dtype, device):
-    missing = [n for n, v in (("row", row), ("col", col)) if v is _NOT_GIVEN]
+def _tri_indices(name, args, kwargs, dtype, device, requires_grad):
+    """tril_indices / triu_indices: ``row``, ``col`` (required), ``offset``, by position or keyword, with PyTorch's
+    argument-parser errors (a float, bool or non-0-d tensor is no int; the message gives a positional one's
+    position)."""
+    if len(args) > 3:
+        raise TypeError(f"{name}() takes from 2 to 3 positional arguments but {len(args)} were given")
+    given = {}
+    for i, p in enumerate(("row", "col", "offset")):
+        if i < len(args):
+            if p in kwargs:
+                raise TypeError(f"{name}() got multiple values for argument '{p}'")
+            given[p] = args[i], f" (position {i + 1})"
+        elif p in kwargs:
+            given[p] = kwargs.pop(p), ""
+    if kwargs:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    missing = [n for n in ("row", "col") if n not in given]
     if missing:  # (PyTorch's wording, its grammar too)
         raise TypeError(f"{name}() missing {len(missing)} required positional argument"
                         f"{'s' if len(missing) == 1 else ''}: " + ", ".join(f'"{n}"' for n in missing))
+    for p, (v, where) in given.items():
+        if not _is_int(v) or isinstance(v, (_py_bool, np.bool_)) or isinstance(v, Tensor) and v.dtype is D.bool:
+            raise TypeError(f"{name}(): argument '{p}'{where} must be int, not {_tname(v)}")
+    row, col, offset = (operator.index(given[p][0]) if p in given else 0 for p in ("row", "col", "offset"))
     dt = D.int64 if dtype is None else D.as_dtype(dtype)
     if dt not in (D.int64, D.int32):
         raise no_kernel(name, dt)
+    _check_requires_grad(dt, requires_grad)
     if row < 0:
         raise RuntimeError(f"row must be non-negative, got{row}")
     if col < 0:
@@ -1656,14 +1682,16 @@ def _tri_indices(name, row, col, offset, dtype, device):
     return _host_tensor(idx, dt, _dev.canonical(device))
 
 
-def tril_indices(row=_NOT_GIVEN, col=_NOT_GIVEN, offset=0, *, dtype=None, device=None, layout=None):
-    """Row and column indices (a 2 x N int64 tensor) of the lower triangle of a ``row x col`` matrix."""
-    return _tri_indices("tril_indices", row, col, offset, dtype, device)
+def tril_indices(*args, dtype=None, device=None, layout=None, pin_memory=False, requires_grad=False, **kwargs):
+    """``tril_indices(row, col, offset=0)``: row and column indices (a 2 x N int64 tensor) of the lower triangle
+    of a ``row x col`` matrix."""
+    return _tri_indices("tril_indices", args, kwargs, dtype, device, requires_grad)
 
 
-def triu_indices(row=_NOT_GIVEN, col=_NOT_GIVEN, offset=0, *, dtype=None, device=None, layout=None):
-    """Row and column indices (a 2 x N int64 tensor) of the upper triangle of a ``row x col`` matrix."""
-    return _tri_indices("triu_indices", row, col, offset, dtype, device)
+def triu_indices(*args, dtype=None, device=None, layout=None, pin_memory=False, requires_grad=False, **kwargs):
+    """``triu_indices(row, col, offset=0)``: row and column indices (a 2 x N int64 tensor) of the upper triangle
+    of a ``row x col`` matrix."""
+    return _tri_indices("triu_indices", args, kwargs, dtype, device, requires_grad)
 
 
 _MULTINOMIAL: dict = {}

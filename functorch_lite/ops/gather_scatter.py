@@ -39,12 +39,30 @@ from ._dispatch import _type_name
 _SOURCE = {"scatter": 2, "scatter_reduce": 2, "index_add": 2, "index_copy": 2}  # checked for overlap in place
 
 
+# out=: the tensor arguments (positions) ``out`` may share no memory with at all (torch's assert_no_overlap); the
+# others (self, which the kernels copy into ``out`` first) only all of it, exactly. Else: the index and the source.
+_OUT_APART = {"gather": (0,), "index_select": (0, 1)}
+
+
+def _out_name(name: str, sargs: tuple) -> str:
+    """The op name torch's out= checks word their errors with: scatter_add and scatter's ``reduce=`` overload run
+    the scatter op (its reduce argument tells them apart)."""
+    if name != "scatter":
+        return name
+    return "scatter" if sargs[1] is None else "scatter_add" if sargs[1] == "sum" else "scatter.reduce"
+
+
 def _run(name: str, targs: tuple, sargs: tuple, out=None, in_place: bool = False):
     if in_place:
         if name in _SOURCE:
             _no_overlap(targs[0], targs[_SOURCE[name]])
         return inplace(OPS[name], targs, sargs)
-    return _out(dispatch(OPS[name], targs, sargs), out)
+    r = dispatch(OPS[name], targs, sargs)
+    if out is None:
+        return r
+    apart = _OUT_APART.get(name, (1, 2))
+    return _out(r, out, _out_name(name, sargs), tuple(a for k, a in enumerate(targs) if k not in apart),
+                tuple(targs[k] for k in apart))
 
 
 def _dim(d):
@@ -641,9 +659,18 @@ def _nonzero(input):
     return jnp.stack(jnp.nonzero(input), axis=1)
 
 
+_META_NONZERO = ("The register_meta function for torch.nonzero() raises unimplemented by default, as a correct "
+                 "data-independent implementation does not exist. This implementation returns a fake value, assuming "
+                 "all elements of the tensor are non-zero. To enable this registration, please set "
+                 "'torch.fx.experimental._config.meta_nonzero_assume_all_nonzero' to True.")
+
+
 def _coords(input: Tensor) -> Tensor:
     """nonzero's (n, ndim) result laid out as PyTorch's CPU kernel writes it: dim by dim, strides (1, n) (so
-    ``nonzero().view(-1)`` raises there, and ``as_tuple``'s parts are contiguous)."""
+    ``nonzero().view(-1)`` raises there, and ``as_tuple``'s parts are contiguous). A meta tensor has no values to
+    count: torch's meta registration refuses it."""
+    if input.device.type == "meta":
+        raise NotImplementedError(_META_NONZERO)
     r = dispatch(OPS["nonzero"], (input,), ())
     return with_memory_order(r, (1, 0), (1, r._shape[0]))
 

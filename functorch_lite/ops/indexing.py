@@ -107,8 +107,10 @@ def _view(t: Tensor, name: str, sargs: tuple) -> Tensor:
     return dispatch(OPS[name], (t,), sargs)
 
 
-def _out(r, out):
-    return r if out is None else write_out(out, r)
+def _out(r, out, name=None, srcs=(), apart=()):
+    """``r``, or ``r`` written into ``out``: with PyTorch's out= checks for the op ``name`` where given (``srcs`` /
+    ``apart``: the inputs ``out`` may overlap only exactly / not at all; see write_out)."""
+    return r if out is None else write_out(out, r, name, srcs=srcs, apart=apart)
 
 
 def _strip_ones(v):

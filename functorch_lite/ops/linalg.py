@@ -385,8 +385,6 @@ def _einsum_prep(targs, sargs):
     dims, the output's subscripts, label sizes that must broadcast, one dtype. Returns the equation sans spaces."""
     eq = sargs[0]
     ops = targs[0]
-    if not isinstance(eq, str):
-        raise TypeError(f"einsum(): argument 'equation' must be str, not {_type_name(eq)}")
     lhs, arrow, rhs = eq.partition("->")
     parts = lhs.split(",")
     op_labels = []
@@ -551,6 +549,12 @@ def einsum(*args):
         equation, operands = args[0], args[1:]
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    if not isinstance(equation, str):  # (PyTorch's argument parser: the equation, then each operand)
+        raise TypeError(f"einsum(): argument 'equation' (position 1) must be str, not {_type_name(equation)}")
+    for i, t in enumerate(operands):
+        if not isinstance(t, Tensor):
+            from .indexing import _tp_name
+            raise TypeError(f"expected Tensor as element {i} in argument 1, but got {_tp_name(t)}")
     if len(operands) == 1 and isinstance(operands[0], Tensor):  # views of the operand (and a sum), as PyTorch's:
         (eq,) = _einsum_prep((tuple(operands),), (equation,))  # (no autocast: it casts only a contraction's bmm)
         return _einsum_one(operands[0], eq)

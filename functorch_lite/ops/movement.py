@@ -344,7 +344,7 @@ def block_diag(*tensors):
     if not tensors:
         from .creation import empty
         return empty(1, 0)
-    return _block_diag(tensors)
+    return _block_diag(tuple(_tensor_list("block_diag", tensors)))
 
 
 def _tensor_list(name: str, tensors) -> list:

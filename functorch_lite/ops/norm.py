@@ -420,6 +420,12 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
     tensor = input
     if tensor.dtype is not D.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if tensor.device.type == "meta":  # shapes only (torch's meta path checks no values; -1 would read the max,
+        if num_classes == -1:         # and its arange(num_classes) refuses a negative count)
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+        if num_classes < 0:
+            raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+        return _one_hot(tensor, int(num_classes))
     r = _host_minmax(tensor)
     if r is None and num_classes <= 0 and tensor.numel() == 0:  # (torch: any num_classes <= 0 of an empty input)
         raise RuntimeError("Can not infer total number of classes from empty tensor.")
@@ -566,12 +572,18 @@ def _normalize(input, p, dim, eps):
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
-    """``F.normalize``: ``x / max(||x||_p, eps)`` along ``dim``."""
-    nd = max(input.dim(), 1)
-    if not -nd <= dim < nd:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
-    r = _normalize(input, float(p), dim % nd, sym_float(eps))
-    return r if out is None else out.copy_(r)
+    """``F.normalize``: ``x / max(||x||_p, eps)`` along ``dim`` (one kernel for a tensor's one dim; a tuple of dims
+    or a 0-d input: torch's composite, ``input / input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)``).
+    ``out=``: written as ``torch.div(..., out=out)`` writes (resized as it resizes)."""
+    from ._dispatch import write_out
+    if isinstance(dim, (tuple, list)) or input.dim() == 0:
+        r = input / input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    else:
+        nd = input.dim()
+        if not -nd <= dim < nd:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
+        r = _normalize(input, float(p), dim % nd, sym_float(eps))
+    return r if out is None else write_out(out, r, "div", srcs=(input,))
 
 
 def _act(name: str, grad: str, kernel: str, body, rule=None, inplace=False):

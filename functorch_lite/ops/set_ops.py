@@ -361,9 +361,24 @@ def histc(input: Tensor, bins: int = 100, min=0, max=0, *, out=None) -> Tensor: 
         bins = operator.index(bins)  # (an integer tensor of one element passes torch's ``int`` parser)
     if not isinstance(bins, numbers.Integral) or isinstance(bins, bool):
         raise TypeError(f"histc(): argument 'bins' must be int, not {_type_name(bins)}")
+    lo, hi = float(min), float(max)
+    if input.device.type == "meta":  # torch's meta kernel: the shape, after its own checks only (any dtype; the
+        if bins <= 0:                # range may be infinite, and min == max reads no data)
+            raise RuntimeError(f"histc(): bins must be > 0, but got {bins}")
+        if not hi >= lo:
+            raise RuntimeError("histc(): max must be larger than min")
+        from .creation import empty
+        r = empty(bins, dtype=input.dtype, device=input.device)
+        if out is None:
+            return r
+        if isinstance(out, Tensor):  # (its out= wrapper copies into ``out``, of any dtype: no values to cast)
+            if out.device.type != "meta":
+                raise RuntimeError(f"Attempting to copy from device meta to device {out.device}, but cross-device "
+                                   "copies are not allowed!")
+            r = empty(bins, dtype=out.dtype, device=out.device)
+        return write_out(out, r)
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
-    lo, hi = float(min), float(max)
     dt = input.dtype
     if dt is D.bool or dt in D.FLOAT8 or dt in D.UNSIGNED_WIDE:  # PyTorch fails in the kernel it reaches first
         # (aminmax for the data's range, else linspace for the bin edges)
@@ -371,7 +386,7 @@ def histc(input: Tensor, bins: int = 100, min=0, max=0, *, out=None) -> Tensor: 
     _histc_rule(None, ((input.dim(), dt),), ())
     if lo == hi and input.numel() and isinstance(input._array, _Tracer):
         r = dispatch(OPS["histc"], (input,), (int(bins), None, None))  # range from the data, in the program
-        return _out(r, out)
+        return _out(r, out, "histc")
     if lo == hi and input.numel():
         h = input._host().astype(np.float64)
         lo, hi = float(h.min()), float(h.max())
@@ -381,7 +396,7 @@ def histc(input: Tensor, bins: int = 100, min=0, max=0, *, out=None) -> Tensor: 
         raise RuntimeError(f"torch.histc: range of [{_cnum(lo)}, {_cnum(hi)}] is not finite")
     if not lo < hi:
         raise RuntimeError("torch.histc: max must be larger than min")
-    return _out(dispatch(OPS["histc"], (input,), (int(bins), lo, hi)), out)
+    return _out(dispatch(OPS["histc"], (input,), (int(bins), lo, hi)), out, "histc")
 
 
 # ---- quantile / nanquantile -----------------------------------------------------------------------------------------

@@ -451,7 +451,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     from .._warn import warn_once  # (PyTorch's TORCH_WARN_ONCE in its kernel, after the argument checks)
     warn_once("index_reduce", "index_reduce() is in beta and the API may change at any time. (Triggered internally at "
               "/__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:1523.)")
-    return r if out is None else _dispatch.write_out(out, r)
+    return r if out is None else _dispatch.write_out(out, r, "index_reduce", srcs=(input,), apart=(index, source))
 
 
 def _put_prep(targs, sargs):

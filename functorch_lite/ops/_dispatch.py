@@ -49,17 +49,26 @@ class Entry:
     """Everything dispatch needs for one (op, static args, signature): built once."""
     __slots__ = ("fn", "outs", "body", "bwds", "jvps", "diff_ok", "opmath")
 
-    def __init__(self, fn, outs, body, diff_ok, op=None):
+    def __init__(self, fn, outs, body, diff_ok, op=None, sargs=None, sig=None):
         self.fn = fn          # jitted forward: arrays -> array(s)
         self.outs = outs      # facade dtypes of the outputs
         self.body = body      # the same forward, unjitted (traced into vjps and whole-graph backwards)
         self.bwds = {}
         self.jvps = {}
         self.diff_ok = diff_ok
-        # a half-precision pullback runs in float32 (``_opmath``) unless torch's backward starts from the op's
-        # half result (tanh, sigmoid, exp, softmax...: its saved output, rounded; float32 would be another value)
-        saves = getattr(op, "saves", None)
-        self.opmath = not (isinstance(saves, tuple) and "result" in saves)
+        # a half-precision pullback runs in float32 (``_opmath``): an elementwise op's unless torch's backward starts
+        # from the op's half result (tanh, sigmoid, exp, softmax...: its saved output, rounded; float32 would be
+        # another value); any op's where its ``half_grad`` says torch's backward sums in float32 (True: expand's
+        # sum_to_size, gather's scatter_add), none where it says torch adds in half (False)
+        flag = getattr(op, "half_grad", None)
+        if callable(flag):
+            flag = flag(sargs, sig)
+        if flag is None:
+            saves = getattr(op, "saves", None)
+            flag = "elementwise" if not (isinstance(saves, tuple) and "result" in saves) else False
+            if flag and getattr(op, "layout", None) == "iter" and op.name not in _FIRST_OPERAND_ONLY:
+                flag = "pointwise"  # (a TensorIterator op: a broadcast input's gradient is summed to its shape)
+        self.opmath = flag
 
     def vjp_apply(self, diff_idx):
         """Pure function (input arrays, output cotangents) -> cotangents of inputs ``diff_idx``.
@@ -87,16 +96,24 @@ class Entry:
             return tuple(_conj_grad(r) if jnp.iscomplexobj(r) else r for r in res)
 
         def apply(arrays, cts):
-            up = _opmath(body, arrays) if opmath else None
+            up = _opmath(body, arrays, opmath is not True) if opmath else None
             if up is None:
                 return pull(arrays, cts)
             # float16 / bfloat16: the pullback in float32, each gradient rounded once, as torch's CPU kernels
             # compute half types (their opmath): in half, JAX's formulas overflow where torch's do not
             # (tanh's g * (1 - y) * (1 + y) at y = -1 with g = 40000 is inf * 0 = nan)
-            up, dts = up
+            up, dts, shape = up
             cts = tuple(c.astype(dt) if c is not None and c.dtype != dt else c for c, dt in zip(cts, dts))
+            # a pointwise op's half input that broadcasts: torch's formula gives its gradient at the full shape, a
+            # half tensor (rounded), which autograd then sums to the input's shape (``sum_to``, in float32)
+            wide = () if opmath != "pointwise" else tuple(
+                i for i in diff_idx if arrays[i].dtype in _HALF and arrays[i].shape != shape)
+            if wide:
+                up = [jnp.broadcast_to(a, shape) if i in wide else a for i, a in enumerate(up)]
             res = pull(up, cts)
-            return tuple(r.astype(arrays[i].dtype) if arrays[i].dtype in _HALF else r for r, i in zip(res, diff_idx))
+            return tuple(_sum_to(stored_half(r, arrays[i].dtype), arrays[i].shape).astype(arrays[i].dtype)
+                         if i in wide else r.astype(arrays[i].dtype) if arrays[i].dtype in _HALF else r
+                         for r, i in zip(res, diff_idx))
         apply.__name__ = apply.__qualname__ = f"{getattr(body, '__name__', 'op')}_backward"  # jit_<op>_backward
         return apply
 
@@ -130,29 +147,46 @@ def _conj_grad(r):
     return jax.lax.complex(jnp.real(r), jnp.zeros((), jnp.real(r).dtype) - jnp.imag(r))
 
 
-def _opmath(body, arrays):
+def _opmath(body, arrays, elementwise=True):
     """``arrays`` with their float16 / bfloat16 ones in float32, for an elementwise op (each output of its inputs'
-    broadcast shape) whose ``body`` then gives each output in its dtype or (for a half one) in float32: its
-    computation then runs in float32 (the op's result cast back to half inside, where the facade's dtype rule
-    fixes it); else None (no half input; an op of another shape -- a pooling's backward accumulates in half, as
-    torch's; or an op that does not take float32 there)."""
+    broadcast shape; ``elementwise=False``: any shapes, an op whose ``half_grad`` is True) whose ``body`` then gives
+    each output in its dtype or (for a half one) in float32: its computation then runs in float32 (the op's result
+    cast back to half inside, where the facade's dtype rule fixes it); else None (no half input; an op of another
+    shape -- a pooling's backward accumulates in half, as torch's; or an op that does not take float32 there)."""
     if not any(getattr(a, "dtype", None) in _HALF for a in arrays):
         return None
-    try:
-        shape = jnp.broadcast_shapes(*[a.shape for a in arrays if hasattr(a, "shape")])
-    except ValueError:
-        return None
+    shape = None
+    if elementwise:
+        try:
+            shape = jnp.broadcast_shapes(*[a.shape for a in arrays if hasattr(a, "shape")])
+        except ValueError:
+            return None
     up = [a.astype(jnp.float32) if getattr(a, "dtype", None) in _HALF else a for a in arrays]
     try:
         was = jax.tree_util.tree_leaves(jax.eval_shape(body, *arrays))
         now = jax.tree_util.tree_leaves(jax.eval_shape(body, *up))
     except Exception:  # noqa: BLE001 (an op that does not take float32 there: its pullback stays in half)
         return None
-    if len(was) != len(now) or any(w.shape != shape or w.shape != n.shape or
+    if len(was) != len(now) or any((elementwise and w.shape != shape) or w.shape != n.shape or
                                    not (n.dtype == w.dtype or w.dtype in _HALF and n.dtype == jnp.float32)
                                    for w, n in zip(was, now)):
         return None
-    return up, [n.dtype for n in now]
+    return up, [n.dtype for n in now], shape
+
+
+def stored_half(v, dt):
+    """``v`` rounded to the float16 / bfloat16 ``dt`` and read back in float32: a half value torch's backward reads
+    (a saved result, an intermediate tensor). Behind an optimization barrier: XLA's excess-precision pass drops a
+    float32 -> half -> float32 round trip (``_rounding.stored``'s), and ``reduce_precision`` flushes float16's
+    subnormals. The barrier is linear: in a tangent, its transpose rounds the cotangent the same way."""
+    return jax.lax.optimization_barrier(v.astype(dt)).astype(jnp.float32)
+
+
+def _sum_to(r, shape):
+    """``r`` summed to the broadcastable ``shape`` (torch's ``sum_to``: its leading dims and the size-1 ones)."""
+    lead = r.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + k for k, n in enumerate(shape) if n == 1 and r.shape[lead + k] != 1)
+    return jnp.sum(r, axis=axes, keepdims=True).reshape(shape) if axes else r
 
 
 def _of(body, arrays, idx):
@@ -214,7 +248,7 @@ def _build(op, sargs, sig):
     # runs where its inputs are; without them JAX would run it on its default device (a GPU's, for a CPU tensor)
     fn = _placed(body) if op.eager else jax.jit(body, keep_unused=True)
     diff_ok = op.differentiable and any(o.category >= D.FLOAT for o in outs)
-    return Entry(fn, outs, body, diff_ok, op)
+    return Entry(fn, outs, body, diff_ok, op, sargs, sig)
 
 
 TRACED = type("TRACED", (), {"__repr__": lambda self: "<traced>"})()  # a traced static argument, in a cache key
@@ -384,7 +418,7 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
             diff_idx = tuple(i for i, a in enumerate(targs) if isinstance(a, Tensor) and a._requires_grad)
             if diff_idx:
                 _graph.record(op, outs, targs, diff_idx, tuple(arrays), entry, sargs)
-        return _lay_pointwise(op, targs, outs) if strided and op.pointwise else outs
+        return _lay_out_result(op, targs, outs) if strided and op.layout else outs
     if op.check is not None:
         op.check(targs, sargs)
     if entry.diff_ok and _state.enabled:
@@ -392,20 +426,30 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
         if diff_idx:
             outs = _wrap(op, entry.fn(*arrays), entry.outs, dev)
             _graph.record(op, outs, targs, diff_idx, tuple(arrays), entry, sargs)
-            return _lay_pointwise(op, targs, outs) if strided and op.pointwise else outs
+            return _lay_out_result(op, targs, outs) if strided and op.layout else outs
     if _FUNC_ACTIVE[0] and _state.stop:  # no_grad inside a differentiating func transform: cut from JAX's
         outs = _wrap(op, jax.tree_util.tree_map(jax.lax.stop_gradient, entry.fn(*arrays)), entry.outs, dev)
     else:
         outs = _wrap(op, entry.fn(*arrays), entry.outs, dev)
-    return _lay_pointwise(op, targs, outs) if strided and op.pointwise else outs
+    return _lay_out_result(op, targs, outs) if strided and op.layout else outs
 
 
-def _lay_pointwise(op, targs, r):
-    """A pointwise op's result ``r`` laid out as ATen's TensorIterator lays it (``views.iter_strides``) where an
-    operand has strides of its own: ``x.t() * 2`` is ``x.t()``-strided, so ``(x.t() * 2).t().view(-1)`` works as in
-    PyTorch; a channels-last input gives a channels-last result. A result of another shape (a loss's reduction) is
-    left contiguous; ``2 ** x`` (a number's power) is contiguous in PyTorch. Dropout's key and PReLU's weight
-    (ATen reshapes it to the input's rank) are no operands of the iterator's layout."""
+def _lay_out_result(op, targs, r):
+    """An op's new result ``r`` laid out as PyTorch lays it, where an operand has strides of its own (the op's
+    ``layout``, _registry.POINTWISE / LIKE_SELF). "self": like its first input, as ``clone`` (each output of its
+    shape). "iter": as ATen's TensorIterator lays it (``views.iter_strides``): ``x.t() * 2`` is ``x.t()``-strided, so
+    ``(x.t() * 2).t().view(-1)`` works as in PyTorch; a channels-last input gives a channels-last result. A result of
+    another shape (a loss's reduction) is left contiguous; ``2 ** x`` (a number's power) is contiguous in PyTorch.
+    Dropout's key and PReLU's weight (ATen reshapes it to the input's rank) are no operands of the iterator's
+    layout."""
+    if op.layout == "self":
+        src = targs[0]
+        if isinstance(src, Tensor) and src._strides is not None:
+            from .movement import lay_out  # (late: movement's ops are built on this module)
+            for o in (r if op.nout != 1 else (r,)):
+                if o._shape == src._shape:
+                    lay_out(o, src, V.preserve_format)  # (in place: the result keeps its identity)
+        return r
     if op.name in _FIRST_OPERAND_ONLY:
         targs = targs[:1]
     shapes, ops = [], []
@@ -421,19 +465,30 @@ def _lay_pointwise(op, targs, r):
     if all(st is _contig(s) or st == _contig(s) for s, st in ops) or \
             op.name == "pow" and not isinstance(targs[0], Tensor):
         return r
-    shape = r._shape
-    try:
-        if broadcast_shapes(*shapes) != shape:
-            return r
-    except RuntimeError:
+    lay = _iter_layout(r._shape, tuple(shapes), tuple(ops))
+    if lay is None:
         return r
-    st = V.iter_strides(shape, ops)
-    if st is None or st == _contig(shape):
-        return r
-    if V.is_contiguous(shape, st):  # (only a size-1 dim's stride differs: the values' order is the same)
+    st, order = lay
+    if order is None:  # (only a size-1 dim's stride differs: the values' order is the same)
         r._strides = st
         return r
-    return with_memory_order(r, V.memory_order(shape, st), st)
+    return with_memory_order(r, order, st)
+
+
+@functools.lru_cache(maxsize=4096)
+def _iter_layout(shape, shapes, ops):
+    """The iterator's (strides, memory order) for a result of ``shape`` from operands ``ops`` (the order None where
+    the strides differ from contiguous ones in size-1 dims only), or None for a contiguous result (also a result of
+    another shape than the operands' broadcast one). Cached: a loop over permuted tensors meets a few layouts."""
+    try:
+        if broadcast_shapes(*shapes) != shape:
+            return None
+    except RuntimeError:
+        return None
+    st = V.iter_strides(shape, list(ops))
+    if st is None or st == _contig(shape):
+        return None
+    return st, (None if V.is_contiguous(shape, st) else V.memory_order(shape, st))
 
 
 _FIRST_OPERAND_ONLY = frozenset({"_dropout", "prelu"})

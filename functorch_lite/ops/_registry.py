@@ -18,8 +18,8 @@ OPS: dict = {}
 
 # the ops PyTorch computes with a TensorIterator over their operands (pointwise: unary, binary, ternary, comparisons,
 # activations, the losses' reduction='none' forms): their new output is laid out as the iterator lays it
-# (``views.iter_strides``; ``_dispatch._lay_pointwise``), so ``x.transpose(1, 2) * 2`` keeps ``x.transpose(1, 2)``'s
-# strides and a channels-last input gives a channels-last result
+# (``views.iter_strides``; ``_dispatch._lay_out_result``), so ``x.transpose(1, 2) * 2`` keeps ``x.transpose(1, 2)``'s
+# strides and a channels-last input gives a channels-last result (an op's ``layout``: "iter")
 POINTWISE = frozenset((
     "add", "sub", "rsub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "pow", "maximum",
     "minimum", "fmax", "fmin", "atan2", "hypot", "copysign", "xlogy", "xlog1py", "lerp", "eq", "ne", "lt", "le", "gt",
@@ -42,6 +42,11 @@ POINTWISE = frozenset((
     "_threshold", "_softshrink", "hardshrink", "_normalize", "prelu",
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "soft_margin_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div"))
+# the ops whose results PyTorch allocates like their first input (``empty_like`` / ``clone`` in preserve_format, then
+# written: sort, flip, the out-of-place scatters into a copy of ``self``): laid out as ``clone`` lays it
+# (``movement.lay_out``; an op's ``layout``: "self")
+LIKE_SELF = frozenset(("sort", "argsort", "flip", "index_fill", "select_scatter", "diagonal_scatter", "slice_scatter",
+                       "put", "index_put", "as_strided_scatter", "fill"))
 
 
 class OpDef:
@@ -49,14 +54,15 @@ class OpDef:
                  "method", "function", "inplace", "view", "autocast", "prep", "check", "check_dtype",
                  "differentiable", "nout", "eager", "kernel", "cache", "out", "result_type", "params",
                  "device_check", "saves", "broadcast", "fn", "fn_inplace", "aliased_write_ok", "dynamic", "float8",
-                 "conj", "traced", "zeroes", "fn_method", "required", "shown", "pointwise", "__weakref__")
+                 "conj", "traced", "zeroes", "fn_method", "required", "shown", "layout", "half_grad", "__weakref__")
 
     def __init__(self, impl, name, *, promote, grad_fn, tensors, method, function, inplace, view, autocast,
                  prep, check, check_dtype, differentiable, nout, eager, kernel, out, result_type,
                  device_check, saves, broadcast, aliased_write_ok=False, dynamic=None, float8=None, conj=None,
-                 traced=(), zeroes=False, required=False, shown=None):
+                 traced=(), zeroes=False, required=False, shown=None, half_grad=None):
         self.name = name
-        self.pointwise = name in POINTWISE
+        self.half_grad = half_grad
+        self.layout = "iter" if name in POINTWISE else "self" if name in LIKE_SELF else None
         self.required = required
         self.shown = shown
         self.fn_method = None  # (set by defop where it differs from fn)
@@ -135,7 +141,7 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
           view=None, autocast=None, prep=None, check=None, check_dtype=None, differentiable=True, nout=1,
           eager=False, kernel=None, out=None, result_type=None, aliases=(),
           device_check="iter", saves=("all",), broadcast=None, aliased_write_ok=False, dynamic=None, float8=None,
-          conj=None, traced=(), zeroes=False, required=False, shown=None):
+          conj=None, traced=(), zeroes=False, required=False, shown=None, half_grad=None):
     """Declare an op. ``tensors``: how many leading parameters are tensor-like (or ``"list"``).
 
     ``method``/``function``: generate ``Tensor.<name>`` / ``functorch_lite.<name>`` (True) or not;
@@ -172,6 +178,11 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
     ``shown``: for a composite recorded as one node (linear, matmul), ``targs -> the graph torch records below
     its outermost node`` (or None: its inputs' own edges), as ``autograd.graph.shown``'s template: the node's
     ``next_functions`` and the gradients its hooks see; its backward stays one fused kernel.
+    ``half_grad``: how the backward of float16 / bfloat16 inputs accumulates (``_dispatch.Entry``). None: an
+    elementwise op's pullback runs in float32, rounded once per gradient, and any other op's in half. True: in
+    float32 whatever the shapes -- a data-movement op whose torch backward sums in float32 (``sum_to_size``,
+    ``scatter_add``: expand, repeat, gather). False: in half (torch's kernel adds in half, step by step). A
+    function ``(static args, call signature) -> bool`` decides per call (index_select: its index_add kernel).
     """
     def deco(fn):
         n = name or fn.__name__
@@ -181,7 +192,8 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
                    out=out if out is not None else (view is None and nout == 1),
                    result_type=result_type, device_check=device_check,
                    saves=saves, broadcast=broadcast, aliased_write_ok=aliased_write_ok, dynamic=dynamic,
-                   float8=float8, conj=conj, traced=traced, zeroes=zeroes, required=required, shown=shown)
+                   float8=float8, conj=conj, traced=traced, zeroes=zeroes, required=required, shown=shown,
+                   half_grad=half_grad)
         if n in OPS:
             raise ValueError(f"op {n} defined twice")
         OPS[n] = op

@@ -17,7 +17,7 @@ from .._tensor.tensor import Tensor
 from .._symbolic import SymNumber
 from .._warn import warn_once
 from .reduction import no_wide_unsigned as _no_wide_unsigned
-from ._dispatch import _not_a_tensor
+from ._dispatch import _not_a_tensor, stored_half as _stored_half
 
 
 # ---- checks ---------------------------------------------------------------------------------------
@@ -862,6 +862,57 @@ def _exp2_jvp(primals, tangents):
     return r, t * jnp.asarray(np.log(2), r.dtype) * r
 
 
+def _half_result_grad(fn, tangent):
+    """``fn`` whose derivative, for a float16 / bfloat16 input, is torch's backward formula over the op's SAVED half
+    result ``y`` (derivatives.yaml's ``result``, as torch reads it: rounded), where JAX's own formula reads the
+    float32 value ``y`` was rounded from, or rounds its intermediates otherwise. ``tangent(t, y, r, f16)``: the
+    tangent map in float32 (``r`` rounds a value to the half dtype where torch stores a half intermediate; ``f16``:
+    float16, whose c10::Half arithmetic rounds where bfloat16's kernels may not), written so that its transpose --
+    what ``jax.vjp`` runs -- is torch's formula term for term; the gradient is rounded once at the end. The forward
+    computes a half input in float32, rounded once, as torch's kernels (XLA's own half tan / rsqrt / expm1 differ
+    from that in up to a third of float16 values under some of its code generation options). Other dtypes run
+    ``fn`` and JAX's derivative unchanged."""
+    @jax.custom_jvp
+    def half(x):
+        return fn(x.astype(jnp.float32)).astype(x.dtype)
+
+    @half.defjvp
+    def _jvp(primals, tangents):
+        y = half(primals[0])
+        dt = y.dtype
+        return y, tangent(tangents[0].astype(jnp.float32), _stored_half(y, dt), lambda v: _stored_half(v, dt),
+                          dt == jnp.float16).astype(dt)
+
+    def impl(x):
+        return half(x) if x.dtype in (jnp.float16, jnp.bfloat16) else fn(x)
+    impl.__name__ = getattr(fn, "__name__", "f")
+    return impl
+
+
+# torch's backward formulas over the saved half result ``y`` (checked element for element against torch 2.13's CPU
+# gradients), each as the tangent map whose transpose it is (a product's factors in reverse order)
+def _sigmoid_t(t, y, r, f16):
+    """sigmoid_backward: bfloat16 ``g * (1 - y) * y`` in float32; float16 each product rounded,
+    ``r(r(g * r(1 - y)) * y)``."""
+    return r(t * y) * r(1 - y) if f16 else (t * y) * (1 - y)
+
+
+def _rsqrt_t(t, y, r, f16):
+    """``-0.5 * grad * result.pow(3)``: ``-0.5 * grad`` rounded (a half tensor), times the cube (float32's, rounded:
+    float16; of the rounded square: bfloat16)."""
+    return r(t * (r(y * y * y) if f16 else r(y * r(y * y)))) * -0.5
+
+
+_HALF_RESULT_T = {
+    "sigmoid": _sigmoid_t,
+    "sqrt": lambda t, y, r, f16: t / (2 * y),  # grad / (2 * result)
+    "rsqrt": _rsqrt_t,
+    "reciprocal": lambda t, y, r, f16: -t * r(y * y),  # -grad * (result * result)
+    "expm1": lambda t, y, r, f16: t * r(y + 1),  # grad * (result + 1)
+    "tan": lambda t, y, r, f16: t * r(1 + r(y * y)),  # grad * (1 + result.pow(2))
+}
+
+
 # PyTorch's CPU kernel names (its dtype errors name them): vectorised (VML) ones, and a few others
 _VML = {"acos", "asin", "atan", "cos", "erf", "erfc", "erfinv", "exp", "expm1", "lgamma", "log", "log10", "log1p",
         "log2", "sin", "sqrt", "tan", "tanh"}
@@ -869,6 +920,9 @@ _UNARY_KERNEL = {"exp2": "exp2", "digamma": "digamma", "sigmoid": "sigmoid_cpu_r
 
 
 def _unary_float(name, fn, grad_fn, saves=("all",), aliases=()):
+    if name in _HALF_RESULT_T:
+        fn = _half_result_grad(fn, _HALF_RESULT_T[name])
+
     def impl(input):
         return fn(input)
     impl.__name__ = name
@@ -893,7 +947,7 @@ for _n, _f, _g, _s in [
     ("cosh", jnp.cosh, "CoshBackward0", ("all",)), ("tanh", _go.tanh, "TanhBackward0", ("result",)),
     ("asinh", _go.casinh, "AsinhBackward0", ("all",)), ("acosh", _go.cacosh, "AcoshBackward0", ("all",)),
     ("atanh", _go.catanh, "AtanhBackward0", ("all",)),
-    ("sigmoid", D.in_opmath(jax.nn.sigmoid), "SigmoidBackward0", ("result",)),
+    ("sigmoid", jax.nn.sigmoid, "SigmoidBackward0", ("result",)),
     ("erf", jax.scipy.special.erf, "ErfBackward0", ("all",)),
     ("erfc", jax.scipy.special.erfc, "ErfcBackward0", ("all",)),
     ("erfinv", jax.scipy.special.erfinv, "ErfinvBackward0", ("all",)),

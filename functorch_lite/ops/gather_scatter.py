@@ -27,7 +27,8 @@ from .._promotion import no_kernel
 from .._warn import user_stacklevel as _user_stacklevel, warn_once
 from . import grad_overrides as _go
 from .._tensor.tensor import Tensor, _wrap_dim, with_memory_order
-from ._dispatch import _I64, _big_int, broadcast_shapes, data_dependent_error, dispatch, inplace, write_out
+from ._dispatch import (_I64, _big_int, broadcast_shapes, data_dependent_error, dispatch, inplace, stored_half,
+                        write_out)
 from ._registry import OPS, defop
 from .reduction import _rule_int64_narrow
 from .indexing import (_INT_INDEX, _Tracer, _at_index, _bounds, _dim_size, _host_tensor, _no_overlap, _oob, _out,
@@ -118,6 +119,7 @@ def _gather_prep(targs, sargs):
 
 @defop("gather", kernel="scatter_gather_tensor_cpu", promote="index", grad_fn="GatherBackward0", tensors=2,
        method=False, function=False, saves=(0, 1), float8=True,  # (prep refuses a non-empty one: _NO_KERNEL)  # (torch's GatherBackward0 saves self: a change to it raises)
+       half_grad=True,  # (its backward, a scatter_add, sums float16 / bfloat16 in float32)
        prep=_gather_prep, check=_bounds(1, _dim_size, False, _oob(RuntimeError)))
 def _gather(input, index, dim, sparse_grad):
     """``out[i][j] = input[i][index[i][j]]`` along ``dim``."""
@@ -374,8 +376,16 @@ def _index_select_prep(targs, sargs):
     return (d,)
 
 
+def _index_add_f32(nd: int, dim: int, alpha=1) -> bool:
+    """Whether torch's ``index_add_`` into an ``nd``-dim ``self`` takes its scatter_add path, which sums float16 /
+    bfloat16 in float32 and rounds once (a 2-d+ ``self``, dim 0 or the last, alpha 1); its 1-d kernel and its
+    ``add_stub`` (another dim, alpha != 1) add in half, step by step. ``index_select``'s backward is this
+    ``index_add_`` into zeros (its ``half_grad``)."""
+    return nd > 1 and dim in (0, nd - 1) and alpha == 1
+
+
 @defop("index_select", float8=True, promote="index", grad_fn="IndexSelectBackward0", tensors=2, method=False,
-       function=False,
+       function=False, half_grad=lambda sargs, sig: _index_add_f32(sig[0][0], sargs[0]),
        saves=(1,), prep=_index_select_prep,
        check=_bounds(1, _dim_size, False, lambda v, t, s, n: RuntimeError(
            f"INDICES element is out of DATA bounds, id={v} axis_dim={n}") if s[0] == 1 else  # (torch's dim-1 kernel)
@@ -468,6 +478,20 @@ def _index_copy_prep(targs, sargs):
     return (d,) + sargs[1:]
 
 
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
+def _times_alpha(src, alpha):
+    """``src * alpha`` of a float16 / bfloat16 ``src`` (alpha converted to its dtype: index_add's kernels), whose
+    gradient is torch's IndexAddBackward0 ``grad.index_select(...) * alpha``: a half tensor times the number, in
+    float32, rounded once (JAX's transpose would multiply by the rounded alpha)."""
+    return src * jnp.asarray(alpha, src.dtype)
+
+
+@_times_alpha.defjvp
+def _times_alpha_jvp(alpha, primals, tangents):
+    (src,), (t,) = primals, tangents
+    return _times_alpha(src, alpha), (t.astype(jnp.float32) * jnp.asarray(alpha, jnp.float32)).astype(src.dtype)
+
+
 def _index_along(input, index, src, dim, mode, alpha):
     """index_add / index_copy / index_fill: write (or add ``alpha * src``) into slices ``index`` along ``dim``."""
     if mode == "add" and input.dtype == jnp.bool_:  # bool add is logical or
@@ -476,8 +500,11 @@ def _index_along(input, index, src, dim, mode, alpha):
     at = jnp.atleast_1d(input).at[(slice(None),) * dim + (index.reshape(-1),)]
     if mode == "max":
         r = at.max(src)
+    elif mode == "add" and _index_add_f32(input.ndim, dim, alpha):  # torch's scatter_add path
+        r = _reduce_at(input, (slice(None),) * dim + (index.reshape(-1),), src, "add")
     elif mode == "add":
-        r = at.add(src if alpha == 1 else src * jnp.asarray(alpha, src.dtype))
+        r = at.add(src if alpha == 1 else _times_alpha(src, alpha) if src.dtype in (jnp.float16, jnp.bfloat16)
+                   else src * jnp.asarray(alpha, src.dtype))
     elif mode == "copy":  # (PyTorch's gradient: every source slice gets its destination's, repeated or not)
         r = set_at(jnp.atleast_1d(input), (slice(None),) * dim + (index.reshape(-1),), src)
     else:  # index_fill: JAX's gradient is PyTorch's (the value gets each distinct position's once)
@@ -552,20 +579,31 @@ def _take_along_prep(targs, sargs):
 
 
 @defop(required=True, kernel="scatter_gather_tensor_cpu", promote="index", grad_fn="GatherBackward0", tensors=2,
-       saves=(0, 1), prep=_take_along_prep, float8=True,
+       saves=(0, 1), prep=_take_along_prep, float8=True, half_grad=False,  # (the body's own float32: below)
        check=lambda targs, sargs: None if sargs[0] is not None else _bounds(
            1, lambda targs, sargs: targs[0].numel(), False,
            lambda v, t, s, n: RuntimeError(f"index {v} is out of bounds for dimension 0 with size {n}"))(targs, sargs))
 def take_along_dim(input, indices, dim=None):
-    """``torch.take_along_dim(x, idx, dim)``: gather with broadcasting (``dim=None``: on the flattened input)."""
+    """``torch.take_along_dim(x, idx, dim)``: gather with broadcasting (``dim=None``: on the flattened input).
+
+    float16 / bfloat16 gather in float32 (the same values), so that the gradient is torch's: its gather's backward,
+    a scatter_add that sums in float32, rounded to half, then (a broadcast input) its expand's ``sum_to_size``, in
+    float32 again."""
+    half = input.dtype in (jnp.float16, jnp.bfloat16)
+    x = input.astype(jnp.float32) if half else input
     if dim is None:
-        return jnp.take(input.reshape(-1), indices.reshape(-1))
-    b = np.broadcast_shapes(input.shape[:dim] + indices.shape[dim:dim + 1] + input.shape[dim + 1:], indices.shape)
-    xs = b[:dim] + input.shape[dim:dim + 1] + b[dim + 1:]
-    n = input.shape[dim]
-    if n:  # PyTorch takes the indices modulo the size of ``dim`` (-1 is the last, 4 of 4 the first)
-        indices = jnp.remainder(indices, jnp.asarray(n, indices.dtype))
-    return jnp.take_along_axis(jnp.broadcast_to(input, xs), jnp.broadcast_to(indices, b), axis=dim)
+        r = jnp.take(x.reshape(-1), indices.reshape(-1))
+    else:
+        b = np.broadcast_shapes(input.shape[:dim] + indices.shape[dim:dim + 1] + input.shape[dim + 1:], indices.shape)
+        xs = b[:dim] + input.shape[dim:dim + 1] + b[dim + 1:]
+        n = input.shape[dim]
+        if n:  # PyTorch takes the indices modulo the size of ``dim`` (-1 is the last, 4 of 4 the first)
+            indices = jnp.remainder(indices, jnp.asarray(n, indices.dtype))
+        x = jnp.broadcast_to(x, xs)
+        if half and xs != input.shape:  # (the gradient rounded between the two sums)
+            x = stored_half(x, input.dtype)
+        r = jnp.take_along_axis(x, jnp.broadcast_to(indices, b), axis=dim)
+    return r.astype(input.dtype) if half else r
 
 
 # ---- data-dependent: masked_select / masked_scatter / nonzero / where(cond) --------------------------------

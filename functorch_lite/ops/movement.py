@@ -157,7 +157,8 @@ def _repeat_prep(targs, sargs):
     return (_repeats("repeat", targs[0]._shape, reps),)
 
 
-@defop(float8=True, grad_fn="RepeatBackward0", prep=_repeat_prep, saves=())
+# (half_grad: torch's RepeatBackward0 sums the gradient's copies, float16 / bfloat16 in float32)
+@defop(float8=True, grad_fn="RepeatBackward0", prep=_repeat_prep, saves=(), half_grad=True)
 def repeat(input, *repeats):
     (reps,) = repeats
     x = input.reshape((1,) * (len(reps) - input.ndim) + input.shape)
@@ -168,7 +169,7 @@ def _tile_prep(targs, sargs):
     return (_repeats("tile", targs[0]._shape, _shape_arg(sargs[0], "tile", "dims")),)  # (torch's repeat of it)
 
 
-@defop(float8=True, grad_fn="RepeatBackward0", prep=_tile_prep, saves=())
+@defop(float8=True, grad_fn="RepeatBackward0", prep=_tile_prep, saves=(), half_grad=True)
 def tile(input, *dims):
     (dims,) = dims
     return jnp.tile(input, dims)

@@ -786,45 +786,61 @@ def _along(fn, x, dim):
        prep=_req_dim_prep("softmax"), check=_softmax_check, saves=("result",), float8=True,
        autocast={"cuda": "fp32_opt"})
 def softmax(input, dim=None, dtype=None, *, axis=None):
-    """Numerically stable softmax along ``dim`` (required, RED-13; RED-17)."""
+    """Numerically stable softmax along ``dim`` (required, RED-13; RED-17); float16 / bfloat16 in float32, rounded
+    once, with torch's backward (``_softmax_half``)."""
+    if input.dtype in _HALF:
+        return _softmax_half(dim, input) if input.ndim else _softmax_half(0, input.reshape(1)).reshape(())
     return _along(jax.nn.softmax, input, dim)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+def _softmax_half(dim, x):
+    return jax.nn.softmax(x.astype(jnp.float32), axis=dim).astype(x.dtype)
+
+
+@_softmax_half.defjvp
+def _softmax_half_jvp(dim, primals, tangents):
+    """SoftmaxBackward0 of a half result ``y`` (torch's ``_softmax_backward_data`` kernel): ``(g - sum(g * y)) * y``
+    in float32 from the saved, rounded ``y``, rounded once. Written as the tangent map whose transpose (what
+    ``jax.vjp`` runs) is that formula, term for term: ``m - y * sum(m)`` with ``m = t * y``."""
+    (x,), (t,) = primals, tangents
+    y = _softmax_half(dim, x)
+    yr = _dispatch.stored_half(y, y.dtype)
+    m = t.astype(jnp.float32) * yr
+    return y, (m - yr * jnp.sum(m, axis=dim, keepdims=True)).astype(y.dtype)
 
 
 @defop(kernel="log_softmax_kernel_impl", promote=_softmax_rule, grad_fn="LogSoftmaxBackward0",
        prep=_req_dim_prep("log_softmax"), check=_softmax_check, float8=True,
        saves=("result",), autocast={"cuda": "fp32_opt"})
 def log_softmax(input, dim=None, dtype=None, *, axis=None):
-    if input.dtype in _HALF and input.ndim and dim in (-1, input.ndim - 1):
-        return _log_softmax_half(dim, input)
+    if input.dtype in _HALF:
+        return _log_softmax_half(dim, input) if input.ndim else _log_softmax_half(0, input.reshape(1)).reshape(())
     return _along(jax.nn.log_softmax, input, dim)
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
 def _log_softmax_half(dim, x):
-    """PyTorch's float16 / bfloat16 log_softmax along the last dim (its vectorised last-dim kernel): ``x - max`` in
+    """PyTorch's float16 / bfloat16 log_softmax. Along the last dim (its vectorised last-dim kernel): ``x - max`` in
     float32 minus the log of the sum of exps, where the sum and its log are each stored in the type; the result
-    rounded once. (Along another dim torch's kernel rounds once, as ``_along``.)"""
+    rounded once. Along another dim torch's kernel computes in float32 and rounds once."""
     t, f = x.dtype, jnp.float32
+    if dim not in (-1, x.ndim - 1):
+        return jax.nn.log_softmax(x.astype(f), axis=dim).astype(t)
     d = x.astype(f)
     d = d - jnp.max(d, axis=dim, keepdims=True)
     return (d - _rnd(jnp.log(_rnd(jnp.sum(jnp.exp(d), axis=dim, keepdims=True), t)), t)).astype(t)
 
 
-def _log_softmax_half_fwd(dim, x):
+@_log_softmax_half.defjvp
+def _log_softmax_half_jvp(dim, primals, tangents):
+    """LogSoftmaxBackward0 from the saved (rounded) result ``r``, in float32: ``g - exp(r) * sum(g)``, rounded once
+    (any dim), as the tangent map ``t - sum(exp(r) * t)`` whose transpose it is."""
+    (x,), (t,) = primals, tangents
     r = _log_softmax_half(dim, x)
-    return r, r
-
-
-def _log_softmax_half_bwd(dim, r, g):
-    """LogSoftmaxBackward0 from the saved (rounded) result, in float32: ``g - exp(r) * sum(g)``, rounded once."""
-    f, fi = jnp.float32, jnp.finfo(r.dtype)
-    gf = g.astype(f)
-    # (the saved result read as stored: a whole-graph backward program may otherwise keep it in float32)
-    rf = jax.lax.reduce_precision(r.astype(f), fi.nexp, fi.nmant)
-    return ((gf - jnp.exp(rf) * jnp.sum(gf, axis=dim, keepdims=True)).astype(r.dtype),)
-
-
-_log_softmax_half.defvjp(_log_softmax_half_fwd, _log_softmax_half_bwd)
+    e = jnp.exp(_dispatch.stored_half(r, r.dtype))
+    tw = t.astype(jnp.float32)
+    return r, (tw - jnp.sum(e * tw, axis=dim, keepdims=True)).astype(r.dtype)
 
 
 # ---- topk / sort / argsort / median ---------------------------------------------------------------------

@@ -271,6 +271,8 @@ def _expand_meta(t, sargs):
                 raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a leading, non-existing "
                                    f"dimension {i}")
             shape[i] = s
+            if s == 1 and i + 1 < len(sizes):  # (a new size-1 dim: its stride as if it were there, as torch's)
+                strides[i] = shape[i + 1] * strides[i + 1]
             continue
         cur = t._shape[i - lead]
         if s == -1:
@@ -286,7 +288,8 @@ def _expand_meta(t, sargs):
     return tuple(shape), tuple(strides), t._offset
 
 
-@defop(grad_fn="ExpandBackward0", prep=_expand_prep, view=_expand_meta, saves=())
+# (half_grad: torch's ExpandBackward0 is ``sum_to_size``, a sum that accumulates float16 / bfloat16 in float32)
+@defop(grad_fn="ExpandBackward0", prep=_expand_prep, view=_expand_meta, saves=(), half_grad=True)
 def expand(input, *size):
     (size,) = size
     lead = len(size) - input.ndim

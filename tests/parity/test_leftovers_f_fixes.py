@@ -200,3 +200,65 @@ def test_cosine_similarity_of_mixed_dtypes_normalises_each_in_its_own(dtypes):
         got.append((str(r.dtype), np.asarray(r.tolist())))
     assert got[0][0] == got[1][0]
     np.testing.assert_allclose(got[0][1], got[1][1], rtol=2e-6, atol=1e-7)
+
+
+_SMALL_API = {
+    "normalize_0d": lambda m: m.nn.functional.normalize(m.tensor(3.0), dim=0),
+    "normalize_0d_last": lambda m: m.nn.functional.normalize(m.tensor(-3.0), dim=-1),
+    "normalize_tuple_dim": lambda m: m.nn.functional.normalize(m.tensor([[3.0, 4.0], [0.0, 5.0]]), dim=(0, 1)),
+    "normalize_list_dim_p1": lambda m: m.nn.functional.normalize(m.tensor([[3.0, 4.0], [0.0, 5.0]]), p=1, dim=[1]),
+    "normalize_out_resized": lambda m: m.nn.functional.normalize(m.ones(2, 2), out=m.empty(0)),
+    "normalize_dim_out_of_range": lambda m: m.nn.functional.normalize(m.ones(2, 2), dim=2),
+    "index_reduce_out_dtype": lambda m: m.index_reduce(m.ones(3, 3), 0, m.tensor([0, 2]), m.full((2, 3), 2.0), "prod",
+                                                       out=m.empty(3, 3, dtype=m.float64)),
+    "index_reduce_out_requires_grad": lambda m: m.index_reduce(m.ones(3, 3, requires_grad=True), 0, m.tensor([0, 2]),
+                                                               m.full((2, 3), 2.0), "prod", out=m.empty(3, 3)),
+    "index_reduce_out_overlaps": lambda m: (lambda s: m.index_reduce(m.ones(3, 3), 0, m.tensor([0, 2]), s, "prod",
+                                                                     out=s[:1].expand(3, 3)))(m.full((2, 3), 2.0)),
+    "randperm_0d_tensor": lambda m: m.randperm(m.tensor(4)).sort().values,
+    "randperm_one_element": lambda m: m.randperm(m.tensor([3])).sort().values,
+    "randperm_float_tensor": lambda m: m.randperm(m.tensor(4.0)),
+    "randperm_float": lambda m: m.randperm(4.0), "randperm_bool": lambda m: m.randperm(True),
+    "randperm_str": lambda m: m.randperm("3"),
+    "block_diag_number": lambda m: m.block_diag(m.ones(2, 2), 3), "block_diag_list": lambda m: m.block_diag([m.ones(1)]),
+    "block_diag_none": lambda m: m.block_diag(m.ones(1), None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SMALL_API))
+def test_small_api_cases_as_torch(case):
+    # (metric and MoE red teams) F.normalize of a 0-d tensor / a tuple of dims / a wrong-sized out; index_reduce's
+    # out= checks; randperm of a tensor's count; block_diag's parser errors
+    fn = _SMALL_API[case]
+    with __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("ignore")
+        got, want = _outcome(fn, ft), _outcome(fn, torch)
+    if got[0] == "ok" and want[0] == "ok":
+        np.testing.assert_allclose(np.asarray(got[1], dtype=float), np.asarray(want[1], dtype=float), rtol=1e-6)
+    else:
+        assert got == want
+
+
+_EXPANDS = {
+    "new_size1_before_matrix": lambda m: m.ones(5, 5).expand(3, 1, 5, 5),
+    "new_size1_lead": lambda m: m.ones(1, 5).expand(1, 1, 5), "zero_dim": lambda m: m.tensor(2.0).expand(1, 1),
+    "vector": lambda m: m.ones(3).expand(1, 2, 1, 3), "transposed": lambda m: m.ones(4, 3).t().expand(2, 1, 3, 4),
+    "sliced": lambda m: m.ones(2, 1)[:, :1].expand(1, 2, 4), "stepped": lambda m: m.ones(6)[::2].expand(1, 3),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_EXPANDS))
+def test_expand_strides_of_new_size_one_dims_as_torch(case):
+    # inferExpandGeometry: a new leading dim of size 1 takes the stride it would have (the next dim's size times its
+    # stride), 0 only where it repeats (was 0 for every new dim)
+    got = [_EXPANDS[case](m) for m in (ft, torch)]
+    assert [(tuple(t.shape), t.stride()) for t in got[:1]] == [(tuple(t.shape), t.stride()) for t in got[1:]]
+
+
+@pytest.mark.parametrize("fn", ["nonzero", "argwhere", "as_tuple", "where"])
+def test_nonzero_of_a_meta_tensor_is_torchs_not_implemented(fn):
+    # (a JAX ConcretizationTypeError leaked)
+    calls = {"nonzero": lambda m, x: m.nonzero(x), "argwhere": lambda m, x: m.argwhere(x),
+             "as_tuple": lambda m, x: x.nonzero(as_tuple=True), "where": lambda m, x: m.where(x > 0)}
+    got = [_outcome(lambda m: calls[fn](m, m.empty(6, device="meta")), m) for m in (ft, torch)]
+    assert got[0] == got[1] and got[0][0] == "NotImplementedError"

@@ -225,3 +225,42 @@ def test_iter_strides_fast_setup_cases(shape, strides):
     assert (V.iter_strides(shape, [(shape, strides)]) or V.contiguous_strides(shape)) == t.exp().stride()
     assert (V.iter_strides(shape, [(shape, strides), ((), ())]) or V.contiguous_strides(shape)) == \
         (t * 2).stride()
+
+
+_LIKE_SELF = {
+    "sort_values": lambda m, x: x.sort(1)[0], "sort_indices": lambda m, x: x.sort(1, descending=True)[1],
+    "argsort": lambda m, x: x.argsort(1), "flip": lambda m, x: x.flip(1), "msort": lambda m, x: m.msort(x),
+    "index_fill": lambda m, x: x.index_fill(1, m.tensor([0, 1]), 0.0),
+    "select_scatter": lambda m, x: x.select_scatter(m.zeros(x.shape[0], *x.shape[2:]), 1, 0),
+    "slice_scatter": lambda m, x: x.slice_scatter(m.zeros(x.shape[0], 1, *x.shape[2:]), 1, 0, 1),
+    "put": lambda m, x: x.put(m.tensor([0, 1]), m.tensor([5.0, 6.0])),
+    "index_put": lambda m, x: x.index_put((m.tensor([0]),), m.tensor(1.0)), "fill": lambda m, x: m.fill(x, 1.0),
+    # (torch writes these into a contiguous result: unchanged)
+    "topk": lambda m, x: x.topk(1, 1)[0], "cummax": lambda m, x: x.cummax(1)[0],
+    "index_add": lambda m, x: x.index_add(1, m.tensor([0]), m.ones(x.shape[0], 1, *x.shape[2:])),
+}
+_SELF_LAYOUTS = {
+    "transposed": ((4, 6, 5), lambda x: x.transpose(0, 2)), "permuted": ((4, 6, 5), lambda x: x.permute(1, 2, 0)),
+    "sliced": ((4, 6, 5), lambda x: x[:, ::2]), "sliced_t": ((4, 6, 5), lambda x: x[:, ::2].transpose(1, 2)),
+    "expanded": ((3, 1), lambda x: x.expand(3, 4)),
+    "channels_last": ((2, 3, 4, 5), lambda x: x.contiguous(memory_format=_fmt(x))),
+}
+
+
+# (not compared: torch's select/slice_scatter copy a non-dense self with its exact strides, clone_preserve_strides, a
+# non-dense result; here it gets the dense strides of its memory order, as clone's)
+_SELF_CASES = [(op, lay) for op in sorted(_LIKE_SELF) for lay in sorted(_SELF_LAYOUTS)
+               if not (op.endswith("_scatter") and lay.startswith("sliced"))]
+
+
+@pytest.mark.parametrize("op,layout", _SELF_CASES)
+def test_results_allocated_like_self_as_torch(op, layout):
+    # sort / argsort / flip / the out-of-place scatters allocate like their input (empty_like, clone), not as the
+    # iterator: a permuted input keeps its strides, a non-dense one gets the dense strides of its memory order
+    shape, make = _SELF_LAYOUTS[layout]
+    got = []
+    for m in (ft, torch):
+        r = _LIKE_SELF[op](m, make(_base(m, shape)))
+        got.append((_layout(r), np.asarray(r.tolist(), dtype=np.float64)))
+    assert got[0][0] == got[1][0]
+    np.testing.assert_allclose(got[0][1], got[1][1], rtol=1e-6)

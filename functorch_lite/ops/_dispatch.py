@@ -418,7 +418,7 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
             diff_idx = tuple(i for i, a in enumerate(targs) if isinstance(a, Tensor) and a._requires_grad)
             if diff_idx:
                 _graph.record(op, outs, targs, diff_idx, tuple(arrays), entry, sargs)
-        return _lay_out_result(op, targs, outs) if strided and op.layout else outs
+        return _lay_out_result(op, targs, sargs, outs) if strided and op.layout else outs
     if op.check is not None:
         op.check(targs, sargs)
     if entry.diff_ok and _state.enabled:
@@ -426,15 +426,15 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
         if diff_idx:
             outs = _wrap(op, entry.fn(*arrays), entry.outs, dev)
             _graph.record(op, outs, targs, diff_idx, tuple(arrays), entry, sargs)
-            return _lay_out_result(op, targs, outs) if strided and op.layout else outs
+            return _lay_out_result(op, targs, sargs, outs) if strided and op.layout else outs
     if _FUNC_ACTIVE[0] and _state.stop:  # no_grad inside a differentiating func transform: cut from JAX's
         outs = _wrap(op, jax.tree_util.tree_map(jax.lax.stop_gradient, entry.fn(*arrays)), entry.outs, dev)
     else:
         outs = _wrap(op, entry.fn(*arrays), entry.outs, dev)
-    return _lay_out_result(op, targs, outs) if strided and op.layout else outs
+    return _lay_out_result(op, targs, sargs, outs) if strided and op.layout else outs
 
 
-def _lay_out_result(op, targs, r):
+def _lay_out_result(op, targs, sargs, r):
     """An op's new result ``r`` laid out as PyTorch lays it, where an operand has strides of its own (the op's
     ``layout``, _registry.POINTWISE / LIKE_SELF). "self": like its first input, as ``clone`` (each output of its
     shape). "iter": as ATen's TensorIterator lays it (``views.iter_strides``): ``x.t() * 2`` is ``x.t()``-strided, so
@@ -442,6 +442,8 @@ def _lay_out_result(op, targs, r):
     another shape (a loss's reduction) is left contiguous; ``2 ** x`` (a number's power) is contiguous in PyTorch.
     Dropout's key and PReLU's weight (ATen reshapes it to the input's rank) are no operands of the iterator's
     layout."""
+    if op.layout == "format":
+        return _lay_out_format(op, targs, sargs, r)
     if op.layout == "self":
         src = targs[0]
         if isinstance(src, Tensor) and src._strides is not None:
@@ -492,6 +494,29 @@ def _iter_layout(shape, shapes, ops):
 
 
 _FIRST_OPERAND_ONLY = frozenset({"_dropout", "prelu"})
+
+
+def _lay_out_format(op, targs, sargs, r):
+    """A result laid out in its input's suggested memory format (_registry.LIKE_FORMAT): channels-last (3d) where
+    the input's strides are (a convolution's weight's too, as ATen's backends decide; ``cat``'s inputs all), each
+    output of that rank (a batch norm's saved statistics are not)."""
+    from .movement import suggest_memory_format  # (late: movement's ops are built on this module)
+    if op.name == "cat":
+        fmts = {suggest_memory_format(t) for t in targs if isinstance(t, Tensor)}
+        fmt = fmts.pop() if len(fmts) == 1 else V.contiguous_format
+    elif op.name == "pad" and op.sarg(sargs, "mode") == "circular":
+        return r
+    else:
+        fmt = suggest_memory_format(targs[0]) if isinstance(targs[0], Tensor) else V.contiguous_format
+        if fmt is V.contiguous_format and op.name == "convolution" and isinstance(targs[1], Tensor):
+            fmt = suggest_memory_format(targs[1])
+    if fmt is V.contiguous_format or op.name == "convolution" and fmt is not V.channels_last:
+        return r
+    for o in (r if op.nout != 1 else (r,)):
+        order = fmt._order(len(o._shape))
+        if order is not None and o._strides is None:
+            with_memory_order(o, order, fmt._strides(o._shape))
+    return r
 
 
 @functools.lru_cache(maxsize=4096)

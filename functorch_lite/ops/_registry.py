@@ -47,6 +47,13 @@ POINTWISE = frozenset((
 # (``movement.lay_out``; an op's ``layout``: "self")
 LIKE_SELF = frozenset(("sort", "argsort", "flip", "index_fill", "select_scatter", "diagonal_scatter", "slice_scatter",
                        "put", "index_put", "as_strided_scatter", "fill"))
+# the ops whose results PyTorch allocates in their input's suggested memory format (a 2-d conv -- its weight's too --,
+# pooling, batch / group norm, interpolate, pad but a circular one, cat of inputs all in one format): a channels-last
+# input gives channels-last results of its rank (an op's ``layout``: "format"). (Torch's CPU conv3d, avg / adaptive
+# 3-d pooling and circular pad give contiguous results.)
+LIKE_FORMAT = frozenset(("convolution", "max_pool2d", "max_pool3d", "max_pool2d_with_indices", "max_pool3d_with_indices",
+                         "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "_batch_norm", "group_norm",
+                         "_upsample", "_upsample_aa", "pad", "cat"))
 
 
 class OpDef:
@@ -62,7 +69,8 @@ class OpDef:
                  traced=(), zeroes=False, required=False, shown=None, half_grad=None):
         self.name = name
         self.half_grad = half_grad
-        self.layout = "iter" if name in POINTWISE else "self" if name in LIKE_SELF else None
+        self.layout = "iter" if name in POINTWISE else "self" if name in LIKE_SELF else \
+            "format" if name in LIKE_FORMAT else None
         self.required = required
         self.shown = shown
         self.fn_method = None  # (set by defop where it differs from fn)

@@ -264,3 +264,48 @@ def test_results_allocated_like_self_as_torch(op, layout):
         got.append((_layout(r), np.asarray(r.tolist(), dtype=np.float64)))
     assert got[0][0] == got[1][0]
     np.testing.assert_allclose(got[0][1], got[1][1], rtol=1e-6)
+
+
+def _cl(m, shape, seed=0):
+    return _base(m, shape, seed).contiguous(memory_format=m.channels_last)
+
+
+_FORMAT_CASES = {
+    "conv_cl_input": lambda m, F: F.conv2d(_cl(m, (2, 3, 6, 6)), _base(m, (4, 3, 3, 3), 1)),
+    "conv_cl_weight": lambda m, F: F.conv2d(_base(m, (2, 3, 6, 6)), _cl(m, (4, 3, 3, 3), 1), _base(m, (4,), 2)),
+    "conv_depthwise": lambda m, F: F.conv2d(_cl(m, (2, 3, 6, 6)), _base(m, (3, 1, 3, 3), 1), groups=3, padding=1),
+    "conv_transpose": lambda m, F: F.conv_transpose2d(_cl(m, (2, 3, 6, 6)), _base(m, (3, 2, 2, 2), 1), stride=2),
+    "conv3d": lambda m, F: F.conv3d(_base(m, (1, 2, 4, 4, 4)).contiguous(memory_format=m.channels_last_3d),
+                                    _base(m, (3, 2, 2, 2, 2), 1)),
+    "max_pool": lambda m, F: F.max_pool2d(_cl(m, (2, 3, 6, 6)), 2),
+    "max_pool_indices": lambda m, F: F.max_pool2d(_cl(m, (2, 3, 6, 6)), 2, return_indices=True)[1],
+    "avg_pool": lambda m, F: F.avg_pool2d(_cl(m, (2, 3, 6, 6)), 2),
+    "adaptive_avg_pool": lambda m, F: F.adaptive_avg_pool2d(_cl(m, (2, 3, 6, 6)), 2),
+    "adaptive_avg_pool_1": lambda m, F: F.adaptive_avg_pool2d(_cl(m, (2, 3, 6, 6)), 1),
+    "adaptive_max_pool": lambda m, F: F.adaptive_max_pool2d(_cl(m, (2, 3, 6, 6)), 2),
+    "batch_norm_train": lambda m, F: F.batch_norm(_cl(m, (2, 3, 6, 6)), m.zeros(3), m.ones(3), training=True),
+    "batch_norm_eval": lambda m, F: F.batch_norm(_cl(m, (2, 3, 6, 6)), m.zeros(3), m.ones(3)),
+    "group_norm": lambda m, F: F.group_norm(_cl(m, (2, 3, 6, 6)), 3),
+    "layer_norm": lambda m, F: F.layer_norm(_cl(m, (2, 3, 6, 6)), (6,)),
+    "nearest": lambda m, F: F.interpolate(_cl(m, (2, 3, 6, 6)), scale_factor=2),
+    "bilinear": lambda m, F: F.interpolate(_cl(m, (2, 3, 6, 6)), scale_factor=2, mode="bilinear"),
+    "bicubic": lambda m, F: F.interpolate(_cl(m, (2, 3, 6, 6)), size=(5, 5), mode="bicubic"),
+    "pad_constant": lambda m, F: F.pad(_cl(m, (2, 3, 6, 6)), (1, 1, 1, 1)),
+    "pad_reflect": lambda m, F: F.pad(_cl(m, (2, 3, 6, 6)), (1, 1, 1, 1), mode="reflect"),
+    "cat_all_cl": lambda m, F: m.cat([_cl(m, (2, 3, 6, 6)), _cl(m, (2, 3, 6, 6), 1)], 1),
+    "cat_mixed": lambda m, F: m.cat([_cl(m, (2, 3, 6, 6)), _base(m, (2, 3, 6, 6), 1)], 1),
+    "conv_block": lambda m, F: F.max_pool2d(F.relu(F.batch_norm(F.conv2d(_cl(m, (2, 3, 6, 6)), _cl(m, (4, 3, 3, 3), 1)),
+                                                                m.zeros(4), m.ones(4), training=True)), 2),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_FORMAT_CASES))
+def test_channels_last_through_conv_pool_norm_as_torch(case):
+    # conv (its input's or its weight's format), pooling, batch / group norm, interpolate, pad and cat of inputs all
+    # in one format give channels-last results as torch's (they came back contiguous); layer_norm stays contiguous
+    got = []
+    for m in (ft, torch):
+        r = _FORMAT_CASES[case](m, m.nn.functional)
+        got.append((_layout(r), np.asarray(r.tolist(), dtype=np.float64)))
+    assert got[0][0] == got[1][0]
+    np.testing.assert_allclose(got[0][1], got[1][1], rtol=1e-4, atol=1e-5)

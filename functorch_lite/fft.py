@@ -21,9 +21,8 @@ from ._tensor.tensor import Tensor
 from .ops import fft_ops as _k
 from .ops.creation import _finish
 from .ops.movement import roll as _roll
-from .ops._dispatch import write_out as _write_out
+from .ops._dispatch import _type_name, write_out as _write_out
 from ._promotion import no_kernel as _no_kernel
-from .ops._dispatch import _type_name
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn",
            "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift", "Tensor"]

@@ -29,7 +29,7 @@ from ._promotion import promote_types
 from ._tensor.tensor import Tensor, _wrap_dim
 from ._warn import WARNED as _WARNED, warn_once as _warn_once  # noqa: F401  (_linalg_more and tests use them)
 from .amp import autocast_mode as _amp
-from .ops._dispatch import _OUT_EXACT, autocast_args, data_dependent_error, dispatch, write_out
+from .ops._dispatch import _type_name, _OUT_EXACT, autocast_args, data_dependent_error, dispatch, write_out
 from .ops._registry import OPS
 from .ops.indexing import _host_tensor, _view
 from .ops.linalg import matmul
@@ -543,7 +543,6 @@ del _k, _f
 
 # the rest of torch.linalg (lu, eig, matrix_exp, cond, ldl...) and its classic top-level forms (_linalg_more.py)
 from . import _linalg_more  # noqa: E402
-from .ops._dispatch import _type_name
 globals().update(_linalg_more.LINALG)
 __all__ += list(_linalg_more.LINALG)
 FUNCTIONS.update(_linalg_more.FUNCTIONS)

@@ -676,7 +676,8 @@ def _not_a_tensor(op, i: int, a) -> TypeError:
 def _refuse_arguments(op, targs) -> None:
     """After an op's argument preparation or kernel build failed: raise the argument parser's TypeError if one of
     ``targs`` is what torch's parser refuses where a Tensor goes (a list, a string, any object, a NumPy array; any
-    number as the tensor of a one-tensor op or of a ``required`` one's); else return, and the original error propagates."""
+    number as the tensor of a one-tensor op or of a ``required`` one's); else return, and the original error
+    propagates."""
     if op.tensors == "list":
         return
     for i, a in enumerate(targs):

@@ -51,9 +51,9 @@ LIKE_SELF = frozenset(("sort", "argsort", "flip", "index_fill", "select_scatter"
 # pooling, batch / group norm, interpolate, pad but a circular one, cat of inputs all in one format): a channels-last
 # input gives channels-last results of its rank (an op's ``layout``: "format"). (Torch's CPU conv3d, avg / adaptive
 # 3-d pooling and circular pad give contiguous results.)
-LIKE_FORMAT = frozenset(("convolution", "max_pool2d", "max_pool3d", "max_pool2d_with_indices", "max_pool3d_with_indices",
-                         "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "_batch_norm", "group_norm",
-                         "_upsample", "_upsample_aa", "pad", "cat"))
+LIKE_FORMAT = frozenset(("convolution", "max_pool2d", "max_pool3d", "max_pool2d_with_indices",
+                         "max_pool3d_with_indices", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d",
+                         "_batch_norm", "group_norm", "_upsample", "_upsample_aa", "pad", "cat"))
 
 
 class OpDef:

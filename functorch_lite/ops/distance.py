@@ -76,7 +76,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     axis = dim if x1.ndim else None
     d1, d2 = x1.dtype, x2.dtype  # (floating: the rule cast an integral input to the common dtype)
     # (the result's dtype: torch's promotion of two floating dtypes -- the wider; float16 with bfloat16, float32)
-    dt = d1 if d1 == d2 else jnp.dtype(jnp.float32) if d1 in _LOW and d2 in _LOW else max(d1, d2, key=lambda d: d.itemsize)
+    dt = d1 if d1 == d2 else jnp.dtype(jnp.float32) if d1 in _LOW and d2 in _LOW else \
+        max(d1, d2, key=lambda d: d.itemsize)
 
     def up(a):
         # (half types: each step computed in float32 and rounded back, as ATen's kernels (XLA's half division and

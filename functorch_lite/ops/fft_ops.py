@@ -23,11 +23,10 @@ from .._tensor.tensor import Tensor
 from ..amp import autocast_mode as _amp
 from ..autograd import grad_mode as _gm
 from ._registry import defop
-from ._dispatch import write_out
+from ._dispatch import _type_name, write_out
 from .complex_ops import conj, conj_physical
 from .view_ops import narrow
 from .resample import pad as _pad
-from ._dispatch import _type_name
 
 # PyTorch's fft_norm_mode
 NONE, BY_ROOT_N, BY_N = 0, 1, 2

@@ -27,13 +27,12 @@ from .._promotion import no_kernel
 from .._warn import user_stacklevel as _user_stacklevel, warn_once
 from . import grad_overrides as _go
 from .._tensor.tensor import Tensor, _wrap_dim, with_memory_order
-from ._dispatch import (_I64, _big_int, broadcast_shapes, data_dependent_error, dispatch, inplace, stored_half,
-                        write_out)
+from ._dispatch import (_I64, _big_int, _type_name, broadcast_shapes, data_dependent_error, dispatch, inplace,
+                        stored_half, write_out)
 from ._registry import OPS, defop
 from .reduction import _rule_int64_narrow
 from .indexing import (_INT_INDEX, _Tracer, _at_index, _bounds, _dim_size, _host_tensor, _no_overlap, _oob, _out,
                        _rule_cast, _twin, _view, set_at)
-from ._dispatch import _type_name
 
 
 # ---- gather / scatter / index_* / take ------------------------------------------------------------------

@@ -247,8 +247,8 @@ def _inner_autocast(sargs, targs):
     return OPS["dot"].autocast
 
 
-@defop(required=True, promote=_inner_rule, grad_fn=_inner_name, tensors=2, prep=_inner_prep, device_check=("self", "other"),
-       broadcast=False, float8=True, autocast=_inner_autocast)
+@defop(required=True, promote=_inner_rule, grad_fn=_inner_name, tensors=2, prep=_inner_prep,
+       device_check=("self", "other"), broadcast=False, float8=True, autocast=_inner_autocast)
 def inner(input, other):
     """``torch.inner``: a sum over the last dims of both (``tensordot(a, b, ([-1], [-1]))``, shape
     ``a.shape[:-1] + b.shape[:-1]``); a 0-d operand multiplies (PyTorch's composite, so ViewBackward0 /

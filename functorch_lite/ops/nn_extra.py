@@ -28,13 +28,12 @@ from . import _deferred, grad_overrides as _go, norm as _norm
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor, _wrap_dim
 from .._tensor.views import shape_str as _shape_str
-from ._dispatch import autocast_fp32
+from ._dispatch import _type_name, autocast_fp32
 from ._registry import OPS, defop
 from .losses import _legacy
 from .norm import _float_rule
 from .nn_ops import _no_grad_arg, reduction_name
 from .._warn import user_stacklevel as _user_stacklevel
-from ._dispatch import _type_name
 
 __all__: list = ["pixel_shuffle", "pixel_unshuffle", "unfold", "fold", "threshold", "threshold_", "relu_",
                  "hardtanh_", "softshrink", "hardshrink", "tanhshrink", "softmin", "pdist", "soft_margin_loss",

@@ -34,14 +34,13 @@ from . import grad_overrides as _go
 from .._promotion import no_kernel
 from .._warn import warn_once
 from .._tensor.tensor import Tensor, _wrap_dim
-from ._dispatch import autocast_args, data_dependent_error, dispatch, write_out
+from ._dispatch import _type_name, autocast_args, data_dependent_error, dispatch, write_out
 from ._registry import OPS, defop
 from ._rounding import true_div
 from .reduction import _invalid_combo
 from .fft_ops import int_arg
 from .gather_scatter import _vmap_dynamic
 from .indexing import _Tracer, _host_tensor, _out, _view
-from ._dispatch import _type_name
 
 _INTEGRAL = (D.uint8, D.int8, D.int16, D.int32, D.int64)
 

@@ -24,13 +24,12 @@ import numpy as np
 from .. import dtypes as D
 from .._promotion import _cname, no_kernel
 from .._tensor.tensor import Tensor, _wrap_dim
-from ._dispatch import _check_out_grad, dispatch, write_out
+from ._dispatch import _type_name, _check_out_grad, dispatch, write_out
 from ._registry import OPS, defop
 from .creation import _linspace_real
 from .indexing import _Tracer, _host_tensor
 from .reduction import _structseq, return_types as RT
 from .set_ops import _linspace
-from ._dispatch import _type_name
 
 RT.histogram = _structseq("histogram", ("hist", "bin_edges"))
 RT.histogram._out_type = RT.histogram_out = _structseq("histogram_out", ("hist", "bin_edges"))

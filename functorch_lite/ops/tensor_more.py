@@ -34,14 +34,13 @@ from ..autograd import graph as _graph
 from . import _dispatch
 from . import strided as _strided
 from . import view_ops as VO
-from ._dispatch import dispatch
+from ._dispatch import _type_name, dispatch
 from ._registry import OPS, defop
 from .gather_scatter import check_index_source, extreme_at
 from .grad_overrides import aten_no_derivative
 from .elementwise import _tensors_only
 from .indexing import _bounds, _dim_size, _rule_cast, _tp_name, _twin, index_put, set_at
 from .reduction import _structseq, return_types as RT
-from ._dispatch import _type_name
 
 RT.frexp = _structseq("frexp", ("mantissa", "exponent"))
 RT.frexp._out_type = RT.frexp_out = _structseq("frexp_out", ("mantissa", "exponent"))

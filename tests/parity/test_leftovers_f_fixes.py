@@ -220,7 +220,8 @@ _SMALL_API = {
     "randperm_float_tensor": lambda m: m.randperm(m.tensor(4.0)),
     "randperm_float": lambda m: m.randperm(4.0), "randperm_bool": lambda m: m.randperm(True),
     "randperm_str": lambda m: m.randperm("3"),
-    "block_diag_number": lambda m: m.block_diag(m.ones(2, 2), 3), "block_diag_list": lambda m: m.block_diag([m.ones(1)]),
+    "block_diag_number": lambda m: m.block_diag(m.ones(2, 2), 3),
+    "block_diag_list": lambda m: m.block_diag([m.ones(1)]),
     "block_diag_none": lambda m: m.block_diag(m.ones(1), None),
 }
 

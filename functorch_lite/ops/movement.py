@@ -105,8 +105,8 @@ def _roll_prep(targs, sargs):
     a static argument) and ATen's ``roll_common`` checks: one shift and no dims is a roll of the flattened tensor;
     otherwise one shift per dim."""
     shifts, dims = sargs[0], (sargs[1] if len(sargs) > 1 else None)
-    sh = _int_seq(shifts, "shifts", 2)
-    dm = () if dims is None else _int_seq(dims, "dims", 3)
+    sh = _int_seq(shifts, "roll", "shifts", 2)
+    dm = () if dims is None else _int_seq(dims, "roll", "dims", 3)
     if not sh:
         raise RuntimeError("`shifts` required")
     if not dm and len(sh) == 1:
@@ -119,19 +119,18 @@ def _roll_prep(targs, sargs):
     return (sh, dm)
 
 
-def _int_seq(v, name: str, pos: int) -> tuple:
-    """An ``int[1]`` argument of torch's parser: an int (a 0-d integer tensor, a NumPy integer) or a sequence of
-    them, as a tuple."""
-    seq = v if isinstance(v, (tuple, list)) else None
-    if seq is None:
-        if getattr(v, "ndim", 0) or not hasattr(v, "__index__") or isinstance(v, bool):  # (an array, a 1-d tensor)
-            raise TypeError(f"roll(): argument '{name}' (position {pos}) must be tuple of ints, not {_type_name(v)}")
+def _int_seq(v, fname: str, name: str, pos: int, single: bool = True) -> tuple:
+    """An ``int[]`` argument of torch's parser, as a tuple: a list / tuple of ints (0-d integer tensors, NumPy
+    integers); ``single`` (an ``int[1]``: roll's shifts / dims): one int too."""
+    if not isinstance(v, (tuple, list)):
+        if not single or getattr(v, "ndim", 0) or not hasattr(v, "__index__") or isinstance(v, bool):
+            raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be tuple of ints, not {_type_name(v)}")
         return (operator.index(v),)
-    for i, e in enumerate(seq):
-        if not hasattr(e, "__index__") or getattr(e, "ndim", 0):
-            raise TypeError(f"roll(): argument '{name}' (position {pos}) must be tuple of ints, but found element of "
-                            f"type {_type_name(e)} at pos {i}")
-    return tuple(operator.index(e) for e in seq)
+    for i, e in enumerate(v):
+        if isinstance(e, bool) or not hasattr(e, "__index__") or getattr(e, "ndim", 0):
+            raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be tuple of ints, but found "
+                            f"element of type {_type_name(e)} at pos {i}")
+    return tuple(operator.index(e) for e in v)
 
 
 @defop(float8=True, grad_fn="RollBackward0", saves=(), prep=_roll_prep)
@@ -839,7 +838,8 @@ def tensordot(a, b, dims=2, out=None):
         if dims > min(a.dim(), b.dim()):
             raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
         da, db = list(range(-dims, 0)), list(range(dims))  # (a's as negative dims: PyTorch's error names them so)
-    da, db = _int_list(da, "dims_self", 3), _int_list(db, "dims_other", 4)
+    da = list(_int_seq(da, "tensordot", "dims_self", 3, single=False))
+    db = list(_int_seq(db, "tensordot", "dims_other", 4, single=False))
     if len(da) != len(db):
         raise RuntimeError("both dimension lists should have same length")
     if a.dtype is not b.dtype:
@@ -868,17 +868,6 @@ def tensordot(a, b, dims=2, out=None):
                                f"output tensor with dtype {out.dtype.short}")
         return write_out(out, res)
     return res
-
-
-def _int_list(v, name: str, pos: int) -> list:
-    """A ``int[]`` parameter of torch's parser (tensordot's dims lists): a list / tuple of ints."""
-    if not isinstance(v, (tuple, list)):
-        raise TypeError(f"tensordot(): argument '{name}' (position {pos}) must be tuple of ints, not {_type_name(v)}")
-    for i, e in enumerate(v):
-        if isinstance(e, bool) or not hasattr(e, "__index__"):
-            raise TypeError(f"tensordot(): argument '{name}' (position {pos}) must be tuple of ints, but found "
-                            f"element of type {_type_name(e)} at pos {i}")
-    return [operator.index(e) for e in v]
 
 
 def _dim_set(dims, nd: int) -> list:

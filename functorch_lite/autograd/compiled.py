@@ -23,8 +23,10 @@ _PROGRAMS: dict = {}
 # backward kernel is compiled once and shared by every graph). A program's compile time grows with its nodes (10-20 ms
 # a node on a 2-core host) where a node-by-node run costs ~50 us a node: a 1000-step Euler loop's one-off backward
 # (4,000 nodes) took 75-85 s to compile, its node-by-node run 0.2 s; a large model's step compiles once it has
-# repeated enough to pay for it.
-COMPILE_AT_ONCE = 300
+# repeated enough to pay for it. Smaller graphs compile at once: node by node, a fresh process compiles each of a
+# model's distinct backward kernels and later the program too (the examples' training loops, 300-2000 nodes, took
+# half as long again when the line was at 300).
+COMPILE_AT_ONCE = 2000
 RUNS_PER_COMPILE = 25
 _SIGHTED: dict = {}  # structure key of a large graph -> its node-by-node runs so far
 LARGE = object()  # run_compiled's answer for such a graph's early runs: the engine runs it node by node

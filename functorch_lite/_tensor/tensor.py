@@ -334,8 +334,7 @@ class Tensor:
         order = memory_format._order(len(self._shape))
         if order is None:
             return False
-        shape = tuple(self._shape[d] for d in order)
-        return V.is_contiguous(shape, tuple(self.stride()[d] for d in order))
+        return V.is_format_contiguous(self._shape, self.stride(), order)
 
     def dim_order(self, *, ambiguity_check=False) -> tuple:
         """The dims from outermost to innermost in memory, as torch's. ``ambiguity_check``: True refuses a layout

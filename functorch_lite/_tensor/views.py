@@ -287,16 +287,7 @@ def infer_dense_strides(shape, strides) -> tuple:
     ``empty_like``/``clone`` of a non-dense tensor); dims with stride 0 keep their place.
     Returns (strides, memory order outermost first)."""
     nd = len(shape)
-
-    def should_swap(d0, d1):
-        s0, s1 = strides[d0], strides[d1]
-        if s0 == 0 or s1 == 0:
-            return 0
-        if s0 != s1:
-            return -1 if s0 < s1 else 1
-        return 1 if shape[d0] > shape[d1] else 0
-
-    perm = _insertion_perm(nd, should_swap)  # innermost first
+    perm = _stride_order(shape, (strides,))  # innermost first
     out = [0] * nd
     cur = 1
     for d in perm:
@@ -321,7 +312,7 @@ def iter_strides(shape, operands):
         if all(is_contiguous(s, st) for s, st in operands):
             return None
         fmt = channels_last if nd == 4 else channels_last_3d if nd == 5 else None
-        if fmt is not None and all(_is_fmt_contiguous(s, st, fmt._perm) for s, st in operands):
+        if fmt is not None and all(is_format_contiguous(s, st, fmt._perm) for s, st in operands):
             return fmt._strides(shape)
         first = operands[0][1]
         if all(st == first and is_dense(s, st) for s, st in operands):
@@ -333,18 +324,7 @@ def iter_strides(shape, operands):
         for i, n in enumerate(s):
             b[off + i] = 0 if n == 1 and shape[off + i] != 1 else st[i]
         bst.append(b)
-
-    def should_swap(d0, d1):
-        for b in bst:
-            s0, s1 = b[d0], b[d1]
-            if s0 == 0 or s1 == 0:
-                continue
-            if s0 != s1:
-                return -1 if s0 < s1 else 1
-            if shape[d0] > shape[d1]:
-                return 1
-        return 0
-    perm = _insertion_perm(nd, should_swap)  # innermost first
+    perm = _stride_order(shape, bst)  # innermost first
     if perm == list(range(nd - 1, -1, -1)):
         return None
     out, cur = [0] * nd, 1
@@ -354,15 +334,26 @@ def iter_strides(shape, operands):
     return tuple(out)
 
 
-def _is_fmt_contiguous(shape, strides, order) -> bool:
-    """c10's channels-last contiguity: the dims of size > 1, innermost (``order``'s last) first, dense."""
-    expected = 1
-    for d in reversed(order):
-        if shape[d] != 1:
-            if strides[d] != expected:
-                return False
-            expected *= shape[d]
-    return True
+def _stride_order(shape, stride_lists) -> list:
+    """ATen's dim sort by strides (``reorder_dimensions``; ``infer_dense_strides``, one list): the dims innermost
+    first, the first stride list with a strict order between two dims deciding (a 0 stride gives none; equal strides
+    put the smaller size inward)."""
+    def should_swap(d0, d1):
+        for st in stride_lists:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+    return _insertion_perm(len(shape), should_swap)
+
+
+def is_format_contiguous(shape, strides, order) -> bool:
+    """Contiguous in the memory order ``order`` (its dims outermost first: channels_last's (0, 2, 3, 1))."""
+    return is_contiguous(tuple(shape[d] for d in order), tuple(strides[d] for d in order))
 
 
 class memory_format:

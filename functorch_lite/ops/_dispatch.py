@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -36,6 +37,7 @@ from .._stats import COUNTS as _COUNTS, PROFILER as _PROFILER
 from ..amp import autocast_mode as _amp
 from ._registry import SELF
 from .._symbolic import Concrete as _Concrete, SymNumber as _SYM
+from .._warn import user_stacklevel as _user_stacklevel
 
 _AC_ANY = _amp.ANY  # non-zero only while some thread has autocast enabled: the fast path's one check
 
@@ -878,6 +880,12 @@ def no_overlap(dst: Tensor, src, partial_only: bool = False) -> None:
         raise RuntimeError(_OVERLAP)
 
 
+# torch's deprecation warning for a write through an expanded tensor (``{0}``: the op; ``{3}``: its source line)
+EXPANDED_WARN = ("Use of {} on expanded tensors is deprecated. Please clone() the tensor before performing this "
+                 "operation. This also applies to advanced indexing e.g. tensor[{}] = {} (Triggered internally at "
+                 "/__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:{}.)")
+
+
 def inplace(op, targs, sargs, _recorded=False):
     """``self.<op>_(...)``: compute ``op`` then write the result into ``self`` (its dtype kept)."""
     if _PROFILER[0] is not None and not _recorded:  # a profile records: one event, named as PyTorch's (add_)
@@ -913,7 +921,17 @@ def inplace(op, targs, sargs, _recorded=False):
         # new values, with the storage's history kept (torch's autograd does not see such a write: gradients reach
         # what the tensor was computed from)
         arr = _keep_history(self._uncut_array(), arr)
-    self._write(arr, overlap_ok=op.aliased_write_ok and not any(isinstance(a, Tensor) for a in targs[1:]))
+    ok = op.aliased_write_ok
+    if ok is not True and ok and self._chain is not None and not self.requires_grad and \
+            V.has_internal_overlap(self._shape, self.stride()):
+        # (masked_fill_ / index_fill_ through an expanded view: deprecated, but torch writes each memory location an
+        # element it fills shares; the others keep their values)
+        where, line = ok
+        warnings.warn(EXPANDED_WARN.format(op.name + "_", "mask", "scalar", line), UserWarning,
+                      stacklevel=_user_stacklevel())
+        self._write_where(arr, where(targs, sargs))
+    else:
+        self._write(arr, overlap_ok=ok is True and not any(isinstance(a, Tensor) for a in targs[1:]))
     if op.zeroes and self._chain is None:  # known zeros until the next write
         _storage.mark_zeros(self._storage.root(), arr)
     _graph.rebase(self, r)

@@ -166,6 +166,10 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
     broadcast together (checked with PyTorch's message); defaults to True for elementwise rules.
     ``aliased_write_ok``: the in-place form may write through an expanded view when its other
     arguments are Python scalars (every alias receives the same value: ``fill_``, ``zero_``).
+    Or ``(where, line)``: the in-place form fills one value where ``where(tensors, static args)`` (a bool array of
+    self's shape) is true, and writes through an expanded view as torch's deprecated path does (each memory location
+    a filled element shares takes the value) with torch's warning (``line``: its TensorAdvancedIndexing.cpp line):
+    ``masked_fill_``, ``index_fill_``.
     ``dynamic``: for view ops, ``(split, impl)``: ``split(static args) -> (key args, offsets)`` separates the
     position arguments (an index, a slice start) from the shape-defining ones, and ``impl(array, offsets,
     *key args)`` computes the view with the offsets traced, so materialising ``x[i]`` for every ``i`` reuses

@@ -1244,7 +1244,8 @@ def _mask_inplace(targs, sargs):
 
 
 @defop(kernel="masked_fill", promote=_masked_fill_rule, broadcast=False, grad_fn="MaskedFillBackward0", tensors=3,
-       inplace=_mask_inplace, check=_mask_check, saves=(1,))
+       inplace=_mask_inplace, check=_mask_check, saves=(1,),
+       aliased_write_ok=(lambda targs, sargs: jnp.broadcast_to(targs[1]._array, targs[0]._shape), 2450))
 def masked_fill(input, mask, value):
     return jnp.where(mask, value, input)
 

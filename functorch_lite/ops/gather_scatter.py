@@ -522,7 +522,9 @@ defop("index_copy", kernel="index_copy_cpu", promote=_rule_cast(2), grad_fn="Ind
       check=_bounds(1, _dim_size, False, _oob(IndexError, "index_copy_(): ")))(_index_along)
 defop("index_fill", kernel="index_fill_cpu", promote=_rule_cast(2), tensors=3, method=False, function=False, saves=(1,),
       grad_fn=lambda targs, sargs: "IndexFillBackward1" if isinstance(targs[2], Tensor) else "IndexFillBackward0",
-      prep=_index_fill_prep, check=_bounds(1, _dim_size, True, _oob(IndexError)))(_index_along)
+      prep=_index_fill_prep, check=_bounds(1, _dim_size, True, _oob(IndexError)),
+      aliased_write_ok=(lambda targs, sargs: _index_along(jnp.zeros(targs[0]._shape, jnp.bool_), targs[1]._array,
+                                                          True, sargs[0], "fill", 1), 1913))(_index_along)
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1, out=None,

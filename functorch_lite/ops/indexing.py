@@ -32,7 +32,8 @@ from .. import dtypes as D
 from . import _deferred
 from .._tensor import views as V
 from .._tensor.tensor import Tensor
-from ._dispatch import _type_name, data_dependent_error, dispatch, inplace, no_overlap as _no_overlap, write_out
+from ._dispatch import EXPANDED_WARN as _EXPANDED_WARN, _type_name, data_dependent_error, dispatch, inplace, \
+    no_overlap as _no_overlap, write_out
 from ._registry import OPS, defop
 from .._symbolic import SymNumber as _SymNumber
 from .._warn import user_stacklevel as _user_stacklevel
@@ -469,11 +470,6 @@ def _put(dst: Tensor, adv: list, values, accumulate: bool, in_place: bool):
         if not dst.requires_grad and V.has_internal_overlap(dst._shape, dst.stride()):
             return _put_expanded(dst, args, (dims, bool(accumulate)), fills)
     return (inplace if in_place else dispatch)(OPS["index_put"], args, (dims, bool(accumulate)))
-
-
-_EXPANDED_WARN = ("Use of {} on expanded tensors is deprecated. Please clone() the tensor before performing this "
-                  "operation. This also applies to advanced indexing e.g. tensor[{}] = {} (Triggered internally at "
-                  "/__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:{}.)")
 
 
 def _put_expanded(dst: Tensor, args, sargs, fills: bool) -> Tensor:

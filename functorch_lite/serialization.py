@@ -314,6 +314,9 @@ class _Pickler(pickle._Pickler):
         t = type(obj)
         if isinstance(obj, Tensor):
             return self._reduce_tensor(obj)
+        if t is _sparse_type():  # (torch's Tensor.__reduce_ex__ of a sparse COO tensor)
+            return _glob("torch._utils", "_rebuild_sparse_tensor"), (obj.layout, (obj._i, obj._v.detach(), obj.shape,
+                                                                                  obj._coalesced))
         special = _special_types().get(t)
         if special == "layout":  # (torch's copyreg entry for torch.layout: _get_layout('torch.strided'))
             return _glob("torch.serialization", "_get_layout"), (repr(obj),)
@@ -914,9 +917,24 @@ def _rebuild_from_type_v2(func, new_type, args, state):
 
 def _get_layout(name: str):
     import functorch_lite
-    if name == "torch.strided":
-        return functorch_lite.strided
-    raise pickle.UnpicklingError(f"functorch_lite supports only the strided layout, not {name}")
+    if name in ("torch.strided", "torch.sparse_coo"):
+        return getattr(functorch_lite, name[6:])
+    raise pickle.UnpicklingError(f"functorch_lite supports only the strided and sparse COO layouts, not {name}")
+
+
+def _sparse_type():
+    from .sparse import SparseTensor
+    return SparseTensor
+
+
+def _rebuild_sparse_tensor(layout, data):
+    """Facade version of ``torch._utils._rebuild_sparse_tensor`` (sparse COO only)."""
+    import functorch_lite
+    if layout is not functorch_lite.sparse_coo:
+        raise pickle.UnpicklingError(f"functorch_lite supports only the sparse COO layout, not {layout}")
+    indices, values, size = data[:3]
+    return functorch_lite.sparse_coo_tensor(indices, values, size, check_invariants=False,
+                                            is_coalesced=data[3] if len(data) > 3 else None)
 
 
 def _torch_globals() -> dict:
@@ -929,6 +947,7 @@ def _torch_globals() -> dict:
         "torch._utils._rebuild_parameter": _rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
+        "torch._utils._rebuild_sparse_tensor": _rebuild_sparse_tensor,
         "torch.serialization._get_layout": _get_layout,
         "torch.nn.parameter.Parameter": Parameter,
         "torch.Tensor": Tensor,

@@ -223,7 +223,20 @@ class Discovery:
         if isinstance(obj, (collections.abc.Iterator, random.Random, np.random.RandomState, np.random.Generator)):
             self.pystate.append((name, obj))  # (``next(it)``, ``rng.random()``: Python state, not the program's)
             return
-        Module, Optimizer, LRScheduler, Generator, Compiled, Scaler = _CLASSES or _classes()
+        Module, Optimizer, LRScheduler, Generator, Compiled, Scaler, Sparse = _CLASSES or _classes()
+        if type(obj) is Sparse:
+            # a sparse COO tensor: its indices and values (and a sparse leaf's dense-gradient tensor) are the program's
+            # tensors; its size and flags are guards (its ops that read the indices on the host break the graph)
+            if guard:
+                self.guards.append((f"{name}.__class__", ("is", type(obj))))
+                self.guards.append((f"{name}.size()", ("value", (obj._size, obj._coalesced, obj._leaf))))
+            for k in ("_i", "_v", "_dense_grad"):
+                v = getattr(obj, k)
+                if self.plan is not None:
+                    self.plan.seqs.append((_ATTR, obj, k, v))
+                if v is not None:
+                    self.visit(v, f"{name}.{k}", depth + 1)
+            return
         if isinstance(obj, Module):
             self.modules.append((name, obj))
             self.module(obj, name)
@@ -613,7 +626,8 @@ def _classes():
         from ..random import Generator
         from ..amp.grad_scaler import GradScaler
         from .runner import CompiledFunction
-        _CLASSES.extend((Module, Optimizer, LRScheduler, Generator, CompiledFunction, GradScaler))
+        from ..sparse import SparseTensor
+        _CLASSES.extend((Module, Optimizer, LRScheduler, Generator, CompiledFunction, GradScaler, SparseTensor))
     return _CLASSES
 
 

@@ -220,8 +220,14 @@ def _no_kernel(name):
 
 
 def _to_sparse(self, *args, **kwargs):
-    raise RuntimeError("functorch_lite has only dense (strided) tensors: Tensor.to_sparse / to_sparse_csr / "
-                       "to_sparse_coo are not supported (the layout JAX arrays have is dense)")
+    """``to_sparse`` / ``to_sparse_coo``: a sparse COO tensor (sparse/__init__.py)."""
+    from ..sparse import dense_to_sparse
+    return dense_to_sparse(self, *args, **kwargs)
+
+
+def _to_compressed(self, *args, **kwargs):
+    raise RuntimeError("functorch_lite has dense and sparse COO tensors only: Tensor.to_sparse_csr / to_sparse_csc "
+                       "/ to_sparse_bsr / to_sparse_bsc are not supported")
 
 
 def _to_dense(self, dtype=None, *, masked_grad=None):
@@ -306,8 +312,8 @@ METHODS = {**{name: property(lambda self: False) for name in _FALSE_FLAGS},
            "is_set_to": _is_set_to,
            **{name: _layout_error(name, what) for name, what in _LAYOUT_ERRORS.items()},
            **{name: _no_kernel(name) for name in _NO_KERNEL},
-           **{name: _to_sparse for name in ("to_sparse", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr",
-                                            "to_sparse_bsc", "to_sparse_coo")},
+           "to_sparse": _to_sparse, "to_sparse_coo": _to_sparse,
+           **{name: _to_compressed for name in ("to_sparse_csr", "to_sparse_csc", "to_sparse_bsr", "to_sparse_bsc")},
            "dequantize": lambda self: self,  # (a dense tensor is its own dequantized value, as torch's)
            "to_dense": _to_dense,
            "dense_dim": lambda self: self.dim(),

@@ -158,15 +158,18 @@ def _summarized(a: np.ndarray, edge: int) -> np.ndarray:
     return np.concatenate([_summarized(a[i], edge) for i in rows])
 
 
-def _add_suffixes(text: str, suffixes: Sequence[str], indent: int, linewidth: int) -> str:
-    """Append ``, suffix`` pieces, starting a new indented line when one would overflow."""
+def _add_suffixes(text: str, suffixes: Sequence[str], indent: int, linewidth: int,
+                  force_newline: bool = False) -> str:
+    """Append ``, suffix`` pieces, starting a new indented line when one would overflow (``force_newline``: the
+    first piece on a line of its own, as a sparse tensor's)."""
     parts = [text]
     # Same arithmetic as PyTorch (which over-counts by two when there is no newline).
     last_line_len = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > linewidth:
+        if force_newline or last_line_len + len(suffix) + 2 > linewidth:
             parts.append(",\n" + " " * indent + suffix)
             last_line_len = indent + len(suffix)
+            force_newline = False
         else:
             parts.append(", " + suffix)
             last_line_len += len(suffix) + 2
@@ -221,3 +224,30 @@ def format_tensor(values: Any, dtype_name: str, *, default_dtype_name: str = "fl
             head.append(f"dtype=torch.{dtype_name}")
         body = _Printer(arr, is_complex, floating, opts, indent).text
     return _add_suffixes(_PREFIX + body, [*head, *suffixes], indent, linewidth)
+
+
+def format_sparse(indices: Any, values: Any, dtype_name: str, *, size: tuple, nnz: int,
+                  default_dtype_name: str = "float32", device_str: str | None = None, suffixes: Sequence[str] = (),
+                  precision: int = 4, threshold: float = 1000, edgeitems: int = 3, linewidth: int = 80,
+                  sci_mode: bool | None = None) -> str:
+    """What ``repr`` prints for a sparse COO tensor (torch's ``_str_intern``: its indices and values, then the
+    device, size, nnz, dtype and layout on lines of their own)."""
+    opts = _Options(precision, threshold, edgeitems, linewidth, sci_mode)
+    indent = len(_PREFIX)
+
+    def body(a, name, at):
+        floating = name.startswith(("float", "bfloat"))
+        arr = _as_printable(a, floating)
+        if arr.size == 0:
+            return f"[], size={tuple(arr.shape)}"
+        return _Printer(arr, name.startswith("complex"), floating, opts, at).text
+
+    ip, vp = "indices=tensor(", "values=tensor("
+    text = (_PREFIX + ip + body(indices, "int64", indent + len(ip)) + "),\n" + " " * indent + vp
+            + body(values, dtype_name, indent + len(vp)) + ")")
+    head = [f"device='{device_str}'"] if device_str is not None else []
+    head += [f"size={tuple(size)}", f"nnz={nnz}"]
+    default_complex = "complex128" if default_dtype_name == "float64" else "complex64"
+    if dtype_name not in (default_dtype_name, default_complex, "int64", "bool"):
+        head.append(f"dtype=torch.{dtype_name}")
+    return _add_suffixes(text, [*head, "layout=torch.sparse_coo", *suffixes], indent, linewidth, True)

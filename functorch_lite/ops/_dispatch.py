@@ -321,11 +321,21 @@ def _fix_out(r, dt):
     return r
 
 
+# Sparse COO tensors (sparse/__init__.py): once one exists, ``SPARSE[0]`` is its handler, asked first by every op
+# (``NOT_SPARSE``: no argument is sparse); until then the check costs one test per op.
+SPARSE: list = [None]
+NOT_SPARSE = object()
+
+
 def dispatch(op, targs, sargs, autocast=True, _recorded=False):
     """Run ``op`` on tensor arguments ``targs`` and static arguments ``sargs`` (see the module docstring).
 
     ``autocast``: apply the op's autocast policy when an autocast region is active (in-place forms don't,
     as in PyTorch)."""
+    if SPARSE[0] is not None:
+        r = SPARSE[0](op, targs, sargs)
+        if r is not NOT_SPARSE:
+            return r
     if _PROFILER[0] is not None and not _recorded:  # a profile records (profiler/): the op as one event
         return _PROFILER[0].op(op, targs, sargs, lambda: dispatch(op, targs, sargs, autocast, True))
     if _FW_ACTIVE[0]:  # a forward-AD dual level is entered: the op, then its output tangents (forward_ad.py)

@@ -1979,10 +1979,30 @@ def _dense_only(fn):
     def factory(*args, **kwargs):
         lay = kwargs.get("layout")
         if lay is not None and getattr(lay, "name", None) != "strided":
+            if getattr(lay, "name", None) == "sparse_coo" and fn.__name__ in _SPARSE_FACTORIES:
+                return _sparse_empty(fn.__name__, args, kwargs)
             raise RuntimeError(f"{fn.__name__}(): functorch_lite has only dense (torch.strided) tensors; layout={lay!r} "
                                "is not supported")
         return fn(*args, **kwargs)
     return factory
+
+
+_SPARSE_FACTORIES = ("zeros", "empty", "zeros_like")  # (torch has no sparse empty_like)
+
+
+def _sparse_empty(name, args, kwargs):
+    """``zeros`` / ``empty`` / ``zeros_like`` with ``layout=torch.sparse_coo``: a sparse tensor without entries, as
+    torch's (every dim sparse)."""
+    from ..sparse import SparseTensor
+    if name.endswith("_like"):
+        src = args[0] if args else kwargs["input"]
+        shape, dt, dev = tuple(src.shape), kwargs.get("dtype") or src.dtype, kwargs.get("device") or src.device
+    else:
+        shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args or kwargs.get("size", ())
+        shape, dt, dev = tuple(int(n) for n in shape), kwargs.get("dtype") or D.get_default_dtype(), \
+            kwargs.get("device")
+    s = SparseTensor(zeros((len(shape), 0), dtype=D.int64, device=dev), zeros((0,), dtype=dt, device=dev), shape, True)
+    return s.requires_grad_() if kwargs.get("requires_grad") else s
 
 
 FUNCTIONS = {name: _dense_only(globals()[name]) for name in (

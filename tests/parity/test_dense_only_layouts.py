@@ -1,6 +1,7 @@
-"""Every tensor here is dense (strided). torch's other layouts exist as values to compare with (library code tests
-``t.layout == torch.sparse_coo``); a dense tensor's sparse / quantized accessors raise torch's errors; a factory
-asked for another layout, or ``to_sparse``, refuses clearly instead of silently giving a dense tensor."""
+"""Tensors here are dense (strided) or sparse COO (functorch_lite/sparse). torch's other layouts exist as values to
+compare with (library code tests ``t.layout == torch.sparse_csr``); a dense tensor's sparse / quantized accessors
+raise torch's errors; a factory asked for another layout, or ``to_sparse_csr``, refuses clearly instead of silently
+giving a dense tensor."""
 import pytest
 import torch
 
@@ -37,8 +38,7 @@ def test_dequantize_of_a_dense_tensor_is_the_tensor():
     assert ft.dequantize([x, x])[1] is x
 
 
-@pytest.mark.parametrize("make", [lambda T, L: T.zeros(2, layout=L), lambda T, L: T.ones_like(T.ones(2), layout=L),
-                                  lambda T, L: T.empty(2, 3, layout=L), lambda T, L: T.full((2,), 1., layout=L),
+@pytest.mark.parametrize("make", [lambda T, L: T.ones_like(T.ones(2), layout=L), lambda T, L: T.full((2,), 1., layout=L),
                                   lambda T, L: T.arange(3, layout=L), lambda T, L: T.eye(2, layout=L)])
 def test_a_factory_refuses_a_layout_other_than_strided(make):
     assert make(ft, ft.strided).layout == ft.strided
@@ -46,10 +46,15 @@ def test_a_factory_refuses_a_layout_other_than_strided(make):
         make(ft, ft.sparse_coo)
 
 
-def test_torch_builds_a_sparse_tensor_where_ours_refuses():
-    assert torch.zeros(2, layout=torch.sparse_coo).layout == torch.sparse_coo
+@pytest.mark.parametrize("make", [lambda T, L: T.zeros(2, 3, layout=L), lambda T, L: T.empty((2,), layout=L),
+                                  lambda T, L: T.zeros_like(T.ones(2, 2), layout=L),
+                                  lambda T, L: T.zeros_like(T.ones(2, 2, dtype=T.float64), layout=L),
+                                  lambda T, L: T.zeros(3, layout=L, dtype=T.int32, requires_grad=False)])
+def test_zeros_and_empty_build_an_empty_sparse_tensor(make):
+    # (sparse COO tensors exist here: functorch_lite/sparse; torch's zeros / empty with that layout give one)
+    assert repr(make(ft, ft.sparse_coo)) == repr(make(torch, torch.sparse_coo))
 
 
-def test_to_sparse_refuses():
-    with pytest.raises(RuntimeError, match="only dense .strided. tensors: Tensor.to_sparse"):
-        ft.ones(2, 2).to_sparse()
+def test_compressed_sparse_layouts_refuse():
+    with pytest.raises(RuntimeError, match="dense and sparse COO tensors only: Tensor.to_sparse_csr"):
+        ft.ones(2, 2).to_sparse_csr()

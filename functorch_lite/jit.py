@@ -11,6 +11,7 @@ PyTorch: ``is_scripting()``/``is_tracing()`` are False, ``annotate`` returns its
 """
 from __future__ import annotations
 
+import collections
 import warnings
 from typing import Any, Final  # noqa: F401  (torch.jit.Final)
 from ._warn import user_stacklevel as _user_stacklevel
@@ -44,6 +45,10 @@ def is_scripting() -> bool:
 
 def is_tracing() -> bool:
     return False
+
+
+# ``torch.jit.Attribute(value, type)``: outside TorchScript, the pair itself (a module attribute's declared type)
+Attribute = collections.namedtuple("Attribute", ["value", "type"])
 
 
 def annotate(the_type, the_value):

@@ -111,3 +111,30 @@ from ..ops.nn_sampling import *  # noqa: F401,F403,E402  (grid_sample, affine_gr
 from ..ops.ctc import *  # noqa: F401,F403,E402  (ctc_loss)
 from ..ops.pool_more import *  # noqa: F401,F403,E402  (max_unpool*, *_with_indices, rrelu, channel_shuffle, upsample*)
 from ..ops.pool_fractional import *  # noqa: F401,F403,E402  (fractional_max_pool2d/3d)
+
+
+# torch.nn.functional's private mask helpers (the transformer modules' and user code's: timm, HF)
+from ..ops.attention import _check_mask_dtype  # noqa: E402
+
+
+def _none_or_dtype(input):
+    if input is None:
+        return None
+    if isinstance(input, Tensor):
+        return input.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
+
+
+def _canonical_mask(mask, mask_name: str, other_type, other_name: str, target_type, check_other: bool = True):
+    """``F._canonical_mask``: bool masks become additive float masks (True -> -inf) of ``target_type``."""
+    if mask is None:
+        return None
+    from .. import zeros_like
+    _check_mask_dtype(mask, mask_name)
+    is_float = mask.dtype.is_floating_point
+    if check_other and other_type is not None and mask.dtype is not other_type:
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for "
+                      "both instead.", UserWarning, stacklevel=_user_stacklevel())
+    if not is_float:
+        mask = zeros_like(mask, dtype=target_type).masked_fill_(mask, float("-inf"))
+    return mask

@@ -277,3 +277,25 @@ kaiming_uniform = _make_deprecate(kaiming_uniform_)
 kaiming_normal = _make_deprecate(kaiming_normal_)
 orthogonal = _make_deprecate(orthogonal_)
 sparse = _make_deprecate(sparse_)
+
+
+# torch's private helpers the public initializers call (older DeiT / Swin code imports _no_grad_trunc_normal_):
+# the same fills, with every argument required as torch's
+def _no_grad_trunc_normal_(tensor: Tensor, mean: float, std: float, a: float, b: float, generator=None) -> Tensor:
+    return trunc_normal_(tensor, mean, std, a, b, generator=generator)
+
+
+def _no_grad_uniform_(tensor: Tensor, a: float, b: float, generator=None) -> Tensor:
+    return uniform_(tensor, a, b, generator=generator)
+
+
+def _no_grad_normal_(tensor: Tensor, mean: float, std: float, generator=None) -> Tensor:
+    return normal_(tensor, mean, std, generator=generator)
+
+
+def _no_grad_fill_(tensor: Tensor, val: float) -> Tensor:
+    return constant_(tensor, val)
+
+
+def _no_grad_zero_(tensor: Tensor) -> Tensor:
+    return constant_(tensor, 0.0)

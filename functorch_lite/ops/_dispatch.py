@@ -913,8 +913,9 @@ def inplace(op, targs, sargs, _recorded=False):
     try:
         r = dispatch(op, targs, sargs, False, _recorded)
     except NotImplementedError:
-        # (no kernel for the common dtype: torch checks that it casts to self's first -- ``x <<= 2.0`` of a Long x)
-        if op.broadcast:
+        # (no kernel for the common dtype: torch checks that it casts to self's first -- ``x <<= 2.0`` of a Long x;
+        # lerp_'s own kernel check comes first: an integer self has no lerp kernel whatever the weight)
+        if op.broadcast and not (op.name == "lerp" and not isinstance(targs[2], Tensor)):
             _check_cast(_promotion.result_type(*targs), self.dtype)
         raise
     if r.dtype is not self.dtype:

@@ -59,3 +59,32 @@ def test_expanded_fill_warning_points_at_the_callers_line():
         warnings.simplefilter("always")
         _expanded(ft).masked_fill_(ft.tensor([True, False, False]), 1.0)
     assert [x.filename for x in w] == [__file__]
+
+
+_PRIVATE_NAMES = {
+    "no_grad_trunc_normal_bounded": lambda m: m.nn.init._no_grad_trunc_normal_(m.empty(1000), 0.0, 1.0, -2.0,
+                                                                                2.0).abs().max().item() <= 2,
+    "no_grad_uniform_bounded": lambda m: m.nn.init._no_grad_uniform_(m.empty(100), 0.5, 1.0).min().item() >= 0.5,
+    "no_grad_normal_zero_std": lambda m: m.nn.init._no_grad_normal_(m.empty(3), 1.5, 0.0),
+    "no_grad_fill_": lambda m: m.nn.init._no_grad_fill_(m.empty(3), 2.0),
+    "no_grad_zero_": lambda m: m.nn.init._no_grad_zero_(m.ones(3)),
+    "canonical_mask": lambda m: m.nn.functional._canonical_mask(m.tensor([True, False]), "m", None, "", m.float32),
+    "canonical_mask_mismatch_warns": lambda m: m.nn.functional._canonical_mask(m.tensor([True, False]), "m",
+                                                                               m.float32, "o", m.float64),
+    "canonical_mask_int_refused": lambda m: m.nn.functional._canonical_mask(m.tensor([1, 0]), "m", None, "",
+                                                                            m.float32),
+    "none_or_dtype": lambda m: (m.nn.functional._none_or_dtype(None),
+                                str(m.nn.functional._none_or_dtype(m.ones(1, dtype=m.float64)))),
+    "none_or_dtype_refuses": lambda m: m.nn.functional._none_or_dtype(3),
+    "jit_attribute": lambda m: tuple(m.jit.Attribute(3, int)),
+    # (lerp_ of an integer tensor: torch's kernel error for a number weight, its cast error for a tensor one)
+    "lerp_int_number_weight": lambda m: m.ones(2, dtype=m.long).lerp_(m.zeros(2, dtype=m.long), 0.5),
+    "foreach_lerp_int": lambda m: m._foreach_lerp_([m.ones(2, dtype=m.long)], [m.zeros(2, dtype=m.long)], 0.5),
+    "lerp_int_tensor_weight": lambda m: m.ones(2, dtype=m.long).lerp_(m.zeros(2, dtype=m.long), m.tensor(0.5)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_PRIVATE_NAMES))
+def test_private_helpers_vit_code_imports_and_lerp_errors_as_torch(case):
+    fn = _PRIVATE_NAMES[case]
+    assert _outcome(fn, ft) == _outcome(fn, torch)

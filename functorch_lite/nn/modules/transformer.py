@@ -20,8 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..._tensor.tensor import Tensor
-from ...ops.attention import _check_mask_dtype
 from .. import functional as F
+from ..functional import _canonical_mask, _none_or_dtype
 from .attention import MultiheadAttention
 from .container import ModuleList
 from .layers import GELU, Dropout, Linear, ReLU
@@ -47,29 +47,6 @@ def _get_seq_len(src: Tensor, batch_first: bool) -> int:
     if len(shape) == 2:  # unbatched (S, E)
         return shape[0]
     return shape[1 if batch_first else 0]
-
-
-def _none_or_dtype(input):
-    if input is None:
-        return None
-    if isinstance(input, Tensor):
-        return input.dtype
-    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
-
-
-def _canonical_mask(mask, mask_name: str, other_type, other_name: str, target_type, check_other: bool = True):
-    """``F._canonical_mask``: bool masks become additive float masks (True -> -inf) of ``target_type``."""
-    if mask is None:
-        return None
-    from ... import zeros_like
-    _check_mask_dtype(mask, mask_name)
-    is_float = mask.dtype.is_floating_point
-    if check_other and other_type is not None and mask.dtype is not other_type:
-        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for "
-                      "both instead.", UserWarning, stacklevel=_user_stacklevel())
-    if not is_float:
-        mask = zeros_like(mask, dtype=target_type).masked_fill_(mask, float("-inf"))
-    return mask
 
 
 def _detect_is_causal_mask(mask, is_causal: bool | None = None, size: int | None = None) -> bool:

@@ -246,7 +246,9 @@ def _upsample(input, mode, size, align_corners, scales):
         return _resample_u8(input, mode, size, align_corners, scales, False)
     ftype = np.float64 if input.dtype == jnp.float64 else np.float32
     x = input
-    for i in range(nsp):
+    # the last dim first: PyTorch's kernel sums an outer dim's taps of the inner dims' sums (its Interpolate<n>
+    # recursion), so each pass rounds as its does
+    for i in reversed(range(nsp)):
         ax = input.ndim - nsp + i
         inp = input.shape[ax]
         sc = None if scales is None else scales[i]
@@ -266,7 +268,9 @@ def _upsample(input, mode, size, align_corners, scales):
         xa = x.astype(acc)
         x = None
         for idx, w in zip(idxs, ws):
-            term = jnp.take(xa, jnp.asarray(idx), axis=ax, mode="clip") * jnp.asarray(w, acc).reshape(bshape)
+            # (bicubic's weights in the input's dtype, as PyTorch stores them: a half input's are rounded to half)
+            wa = jnp.asarray(w, input.dtype if mode == "bicubic" else acc).astype(acc).reshape(bshape)
+            term = jnp.take(xa, jnp.asarray(idx), axis=ax, mode="clip") * wa
             x = term if x is None else x + term
     x = x.astype(input.dtype)
     if mode == "bicubic" and all(input.shape[input.ndim - nsp + i] == size[i] for i in range(nsp)):

@@ -7,9 +7,12 @@ second derivatives, Hessian-vector products and so on.
 """
 from __future__ import annotations
 
+import re
+
 from .. import dtypes as D
 
 _VJP_OPS: dict = {}
+_BACKWARD_NUMBER = re.compile(r"Backward\d*$")  # (a node name's numbered suffix)
 
 
 def backward_op(impl, name, grad_fn, rule, tensors, nout, saves):
@@ -54,7 +57,9 @@ def _vjp_op(node, present):
 
     def impl(tensors):
         return backward_body(tensors)
-    op = backward_op(impl, node.name(), node.name() + "Backward", rule, "list", len(diff_idx), ("all",))
+    # (named as torch's node of the backward formula: SliceBackward0's is SliceBackwardBackward0)
+    op = backward_op(impl, node.name(), _BACKWARD_NUMBER.sub("Backward", node.name()) + "Backward0", rule, "list",
+                     len(diff_idx), ("all",))
     if len(_VJP_OPS) > 4096:
         _VJP_OPS.clear()
     _VJP_OPS[key] = (entry, op)

@@ -173,6 +173,12 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         return _go.sqrt0(jnp.maximum(a @ jnp.swapaxes(c, -1, -2), jnp.zeros((), x1.dtype)))
     if x1.shape[-1] == 0:
         return jnp.zeros(x1.shape[:-1] + x2.shape[-2:-1], x1.dtype)
+    return _go.once_differentiable(lambda a, b: _cdist_direct(a, b, p),
+                                   "the derivative for '_cdist_backward' is not implemented.")(x1, x2)
+
+
+def _cdist_direct(x1, x2, p):
+    """cdist's direct form (torch's _cdist_forward: its backward has no derivative)."""
     d = x1[..., :, None, :] - x2[..., None, :, :]
     if p == math.inf:
         return _go.inf_dist(d)

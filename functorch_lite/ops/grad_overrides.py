@@ -457,6 +457,29 @@ def no_derivative(msg: str, exc: type = RuntimeError):
     return f
 
 
+def once_differentiable(fn, msg: str, exc: type = NotImplementedError):
+    """``fn(*arrays)`` whose derivative (JAX's, forward or reverse) has no derivative itself: differentiating a
+    gradient raises ``exc(msg)``, as torch's ops whose backward is an op without a derivative (``_cdist_backward``,
+    ``_pdist_backward``). The derivative is taken at the primals behind an identity whose own derivative raises;
+    one order of differentiation never differentiates those primals."""
+    @jax.custom_jvp
+    def held(x):
+        return x
+
+    @held.defjvp
+    def _held_jvp(primals, tangents):
+        raise exc(msg)
+
+    @jax.custom_jvp
+    def f(*xs):
+        return fn(*xs)
+
+    @f.defjvp
+    def _f_jvp(primals, tangents):
+        return jax.jvp(fn, tuple(held(x) for x in primals), tangents)
+    return f
+
+
 def aten_no_derivative(name: str):
     """:func:`no_derivative` with ATen's message: ``derivative for aten::<name> is not implemented``."""
     return no_derivative(f"derivative for aten::{name} is not implemented")

@@ -354,7 +354,13 @@ def _pdist_prep(targs, sargs):
 
 @defop(promote=_pdist_rule, grad_fn="PdistBackward0", method=False, prep=_pdist_prep, kernel="pdist")
 def pdist(input, p=2.0):
-    """``torch.pdist``: the p-norm distance of every row pair ``i < j`` (row-major upper triangle)."""
+    """``torch.pdist``: the p-norm distance of every row pair ``i < j`` (row-major upper triangle; its backward,
+    torch's _pdist_backward, has no derivative)."""
+    return _go.once_differentiable(lambda x: _pdist(x, p), "the derivative for '_pdist_backward' is not "
+                                   "implemented.")(input)
+
+
+def _pdist(input, p):
     n = input.shape[0]
     i, j = np.triu_indices(n, 1)
     diff = input[i] - input[j]

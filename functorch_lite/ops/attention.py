@@ -211,8 +211,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     rng = _random_key(q) if p > 0.0 else None
     out = _sdpa(q, k, v, m, rng, p, bool(is_causal), sc, bool(enable_gqa), flash)
     # (PyTorch's CPU flash kernel allocates its output like the query, ``empty_like``: a (B, L, H, E) laid out
-    # query -- nanoGPT's ``view(B, T, H, E).transpose(1, 2)`` -- gives an output that views back without a copy)
-    return _lay_out(out, query, preserve_format) if flash else out
+    # query -- nanoGPT's ``view(B, T, H, E).transpose(1, 2)`` -- gives an output that views back without a copy; an
+    # empty output comes back contiguous)
+    return _lay_out(out, query, preserve_format) if flash and 0 not in out._shape else out
 
 
 def _check_shapes(q: Tensor, k: Tensor, v: Tensor, m, gqa: bool) -> None:

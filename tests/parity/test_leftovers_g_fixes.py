@@ -136,3 +136,15 @@ def test_second_order_gradients_and_their_node_names(case):
         np.testing.assert_allclose(np.asarray(f[0][1][1]), np.asarray(t[0][1][1]), rtol=1e-5, atol=1e-5)
     else:
         assert f == t
+
+
+@pytest.mark.parametrize("batch", [0, 2])
+def test_sdpa_output_strides_of_empty_and_permuted_inputs(batch):
+    # an empty output of the flash path came back laid out like the query; torch's is contiguous
+    def strides(m):
+        f = m.nn.functional.scaled_dot_product_attention
+        q, k, v = m.ones(2, 5, 24).reshape(2, 5, 3, 2, 4).permute(2, 0, 3, 1, 4).unbind(0)
+        x = m.ones(2, 3, 0, 4).transpose(1, 2)
+        return (f(q[:batch], k[:batch], v[:batch]).stride(), f(q[:batch, :, :0], k[:batch], v[:batch]).stride(),
+                f(x, x, x).stride())
+    assert strides(ft) == strides(torch)

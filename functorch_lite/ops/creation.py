@@ -1570,6 +1570,8 @@ def bernoulli_(self, p=0.5, *, generator=None):
             if t.dtype.is_complex:
                 raise no_kernel(kernel, t.dtype)
         _check_probabilities(p)
+        if p._shape != self._shape:
+            p = p.expand(self._shape)  # (torch expands p to self: its error for a p that does not)
         u = _random("uniform", self._shape, 0.0, 1.0, D.float64, self.device, False, generator)
         return copy_named(self, u < p, "BernoulliBackward1", 2)
     if not 0 <= p <= 1:

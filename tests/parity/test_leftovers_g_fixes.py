@@ -148,3 +148,11 @@ def test_sdpa_output_strides_of_empty_and_permuted_inputs(batch):
         return (f(q[:batch], k[:batch], v[:batch]).stride(), f(q[:batch, :, :0], k[:batch], v[:batch]).stride(),
                 f(x, x, x).stride())
     assert strides(ft) == strides(torch)
+
+
+@pytest.mark.parametrize("shapes", [((2,), (3,)), ((2, 3), (3, 3)), ((2, 3), (3,)), ((3,), (2, 3))])
+def test_bernoulli_with_a_probability_tensor_expands_it_to_self(shapes):
+    # torch expands p to self's shape: its expand error (was the broadcast error's wording); a p that expands draws
+    out, p = shapes
+    fn = lambda m: tuple(m.zeros(out).bernoulli_(m.full(p, 0.0)).shape)  # noqa: E731
+    assert _outcome(fn, ft) == _outcome(fn, torch)

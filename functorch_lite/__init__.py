@@ -216,7 +216,7 @@ sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, _mkldnn, jagged = ma
     layout, ("sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "_mkldnn", "jagged"))
 from . import signal  # noqa: E402,F401  (torch.signal: after strided, its windows' default layout)
 from . import sparse  # noqa: E402  (torch.sparse: sparse COO tensors, after the layouts)
-from .sparse import sparse_coo_tensor  # noqa: E402
+from .sparse import sparse_coo_tensor, smm, hspmm  # noqa: E402
 
 
 def dequantize(tensor):

@@ -321,10 +321,9 @@ def _fix_out(r, dt):
     return r
 
 
-# Sparse COO tensors (sparse/__init__.py): once one exists, ``SPARSE[0]`` is its handler, asked first by every op
-# (``NOT_SPARSE``: no argument is sparse); until then the check costs one test per op.
-SPARSE: list = [None]
-NOT_SPARSE = object()
+# Sparse COO tensors (sparse/__init__.py): once one exists, ``SPARSE`` is [its type, its handler]: an op given one
+# runs the handler (its sparse form or torch's error); until then the check costs one test per op.
+SPARSE: list = [None, None]
 
 
 def dispatch(op, targs, sargs, autocast=True, _recorded=False):
@@ -332,10 +331,11 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
 
     ``autocast``: apply the op's autocast policy when an autocast region is active (in-place forms don't,
     as in PyTorch)."""
-    if SPARSE[0] is not None:
-        r = SPARSE[0](op, targs, sargs)
-        if r is not NOT_SPARSE:
-            return r
+    sp = SPARSE[0]
+    if sp is not None:
+        for a in (targs[0] if op.tensors == "list" and type(targs[0]) in (list, tuple) else targs):
+            if type(a) is sp:
+                return SPARSE[1](op, targs, sargs)
     if _PROFILER[0] is not None and not _recorded:  # a profile records (profiler/): the op as one event
         return _PROFILER[0].op(op, targs, sargs, lambda: dispatch(op, targs, sargs, autocast, True))
     if _FW_ACTIVE[0]:  # a forward-AD dual level is entered: the op, then its output tangents (forward_ad.py)
@@ -901,6 +901,8 @@ def inplace(op, targs, sargs, _recorded=False):
     if _PROFILER[0] is not None and not _recorded:  # a profile records: one event, named as PyTorch's (add_)
         return _PROFILER[0].op(op, targs, sargs, lambda: inplace(op, targs, sargs, True), op.name + "_")
     self = targs[0]
+    if SPARSE[0] is not None and type(self) is SPARSE[0]:  # (``torch.relu_(s)``: the sparse tensor's own form)
+        return self.inplace(op.name, targs[1:], sargs)
     check = op.inplace
     if check is not True and check is not False and check is not None:  # (the op's own in-place check: defop's)
         check(targs, sargs)

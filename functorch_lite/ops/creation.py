@@ -1977,8 +1977,12 @@ def _dense_only(fn):
     if "layout" not in inspect.signature(fn).parameters:
         return fn
 
+    name = fn.__name__
+
     @functools.wraps(fn)
     def factory(*args, **kwargs):
+        if name == "zeros_like" and args and getattr(args[0], "is_sparse", False) is True:
+            kwargs["layout"] = kwargs.get("layout") or args[0].layout  # (torch's zeros_like of a sparse tensor)
         lay = kwargs.get("layout")
         if lay is not None and getattr(lay, "name", None) != "strided":
             if getattr(lay, "name", None) == "sparse_coo" and fn.__name__ in _SPARSE_FACTORIES:

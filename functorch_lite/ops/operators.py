@@ -9,7 +9,7 @@ from .. import _promotion
 from .. import dtypes as D
 from .._tensor.tensor import Tensor
 from ._registry import OPS
-from ._dispatch import dispatch, inplace
+from ._dispatch import _check_cast, dispatch, inplace
 from .elementwise import _NO_MODE
 
 _SCALARS = (numbers.Number, np.generic)
@@ -47,7 +47,14 @@ def _ibinary(name):
 
     def fn(self, other):
         if not _ok(other):
-            return NotImplemented
+            if not getattr(other, "is_sparse", False):
+                return NotImplemented
+            # (``x op= sparse``: the in-place op, whose sparse form the dispatch finds, as ``x.add_(sparse)``;
+            # ``x *= sparse``'s product is sparse, written densified (0 off its entries), as torch's)
+            if name == "mul":
+                r = dispatch(op, (self, other), statics).to_dense()
+                _check_cast(r.dtype, self.dtype)
+                return inplace(OPS["copy"], (self, r), ())
         return inplace(op, (self, other), statics)
     return fn
 
@@ -101,7 +108,7 @@ def _div(self, other):
 
 
 def _idiv(self, other):
-    if not _ok(other):
+    if not _ok(other) and not getattr(other, "is_sparse", False):  # (a sparse divisor: the op's own error)
         return NotImplemented
     return inplace(OPS["div"], (self, other), (_NO_MODE,))
 

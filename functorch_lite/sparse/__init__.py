@@ -6,20 +6,25 @@ dense ops over those two tensors (index_select / index_add / index_put, and NumP
 arithmetic a coalesce or a sparse product needs: data-dependent, as torch's), so gradients reach the values -- and
 whatever they were computed from, learnable edge weights say -- and a dense operand through the ordinary graph.
 A leaf created with ``requires_grad=True`` gets torch's sparse gradient of ``torch.sparse.mm`` (the dense
-gradient masked to its pattern).
+gradient masked to its pattern), and torch's dense one of ``torch.mm`` / ``spmm`` / ``matmul``, dense @ sparse
+and dense + sparse (``_leaf_dense``: a dense zero leaf added to its dense form there; ``grad`` sums the two).
 
 An op of the op table that meets a sparse tensor (``_dispatch.dispatch``'s first check, live once one exists)
-runs its sparse form here (``_OPS``; a pointwise op of one tensor that maps 0 to 0 on the coalesced values, as
-torch's sparse kernels of abs / neg / sqrt / relu...) or raises torch's "Could not run 'aten::<op>' with arguments
-from the 'SparseCPU' backend". Differences from torch: ``isinstance(s, torch.Tensor)`` is False (a sparse tensor
-is not one dense array); CSR / CSC / BSR layouts, semi-structured sparsity, ``spdiags``, ``sampled_addmm`` and
-``spsolve`` are not provided; the dense gradient ``torch.mm`` / ``spmm`` / ``matmul`` give a sparse *leaf* that
-requires grad raises (``torch.sparse.mm``'s sparse one works); hybrid tensors (dense dims) support construction,
-coalesce, to_dense, sums, products by numbers and sparse-dense products' checks but not softmax nor transposes of
-their dense dims.
+runs its sparse form here (``_call``; the pointwise ops torch has sparse kernels for, ``_SPARSE_POINTWISE``, on
+the coalesced values) or raises torch's "Could not run 'aten::<op>' with arguments from the 'SparseCPU' backend".
+In-place ops (``add_``, ``mul_``, ``relu_``, ``zero_``...) replace the tensor's indices / values, or write the
+values in place where torch does. Differences from torch: ``isinstance(s, torch.Tensor)`` is False (a sparse
+tensor is not one dense array), so the functions that take a Tensor's storage or check for a Tensor
+(``torch.zeros_like``, ``torch.relu_``, ``torch.autograd.grad`` with respect to a sparse leaf, ``nn.Parameter``)
+fail on one; CSR / CSC /
+BSR layouts, semi-structured sparsity, ``spdiags``, ``sampled_addmm``, ``spsolve``, ``sspaddmm``,
+``Tensor.sparse_mask`` and a sparse ``bmm`` are not provided (``hspmm`` is this module's, not ``torch.hspmm``);
+a product of a sparse and a dense tensor of more dims (broadcast) raises; half / bfloat16 sums and products can be
+more accurate (torch's CPU kernels accumulate in the low precision).
 """
 from __future__ import annotations
 
+import builtins
 import warnings
 
 import jax
@@ -31,7 +36,7 @@ from .._warn import user_stacklevel as _user_stacklevel
 from ..ops import _dispatch
 from ..ops._registry import POINTWISE
 
-__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "check_sparse_tensor_invariants", "FloatTensor",
+__all__ = ["mm", "addmm", "sum", "smm", "hspmm", "softmax", "log_softmax", "check_sparse_tensor_invariants", "FloatTensor",
            "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
            "ByteTensor", "BoolTensor"]
 
@@ -39,9 +44,9 @@ _INVARIANTS = [False]  # (check_sparse_tensor_invariants: bounds checked at cons
 _WARNED = [False]  # (torch's warning that they are not, once a process)
 
 
-def _no_kernel(name, device) -> NotImplementedError:
+def _no_kernel(name, device, layout="Sparse") -> NotImplementedError:
     return NotImplementedError(
-        f"Could not run 'aten::{name}' with arguments from the 'Sparse{device.type.upper()}' backend. This could be "
+        f"Could not run 'aten::{name}' with arguments from the '{layout}{device.type.upper()}' backend. This could be "
         "because the operator doesn't exist for this backend, or was omitted during the selective/custom build "
         "process (if using custom build).")
 
@@ -79,7 +84,9 @@ class SparseTensor:
         self._i, self._v, self._size, self._coalesced, self._leaf = indices, values, tuple(size), coalesced, leaf
         # (a leaf's dense gradient, from torch.mm / spmm / matmul: the grad of a dense zero tensor added to it there)
         self._dense_grad = None
-        _dispatch.SPARSE[0] = _call  # (from the first sparse tensor on, the op table's dispatch looks for them)
+        if _dispatch.SPARSE[0] is None:  # (from the first sparse tensor on, the op table's dispatch looks for them)
+            _dispatch.SPARSE[1] = _call
+            _dispatch.SPARSE[0] = SparseTensor
 
     # ---- metadata ------------------------------------------------------------------------------------------
     @property
@@ -212,6 +219,15 @@ class SparseTensor:
     def detach(self):
         return SparseTensor(self._i, self._v.detach(), self._size, self._coalesced)
 
+    data = property(detach)  # (torch's ``.data``: the same entries, no history)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+        """A sparse tensor of that size without entries (every dim sparse), as torch's for a sparse ``self``."""
+        size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (list, tuple)) else size
+        return sparse_coo_tensor(size=size, dtype=self.dtype if dtype is None else dtype,
+                                 device=self.device if device is None else device, requires_grad=requires_grad,
+                                 check_invariants=False)
+
     def clone(self, *, memory_format=None):
         return SparseTensor(self._i.clone(), self._v.clone(), self._size, self._coalesced)
 
@@ -230,11 +246,13 @@ class SparseTensor:
         return SparseTensor(_index(idx, self._i), vals, self._size, True)
 
     def to_dense(self, dtype=None, *, masked_grad=None):
+        if dtype is not None:
+            raise RuntimeError("dtype argument is not supported by sparse_to_dense")
         sd = self.sparse_dim()
         out = _t.zeros(self._size, dtype=self._v.dtype, device=self._v.device)
         if self._nnz():
             out = out.index_put(tuple(self._i[d] for d in range(sd)), self._v, accumulate=True)
-        return out if dtype is None else out.to(dtype)
+        return out
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
         if layout not in (None, _t.sparse_coo) or blocksize is not None:
@@ -286,22 +304,50 @@ class SparseTensor:
         if dtype is None:
             cuda = "cuda." if self._v.device.type == "cuda" else ""
             return f"torch.{cuda}sparse.{self._v.dtype.legacy}"
-        return self.to(dtype)
+        from .._tensor.legacy import resolve
+        # ('torch.sparse.DoubleTensor', torch.sparse.DoubleTensor, 'torch.DoubleTensor', a dtype: torch's sparse
+        # type() keeps the layout, whichever it names)
+        spec = dtype.replace("sparse.", "") if isinstance(dtype, str) else getattr(dtype, "_dtype", dtype)
+        dt, device_type = resolve(spec)
+        if device_type is None or device_type == self._v.device.type:
+            return self.to(dt, non_blocking=non_blocking)
+        return self.to(device_type, dt, non_blocking=non_blocking)
 
     # ---- shape ---------------------------------------------------------------------------------------------
+    def permute(self, *dims):
+        """Sparse dims permuted among themselves (the indices' rows), dense ones among themselves (the values'
+        dims), as torch's."""
+        dims = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (list, tuple)) else dims
+        n, sd = len(self._size), self.sparse_dim()
+        if len(dims) != n:
+            raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                               "length of the desired ordering of dimensions i.e. input.dim() = "
+                               f"{n} is not equal to len(dims) = {len(dims)}")
+        dims = [_wrap(d, n) for d in dims]
+        if len(set(dims)) != n:
+            raise RuntimeError("permute(): duplicate dims are not allowed.")
+        if sorted(dims[:sd]) != list(range(sd)):
+            raise RuntimeError("permute(sparse_coo): transpositions between sparse and dense dimensions are not "
+                               "allowed.Only transpositions within sparse and dense dimensions are supported.")
+        if dims == list(range(n)):
+            return SparseTensor(self._i, self._v, self._size, self._coalesced)
+        v = self._v if dims[sd:] == list(range(sd, n)) else self._v.permute([0] + [d - sd + 1 for d in dims[sd:]])
+        i = self._i if dims[:sd] == list(range(sd)) else self._i[dims[:sd]]
+        return SparseTensor(i, v, [self._size[d] for d in dims], self._coalesced and i is self._i)
+
     def transpose(self, dim0, dim1):
         n, sd = len(self._size), self.sparse_dim()
         d0, d1 = _wrap(dim0, n), _wrap(dim1, n)
         if d0 == d1:
             return self
-        if d0 >= sd or d1 >= sd:
-            raise RuntimeError("functorch_lite: transposing a dense dim of a hybrid sparse COO tensor is not "
-                               "supported")
-        perm = list(range(sd))
+        if (d0 < sd) != (d1 < sd):
+            raise RuntimeError(f"sparse transpose: transposed dimensions must be sparse Got sparse_dim: {sd}, d0: "
+                               f"{d0}, d1: {d1}")
+        perm = list(range(n))
         perm[d0], perm[d1] = d1, d0
-        size = list(self._size)
-        size[d0], size[d1] = size[d1], size[d0]
-        return SparseTensor(self._i[perm], self._v, size, False)
+        return self.permute(perm)
+
+    swapaxes = swapdims = transpose
 
     def t(self):
         if len(self._size) > 2:
@@ -309,22 +355,38 @@ class SparseTensor:
                                f"{self.sparse_dim()} sparse and {self.dense_dim()} dense dimensions")
         return self.transpose(0, 1) if len(self._size) == 2 else self
 
+    T = property(lambda self: self.permute(list(range(len(self._size)))[::-1]))
+    mT = property(lambda self: self.transpose(-2, -1))
+
+    def unsqueeze(self, dim):
+        return _unsqueeze(self, _wrap(dim, len(self._size) + 1))
+
     def select(self, dim, index):
-        n = len(self._size)
+        """``s.select(dim, i)`` / ``s[i]``: along a sparse dim, the entries at ``i`` (the last sparse dim: a dense
+        result, their sum); along a dense dim, the values' slice."""
+        n, sd = len(self._size), self.sparse_dim()
         dim = _wrap(dim, n)
-        if dim != 0 or not isinstance(index, int):
-            raise RuntimeError("functorch_lite: a sparse COO tensor's select / indexing supports an int index along "
-                               "dim 0 only")
-        if not -self._size[0] <= index < self._size[0]:
+        if not isinstance(index, int):
+            raise RuntimeError("functorch_lite: a sparse COO tensor's select / indexing supports an int index only")
+        if not -self._size[dim] <= index < self._size[dim]:
             raise IndexError(f"select(): index {index} out of range for tensor of size {list(self._size)} at "
-                             f"dimension 0")
-        index %= self._size[0]
-        keep = np.nonzero(_host(self._i)[0] == index)[0]
+                             f"dimension {dim}")
+        index %= self._size[dim]
+        size = self._size[:dim] + self._size[dim + 1:]
+        if dim >= sd:
+            return SparseTensor(self._i, self._v.select(dim - sd + 1, index), size, self._coalesced)
+        keep = np.nonzero(_host(self._i)[dim] == index)[0]
         pos = _index(keep, self._i)
-        if self.sparse_dim() == 1:  # (a dense result: the values at that index, summed)
+        if sd == 1:  # (a dense result: the values at that index, summed)
             return self._v.index_select(0, pos).sum(0)
-        return SparseTensor(self._i[1:].index_select(1, pos), self._v.index_select(0, pos), self._size[1:],
-                            self._coalesced)
+        rest = [d for d in range(sd) if d != dim]
+        return SparseTensor(self._i[rest].index_select(1, pos), self._v.index_select(0, pos), size, len(keep) < 2)
+
+    def reshape(self, *shape):
+        raise RuntimeError("reshape is not implemented for sparse tensors")
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        raise RuntimeError("reshape is not implemented for sparse tensors")
 
     def __getitem__(self, index):
         return self.select(0, index)
@@ -351,6 +413,33 @@ class SparseTensor:
     def __truediv__(self, other):
         return _t.div(self, other)
 
+    def __rtruediv__(self, other):  # (``2 / s`` is ``s.reciprocal() * 2`` in torch: no sparse reciprocal)
+        if isinstance(other, _t.Tensor):
+            raise RuntimeError("Sparse division requires a scalar or zero-dim dense tensor divisor (got shape "
+                               f"{list(self._size)} for divisor)")
+        raise _no_kernel("reciprocal", self._v.device)
+
+    def __floordiv__(self, other):
+        return _t.floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        return _t.floor_divide(other, self)
+
+    def __rpow__(self, other):
+        raise _no_kernel("pow.Scalar", self._v.device)
+
+    def __gt__(self, other):
+        return _t.gt(self, other)
+
+    def __ge__(self, other):
+        return _t.ge(self, other)
+
+    def __lt__(self, other):
+        return _t.lt(self, other)
+
+    def __le__(self, other):
+        return _t.le(self, other)
+
     def __neg__(self):
         return _t.neg(self)
 
@@ -372,14 +461,114 @@ class SparseTensor:
         return _t.matmul(other, self)
 
     def sum(self, dim=None, keepdim=False, dtype=None):
-        if keepdim:
-            raise RuntimeError("functorch_lite: sum(keepdim=True) of a sparse COO tensor is not supported")
-        return sum(self, dim, dtype=dtype)
+        out = sum(self, dim, dtype=dtype)
+        if keepdim and dim is not None:  # (each summed dim back, of size 1)
+            n = len(self._size)
+            for d in sorted(_wrap(d, n) for d in ((dim,) if isinstance(dim, int) else dim)):
+                out = _unsqueeze(out, d) if _is_sparse(out) else out.unsqueeze(d)
+        return out
+
+    # ---- in-place ops: torch's sparse ones write the values in place where the entries stay (aliases of the
+    # values see it), else the new indices / values replace this tensor's ---------------------------------------
+    def _check_inplace(self):
+        if self._leaf and self._v.requires_grad and _t.is_grad_enabled():
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+    def _replace(self, r):
+        self._check_inplace()
+        if r.dtype is not self.dtype:
+            _dispatch._check_cast(r.dtype, self.dtype)
+            r = r.to(self.dtype)
+        self._i, self._v, self._size, self._coalesced = r._i, r._v, r._size, r._coalesced
+        return self
+
+    def _values_inplace(self, name, args, kwargs):
+        """``s.<name>_(...)`` of a pointwise op with a sparse kernel: on the values, in place (torch's: a coalesced
+        tensor, but for the linear ops)."""
+        self._check_inplace()
+        if name not in _NO_COALESCE and not self._coalesced:
+            raise RuntimeError(f"{name}_ requires coalesced input")
+        getattr(self._v, name + "_")(*args, **kwargs)
+        return self
+
+    def inplace(self, name, targs, sargs):
+        """The op table's in-place form ``name_`` of this tensor (``torch.relu_(s)``, ``torch.add_``...:
+        ``_dispatch.inplace``), as its method."""
+        kw = {"alpha": sargs[0]} if name in ("add", "sub") and sargs else \
+            {"rounding_mode": sargs[0]} if name == "div" and sargs else {}
+        return getattr(self, name + "_")(*targs, *(() if kw else sargs), **kw)
+
+    def add_(self, other, *, alpha=1):
+        return self._replace(_t.add(self, other, alpha=alpha))
+
+    def sub_(self, other, *, alpha=1):
+        return self._replace(_t.sub(self, other, alpha=alpha))
+
+    def mul_(self, other):  # (new values, even by a number: torch's)
+        return self._replace(_t.mul(self, other))
+
+    def div_(self, other, *, rounding_mode=None):
+        if rounding_mode is not None or _is_sparse(other) or isinstance(other, _t.Tensor) and other.dim():
+            return self._replace(_t.div(self, other, rounding_mode=rounding_mode))
+        return self._values_inplace("div", (other,), {})
+
+    true_divide_ = div_
+
+    def floor_divide_(self, other):  # (on the coalesced values: a new tensor's)
+        return self._replace(_t.floor_divide(self, other))
+
+    def zero_(self):
+        self._check_inplace()
+        self._i = _t.zeros((self.sparse_dim(), 0), dtype=D.int64, device=self._i.device)
+        self._v = _t.zeros((0,) + tuple(self._v._shape[1:]), dtype=self._v.dtype, device=self._v.device)
+        self._coalesced = True
+        return self
+
+    def detach_(self):
+        self._v, self._leaf, self._dense_grad = self._v.detach(), False, None
+        return self
+
+    # ---- what a sparse tensor has no storage for: torch's errors ---------------------------------------------
+    def numpy(self, *, force=False):
+        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
+
+    def item(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+
+    def tolist(self):
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+
+    data_ptr = tolist
+
+    def contiguous(self, memory_format=None):
+        raise RuntimeError("unsupported memory format option Contiguous")
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return False
+
+    def stride(self, dim=None):
+        return (0,) * len(self._size) if dim is None else 0
+
+    def smm(self, mat2):
+        """``Tensor.smm``: sparse @ dense as a sparse tensor (``hspmm``'s rows, every column an entry)."""
+        h = hspmm(self, mat2)
+        rows, n = _host(h._i)[0], h._size[1]
+        idx = np.stack([np.repeat(rows, n), np.tile(np.arange(n), len(rows))]).astype(np.int64).reshape(2, -1)
+        return SparseTensor(_index(idx, h._i), h._v.reshape(-1), h._size, False)
+
+    def conj(self):
+        return SparseTensor(self._i, self._v.conj(), self._size, self._coalesced) if self.is_complex() else self
 
     def __getattr__(self, name):
         """A Tensor method not written above: the op table's function of that name (its sparse form or torch's
         "Could not run ... 'SparseCPU' backend" error); anything else is no attribute."""
         if not name.startswith("_") and hasattr(_t.Tensor, name):
+            if name.endswith("_"):  # (an in-place op: a pointwise one with a sparse kernel, or torch's error)
+                if name[:-1] in _SPARSE_POINTWISE and name[:-1] not in ("pow", "square"):
+                    return lambda *args, **kwargs: self._values_inplace(name[:-1], args, kwargs)
+                raise _no_kernel(name, self._v.device)
             fn = getattr(_t, name, None)
             if callable(fn):
                 return lambda *args, **kwargs: fn(self, *args, **kwargs)
@@ -437,27 +626,39 @@ def _check_mm(s, d, name="addmm"):
         raise RuntimeError(f"{name}: matrices expected, got {s.sparse_dim()}D tensor")
     if not isinstance(d, _t.Tensor):
         raise TypeError(f"mm(): argument 'mat2' (position 2) must be Tensor, not {_dispatch._type_name(d)}")
+    if d.dim() == 1:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     if d.dim() != 2:
         raise RuntimeError(f"{name}: matrices expected, got {d.dim()}D tensor")
     if s.dtype is not d.dtype:
         raise RuntimeError(f"expected scalar type {s.dtype.legacy[:-6]} but found {d.dtype.legacy[:-6]}")
+    if s.dtype is D.bool:
+        raise NotImplementedError("\"addmm_sparse_dense\" not implemented for 'Bool'")
     if d._shape[0] != s._size[1]:
         raise RuntimeError(f"{name}: Argument #3 (dense): Expected dim 0 size {s._size[1]}, got {d._shape[0]}")
+
+
+def _leaf_dense(s):
+    """A sparse leaf that requires grad, where torch's gradient of it is dense (torch.mm / spmm / matmul,
+    dense @ sparse, dense + sparse): its dense form plus a dense zero leaf, whose gradient ``grad`` gives. None for
+    any other sparse tensor (its gradient reaches the values through the op's sparse form)."""
+    if not (s._leaf and s.requires_grad and _t.is_grad_enabled()):
+        return None
+    if s._dense_grad is None:
+        from .._compile.runner import TRACING
+        if TRACING[0]:  # (new state a compiled program cannot create: this call runs eagerly, the next compiles)
+            raise _dispatch.data_dependent_error("the first dense gradient of a sparse leaf that requires grad "
+                                                 "(torch.mm / spmm / matmul / dense + sparse of it)")
+        s._dense_grad = _t.zeros(s._size, dtype=s.dtype, device=s.device).requires_grad_()
+    return s.detach().to_dense() + s._dense_grad
 
 
 def _spmm(s, d, sparse_grad=False):
     """sparse (m, k) @ dense (k, n): each entry's row of ``d`` scaled by its value, summed into its row."""
     _check_mm(s, d)
-    if s._leaf and s.requires_grad and not sparse_grad and _t.is_grad_enabled():
-        # (torch.mm's gradient of a sparse leaf is dense: the product of its dense form plus a dense zero leaf, whose
-        # gradient ``grad`` gives)
-        if s._dense_grad is None:
-            from .._compile.runner import TRACING
-            if TRACING[0]:  # (new state a compiled program cannot create: this call runs eagerly, the next compiles)
-                raise _dispatch.data_dependent_error("the first dense gradient of a sparse leaf that requires grad "
-                                                     "(torch.mm / spmm / matmul of it)")
-            s._dense_grad = _t.zeros(s._size, dtype=s.dtype, device=s.device).requires_grad_()
-        return _t.mm(s.detach().to_dense() + s._dense_grad, d)
+    dense = None if sparse_grad else _leaf_dense(s)
+    if dense is not None:
+        return _t.mm(dense, d)
     out = _t.zeros((s._size[0], d._shape[1]), dtype=d.dtype, device=d.device)
     if not s._nnz():
         return out
@@ -465,13 +666,19 @@ def _spmm(s, d, sparse_grad=False):
     return out.index_add(0, s._i[0], contrib)
 
 
-def _dsmm(d, s):
+def _dsmm(d, s, sparse_grad=False):
     """dense (m, k) @ sparse (k, n) = (sparse^T @ dense^T)^T."""
+    if isinstance(d, _t.Tensor) and d.dim() == 1:  # (torch.mm's own check)
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got -2)")
     if not isinstance(d, _t.Tensor) or d.dim() != 2:
         raise RuntimeError("functorch_lite: dense @ sparse COO needs a 2-D dense operand")
     if d._shape[1] != s._size[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({d._shape[0]}x{d._shape[1]} and "
                            f"{s._size[0]}x{s._size[1]})")
+    dense = None if sparse_grad else _leaf_dense(s)
+    if dense is not None:
+        _check_mm(s.t(), d.t())
+        return _t.mm(d, dense)
     return _spmm(s.t(), d.t()).t().contiguous()
 
 
@@ -482,6 +689,10 @@ def _spspmm(a, b):
     if a._size[1] != b._size[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a._size[0]}x{a._size[1]} and "
                            f"{b._size[0]}x{b._size[1]})")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"mat1 dtype {a.dtype.legacy[:-6]} does not match mat2 dtype {b.dtype.legacy[:-6]}")
+    if a.dtype not in (D.float32, D.float64, D.complex64, D.complex128):
+        raise NotImplementedError(f"\"sparse_matmul\" not implemented for '{a.dtype.legacy[:-6]}'")
     a, b = a.coalesce(), b.coalesce()
     ai, bi = _host(a._i), _host(b._i)
     order = np.argsort(bi[0], kind="stable")
@@ -501,17 +712,53 @@ def _mm(a, b, sparse_grad=False):
         return _spspmm(a, b)
     if _is_sparse(a):
         return _spmm(a, b, sparse_grad)
-    return _dsmm(a, b)
+    if not _is_sparse(b):  # (torch.sparse.mm of two dense matrices: torch.mm)
+        return _t.mm(a, b)
+    return _dsmm(a, b, sparse_grad)
+
+
+def smm(input, mat):
+    """``torch.smm``: ``input.smm(mat)``."""
+    if not _is_sparse(input):
+        raise RuntimeError("tensor.sspaddmm(...) can only be called on sparse tensors")
+    return input.smm(mat)
+
+
+def hspmm(mat1, mat2):
+    """``torch.hspmm``: sparse @ dense as a hybrid sparse tensor: one sparse dim, the rows with entries, each a
+    dense row of the product (torch's)."""
+    rows = np.unique(_host(mat1._i)[0]) if mat1._nnz() else np.zeros(0, np.int64)
+    prod = _mm(mat1, mat2)
+    return SparseTensor(_index(rows.reshape(1, -1), mat1._i), prod.index_select(0, _index(rows, prod)),
+                        (mat1._size[0], prod._shape[1]), False)
+
+
+def _addmm(inp, m1, m2, beta, alpha, sparse_grad):
+    """``beta * inp + alpha * (m1 @ m2)`` (torch.addmm / torch.sparse.addmm); beta == 0: ``inp`` is not read (its
+    NaN / inf do not reach the result), only its shape, as torch's."""
+    if _is_sparse(m1) and isinstance(inp, _t.Tensor) and inp.dtype is not m1.dtype:
+        raise RuntimeError(f"expected scalar type {m1.dtype.legacy[:-6]} but found {inp.dtype.legacy[:-6]}")
+    prod = _mm(m1, m2, sparse_grad)
+    prod = prod if alpha == 1 else prod * alpha
+    if beta == 0:
+        return prod + _t.zeros_like(inp)
+    return (inp if beta == 1 else inp * beta) + prod
 
 
 def _same_size(a, b, name):
-    if a._size != b._size:
-        raise RuntimeError(f"{name} operands have incompatible sizes")
+    """torch's checks of two sparse operands' sizes (add / sub; mul's intersection kernel)."""
+    if a._size == b._size:
+        return
+    if name == "add":
+        raise RuntimeError(f"add: expected sizes of 'self' and 'other' to match, but {list(a._size)} != "
+                           f"{list(b._size)}")
+    raise RuntimeError("sparse_binary_op_intersection_cpu(): expects sparse inputs with equal dimensionality, "
+                       "number of sparse dimensions, and shape of sparse dimensions")
 
 
 def _add(a, b, alpha=1):
     if _is_sparse(a) and _is_sparse(b):
-        _same_size(a, b, "add:")
+        _same_size(a, b, "add")
         if a.sparse_dim() != b.sparse_dim():
             raise RuntimeError("functorch_lite: adding sparse COO tensors of different sparse dims is not supported")
         return _merge(a, b, alpha)
@@ -523,6 +770,9 @@ def _add(a, b, alpha=1):
         raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has size {list(a._shape)} "
                            f"while other has size {list(b._size)} (FYI: dense-sparse addition does not currently "
                            "support broadcasting)")
+    dense = _leaf_dense(b)
+    if dense is not None:
+        return _t.add(a, dense, alpha=alpha)
     vb = b._v if alpha == 1 else b._v * alpha
     dt = _t.promote_types(a.dtype, vb.dtype)
     out = a.to(dt)
@@ -558,6 +808,8 @@ def _merge(a, b, alpha):
         keys[pa], keys[pb] = ka, kb
     vb = b._v if alpha == 1 else b._v * alpha
     dt = _t.promote_types(a.dtype, vb.dtype)
+    if dt in (D.float16, D.bool):  # (torch's CPU sparse + sparse kernel lacks these)
+        raise NotImplementedError(f"\"cadd_sparse\" not implemented for '{dt.legacy[:-6]}'")
     vals = _t.zeros((len(keys),) + tuple(a._v._shape[1:]), dtype=dt, device=a._v.device)
     vals = vals.index_add(0, _index(pa, a._v), a._v.to(dt)).index_add(0, _index(pb, vb), vb.to(dt))
     sizes = a._size[:a.sparse_dim()]
@@ -568,10 +820,17 @@ def _merge(a, b, alpha):
 def _index_select(s, dim, index):
     """Entries whose index along ``dim`` (a sparse dim) is selected, renumbered by the selection's order."""
     dim = _wrap(dim, len(s._size))
-    if dim >= s.sparse_dim():
-        raise RuntimeError("functorch_lite: index_select along a dense dim of a hybrid sparse COO tensor is not "
-                           "supported")
-    sel = _host(index).reshape(-1)
+    if not isinstance(index, _t.Tensor) or index.dim() != 1 or index.dtype is not D.int64:
+        raise IndexError("index_select() argument index must be 1-D strided (non-sparse) long-tensor.")
+    if dim >= s.sparse_dim():  # (a dense dim: the values' own index_select)
+        size = list(s._size)
+        size[dim] = index._shape[0]
+        return SparseTensor(s._i, s._v.index_select(dim - s.sparse_dim() + 1, index), size, s._coalesced)
+    sel = _host(index)
+    bad = sel[(sel < -s._size[dim]) | (sel >= s._size[dim])]
+    if len(bad):
+        raise IndexError(f"index_select(): index contains {int(bad[0])} that is out of range for tensor of size "
+                         f"{list(s._size)} at dimension {dim}")
     idx = _host(s._i)
     at = idx[dim]
     pos = [np.nonzero(at == (k % s._size[dim]))[0] for k in sel]
@@ -580,20 +839,26 @@ def _index_select(s, dim, index):
     new[dim] = np.repeat(np.arange(len(sel)), [len(p) for p in pos])
     size = list(s._size)
     size[dim] = len(sel)
-    return SparseTensor(_index(new, s._i), s._v.index_select(0, _index(take, s._v)), size)
+    return SparseTensor(_index(new, s._i), s._v.index_select(0, _index(take, s._v)), size, len(take) < 2)
 
 
 def _mul(a, b):
     if _is_sparse(b) and not _is_sparse(a):
         a, b = b, a
     if _is_sparse(b):
-        _same_size(a, b, "mul:")
+        _same_size(a, b, "mul")
         if a._coalesced and b._coalesced:  # (the product where both have entries)
+            if a.dtype is D.bool and b.dtype is D.bool:
+                raise NotImplementedError("\"mul_out_sparse\" not implemented for 'Bool'")
             _, ia, ib = np.intersect1d(_linear(a), _linear(b), assume_unique=True, return_indices=True)
             return SparseTensor(a._i.index_select(1, _index(ia, a._i)), a._v.index_select(0, _index(ia, a._v)) *
                                 b._v.index_select(0, _index(ib, b._v)), a._size, True)
-        # (an uncoalesced operand keeps its entries, each times the other's value at its position or 0: torch's)
-        u, o = (a, b.coalesce()) if not a._coalesced else (b, a)
+        # (one operand keeps its entries, each times the other's coalesced value at its position or 0: torch's
+        # choice -- the uncoalesced one; of two uncoalesced ones, the one with fewer entries, the second on a tie)
+        if a._coalesced or not b._coalesced and a._nnz() >= b._nnz():
+            u, o = b, a.coalesce()
+        else:
+            u, o = a, b.coalesce()
         keys, at = _linear(o), _linear(u)
         pick = np.full(len(at), len(keys), np.int64)
         if len(keys):
@@ -610,31 +875,53 @@ def _mul(a, b):
 
 def _div(a, b, rounding_mode=None):
     if not _is_sparse(a) or _is_sparse(b) or isinstance(b, _t.Tensor) and b._shape:
-        raise _no_kernel("div.Tensor", (a if _is_sparse(a) else b)._v.device)
+        raise RuntimeError("Sparse division requires a scalar or zero-dim dense tensor divisor (got shape "
+                           f"{list(b.shape)} for divisor)")
+    if rounding_mode in ("floor", "trunc"):  # (a rounding is not linear: torch rounds the coalesced values)
+        a = a.coalesce()
     return SparseTensor(a._i, _t.div(a._v, b, rounding_mode=rounding_mode), a._size, a._coalesced)
 
 
+# The pointwise ops of the op table torch 2.13 has a sparse COO kernel for (each checked on a sparse input, its
+# other arguments numbers; the rest of ``POINTWISE`` raise torch's "Could not run" error on one -- clamp, angle,
+# leaky_relu, exp, cos... -- even where they map 0 to 0).
+_SPARSE_POINTWISE = frozenset((
+    "abs", "asin", "asinh", "atan", "atanh", "ceil", "deg2rad", "div", "erf", "erfinv", "expm1", "floor",
+    "floor_divide", "frac", "isinf", "isnan", "isneginf", "isposinf", "log1p", "mul", "nan_to_num", "neg", "positive",
+    "pow", "rad2deg", "relu", "round", "sgn", "sign", "signbit", "sin", "sinh", "sqrt", "square", "tan", "tanh",
+    "true_divide", "trunc"))
+_NO_COALESCE = ("neg", "mul", "div", "true_divide", "positive")  # (linear: torch keeps the entries as they are)
+
+
 def _pointwise(op, targs, sargs):
-    """A one-tensor pointwise op (the others numbers) that maps 0 to 0, on the coalesced values (torch's sparse
-    kernels of abs, neg, sqrt, relu, tanh, pow...); another raises torch's no-kernel error."""
+    """A one-tensor pointwise op with a sparse kernel (``_SPARSE_POINTWISE``; the others numbers), on the coalesced
+    values (torch's sparse kernels of abs, neg, sqrt, relu, tanh, pow...); None for another (torch's no-kernel
+    error follows)."""
     s = targs[0]
-    if not _is_sparse(s) or any(isinstance(a, (_t.Tensor, SparseTensor)) for a in targs[1:]):
+    if op.name not in _SPARSE_POINTWISE or not _is_sparse(s) or \
+            any(_is_sparse(a) or isinstance(a, _t.Tensor) and (a.dim() or op.name != "floor_divide")
+                for a in targs[1:]):
+        if op.name == "floor_divide" and isinstance(targs[1], (_t.Tensor, SparseTensor)) and \
+                (_is_sparse(s) or _is_sparse(targs[1])):
+            raise RuntimeError("Sparse floor division requires a scalar or zero-dim dense tensor divisor (got shape "
+                               f"{list(targs[1].shape)} for divisor)")
         return None
-    zero = _dispatch.dispatch(op, (_t.zeros((), dtype=s.dtype, device=s.device),) + tuple(targs[1:]), sargs)
-    if zero.item() != 0:
-        return None
-    linear = op.name in ("neg", "mul", "div")  # (no coalesce needed: torch keeps the entries)
-    c = s if linear else s.coalesce()
-    return SparseTensor(c._i, _dispatch.dispatch(op, (c._v,) + tuple(targs[1:]), sargs), c._size, c._coalesced)
+    if op.name == "pow" and targs[1] == 0:
+        raise RuntimeError("pow: cannot raise to zeroth power on sparse tensor; it would make the result tensor "
+                           "dense")
+    c = s if op.name in _NO_COALESCE else s.coalesce()
+    v = _dispatch.dispatch(op, (c._v,) + tuple(targs[1:]), sargs)
+    if op.name == "pow" and v.dtype is not s.dtype:  # (torch's sparse pow writes into the input's dtype)
+        _dispatch._check_cast(v.dtype, s.dtype)
+        v = v.to(s.dtype)
+    return SparseTensor(c._i, v, c._size, c._coalesced)
 
 
 def _call(op, targs, sargs):
-    """``_dispatch.dispatch``'s sparse branch: ``_dispatch.NOT_SPARSE`` where no argument is a sparse tensor, else
-    the op's sparse form or torch's error."""
+    """``_dispatch.dispatch``'s sparse branch (an argument is a sparse tensor): the op's sparse form or torch's
+    error."""
     items = targs[0] if op.tensors == "list" and isinstance(targs[0], (list, tuple)) else targs
-    sparse = next((a for a in items if type(a) is SparseTensor), None)
-    if sparse is None:
-        return _dispatch.NOT_SPARSE
+    sparse = next(a for a in items if type(a) is SparseTensor)
     name = op.name
     if name in ("mm", "spmm"):
         return _mm(*targs)
@@ -642,19 +929,35 @@ def _call(op, targs, sargs):
         a, b = targs
         if _is_sparse(a) and isinstance(b, _t.Tensor) and b.dim() == 1:
             return _spmm(a, b.unsqueeze(1))[:, 0]
+        if isinstance(a, _t.Tensor) and a.dim() != 2 and _is_sparse(b):  # (1-D / batched dense @ sparse matrix)
+            rows = _mm(a.reshape(-1, a._shape[-1]), b)
+            return rows.reshape(tuple(a._shape[:-1]) + (rows._shape[-1],))
         return _mm(a, b)
+    if name in ("t", "transpose", "unsqueeze", "conj"):
+        return getattr(targs[0], name)(*sargs)
+    if name == "permute":  # (the op's ``*dims``: one tuple)
+        return targs[0].permute(*sargs[0])
     if name == "mv":
-        return _spmm(targs[0], targs[1].unsqueeze(1))[:, 0]
+        a, vec = targs
+        if not isinstance(vec, _t.Tensor) or a.dim() != 2 or vec.dim() != 1:
+            raise RuntimeError(f"mv: two tensor dim should be 2 and 1, but got SparseTensor Dim: {a.dim()}Tensor "
+                               f"Dim: {vec.dim() if isinstance(vec, _t.Tensor) else 0}")
+        if a._size[1] != vec._shape[0]:
+            raise RuntimeError("mv: expected self.size(-1) == vec.size(-1)")
+        return _spmm(a, vec.unsqueeze(1))[:, 0]
     if name == "addmm":
         inp, m1, m2 = targs
         beta, alpha = sargs
-        prod = _mm(m1, m2)
-        return (inp if beta == 1 else inp * beta) + (prod if alpha == 1 else prod * alpha)
+        return _addmm(inp, m1, m2, beta, alpha, False)
     if name in ("add", "sub"):
         a, b = targs
         alpha = sargs[0] if name == "add" else -sargs[0]
-        if name == "sub" and _is_sparse(a) and not _is_sparse(b):
-            raise RuntimeError("sub(sparse, dense) is not supported. Use sub(dense, sparse) instead.")
+        if not isinstance(a, (_t.Tensor, SparseTensor)):  # (a number first: torch's errors of ``1 + s`` / ``1 - s``)
+            if name == "add":
+                raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+            raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has size [] while "
+                               f"other has size {list(b._size)} (FYI: dense-sparse addition does not currently "
+                               "support broadcasting)")
         return _add(a, b, alpha)
     if name == "mul":
         return _mul(*targs)
@@ -668,39 +971,55 @@ def _call(op, targs, sargs):
     if name == "cat":
         return _cat(items, sargs[0])
     if name == "stack":
-        dim = _wrap(sargs[0], len(items[0]._size) + 1)
-        return _cat([_unsqueeze(s, dim) for s in items], dim)
+        dim = _wrap(sargs[0], len(items[0].shape) + 1)
+        return _cat([_unsqueeze(s, dim) if _is_sparse(s) else s for s in items], dim)  # (a dense one: cat's error)
     if name == "index_select" and _is_sparse(targs[0]):
         return _index_select(targs[0], sargs[0], targs[1])
     if name in POINTWISE:
         r = _pointwise(op, targs, sargs)
         if r is not None:
             return r
-    raise _no_kernel(_ATEN.get(name, name), sparse._v.device)
+    raise _no_kernel(_ATEN.get(name, name.lstrip("_")), sparse._v.device)
 
 
-_ATEN = {"softmax": "_softmax", "log_softmax": "_log_softmax"}  # (the aten op torch's error names, where it differs)
+# (the aten op torch's error names, where it differs; an op table's "_name" is torch's "name": _leaky_relu...)
+_ATEN = {"softmax": "_softmax", "log_softmax": "_log_softmax"}
 
 
 def _unsqueeze(s, dim):
-    if not _is_sparse(s) or dim > s.sparse_dim():
-        raise RuntimeError("functorch_lite: stack of sparse COO tensors along a dense dim (or with dense ones) is "
-                           "not supported")
+    """A new dim of size 1 at ``dim`` (wrapped): a sparse one (a row of zero indices) up to the sparse dims, else a
+    dense one of the values (torch's)."""
+    if dim > s.sparse_dim():
+        return SparseTensor(s._i, s._v.unsqueeze(dim - s.sparse_dim() + 1), s._size[:dim] + (1,) + s._size[dim:],
+                            False)
     idx = _t.cat([s._i[:dim], _t.zeros((1, s._nnz()), dtype=D.int64, device=s._i.device), s._i[dim:]])
-    return SparseTensor(idx, s._v, s._size[:dim] + (1,) + s._size[dim:], s._coalesced)
+    return SparseTensor(idx, s._v, s._size[:dim] + (1,) + s._size[dim:], False)
 
 
 def _cat(items, dim):
-    if not all(_is_sparse(s) for s in items):
-        raise RuntimeError("functorch_lite: cat of sparse COO tensors with dense ones is not supported")
+    dense = next((k for k, s in enumerate(items) if not _is_sparse(s)), None)
+    if dense is not None:
+        raise RuntimeError(f"Concatenating sparse tensors, but a dense tensor was found at position {dense}.")
     first = items[0]
     dim = _wrap(dim, len(first._size))
-    if dim >= first.sparse_dim() or any(s.sparse_dim() != first.sparse_dim() for s in items):
-        raise RuntimeError("functorch_lite: cat of sparse COO tensors along a dense dim is not supported")
+    sd = first.sparse_dim()
+    for k, s in enumerate(items):
+        if s._size[:dim] + s._size[dim + 1:] != first._size[:dim] + first._size[dim + 1:]:
+            raise RuntimeError(f"All tensors must have the same shape: {list(first._size)} (except in the "
+                               f"concatenating dimension), but found shape: {list(s._size)} at position {k}.")
+    if any(s.sparse_dim() != sd for s in items):
+        raise RuntimeError("functorch_lite: cat of sparse COO tensors of different sparse dims is not supported")
+    if dim >= sd:  # (a dense dim: every entry, its values zero-padded outside its own part, torch's)
+        d, total, offset, vals = dim - sd + 1, builtins.sum(s._size[dim] for s in items), 0, []
+        for s in items:
+            pad = [0, 0] * (s._v.dim() - 1 - d) + [offset, total - offset - s._size[dim]]
+            vals.append(_t.nn.functional.pad(s._v, pad))
+            offset += s._size[dim]
+        size = list(first._size)
+        size[dim] = total
+        return SparseTensor(_t.cat([s._i for s in items], 1), _t.cat(vals), size)
     offset, idx = 0, []
     for s in items:
-        if s._size[:dim] + s._size[dim + 1:] != first._size[:dim] + first._size[dim + 1:]:
-            raise RuntimeError("functorch_lite: cat of sparse COO tensors needs equal sizes outside the cat dim")
         shift = np.zeros((s.sparse_dim(), 1), np.int64)
         shift[dim] = offset
         idx.append(s._i + _index(shift, s._i))
@@ -711,10 +1030,17 @@ def _cat(items, dim):
 
 
 # ---- construction -----------------------------------------------------------------------------------------
-def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
+def sparse_coo_tensor(indices=None, values=None, size=None, *, dtype=None, device=None, pin_memory=False,
                       requires_grad=False, check_invariants=None, is_coalesced=None):
     """``torch.sparse_coo_tensor``: indices (sparse_dim x nnz; converted to int64), values (nnz x dense dims),
-    size (inferred from the largest index and the values' shape when None)."""
+    size (inferred from the largest index and the values' shape when None); or ``(size)`` / ``(size=)`` alone: no
+    entries (every dim sparse)."""
+    if values is None:
+        if indices is not None and size is not None or indices is None and size is None:
+            raise TypeError("sparse_coo_tensor() missing required argument 'values'")
+        size = tuple(indices if size is None else size)
+        indices = _t.zeros((len(size), 0), dtype=D.int64)
+        values = _t.zeros((0,), dtype=dtype)
     i = indices if isinstance(indices, _t.Tensor) else _t.tensor(indices)
     v = values if isinstance(values, _t.Tensor) else _t.tensor(values, dtype=dtype)
     if dtype is not None and v.dtype is not dtype:
@@ -727,8 +1053,8 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         i = i.to(D.int64)
     if i.dim() != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(i._shape)}")
-    if v.dim() == 0:
-        raise RuntimeError("values must have at least one dimension (nnz)")  # (torch expands a 0-d value)
+    if v.dim() == 0:  # (one value: nnz 1, as torch's)
+        v = v.reshape(1)
     sd, nnz = i._shape
     if v._shape[0] != nnz:
         raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: {nnz}, nnz from "
@@ -739,6 +1065,8 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         size = size + dense
     else:
         size = tuple(int(s) for s in size)
+        if any(s < 0 for s in size):
+            raise RuntimeError("numel: integer multiplication overflow")  # (torch's wording for a negative size)
         if len(size) != sd + len(dense):
             raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) = {len(size)}, "
                                f"sparse_dim = {sd}, dense_dim = {len(dense)}")
@@ -750,6 +1078,10 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
             if idx[d].max() >= size[d]:
                 raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {size[d]} but found "
                                    f"index {int(idx[d].max())}")
+        if is_coalesced and nnz > 1:  # (the claim verified: sorted, unique positions)
+            key = np.ravel_multi_index(tuple(idx), size[:sd]) if sd else np.zeros(nnz, np.int64)
+            if not (np.diff(key) > 0).all():
+                raise RuntimeError("cannot set is_coalesced to true if indices correspond to uncoalesced COO tensor")
     if requires_grad:
         v = v.detach().requires_grad_()
     if check_invariants is None and not _INVARIANTS[0] and not _WARNED[0]:
@@ -772,12 +1104,26 @@ def dense_to_sparse(x, sparse_dim=None, *, layout=None, blocksize=None, dense_di
     n = x.dim()
     sd = n if sparse_dim is None else int(sparse_dim)
     if not 0 <= sd <= n:
-        raise RuntimeError(f"sparse_dim must be in [0, {n}], but got {sd}")  # (torch's wording differs per path)
+        raise RuntimeError(f"dense_to_sparse: sparse_dim argument must be in [0,{n}] range, but {sd} is given")
     h = _host(x.detach())
+    if sd == 0:
+        if n:
+            raise RuntimeError("dense_to_sparse: sparse_dim argument must be in >0 when self.dim()>0")
+        nnz = int(h != 0)  # (a 0-d tensor: one entry where it is nonzero)
+        return SparseTensor(_t.zeros((0, nnz), dtype=D.int64, device=x.device), x.reshape(1)[:nnz], (), True)
     mask = h != 0 if sd == n else (h != 0).reshape(h.shape[:sd] + (-1,)).any(-1)
     idx = np.stack(np.nonzero(mask)).astype(np.int64).reshape(sd, -1)
-    vals = x[tuple(_index(idx[d], x) for d in range(sd))] if sd else x.unsqueeze(0)
+    vals = x[tuple(_index(idx[d], x) for d in range(sd))]
     return SparseTensor(_index(idx, x), vals, tuple(x._shape), True)
+
+
+_LEGACY_WARNED: set = set()  # (the legacy constructors' deprecations given: each once a process, as torch's)
+
+
+def _warn_once(message, level):
+    if message not in _LEGACY_WARNED:
+        _LEGACY_WARNED.add(message)
+        warnings.warn(message, UserWarning, stacklevel=level)
 
 
 def _legacy(dtype, name):
@@ -786,18 +1132,19 @@ def _legacy(dtype, name):
         level = _user_stacklevel()
         if args and isinstance(args[0], _t.Tensor):
             shape = ", shape" if len(args) > 2 else ""
-            warnings.warn(f"torch.sparse.SparseTensor(indices, values{shape}, *, device=) is deprecated.  Please use "
-                          f"torch.sparse_coo_tensor(indices, values{shape}, dtype=, device=). (Triggered internally "
-                          f"at /__w/pytorch/pytorch/torch/csrc/utils/tensor_new.cpp:{653 if shape else 641}.)",
-                          UserWarning, stacklevel=level)
-            return sparse_coo_tensor(args[0], args[1], args[2] if len(args) > 2 else None, dtype=dtype, device=device)
-        warnings.warn("torch.sparse.SparseTensor(shape, *, device=) is deprecated.  Please use "
-                      "torch.sparse_coo_tensor(shape, dtype=, device=). (Triggered internally at "
-                      "/__w/pytorch/pytorch/torch/csrc/utils/tensor_new.cpp:684.)", UserWarning, stacklevel=level)
+            _warn_once(f"torch.sparse.SparseTensor(indices, values{shape}, *, device=) is deprecated.  Please use "
+                       f"torch.sparse_coo_tensor(indices, values{shape}, dtype=, device=). (Triggered internally "
+                       f"at /__w/pytorch/pytorch/torch/csrc/utils/tensor_new.cpp:{653 if shape else 641}.)", level)
+            # (the values' own dtype kept, whatever the legacy type names: torch's)
+            return sparse_coo_tensor(args[0], args[1], args[2] if len(args) > 2 else None, device=device)
+        _warn_once("torch.sparse.SparseTensor(shape, *, device=) is deprecated.  Please use "
+                   "torch.sparse_coo_tensor(shape, dtype=, device=). (Triggered internally at "
+                   "/__w/pytorch/pytorch/torch/csrc/utils/tensor_new.cpp:684.)", level)
         size = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
         return sparse_coo_tensor(_t.zeros((len(size), 0), dtype=D.int64), _t.zeros((0,), dtype=dtype), size,
                                  device=device)
     constructor.__name__ = constructor.__qualname__ = name
+    constructor._dtype = dtype  # (``s.type(torch.sparse.DoubleTensor)``)
     return constructor
 
 
@@ -809,28 +1156,37 @@ FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor, Sh
 
 
 # ---- torch.sparse's functions -----------------------------------------------------------------------------
-def mm(mat1, mat2):
+def mm(mat1, mat2, reduce=None):
     """``torch.sparse.mm``: sparse @ dense (dense), sparse @ sparse (sparse); a sparse leaf's gradient is sparse
-    (the dense one masked to its pattern)."""
+    (the dense one masked to its pattern). ``reduce`` (torch's CSR-only reductions) raises torch's CPU error."""
+    if reduce is not None:
+        raise _no_kernel("_sparse_mm_reduce_impl", mat1.device)
     return _mm(mat1, mat2, sparse_grad=True)
 
 
 def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
     """``torch.sparse.addmm``: ``beta * mat + alpha * (mat1 @ mat2)``, mat1 sparse."""
-    prod = _mm(mat1, mat2, sparse_grad=True)
-    return (mat if beta == 1 else mat * beta) + (prod if alpha == 1 else prod * alpha)
+    return _addmm(mat, mat1, mat2, beta, alpha, True)
 
 
 def sum(input, dim=None, dtype=None):  # noqa: A001 (torch.sparse.sum)
     """``torch.sparse.sum``: all entries (a dense 0-d tensor), or over ``dim`` (sparse dims summed away: the rest
     stays sparse, coalesced; all of them: dense)."""
-    if not _is_sparse(input):
-        return input.sum(dim, dtype=dtype) if dim is not None else input.sum(dtype=dtype)
+    if not _is_sparse(input):  # (torch's CPU errors: no sparse sum of a dense tensor)
+        if dim is None:
+            raise RuntimeError("coalesce expected sparse coordinate tensor layout but got Strided")
+        raise _no_kernel("_indices", input.device, "")
+    if input.dtype is D.bool:  # (duplicates OR-ed first: a bool sum counts positions, as torch's)
+        input = input.coalesce()
     v = input._v if dtype is None else input._v.to(dtype)
     if dim is None:
         return v.sum()
     n, sd = len(input._size), input.sparse_dim()
-    dims = sorted({_wrap(d, n) for d in ((dim,) if isinstance(dim, int) else dim)})
+    wrapped = [_wrap(d, n) for d in ((dim,) if isinstance(dim, int) else dim)]
+    dims = sorted(set(wrapped))
+    if len(dims) != len(wrapped):
+        raise RuntimeError(f"dim {next(d for k, d in enumerate(wrapped) if d in wrapped[:k])} appears multiple "
+                           "times in the list of dims")
     sparse_dims = [d for d in dims if d < sd]
     dense_dims = [d - sd + 1 for d in dims if d >= sd]
     if dense_dims:
@@ -845,12 +1201,16 @@ def sum(input, dim=None, dtype=None):  # noqa: A001 (torch.sparse.sum)
 
 def _grouped(input, dim, log):
     if not _is_sparse(input):
-        return (_t.log_softmax if log else _t.softmax)(input, dim)
+        raise _no_kernel("_sparse_log_softmax" if log else "_sparse_softmax", input.device, "")
+    if input.dtype not in (D.float32, D.float64):
+        raise NotImplementedError(f'"{"log_softmax" if log else "softmax"}" not implemented for '
+                                  f"'{input.dtype.legacy[:-6]}'")
     s = input.coalesce()
     n, sd = len(s._size), s.sparse_dim()
     dim = _wrap(dim, n)
-    if s.dense_dim() or dim >= sd:
-        raise RuntimeError("functorch_lite: sparse softmax over a hybrid sparse COO tensor is not supported")
+    if dim >= sd:  # (a dense dim: each entry's values on their own)
+        v = (_t.log_softmax if log else _t.softmax)(s._v, dim - sd + 1)
+        return SparseTensor(s._i, v, s._size, True)
     if not s._nnz():
         return s
     idx = _host(s._i)
@@ -861,10 +1221,11 @@ def _grouped(input, dim, log):
     g = _index(inv.reshape(-1), s._v)
     groups = int(inv.max()) + 1
     v = s._v
-    top = _t.full((groups,), float("-inf"), dtype=v.dtype, device=v.device).scatter_reduce(
-        0, g, v.detach(), "amax")
+    dense = tuple(v._shape[1:])  # (a hybrid tensor: each dense position a softmax of its own)
+    top = _t.full((groups,) + dense, float("-inf"), dtype=v.dtype, device=v.device).scatter_reduce(
+        0, g.reshape((-1,) + (1,) * len(dense)).expand(v._shape) if dense else g, v.detach(), "amax")
     shifted = v - top.index_select(0, g)
-    total = _t.zeros((groups,), dtype=v.dtype, device=v.device).index_add(0, g, shifted.exp())
+    total = _t.zeros((groups,) + dense, dtype=v.dtype, device=v.device).index_add(0, g, shifted.exp())
     out = shifted - total.log().index_select(0, g) if log else shifted.exp() / total.index_select(0, g)
     return SparseTensor(s._i, out, s._size, True)
 

@@ -367,3 +367,20 @@ def test_a_host_read_of_sparse_indices_inside_compile_breaks_the_graph():
         g = ft.compile(lambda x: (s.coalesce() * x).to_dense().sum(), fullgraph=True)
         with pytest.raises(Exception, match="reads its indices on the host"):
             g(ft.tensor(2.0))
+
+
+_ENTRY_POINTS = {
+    "relu_function_inplace": lambda m: m.relu_(_s(m, True) * -1),
+    "neg_function_inplace": lambda m: m.neg_(_s(m)),
+    "add_unbound_method_alpha": lambda m: m.Tensor.add_(_s(m), _s(m), alpha=2),
+    "zeros_like": lambda m: m.zeros_like(_s(m)),
+    "smm": lambda m: m.smm(_s(m, True), m.tensor(_D32)),
+    "hspmm": lambda m: m.hspmm(_s(m), m.tensor(_D32)),
+    "smm_of_dense": lambda m: m.smm(m.ones(2, 3), m.ones(3, 2)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_ENTRY_POINTS))
+def test_top_level_and_inplace_function_forms(case):
+    fn = _ENTRY_POINTS[case]
+    _same(_outcome(fn, ft), _outcome(fn, torch))

@@ -391,74 +391,20 @@ class SparseTensor:
     def __getitem__(self, index):
         return self.select(0, index)
 
-    # ---- arithmetic (the op table's forms: ``_call``) --------------------------------------------------------
-    def __add__(self, other):
-        return _t.add(self, other)
-
-    def __radd__(self, other):
-        return _t.add(other, self)
-
-    def __sub__(self, other):
-        return _t.sub(self, other)
-
-    def __rsub__(self, other):
-        return _t.sub(other, self)
-
-    def __mul__(self, other):
-        return _t.mul(self, other)
-
-    def __rmul__(self, other):
-        return _t.mul(other, self)
-
-    def __truediv__(self, other):
-        return _t.div(self, other)
-
+    # ---- arithmetic (the op table's forms: ``_call``; the binary operators: ``_operator`` below) ----------------
     def __rtruediv__(self, other):  # (``2 / s`` is ``s.reciprocal() * 2`` in torch: no sparse reciprocal)
         if isinstance(other, _t.Tensor):
             raise RuntimeError("Sparse division requires a scalar or zero-dim dense tensor divisor (got shape "
                                f"{list(self._size)} for divisor)")
         raise _no_kernel("reciprocal", self._v.device)
 
-    def __floordiv__(self, other):
-        return _t.floor_divide(self, other)
-
-    def __rfloordiv__(self, other):
-        return _t.floor_divide(other, self)
-
     def __rpow__(self, other):
         raise _no_kernel("pow.Scalar", self._v.device)
-
-    def __gt__(self, other):
-        return _t.gt(self, other)
-
-    def __ge__(self, other):
-        return _t.ge(self, other)
-
-    def __lt__(self, other):
-        return _t.lt(self, other)
-
-    def __le__(self, other):
-        return _t.le(self, other)
 
     def __neg__(self):
         return _t.neg(self)
 
-    def __pow__(self, exponent):
-        return _t.pow(self, exponent)
-
-    def __eq__(self, other):
-        return _t.eq(self, other)
-
-    def __ne__(self, other):
-        return _t.ne(self, other)
-
-    __hash__ = object.__hash__
-
-    def __matmul__(self, other):
-        return _t.matmul(self, other)
-
-    def __rmatmul__(self, other):
-        return _t.matmul(other, self)
+    __hash__ = object.__hash__  # (by identity, as a torch tensor's, beside the __eq__ set below)
 
     def sum(self, dim=None, keepdim=False, dtype=None):
         out = sum(self, dim, dtype=dtype)
@@ -593,6 +539,23 @@ class SparseTensor:
 
     __str__ = __repr__
 
+
+def _operator(name: str, reflected: bool):
+    """A Python operator of SparseTensor: the op table's function (its sparse form or torch's error)."""
+    def method(self, other):
+        fn = getattr(_t, name)
+        return fn(other, self) if reflected else fn(self, other)
+    return method
+
+
+for _dunder, _name, _reflected in (
+        ("__add__", "add", False), ("__radd__", "add", True), ("__sub__", "sub", False), ("__rsub__", "sub", True),
+        ("__mul__", "mul", False), ("__rmul__", "mul", True), ("__truediv__", "div", False), ("__pow__", "pow", False),
+        ("__floordiv__", "floor_divide", False), ("__rfloordiv__", "floor_divide", True), ("__gt__", "gt", False),
+        ("__ge__", "ge", False), ("__lt__", "lt", False), ("__le__", "le", False), ("__eq__", "eq", False),
+        ("__ne__", "ne", False), ("__matmul__", "matmul", False), ("__rmatmul__", "matmul", True)):
+    setattr(SparseTensor, _dunder, _operator(_name, _reflected))
+del _dunder, _name, _reflected
 
 # ---- helpers ----------------------------------------------------------------------------------------------
 def _wrap(dim, n):

@@ -36,7 +36,8 @@ from .._warn import user_stacklevel as _user_stacklevel
 from ..ops import _dispatch
 from ..ops._registry import POINTWISE
 
-__all__ = ["mm", "addmm", "sum", "smm", "hspmm", "softmax", "log_softmax", "check_sparse_tensor_invariants", "FloatTensor",
+__all__ = ["mm", "addmm", "sum", "smm", "hspmm", "softmax", "log_softmax", "check_sparse_tensor_invariants",
+           "FloatTensor",
            "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
            "ByteTensor", "BoolTensor"]
 

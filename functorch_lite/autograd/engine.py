@@ -384,12 +384,21 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         inputs = tuple(inputs)
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        from ._saved_hooks import GradientEdge, edge_tensor
+        inputs = tuple(edge_tensor(t) if isinstance(t, GradientEdge) else t for t in inputs)
         for t in inputs:
+            _check_input(t, Tensor)
             t.retain_grad()  # (as PyTorch: a non-leaf input's .grad is kept, by the hook its node runs)
         run_backward(roots, grads, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
         return None
     run_backward(roots, grads, retain_graph=retain_graph, create_graph=create_graph)
     return None
+
+
+def _check_input(t, Tensor) -> None:
+    """torch's refusal of an ``inputs`` entry that is no tensor (a GradientEdge is one by now: _saved_hooks)."""
+    if not isinstance(t, Tensor):
+        raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}")
 
 
 def _one_grad_each(tensors, grad_tensors) -> None:
@@ -492,6 +501,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for t in inputs:
+        _check_input(t, Tensor)
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     res = run_backward(roots, grads, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs,

@@ -33,7 +33,8 @@ def _vjp_op(node, present):
     # (a compiled forward's node that saved residuals: its differentiable backward reads the inputs alone)
     differentiable = getattr(entry, "differentiable_apply", None)
     extra = tuple(node._arrays[n_in:]) if node._arrays is not None and differentiable is None else ()  # view positions
-    key = (id(entry), diff_idx, extra, present)
+    keys = _key_constants(node)
+    key = (id(entry), diff_idx, extra, present, keys)
     hit = _VJP_OPS.get(key)
     if hit is not None and hit[0] is entry:
         return hit[1]
@@ -47,7 +48,11 @@ def _vjp_op(node, present):
             c = next(it) if p else None
             cts.append(None if is_int else c)  # (an int output carries no gradient)
         cts = tuple(cts)
-        r = tuple(apply(tuple(arrays[:n_in]) + extra, cts))
+        ins = tuple(arrays[:n_in])
+        if keys:  # (a random key the region read travels as its key data: _inputs_as_recorded)
+            import jax
+            ins = tuple(jax.random.wrap_key_data(a) if i in keys else a for i, a in enumerate(ins))
+        r = tuple(apply(ins + extra, cts))
         return r if len(r) > 1 else r[0]
 
     in_dts = tuple(node._inputs[i].dtype for i in diff_idx)
@@ -102,8 +107,10 @@ def apply_differentiable(node, cts):
     args = _inputs_as_recorded(node) + tuple(full)
     used = _used_inputs(op, args)
     if not all(used):  # what the gradient does not depend on is no edge of it: a linear op's gradient of a
-        # constant cotangent requires no grad, as PyTorch's (whose derivative formulas read only what they use)
-        args = tuple(a if u or not isinstance(a, Tensor) or not a._requires_grad else a.detach()
+        # constant cotangent requires no grad, as PyTorch's (whose derivative formulas read only what they use);
+        # nor is it saved: a copy of its value (a later in-place write of it, an optimizer's differentiable step
+        # on a parameter, is no version error, as in PyTorch, which never saved it)
+        args = tuple(a if u or not isinstance(a, Tensor) else Tensor._from_array(a._array, a.dtype, a._storage.device)
                      for a, u in zip(args, used))
     res = dispatch(op, (args,), ())
     return list(res) if isinstance(res, tuple) else [res]
@@ -114,11 +121,20 @@ def _inputs_as_recorded(node) -> tuple:
     the op saw (``y.mul_(x)``'s ``self``, now its output; ``x.t_()``'s ``self``, transposed; a base rebased onto
     CopySlices; a view whose storage was written): it is replaced by the array the node recorded, with the edge the
     node recorded (torch's backward reads the original ``self`` an in-place op saved, with its history)."""
-    from .._tensor.tensor import Tensor
     ins = tuple(node._inputs)
     arrays = node._arrays
-    if arrays is None or len(arrays) < len(ins) or getattr(node._entry, "differentiable_apply", None) is not None:
-        return ins  # (a compiled forward's node: its arrays are residuals, not its inputs)
+    if arrays is None or len(arrays) < len(ins):
+        return ins
+    if getattr(node._entry, "slot_at", None) is not None:  # (a compiled forward's or a checkpointed region's)
+        if getattr(node._entry, "differentiable_apply", None) is not None:
+            return _with_constants(ins, arrays)  # (its arrays past its inputs are residuals)
+        return _with_constants(_rewritten(node, ins, arrays), arrays)
+    return _rewritten(node, ins, arrays)
+
+
+def _rewritten(node, ins, arrays) -> tuple:
+    """``_inputs_as_recorded`` of the inputs that are tensors."""
+    from .._tensor.tensor import Tensor
     edges = None
     out = None
     for i, a in enumerate(ins):
@@ -141,6 +157,46 @@ def _inputs_as_recorded(node) -> tuple:
             out = list(ins)
         out[i] = t
     return ins if out is None else tuple(out)
+
+
+def _with_constants(ins, arrays) -> tuple:
+    """The inputs of a compiled forward's or a checkpointed region's node (``_compile.nodes``), whose backward runs
+    the region again from all its input leaves: the node holds only those that require grad (None elsewhere: no
+    edge), so the others (an input or closed-over tensor that requires no grad, an index, the region's random key)
+    are the arrays it recorded, as constant tensors; a random key as its key data (``_key_constants``)."""
+    from .._tensor.tensor import Tensor
+    dev = None
+    for a in ins:
+        if isinstance(a, Tensor):
+            dev = a._storage.device
+            break
+    out = list(ins)
+    for i, (a, arr) in enumerate(zip(ins, arrays)):
+        if a is not None or arr is None:
+            continue
+        if not hasattr(arr, "dtype"):
+            t = arr  # (a Python number leaf is an argument as it is)
+        elif _is_key(arr):
+            import jax
+            t = Tensor._from_array(jax.random.key_data(arr), D.uint32, dev)
+        else:
+            t = Tensor._from_array(arr, D.from_numpy_dtype(arr.dtype), dev)
+        out[i] = t
+    return tuple(out)
+
+
+def _is_key(arr) -> bool:
+    import jax
+    return jax.dtypes.issubdtype(arr.dtype, jax.dtypes.prng_key)
+
+
+def _key_constants(node) -> tuple:
+    """Positions of a compiled or checkpointed region's inputs that are random keys (``_with_constants``)."""
+    arrays = node._arrays
+    if arrays is None or getattr(node._entry, "slot_at", None) is None:
+        return ()
+    return tuple(i for i, (a, arr) in enumerate(zip(node._inputs, arrays))
+                 if a is None and arr is not None and hasattr(arr, "dtype") and _is_key(arr))
 
 
 _USED: dict = {}

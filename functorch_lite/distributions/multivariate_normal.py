@@ -32,6 +32,9 @@ def _batch_mv(bmat, bvec):
 
 def _batch_mahalanobis(bL, bx):
     """``x^T (L L^T)^-1 x`` over the batch dimensions of ``bx`` (``bL``'s broadcast against them)."""
+    n = bx.shape[-1]
+    if not n:  # (torch's flattens bL to (-1, n, n) first: an empty event is that reshape's error)
+        bL.reshape(-1, n, n)
     return _ops.solve_triangular(bL, bx.unsqueeze(-1), False).squeeze(-1).pow(2).sum(-1)
 
 

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from . import _differentiable
 from .optimizer import Optimizer, check_lr, cast, delta, hyper_arrays, t_add, t_addcmul, t_decay, t_div, t_mul, t_sqrt
 
 
@@ -71,6 +72,8 @@ class Adadelta(Optimizer):
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize, capturable=capturable,
                         foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)
+
+    _differentiable_update = _differentiable.adadelta_step
 
     def _hyper(self, group):
         return hyper_arrays({k: group[k] for k in ("lr", "rho", "eps", "weight_decay")})

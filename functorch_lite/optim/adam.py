@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import optax
 
 from .._tensor.tensor import Tensor
+from . import _differentiable
 from .optimizer import (Optimizer, check_betas, check_fused, check_lr, cast, delta, hyper_arrays, t_add, t_addcdiv,
                         t_addcmul, t_decay, t_decoupled, t_div, t_lerp, t_mul, t_sqrt)
 
@@ -98,6 +99,8 @@ class Adam(Optimizer):
                         fused=fused, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
         check_fused(fused, foreach, differentiable)
+
+    _differentiable_update = _differentiable.adam_step
 
     def _hyper(self, group):
         b1, b2 = group["betas"]

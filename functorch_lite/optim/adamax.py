@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from . import _differentiable
 from .optimizer import Optimizer, check_lr, cast, delta, hyper_arrays, t_add, t_addcdiv, t_decay, t_lerp, t_mul
 
 
@@ -72,6 +73,8 @@ class Adamax(Optimizer):
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
+
+    _differentiable_update = _differentiable.adamax_step
 
     def _hyper(self, group):
         b1, b2 = group["betas"]

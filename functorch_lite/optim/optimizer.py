@@ -309,7 +309,7 @@ class Optimizer(StateEdits):
         for p in param_group["params"]:
             if not isinstance(p, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(p))
-            if not (p.is_leaf or p.retains_grad):
+            if not self.defaults.get("differentiable") and not (p.is_leaf or p.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             param_group.setdefault(name, default)
@@ -469,6 +469,8 @@ class Optimizer(StateEdits):
     def _optax_step(self, closure: Callable[[], Any] | None = None):
         if self._custom():  # (the base class, or a subclass with neither a step nor a transform: torch's)
             raise NotImplementedError
+        if self.defaults.get("differentiable"):
+            return self._differentiable_step(closure)
         loss = None
         if closure is not None:
             from ..autograd.grad_mode import enable_grad
@@ -512,6 +514,29 @@ class Optimizer(StateEdits):
                                 self._ostate.pop(p, None)
                                 dict.get(self.state, p, {}).clear()  # (its place in the state's order kept)
                     self._group_step(group, ps, fn, key, hyper)
+        return loss
+
+    # ``differentiable=True``'s update of one group: ``fn(self, group, params)`` in facade ops (_differentiable.py)
+    _differentiable_update = None
+
+    def _differentiable_step(self, closure):
+        """``step`` of an optimizer built with ``differentiable=True``: torch's update formulas as facade ops under
+        grad mode (torch's ``_use_grad_for_differentiable``), recorded by autograd; its state is ``state[p]``'s
+        tensors."""
+        from ..autograd.grad_mode import enable_grad
+        update = self._differentiable_update
+        if update is None:
+            raise RuntimeError(f"{type(self).__name__}(differentiable=True) is not supported by functorch_lite: "
+                               "its differentiable step is implemented for SGD, Adam, AdamW, RMSprop, Adadelta, "
+                               "Adamax and RAdam")
+        loss = None
+        with enable_grad():
+            if closure is not None:
+                loss = closure()
+            for group in self.param_groups:
+                ps = [p for p in group["params"] if p._grad is not None]
+                if ps:
+                    update(group, ps)
         return loss
 
     # the state torch's capturable check names (NAdam's and ASGD's add theirs) and the devices it accepts

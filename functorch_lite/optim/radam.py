@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from . import _differentiable
 from .optimizer import (Optimizer, check_lr, cast, delta, hyper_arrays, t_add, t_addcmul, t_decay, t_decoupled, t_div,
                         t_lerp, t_mul, t_sqrt)
 
@@ -91,6 +92,8 @@ class RAdam(Optimizer):
                         capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
                         differentiable=differentiable)
         super().__init__(params, defaults)
+
+    _differentiable_update = _differentiable.radam_step
 
     def _hyper(self, group):
         b1, b2 = group["betas"]

@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from . import _differentiable
 from .optimizer import (Optimizer, check_lr, cast, delta, hyper_arrays, t_add, t_addcdiv, t_addcmul, t_decay, t_lerp,
                         t_mul, t_sqrt)
 
@@ -89,6 +90,8 @@ class RMSprop(Optimizer):
                         weight_decay=weight_decay, capturable=capturable, foreach=foreach, maximize=maximize,
                         differentiable=differentiable)
         super().__init__(params, defaults)
+
+    _differentiable_update = _differentiable.rmsprop_step
 
     def _hyper(self, group):
         return hyper_arrays({k: group[k] for k in ("lr", "alpha", "eps", "weight_decay", "momentum")})

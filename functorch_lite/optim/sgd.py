@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from . import _differentiable
 from .optimizer import Optimizer, check_fused, check_lr, delta, hyper_arrays, t_add, t_decay, t_mul
 
 
@@ -89,6 +90,8 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
         check_fused(fused, foreach, differentiable)
+
+    _differentiable_update = _differentiable.sgd_step
 
     def _hyper(self, group):
         return hyper_arrays({k: group[k] for k in ("lr", "momentum", "dampening", "weight_decay")})

@@ -151,7 +151,8 @@ def _chol_msg(i):
 
 
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out=None):
-    """``torch.return_types.linalg_cholesky_ex(L, info)``. Unlike LAPACK, a failed factorization's L is nan."""
+    """``torch.return_types.linalg_cholesky_ex(L, info)``; a failed factorization (info > 0) leaves LAPACK's partial
+    factor in L, as torch's."""
     r = _run("linalg_cholesky_ex", (A,), (upper, False), out)
     if check_errors:
         _check_info(r.info, "linalg.cholesky_ex", _chol_msg)

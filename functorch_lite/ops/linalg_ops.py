@@ -205,22 +205,28 @@ def _sym_input(a, lower):
     return s + jax.lax.stop_gradient(h - s)
 
 
-def _chol_order(h):
-    """potrf's ``info`` for matrices whose factorization failed: the order of the first leading minor that is
-    not positive definite (an unblocked Cholesky stopping at the first pivot that is not > 0)."""
+def _chol_partial(h):
+    """``(L, info)`` of matrices whose factorization failed, as LAPACK's potrf leaves them (its unblocked order):
+    the columns before the first pivot that is not > 0 factored, that pivot's ``a_jj - |l_j|^2`` in its place, the
+    rest of the lower triangle as it was; ``info`` the order of that leading minor."""
     n = h.shape[-1]
     rows = jnp.arange(n)
 
     def step(j, carry):
         L, info = carry
-        lj = L[..., j, :]
+        lj = L[..., j, :]  # (row j's factored entries: the columns before j; later ones are still 0)
         d = jnp.real(h[..., j, j]) - jnp.sum(jnp.abs(lj) ** 2, -1)
-        info = jnp.where((info == 0) & ~(d > 0), j + 1, info).astype(jnp.int32)
-        ljj = jnp.sqrt(jnp.where(d > 0, d, 1))
+        bad = ~(d > 0)
+        ljj = jnp.sqrt(jnp.where(bad, 1, d))
         col = (h[..., :, j] - jnp.einsum("...ik,...k->...i", L, jnp.conj(lj))) / ljj[..., None].astype(h.dtype)
         col = jnp.where(rows > j, col, jnp.where(rows == j, ljj.astype(h.dtype)[..., None], 0))
+        stopped = jnp.where(rows > j, h[..., :, j], jnp.where(rows == j, d.astype(h.dtype)[..., None], 0))
+        kept = jnp.where(rows >= j, h[..., :, j], 0)  # (past the failure: the original lower triangle)
+        failed_before = (info > 0)[..., None]
+        col = jnp.where(failed_before, kept, jnp.where(bad[..., None], stopped, col))
+        info = jnp.where((info == 0) & bad, j + 1, info).astype(jnp.int32)
         return L.at[..., :, j].set(col), info
-    return jax.lax.fori_loop(0, n, step, (jnp.zeros_like(h), jnp.zeros(h.shape[:-2], jnp.int32)))[1]
+    return jax.lax.fori_loop(0, n, step, (jnp.zeros_like(h), jnp.zeros(h.shape[:-2], jnp.int32)))
 
 
 def _chol_name(targs, sargs):
@@ -232,15 +238,17 @@ def _chol_name(targs, sargs):
        function=False)
 def _cholesky_ex(A, upper, legacy):
     """``(L, info)`` with ``A = L L^H`` from A's lower triangle (``upper``: ``U = L^H`` from the upper one);
-    ``legacy``: ``torch.cholesky`` (CholeskyBackward0). A failed factorization gives nan (not LAPACK's partial
-    factor) and info = the order of the first leading minor that is not positive definite."""
+    ``legacy``: ``torch.cholesky`` (CholeskyBackward0). A failed factorization gives LAPACK's partial factor
+    (``_chol_partial``) and info = the order of the first leading minor that is not positive definite."""
     if not A.shape[-1]:
         return A, jnp.zeros(A.shape[:-2], jnp.int32)
     h = _sym_input(A, not upper)
     L = jax.lax.linalg.cholesky(h, symmetrize_input=False)
     failed = jnp.isnan(L).any((-2, -1))
     hs = jax.lax.stop_gradient(h)
-    order = jax.lax.cond(failed.any(), _chol_order, lambda x: jnp.zeros(x.shape[:-2], jnp.int32), hs)
+    part, order = jax.lax.cond(failed.any(), _chol_partial,
+                               lambda x: (jnp.zeros_like(x), jnp.zeros(x.shape[:-2], jnp.int32)), hs)
+    L = jnp.where(failed[..., None, None], part, L)
     return (_H(L) if upper else L), jnp.where(failed, order, 0).astype(jnp.int32)
 
 

@@ -156,3 +156,20 @@ def test_bernoulli_with_a_probability_tensor_expands_it_to_self(shapes):
     out, p = shapes
     fn = lambda m: tuple(m.zeros(out).bernoulli_(m.full(p, 0.0)).shape)  # noqa: E731
     assert _outcome(fn, ft) == _outcome(fn, torch)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_ex_of_a_matrix_that_is_not_positive_definite_leaves_lapacks_partial_factor(n, upper):
+    # (was nan everywhere; torch returns potrf's partial factor: the columns before the failing pivot factored, the
+    # pivot's a_jj - |l_j|^2, the rest of the triangle as it was)
+    import numpy as np
+    rng = np.random.RandomState(n)
+    for shift in range(4):
+        a = rng.randn(n, n)
+        a = a + a.T - shift * np.eye(n)
+        for dt in ("float64", "float32"):
+            lf, inf = ft.linalg.cholesky_ex(ft.tensor(a, dtype=getattr(ft, dt)), upper=upper)
+            lt, int_ = torch.linalg.cholesky_ex(torch.tensor(a, dtype=getattr(torch, dt)), upper=upper)
+            assert int(inf) == int(int_)
+            np.testing.assert_allclose(lf.double().numpy(), lt.double().numpy(), rtol=1e-4, atol=1e-5)

@@ -246,8 +246,7 @@ def test_info_outputs():
     ind = np.stack([np.eye(3), np.diag([1.0, 1.0, -1.0]), -np.eye(3), [[1.0, 2, 0], [2, 1, 0], [0, 0, 1]]])
     t, f = torch.linalg.cholesky_ex(torch.tensor(ind)), ft.linalg.cholesky_ex(ft.tensor(ind))
     assert f.info.tolist() == t.info.tolist() == [0, 3, 1, 2]
-    np.testing.assert_allclose(f.L.numpy()[0], t.L.numpy()[0])
-    assert np.isnan(f.L.numpy()[1:].diagonal(0, -2, -1)).all()  # documented: a failed factorization is nan, not LAPACK's partial factor
+    np.testing.assert_allclose(f.L.numpy(), t.L.numpy())  # (a failed factorization: LAPACK's partial factor)
 
 
 def test_rank_and_no_grad_outputs():

@@ -15,12 +15,12 @@ the coalesced values) or raises torch's "Could not run 'aten::<op>' with argumen
 In-place ops (``add_``, ``mul_``, ``relu_``, ``zero_``...) replace the tensor's indices / values, or write the
 values in place where torch does. Differences from torch: ``isinstance(s, torch.Tensor)`` is False (a sparse
 tensor is not one dense array), so the functions that take a Tensor's storage or check for a Tensor
-(``torch.zeros_like``, ``torch.relu_``, ``torch.autograd.grad`` with respect to a sparse leaf, ``nn.Parameter``)
-fail on one; CSR / CSC /
-BSR layouts, semi-structured sparsity, ``spdiags``, ``sampled_addmm``, ``spsolve``, ``sspaddmm``,
-``Tensor.sparse_mask`` and a sparse ``bmm`` are not provided (``hspmm`` is this module's, not ``torch.hspmm``);
-a product of a sparse and a dense tensor of more dims (broadcast) raises; half / bfloat16 sums and products can be
-more accurate (torch's CPU kernels accumulate in the low precision).
+(``torch.autograd.grad`` with respect to a sparse leaf, ``nn.Parameter``) fail on one (``torch.relu_`` and the
+other in-place functions, and ``zeros_like``, hand it to its own forms: ``_dispatch.inplace``,
+``creation._dense_only``); CSR / CSC / BSR layouts, semi-structured sparsity, ``spdiags``, ``sampled_addmm``,
+``spsolve``, ``sspaddmm``, ``Tensor.sparse_mask`` and a sparse ``bmm`` are not provided; a product of a sparse
+and a dense tensor of more dims (broadcast) raises; half / bfloat16 sums and products can be more accurate
+(torch's CPU kernels accumulate in the low precision).
 """
 from __future__ import annotations
 
@@ -37,9 +37,8 @@ from ..ops import _dispatch
 from ..ops._registry import POINTWISE
 
 __all__ = ["mm", "addmm", "sum", "smm", "hspmm", "softmax", "log_softmax", "check_sparse_tensor_invariants",
-           "FloatTensor",
-           "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
-           "ByteTensor", "BoolTensor"]
+           "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
+           "CharTensor", "ByteTensor", "BoolTensor"]
 
 _INVARIANTS = [False]  # (check_sparse_tensor_invariants: bounds checked at construction)
 _WARNED = [False]  # (torch's warning that they are not, once a process)

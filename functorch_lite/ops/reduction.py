@@ -855,7 +855,9 @@ def _topk_prep(targs, sargs):
     if t.dtype is D.bool:
         raise RuntimeError("topk does not support bool dtypes on CPU")
     if isinstance(k, bool) or not hasattr(k, "__index__"):  # (PyTorch's parser refuses a bool, a float, ...)
-        raise TypeError(f"topk(): argument 'k' (position 2) must be int, not {_type_name(k)}")
+        from ._dispatch import _call_form  # (torch's parser's position: none for a keyword; a method's self uncounted)
+        where = _call_form(OPS["topk"], "k")[1]
+        raise TypeError(f"topk(): argument 'k'{where} must be int, not {_type_name(k)}")
     k = operator.index(k)
     if not 0 <= k <= (t._shape[d] if nd else 1):
         raise RuntimeError("selected index k out of range")

@@ -173,3 +173,13 @@ def test_cholesky_ex_of_a_matrix_that_is_not_positive_definite_leaves_lapacks_pa
             lt, int_ = torch.linalg.cholesky_ex(torch.tensor(a, dtype=getattr(torch, dt)), upper=upper)
             assert int(inf) == int(int_)
             np.testing.assert_allclose(lf.double().numpy(), lt.double().numpy(), rtol=1e-4, atol=1e-5)
+
+
+_K_ARGUMENT = {"keyword": lambda m: m.topk(m.ones(3, 3), k=True), "positional": lambda m: m.topk(m.ones(3), True),
+               "method_keyword": lambda m: m.ones(3).topk(k=1.5), "method": lambda m: m.ones(3).topk(1.5)}
+
+
+@pytest.mark.parametrize("case", sorted(_K_ARGUMENT))
+def test_topk_k_type_error_names_the_position_as_torchs_parser(case):
+    # (it said "(position 2)" for a keyword or a method's argument)
+    assert _outcome(_K_ARGUMENT[case], ft) == _outcome(_K_ARGUMENT[case], torch)

@@ -826,9 +826,12 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
     for f in DATA_FIELDS:
         setattr(self, f, getattr(t, f))
     if self._storage.root() is not own.root():
-        # PyTorch's version counter is the tensor's, not the storage's: it goes on counting here, the source's stays
+        # PyTorch's version counter is the tensor's, not the storage's: it goes on counting here, the source's stays;
+        # the old storage's counter (its views', and what autograd saved of it, share the tensor's in PyTorch) moves
+        # with it: a saved copy of the old values is stale
         self._storage = self._storage.with_new_counter()
         self._storage.version = own.version
+        own.version += 1
     self._storage.version += 1  # (PyTorch bumps the tensor's version: saved copies of its old values are stale)
     return self
 

@@ -178,17 +178,19 @@ def tangent_of(t):
 
 
 def _set_tangent(t, arr):
-    """Make ``t`` a dual root whose tangent is ``arr`` (an array of ``t``'s shape and dtype)."""
+    """Make ``t`` a dual root whose tangent is ``arr`` (an array of ``t``'s shape and dtype, or a tensor autograd
+    recorded: ``_recorded_tangents``)."""
     from .._tensor.tensor import Tensor
     s = t._storage
     if t._chain is None:
-        ts = Tensor._from_array(arr, t.dtype, s.device)
+        ts = arr if isinstance(arr, Tensor) else Tensor._from_array(arr, t.dtype, s.device)
     else:  # a view: the tangent storage is laid out as the primal's storage, the values written through the chain
         import jax.numpy as jnp
         from .. import dtypes as D
         base = s.array
         ts = Tensor._from_array(jnp.zeros(base.shape, base.dtype), D.from_numpy_dtype(base.dtype), s.device)
-        Tensor._header(ts._storage, t._shape, t.dtype, t._chain, t._strides, t._offset, ts)._write(arr)
+        view = Tensor._header(ts._storage, t._shape, t.dtype, t._chain, t._strides, t._offset, ts)
+        view.copy_(arr) if isinstance(arr, Tensor) else view._write(arr)
     t.__dict__["_fw"] = ts
     _HOLDERS.append(weakref.ref(t))
 
@@ -242,6 +244,12 @@ def dispatch(op, targs, sargs, autocast=True):
     if not entry.diff_ok:
         return out
     idx = tuple(i for i, t in enumerate(tans) if t is not None)
+    res = _recorded_tangents(op, entry, idx, tlist, arrays, tans, outs)
+    if res is not None:  # (a tangent reverse mode differentiates: torch's tangents carry their own graph)
+        for o, r in zip(outs, res):
+            if not any(o is a for a in tlist):
+                _set_tangent(o, r)
+        return out
     tarrs = tuple(_cast(tans[i]._array, tans[i].dtype, tlist[i].dtype) for i in idx)
     try:
         res = entry.jvp_fn(idx, not op.eager)(tuple(arrays), tarrs)
@@ -258,6 +266,56 @@ def dispatch(op, targs, sargs, autocast=True):
         if isinstance(o, Tensor) and o.dtype.category >= D.FLOAT and not any(o is a for a in tlist):
             _set_tangent(o, r)
     return out
+
+
+_JVP_OPS: dict = {}
+
+
+def _recorded_tangents(op, entry, idx, tlist, arrays, tans, outs):
+    """The output tangents as tensors autograd records, where grad mode is on and a primal or a tangent requires
+    grad (torch's forward-mode formulas are ops of its graph: ``(p + t).backward()`` reaches x through t); None
+    otherwise, or where the op's other arguments are not plain constants or an output is not floating (the arrays
+    path). The op: (the primal tensors, the input tangents) -> the output tangents, ``jax.jvp`` of the op's body;
+    its backward, JAX's vjp of that."""
+    from .._tensor.tensor import Tensor
+    from ..autograd import grad_mode as _gm
+    from .. import dtypes as D
+    if not _gm._state.enabled or not (any(isinstance(a, Tensor) and a._requires_grad for a in tlist) or
+                                      any(tans[i]._requires_grad for i in idx)):
+        return None
+    if not all(isinstance(o, Tensor) and o.dtype.category >= D.FLOAT for o in outs):
+        return None
+    pos = tuple(i for i, a in enumerate(tlist) if isinstance(a, Tensor))
+    consts = tuple((i, a) for i, a in enumerate(arrays) if i not in pos)
+    if not all(a is None or type(a) in (int, float, bool, complex) for _, a in consts):
+        return None
+    out_dts = tuple(o.dtype for o in outs)
+    key = (id(entry), idx, pos, consts, out_dts)
+    hit = _JVP_OPS.get(key)
+    if hit is None or hit[0] is not entry:
+        from .higher_order import backward_op
+        jvp, n = entry.jvp_fn(idx, not op.eager), len(arrays)
+
+        def impl(tensors):
+            full = [None] * n
+            for i, a in zip(pos, tensors):
+                full[i] = a
+            for i, a in consts:
+                full[i] = a
+            r = jvp(tuple(full), tuple(tensors[len(pos):]))
+            return r
+
+        def rule(_op, sig, sargs):
+            return (None,) * len(sig), out_dts
+        name = op.name.title().replace("_", "")
+        hit = (entry, backward_op(impl, op.name, name + "JvpBackward0", rule, "list", len(outs), ("all",)))
+        if len(_JVP_OPS) > 4096:
+            _JVP_OPS.clear()
+        _JVP_OPS[key] = hit
+    ins = [tlist[i] for i in pos] + [tans[i] if tans[i].dtype is tlist[i].dtype else tans[i].to(tlist[i].dtype)
+                                     for i in idx]
+    res = _primal(hit[1], (ins,), (), False)  # (the tangent op itself carries no tangent: no second level)
+    return res if isinstance(res, tuple) else (res,)
 
 
 def mark_views(t, outs):

@@ -94,12 +94,12 @@ def rmsprop_step(opt, group, params) -> None:
             param.addcdiv_(grad, avg, value=-lr)
 
 
-def _lazy_state(opt, param, name, fields):
+def _lazy_state(opt, param, name, fields, sparse_msg=None):
     """``opt.state[param]``, made on the parameter's first step as torch's ``_init_group``: ``step`` and zero
-    tensors named ``fields``; torch's error for a sparse gradient."""
+    tensors named ``fields``; torch's error for a sparse gradient (``sparse_msg``, else the common wording)."""
     from .. import zeros_like
     if param._grad.is_sparse:
-        raise RuntimeError(f"{name} does not support sparse gradients")
+        raise RuntimeError(sparse_msg or f"{name} does not support sparse gradients")
     state = opt.state[param]
     if len(state) == 0:
         state["step"] = _new_step()
@@ -194,20 +194,13 @@ def radam_step(opt, group, params) -> None:
 def adam_step(opt, group, params) -> None:
     """torch.optim.adam._single_tensor_adam's ``differentiable`` branch (AdamW: ``decoupled_weight_decay``), with
     Adam._init_group's lazy state."""
-    from .. import is_complex, maximum, square, view_as_real, zeros_like
+    from .. import is_complex, maximum, square, view_as_real
     lr = _to_scalar(group["lr"])
     beta1, beta2 = (_to_scalar(b) for b in group["betas"])
     eps, weight_decay, amsgrad = group["eps"], group["weight_decay"], group["amsgrad"]
     for param in params:
-        if param._grad.is_sparse:
-            raise RuntimeError("Adam does not support sparse gradients, please consider SparseAdam instead")
-        state = opt.state[param]
-        if len(state) == 0:
-            state["step"] = _new_step()
-            state["exp_avg"] = zeros_like(param)
-            state["exp_avg_sq"] = zeros_like(param)
-            if amsgrad:
-                state["max_exp_avg_sq"] = zeros_like(param)
+        state = _lazy_state(opt, param, "Adam", ("exp_avg", "exp_avg_sq") + ("max_exp_avg_sq",) * bool(amsgrad),
+                            "Adam does not support sparse gradients, please consider SparseAdam instead")
         if state["step"].requires_grad:
             raise RuntimeError("`requires_grad` is not supported for `step` in differentiable mode")
         grad = _grad_of(param, group["maximize"])

@@ -32,6 +32,7 @@ import numpy as np
 
 import functorch_lite as _t  # (attributes read at call time: this module is imported by the package's __init__)
 from .. import dtypes as D
+from .._tensor.tensor import _wrap_dim
 from .._warn import user_stacklevel as _user_stacklevel
 from ..ops import _dispatch
 from ..ops._registry import POINTWISE
@@ -94,7 +95,7 @@ class SparseTensor:
         return _t.Size(self._size)
 
     def size(self, dim=None):
-        return _t.Size(self._size) if dim is None else self._size[_wrap(dim, len(self._size))]
+        return _t.Size(self._size) if dim is None else self._size[_wrap_dim(dim, len(self._size))]
 
     def dim(self) -> int:
         return len(self._size)
@@ -323,7 +324,7 @@ class SparseTensor:
             raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the "
                                "length of the desired ordering of dimensions i.e. input.dim() = "
                                f"{n} is not equal to len(dims) = {len(dims)}")
-        dims = [_wrap(d, n) for d in dims]
+        dims = [_wrap_dim(d, n) for d in dims]
         if len(set(dims)) != n:
             raise RuntimeError("permute(): duplicate dims are not allowed.")
         if sorted(dims[:sd]) != list(range(sd)):
@@ -337,7 +338,7 @@ class SparseTensor:
 
     def transpose(self, dim0, dim1):
         n, sd = len(self._size), self.sparse_dim()
-        d0, d1 = _wrap(dim0, n), _wrap(dim1, n)
+        d0, d1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
         if d0 == d1:
             return self
         if (d0 < sd) != (d1 < sd):
@@ -359,13 +360,13 @@ class SparseTensor:
     mT = property(lambda self: self.transpose(-2, -1))
 
     def unsqueeze(self, dim):
-        return _unsqueeze(self, _wrap(dim, len(self._size) + 1))
+        return _unsqueeze(self, _wrap_dim(dim, len(self._size) + 1))
 
     def select(self, dim, index):
         """``s.select(dim, i)`` / ``s[i]``: along a sparse dim, the entries at ``i`` (the last sparse dim: a dense
         result, their sum); along a dense dim, the values' slice."""
         n, sd = len(self._size), self.sparse_dim()
-        dim = _wrap(dim, n)
+        dim = _wrap_dim(dim, n)
         if not isinstance(index, int):
             raise RuntimeError("functorch_lite: a sparse COO tensor's select / indexing supports an int index only")
         if not -self._size[dim] <= index < self._size[dim]:
@@ -410,7 +411,7 @@ class SparseTensor:
         out = sum(self, dim, dtype=dtype)
         if keepdim and dim is not None:  # (each summed dim back, of size 1)
             n = len(self._size)
-            for d in sorted(_wrap(d, n) for d in ((dim,) if isinstance(dim, int) else dim)):
+            for d in sorted(_wrap_dim(d, n) for d in ((dim,) if isinstance(dim, int) else dim)):
                 out = _unsqueeze(out, d) if _is_sparse(out) else out.unsqueeze(d)
         return out
 
@@ -558,13 +559,6 @@ for _dunder, _name, _reflected in (
 del _dunder, _name, _reflected
 
 # ---- helpers ----------------------------------------------------------------------------------------------
-def _wrap(dim, n):
-    if not -max(n, 1) <= dim < max(n, 1):
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(n, 1)}, {max(n, 1) - 1}], "
-                         f"but got {dim})")
-    return dim % max(n, 1)
-
-
 def _index(arr, like):
     """A host int array as an int64 tensor on ``like``'s device."""
     return _t.tensor(np.asarray(arr, np.int64), device=like.device)
@@ -594,7 +588,7 @@ def _check_mm(s, d, name="addmm"):
     if d.dim() != 2:
         raise RuntimeError(f"{name}: matrices expected, got {d.dim()}D tensor")
     if s.dtype is not d.dtype:
-        raise RuntimeError(f"expected scalar type {s.dtype.legacy[:-6]} but found {d.dtype.legacy[:-6]}")
+        raise RuntimeError(f"expected scalar type {s.dtype.short} but found {d.dtype.short}")
     if s.dtype is D.bool:
         raise NotImplementedError("\"addmm_sparse_dense\" not implemented for 'Bool'")
     if d._shape[0] != s._size[1]:
@@ -653,9 +647,9 @@ def _spspmm(a, b):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a._size[0]}x{a._size[1]} and "
                            f"{b._size[0]}x{b._size[1]})")
     if a.dtype is not b.dtype:
-        raise RuntimeError(f"mat1 dtype {a.dtype.legacy[:-6]} does not match mat2 dtype {b.dtype.legacy[:-6]}")
+        raise RuntimeError(f"mat1 dtype {a.dtype.short} does not match mat2 dtype {b.dtype.short}")
     if a.dtype not in (D.float32, D.float64, D.complex64, D.complex128):
-        raise NotImplementedError(f"\"sparse_matmul\" not implemented for '{a.dtype.legacy[:-6]}'")
+        raise NotImplementedError(f"\"sparse_matmul\" not implemented for '{a.dtype.short}'")
     a, b = a.coalesce(), b.coalesce()
     ai, bi = _host(a._i), _host(b._i)
     order = np.argsort(bi[0], kind="stable")
@@ -700,7 +694,7 @@ def _addmm(inp, m1, m2, beta, alpha, sparse_grad):
     """``beta * inp + alpha * (m1 @ m2)`` (torch.addmm / torch.sparse.addmm); beta == 0: ``inp`` is not read (its
     NaN / inf do not reach the result), only its shape, as torch's."""
     if _is_sparse(m1) and isinstance(inp, _t.Tensor) and inp.dtype is not m1.dtype:
-        raise RuntimeError(f"expected scalar type {m1.dtype.legacy[:-6]} but found {inp.dtype.legacy[:-6]}")
+        raise RuntimeError(f"expected scalar type {m1.dtype.short} but found {inp.dtype.short}")
     prod = _mm(m1, m2, sparse_grad)
     prod = prod if alpha == 1 else prod * alpha
     if beta == 0:
@@ -772,7 +766,7 @@ def _merge(a, b, alpha):
     vb = b._v if alpha == 1 else b._v * alpha
     dt = _t.promote_types(a.dtype, vb.dtype)
     if dt in (D.float16, D.bool):  # (torch's CPU sparse + sparse kernel lacks these)
-        raise NotImplementedError(f"\"cadd_sparse\" not implemented for '{dt.legacy[:-6]}'")
+        raise NotImplementedError(f"\"cadd_sparse\" not implemented for '{dt.short}'")
     vals = _t.zeros((len(keys),) + tuple(a._v._shape[1:]), dtype=dt, device=a._v.device)
     vals = vals.index_add(0, _index(pa, a._v), a._v.to(dt)).index_add(0, _index(pb, vb), vb.to(dt))
     sizes = a._size[:a.sparse_dim()]
@@ -782,7 +776,7 @@ def _merge(a, b, alpha):
 
 def _index_select(s, dim, index):
     """Entries whose index along ``dim`` (a sparse dim) is selected, renumbered by the selection's order."""
-    dim = _wrap(dim, len(s._size))
+    dim = _wrap_dim(dim, len(s._size))
     if not isinstance(index, _t.Tensor) or index.dim() != 1 or index.dtype is not D.int64:
         raise IndexError("index_select() argument index must be 1-D strided (non-sparse) long-tensor.")
     if dim >= s.sparse_dim():  # (a dense dim: the values' own index_select)
@@ -934,7 +928,7 @@ def _call(op, targs, sargs):
     if name == "cat":
         return _cat(items, sargs[0])
     if name == "stack":
-        dim = _wrap(sargs[0], len(items[0].shape) + 1)
+        dim = _wrap_dim(sargs[0], len(items[0].shape) + 1)
         return _cat([_unsqueeze(s, dim) if _is_sparse(s) else s for s in items], dim)  # (a dense one: cat's error)
     if name == "index_select" and _is_sparse(targs[0]):
         return _index_select(targs[0], sargs[0], targs[1])
@@ -964,7 +958,7 @@ def _cat(items, dim):
     if dense is not None:
         raise RuntimeError(f"Concatenating sparse tensors, but a dense tensor was found at position {dense}.")
     first = items[0]
-    dim = _wrap(dim, len(first._size))
+    dim = _wrap_dim(dim, len(first._size))
     sd = first.sparse_dim()
     for k, s in enumerate(items):
         if s._size[:dim] + s._size[dim + 1:] != first._size[:dim] + first._size[dim + 1:]:
@@ -1145,7 +1139,7 @@ def sum(input, dim=None, dtype=None):  # noqa: A001 (torch.sparse.sum)
     if dim is None:
         return v.sum()
     n, sd = len(input._size), input.sparse_dim()
-    wrapped = [_wrap(d, n) for d in ((dim,) if isinstance(dim, int) else dim)]
+    wrapped = [_wrap_dim(d, n) for d in ((dim,) if isinstance(dim, int) else dim)]
     dims = sorted(set(wrapped))
     if len(dims) != len(wrapped):
         raise RuntimeError(f"dim {next(d for k, d in enumerate(wrapped) if d in wrapped[:k])} appears multiple "
@@ -1167,10 +1161,10 @@ def _grouped(input, dim, log):
         raise _no_kernel("_sparse_log_softmax" if log else "_sparse_softmax", input.device, "")
     if input.dtype not in (D.float32, D.float64):
         raise NotImplementedError(f'"{"log_softmax" if log else "softmax"}" not implemented for '
-                                  f"'{input.dtype.legacy[:-6]}'")
+                                  f"'{input.dtype.short}'")
     s = input.coalesce()
     n, sd = len(s._size), s.sparse_dim()
-    dim = _wrap(dim, n)
+    dim = _wrap_dim(dim, n)
     if dim >= sd:  # (a dense dim: each entry's values on their own)
         v = (_t.log_softmax if log else _t.softmax)(s._v, dim - sd + 1)
         return SparseTensor(s._i, v, s._size, True)

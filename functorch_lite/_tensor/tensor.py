@@ -906,17 +906,26 @@ def has_compatible_shallow_copy_type(a: "Tensor", b: "Tensor") -> bool:
     return (a._storage.device.type == "meta") == (b._storage.device.type == "meta")
 
 
-def with_memory_order(t, order, strides):
+def with_memory_order(t, order, strides, pad_rows=None):
     """Re-lay ``t`` (a fresh, non-view result) in memory order ``order`` with PyTorch's ``strides``:
     its storage holds the values permuted to ``order`` and ``t`` becomes a permuted (non-autograd)
-    view of it, so ``stride()`` reports ``strides`` (VIEW-51, CRE-60). Values and grad_fn are kept."""
+    view of it, so ``stride()`` reports ``strides`` (VIEW-51, CRE-60). Values and grad_fn are kept.
+    ``pad_rows``: the storage's last dim holds that many rows (zeros past ``t``'s), ``t`` the top ones (a
+    column-major matrix in a taller buffer: lstsq's solution, ``_dispatch._lay_out_lapack``)."""
     if order == tuple(range(len(order))):
         return t
     from ..ops._registry import OPS
     arr = t._storage.array
-    t._storage.array = _transpose(arr, order) if type(arr) is not jax.ShapeDtypeStruct else \
-        jax.ShapeDtypeStruct(tuple(arr.shape[i] for i in order), arr.dtype)  # (meta: the permuted shape)
+    meta = type(arr) is jax.ShapeDtypeStruct
+    shape = tuple(arr.shape[i] for i in order)
+    t._storage.array = _transpose(arr, order) if not meta else jax.ShapeDtypeStruct(shape, arr.dtype)  # (meta)
     t._chain = ((OPS["permute"], (V.inverse_perm(order),)),)
+    if pad_rows is not None:
+        nd, m = len(shape), shape[-1]
+        padded = shape[:-1] + (pad_rows,)
+        t._storage.array = jax.ShapeDtypeStruct(padded, arr.dtype) if meta else \
+            _pad_last(t._storage.array, pad_rows - m)
+        t._chain += ((OPS["narrow"], (nd - 2, 0, m)),)
     t._strides = tuple(strides)
     t._offset = 0
     t._cache = (t._storage.array, arr)
@@ -925,6 +934,7 @@ def with_memory_order(t, order, strides):
 
 
 _transpose = jax.jit(jnp.transpose, static_argnums=1)
+_pad_last = jax.jit(lambda a, k: jnp.pad(a, [(0, 0)] * (a.ndim - 1) + [(0, k)]), static_argnums=1)
 
 _READONLY_WARNING = (
     "The given NumPy array is not writable, and PyTorch does not support non-writable tensors. This means writing "

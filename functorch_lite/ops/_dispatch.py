@@ -35,6 +35,7 @@ from ..autograd import forward_ad as _fwad
 from .. import _promotion
 from .._stats import COUNTS as _COUNTS, PROFILER as _PROFILER
 from ..amp import autocast_mode as _amp
+from . import _registry
 from ._registry import SELF
 from .._symbolic import Concrete as _Concrete, SymNumber as _SYM
 from .._warn import user_stacklevel as _user_stacklevel
@@ -359,7 +360,8 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
     arrays = []
     sig = []
     tensors = []
-    strided = False  # (an operand with strides of its own: a pointwise op's result may take its layout)
+    # (an operand with strides of its own: a pointwise op's result may take its layout; a LAPACK op's always has one)
+    strided = op.layout == "lapack"
     for a in targs:
         if isinstance(a, Tensor):
             if a._strides is not None:
@@ -456,6 +458,8 @@ def _lay_out_result(op, targs, sargs, r):
     layout."""
     if op.layout == "format":
         return _lay_out_format(op, targs, sargs, r)
+    if op.layout == "lapack":
+        return _lay_out_lapack(op, targs, sargs, r)
     if op.layout == "self":
         src = targs[0]
         if isinstance(src, Tensor) and src._strides is not None:
@@ -506,6 +510,32 @@ def _iter_layout(shape, shapes, ops):
 
 
 _FIRST_OPERAND_ONLY = frozenset({"_dropout", "prelu"})
+
+
+def _lay_out_lapack(op, targs, sargs, r):
+    """A LAPACK op's matrix results laid out column-major, batches contiguous, as PyTorch's (_registry.LAPACK):
+    ``inv(A)`` of a (b, n, n) input has strides (n * n, 1, n). A batched vector result (``solve`` of a (b, n)
+    right-hand side) is column-major in its last two dims, as PyTorch's. lstsq's solution (n rows of its
+    max(m, n)-row buffer) is a view of the top rows of a column-major buffer of max(m, n) rows."""
+    if op.name in _registry.LAPACK_LEFT and not op.sarg(sargs, "left"):
+        return r
+    outs = r if op.nout != 1 else (r,)
+    for i in _registry.LAPACK[op.name]:
+        o = outs[i]
+        shape = o._shape
+        if len(shape) < 2 or o._strides is not None:
+            continue
+        m, n = shape[-2:]
+        rows = max(m, targs[0]._shape[-2]) if op.name == "linalg_lstsq" else m
+        st = V.contiguous_strides(shape[:-2] + (n, rows))
+        strides = st[:-2] + (st[-1], st[-2])
+        nd = len(shape)
+        order = tuple(range(nd - 2)) + (nd - 1, nd - 2)
+        if rows == m:
+            with_memory_order(o, order, strides)
+        else:
+            with_memory_order(o, order, strides, pad_rows=rows)
+    return r
 
 
 def _lay_out_format(op, targs, sargs, r):

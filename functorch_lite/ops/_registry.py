@@ -56,6 +56,19 @@ LIKE_FORMAT = frozenset(("convolution", "max_pool2d", "max_pool3d", "max_pool2d_
                          "_batch_norm", "group_norm", "_upsample", "_upsample_aa", "pad", "cat"))
 
 
+# the ops PyTorch computes with LAPACK, which writes column-major matrices (batches contiguous): their results' matrix
+# outputs (these output indices) are laid out so (``inv(A).stride() == (1, n)``: ``inv(A).mT.view(-1)`` works and
+# ``inv(A).view(-1)`` raises, as in PyTorch; an op's ``layout``: "lapack", ``_dispatch._lay_out_lapack``). Solve and
+# lu_solve with left=False transpose their operands in PyTorch and give row-major results (LAPACK_LEFT); lstsq's
+# solution is the top rows of its column-major right-hand-side buffer of max(m, n) rows.
+LAPACK = {"linalg_inv_ex": (0,), "linalg_solve_ex": (0,), "linalg_lu_solve": (0,), "linalg_cholesky_ex": (0,),
+          "linalg_svd": (0, 2), "linalg_qr": (0, 1), "linalg_eigh": (1,), "linalg_eig": (1,),
+          "linalg_lu_factor_ex": (0,), "linalg_solve_triangular": (0,), "triangular_solve": (0, 1),
+          "cholesky_solve": (0,), "cholesky_inverse": (0,), "geqrf": (0,), "linalg_householder_product": (0,),
+          "ormqr": (0,), "linalg_ldl_factor_ex": (0,), "linalg_ldl_solve": (0,), "linalg_lstsq": (0,)}
+LAPACK_LEFT = frozenset(("linalg_solve_ex", "linalg_lu_solve"))
+
+
 class OpDef:
     __slots__ = ("name", "impl", "promote", "rule", "grad_fn", "tensors", "tensor_names", "static_names",
                  "method", "function", "inplace", "view", "autocast", "prep", "check", "check_dtype",
@@ -70,7 +83,7 @@ class OpDef:
         self.name = name
         self.half_grad = half_grad
         self.layout = "iter" if name in POINTWISE else "self" if name in LIKE_SELF else \
-            "format" if name in LIKE_FORMAT else None
+            "format" if name in LIKE_FORMAT else "lapack" if name in LAPACK else None
         self.required = required
         self.shown = shown
         self.fn_method = None  # (set by defop where it differs from fn)

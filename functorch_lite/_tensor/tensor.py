@@ -625,13 +625,21 @@ class Tensor:
         self._idx = value._idx
 
     # ---- Python / NumPy bridge (spec §10) ---------------------------------------------------------
-    def _host(self, arr=None, scalar=False) -> np.ndarray:
+    def _host(self, arr=None, scalar=False, listed=False) -> np.ndarray:
         """Values as a read-only numpy array (zero-copy from a CPU jax buffer where JAX allows); ``arr``: its
         array, when the caller has it; ``scalar``: read as one number (``item()``, ``float(t)``, ``bool(t)``...:
-        torch's error for a meta tensor names ``item()`` then)."""
+        torch's error for a meta tensor names ``item()`` then). A number or a list (``listed``: ``tolist()``) is
+        read inside ``func.grad`` / ``vjp`` / ``jvp`` / ``jacrev`` too, as torch's (those trace eagerly: the
+        primal values exist; the result is a constant to the transform, as torch's Python number); not under
+        ``vmap`` or in compiled code (no values there)."""
         if arr is None:
             arr = self._array
         if isinstance(arr, jax.core.Tracer):
+            if scalar or listed:
+                from ..ops._deferred import concrete
+                c = concrete(arr)
+                if c is not None:
+                    return c
             if not scalar:
                 _no_batched_storage(arr)
             from ..ops._dispatch import data_dependent_error
@@ -660,7 +668,7 @@ class Tensor:
             D.float32, D.float64, D.float16) else builtins.float(h.astype(np.float64).reshape(()))
 
     def tolist(self):
-        h = self._host()
+        h = self._host(listed=True)
         if self.dtype in (D.bfloat16,) or self.dtype in D.FLOAT8:
             h = h.astype(np.float64)
         return h.tolist()

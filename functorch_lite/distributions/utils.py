@@ -127,6 +127,11 @@ def _defer_invalid(valid, value, message: str) -> None:
     vals = value._array if isinstance(value, Tensor) and tuple(value._array.shape) == tuple(bad.shape) else \
         bad.astype(jnp.int32)
     same = vals is not bad
+    if _deferred.PENDING[0] is None and isinstance(getattr(bad, "batch_dim", None), int):
+        b = _deferred.concrete(bad, batched=True)  # (under ``func.vmap``: torch's message reads the values)
+        if b is not None and b.any():
+            from ..ops._dispatch import data_dependent_error
+            raise data_dependent_error("reading tensor values", bad)
     _deferred.check(bad, vals, lambda v, i: ValueError(
         message + (f"(the first invalid value, at flat index {i}: {v})" if same else f"(at flat index {i})")))
 

@@ -11,13 +11,18 @@ step for a check after it), as eager's raised there. One small host read per cal
 counterpart, a bounds assert in the generated kernel, is switched off by
 ``torch._inductor.config.assert_indirect_indexing = False``, and so are these (read when a program is traced).
 
-A check whose values belong to an inner JAX transformation inside the compiled function (a batched index in a
-vmapped body, an argument of a checkpointed one) cannot leave it (its tracers belong there) and is skipped there,
-as it is outside compiled code (``func.vmap``, ``jax.jit`` of the user's own); an index the inner function reads
-from outside (``func.grad(lambda w: w[i].sum())``, an unbatched index under ``vmap``) is checked."""
+Outside compiled code, inside a ``func`` transform (grad, vjp, jvp, jacrev, vmap: JAX traces them eagerly, so the
+values exist under the tracers, ``concrete``), the check is made at once and raises eager's error, as torch's
+transforms do (a vmapped label out of range, a distribution's invalid parameter under ``func.grad``). A check whose
+values belong to an inner JAX transformation inside the compiled function (a batched index in a vmapped body, an
+argument of a checkpointed one) cannot leave it (its tracers belong there) and is skipped there, as under a
+``jax.jit`` of the user's own; an index the inner function reads from outside (``func.grad(lambda w:
+w[i].sum())``, an unbatched index under ``vmap``) is checked."""
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
+from jax.core import Tracer as _Tracer
 
 try:  # (the current trace: where a check's tracers can be returned from)
     from jax._src.core import trace_ctx as _trace_ctx
@@ -34,6 +39,7 @@ def check(bad, values, make, last=False) -> None:
     failing element in row-major order (``last``: the last one; ``position``: its flat index)."""
     p = PENDING[0]
     if p is None or _trace_ctx is None or _outer(bad, p[0]) is None:
+        _check_now(bad, values, make, last)
         return
     flat = bad.reshape(-1)
     if flat.size == 0:
@@ -42,6 +48,47 @@ def check(bad, values, make, last=False) -> None:
     got = (jnp.any(flat), values.reshape(-1)[pos], pos)
     if all(_outer(x, p[0]) is not None for x in got):
         p[1].append(got + (make, p[2]() if p[2] is not None else None))
+
+
+def concrete(x, batched=False):
+    """``x``'s values as a NumPy array where they exist under its tracers, else None: a ``func`` transform traces
+    eagerly (``jax.vjp`` / ``jvp`` / ``linearize``: a tracer's primal is a concrete array), where a compiled trace
+    (``jax.jit``) has none. ``batched``: also through ``vmap``'s tracers (the batch dims first, outermost first);
+    else a batched value gives None (reading one is torch's vmap error)."""
+    dims = []
+    while isinstance(x, _Tracer):
+        if hasattr(x, "batch_dim"):
+            if not batched:
+                return None
+            dims.append(x.batch_dim)
+            x = x.val
+        elif hasattr(x, "primal"):
+            x = x.primal
+        else:
+            return None
+    a = np.asarray(x)
+    k = 0
+    for d in reversed(dims):
+        if isinstance(d, int):
+            a = np.moveaxis(a, d + k, k)
+            k += 1
+    return a
+
+
+def _check_now(bad, values, make, last):
+    """``check`` where no compiled program collects: inside a ``func`` transform, whose values exist under the
+    tracers (``concrete``), eager's error now, as torch's transforms (which run eagerly) raise it; a check of an
+    inner JAX trace inside a compiled one (no values) is skipped."""
+    b = concrete(bad, batched=True)
+    if b is None or not b.any():
+        return
+    v = concrete(values, batched=True)
+    if v is None:
+        return
+    flat = b.reshape(-1)
+    pos = flat.size - 1 - int(np.argmax(flat[::-1])) if last else int(np.argmax(flat))
+    v = np.broadcast_to(v, b.shape) if v.shape != b.shape and v.size != b.size else v
+    raise make(v.reshape(-1)[pos].item(), pos)
 
 
 def _outer(x, trace):

@@ -184,12 +184,13 @@ def _pick_jvp(fn, axis, keepdims, nan_too, primals, tangents):
     if nan_too:
         mask = mask | (jnp.isnan(x) & jnp.isnan(r))
     count = jnp.sum(mask.astype(t.dtype), axis=axis, keepdims=True)
-    # each element's share: 1 / count where it equals the result, and NaN everywhere where none does (spelled out:
+    # each element's share: the gradient divided by count where it equals the result (torch's grad / count, not
+    # grad * (1 / count): 1 ulp apart for a count of 3), and NaN everywhere where none does (0 / 0; spelled out:
     # XLA turns a 0/1 mask times NaN into a select that gives 0)
     none = jnp.broadcast_to(count == 0, x.shape)
-    w = jnp.where(none, jnp.asarray(jnp.nan, t.dtype),
-                  jnp.where(mask, 1 / jnp.where(count == 0, 1, count), jnp.zeros((), t.dtype)))
-    return pick(x, fn, axis, keepdims, nan_too), jnp.sum(t * w, axis=axis, keepdims=keepdims)
+    w = jnp.where(none, jnp.asarray(jnp.nan, t.dtype), mask.astype(t.dtype))
+    out = jnp.sum(t * w, axis=axis, keepdims=True) / count
+    return pick(x, fn, axis, keepdims, nan_too), out if keepdims else jnp.squeeze(out, axis)
 
 
 @jax.custom_jvp

@@ -248,8 +248,13 @@ class Tensor:
         if self._chain is None and not s.flat:
             s.array = arr
         else:
-            overlap = V.has_internal_overlap(self._shape, self.stride())
+            overlap = V.overlap_kind(self._shape, self.stride())
             if overlap and not overlap_ok:
+                if overlap == 2:  # (PyTorch updates a shared location once per element: f applied k times)
+                    raise RuntimeError("functorch_lite: an in-place operation through a view whose elements overlap "
+                                       "in memory (unfold with step < size, an overlapping as_strided) is not "
+                                       "supported (PyTorch updates a shared location once per element). clone() "
+                                       "the view first.")
                 raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
                                    "a single memory location. Please clone() the tensor before performing the "
                                    "operation.")

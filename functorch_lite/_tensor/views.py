@@ -8,6 +8,7 @@ strides give the flat index map used to write through the view in one scatter.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import jax
@@ -136,6 +137,27 @@ def device_index_map(shape, strides, offset, base):
 def has_internal_overlap(shape, strides) -> bool:
     """True when two elements share one memory location (an expanded view, VIEW-40)."""
     return any(st == 0 and size > 1 for size, st in zip(shape, strides))
+
+
+@functools.lru_cache(maxsize=4096)
+def overlap_kind(shape, strides) -> int:
+    """0: every element has its own memory location; 1: an expanded view (a 0 stride: ``has_internal_overlap``,
+    PyTorch's MemOverlap::Yes); 2: elements share locations otherwise (``unfold`` with step < size, an overlapping
+    ``as_strided``: PyTorch's TooHard, which its kernels run through element by element). Exact: where the strides
+    sorted do not nest (each above the reach of the smaller ones), the offsets are enumerated."""
+    if has_internal_overlap(shape, strides):
+        return 1
+    reach = 0
+    for st, n in sorted((st, n) for n, st in zip(shape, strides) if n > 1):
+        if st <= reach:
+            break
+        reach += st * (n - 1)
+    else:
+        return 0
+    offs = np.zeros((), np.int64)
+    for n, st in zip(shape, strides):
+        offs = offs[..., None] + np.arange(n, dtype=np.int64) * st
+    return 2 if np.unique(offs).size != offs.size else 0
 
 
 def bitcast(arr, dtype):

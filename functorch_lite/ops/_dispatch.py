@@ -965,13 +965,16 @@ def inplace(op, targs, sargs, _recorded=False):
         # what the tensor was computed from)
         arr = _keep_history(self._uncut_array(), arr)
     ok = op.aliased_write_ok
-    if ok is not True and ok and self._chain is not None and not self.requires_grad and \
-            V.has_internal_overlap(self._shape, self.stride()):
-        # (masked_fill_ / index_fill_ through an expanded view: deprecated, but torch writes each memory location an
-        # element it fills shares; the others keep their values)
+    overlap = ok is not True and ok and self._chain is not None and not self.requires_grad and \
+        V.overlap_kind(self._shape, self.stride())
+    if overlap:
+        # (masked_fill_ / index_fill_ through an expanded view -- deprecated, with torch's warning -- or a window view
+        # (unfold with step < size): torch writes each memory location an element it fills shares; the others keep
+        # their values)
         where, line = ok
-        warnings.warn(EXPANDED_WARN.format(op.name + "_", "mask", "scalar", line), UserWarning,
-                      stacklevel=_user_stacklevel())
+        if overlap == 1:
+            warnings.warn(EXPANDED_WARN.format(op.name + "_", "mask", "scalar", line), UserWarning,
+                          stacklevel=_user_stacklevel())
         self._write_where(arr, where(targs, sargs))
     else:
         self._write(arr, overlap_ok=ok is True and not any(isinstance(a, Tensor) for a in targs[1:]))

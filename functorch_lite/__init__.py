@@ -242,3 +242,4 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 from . import version, torch_version  # noqa: E402,F401  (torch.version, torch.torch_version)
 from .torch_version import __version__  # noqa: E402  (a TorchVersion: "2.13.0", the PyTorch API reproduced; the
 # facade's own release is version.facade_version)
+from . import functional  # noqa: E402,F401  (torch.functional: the top-level functions above, under their module)

@@ -129,6 +129,11 @@ def det(A: Tensor, *, out=None) -> Tensor:
     return _run("linalg_det", (A,), (), out)
 
 
+def _det_legacy(input: Tensor) -> Tensor:
+    """``torch.det``: linalg.det without its out= (torch's ``det()`` takes none: a TypeError)."""
+    return _run("linalg_det", (input,))
+
+
 def slogdet(A: Tensor, *, out=None):
     """``torch.return_types.linalg_slogdet(sign, logabsdet)``."""
     return _run("linalg_slogdet", (A,), (), out)
@@ -375,7 +380,15 @@ def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1, out=None) -> Tensor:
     """Cross product of 3-vectors along ``dim`` (batch dims broadcast)."""
+    _cross_0d(input, other, dim)
     return _run("linalg_cross", (input, other), (dim,), out)
+
+
+def _cross_0d(input, other, dim) -> None:
+    """Two 0-d operands: torch wraps ``dim`` without treating a scalar as 1-d (its IndexError), where the
+    dispatcher's dim wrapping would let the length check index the empty shape."""
+    if isinstance(input, Tensor) and isinstance(other, Tensor) and input.ndim == 0 == other.ndim:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
 
 
 def _cross_legacy(input: Tensor, other: Tensor, dim=None, *, out=None) -> Tensor:
@@ -387,12 +400,18 @@ def _cross_legacy(input: Tensor, other: Tensor, dim=None, *, out=None) -> Tensor
         dim = next((i for i, s in enumerate(input.shape) if s == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
+    _cross_0d(input, other, dim)
     return _run("linalg_cross", (input, other), (dim,), out)
 
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
     """``sum(conj(x) * y, dim)`` (broadcasting)."""
-    return _run("linalg_vecdot", (x, y), (dim,), out)
+    r = _run("linalg_vecdot", (x, y), (dim,))
+    if out is None:
+        return r
+    if isinstance(out, Tensor) and out.dtype is not r.dtype:  # (torch's composite checks, then sums into out)
+        raise RuntimeError(f"linalg.vecdot: Expected out of dtype{r.dtype.short} but found {out.dtype.short}")
+    return write_out(out, r, "sum")
 
 
 def multi_dot(tensors, *, out=None) -> Tensor:
@@ -532,14 +551,67 @@ def _inverse(input: Tensor, *, out=None) -> Tensor:
     return inv(input, out=out)
 
 
+_REMOVED = "This function was deprecated since version 1.9 and is now removed. "
+
+
+def _removed_solve(input: Tensor, A: Tensor, *, out=None):
+    """``torch.solve`` / ``Tensor.solve``: removed in PyTorch 1.9; torch keeps the name to raise its migration hint."""
+    raise RuntimeError(
+        _REMOVED + "`torch.solve` is deprecated in favor of `torch.linalg.solve`. `torch.linalg.solve` has its "
+        "arguments reversed and does not return the LU factorization.\n\nTo get the LU factorization see `torch.lu`, "
+        "which can be used with `torch.lu_solve` or `torch.lu_unpack`.\nX = torch.solve(B, A).solution should be "
+        "replaced with:\nX = torch.linalg.solve(A, B)")
+
+
+def _removed_lstsq(input: Tensor, A: Tensor, *, out=None):
+    """``torch.lstsq`` / ``Tensor.lstsq``: removed (torch's RuntimeError)."""
+    raise RuntimeError(
+        _REMOVED + "`torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.\n`torch.linalg.lstsq` has reversed "
+        "arguments and does not return the QR decomposition in the returned tuple (although it returns other "
+        "information about the problem).\n\nTo get the QR decomposition consider using `torch.linalg.qr`.\n\nThe "
+        "returned solution in `torch.lstsq` stored the residuals of the solution in the last m - n columns of the "
+        "returned value whenever m > n. In torch.linalg.lstsq, the residuals are in the field 'residuals' of the "
+        "returned named tuple.\n\nThe unpacking of the solution, as in\nX, _ = torch.lstsq(B, A).solution[:A.size(1)]"
+        "\nshould be replaced with:\nX = torch.linalg.lstsq(A, B).solution")
+
+
+def _removed_symeig(input: Tensor, eigenvectors: bool = False, upper: bool = True, *, out=None):
+    """``torch.symeig`` / ``Tensor.symeig``: removed (torch's RuntimeError)."""
+    raise RuntimeError(
+        _REMOVED + "The default behavior has changed from using the upper triangular portion of the matrix by default "
+        "to using the lower triangular portion.\n\nL, _ = torch.symeig(A, upper=upper) should be replaced with:\n"
+        "L = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\nand\n\nL, V = torch.symeig(A, eigenvectors=True) "
+        "should be replaced with:\nL, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')")
+
+
+def _removed_eig(self: Tensor, eigenvectors: bool = False, *, e=None, v=None):
+    """``torch.eig`` / ``Tensor.eig``: removed (torch's RuntimeError)."""
+    raise RuntimeError(
+        _REMOVED + "`torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather than real tensors "
+        "mimicking complex tensors.\n\nL, _ = torch.eig(A) should be replaced with:\nL_complex = "
+        "torch.linalg.eigvals(A)\n\nand\n\nL, V = torch.eig(A, eigenvectors=True) should be replaced with:\n"
+        "L_complex, V_complex = torch.linalg.eig(A)")
+
+
+def _removed_matrix_rank(input: Tensor, tol=None, symmetric: bool = False, *, out=None):
+    """``torch.matrix_rank``: removed (torch's RuntimeError; no Tensor method)."""
+    raise RuntimeError(
+        _REMOVED.rstrip() + "\nPlease use the `torch.linalg.matrix_rank` function instead. The parameter "
+        "'symmetric' was renamed in `torch.linalg.matrix_rank()` to 'hermitian'.")
+
+
 # the classic top-level forms (``torch.det``, ``torch.svd``...) and their Tensor methods
-FUNCTIONS = {"det": det, "inverse": _inverse, "logdet": logdet, "slogdet": _slogdet_legacy, "svd": _svd_legacy,
+FUNCTIONS = {"det": _det_legacy, "inverse": _inverse, "logdet": logdet, "slogdet": _slogdet_legacy, "svd": _svd_legacy,
              "cholesky": _cholesky_legacy, "qr": _qr_legacy, "pinverse": _pinverse, "matrix_power": matrix_power,
              "cross": _cross_legacy}
 METHODS = dict(FUNCTIONS)
+# (removed in PyTorch 1.9: torch keeps the names, and all but matrix_rank as Tensor methods, to raise the hint)
+_GONE = {"solve": _removed_solve, "lstsq": _removed_lstsq, "symeig": _removed_symeig, "eig": _removed_eig}
+METHODS.update(_GONE)
+FUNCTIONS.update(_GONE, matrix_rank=_removed_matrix_rank)
 for _k, _f in FUNCTIONS.items():
-    _f.__name__ = _k
-del _k, _f
+    _f.__name__ = _f.__qualname__ = _k  # (the qualname names the function in Python's TypeErrors: ``det()``)
+del _k, _f, _GONE
 
 
 # the rest of torch.linalg (lu, eig, matrix_exp, cond, ldl...) and its classic top-level forms (_linalg_more.py)

@@ -231,6 +231,27 @@ class _VmapLog(C.CheckedLog):
         return dict.__contains__(self, k)
 
 
+_FALLBACK_WARN = ("There is a performance drop because we have not yet implemented the batching rule for {}. Please "
+                  "file us an issue on GitHub so that we can prioritize its implementation. (Triggered internally at "
+                  "/__w/pytorch/pytorch/aten/src/ATen/functorch/BatchedFallback.cpp:82.)")
+
+
+def per_example_values(arr: Any, op: str) -> Any:
+    """torch's vmap fallback for an op whose output shape depends on its input's values (``op``: its aten name,
+    ``"aten::bincount"``), which runs the op once per example: ``arr``'s values on the host (numpy), with the
+    batch dims of the vmaps batching it first (outermost first), then the example's own dims, after torch's
+    performance warning; None where ``arr`` is not batched or its values are not there to read (a compiled or
+    jitted trace). The op then runs batched with the output shape the examples agree on."""
+    import warnings
+    from .._warn import user_stacklevel
+    from ..ops._deferred import concrete_batched
+    a, batch = concrete_batched(arr)
+    if not batch:
+        return None
+    warnings.warn(_FALLBACK_WARN.format(op), UserWarning, stacklevel=user_stacklevel())
+    return a
+
+
 def _move(arr: Any, od: int) -> Any:
     return arr if od == 0 else jnp.moveaxis(arr, 0, od)
 

@@ -25,9 +25,9 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return input.relu_() if inplace else _relu(input)
 
 
-def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+def gelu(input: Tensor, *, approximate: str = "none", out: Tensor | None = None) -> Tensor:
     from .. import gelu as _gelu
-    return _gelu(input, approximate=approximate)
+    return _gelu(input, approximate=approximate, out=out)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:

@@ -55,24 +55,29 @@ def concrete(x, batched=False):
     eagerly (``jax.vjp`` / ``jvp`` / ``linearize``: a tracer's primal is a concrete array), where a compiled trace
     (``jax.jit``) has none. ``batched``: also through ``vmap``'s tracers (the batch dims first, outermost first);
     else a batched value gives None (reading one is torch's vmap error)."""
+    return concrete_batched(x, batched)[0]
+
+
+def concrete_batched(x, batched=True):
+    """``concrete``'s array (or None) and how many vmap batch dims lead it."""
     dims = []
     while isinstance(x, _Tracer):
         if hasattr(x, "batch_dim"):
             if not batched:
-                return None
+                return None, 0
             dims.append(x.batch_dim)
             x = x.val
         elif hasattr(x, "primal"):
             x = x.primal
         else:
-            return None
+            return None, 0
     a = np.asarray(x)
     k = 0
     for d in reversed(dims):
         if isinstance(d, int):
             a = np.moveaxis(a, d + k, k)
             k += 1
-    return a
+    return a, k
 
 
 def _check_now(bad, values, make, last):

@@ -154,7 +154,7 @@ def _prelu_check(targs, sargs):
 
 
 @defop("prelu", required=True, promote=_prelu_rule, grad_fn="PreluKernelBackward0", tensors=2, check=_prelu_check, broadcast=False,
-       autocast="lower", kernel="prelu_cpu")
+       autocast="lower", kernel="prelu_cpu", out=False)
 def prelu(input, weight):
     """``x`` for ``x > 0``, else ``weight * x``; ``weight`` has one value or one per channel (dim 1)."""
     w = weight.reshape(-1)

@@ -141,7 +141,7 @@ def _bc_error(a: tuple, b: tuple) -> None:
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
-                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, *, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:
     """``F.scaled_dot_product_attention``: ``softmax(q @ k^T * scale + mask) @ v``.
 

@@ -160,6 +160,10 @@ def _conv_prep(targs, sargs):
         if any(o < 1 for o in osz):
             raise RuntimeError(f"Given input size per channel: ({' x '.join(str(e) for e in xs[2:])}). Calculated "
                                f"output size per channel: ({' x '.join(map(str, osz))}). Output size is too small")
+    if xs[0] and xs[1] and 0 in xs[2:]:  # (torch's backend selection: an empty input needs an empty batch or channel)
+        shown = xs[:2] + (1,) + xs[2:] if nd == 1 else xs  # (a 1-d conv runs as a 2-d one: its 4-d view's shape)
+        raise RuntimeError(f"Only zero batch or zero channel inputs are supported, but got input shape: "
+                           f"{list(shown)}")
     _conv_dtypes(x, w, b, transposed, nd)
     return (stride, pads, dilation, bool(transposed), output_padding, groups)
 
@@ -438,14 +442,14 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode):
 
 
 @defop("max_pool2d", promote=_float_kernel_rule("max_pool2d"), grad_fn="MaxPool2DWithIndicesBackward0",
-       method=False, prep=_maxpool_prep, kernel="max_pool2d")
+       method=False, prep=_maxpool_prep, kernel="max_pool2d", out=False)
 def _max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """``torch.max_pool2d``: max over (dilated) windows, padding never wins."""
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 @defop("max_pool3d", promote=_float_kernel_rule("max_pool3d"), grad_fn="MaxPool3DWithIndicesBackward0",
-       method=False, prep=_maxpool3d_prep, kernel="max_pool3d", autocast={"cpu": "fp32"})
+       method=False, prep=_maxpool3d_prep, kernel="max_pool3d", autocast={"cpu": "fp32"}, out=False)
 def _max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """``torch.max_pool3d``: max over (dilated) (T, H, W) windows, padding never wins."""
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode)
@@ -715,7 +719,7 @@ def _adaptive_avg(input, output_size):
     return r.astype(input.dtype)
 
 
-@defop(promote=_adaptive_rule("adaptive_avg_pool2d"), method=False, function=False,
+@defop(promote=_adaptive_rule("adaptive_avg_pool2d"), method=False, function=False, out=False,
        prep=_adaptive_prep_for("adaptive_avg_pool2d", 2), kernel="adaptive_avg_pool2d",
        grad_fn=lambda targs, sargs: "MeanBackward1" if sargs[0] == (1, 1) else "AdaptiveAvgPool2DBackward0")
 def adaptive_avg_pool2d(input, output_size):
@@ -723,7 +727,7 @@ def adaptive_avg_pool2d(input, output_size):
     return _adaptive_avg(input, output_size)
 
 
-@defop(promote=_adaptive_rule("adaptive_avg_pool3d_cpu"), method=False, function=False,
+@defop(promote=_adaptive_rule("adaptive_avg_pool3d_cpu"), method=False, function=False, out=False,
        prep=_adaptive_prep_for("adaptive_avg_pool3d", 3), kernel="adaptive_avg_pool3d_cpu", autocast={"cpu": "fp32"},
        grad_fn=lambda targs, sargs: "MeanBackward1" if sargs[0] == (1, 1, 1) else "AdaptiveAvgPool3DBackward0")
 def adaptive_avg_pool3d(input, output_size):

@@ -72,7 +72,7 @@ def _fill_name(targs, sargs):
 
 
 @defop("fill", float8=True, promote=_copy_rule, grad_fn=_fill_name, tensors=2, inplace=True, method=False, saves=(),
-       aliased_write_ok=True, check=_fill_check)
+       aliased_write_ok=True, check=_fill_check, out=False)
 def _fill(input, value):
     return jnp.broadcast_to(value, input.shape)
 
@@ -266,4 +266,5 @@ METHODS = {"type_as": type_as, "to": to, "cuda": cuda, "cpu": cpu, "new_tensor":
            "float": _caster(D.float32), "double": _caster(D.float64), "half": _caster(D.float16),
            "bfloat16": _caster(D.bfloat16), "long": _caster(D.int64), "int": _caster(D.int32),
            "short": _caster(D.int16), "char": _caster(D.int8), "byte": _caster(D.uint8), "bool": _caster(D.bool),
-           "cfloat": _caster(D.complex64), "cdouble": _caster(D.complex128)}
+           "cfloat": _caster(D.complex64), "cdouble": _caster(D.complex128),
+           "chalf": _caster(D.complex32)}  # (complex32 has no JAX dtype: the cast raises that clear error)

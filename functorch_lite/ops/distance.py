@@ -66,7 +66,7 @@ def _cos_prep(targs, sargs):
     return (_wrap_dim(dim, _broadcast_ndim(targs)), float(eps))
 
 
-@defop(kernel="norm_cpu", promote=_cos_rule, grad_fn="SumBackward1", tensors=2, method=False,
+@defop(out=False, kernel="norm_cpu", promote=_cos_rule, grad_fn="SumBackward1", tensors=2, method=False,
        prep=_cos_prep, broadcast=True,  # (torch's composite saves an input only for its own gradient)
        saves=saves_for(((0,), 0), ((1,), 1), always=("internal",)))
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
@@ -104,7 +104,7 @@ def _pd_rule(op, sig, sargs):
     return (r, r), (r.to_real(),)
 
 
-@defop(kernel="add_stub", promote=_pd_rule, grad_fn="NormBackward1", tensors=2, method=False,
+@defop(out=False, kernel="add_stub", promote=_pd_rule, grad_fn="NormBackward1", tensors=2, method=False,
        broadcast=True, prep=lambda targs, sargs: (float(sargs[0]), float(sargs[1]), bool(sargs[2])))
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """``||x1 - x2 + eps||_p`` over the last dimension of the broadcast inputs (real for complex ones)."""
@@ -155,7 +155,7 @@ def _cdist_check(targs, sargs):
 
 
 @defop(required=True, kernel="cdist", promote=_cdist_rule, tensors=2, method=False, prep=_cdist_prep, check=_cdist_check, autocast="fp32",
-       grad_fn=lambda targs, sargs: "ViewBackward0" if sargs[1] else "CdistBackward0")
+       grad_fn=lambda targs, sargs: "ViewBackward0" if sargs[1] else "CdistBackward0", out=False)
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """p-norm distances between the rows of ``x1`` (.., P, M) and ``x2`` (.., R, M) -> (.., P, R), batch dims
     broadcast. For p = 2 with more than 25 rows (or ``compute_mode='use_mm_for_euclid_dist'``) PyTorch's

@@ -253,7 +253,7 @@ def sub(input, other, *, alpha=1):
 
 
 @defop(kernel="add_stub", promote=_sub_rule, broadcast=True, grad_fn=_rsub_name, tensors=2, method=False, saves=(),
-       prep=_alpha_prep, traced=("alpha",))
+       prep=_alpha_prep, traced=("alpha",), out=False)
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input`` (``1 - x`` gives RsubBackward1)."""
     return _minus(other, input, alpha)
@@ -576,7 +576,8 @@ def _isclose_prep(targs, sargs):
     return sargs
 
 
-@defop(kernel="mul_cpu_reduced_float", promote="compare", tensors=2, differentiable=False, prep=_isclose_prep)
+@defop(kernel="mul_cpu_reduced_float", promote="compare", tensors=2, differentiable=False, prep=_isclose_prep,
+       out=False)
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return jnp.isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
@@ -1245,7 +1246,7 @@ def _mask_inplace(targs, sargs):
 
 @defop(kernel="masked_fill", promote=_masked_fill_rule, broadcast=False, grad_fn="MaskedFillBackward0", tensors=3,
        inplace=_mask_inplace, check=_mask_check, saves=(1,),
-       aliased_write_ok=(lambda targs, sargs: jnp.broadcast_to(targs[1]._array, targs[0]._shape), 2450))
+       aliased_write_ok=(lambda targs, sargs: jnp.broadcast_to(targs[1]._array, targs[0]._shape), 2450), out=False)
 def masked_fill(input, mask, value):
     return jnp.where(mask, value, input)
 

@@ -363,7 +363,7 @@ def _bcel_check(targs, sargs):
        tensors=4, method=False, prep=_no_grad_prep("binary_cross_entropy_with_logits", ((2, "weight"),
                                                                                       (3, "pos_weight")), 0),
        check=_bcel_check, broadcast=False, autocast="fp32",
-       kernel="log_sigmoid_cpu")
+       kernel="log_sigmoid_cpu", out=False)
 def _binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="none"):
     """``(1 - t) x - log_sigmoid(x) (1 + (pos_weight - 1) t)``, times ``weight`` (numerically stable)."""
     dt = target.dtype  # (the promoted dtype: the rule cast all but the input)
@@ -420,7 +420,7 @@ def _kl_prep(targs, sargs):
     return (reduction_name(red, enum=True, extra=("batchmean",)), bool(log_target))
 
 
-@defop("kl_div", promote=_kl_rule, grad_fn=_kl_name, tensors=2, method=False, prep=_kl_prep, check=_kl_check,
+@defop("kl_div", out=False, promote=_kl_rule, grad_fn=_kl_name, tensors=2, method=False, prep=_kl_prep, check=_kl_check,
        broadcast=False, autocast="fp32", kernel="xlogy_cpu")
 def _kl_div(input, target, reduction="none", log_target=False):
     """Pointwise KL divergence with ``input`` as log-probabilities (``F.kl_div``)."""

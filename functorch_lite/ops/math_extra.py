@@ -871,7 +871,7 @@ def _dist_prep(targs, sargs):
 
 
 @defop(kernel="add_stub", promote=E._tensors_only(_dist_rule), broadcast=True, grad_fn="DistBackward0", tensors=2,
-       prep=_dist_prep)
+       prep=_dist_prep, out=False)
 def dist(input, other, p=2):
     """``norm(input - other, p)`` over all elements (broadcasting); gradient 0 where the distance is 0."""
     diff = _acc(input) - _acc(other)

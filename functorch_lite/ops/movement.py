@@ -87,7 +87,7 @@ def _flip_prep(targs, sargs):
     return (wrapped,)
 
 
-@defop(kernel="flip_cpu", grad_fn="FlipBackward0", prep=_flip_prep, saves=())
+@defop(out=False, kernel="flip_cpu", grad_fn="FlipBackward0", prep=_flip_prep, saves=())
 def flip(input, *dims):
     (dims,) = dims
     return jnp.flip(input, dims) if dims and input.ndim else input  # (a 0-d tensor: dim 0 / -1 is itself)
@@ -133,7 +133,7 @@ def _int_seq(v, fname: str, name: str, pos: int, single: bool = True) -> tuple:
     return tuple(operator.index(e) for e in v)
 
 
-@defop(float8=True, grad_fn="RollBackward0", saves=(), prep=_roll_prep)
+@defop(out=False, float8=True, grad_fn="RollBackward0", saves=(), prep=_roll_prep)
 def roll(input, shifts, dims=None):
     if dims is None:  # (one shift: the flattened tensor rolled)
         return jnp.roll(input.reshape(-1), shifts[0]).reshape(input.shape)
@@ -168,7 +168,7 @@ def _tile_prep(targs, sargs):
     return (_repeats("tile", targs[0]._shape, _shape_arg(sargs[0], "tile", "dims")),)  # (torch's repeat of it)
 
 
-@defop(float8=True, grad_fn="RepeatBackward0", prep=_tile_prep, saves=(), half_grad=True)
+@defop(out=False, float8=True, grad_fn="RepeatBackward0", prep=_tile_prep, saves=(), half_grad=True)
 def tile(input, *dims):
     (dims,) = dims
     return jnp.tile(input, dims)
@@ -221,7 +221,7 @@ def _trace_check(targs, sargs):
     return sargs
 
 
-@defop(promote=_trace_rule, grad_fn="TraceBackward0", prep=_trace_check, saves=(), autocast={"cpu": "fp32"})
+@defop(out=False, promote=_trace_rule, grad_fn="TraceBackward0", prep=_trace_check, saves=(), autocast={"cpu": "fp32"})
 def trace(input):
     """Sum of the main diagonal of a matrix."""
     return jnp.trace(input)
@@ -236,7 +236,7 @@ def _diag_embed_prep(targs, sargs):
     return offset, w1, w2
 
 
-@defop(float8=True, grad_fn="DiagEmbedBackward0", prep=_diag_embed_prep, saves=())
+@defop(out=False, float8=True, grad_fn="DiagEmbedBackward0", prep=_diag_embed_prep, saves=())
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """Each last-dim vector of ``input`` on diagonal ``offset`` of a new (dim1, dim2) matrix."""
     n = input.shape[-1] if input.ndim else 1

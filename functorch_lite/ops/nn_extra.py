@@ -28,7 +28,7 @@ from . import _deferred, grad_overrides as _go, norm as _norm
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor, _wrap_dim
 from .._tensor.views import shape_str as _shape_str
-from ._dispatch import _type_name, autocast_fp32
+from ._dispatch import _type_name, autocast_fp32, write_out
 from ._registry import OPS, defop
 from .losses import _legacy
 from .norm import _float_rule
@@ -96,7 +96,8 @@ def _ps_check(name: str, what: str):
 
 
 @defop(kernel="pixel_shuffle", grad_fn="PixelShuffleBackward0", method=False, prep=_ps_check("pixel_shuffle",
-                                                                                              "upscale_factor"))
+                                                                                              "upscale_factor"),
+       out=False)
 def pixel_shuffle(input, upscale_factor):
     """(*, C r^2, H, W) -> (*, C, H r, W r)."""
     r = upscale_factor
@@ -107,7 +108,7 @@ def pixel_shuffle(input, upscale_factor):
     return x.reshape(tuple(b) + (c // (r * r), h * r, w * r))
 
 
-@defop(kernel="pixel_unshuffle", grad_fn="PixelUnshuffleBackward0", method=False,
+@defop(out=False, kernel="pixel_unshuffle", grad_fn="PixelUnshuffleBackward0", method=False,
        prep=_ps_check("pixel_unshuffle", "downscale_factor"))
 def pixel_unshuffle(input, downscale_factor):
     """(*, C, H r, W r) -> (*, C r^2, H, W)."""
@@ -269,6 +270,16 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     return _threshold(input, sym_float(threshold), sym_float(value), False)
 
 
+def _t_threshold(input: Tensor, threshold: float, value: float, *, out=None) -> Tensor:
+    """``torch.threshold``: ``F.threshold`` without ``inplace``, with ``out=``."""
+    r = _threshold(input, sym_float(threshold), sym_float(value), False)
+    return r if out is None else write_out(out, r, "threshold", srcs=(input,))
+
+
+_t_threshold.__name__ = "threshold"
+threshold.__name__ = threshold.__qualname__ = "_threshold"  # (torch's F.threshold: its Python errors name it so)
+
+
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     """``F.threshold_``: in place (ThresholdBackward1)."""
     return OPS["_threshold"].fn_inplace(input, sym_float(threshold), sym_float(value), True)
@@ -307,9 +318,10 @@ def _softshrink(input, lambd):
     return jnp.where(input > lam, input - lam, jnp.where(~(input >= -lam), input + lam, jnp.zeros_like(input)))
 
 
-def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """``F.softshrink``."""
-    return _softshrink(input, lambd)
+def softshrink(input: Tensor, lambd: float = 0.5, *, out: Tensor | None = None) -> Tensor:
+    """``F.softshrink`` (``out=``: torch's ``softshrink.out``)."""
+    r = _softshrink(input, lambd)
+    return r if out is None else write_out(out, r, "softshrink", srcs=(input,))
 
 
 @defop(promote=_float_rule("hardshrink_cpu"), grad_fn="HardshrinkBackward0", saves=(0,), kernel="hardshrink_cpu")
@@ -352,7 +364,7 @@ def _pdist_prep(targs, sargs):
     return (p,)
 
 
-@defop(promote=_pdist_rule, grad_fn="PdistBackward0", method=False, prep=_pdist_prep, kernel="pdist")
+@defop(out=False, promote=_pdist_rule, grad_fn="PdistBackward0", method=False, prep=_pdist_prep, kernel="pdist")
 def pdist(input, p=2.0):
     """``torch.pdist``: the p-norm distance of every row pair ``i < j`` (row-major upper triangle; its backward,
     torch's _pdist_backward, has no derivative)."""
@@ -367,8 +379,10 @@ def _pdist(input, p):
     a = _go.abs(diff)  # (no gradient through |0|)
     if p == 0:
         return jnp.sum((diff != 0).astype(input.dtype), axis=-1)
-    if p == math.inf:
-        return jnp.max(a, axis=-1)
+    if p == math.inf:  # (torch's backward: the full gradient to every coordinate at the maximum, ties too)
+        c = jax.lax.stop_gradient(a)
+        m = jnp.max(c, axis=-1, keepdims=True)
+        return (m + jnp.sum(jnp.where(c == m, a - c, 0), axis=-1, keepdims=True))[..., 0]
     if p == 1:
         return jnp.sum(a, axis=-1)
     return _go.pnorm(a, p, -1)
@@ -889,7 +903,7 @@ _t_triplet_margin_loss.__name__ = "triplet_margin_loss"
 _t_instance_norm.__name__ = "instance_norm"
 
 METHODS: dict = {}
-FUNCTIONS: dict = {"threshold": threshold, "threshold_": threshold_, "margin_ranking_loss": _t_margin_ranking_loss,
+FUNCTIONS: dict = {"threshold": _t_threshold, "threshold_": threshold_, "margin_ranking_loss": _t_margin_ranking_loss,
                    "hinge_embedding_loss": _t_hinge_embedding_loss, "cosine_embedding_loss": _t_cosine_embedding_loss,
                    "poisson_nll_loss": _t_poisson_nll_loss, "triplet_margin_loss": _t_triplet_margin_loss,
                    "instance_norm": _t_instance_norm, "conv_transpose1d": conv_transpose1d,

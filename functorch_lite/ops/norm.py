@@ -23,6 +23,7 @@ from .._tensor.tensor import Tensor
 from .._tensor.views import shape_str as _shape_str
 from .._warn import warn_once
 from ._registry import defop
+from ._dispatch import write_out as _write_out
 from . import _rounding
 from ._rounding import true_div
 from .distance import _vector_norm
@@ -335,7 +336,7 @@ def _emb_rule(op, sig, sargs):
     return (None, None), (sig[0][1],)
 
 
-@defop("embedding", float8=True, promote=_emb_rule, grad_fn="EmbeddingBackward0", tensors=2, method=False,
+@defop("embedding", out=False, float8=True, promote=_emb_rule, grad_fn="EmbeddingBackward0", tensors=2, method=False,
        check=_emb_check,
        saves=(1,), device_check=("weight", "indices"))
 def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
@@ -575,7 +576,6 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     """``F.normalize``: ``x / max(||x||_p, eps)`` along ``dim`` (one kernel for a tensor's one dim; a tuple of dims
     or a 0-d input: torch's composite, ``input / input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)``).
     ``out=``: written as ``torch.div(..., out=out)`` writes (resized as it resizes)."""
-    from ._dispatch import write_out
     if isinstance(dim, (tuple, list)) or input.dim() == 0:
         r = input / input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     else:
@@ -583,7 +583,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
         if not -nd <= dim < nd:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
         r = _normalize(input, float(p), dim % nd, sym_float(eps))
-    return r if out is None else write_out(out, r, "div", srcs=(input,))
+    return r if out is None else _write_out(out, r, "div", srcs=(input,))
 
 
 def _act(name: str, grad: str, kernel: str, body, rule=None, inplace=False):
@@ -648,9 +648,11 @@ _logsigmoid = _act("_logsigmoid", "LogSigmoidBackward0", "log_sigmoid_cpu",
                    lambda x, a, b: D.in_opmath(jax.nn.log_sigmoid)(x))
 
 
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    """``F.softplus``: ``log(1 + exp(beta x)) / beta``, linear above ``threshold``."""
-    return _softplus(input, sym_float(beta), sym_float(threshold))
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0, *, out: Tensor | None = None) -> Tensor:
+    """``F.softplus``: ``log(1 + exp(beta x)) / beta``, linear above ``threshold`` (``out=``: torch's
+    ``softplus.out``, resized and cast into as any elementwise op's out=)."""
+    r = _softplus(input, sym_float(beta), sym_float(threshold))
+    return r if out is None else _write_out(out, r, "softplus", srcs=(input,))
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
@@ -671,6 +673,7 @@ def softsign(input: Tensor) -> Tensor:
     return _softsign(input, 0.0, 0.0)
 
 
-def logsigmoid(input: Tensor) -> Tensor:
-    """``F.logsigmoid``: ``log(sigmoid(x))``."""
-    return _logsigmoid(input, 0.0, 0.0)
+def logsigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """``F.logsigmoid``: ``log(sigmoid(x))`` (``out=``: torch's ``log_sigmoid.out``)."""
+    r = _logsigmoid(input, 0.0, 0.0)
+    return r if out is None else _write_out(out, r, "log_sigmoid_forward", srcs=(input,))  # (torch's kernel name)

@@ -584,16 +584,23 @@ def frobenius_norm(input, dim=None, keepdim=False):
     return _go.pnorm(_abs(x), 2.0, dim, keepdim) if jnp.iscomplexobj(x) else _go.vnorm(x, 2.0, dim, keepdim)
 
 
-def nuclear_norm(input, dim=None, keepdim=False):
+def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     """``torch.nuclear_norm(x, keepdim=False)`` / ``nuclear_norm(x, dim, keepdim=False)``: the sum of the singular
-    values over ``dim`` (the last two dims by default), ``norm(x, 'nuc', dim)``."""
+    values over ``dim`` (the last two dims by default), ``norm(x, 'nuc', dim)`` (``out=``: torch's
+    ``nuclear_norm.out``)."""
     if isinstance(dim, builtins.bool):  # (the two-argument overload: nuclear_norm(x, keepdim))
         dim, keepdim = None, dim
     if dim is None:
         if len(input._shape) < 2:
             raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
         dim = (-2, -1)
-    return norm(input, "nuc", dim, keepdim)
+    r = norm(input, "nuc", dim, keepdim)
+    if out is None:
+        return r
+    if r.requires_grad:  # (torch's composite out= form copies the result in: no refusal, the copy recorded)
+        _dispatch.write_out(out, r.detach())
+        return out.copy_(r)
+    return _dispatch.write_out(out, r)
 
 
 def _lse_prep(targs, sargs):

@@ -114,7 +114,7 @@ def _pad_autocast(sargs, targs=()):
         else None
 
 
-@defop(promote=_pad_rule, grad_fn=_pad_name, method=False, function=False, prep=_pad_prep, kernel="pad",
+@defop(out=False, promote=_pad_rule, grad_fn=_pad_name, method=False, function=False, prep=_pad_prep, kernel="pad",
        autocast=_pad_autocast, float8=True)  # (float8: constant and circular pads copy; _pad_rule refuses the others)
 def pad(input, pad, mode="constant", value=None):
     """``F.pad``: ``pad`` lists (left, right) pairs starting from the last dimension; negative pads crop."""

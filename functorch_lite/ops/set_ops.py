@@ -45,13 +45,6 @@ from .indexing import _Tracer, _host_tensor, _out, _view
 _INTEGRAL = (D.uint8, D.int8, D.int16, D.int32, D.int64)
 
 
-def _concrete(t: Tensor, what: str) -> np.ndarray:
-    """``t``'s values on the host; a traced tensor raises the data-dependent error (compile's graph break)."""
-    if isinstance(t._array, _Tracer):
-        raise data_dependent_error(what, t._array)
-    return t._host()
-
-
 # ---- unique / unique_consecutive -----------------------------------------------------------------------------------
 def _unique_prep(targs, sargs):
     x = targs[0]
@@ -288,21 +281,44 @@ def _bincount(input, weights, length):
 
 def bincount(input: Tensor, weights=None, minlength: int = 0) -> Tensor:
     """Counts of each value 0..max(input) (at least ``minlength`` bins); ``weights``: sums of weights (float32
-    weights stay float32, others give float64). The length depends on the values: eager only."""
+    weights stay float32, others give float64). The length depends on the values: eager only (under vmap, torch's
+    per-example fallback: the examples must agree on it)."""
     if input.dtype not in _INTEGRAL:
         raise no_kernel("bincount_cpu", input.dtype)
     minlength = int_arg("bincount", "minlength", minlength)
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
-    if input.dim() == 1 and input.numel() == 0:
+    if input.dim() != 1:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if isinstance(input._array, _Tracer):
+        from ..func._vmap import per_example_values
+        h = per_example_values(input._array, "aten::bincount")
+        if h is None:
+            raise data_dependent_error("torch.bincount (output size depends on values)", input._array)
+    else:
+        h = input._host()
+    if input.numel() == 0:
         from .creation import zeros
         return zeros(minlength, dtype=D.int64, device=input.device)
-    h = _concrete(input, "torch.bincount (output size depends on values)") if input.dim() == 1 else None
-    if h is None or h.min() < 0:
+    if h.min() < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if weights is not None and (weights.dim() != 1 or weights.shape[0] != input.shape[0]):
         raise RuntimeError("weights should be 1-d and have the same length as input")
-    return dispatch(OPS["bincount"], (input, weights), (max(int(h.max()) + 1, minlength),))
+    return dispatch(OPS["bincount"], (input, weights), (_stacked_length(np.maximum(h.max(axis=-1) + 1, minlength)),))
+
+
+def _stacked_length(lengths) -> int:
+    """The one output length of examples whose lengths are ``lengths`` (batch dims outermost first; 0-d: not under
+    vmap), or the error of torch's fallback stacking them: it loops over the innermost vmap's examples, each of
+    which the next vmap out runs as its own loop, so the examples are compared in that order."""
+    if lengths.ndim == 0:
+        return int(lengths)
+    parts = [_stacked_length(lengths[..., i]) for i in range(lengths.shape[-1])]
+    for k, n in enumerate(parts):
+        if n != parts[0]:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got [{parts[0]}] at entry 0 and "
+                               f"[{n}] at entry {k}")
+    return parts[0]
 
 
 def _histc_rule(op, sig, sargs):

@@ -307,7 +307,7 @@ def _select_scatter_prep(targs, sargs):
 
 
 @defop(promote=_rule_cast(1), grad_fn="SelectScatterBackward0", tensors=2, prep=_select_scatter_prep, saves=(),
-       broadcast=False, float8=True)
+       broadcast=False, float8=True, out=False)
 def select_scatter(input, src, dim, index):
     """``torch.select_scatter(x, src, dim, index)``: a copy of ``x`` with ``x.select(dim, index)`` = ``src``."""
     return input.at[(slice(None),) * dim + (index,)].set(src)
@@ -335,7 +335,7 @@ def _as_strided_scatter_prep(targs, sargs):
     return size, stride, (offset, st)
 
 
-@defop(promote=_rule_cast(1), grad_fn="AsStridedScatterBackward0", tensors=2, prep=_as_strided_scatter_prep,
+@defop(out=False, promote=_rule_cast(1), grad_fn="AsStridedScatterBackward0", tensors=2, prep=_as_strided_scatter_prep,
        saves=(), broadcast=False, float8=True)
 def as_strided_scatter(input, src, size, stride, storage_offset=None):
     """``torch.as_strided_scatter(x, src, size, stride, offset)``: a copy of ``x`` whose ``as_strided`` view is
@@ -356,7 +356,7 @@ def _diagonal_scatter_prep(targs, sargs):
     return sargs
 
 
-@defop(promote=_rule_cast(1), grad_fn="DiagonalScatterBackward0", tensors=2, prep=_diagonal_scatter_prep,
+@defop(out=False, promote=_rule_cast(1), grad_fn="DiagonalScatterBackward0", tensors=2, prep=_diagonal_scatter_prep,
        saves=(), broadcast=False, float8=True)
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """``torch.diagonal_scatter(x, src, offset, dim1, dim2)``: a copy of ``x`` with that diagonal = ``src``."""

@@ -282,5 +282,7 @@ def clip_grad_value_(parameters: _tensor_or_tensors, clip_value: float, foreach:
     """Clamp every gradient into ``[-clip_value, clip_value]`` in place (one jitted call per device)."""
     grads = _grads(_as_list(parameters))
     clip_value = float(clip_value)
+    if any(g.dtype.is_complex for g in grads):  # (torch clamps each gradient: clamp's error)
+        raise NotImplementedError("clamp is not supported for complex types")
     for gs in _by_device(grads).values():
         _write(gs, _fn("value", 0.0, None)([g._array for g in gs], np.float64(clip_value)))

@@ -62,18 +62,30 @@ def _check_info(info: Tensor, api: str, msg) -> None:
     raise LinAlgError(f"{api}: {prefix}{msg(int(flat[b]))}")
 
 
+# each op's out= as torch's kernel names it: in its autograd refusal (an argument requiring grad) and, through
+# _dispatch._OUT_EXACT, the dtype its outs must have (torch's structured linalg kernels demand the result's dtype:
+# a float64 out of a float32 inv is an error, never a silent cast; pinv / matrix_rank cast into theirs)
+_OUT_NAMES = {"linalg_inv_ex": "linalg_inv_ex", "linalg_solve_ex": "_linalg_solve_ex", "linalg_det": "_linalg_det",
+              "linalg_slogdet": "_linalg_slogdet", "linalg_cholesky_ex": "linalg_cholesky_ex",
+              "linalg_svd": "_linalg_svd", "linalg_svdvals": "_linalg_svd", "linalg_qr": "linalg_qr",
+              "linalg_eigh": "_linalg_eigh", "linalg_eigvalsh": "_linalg_eigh", "linalg_pinv": "linalg_pinv",
+              "linalg_matrix_power": "matmul", "linalg_cross": "linalg_cross", "norm": "linalg_vector_norm"}
+
+
 def _run(name, targs, sargs=(), out=None):
     r = dispatch(OPS[name], targs, sargs)
-    if out is None:
-        return r
-    if isinstance(r, tuple):
-        for o, v in zip(out, r):
-            write_out(o, v)
-        return type(r)(tuple(out))
-    exact = _OUT_EXACT.get(name)  # (an out of another dtype: torch's error, where its kernel demands the dtype)
-    if exact is not None and isinstance(out, Tensor) and out.dtype is not r.dtype:
-        raise RuntimeError(exact(r.dtype, out.dtype))
-    return write_out(out, r)
+    return r if out is None else _write(name, out, r)
+
+
+def _write(name, out, r):
+    """``r`` (op ``name``'s result, or the part of it the function returns) written into ``out``."""
+    tname = _OUT_NAMES.get(name)
+    if tname is None:
+        exact = _OUT_EXACT.get(name)  # (an out of another dtype: torch's error, where its kernel demands the dtype)
+        if exact is not None and isinstance(out, Tensor) and out.dtype is not r.dtype:
+            raise RuntimeError(exact(r.dtype, out.dtype))
+    r = write_out(out, r, tname)
+    return type(r)(tuple(r)) if isinstance(r, tuple) else r
 
 
 def _norm_out(api, r, out):
@@ -102,7 +114,7 @@ def inv(A: Tensor, *, out=None) -> Tensor:
     """The inverse of (a batch of) square matrices; a singular one raises LinAlgError."""
     r = dispatch(OPS["linalg_inv_ex"], (A,), ())
     _check_info(r.info, "linalg.inv", _inv_msg)
-    return r.inverse if out is None else write_out(out, r.inverse)
+    return r.inverse if out is None else _write("linalg_inv_ex", out, r.inverse)
 
 
 def _solve_msg(i):
@@ -121,7 +133,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
     """``X`` with ``AX = B`` (``left=False``: ``XA = B``); B a (batch of) vector(s) or matrices; batches broadcast."""
     r = dispatch(OPS["linalg_solve_ex"], (A, B), (left,))
     _check_info(r.info, "torch.linalg.solve", _solve_msg)
-    return r.result if out is None else write_out(out, r.result)
+    return r.result if out is None else _write("linalg_solve_ex", out, r.result)
 
 
 def det(A: Tensor, *, out=None) -> Tensor:
@@ -168,7 +180,7 @@ def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
     """``L`` with ``A = L L^H`` from A's lower triangle (``upper=True``: ``U = L^H`` from the upper one)."""
     r = dispatch(OPS["linalg_cholesky_ex"], (A,), (upper, False))
     _check_info(r.info, "linalg.cholesky", _chol_msg)
-    return r.L if out is None else write_out(out, r.L)
+    return r.L if out is None else _write("linalg_cholesky_ex", out, r.L)
 
 
 _CHOLESKY_DEPRECATED = (
@@ -183,7 +195,7 @@ def _cholesky_legacy(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
     _warn_once("cholesky", _CHOLESKY_DEPRECATED)
     r = dispatch(OPS["linalg_cholesky_ex"], (input,), (upper, True))
     _check_info(r.info, "cholesky", _chol_msg)
-    return r.L if out is None else write_out(out, r.L)
+    return r.L if out is None else write_out(out, r.L, "cholesky")
 
 
 # ---- SVD / QR / eigh ---------------------------------------------------------------------------------------------
@@ -224,9 +236,7 @@ def _svd_legacy(input: Tensor, some: bool = True, compute_uv: bool = True, *, ou
         r = RT.svd(zeros(b + (m, m), dtype=input.dtype, device=input.device), S,
                    zeros(b + (n, n), dtype=input.dtype, device=input.device))
     if out is not None:
-        for o, v in zip(out, r):
-            write_out(o, v)
-        return RT.svd(*out)
+        return RT.svd(*_write("linalg_svd", out, r))
     return r
 
 
@@ -307,7 +317,7 @@ def _gelsy_cut(rank: Tensor, s: Tensor, default: float) -> None:
                            "solution than the SVD); use driver='gelsd' or 'gelss'")
 
 
-def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
+def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None, out=None):
     """``torch.return_types.linalg_lstsq(solution, residuals, rank, singular_values)``, as PyTorch's CPU drivers
     report them: gelsy (default; rank), gelsd / gelss (rank, singular values, residuals when m > n and A has full
     rank), gels (residuals when m > n; A must have full rank). The solution is the minimum-norm least-squares one
@@ -318,7 +328,9 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     cuda = A.device.type == "cuda"
     if driver is None:
         driver = "gels" if cuda else "gelsy"
-    elif driver not in _DRIVERS:
+    elif isinstance(driver, str) and driver.lower() in _DRIVERS:  # (torch lowercases the name first)
+        driver = driver.lower()
+    if driver not in _DRIVERS:
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
     elif cuda and driver != "gels":
         raise RuntimeError("torch.linalg.lstsq: `driver` other than `gels` is not supported on CUDA")
@@ -362,7 +374,10 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     if driver == "gels":
         _check_info(info, "torch.linalg.lstsq", lambda i: "The least squares solution could not be computed because the "
                     f"input matrix does not have full rank (error code: {i}).")
-    return RT.linalg_lstsq(x, res, rank, sv)
+    r = RT.linalg_lstsq(x, res, rank, sv)
+    if out is not None and (not isinstance(out, (tuple, list)) or len(out) != 4):
+        raise TypeError(f"expected tuple of 4 elements but got {len(out) if isinstance(out, (tuple, list)) else 1}")
+    return r if out is None else write_out(out, r, "linalg_lstsq")
 
 
 # ---- matrix_power / cross / vecdot / multi_dot / diagonal --------------------------------------------------------

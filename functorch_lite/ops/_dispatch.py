@@ -1140,9 +1140,12 @@ _OUT_EXACT = {
     "mode": {0: lambda r, o: f"expected scalar type '{r.short}' but got '{o.short}' for values output",
              1: lambda r, o: f"expected scalar type '{r.short}' but got '{o.short}' for indices output"},
     "median": _MEDIAN_OUT,
+    "linalg_lstsq": {},  # (its outs are cast into)
     "nanmedian": _MEDIAN_OUT,
     **{n: _exact_out for n in ("mm", "matmul", "bmm", "addmm", "baddbmm", "addbmm", "norm", "cross",
-                               "linalg_vector_norm", "linalg_cross", "sum", "prod", "cumsum", "cumprod")},
+                               "linalg_vector_norm", "linalg_cross", "sum", "prod", "cumsum", "cumprod",
+                               "linalg_inv_ex", "_linalg_solve_ex", "_linalg_det", "_linalg_slogdet",
+                               "linalg_cholesky_ex", "_linalg_svd", "linalg_qr", "_linalg_eigh")},
     "mv": lambda r, o: f"addmv input tensors must have the same dtype, but got {o.short}, {r.short}, and {r.short}",
     "dot": lambda r, o: f"result dtype {o.short} does not match input dtype {r.short}",
     "where": lambda r, o: f"Expected out type to be {r.short} but got {o.short}",

@@ -46,3 +46,16 @@ def test_transforms_and_double_backward():
             np.float32(np.float32(7) / np.float32(3)).item()
         assert m.func.vmap(m.func.grad(lambda v: v.amax() * 7))(m.zeros(2, 3)).tolist() == \
             [[np.float32(7 / 3).item()] * 3] * 2
+
+
+@pytest.mark.parametrize("x", [[[0., 0.], [1., 1.]], [[0., 0.], [1., -2.], [3., 1.]], [[0., 5.], [1., 1.], [2., 5.5]]])
+def test_pdist_inf_ties_get_the_full_gradient(x):
+    """torch's _pdist_backward for p=inf: sign(diff) * (|diff| == dist) * grad, every tied coordinate in full."""
+    res = []
+    for m in (torch, ft):
+        t = m.tensor(x, dtype=m.float64, requires_grad=True)
+        d = m.pdist(t, p=float("inf"))
+        (d * m.arange(1., d.numel() + 1, dtype=m.float64)).sum().backward()
+        res.append((d.tolist(), t.grad.numpy()))
+    assert res[1][0] == res[0][0]
+    np.testing.assert_array_equal(res[1][1], res[0][1])

@@ -167,18 +167,18 @@ def _chol_msg(i):
             f"of order {i} is not positive-definite).")
 
 
-def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out=None):
+def cholesky_ex(input: Tensor, *, upper: bool = False, check_errors: bool = False, out=None):
     """``torch.return_types.linalg_cholesky_ex(L, info)``; a failed factorization (info > 0) leaves LAPACK's partial
     factor in L, as torch's."""
-    r = _run("linalg_cholesky_ex", (A,), (upper, False), out)
+    r = _run("linalg_cholesky_ex", (input,), (upper, False), out)
     if check_errors:
         _check_info(r.info, "linalg.cholesky_ex", _chol_msg)
     return r
 
 
-def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
+def cholesky(input: Tensor, *, upper: bool = False, out=None) -> Tensor:
     """``L`` with ``A = L L^H`` from A's lower triangle (``upper=True``: ``U = L^H`` from the upper one)."""
-    r = dispatch(OPS["linalg_cholesky_ex"], (A,), (upper, False))
+    r = dispatch(OPS["linalg_cholesky_ex"], (input,), (upper, False))
     _check_info(r.info, "linalg.cholesky", _chol_msg)
     return r.L if out is None else _write("linalg_cholesky_ex", out, r.L)
 
@@ -258,31 +258,31 @@ def _qr_legacy(input: Tensor, some: bool = True, *, out=None):
     return RT.qr(*_run("linalg_qr", (input,), ("reduced" if some else "complete",), out))
 
 
-def eigh(A: Tensor, UPLO: str = "L", *, out=None):
+def eigh(input: Tensor, UPLO: str = "L", *, out=None):
     """``torch.return_types.linalg_eigh(eigenvalues, eigenvectors)`` of the Hermitian matrix of A's UPLO
     triangle; eigenvalues ascending, eigenvectors unique up to sign/phase."""
-    return _run("linalg_eigh", (A,), (UPLO,), out)
+    return _run("linalg_eigh", (input,), (UPLO,), out)
 
 
-def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
+def eigvalsh(input: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
     """The eigenvalues (ascending) of the Hermitian matrix of A's UPLO triangle."""
-    return _run("linalg_eigvalsh", (A,), (UPLO,), out)
+    return _run("linalg_eigvalsh", (input,), (UPLO,), out)
 
 
 # ---- pinv / matrix_rank / lstsq ---------------------------------------------------------------------------------
-def pinv(A: Tensor, rcond=None, hermitian: bool = False, *, atol=None, rtol=None, out=None) -> Tensor:
+def pinv(input: Tensor, rcond=None, hermitian: bool = False, *, atol=None, rtol=None, out=None) -> Tensor:
     """Pseudo-inverse: singular values <= max(atol, rtol * s_max) count as zero (rtol defaults to
     eps * max(m, n), or to 0 when atol > 0; ``rcond`` is rtol's older name). Tolerances: numbers or tensors."""
     if rcond is not None:
         rtol = rcond
     act = _amp.STATE.active
-    dt = act.get(A.device.type) if act and isinstance(A, Tensor) else None
-    if dt is not None and A.dtype is D.float32:
+    dt = act.get(input.device.type) if act and isinstance(input, Tensor) else None
+    if dt is not None and input.dtype is D.float32:
         # PyTorch's pinv is a composite under autocast: its SVD on the fp32 list, its products on the lower one
         with _amp.state_as(None):
-            r = _run("linalg_pinv", (A.float(), atol, rtol), (bool(hermitian),)).to(dt)
+            r = _run("linalg_pinv", (input.float(), atol, rtol), (bool(hermitian),)).to(dt)
         return r if out is None else write_out(out, r)
-    return _run("linalg_pinv", (A, atol, rtol), (bool(hermitian),), out)
+    return _run("linalg_pinv", (input, atol, rtol), (bool(hermitian),), out)
 
 
 def _pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
@@ -293,11 +293,11 @@ def _pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     return dispatch(OPS["linalg_pinv"], (input, None, rcond), (False,), autocast=False)
 
 
-def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol=None, out=None) -> Tensor:
+def matrix_rank(input: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol=None, out=None) -> Tensor:
     """The number of singular values > max(atol, rtol * s_max) (int64); ``tol`` is ``atol`` with ``rtol=0``."""
     if tol is not None:
         atol, rtol = tol, 0.0
-    return _run("linalg_matrix_rank", (A, atol, rtol), (bool(hermitian),), out)
+    return _run("linalg_matrix_rank", (input, atol, rtol), (bool(hermitian),), out)
 
 
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
@@ -317,7 +317,7 @@ def _gelsy_cut(rank: Tensor, s: Tensor, default: float) -> None:
                            "solution than the SVD); use driver='gelsd' or 'gelss'")
 
 
-def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None, out=None):
+def lstsq(input: Tensor, b: Tensor, rcond=None, *, driver=None, out=None):
     """``torch.return_types.linalg_lstsq(solution, residuals, rank, singular_values)``, as PyTorch's CPU drivers
     report them: gelsy (default; rank), gelsd / gelss (rank, singular values, residuals when m > n and A has full
     rank), gels (residuals when m > n; A must have full rank). The solution is the minimum-norm least-squares one
@@ -325,7 +325,7 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None, out=None):
     pivoted QR: the two agree except for singular values within rounding of the cut-off; an ``rcond`` with gelsy
     that drops singular values larger than the default cut-off raises (gelsy's solution then differs from the SVD's).
     On CUDA only gels."""
-    cuda = A.device.type == "cuda"
+    cuda = input.device.type == "cuda"
     if driver is None:
         driver = "gels" if cuda else "gelsy"
     elif isinstance(driver, str) and driver.lower() in _DRIVERS:  # (torch lowercases the name first)
@@ -334,34 +334,34 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None, out=None):
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
     elif cuda and driver != "gels":
         raise RuntimeError("torch.linalg.lstsq: `driver` other than `gels` is not supported on CUDA")
-    A, B = autocast_args(OPS["linalg_lstsq"], (A, B))  # (before the dtype checks, as PyTorch's casts are)
-    if A.dtype is not B.dtype:
+    input, b = autocast_args(OPS["linalg_lstsq"], (input, b))  # (before the dtype checks, as PyTorch's casts are)
+    if input.dtype is not b.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's dtype "
-                           f"{A.dtype.short} and other's dtype {B.dtype.short}")
-    if A.dim() < 2:
+                           f"{input.dtype.short} and other's dtype {b.dtype.short}")
+    if input.dim() < 2:
         raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
-    if B.dim() < 1:
+    if b.dim() < 1:
         raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
-    diff = A.dim() - B.dim()
+    diff = input.dim() - b.dim()
     if not 0 <= diff <= 1:
         raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and (input.dim() - "
                            "other.dim()) <= 1")
-    vector = B.dim() == 1 or (diff == 1 and tuple(B.shape) == tuple(A.shape[:-1]))
-    m, n = A.shape[-2:]
-    if (B.shape[-1] if vector else B.shape[-2]) != m:
+    vector = b.dim() == 1 or (diff == 1 and tuple(b.shape) == tuple(input.shape[:-1]))
+    m, n = input.shape[-2:]
+    if (b.shape[-1] if vector else b.shape[-2]) != m:
         raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size({-1 if vector else -2})")
     from .ops._dispatch import broadcast_shapes  # PyTorch's batch of ``other``: all but its last dim when diff == 1
-    batch = broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:-1] if diff else B.shape[:-2]))
-    if A.dtype not in _LIN:
+    batch = broadcast_shapes(tuple(input.shape[:-2]), tuple(b.shape[:-1] if diff else b.shape[:-2]))
+    if input.dtype not in _LIN:
         raise RuntimeError("This function doesn't handle types other than float and double")
-    rdt = A.dtype.to_real()
+    rdt = input.dtype.to_real()
     default = float(np.finfo(rdt.jnp).eps) * max(m, n)
     rcond = default if rcond is None else float(rcond)
-    empty_f = _host_tensor(np.zeros(0, rdt.jnp), rdt, A.device)
+    empty_f = _host_tensor(np.zeros(0, rdt.jnp), rdt, input.device)
     if driver == "gels":
-        rank, sv = _host_tensor(np.zeros(0, np.int64), D.int64, A.device), empty_f
+        rank, sv = _host_tensor(np.zeros(0, np.int64), D.int64, input.device), empty_f
     else:
-        rank, s = dispatch(OPS["linalg_lstsq_rank"], (A,), (rcond,))
+        rank, s = dispatch(OPS["linalg_lstsq_rank"], (input,), (rcond,))
         sv = s if driver in ("gelsd", "gelss") else empty_f
         if driver == "gelsy" and rcond > default:
             _gelsy_cut(rank, s, default)
@@ -370,7 +370,7 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None, out=None):
         if isinstance(rank._array, jax.core.Tracer):
             raise data_dependent_error("torch.linalg.lstsq residuals (computed only for a full-rank input)")
         residuals = bool((np.asarray(rank._array) == n).all())
-    x, res, info = dispatch(OPS["linalg_lstsq"], (A, B), (rcond, driver, vector, residuals, tuple(batch)))
+    x, res, info = dispatch(OPS["linalg_lstsq"], (input, b), (rcond, driver, vector, residuals, tuple(batch)))
     if driver == "gels":
         _check_info(info, "torch.linalg.lstsq", lambda i: "The least squares solution could not be computed because the "
                     f"input matrix does not have full rank (error code: {i}).")
@@ -381,16 +381,16 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None, out=None):
 
 
 # ---- matrix_power / cross / vecdot / multi_dot / diagonal --------------------------------------------------------
-def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
+def matrix_power(input: Tensor, n: int, *, out=None) -> Tensor:
     """``A^n`` by repeated squaring; n < 0 inverts A first (a singular A raises linalg.inv's LinAlgError)."""
     if not isinstance(n, numbers.Integral) or isinstance(n, bool):
         raise TypeError(f"linalg_matrix_power(): argument 'n' (position 2) must be int, not {_type_name(n)}")
-    _need_matrix("linalg.matrix_power", A)
+    _need_matrix("linalg.matrix_power", input)
     if n < 0:
-        A, n = inv(A), -n
+        input, n = inv(input), -n
         if n == 1:
-            return A if out is None else write_out(out, A)
-    return _run("linalg_matrix_power", (A,), (int(n),), out)
+            return input if out is None else write_out(out, input)
+    return _run("linalg_matrix_power", (input,), (int(n),), out)
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1, out=None) -> Tensor:
@@ -480,28 +480,28 @@ def _float_input(name, x: Tensor):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {x.dtype.short}")
 
 
-def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+def vector_norm(input: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all dims by default); ord inf/-inf: max/min |x|, 0: count of non-zeros.
     A zero vector has gradient 0 (PyTorch's convention)."""
     if not isinstance(ord, numbers.Number):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not {_type_name(ord)}")
     if isinstance(ord, complex):
         raise RuntimeError("linalg.vector_norm: Expected a non-complex scalar as the order of norm.")
-    _float_input("linalg.vector_norm", x)
-    dtype = _norm_dtype("linalg.vector_norm", x, dtype)
+    _float_input("linalg.vector_norm", input)
+    dtype = _norm_dtype("linalg.vector_norm", input, dtype)
     ordf = float(ord)
-    if x.numel() == 0 and (ordf < 0 or ordf == math.inf):
+    if input.numel() == 0 and (ordf < 0 or ordf == math.inf):
         dims = None if dim is None else ([dim] if isinstance(dim, int) else list(dim))
         if not dims:
             raise RuntimeError(f"linalg.vector_norm cannot compute the {_cnum(ordf)} norm on an empty tensor because the "
                                "operation does not have an identity")
         for d in dims:
-            if x.shape[_wrap_dim(d, x.dim())] == 0:
+            if input.shape[_wrap_dim(d, input.dim())] == 0:
                 raise RuntimeError(f"linalg.vector_norm cannot compute the {_cnum(ordf)} norm on the dimension {d}because "
                                    "this dimension is empty and the operation does not have an identity")
     if isinstance(dim, list):
         dim = tuple(dim)
-    return _run("norm", (x,), (ordf, dim, keepdim, dtype), out)
+    return _run("norm", (input,), (ordf, dim, keepdim, dtype), out)
 
 
 _MATRIX_NORM_TYPES = (
@@ -512,7 +512,7 @@ _MATRIX_NORM_TYPES = (
     "None, Tensor out = None)\n")
 
 
-def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+def matrix_norm(input: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     """Matrix norms over the two dims ``dim``: 'fro', 'nuc', 1 / -1 (max / min column sum of |A|), inf / -inf
     (row sum), 2 / -2 (largest / smallest singular value)."""
     if isinstance(dim, int):
@@ -525,39 +525,39 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
         if float(ord) not in (1.0, -1.0, 2.0, -2.0, math.inf, -math.inf):
             raise RuntimeError(f"linalg.matrix_norm: Order {_cnum(ord)} not supported.")
         low_ok = abs(float(ord)) != 2.0
-    if A.dim() < 2:
+    if input.dim() < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
-    _float_input("linalg.matrix_norm", A)
-    if not low_ok and A.dtype in (D.float16, D.bfloat16):
-        raise RuntimeError(f"linalg.matrix_norm: Low precision dtypes not supported. Got {A.dtype.short}")
+    _float_input("linalg.matrix_norm", input)
+    if not low_ok and input.dtype in (D.float16, D.bfloat16):
+        raise RuntimeError(f"linalg.matrix_norm: Low precision dtypes not supported. Got {input.dtype.short}")
     dim = list(dim)
     if len(dim) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
-    d0, d1 = (_wrap_dim(d, A.dim()) for d in dim)
+    d0, d1 = (_wrap_dim(d, input.dim()) for d in dim)
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
-    dtype = _norm_dtype("linalg.matrix_norm", A, dtype)
+    dtype = _norm_dtype("linalg.matrix_norm", input, dtype)
     if ord == "fro":
-        return _norm_out("linalg.matrix_norm", _run("norm", (A,), (2.0, (d0, d1), keepdim, dtype)), out)
-    return _norm_out("linalg.matrix_norm", _run("linalg_matrix_norm", (A,), (ord if ord == "nuc" else float(ord),
+        return _norm_out("linalg.matrix_norm", _run("norm", (input,), (2.0, (d0, d1), keepdim, dtype)), out)
+    return _norm_out("linalg.matrix_norm", _run("linalg_matrix_norm", (input,), (ord if ord == "nuc" else float(ord),
                                                                             (d0, d1), keepdim, dtype)), out)
 
 
-def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+def norm(input: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     """``torch.linalg.norm``: a vector norm (ord None: the 2-norm of all elements, or over a 1-int ``dim``) or,
     for a 2-D input / a 2-int ``dim`` with ``ord`` given, a matrix norm."""
     if dim is not None:
         dim = [dim] if isinstance(dim, int) else list(dim)
         if len(dim) not in (1, 2):
             raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {dim}")
-    elif ord is not None and A.dim() not in (1, 2):
+    elif ord is not None and input.dim() not in (1, 2):
         raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
-                           f"{A.dim()}D.")
+                           f"{input.dim()}D.")
     if isinstance(ord, str) or ord is not None and ((dim is not None and len(dim) == 2) or
-                                                     (dim is None and A.dim() == 2)):
-        r = matrix_norm(A, ord, dim if dim is not None else (0, 1), keepdim, dtype=dtype)
+                                                     (dim is None and input.dim() == 2)):
+        r = matrix_norm(input, ord, dim if dim is not None else (0, 1), keepdim, dtype=dtype)
     else:
-        r = vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+        r = vector_norm(input, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
     return _norm_out("linalg.norm", r, out)
 
 

@@ -161,8 +161,13 @@ def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False, *, out=No
 
 
 def cholesky_inverse(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
-    """``A^{-1}`` from the Cholesky factor of A (``upper``: ``A = U^H U``)."""
-    return _run("cholesky_inverse", (input,), (upper,), out)
+    """``A^{-1}`` from the Cholesky factor of A (``upper``: ``A = U^H U``); a zero on the factor's diagonal raises
+    LinAlgError (after writing ``out``, as torch's)."""
+    r = _run("cholesky_inverse", (input,), (upper,), out)
+    info = _ops.cholesky_inverse_info(input._array)
+    if info is not None:
+        _check_info(Tensor._from_array(info, D.int32, input.device), "cholesky_inverse", _inv_msg)
+    return r
 
 
 # ---- matrix_exp / eig / cond -------------------------------------------------------------------------------------

@@ -1,10 +1,11 @@
 """The few kernels the distributions need that the facade has no public op for: samplers (PyTorch's
 ``_standard_gamma``, ``poisson``, ``binomial``; categorical draws as ``multinomial`` with replacement;
-Dirichlet draws are normalised gamma draws), ``linalg.solve_triangular`` for ``MultivariateNormal`` (its
-Cholesky factor comes from ``functorch_lite.linalg.cholesky``) and ``special.gammainc`` for ``Gamma.cdf``.
+Dirichlet draws are normalised gamma draws) and ``special.gammainc`` for ``Gamma.cdf``; plus
+``solve_triangular``, the public ``linalg.solve_triangular`` op called as PyTorch's distributions call it (for
+``MultivariateNormal``, whose Cholesky factor comes from ``functorch_lite.linalg.cholesky``, and the KLs).
 
-The differentiable ones (gamma draws, ``gammainc``, ``solve_triangular``) are private ``@defop``s (no Tensor
-method, no ``functorch_lite.*`` function), so autograd and compile work as for every other op. The discrete
+The differentiable ones (gamma draws, ``gammainc``) are private ``@defop``s (no Tensor method, no
+``functorch_lite.*`` function), so autograd and compile work as for every other op. The discrete
 samplers have no gradient: each is one cached jitted draw, as ``multinomial`` in ``ops/creation.py``.
 
 Every draw takes one ``Generator.next_key()`` (the gamma op receives its raw key data as a uint32 tensor, as
@@ -29,11 +30,11 @@ from .._tensor.tensor import Tensor
 from ..ops._registry import defop
 from ..ops.creation import _gen, _key_on
 from ..ops.grad_overrides import aten_no_derivative
+from ..ops._dispatch import dispatch
+from ..ops._registry import OPS
+from ..ops import linalg_more as _linalg_more  # noqa: F401  (registers linalg_solve_triangular)
 
 __all__: list = []
-
-_LAPACK = (D.float32, D.float64, D.complex64, D.complex128)
-
 
 def _acc(dt):
     """float16/bfloat16 sample in float32, as PyTorch's CPU kernels accumulate."""
@@ -175,36 +176,10 @@ def gammainc(input, other):
 
 
 # ---- linear algebra ---------------------------------------------------------------------------------------------
-def _solve_rule(op, sig, sargs):
-    """LAPACK dtypes only (each operand: PyTorch checks A before promoting); operands promote."""
-    for s in sig:
-        if s[1] not in _LAPACK:
-            raise no_kernel("triangular_solve_cpu", s[1])
-    r = P.result_type_sig(P._entries(sig))
-    return (r, r), (r,)
-
-
-def _solve_check(targs, sargs):
-    a, b = targs
-    if len(a._shape) < 2 or len(b._shape) < 2:
-        raise RuntimeError("linalg.solve_triangular: The input tensor A must have at least 2 dimensions.")
-    if a._shape[-1] != a._shape[-2]:
-        raise RuntimeError(f"linalg.solve_triangular: A must be batches of square matrices, but they are "
-                           f"{a._shape[-2]} by {a._shape[-1]} matrices")
-    if a._shape[-1] != b._shape[-2]:
-        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation AX = B "
-                           f"({a._shape[-2]}x{a._shape[-1]} and {b._shape[-2]}x{b._shape[-1]})")
-
-
-@defop("_dist_solve_triangular", promote=_solve_rule, grad_fn="LinalgSolveTriangularBackward0", tensors=2,
-       method=False, function=False, check=_solve_check, kernel="triangular_solve_cpu")
 def solve_triangular(input, B, upper=False):
-    """``torch.linalg.solve_triangular(A, B, upper=upper)`` (left): X with A X = B reading only A's lower (upper)
-    triangle, batch dimensions broadcast."""
-    batch = jnp.broadcast_shapes(input.shape[:-2], B.shape[:-2])
-    a = jnp.broadcast_to(input, batch + input.shape[-2:])
-    b = jnp.broadcast_to(B, batch + B.shape[-2:])
-    return jax.scipy.linalg.solve_triangular(a, b, lower=not upper)
+    """``torch.linalg.solve_triangular(A, B, upper=upper)`` (left), as PyTorch's distributions call it: the public
+    op, so the result takes A's dtype (B is cast: a float64 value against a float32 ``scale_tril`` gives float32)."""
+    return dispatch(OPS["linalg_solve_triangular"], (input, B), (upper, True, False))
 
 
 def von_mises(loc: Tensor, concentration: Tensor, proposal_r: Tensor, shape: tuple, generator=None) -> Tensor:

@@ -3,7 +3,7 @@
 (tests/parity/test_autograd.py, test_elementwise_sweep.py ``EDGE``). Rules with several inputs use
 ``symbolic_zeros`` so an input that does not require grad adds no ``inf * 0 = NaN`` term.
 
-- abs at 0: PyTorch gives 0 (sign(0)); JAX gives 1.
+- abs at 0: PyTorch gives ``grad * sgn(0)`` (0, NaN for a NaN/inf grad); JAX gives the gradient.
 - relu at 0: PyTorch gives 0 (JAX's ``maximum(x, 0)`` splits a tie: 0.5).
 - clamp at a bound: PyTorch passes the gradient where ``min <= x <= max`` (bounds included); JAX's
   ``clip`` splits ties. Tensor bounds get the gradient where the bound is active: min where
@@ -79,8 +79,9 @@ def _abs_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
     if jnp.iscomplexobj(x):
         return abs(x), t * jnp.sign(x)
-    zero = jnp.zeros((), t.dtype)  # (torch's sgn: 0 at 0 and at NaN)
-    return abs(x), jnp.where(x > 0, t, jnp.where(x < 0, -t, zero))
+    # torch's abs_backward ``grad * sgn(x)``: a product, so a NaN/inf gradient at 0 (or at NaN, where sgn is 0
+    # too) gives NaN, a finite one 0
+    return abs(x), t * _sgn(x)
 
 
 @jax.custom_jvp

@@ -316,6 +316,17 @@ def _cholesky_inverse(input, upper=False):
     return _chol_solve(jnp.broadcast_to(jnp.eye(n, dtype=input.dtype), input.shape), input, upper)
 
 
+_diag_info = jax.jit(lambda a: _first_zero(jnp.diagonal(a, 0, -2, -1)))
+
+
+def cholesky_inverse_info(a):
+    """potri's ``info`` of a Cholesky factor (its first zero diagonal element: PyTorch raises, JAX's solve gives
+    inf/nan), or None where no host check runs (traced or meta arrays) or none is needed (empty)."""
+    if isinstance(a, jax.core.Tracer) or type(a) is jax.ShapeDtypeStruct or not a.size:
+        return None
+    return _diag_info(a)
+
+
 # ---- matrix_exp / eig -----------------------------------------------------------------------------------------------
 def _square_prep(name, cpu_only=False):
     def prep(targs, sargs):

@@ -8,7 +8,8 @@ linear-algebra derivatives, adjusted where PyTorch's convention differs:
 
 * Cholesky and eigh read one triangle of the input (``upper``/``UPLO``) but PyTorch's gradient is Hermitian:
   the input enters as ``(A + A^H)/2`` for the derivative and as the Hermitian matrix of that triangle for the
-  value (:func:`_sym_input`).
+  value (:func:`_sym_input`; a select, so a NaN / inf in the other triangle is never read). A failed Cholesky
+  factorization is differentiated at LAPACK's partial factor, as PyTorch (:func:`_chol_factor`).
 * ``svd(full_matrices=True)``: PyTorch ignores the gradient of the extra columns of U / rows of Vh; JAX has
   no derivative for the full factors, so :func:`_svd_full` applies the reduced SVD's derivative to the leading
   factors of the full one.
@@ -34,7 +35,7 @@ from .. import dtypes as D
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from . import grad_overrides as _go
-from ._dispatch import broadcast_shapes
+from ._dispatch import _type_name, broadcast_shapes
 from ._registry import defop
 from .grad_overrides import no_derivative
 from .reduction import _acc, _structseq, return_types as RT
@@ -194,15 +195,27 @@ def _logdet(A):
 
 
 # ---- Cholesky --------------------------------------------------------------------------------------------------
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
 def _sym_input(a, lower):
     """The Hermitian matrix LAPACK reads from one triangle of ``a`` (the value) that differentiates as
     ``(a + a^H)/2``: PyTorch's gradients of cholesky and eigh are Hermitian, JAX's of a one-triangle read are
-    not."""
-    tri = jnp.tril(a, -1) if lower else jnp.triu(a, 1)
-    d = jnp.diagonal(a, 0, -2, -1)
-    h = tri + _H(tri) + d[..., None] * jnp.eye(a.shape[-1], dtype=a.dtype)
-    s = (a + _H(a)) / 2
-    return s + jax.lax.stop_gradient(h - s)
+    not. A select, not arithmetic, so a NaN/inf in the other triangle (or an inf on the diagonal) stays out of
+    the value, as LAPACK never reads it; the tangent is linear in ``da`` alone, so it stays out of the gradient
+    too."""
+    r, c = jnp.arange(a.shape[-1])[:, None], jnp.arange(a.shape[-1])
+    return jnp.where(r >= c if lower else r <= c, a, _H(a))
+
+
+@_sym_input.defjvp
+def _sym_input_jvp(lower, primals, tangents):
+    (a,), (da,) = primals, tangents
+    return _sym_input(a, lower), (da + _H(da)) / 2
+
+
+def _inf_pivot_fails(h):
+    """PyTorch's CPU LAPACK (float32, n <= 16: its unblocked kernel) scales the column below an infinite pivot
+    by a NaN reciprocal, so the next pivot fails; float64, complex and larger matrices get IEEE's 0 there."""
+    return h.dtype == jnp.float32 and h.shape[-1] <= 16
 
 
 def _chol_partial(h):
@@ -211,6 +224,7 @@ def _chol_partial(h):
     rest of the lower triangle as it was; ``info`` the order of that leading minor."""
     n = h.shape[-1]
     rows = jnp.arange(n)
+    nan_inf = _inf_pivot_fails(h)
 
     def step(j, carry):
         L, info = carry
@@ -219,6 +233,8 @@ def _chol_partial(h):
         bad = ~(d > 0)
         ljj = jnp.sqrt(jnp.where(bad, 1, d))
         col = (h[..., :, j] - jnp.einsum("...ik,...k->...i", L, jnp.conj(lj))) / ljj[..., None].astype(h.dtype)
+        if nan_inf:
+            col = jnp.where(jnp.isinf(ljj)[..., None], jnp.nan, col)
         col = jnp.where(rows > j, col, jnp.where(rows == j, ljj.astype(h.dtype)[..., None], 0))
         stopped = jnp.where(rows > j, h[..., :, j], jnp.where(rows == j, d.astype(h.dtype)[..., None], 0))
         kept = jnp.where(rows >= j, h[..., :, j], 0)  # (past the failure: the original lower triangle)
@@ -242,14 +258,36 @@ def _cholesky_ex(A, upper, legacy):
     (``_chol_partial``) and info = the order of the first leading minor that is not positive definite."""
     if not A.shape[-1]:
         return A, jnp.zeros(A.shape[:-2], jnp.int32)
-    h = _sym_input(A, not upper)
+    L, info = _chol_factor(_sym_input(A, not upper))
+    return (_H(L) if upper else L), info
+
+
+@jax.custom_jvp
+def _chol_factor(h):
+    """potrf of the Hermitian ``h``: ``(L, info)``, the partial factor where it fails (XLA's Cholesky gives NaN
+    there). Its derivative is the Cholesky one evaluated at the returned ``L`` (:func:`_chol_factor_jvp`)."""
     L = jax.lax.linalg.cholesky(h, symmetrize_input=False)
     failed = jnp.isnan(L).any((-2, -1))
-    hs = jax.lax.stop_gradient(h)
+    if _inf_pivot_fails(h):
+        failed = failed | jnp.isinf(jnp.diagonal(L, 0, -2, -1)[..., :-1]).any(-1)
     part, order = jax.lax.cond(failed.any(), _chol_partial,
-                               lambda x: (jnp.zeros_like(x), jnp.zeros(x.shape[:-2], jnp.int32)), hs)
-    L = jnp.where(failed[..., None, None], part, L)
-    return (_H(L) if upper else L), jnp.where(failed, order, 0).astype(jnp.int32)
+                               lambda x: (jnp.zeros_like(x), jnp.zeros(x.shape[:-2], jnp.int32)), h)
+    return jnp.where(failed[..., None, None], part, L), jnp.where(failed, order, 0).astype(jnp.int32)
+
+
+@_chol_factor.defjvp
+def _chol_factor_jvp(primals, tangents):
+    """``dL = L Phi(L^{-1} dh L^{-H})`` (JAX's and PyTorch's Cholesky derivative) at the returned ``L``: for a
+    matrix that is not positive definite that is LAPACK's partial factor, so the gradient is finite where
+    PyTorch's (which applies its formula to the partial factor) is, not the NaN of XLA's failed factor."""
+    (h,), (dh,) = primals, tangents
+    L, info = _chol_factor(h)
+    tri = functools.partial(jax.lax.linalg.triangular_solve, lower=True)
+    X = tri(L, tri(L, dh, left_side=False, transpose_a=True, conjugate_a=True), left_side=True)
+    n = h.shape[-1]
+    phi = jnp.tril(X) / (1 + jnp.eye(n, dtype=X.dtype))
+    dL = jnp.matmul(L, phi, precision=jax.lax.Precision.HIGHEST)  # (as JAX's rule: no TF32 on a GPU)
+    return (L, info), (dL, np.zeros(info.shape, jax.dtypes.float0))
 
 
 # ---- SVD / QR / eigh ------------------------------------------------------------------------------------------
@@ -395,11 +433,17 @@ def _qr(A, mode="reduced"):
     return Q, R
 
 
-def _eigh_prep(targs, sargs):
-    _need_matrix("linalg.eigh", targs[0])
-    if sargs[0] not in ("L", "U"):
-        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {sargs[0]}")
-    return sargs
+def _eigh_prep(api):
+    """UPLO: a str (the argument parser's TypeError), ``'L'`` / ``'U'`` in either case (LAPACK's check)."""
+    def prep(targs, sargs):
+        uplo = sargs[0]
+        if not isinstance(uplo, str):
+            raise TypeError(f"{api}(): argument 'UPLO' must be str, not {_type_name(uplo)}")
+        _need_matrix("linalg.eigh", targs[0])
+        if uplo not in ("L", "U", "l", "u"):
+            raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {uplo}")
+        return (uplo.upper(),)
+    return prep
 
 
 def _eigh_impl(A, UPLO):
@@ -411,7 +455,7 @@ def _eigh_impl(A, UPLO):
 
 @defop("linalg_eigh", autocast="fp32", promote=_rule("linalg.eigh", low="linalg_eigh_cpu", kernel_only=True,
                                     outs=lambda dt: (dt.to_real(), dt)),
-       grad_fn="LinalgEighBackward0", nout=2, result_type=RT.linalg_eigh, prep=_eigh_prep, method=False,
+       grad_fn="LinalgEighBackward0", nout=2, result_type=RT.linalg_eigh, prep=_eigh_prep("linalg_eigh"), method=False,
        function=False)
 def _eigh(A, UPLO="L"):
     """Eigenvalues (ascending) and eigenvectors of the Hermitian matrix of A's ``UPLO`` triangle."""
@@ -420,7 +464,7 @@ def _eigh(A, UPLO="L"):
 
 @defop("linalg_eigvalsh", autocast="fp32", promote=_rule("linalg.eigh", low="linalg_eigh_cpu", kernel_only=True,
                                         outs=lambda dt: (dt.to_real(),)),
-       grad_fn="LinalgEighBackward0", prep=_eigh_prep, method=False, function=False)
+       grad_fn="LinalgEighBackward0", prep=_eigh_prep("linalg_eigvalsh"), method=False, function=False)
 def _eigvalsh(A, UPLO="L"):
     return _eigh_impl(A, UPLO)[0]
 

@@ -1,6 +1,6 @@
 """Op-table cases (gradient sweep, dtype sweep, autocast sweep) of the private ops of
 functorch_lite/distributions/_ops.py, against their PyTorch counterparts: ``torch._standard_gamma``,
-``torch.special.gammainc``, ``torch.linalg.solve_triangular``, ``Dirichlet.rsample``; and ``torch.normal``'s op."""
+``torch.special.gammainc``, ``Dirichlet.rsample``; and ``torch.normal``'s op."""
 import numpy as np
 import torch
 
@@ -23,12 +23,6 @@ def _dirichlet(m, a):
     return m.distributions._ops.dirichlet_rsample(a)
 
 
-def _solve(m, a, b):
-    if m is torch:
-        return torch.linalg.solve_triangular(a, b, upper=False)
-    return m.distributions._ops.solve_triangular(a, b, False)
-
-
 CASES = {
     # the draws differ between the libraries (another random number generator): the case multiplies them by zero,
     # which keeps the dtype rules, the shape and a finite (zero) gradient through the draw
@@ -36,12 +30,9 @@ CASES = {
     # PyTorch has no derivative of igamma in its first argument: detached in both
     "_dist_gammainc": ([R.uniform(0.5, 2.0, (5,)), R.uniform(0.2, 3.0, (5,))],
                        lambda m, a, x: _gammainc(m, a.detach(), x)),
-    # a full A: only its lower triangle is read (and gets a gradient); B's batch dimension broadcasts A
     # (draws times zero, as _dist_standard_gamma's: a zero cotangent through torch's _DirichletBackward)
     "_dist_dirichlet": ([R.uniform(0.5, 2.0, (3, 4))], lambda m, a: _dirichlet(m, a) * 0 + a),
     # torch.normal(mean, std): no reparameterisation, zero gradients (NormalBackward3)
     "_normal": ([R.standard_normal((3, 4)), R.uniform(0.5, 2.0, (3, 4))], lambda m, a, b: m.normal(a, b) * 0 + a),
-    "_dist_solve_triangular": ([R.standard_normal((3, 3)) + 3 * np.eye(3), R.standard_normal((2, 3, 2))],
-                               lambda m, a, b: _solve(m, a, b)),
 }
 FORWARD_ONLY: dict = {}

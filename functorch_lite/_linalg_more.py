@@ -25,8 +25,8 @@ import numbers
 
 from . import dtypes as D
 from ._tensor.tensor import Tensor
-from .linalg import LinAlgError, _check_info, _cnum, _inv_msg, _mT, _run, _warn_once, matrix_norm, multi_dot, solve, \
-    svdvals
+from .linalg import LinAlgError, _check_info, _cnum, _inv_msg, _mT, _run, _warn_once, _write, matrix_norm, \
+    multi_dot, solve, svdvals
 from .ops._dispatch import dispatch, write_out
 from .ops.movement import _tensor_list
 from .ops._registry import OPS
@@ -38,14 +38,10 @@ RT = _ops.RT
 _MISSING = object()
 
 
-def _results(r, rt, out, n=None):
-    """``r`` (the op's fields, first ``n``) as the named tuple ``rt``, written into ``out`` when given."""
+def _results(r, rt, out, name, n=None):
+    """``r`` (op ``name``'s fields, first ``n``) as the named tuple ``rt``, written into ``out`` when given."""
     r = tuple(r)[:n]
-    if out is not None:
-        for o, v in zip(out, r):
-            write_out(o, v)
-        r = tuple(out)
-    return rt(*r)
+    return rt(*(r if out is None else _write(name, out, r)))
 
 
 def _check_plain(info: Tensor, api: str, msg) -> None:
@@ -76,13 +72,13 @@ def lu_factor(A: Tensor, *, pivot: bool = True, out=None):
     """``torch.return_types.linalg_lu_factor(LU, pivots)``; a singular A (a zero in U's diagonal) raises."""
     r = dispatch(OPS["linalg_lu_factor_ex"], (A,), (pivot,))
     _check_plain(r.info, "torch.linalg.lu_factor", _lu_msg)
-    return _results(r, RT.linalg_lu_factor, out, 2)
+    return _results(r, RT.linalg_lu_factor, out, "linalg_lu_factor_ex", 2)
 
 
 def lu(A: Tensor, *, pivot: bool = True, out=None):
     """``torch.return_types.linalg_lu(P, L, U)`` with ``A = P L U`` (P is not differentiable)."""
     P, L, U = dispatch(OPS["linalg_lu"], (A,), (pivot,))
-    return _results((P.detach(), L, U), RT.linalg_lu, out)
+    return _results((P.detach(), L, U), RT.linalg_lu, out, "linalg_lu")
 
 
 _LU_DEPRECATED = (
@@ -108,7 +104,7 @@ def _lu_method(self: Tensor, pivot: bool = True, get_infos: bool = False):
 def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True, *, out=None):
     """``torch.return_types.lu_unpack(P, L, U)`` from lu_factor's output (empty P / L, U when not unpacked)."""
     P, L, U = dispatch(OPS["lu_unpack"], (LU_data, LU_pivots), (unpack_data, unpack_pivots))
-    return _results((P.detach(), L, U), RT.lu_unpack, out)
+    return _results((P.detach(), L, U), RT.lu_unpack, out, "lu_unpack")
 
 
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False, out=None) -> Tensor:
@@ -129,13 +125,13 @@ def _lu_solve_legacy(input: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=N
 
 
 # ---- triangular / Cholesky solves -------------------------------------------------------------------------------
-def solve_triangular(A: Tensor, B: Tensor, *, upper=_MISSING, left: bool = True, unitriangular: bool = False,
+def solve_triangular(input: Tensor, B: Tensor, *, upper=_MISSING, left: bool = True, unitriangular: bool = False,
                      out=None) -> Tensor:
     """``X`` with ``AX = B`` (``left=False``: ``XA = B``), A upper (``upper=True``) or lower triangular; only that
     triangle is read (``unitriangular``: its diagonal is taken as ones). B is cast to A's dtype."""
     if upper is _MISSING:
         raise TypeError('linalg_solve_triangular() missing 1 required positional arguments: "upper"')
-    return _run("linalg_solve_triangular", (A, B), (upper, left, unitriangular), out)
+    return _run("linalg_solve_triangular", (input, B), (upper, left, unitriangular), out)
 
 
 _TRIANGULAR_DEPRECATED = (
@@ -171,20 +167,20 @@ def cholesky_inverse(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
 
 
 # ---- matrix_exp / eig / cond -------------------------------------------------------------------------------------
-def matrix_exp(A: Tensor) -> Tensor:
+def matrix_exp(input: Tensor) -> Tensor:
     """The matrix exponential of (a batch of) square matrices."""
-    return dispatch(OPS["linalg_matrix_exp"], (A,), ())
+    return dispatch(OPS["linalg_matrix_exp"], (input,), ())
 
 
-def eig(A: Tensor, *, out=None):
+def eig(input: Tensor, *, out=None):
     """``torch.return_types.linalg_eig(eigenvalues, eigenvectors)``, complex, in LAPACK's order, eigenvectors of
     unit norm (CPU only). Gradients are defined for losses that do not depend on the eigenvectors' phase."""
-    return _run("linalg_eig", (A,), (), out)
+    return _run("linalg_eig", (input,), (), out)
 
 
-def eigvals(A: Tensor, *, out=None) -> Tensor:
+def eigvals(input: Tensor, *, out=None) -> Tensor:
     """The eigenvalues (complex) of a general square matrix (CPU only)."""
-    return _run("linalg_eigvals", (A,), (), out)
+    return _run("linalg_eigvals", (input,), (), out)
 
 
 def _empty_cond(A: Tensor) -> Tensor:
@@ -201,42 +197,42 @@ def _cond_inv(A: Tensor, ord) -> Tensor:
     return r.nan_to_num_(math.inf, math.inf, -math.inf)
 
 
-def cond(A: Tensor, p=None, *, out=None) -> Tensor:
+def cond(input: Tensor, p=None, *, out=None) -> Tensor:
     """The condition number of A in the norm ``p``: None / 2 / -2 by singular values (any shape); 'fro', 'nuc', 1,
     -1, inf, -inf for square matrices (inf for a singular one). 0 x 0 matrices give 0."""
     if isinstance(p, str):
-        _need_matrix(f"linalg.cond(ord={p})", A)
+        _need_matrix(f"linalg.cond(ord={p})", input)
         if p not in ("fro", "nuc"):
             raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
-        if A.numel() == 0:
-            r = _empty_cond(A)
+        if input.numel() == 0:
+            r = _empty_cond(input)
         elif p == "nuc":
-            s = svdvals(A)
+            s = svdvals(input)
             r = s.sum(-1) * s.reciprocal().sum(-1)
         else:
-            r = _cond_inv(A, p)
+            r = _cond_inv(input, p)
         return r if out is None else write_out(out, r)
-    if A.dim() < 2:
+    if input.dim() < 2:
         raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
     p = 2 if p is None else p
     if not isinstance(p, numbers.Real) or float(p) not in (2.0, -2.0, 1.0, -1.0, math.inf, -math.inf):
         raise RuntimeError(f"linalg.cond got an invalid norm type: {_cnum(p)}")
-    if A.numel() == 0:
-        r = _empty_cond(A)
+    if input.numel() == 0:
+        r = _empty_cond(input)
     elif abs(p) == 2:
-        s = svdvals(A)
+        s = svdvals(input)
         hi, lo = s.narrow(-1, 0, 1), s.narrow(-1, -1, 1)
         r = (lo / hi if p < 0 else hi / lo).squeeze(-1)
     else:
-        _need_matrix(f"linalg.cond(ord={_cnum(p)})", A)
-        r = _cond_inv(A, p)
+        _need_matrix(f"linalg.cond(ord={_cnum(p)})", input)
+        r = _cond_inv(input, p)
     return r if out is None else write_out(out, r)
 
 
 # ---- Householder ---------------------------------------------------------------------------------------------------
-def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
+def householder_product(input: Tensor, tau: Tensor, *, out=None) -> Tensor:
     """The first n columns of ``H_1 ... H_k`` (``H_i = I - tau_i v_i v_i^H``, v_i below A's diagonal)."""
-    return _run("linalg_householder_product", (A, tau), (), out)
+    return _run("linalg_householder_product", (input, tau), (), out)
 
 
 def _orgqr(input: Tensor, input2: Tensor, *, out=None) -> Tensor:
@@ -257,21 +253,21 @@ def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True, tran
 
 
 # ---- LDL -------------------------------------------------------------------------------------------------------------
-def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False, out=None):
+def ldl_factor_ex(input: Tensor, *, hermitian: bool = False, check_errors: bool = False, out=None):
     """``torch.return_types.linalg_ldl_factor_ex(LD, pivots, info)`` of A's lower triangle (LAPACK's sytrf /
     hetrf, Bunch-Kaufman pivoting; 2 x 2 blocks have negative pivots)."""
-    r = _run("linalg_ldl_factor_ex", (A,), (hermitian,), out)
+    r = _run("linalg_ldl_factor_ex", (input,), (hermitian,), out)
     if check_errors:
         _check_plain(r.info, "torch.linalg.ldl_factor_ex", lambda i: f"Unknown error code: {i}.")
     return r
 
 
-def ldl_factor(A: Tensor, *, hermitian: bool = False, out=None):
+def ldl_factor(input: Tensor, *, hermitian: bool = False, out=None):
     """``torch.return_types.linalg_ldl_factor(LD, pivots)``; an exactly singular D raises (RuntimeError, as in
     PyTorch)."""
-    r = dispatch(OPS["linalg_ldl_factor_ex"], (A,), (hermitian,))
+    r = dispatch(OPS["linalg_ldl_factor_ex"], (input,), (hermitian,))
     _check_plain(r.info, "torch.linalg.ldl_factor", lambda i: f"Unknown error code: {i}.")
-    return _results(r, RT.linalg_ldl_factor, out, 2)
+    return _results(r, RT.linalg_ldl_factor, out, "linalg_ldl_factor_ex", 2)
 
 
 def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False, out=None) -> Tensor:
@@ -284,31 +280,31 @@ def _prod(s):
     return math.prod(int(d) for d in s)
 
 
-def tensorinv(A: Tensor, ind: int = 2, *, out=None) -> Tensor:
+def tensorinv(input: Tensor, ind: int = 2, *, out=None) -> Tensor:
     """The inverse of A as a linear map from its first ``ind`` dims to the rest (result shape
     ``A.shape[ind:] + A.shape[:ind]``)."""
     if not isinstance(ind, numbers.Integral) or ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
-    outer, inner = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    outer, inner = tuple(input.shape[:ind]), tuple(input.shape[ind:])
     if _prod(inner) != _prod(outer):
         raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == "
                            f"prod(self.shape[:ind]), but got {_prod(inner)} != {_prod(outer)}")
-    r = dispatch(OPS["linalg_inv_ex"], (A.reshape(_prod(outer), _prod(inner)),), ())
+    r = dispatch(OPS["linalg_inv_ex"], (input.reshape(_prod(outer), _prod(inner)),), ())
     _check_info(r.info, "inv", _inv_msg)
     res = r.inverse.reshape(inner + outer)
     return res if out is None else write_out(out, res)
 
 
-def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out=None) -> Tensor:
+def tensorsolve(input: Tensor, other: Tensor, dims=None, *, out=None) -> Tensor:
     """``X`` with ``tensordot(A, X, X.ndim) = B`` (``dims``: A's dims moved to the end first)."""
     if dims is not None:
         dims = [dims] if isinstance(dims, int) else list(dims)
-        A = A.movedim(dims, list(range(A.dim() - len(dims), A.dim())))
-    shape = tuple(A.shape[B.dim():])
-    if _prod(shape) != B.numel():
+        input = input.movedim(dims, list(range(input.dim() - len(dims), input.dim())))
+    shape = tuple(input.shape[other.dim():])
+    if _prod(shape) != other.numel():
         raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
-                           f"prod(self.shape[:other.ndim]), but got {_prod(shape)} != {B.numel()}")
-    res = solve(A.reshape(B.numel(), _prod(shape)), B.flatten()).reshape(shape)
+                           f"prod(self.shape[:other.ndim]), but got {_prod(shape)} != {other.numel()}")
+    res = solve(input.reshape(other.numel(), _prod(shape)), other.flatten()).reshape(shape)
     return res if out is None else write_out(out, res)
 
 

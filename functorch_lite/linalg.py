@@ -69,7 +69,14 @@ _OUT_NAMES = {"linalg_inv_ex": "linalg_inv_ex", "linalg_solve_ex": "_linalg_solv
               "linalg_slogdet": "_linalg_slogdet", "linalg_cholesky_ex": "linalg_cholesky_ex",
               "linalg_svd": "_linalg_svd", "linalg_svdvals": "_linalg_svd", "linalg_qr": "linalg_qr",
               "linalg_eigh": "_linalg_eigh", "linalg_eigvalsh": "_linalg_eigh", "linalg_pinv": "linalg_pinv",
-              "linalg_matrix_power": "matmul", "linalg_cross": "linalg_cross", "norm": "linalg_vector_norm"}
+              "linalg_matrix_power": "matmul", "linalg_cross": "linalg_cross", "norm": "linalg_vector_norm",
+              # (_linalg_more.py's)
+              "linalg_lu_factor_ex": "linalg_lu_factor_ex", "linalg_lu": "linalg_lu", "linalg_lu_solve":
+              "linalg_lu_solve", "linalg_ldl_factor_ex": "linalg_ldl_factor_ex", "linalg_ldl_solve":
+              "linalg_ldl_solve", "linalg_solve_triangular": "linalg_solve_triangular",
+              "triangular_solve": "triangular_solve", "cholesky_solve": "cholesky_solve",
+              "cholesky_inverse": "cholesky_inverse", "linalg_householder_product": "linalg_householder_product",
+              "geqrf": "geqrf", "ormqr": "ormqr", "lu_unpack": "lu_unpack", "linalg_eig": "linalg_eig"}
 
 
 def _run(name, targs, sargs=(), out=None):

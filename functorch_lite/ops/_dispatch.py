@@ -1031,7 +1031,7 @@ def write_out(out, r, name=None, resize_warn=True, srcs=(), apart=()):
         for i, o in enumerate(out):
             if not isinstance(o, Tensor):
                 raise TypeError(f"expected Tensor as element {i} in argument 'out', but got {type(o).__name__}")
-        if name is not None:
+        if name is not None and name not in _OUT_NO_AUTOGRAD:
             _check_out_grad(name, out, r)
         exact = _OUT_EXACT.get(name, _exact_out)
         for i, msg in (exact.items() if type(exact) is dict else ((i, exact) for i in range(len(r)))):
@@ -1140,12 +1140,15 @@ _OUT_EXACT = {
     "mode": {0: lambda r, o: f"expected scalar type '{r.short}' but got '{o.short}' for values output",
              1: lambda r, o: f"expected scalar type '{r.short}' but got '{o.short}' for indices output"},
     "median": _MEDIAN_OUT,
-    "linalg_lstsq": {},  # (its outs are cast into)
+    **{n: {} for n in ("linalg_lstsq", "linalg_eig", "geqrf")},  # (their outs are cast into)
+    "linalg_solve_triangular": lambda r, o: f"expected scalar type {r.short} but found {o.short}",
     "nanmedian": _MEDIAN_OUT,
     **{n: _exact_out for n in ("mm", "matmul", "bmm", "addmm", "baddbmm", "addbmm", "norm", "cross",
                                "linalg_vector_norm", "linalg_cross", "sum", "prod", "cumsum", "cumprod",
                                "linalg_inv_ex", "_linalg_solve_ex", "_linalg_det", "_linalg_slogdet",
-                               "linalg_cholesky_ex", "_linalg_svd", "linalg_qr", "_linalg_eigh")},
+                               "linalg_cholesky_ex", "_linalg_svd", "linalg_qr", "_linalg_eigh",
+                               "linalg_lu_factor_ex", "linalg_lu", "linalg_lu_solve", "linalg_ldl_factor_ex",
+                               "linalg_ldl_solve", "triangular_solve", "lu_unpack")},
     "mv": lambda r, o: f"addmv input tensors must have the same dtype, but got {o.short}, {r.short}, and {r.short}",
     "dot": lambda r, o: f"result dtype {o.short} does not match input dtype {r.short}",
     "where": lambda r, o: f"Expected out type to be {r.short} but got {o.short}",
@@ -1166,7 +1169,7 @@ _OUT_EXACT = {
 
 # named out= forms without PyTorch's autograd refusal of an input requiring grad: histc (not differentiable) and
 # scatter's deprecated ``reduce=`` overload (its out= is recorded by autograd instead)
-_OUT_NO_AUTOGRAD = frozenset({"histc", "scatter.reduce"})
+_OUT_NO_AUTOGRAD = frozenset({"histc", "scatter.reduce", "linalg_ldl_factor_ex", "linalg_ldl_solve"})
 
 # ops exact about out='s dtype with number arguments only: their overload taking tensors (``clamp(x, t_min)``)
 # casts into ``out``

@@ -12,6 +12,9 @@ CALLS = {
     "pinv": ("input", {}), "matrix_rank": ("input", {}), "matrix_norm": ("input", {}), "norm": ("input", {}),
     "vector_norm": ("input", {}), "matrix_power": ("input", {"n": 2}), "lstsq": ("input", {"b": S}),
     "inv": ("A", {}), "det": ("A", {}), "svd": ("A", {}), "qr": ("A", {}), "solve": ("A", {"B": S}),
+    "solve_triangular": ("input", {"B": S, "upper": False}), "tensorsolve": ("input", {"other": [4., 1.]}),
+    "cond": ("input", {}), "eig": ("input", {}), "eigvals": ("input", {}), "matrix_exp": ("input", {}),
+    "ldl_factor": ("input", {}), "householder_product": ("input", {"tau": [1.]}), "tensorinv": ("input", {"ind": 1}),
 }
 
 
@@ -22,7 +25,7 @@ def _call(m, name, key, extra):
     except TypeError:
         return "TypeError"
     r = r[0] if isinstance(r, tuple) else r
-    return np.abs(r.detach().numpy()) if r.dtype.is_floating_point else r.numpy()
+    return np.abs(r.detach().numpy()) if r.dtype.is_floating_point or r.dtype.is_complex else r.numpy()
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))

@@ -42,6 +42,20 @@ CASES = {
     "vector_norm": lambda m, A, o: m.linalg.vector_norm(A, out=o),
     "matrix_rank": lambda m, A, o: m.linalg.matrix_rank(A, out=_e(m, m.int64)),
     "lstsq": lambda m, A, o: m.linalg.lstsq(A, m.tensor(S), out=(o, _e(m), _e(m, m.int64), _e(m))),
+    "lu_factor": lambda m, A, o: m.linalg.lu_factor(A, out=(o, _e(m, m.int32))),
+    "lu_factor_ex": lambda m, A, o: m.linalg.lu_factor_ex(A, out=(o, _e(m, m.int32), _e(m, m.int32))),
+    "lu": lambda m, A, o: m.linalg.lu(A, out=(o, _e(m), _e(m))),
+    "lu_solve": lambda m, A, o: m.linalg.lu_solve(*m.linalg.lu_factor(m.tensor(S)), A, out=o),
+    "lu_unpack": lambda m, A, o: m.lu_unpack(A, m.tensor([1, 2], dtype=m.int32), out=(o, _e(m), _e(m))),
+    "ldl_factor": lambda m, A, o: m.linalg.ldl_factor(A, out=(o, _e(m, m.int32))),
+    "ldl_solve": lambda m, A, o: m.linalg.ldl_solve(*m.linalg.ldl_factor(m.tensor(S)), A, out=o),
+    "solve_triangular": lambda m, A, o: m.linalg.solve_triangular(A, m.tensor(S), upper=False, out=o),
+    "triangular_solve": lambda m, A, o: m.triangular_solve(m.tensor(S), A, out=(o, _e(m))),
+    "cholesky_solve": lambda m, A, o: m.cholesky_solve(m.tensor(S), A, out=o),
+    "cholesky_inverse": lambda m, A, o: m.cholesky_inverse(A, out=o),
+    "householder_product": lambda m, A, o: m.linalg.householder_product(A, m.ones(1), out=o),
+    "geqrf": lambda m, A, o: m.geqrf(A, out=(o, _e(m))),
+    "eig": lambda m, A, o: m.linalg.eig(A, out=(_e(m, m.complex64), _e(m, m.complex64))),
 }
 
 

@@ -360,8 +360,9 @@ def dispatch(op, targs, sargs, autocast=True, _recorded=False):
     arrays = []
     sig = []
     tensors = []
-    # (an operand with strides of its own: a pointwise op's result may take its layout; a LAPACK op's always has one)
-    strided = op.layout == "lapack"
+    # (an operand with strides of its own: a pointwise op's result may take its layout; a LAPACK / FFT op's always
+    # has one)
+    strided = op.fixed_layout
     for a in targs:
         if isinstance(a, Tensor):
             if a._strides is not None:
@@ -460,6 +461,8 @@ def _lay_out_result(op, targs, sargs, r):
         return _lay_out_format(op, targs, sargs, r)
     if op.layout == "lapack":
         return _lay_out_lapack(op, targs, sargs, r)
+    if op.layout == "fft":
+        return _lay_out_fft(op, targs, sargs, r)
     if op.layout == "self":
         src = targs[0]
         if isinstance(src, Tensor) and src._strides is not None:
@@ -510,6 +513,25 @@ def _iter_layout(shape, shapes, ops):
 
 
 _FIRST_OPERAND_ONLY = frozenset({"_dropout", "prelu"})
+
+
+def _lay_out_fft(op, targs, sargs, r):
+    """An FFT kernel's result laid out as PyTorch's (_registry.FFT): pocketfft runs on the input permuted so that the
+    transformed dims are innermost, and its result is that permuted back: the other dims outermost in the input's
+    memory order, then the transformed ones in increasing order (``fft(x, dim=0)`` of a (3, 4) x: strides (1, 3))."""
+    x, nd = targs[0], len(r._shape)
+    dims = sorted(op.sarg(sargs, "dim"))
+    if nd < 2 or not dims or r._strides is not None:
+        return r
+    mem = V.memory_order(x._shape, x._strides) if x._strides is not None else range(nd)
+    order = tuple(d for d in mem if d not in dims) + tuple(dims)
+    if order != tuple(range(nd)):
+        st = V.contiguous_strides(tuple(r._shape[d] for d in order))
+        strides = [0] * nd
+        for k, d in enumerate(order):
+            strides[d] = st[k]
+        with_memory_order(r, order, tuple(strides))
+    return r
 
 
 def _lay_out_lapack(op, targs, sargs, r):

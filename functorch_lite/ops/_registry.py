@@ -67,6 +67,10 @@ LAPACK = {"linalg_inv_ex": (0,), "linalg_solve_ex": (0,), "linalg_lu_solve": (0,
           "cholesky_solve": (0,), "cholesky_inverse": (0,), "geqrf": (0,), "linalg_householder_product": (0,),
           "ormqr": (0,), "linalg_ldl_factor_ex": (0,), "linalg_ldl_solve": (0,), "linalg_lstsq": (0,)}
 LAPACK_LEFT = frozenset(("linalg_solve_ex", "linalg_lu_solve"))
+# the FFT kernels, whose results PyTorch's pocketfft path lays out with the transformed dims innermost (the others
+# outermost, in the input's memory order): ``fft(x, dim=0)`` of a (3, 4) input has strides (1, 3) (an op's
+# ``layout``: "fft", ``_dispatch._lay_out_fft``)
+FFT = frozenset(("_fft_r2c", "_fft_c2c", "_fft_c2r"))
 
 
 class OpDef:
@@ -74,7 +78,8 @@ class OpDef:
                  "method", "function", "inplace", "view", "autocast", "prep", "check", "check_dtype",
                  "differentiable", "nout", "eager", "kernel", "cache", "out", "result_type", "params",
                  "device_check", "saves", "broadcast", "fn", "fn_inplace", "aliased_write_ok", "dynamic", "float8",
-                 "conj", "traced", "zeroes", "fn_method", "required", "shown", "layout", "half_grad", "__weakref__")
+                 "conj", "traced", "zeroes", "fn_method", "required", "shown", "layout", "fixed_layout", "half_grad",
+                 "__weakref__")
 
     def __init__(self, impl, name, *, promote, grad_fn, tensors, method, function, inplace, view, autocast,
                  prep, check, check_dtype, differentiable, nout, eager, kernel, out, result_type,
@@ -83,7 +88,8 @@ class OpDef:
         self.name = name
         self.half_grad = half_grad
         self.layout = "iter" if name in POINTWISE else "self" if name in LIKE_SELF else \
-            "format" if name in LIKE_FORMAT else "lapack" if name in LAPACK else None
+            "format" if name in LIKE_FORMAT else "lapack" if name in LAPACK else "fft" if name in FFT else None
+        self.fixed_layout = self.layout in ("lapack", "fft")  # (laid out whatever the operands' strides)
         self.required = required
         self.shown = shown
         self.fn_method = None  # (set by defop where it differs from fn)

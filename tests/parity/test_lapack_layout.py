@@ -1,5 +1,6 @@
-"""LAPACK ops' results are column-major (batches contiguous) as torch's: strides, contiguity, and so which
-``.view`` calls work (``inv(A).mT.view(-1)`` does, ``inv(A).view(-1)`` raises), against real torch."""
+"""LAPACK and FFT ops' results laid out as torch's: LAPACK's column-major (batches contiguous), pocketfft's transformed
+dims innermost; strides, contiguity, and so which ``.view`` calls work (``inv(A).mT.view(-1)`` does,
+``inv(A).view(-1)`` raises), against real torch."""
 import warnings
 
 import numpy as np
@@ -143,3 +144,39 @@ def test_compiled_and_meta():
     assert ft.linalg.inv(ft.empty(2, 3, 3, device="meta")).stride() == \
         torch.linalg.inv(torch.empty(2, 3, 3, device="meta")).stride()
     assert ft.linalg.cholesky_ex(ft.empty(3, 3, device="meta")).L.stride() == (1, 3)
+
+
+# ---- FFT kernels: the transformed dims innermost, the others in the input's memory order (pocketfft's layout) ----
+def _x(m):
+    return m.tensor(np.random.RandomState(0).randn(3, 4, 5).astype("float32"))
+
+
+def _xc(m):
+    x = _x(m)
+    return m.complex(x, x.flip(0))
+
+
+FFT_CASES = {
+    "fft_dim0": lambda m: m.fft.fft(_x(m), dim=0), "fft_dim1": lambda m: m.fft.fft(_x(m), dim=1),
+    "rfft_dim0": lambda m: m.fft.rfft(_x(m), dim=0), "irfft_dim0": lambda m: m.fft.irfft(_xc(m), dim=0),
+    "fftn_02": lambda m: m.fft.fftn(_x(m), dim=(2, 0)), "rfftn_01": lambda m: m.fft.rfftn(_x(m), dim=(0, 1)),
+    "irfftn_01": lambda m: m.fft.irfftn(_xc(m), dim=(0, 1)), "ifft2_01": lambda m: m.fft.ifft2(_xc(m), dim=(0, 1)),
+    "hfft_dim0": lambda m: m.fft.hfft(_xc(m), dim=0), "ihfft_dim0": lambda m: m.fft.ihfft(_x(m), dim=0),
+    "fft_padded": lambda m: m.fft.fft(_x(m), n=7, dim=0),
+    "fft_transposed_last": lambda m: m.fft.fft(_x(m).transpose(0, 2), dim=-1),
+    "fft_transposed_0": lambda m: m.fft.fft(_x(m).transpose(0, 2), dim=0),
+    "fft_permuted": lambda m: m.fft.fft(_x(m).permute(1, 2, 0), dim=1),
+    "fft_last_contiguous": lambda m: m.fft.fft(_x(m), dim=-1), "rfft2": lambda m: m.fft.rfft2(_x(m)),
+    "fftshift_of_fft": lambda m: m.fft.fftshift(m.fft.fft(_x(m), dim=0), dim=0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FFT_CASES))
+def test_fft_strides_as_torch(name):
+    want, got = FFT_CASES[name](torch), FFT_CASES[name](ft)
+    assert (tuple(got.shape), got.stride(), got.is_contiguous()) == (tuple(want.shape), want.stride(),
+                                                                     want.is_contiguous())
+    np.testing.assert_allclose(got.resolve_conj().numpy(), want.resolve_conj().numpy(), rtol=1e-4, atol=1e-4)
+    with pytest.raises(RuntimeError, match="view size is not compatible") if not want.is_contiguous() else \
+            warnings.catch_warnings():
+        got.view(-1)

@@ -18,8 +18,9 @@ from .._tensor import storage as _storage
 from . import anomaly_mode as _anomaly
 from . import grad_mode as _gm
 from .compiled import LARGE as _LARGE, Ones as _Ones, compilable, run_compiled
+from ._edges import outputs as torch_outputs
 from .graph import (AccumulateGrad, _FREED_MSG, as_grad_tensor, check_saved, edge_of, from_grad_tensor,
-                    grad_dtype_of, shown, shown_grads, shown_replaced)
+                    grad_dtype_of, hook_outputs, shown, shown_grads, shown_replaced)
 from .tensor_hooks import check_hook_results, run_leaf_hooks, run_tensor_pre_hooks
 
 
@@ -119,11 +120,16 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, i
             NODE_BY_NODE[0] += 1
             results = _run_nodes(order, start, targets, create_graph, accumulate, keep)
         if not retain_graph:
-            for n in run:
-                if n._saved or n._wraps or getattr(n._entry, "frees_graph", False):
-                    n._freed = True
-                    n._arrays = None
+            _release(run)
         return results
+
+
+def _release(run):
+    """Free what the nodes that ran saved (a later backward through them raises ``_FREED_MSG``)."""
+    for n in run:
+        if n._saved or n._wraps or getattr(n._entry, "frees_graph", False):
+            n._freed = True
+            n._arrays = None
 
 
 # ---- node by node -------------------------------------------------------------------------------
@@ -230,7 +236,7 @@ def run_post_hooks(node, cts, in_cts):
             grad_in = shown_grads(node, tree, cts, in_cts, at)
         else:
             grad_in = tuple(as_grad_tensor(node, in_cts[at[i]]) if i in at else None for i in slots)
-    grad_out = tuple(as_grad_tensor(node, c) for c in cts)
+    grad_out = hook_outputs(node, torch_outputs(node), cts)
     versions = [g._storage.version if g is not None else None for g in grad_in]
     replaced = None
     for h in list(node._hooks.values()):
@@ -441,10 +447,10 @@ def _roots_and_grads(tensors, grad_tensors, create_graph):
     return roots, grads
 
 
-def _grads_batched(outputs, inputs, grad_outputs, create_graph, allow_unused):
+def _grads_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused):
     """``grad(..., is_grads_batched=True)``: each grad_output's first dimension is a batch of cotangents, and the
     gradients come back with it first (torch's vmap over the backward). A None grad_output is the unbatched ones
-    of a scalar output. (The graph is kept for every element of the batch.)"""
+    of a scalar output. (The graph is kept while vmap runs the backward, then freed unless ``retain_graph``.)"""
     from ..func import vmap
     _one_grad_each(outputs, grad_outputs)
     for i, (t, g) in enumerate(zip(outputs, grad_outputs)):
@@ -466,6 +472,10 @@ def _grads_batched(outputs, inputs, grad_outputs, create_graph, allow_unused):
         unused.update(k for k, g in enumerate(r) if g is None)  # (None is no output of vmap: put back after)
         return tuple(g if g is not None else inputs[k].detach() for k, g in enumerate(r))
     res = vmap(one)(*batched)
+    if not retain_graph:  # (the nodes that ran, as run_backward finds them)
+        order = _topo([e[0] for e in (edge_of(t) for t in outputs if t._requires_grad) if e is not None])
+        keep = _needed(order, [edge_of(t) or (None, 0) for t in inputs], False)
+        _release([n for n in order if keep.get(id(n))])
     return tuple(None if k in unused else g if create_graph else g.detach() for k, g in enumerate(res))
 
 
@@ -491,12 +501,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
                       "gradient for other parts of the graph, please use torch.autograd.backward.", FutureWarning,
                       stacklevel=3)  # (the user's autograd.grad call, through _saved_hooks.grad)
-    if is_grads_batched:
-        BACKWARD_CALLS[0] -= 1  # (counted by each call vmap makes)
-        res = _grads_batched(tuple(outputs), inputs, tuple(grad_outputs), create_graph, allow_unused)
-        return _materialized(res, inputs, create_graph) if materialize_grads else res
     if retain_graph is None:
         retain_graph = create_graph
+    if is_grads_batched:
+        BACKWARD_CALLS[0] -= 1  # (counted by each call vmap makes)
+        res = _grads_batched(tuple(outputs), inputs, tuple(grad_outputs), retain_graph, create_graph, allow_unused)
+        return _materialized(res, inputs, create_graph) if materialize_grads else res
     roots, grads = _roots_and_grads(tuple(outputs), tuple(grad_outputs), create_graph)
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")

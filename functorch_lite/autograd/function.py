@@ -591,4 +591,110 @@ def once_differentiable(fn):
     return wrapper
 
 
+# ---- NestedIOFunction: torch's legacy (non-static) Function over nested inputs, kept as torch keeps it ----------
+def _nested_tensors(obj, none=False):
+    """The tensors (and Nones, ``none``) of a nested list / tuple / dict, in order (torch's ``_iter_tensors``)."""
+    from .._tensor.tensor import Tensor
+    if isinstance(obj, Tensor) or none and obj is None:
+        yield obj
+    elif obj is None:
+        return
+    elif isinstance(obj, (list, tuple, dict)):
+        for o in (obj.values() if isinstance(obj, dict) else obj):
+            yield from _nested_tensors(o, none)
+    else:
+        raise ValueError(f"Auto nesting doesn't know how to process an input object of type {type(obj).__name__}. "
+                         f"Accepted types: Tensors{' or None' if none else ''}, or lists/tuples of them")
+
+
+def _unflatten(flat, proto):
+    """``flat`` laid out as the nested list / tuple ``proto`` (torch's ``_unflatten``)."""
+    def helper(flat, proto):
+        if not isinstance(proto, (list, tuple)):
+            return flat[0], flat[1:]
+        res = []
+        for e in proto:
+            if e is None:
+                res.append(e)
+            else:
+                r, flat = helper(flat, e)
+                res.append(r)
+        return type(proto)(res), flat
+    return helper(flat, proto)[0]
+
+
+def _tensor_data(obj):
+    """``obj`` with each tensor replaced by its ``.data`` (torch's ``_map_tensor_data``)."""
+    from .._tensor.tensor import Tensor
+    if isinstance(obj, Tensor):
+        return obj.data
+    if obj is None:
+        return None
+    if isinstance(obj, (list, tuple)):
+        mapped = (_tensor_data(x) for x in obj)
+        return type(obj)(*mapped) if hasattr(obj, "_fields") else type(obj)(mapped)
+    if isinstance(obj, dict):
+        return {k: _tensor_data(v) for k, v in obj.items()}
+    raise ValueError(f"Auto nesting doesn't know how to process an input object of type {type(obj).__name__}. "
+                     "Accepted types: Tensors, or lists/tuples of them")
+
+
+class NestedIOFunction(Function):
+    """torch's ``NestedIOFunction``, kept only for backward compatibility: a legacy Function whose instance
+    methods ``forward_extended`` / ``backward_extended`` take nested inputs. As in torch 2.x, the legacy call path
+    it relies on is gone (calling an instance raises torch's AttributeError; ``apply`` runs the nested forward on
+    the context, which has no ``_nested_input``): use :class:`Function`."""
+
+    def _do_forward(self, *input):
+        self._nested_input = input
+        flat_input = tuple(_nested_tensors(input))
+        flat_output = super()._do_forward(*flat_input)
+        return _unflatten(flat_output, self._nested_output)
+
+    def _do_backward(self, gradients, retain_variables):
+        self.retain_variables = retain_variables
+        result = super()._do_backward(gradients, retain_variables)
+        if not retain_variables:
+            del self._nested_output
+            del self._to_save_nested
+        return result
+
+    def backward(self, *gradients):
+        """Shared backward utility."""
+        result = self.backward_extended(*_unflatten(gradients, self._nested_output))
+        return tuple(_nested_tensors(result, none=True))
+
+    __call__ = _do_forward
+
+    def forward(self, *args):
+        """Shared forward utility."""
+        nested_tensors = _tensor_data(self._nested_input)
+        result = self.forward_extended(*nested_tensors)
+        del self._nested_input
+        self._nested_output = result
+        return tuple(_nested_tensors(result))
+
+    def save_for_backward(self, *args):
+        self.to_save = tuple(_nested_tensors(args))
+        self._to_save_nested = args
+
+    @property
+    def saved_tensors(self):
+        return _unflatten(self.to_save, self._to_save_nested)
+
+    def mark_dirty(self, *args, **kwargs):
+        self.dirty_tensors = tuple(_nested_tensors((args, kwargs)))
+
+    def mark_non_differentiable(self, *args, **kwargs):
+        self.non_differentiable = tuple(_nested_tensors((args, kwargs)))
+
+    def forward_extended(self, *input):
+        """User defined forward."""
+        raise NotImplementedError
+
+    def backward_extended(self, *grad_output):
+        """User defined backward."""
+        raise NotImplementedError
+
+
 from . import _function_transforms as _tr  # noqa: E402  (it imports this module's names)

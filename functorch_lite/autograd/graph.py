@@ -12,6 +12,7 @@ import jax
 
 from .. import dtypes as D
 from .._hooks import RemovableHandle, add_hook  # noqa: F401  (torch.autograd.graph.RemovableHandle)
+from . import _edges
 from . import anomaly_mode as _anomaly
 from . import grad_mode as _gm
 
@@ -51,8 +52,9 @@ class Node:
 
     @property
     def next_functions(self):
-        """((node, output index) or (None, 0)) for every tensor input, as PyTorch shows them (a composite's: the
-        nodes torch records below its outermost one, ``shown``)."""
+        """((node, output index) or (None, 0)) for every edge torch's node has (``_edges``: a Python number
+        operand's empty slot, none for ``where``'s condition...; a composite's: the nodes torch records below its
+        outermost one, ``shown``)."""
         if self._nf is None:
             from .._tensor.tensor import Tensor
             edges = dict(zip(self._diff_idx, self._edges))
@@ -100,15 +102,23 @@ class Node:
         if self._pre_hooks is None:
             self._pre_hooks = {}
         node = self
+        outs = _edges.outputs(self)
 
         def pre(cts):
-            prev = tuple(as_grad_tensor(node, c) for c in cts)
+            prev = hook_outputs(node, outs, cts)
             r = fn(prev)
             if r is None:  # (a gradient the hook wrote in place is what the node gets, as torch's)
-                return [from_grad_tensor(g, c) for g, c in zip(prev, cts)]
-            from .tensor_hooks import check_hook_results
-            check_hook_results(fn, prev, r)
-            return [from_grad_tensor(g, c) for g, c in zip(r, cts)]
+                r = prev
+            else:
+                from .tensor_hooks import check_hook_results
+                check_hook_results(fn, prev, r)
+            if outs is None:
+                return [from_grad_tensor(g, c) for g, c in zip(r, cts)]
+            cts = list(cts)
+            for j, g in zip(outs, r):
+                if j is not None:
+                    cts[j] = from_grad_tensor(g, cts[j])
+            return cts
         return add_hook(self._pre_hooks, pre)
 
     def __call__(self, *grads, **kwargs):
@@ -119,9 +129,16 @@ class Node:
             raise TypeError("keyword arguments are not supported")
         if self._entry is _SHOWN:
             _refuse_shown(self)
-        n = len(self._out_meta) if not isinstance(self, AccumulateGrad) else 1
+        outs = None if isinstance(self, AccumulateGrad) else _edges.outputs(self)
+        n = len(outs) if outs is not None else len(self._out_meta) if not isinstance(self, AccumulateGrad) else 1
         if len(grads) != n:
             raise TypeError(f"expected {n} arguments, got {len(grads)} instead")
+        if outs is not None:  # (torch's grad_outputs -> the node's own)
+            own = [None] * len(self._out_meta)
+            for j, g in zip(outs, grads):
+                if j is not None:
+                    own[j] = g
+            grads = tuple(own)
         from .engine import call_node
         return call_node(self, grads)
 
@@ -150,13 +167,26 @@ class Node:
 _SHOWN = object()  # (the ``_entry`` of a node made for the picture)
 
 
+# An op whose node torch gives other edges than its tensor inputs (``_edges.EDGES``) has a flat template: input
+# positions, and None for an empty slot.
 def shown(node):
-    """``node``'s template (None: no composite picture)."""
+    """``node``'s template (None: no composite picture, and torch's edges are its tensor inputs)."""
     op = node._op
-    return op.shown(node._inputs) if op is not None and op.shown is not None else None
+    if op is None:
+        return None
+    return op.shown(node._inputs) if op.shown is not None else _edges.edges(node)
+
+
+def hook_outputs(node, outs, cts):
+    """The grad_outputs ``node``'s hooks see (``outs``: ``_edges.outputs(node)``), from the engine's ``cts``."""
+    if outs is None:
+        return tuple(as_grad_tensor(node, c) for c in cts)
+    return tuple(None if j is None else as_grad_tensor(node, cts[j]) for j in outs)
 
 
 def _shown_edge(edges, c):
+    if c is None:
+        return (None, 0)
     if type(c) is int:
         return edges.get(c, (None, 0))
     name, kids, kind = c[:3]
@@ -180,7 +210,9 @@ def shown_grads(node, tree, cts, in_cts, at):
     position -> index in ``in_cts``)."""
     out = []
     for c in tree:
-        if type(c) is int:
+        if c is None:
+            out.append(None)
+        elif type(c) is int:
             out.append(as_grad_tensor(node, in_cts[at[c]]) if c in at else None)
         elif c[2] == "T":
             i = c[1][0]
@@ -198,6 +230,8 @@ def shown_replaced(node, tree, cts, in_cts, at, replaced, apply):
     gradient from it, so a template lists that child before its own inputs, as torch's bias after the mm)."""
     out = list(in_cts)
     for c, g in zip(tree, replaced):
+        if c is None:
+            continue
         if type(c) is int:
             if c in at:
                 out[at[c]] = from_grad_tensor(g, in_cts[at[c]])
@@ -653,6 +687,15 @@ def rebase(self, r):
     # In-place through a view of a tensor in the graph: the base's history becomes CopySlices.
     from .copy_slices import copy_slices
     copy_slices(self, node, r._out_nr)
+
+
+_WARN_STREAM_MISMATCH = [True]
+
+
+def set_warn_on_accumulate_grad_stream_mismatch(enabled: bool) -> None:
+    """torch's switch for its warning when an AccumulateGrad node's stream differs from the incoming gradient's
+    (CUDA streams): recorded, with no effect -- there are no streams here."""
+    _WARN_STREAM_MISMATCH[0] = bool(enabled)
 
 
 from ._saved_hooks import (  # noqa: E402,F401  (torch.autograd.graph's saved-tensor API)

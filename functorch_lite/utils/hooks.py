@@ -1,11 +1,13 @@
-"""``torch.utils.hooks``: the handle a hook registration returns, for code that keeps hooks of its own."""
+"""``torch.utils.hooks``: the handle a hook registration returns, for code that keeps hooks of its own, and
+``BackwardHook``, the class behind a module's full backward hooks."""
 from __future__ import annotations
 
 import warnings
 
 from .._hooks import RemovableHandle
+from ..nn.modules._backward_hook import BackwardHook  # noqa: F401
 
-__all__ = ["RemovableHandle", "unserializable_hook", "warn_if_has_hooks"]
+__all__ = ["RemovableHandle", "unserializable_hook", "warn_if_has_hooks", "BackwardHook"]
 
 
 def unserializable_hook(f):

@@ -11,6 +11,7 @@ import warnings
 
 from ..._tensor.tensor import Tensor
 from ...autograd.function import Function
+from ...autograd.grad_mode import is_grad_enabled
 from ...autograd.tensor_hooks import check_hook_results
 from ..._warn import user_stacklevel as _user_stacklevel
 
@@ -39,11 +40,14 @@ class BackwardHookFunction(Function):
 
 
 class BackwardHook:
-    def __init__(self, module, hooks: list, pre_hooks: list):
-        self.module, self.hooks, self.pre_hooks = module, hooks, pre_hooks
+    """torch's ``torch.utils.hooks.BackwardHook`` (its constructor and attribute names): ``setup_input_hook(args)``
+    before the module's forward, ``setup_output_hook(result)`` after it."""
+
+    def __init__(self, module, user_hooks: list, user_pre_hooks: list):
+        self.module, self.user_hooks, self.user_pre_hooks = module, user_hooks, user_pre_hooks
         self.grad_outputs = None
         self.n_inputs = self.n_outputs = -1
-        self.input_idx = self.output_idx = None
+        self.input_tensors_index = self.output_tensors_index = None
 
     @staticmethod
     def _pack(idx, values, size) -> tuple:
@@ -55,7 +59,7 @@ class BackwardHook:
     def _apply(self, args: tuple, on_grads):
         """``args`` with its tensors through the identity Function; (new args, tensor positions or None)."""
         idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-        if not any(args[i].requires_grad for i in idx):
+        if not (any(args[i].requires_grad for i in idx) and is_grad_enabled()):
             return args, None
         new = BackwardHookFunction.apply(on_grads, *[args[i] for i in idx])
         out = list(args)
@@ -65,7 +69,7 @@ class BackwardHook:
 
     def setup_input_hook(self, args: tuple) -> tuple:
         self.n_inputs = len(args)
-        args, self.input_idx = self._apply(args, self._input_grads)
+        args, self.input_tensors_index = self._apply(args, self._input_grads)
         return args
 
     def _input_grads(self, grads, metas):
@@ -73,9 +77,9 @@ class BackwardHook:
             return grads
         from ... import zeros
         # (torch's grad_input: its identity node's outputs, materialized: zeros for an input no gradient reached)
-        res = prev = self._pack(self.input_idx, [zeros(m[0], dtype=m[1], device=m[2]) if g is None else g
+        res = prev = self._pack(self.input_tensors_index, [zeros(m[0], dtype=m[1], device=m[2]) if g is None else g
                                                  for g, m in zip(grads, metas)], self.n_inputs)
-        for hook in self.hooks:
+        for hook in self.user_hooks:
             out = hook(self.module, res, self.grad_outputs)
             if out is None:
                 continue
@@ -84,20 +88,23 @@ class BackwardHook:
                                    f"expected {len(res)}")
             res = out
         self.grad_outputs = None
-        out = tuple(res[i] for i in self.input_idx)
-        check_hook_results("hook", tuple(prev[i] for i in self.input_idx), out)
+        out = tuple(res[i] for i in self.input_tensors_index)
+        check_hook_results("hook", tuple(prev[i] for i in self.input_tensors_index), out)
         return out
 
     def setup_output_hook(self, out):
         is_tuple = isinstance(out, tuple)
+        if not is_tuple and not isinstance(out, Tensor):  # (a dict or list: no hook will fire, as torch's)
+            warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of Tensors "
+                          f"but received {type(out)}", stacklevel=_user_stacklevel())
         args = out if is_tuple else (out,)
         self.n_outputs = len(args)
-        args, self.output_idx = self._apply(args, self._output_grads)
+        args, self.output_tensors_index = self._apply(args, self._output_grads)
         return args if is_tuple else args[0]
 
     def _output_grads(self, grads, metas):
-        self.grad_outputs = self._pack(self.output_idx, grads, self.n_outputs)
-        for hook in self.pre_hooks:
+        self.grad_outputs = self._pack(self.output_tensors_index, grads, self.n_outputs)
+        for hook in self.user_pre_hooks:
             new = hook(self.module, self.grad_outputs)
             if new is None:
                 continue
@@ -106,16 +113,16 @@ class BackwardHook:
                                    f"but expected {len(self.grad_outputs)}")
             self.grad_outputs = tuple(new)
         local = self.grad_outputs
-        if self.input_idx is None:
+        if self.input_tensors_index is None:
             warnings.warn(_NO_INPUT_GRAD, stacklevel=_user_stacklevel())
             none = (None,) * self.n_inputs
-            for hook in self.hooks:
+            for hook in self.user_hooks:
                 r = hook(self.module, none, self.grad_outputs)
                 if r is not None and not (isinstance(r, tuple) and all(x is None for x in r)):
                     raise RuntimeError("Backward hook for Modules where no input requires gradient should always "
                                        "return None or None for all gradients.")
             self.grad_outputs = None
-        out = tuple(local[i] for i in self.output_idx)
+        out = tuple(local[i] for i in self.output_tensors_index)
         check_hook_results("hook", tuple(grads), out)
         return out
 

@@ -11,7 +11,6 @@ from ..._tensor.tensor import Tensor, preserve_format, zero_grads
 from ..._tensor.storage import META_NO_DATA
 from ..parameter import Buffer, Parameter
 from ._state_dict import StateDictMixin, _IncompatibleKeys  # noqa: F401  (re-exported)
-from ...autograd.grad_mode import is_grad_enabled as _grad_enabled
 from ..._warn import user_stacklevel as _user_stacklevel
 from ..._hooks import RemovableHandle
 
@@ -844,7 +843,7 @@ class Module(StateDictMixin):
             for k, h in pre_items:
                 args, kwargs = _run_pre_hook(self, h, args, kwargs, k in pre_kw)
             bw = None
-            if (full or pre) and _grad_enabled():
+            if full or pre:  # (in no_grad mode too: nothing to hook then, but its warning for a dict output)
                 from ._backward_hook import BackwardHook
                 bw = BackwardHook(self, full, pre)
                 args = bw.setup_input_hook(args)

@@ -29,7 +29,7 @@ from .linalg import LinAlgError, _check_info, _cnum, _inv_msg, _mT, _run, _warn_
     multi_dot, solve, svdvals
 from .ops._dispatch import dispatch, write_out
 from .ops.movement import _tensor_list
-from .ops._registry import OPS
+from .ops._registry import OPS, _not_bool
 from .ops import linalg_more as _ops  # (registers the op-table rows)
 from .ops.linalg_ops import _need_matrix
 
@@ -131,6 +131,8 @@ def solve_triangular(input: Tensor, B: Tensor, *, upper=_MISSING, left: bool = T
     triangle is read (``unitriangular``: its diagonal is taken as ones). B is cast to A's dtype."""
     if upper is _MISSING:
         raise TypeError('linalg_solve_triangular() missing 1 required positional arguments: "upper"')
+    if type(upper) is not bool or type(left) is not bool or type(unitriangular) is not bool:
+        _not_bool("linalg_solve_triangular", ("upper", "left", "unitriangular"), (upper, left, unitriangular))
     return _run("linalg_solve_triangular", (input, B), (upper, left, unitriangular), out)
 
 
@@ -146,6 +148,8 @@ def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bo
                      unitriangular: bool = False, *, out=None):
     """``torch.return_types.triangular_solve(solution, cloned_coefficient)`` of ``op(A) X = input`` (deprecated in
     PyTorch)."""
+    if type(upper) is not bool or type(transpose) is not bool or type(unitriangular) is not bool:
+        _not_bool("triangular_solve", ("upper", "transpose", "unitriangular"), (upper, transpose, unitriangular))
     _warn_once("triangular_solve", _TRIANGULAR_DEPRECATED)
     return _run("triangular_solve", (input, A), (upper, transpose, unitriangular), out)
 
@@ -153,12 +157,16 @@ def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bo
 def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False, *, out=None) -> Tensor:
     """``X`` with ``A X = input`` where ``A = L L^H`` for the Cholesky factor ``L = input2`` (``upper``:
     ``A = U^H U``)."""
+    if type(upper) is not bool:
+        _not_bool("cholesky_solve", ("upper",), (upper,))
     return _run("cholesky_solve", (input, input2), (upper,), out)
 
 
 def cholesky_inverse(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
     """``A^{-1}`` from the Cholesky factor of A (``upper``: ``A = U^H U``); a zero on the factor's diagonal raises
     LinAlgError (after writing ``out``, as torch's)."""
+    if type(upper) is not bool:
+        _not_bool("cholesky_inverse", ("upper",), (upper,))
     r = _run("cholesky_inverse", (input,), (upper,), out)
     info = _ops.cholesky_inverse_info(input._array)
     if info is not None:

@@ -30,7 +30,7 @@ from ._tensor.tensor import Tensor, _wrap_dim
 from ._warn import WARNED as _WARNED, warn_once as _warn_once  # noqa: F401  (_linalg_more and tests use them)
 from .amp import autocast_mode as _amp
 from .ops._dispatch import _type_name, _OUT_EXACT, autocast_args, data_dependent_error, dispatch, write_out
-from .ops._registry import OPS
+from .ops._registry import OPS, _not_bool
 from .ops.indexing import _host_tensor, _view
 from .ops.linalg import matmul
 from .ops.linalg_ops import RT, _LIN, _need_matrix
@@ -177,6 +177,8 @@ def _chol_msg(i):
 def cholesky_ex(input: Tensor, *, upper: bool = False, check_errors: bool = False, out=None):
     """``torch.return_types.linalg_cholesky_ex(L, info)``; a failed factorization (info > 0) leaves LAPACK's partial
     factor in L, as torch's."""
+    if type(upper) is not bool or type(check_errors) is not bool:
+        _not_bool("linalg_cholesky_ex", ("upper", "check_errors"), (upper, check_errors))
     r = _run("linalg_cholesky_ex", (input,), (upper, False), out)
     if check_errors:
         _check_info(r.info, "linalg.cholesky_ex", _chol_msg)
@@ -185,6 +187,8 @@ def cholesky_ex(input: Tensor, *, upper: bool = False, check_errors: bool = Fals
 
 def cholesky(input: Tensor, *, upper: bool = False, out=None) -> Tensor:
     """``L`` with ``A = L L^H`` from A's lower triangle (``upper=True``: ``U = L^H`` from the upper one)."""
+    if type(upper) is not bool:
+        _not_bool("linalg_cholesky", ("upper",), (upper,))
     r = dispatch(OPS["linalg_cholesky_ex"], (input,), (upper, False))
     _check_info(r.info, "linalg.cholesky", _chol_msg)
     return r.L if out is None else _write("linalg_cholesky_ex", out, r.L)
@@ -199,6 +203,8 @@ _CHOLESKY_DEPRECATED = (
 
 def _cholesky_legacy(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
     """``torch.cholesky`` (deprecated in PyTorch, still there): CholeskyBackward0."""
+    if type(upper) is not bool:
+        _not_bool("cholesky", ("upper",), (upper,))
     _warn_once("cholesky", _CHOLESKY_DEPRECATED)
     r = dispatch(OPS["linalg_cholesky_ex"], (input,), (upper, True))
     _check_info(r.info, "cholesky", _chol_msg)
@@ -280,6 +286,8 @@ def eigvalsh(input: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
 def pinv(input: Tensor, rcond=None, hermitian: bool = False, *, atol=None, rtol=None, out=None) -> Tensor:
     """Pseudo-inverse: singular values <= max(atol, rtol * s_max) count as zero (rtol defaults to
     eps * max(m, n), or to 0 when atol > 0; ``rcond`` is rtol's older name). Tolerances: numbers or tensors."""
+    if type(hermitian) is not bool:
+        _not_bool("linalg_pinv", ("hermitian",), (hermitian,))
     if rcond is not None:
         rtol = rcond
     act = _amp.STATE.active

@@ -348,6 +348,18 @@ def _required(op: OpDef) -> list:
     return ps if op.broadcast or op.required else ps[:1]
 
 
+def _not_bool(fname: str, names: tuple, values: tuple):
+    """A bool parameter given something else: PyTorch's argument parser's TypeError."""
+    for n, v in zip(names, values):
+        if type(v) is not bool:
+            raise TypeError(f"{fname}(): argument '{n}' must be bool, not {_type_label(v)}")
+
+
+def _type_label(v) -> str:
+    t = type(v)
+    return t.__name__ if t.__module__ == "builtins" or t.__name__ == "Tensor" else f"{t.__module__}.{t.__name__}"
+
+
 def _none_arg(op: OpDef, fname: str, values: tuple, method: bool):
     """A required tensor argument is None: PyTorch's argument parser's TypeError, with its position counted
     as PyTorch counts it (a method's ``self`` is not counted)."""
@@ -396,6 +408,10 @@ def _make(op: OpDef, fname: str, kind: str, ns: dict):
     if req:  # (evaluated only on a call that passes None: one identity test per tensor parameter otherwise)
         pre = (f"if {' or '.join(n + ' is None' for n in req)}:\n        "
                f"_none_arg(_op, {fname!r}, ({', '.join(req)},), {kind != 'call'})\n    ") + pre
+    flags = [p.name for p in op.params[op.tensors if op.tensors != "list" else 1:] if type(p.default) is bool]
+    if flags:  # (PyTorch's parser takes a Python bool only: keepdim=1 or upper='x' is its TypeError)
+        pre += (f"if {' or '.join(f'type({n}) is not bool' for n in flags)}:\n        "
+                f"_not_bool({fname!r}, {tuple(flags)!r}, ({', '.join(flags)},))\n    ")
     var = next((p.name for p in op.params if p.kind is p.VAR_POSITIONAL), None)
     if var is not None:
         sig += ", **_kw"
@@ -435,6 +451,7 @@ def _make(op: OpDef, fname: str, kind: str, ns: dict):
     g.update(defaults)
     g["_op"] = op
     g["_rekw"], g["_numpy_kw"], g["_MISSING"], g["_none_arg"] = _rekw, _numpy_kw, _MISSING, _none_arg
+    g["_not_bool"] = _not_bool
     if op.name in _OUT_AS_DTYPE or op.name in _OUT_FLOAT_AS_DTYPE or op.name in _OUT_CASTS_INPUT:
         from .._tensor.tensor import Tensor as _Tensor
         g["_Tensor"], g["_out_dtype_mismatch"] = _Tensor, _out_dtype_mismatch

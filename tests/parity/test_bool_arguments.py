@@ -1,0 +1,61 @@
+"""A bool parameter of an op takes a Python bool only, as PyTorch's argument parser: keepdim=1, descending='x',
+a NumPy bool or a tensor are its TypeError (they were taken by truthiness: upper='x' computed as upper=True)."""
+import numpy as np
+import pytest
+import torch
+
+import functorch_lite as ft
+
+CALLS = {
+    "sum_keepdim": lambda m, v: m.ones(2, 3).sum(0, keepdim=v),
+    "mean_keepdim": lambda m, v: m.mean(m.ones(2, 3), 0, keepdim=v),
+    "amax_keepdim": lambda m, v: m.amax(m.ones(2, 3), 0, keepdim=v),
+    "sort_descending": lambda m, v: m.sort(m.ones(3), descending=v),
+    "argsort_descending": lambda m, v: m.ones(3).argsort(descending=v),
+    "any_keepdim": lambda m, v: m.ones(2, 3).any(0, keepdim=v),
+    "logsumexp_keepdim": lambda m, v: m.logsumexp(m.ones(2, 3), 0, keepdim=v),
+    "cumsum_ok": lambda m, v: m.ones(3).cumsum(0),
+}
+
+
+@pytest.mark.parametrize("value", [1, 0, None, "x", np.bool_(True), 1.0, True, False],
+                         ids=["int1", "int0", "None", "str", "numpy_bool", "float", "True", "False"])
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_bool_parameters_as_torch(name, value):
+    res = []
+    for m in (torch, ft):
+        try:
+            r = CALLS[name](m, value)
+            res.append(("ok", tuple((r[0] if isinstance(r, tuple) else r).shape)))
+        except TypeError as e:
+            res.append(("TypeError", str(e).split(" must be bool, not ")[-1] if "must be bool" in str(e) else None))
+    if res[0][0] == "TypeError" and res[0][1] is None:  # (an overloaded op: torch's "invalid combination" text)
+        assert res[1][0] == "TypeError"
+    else:
+        assert res[1] == res[0]
+
+
+S = [[4., 1.], [1., 3.]]
+LINALG = {
+    "cholesky_solve": lambda m, v: m.cholesky_solve(m.tensor(S), m.linalg.cholesky(m.tensor(S)), upper=v),
+    "cholesky_inverse": lambda m, v: m.cholesky_inverse(m.linalg.cholesky(m.tensor(S)), upper=v),
+    "linalg_cholesky": lambda m, v: m.linalg.cholesky(m.tensor(S), upper=v),
+    "linalg_cholesky_ex": lambda m, v: m.linalg.cholesky_ex(m.tensor(S), check_errors=v),
+    "solve_triangular": lambda m, v: m.linalg.solve_triangular(m.tensor(S), m.tensor(S), upper=v),
+    "solve_triangular_left": lambda m, v: m.linalg.solve_triangular(m.tensor(S), m.tensor(S), upper=False, left=v),
+    "triangular_solve": lambda m, v: m.triangular_solve(m.tensor(S), m.tensor(S), upper=v),
+    "pinv": lambda m, v: m.linalg.pinv(m.tensor(S), hermitian=v),
+}
+
+
+@pytest.mark.parametrize("value", [1, None, "x", True], ids=["int", "None", "str", "True"])
+@pytest.mark.parametrize("name", sorted(LINALG))
+def test_linalg_bool_parameters_as_torch(name, value):
+    res = []
+    for m in (torch, ft):
+        try:
+            r = LINALG[name](m, value)
+            res.append(("ok", np.abs((r[0] if isinstance(r, tuple) else r).numpy()).round(4).tolist()))
+        except TypeError as e:  # (pinv's overload set: torch's "invalid combination" text)
+            res.append(("TypeError", str(e).split(" must be bool, not ")[-1] if "must be bool" in str(e) else None))
+    assert res[1] == res[0] or res[0] == ("TypeError", None) and res[1][0] == "TypeError"

@@ -194,6 +194,8 @@ class Categorical(Distribution):
         -inf logit is never drawn)."""
         if not isinstance(sample_shape, Size):
             sample_shape = Size(sample_shape)
+        if sample_shape.numel() <= 0:  # (torch's draws: multinomial(probs, sample_shape.numel(), True))
+            raise RuntimeError("cannot sample n_sample <= 0 samples")
         param = self.__dict__.get("logits")
         with no_grad():
             if param is not None:

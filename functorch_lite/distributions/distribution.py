@@ -168,7 +168,7 @@ class Distribution:
 
         def head():
             return (f"Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) to be within the "
-                    f"support ({repr(support)}) of the distribution {self.__repr__(traced)}, but found invalid "
+                    f"support ({repr(support)}) of the distribution {self._repr(traced)}, but found invalid "
                     "values:\n")
         if traced:  # (inside compile: checked after the program)
             _defer_invalid(valid, value, head())
@@ -201,9 +201,13 @@ class Distribution:
                                  for p, v in zip(param_names, values)])
         return self.__class__.__name__ + "(" + args_string + ")"
 
+    def _repr(self, traced) -> str:
+        """``__repr__(traced)``, or a subclass's own ``__repr__`` (MixtureSameFamily's, a user's: no argument)."""
+        return self.__repr__(traced) if type(self).__repr__ is Distribution.__repr__ else repr(self)
+
     def _param_error(self, param, value, constraint, traced=False) -> str:
         return (f"Expected parameter {param} ({type(value).__name__} of shape {tuple(value.shape)}) "
-                f"of distribution {self.__repr__(traced)} to satisfy the constraint {repr(constraint)}, "
+                f"of distribution {self._repr(traced)} to satisfy the constraint {repr(constraint)}, "
                 "but found invalid values:\n")
 
 

@@ -348,10 +348,14 @@ def _required(op: OpDef) -> list:
     return ps if op.broadcast or op.required else ps[:1]
 
 
-def _not_bool(fname: str, names: tuple, values: tuple):
+# the bool parameters PyTorch's schema makes optional (``bool?``: None is taken, as the default)
+_OPTIONAL_BOOL = {"sort": ("stable",)}
+
+
+def _not_bool(fname: str, names: tuple, values: tuple, optional: tuple = ()):
     """A bool parameter given something else: PyTorch's argument parser's TypeError."""
     for n, v in zip(names, values):
-        if type(v) is not bool:
+        if type(v) is not bool and not (v is None and n in optional):
             raise TypeError(f"{fname}(): argument '{n}' must be bool, not {_type_label(v)}")
 
 
@@ -410,8 +414,9 @@ def _make(op: OpDef, fname: str, kind: str, ns: dict):
                f"_none_arg(_op, {fname!r}, ({', '.join(req)},), {kind != 'call'})\n    ") + pre
     flags = [p.name for p in op.params[op.tensors if op.tensors != "list" else 1:] if type(p.default) is bool]
     if flags:  # (PyTorch's parser takes a Python bool only: keepdim=1 or upper='x' is its TypeError)
-        pre += (f"if {' or '.join(f'type({n}) is not bool' for n in flags)}:\n        "
-                f"_not_bool({fname!r}, {tuple(flags)!r}, ({', '.join(flags)},))\n    ")
+        opt = _OPTIONAL_BOOL.get(op.name, ())
+        test = " or ".join(f"type({n}) is not bool" + (f" and {n} is not None" if n in opt else "") for n in flags)
+        pre += f"if {test}:\n        _not_bool({fname!r}, {tuple(flags)!r}, ({', '.join(flags)},), {opt!r})\n    "
     var = next((p.name for p in op.params if p.kind is p.VAR_POSITIONAL), None)
     if var is not None:
         sig += ", **_kw"

@@ -15,6 +15,10 @@ CALLS = {
     "any_keepdim": lambda m, v: m.ones(2, 3).any(0, keepdim=v),
     "logsumexp_keepdim": lambda m, v: m.logsumexp(m.ones(2, 3), 0, keepdim=v),
     "cumsum_ok": lambda m, v: m.ones(3).cumsum(0),
+    "sort_stable": lambda m, v: m.sort(m.ones(3), stable=v),  # (bool?: None taken)
+    "sort_method_stable": lambda m, v: m.ones(3).sort(stable=v),
+    "topk_sorted": lambda m, v: m.topk(m.ones(3), 1, sorted=v),
+    "isclose_equal_nan": lambda m, v: m.isclose(m.ones(1), m.ones(1), equal_nan=v),
 }
 
 

@@ -495,9 +495,17 @@ def _float_input(name, x: Tensor):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {x.dtype.short}")
 
 
-def vector_norm(input: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+def vector_norm(input: Tensor = None, ord=2, dim=None, keepdim: bool = False, *, dtype=None, out=None,
+                x: Tensor = None) -> Tensor:
     """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all dims by default); ord inf/-inf: max/min |x|, 0: count of non-zeros.
-    A zero vector has gradient 0 (PyTorch's convention)."""
+    A zero vector has gradient 0 (PyTorch's convention). The tensor comes as ``input`` or ``x`` (torch's parser
+    takes both names)."""
+    if x is not None:
+        if input is not None:
+            raise TypeError("linalg_vector_norm() got multiple values for argument 'input'")
+        input = x
+    elif input is None:
+        raise TypeError('linalg_vector_norm() missing 1 required positional arguments: "input"')
     if not isinstance(ord, numbers.Number):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not {_type_name(ord)}")
     if isinstance(ord, complex):

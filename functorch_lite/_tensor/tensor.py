@@ -234,11 +234,13 @@ class Tensor:
         self._cache = (base, arr)
         return arr
 
-    def _write(self, arr, overlap_ok=False):
+    def _write(self, arr, overlap_ok=False, window_ok=False):
         """Replace this tensor's values (same shape; cast to self.dtype by the caller) in its storage.
 
         ``overlap_ok``: the write may go through an expanded view (``fill_``/``zero_``: every alias of
-        one location receives the same value, as PyTorch allows)."""
+        one location receives the same value, as PyTorch allows). ``window_ok``: through a window view (elements
+        sharing memory without a 0 stride) each location written once gives torch's result (a copy, an idempotent
+        op: ``_dispatch._WINDOW_OK``)."""
         s = self._storage
         if _WRITE_LOG[0] is not None:
             _log_write(s)
@@ -249,7 +251,7 @@ class Tensor:
             s.array = arr
         else:
             overlap = V.overlap_kind(self._shape, self.stride())
-            if overlap and not overlap_ok:
+            if overlap and not overlap_ok and not (overlap == 2 and window_ok):
                 if overlap == 2:  # (PyTorch updates a shared location once per element: f applied k times)
                     raise RuntimeError("functorch_lite: an in-place operation through a view whose elements overlap "
                                        "in memory (unfold with step < size, an overlapping as_strided) is not "

@@ -999,13 +999,22 @@ def inplace(op, targs, sargs, _recorded=False):
                           stacklevel=_user_stacklevel())
         self._write_where(arr, where(targs, sargs))
     else:
-        self._write(arr, overlap_ok=ok is True and not any(isinstance(a, Tensor) for a in targs[1:]))
+        self._write(arr, overlap_ok=ok is True and not any(isinstance(a, Tensor) for a in targs[1:]),
+                    window_ok=op.name in _WINDOW_OK)
     if op.zeroes and self._chain is None:  # known zeros until the next write
         _storage.mark_zeros(self._storage.root(), arr)
     _graph.rebase(self, r)
     if _FW_ACTIVE[0]:
         _fwad.after_write(self, r)  # (the tangent of self receives r's)
     return self
+
+
+# the in-place ops whose result through a window view (elements sharing memory without a 0 stride: unfold with
+# step < size) is torch's when each memory location is written once: a copy (the last element written wins, as in
+# torch's element-by-element loop) or an idempotent op (torch applies it once per element sharing the location:
+# f(f(x)) = f(x)); the others (add_, mul_, exp_...) are refused there (Tensor._write)
+_WINDOW_OK = frozenset({"copy", "fill", "clamp", "clamp_min", "clamp_max", "relu", "abs", "floor", "ceil", "trunc",
+                        "round", "sign", "sgn", "nan_to_num", "_hardtanh", "_threshold", "masked_fill", "index_fill"})
 
 
 def _check_cast(r, dt):

@@ -10,7 +10,7 @@ S = [[4., 1.], [1., 3.]]
 CALLS = {
     "cholesky": ("input", {}), "cholesky_ex": ("input", {}), "eigh": ("input", {}), "eigvalsh": ("input", {}),
     "pinv": ("input", {}), "matrix_rank": ("input", {}), "matrix_norm": ("input", {}), "norm": ("input", {}),
-    "vector_norm": ("input", {}), "matrix_power": ("input", {"n": 2}), "lstsq": ("input", {"b": S}),
+    "vector_norm": ("input", {}), "vector_norm_x": ("x", {}), "matrix_power": ("input", {"n": 2}), "lstsq": ("input", {"b": S}),
     "inv": ("A", {}), "det": ("A", {}), "svd": ("A", {}), "qr": ("A", {}), "solve": ("A", {"B": S}),
     "solve_triangular": ("input", {"B": S, "upper": False}), "tensorsolve": ("input", {"other": [4., 1.]}),
     "cond": ("input", {}), "eig": ("input", {}), "eigvals": ("input", {}), "matrix_exp": ("input", {}),
@@ -21,7 +21,7 @@ CALLS = {
 def _call(m, name, key, extra):
     kw = {k: m.tensor(v) if isinstance(v, list) else v for k, v in extra.items()}
     try:
-        r = getattr(m.linalg, name)(**{key: m.tensor(S)}, **kw)
+        r = getattr(m.linalg, name.removesuffix("_x"))(**{key: m.tensor(S)}, **kw)
     except TypeError:
         return "TypeError"
     r = r[0] if isinstance(r, tuple) else r

@@ -240,7 +240,8 @@ def _st_prep(targs, sargs):
 
 
 @defop("linalg_solve_triangular", promote=_lrule("triangular_solve_cpu", cast=(1,)),
-       grad_fn="LinalgSolveTriangularBackward0", tensors=2, prep=_st_prep, method=False, function=False)
+       grad_fn="LinalgSolveTriangularBackward0", tensors=2, prep=_st_prep, method=False, function=False,
+       saves=(0, "result"))
 def _solve_triangular(A, B, upper, left=True, unitriangular=False):
     """``AX = B`` (``left``) or ``XA = B`` with A upper / lower triangular (B is cast to A's dtype, as PyTorch)."""
     return _trsolve(A, B, lower=not upper, left=left, unit=unitriangular)
@@ -294,7 +295,7 @@ def _chol_solve_jvp(upper, primals, tangents):
 
 @defop("cholesky_solve", autocast="fp32",
        promote=_lrule("cholesky_solve_cpu", same=((1, _bA_msg),)),
-       grad_fn="CholeskySolveBackward0", tensors=2,
+       grad_fn="CholeskySolveBackward0", tensors=2, saves=("all", "result"),
        prep=_bA_prep("cholesky_solve", "cholesky_solve", lambda d: f"b should have at least 2 dimensions, but has {d} "
                      "dimensions instead"), method=False, function=False, broadcast=False)
 def _cholesky_solve(input, input2, upper=False):
@@ -309,7 +310,7 @@ def _cinv_prep(targs, sargs):
 
 
 @defop("cholesky_inverse", autocast="fp32", promote=_lrule("cholesky_inverse_out_cpu"),
-       grad_fn="CholeskyInverseBackward0", prep=_cinv_prep, method=False, function=False)
+       grad_fn="CholeskyInverseBackward0", prep=_cinv_prep, method=False, function=False, saves=(0, "result"))
 def _cholesky_inverse(input, upper=False):
     """``(L L^H)^{-1}`` from the Cholesky factor (``upper``: ``(U^H U)^{-1}``)."""
     n = input.shape[-1]

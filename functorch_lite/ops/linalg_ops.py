@@ -113,7 +113,8 @@ def _lu_info(a):
 
 # ---- inverse / solve / determinants ---------------------------------------------------------------------------
 @defop("linalg_inv_ex", autocast="fp32", promote=_rule("linalg.inv", outs=lambda dt: (dt, D.int32)), grad_fn="LinalgInvExBackward0",
-       nout=2, result_type=RT.linalg_inv_ex, prep=_square("linalg.inv"), method=False, function=False)
+       nout=2, result_type=RT.linalg_inv_ex, prep=_square("linalg.inv"), method=False, function=False,
+       saves=("result",))  # (torch's backward reads the inverse: a later in-place change of it is refused)
 def _inv_ex(A):
     """``(inverse, info)``; info > 0: the index of the zero pivot (the inverse is then inf/nan)."""
     if A.size == 0:
@@ -148,7 +149,7 @@ def _same_dtype(what):
 @defop("linalg_solve_ex", autocast="fp32", promote=_rule("linalg.solve", low="lu_cpu", outs=lambda dt: (dt, D.int32),
                                         same=_same_dtype("linalg.solve")),
        grad_fn="LinalgSolveExBackward0", tensors=2, nout=2, result_type=RT.linalg_solve_ex, prep=_solve_prep,
-       method=False, function=False)
+       method=False, function=False, saves=(0, "result"))
 def _solve_ex(A, B, left, vector):
     """``AX = B`` (``left``) or ``XA = B``; ``B`` a vector (batch) or matrix (batch); info of A's LU."""
     b = B[..., None] if vector else B
@@ -163,7 +164,7 @@ def _solve_ex(A, B, left, vector):
 
 
 @defop("linalg_det", promote=_rule("linalg.det", low="lu_cpu"), grad_fn="LinalgDetBackward0",
-       prep=_square("linalg.det"), method=False, function=False)
+       prep=_square("linalg.det"), method=False, function=False, saves=(0, "result"))
 def _det(A):
     """det by LU; at an exactly singular matrix (det == 0) the gradient is 0, as PyTorch's first-order
     derivative (its ``grad * conj(det)`` factor), not JAX's cofactor matrix."""
@@ -251,7 +252,7 @@ def _chol_name(targs, sargs):
 
 @defop("linalg_cholesky_ex", autocast="fp32", promote=_rule("linalg.cholesky", low="cholesky_cpu", outs=lambda dt: (dt, D.int32)),
        grad_fn=_chol_name, nout=2, result_type=RT.linalg_cholesky_ex, prep=_square("linalg.cholesky"), method=False,
-       function=False)
+       function=False, saves=("result",))
 def _cholesky_ex(A, upper, legacy):
     """``(L, info)`` with ``A = L L^H`` from A's lower triangle (``upper``: ``U = L^H`` from the upper one);
     ``legacy``: ``torch.cholesky`` (CholeskyBackward0). A failed factorization gives LAPACK's partial factor
@@ -527,7 +528,7 @@ def _unless_hermitian(targs, sargs):
 
 
 @defop("linalg_pinv", autocast="lower", promote=_rule("linalg.pinv"), grad_fn="LinalgPinvBackward0", tensors=3, prep=_pinv_prep,
-       method=False, function=False, saves=(0,), check=_unless_hermitian)
+       method=False, function=False, saves=(0, "result"), check=_unless_hermitian)
 def _pinv_op(A, atol, rtol, hermitian):
     """Moore-Penrose pseudo-inverse: singular values <= max(atol, rtol * s_max) are treated as zero."""
     if A.size == 0:

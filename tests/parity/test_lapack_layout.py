@@ -180,3 +180,24 @@ def test_fft_strides_as_torch(name):
     with pytest.raises(RuntimeError, match="view size is not compatible") if not want.is_contiguous() else \
             warnings.catch_warnings():
         got.view(-1)
+
+
+# ---- the saved results: torch's backward reads them, so an in-place change before backward is refused ----------
+SAVED = {
+    "inv": lambda m, a: m.linalg.inv(a), "inv_ex": lambda m, a: m.linalg.inv_ex(a).inverse,
+    "cholesky": lambda m, a: m.linalg.cholesky(a), "solve": lambda m, a: m.linalg.solve(a, m.ones(3, 1)),
+    "det": lambda m, a: m.linalg.det(a).reshape(1), "pinv": lambda m, a: m.linalg.pinv(a),
+    "cholesky_inverse": lambda m, a: m.cholesky_inverse(a),
+    "cholesky_solve": lambda m, a: m.cholesky_solve(m.ones(3, 1), a),
+    "solve_triangular": lambda m, a: m.linalg.solve_triangular(a, m.ones(3, 1), upper=False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAVED))
+def test_inplace_change_of_a_saved_result_refused(name):
+    for m in (torch, ft):
+        a = m.tensor([[4., 1., .5], [1., 3., .2], [.5, .2, 2.]], requires_grad=True)
+        r = SAVED[name](m, a)
+        r.mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            r.sum().backward()

@@ -352,8 +352,16 @@ def _required(op: OpDef) -> list:
 _OPTIONAL_BOOL = {"sort": ("stable",)}
 
 
-def _not_bool(fname: str, names: tuple, values: tuple, optional: tuple = ()):
-    """A bool parameter given something else: PyTorch's argument parser's TypeError."""
+def _not_bool(fname: str, names: tuple, values: tuple, optional: tuple = (), op=None, targs=(), sargs=()):
+    """A bool parameter given something else: PyTorch's argument parser's TypeError (an op's own argument check,
+    ``prep``, first where it raises one: sort's overload message for a bool where the dim goes)."""
+    if op is not None and op.prep is not None:
+        try:
+            op.prep(targs, sargs)
+        except TypeError:
+            raise
+        except Exception:  # noqa: BLE001 - (a later check's error: the parser's comes first)
+            pass
     for n, v in zip(names, values):
         if type(v) is not bool and not (v is None and n in optional):
             raise TypeError(f"{fname}(): argument '{n}' must be bool, not {_type_label(v)}")
@@ -416,7 +424,9 @@ def _make(op: OpDef, fname: str, kind: str, ns: dict):
     if flags:  # (PyTorch's parser takes a Python bool only: keepdim=1 or upper='x' is its TypeError)
         opt = _OPTIONAL_BOOL.get(op.name, ())
         test = " or ".join(f"type({n}) is not bool" + (f" and {n} is not None" if n in opt else "") for n in flags)
-        pre += f"if {test}:\n        _not_bool({fname!r}, {tuple(flags)!r}, ({', '.join(flags)},), {opt!r})\n    "
+        tn, sn = (f"({', '.join(names)},)" if names else "()" for names in (op.tensor_names, op.static_names))
+        pre += (f"if {test}:\n        _not_bool({fname!r}, {tuple(flags)!r}, ({', '.join(flags)},), {opt!r}, _op, "
+                f"{tn}, {sn})\n    ")
     var = next((p.name for p in op.params if p.kind is p.VAR_POSITIONAL), None)
     if var is not None:
         sig += ", **_kw"

@@ -29,7 +29,8 @@ from ._promotion import promote_types
 from ._tensor.tensor import Tensor, _wrap_dim
 from ._warn import WARNED as _WARNED, warn_once as _warn_once  # noqa: F401  (_linalg_more and tests use them)
 from .amp import autocast_mode as _amp
-from .ops._dispatch import _type_name, _OUT_EXACT, autocast_args, data_dependent_error, dispatch, write_out
+from .ops._dispatch import _type_name, _OUT_EXACT, autocast_args, data_dependent_error, dispatch, either_arg, \
+    write_out
 from .ops._registry import OPS, _not_bool
 from .ops.indexing import _host_tensor, _view
 from .ops.linalg import matmul
@@ -500,12 +501,8 @@ def vector_norm(input: Tensor = None, ord=2, dim=None, keepdim: bool = False, *,
     """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all dims by default); ord inf/-inf: max/min |x|, 0: count of non-zeros.
     A zero vector has gradient 0 (PyTorch's convention). The tensor comes as ``input`` or ``x`` (torch's parser
     takes both names)."""
-    if x is not None:
-        if input is not None:
-            raise TypeError("linalg_vector_norm() got multiple values for argument 'input'")
-        input = x
-    elif input is None:
-        raise TypeError('linalg_vector_norm() missing 1 required positional arguments: "input"')
+    input = either_arg(input, x, "linalg_vector_norm", "input",
+                       'linalg_vector_norm() missing 1 required positional arguments: "input"')
     if not isinstance(ord, numbers.Number):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not {_type_name(ord)}")
     if isinstance(ord, complex):

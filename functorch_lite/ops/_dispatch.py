@@ -699,6 +699,18 @@ def _not_an_argument(a) -> bool:
     return hasattr(a, "__dlpack__") or not isinstance(a, numbers.Number)  # (a dict, a string, any object)
 
 
+def either_arg(value, alias, fname: str, name: str, missing: str):
+    """A parameter torch's parser takes under two names (``split_size_or_sections`` / ``split_size``, ``input`` /
+    ``x``): the one given (None: not given); both are Python's TypeError, neither is ``missing``'s."""
+    if alias is not None:
+        if value is not None:
+            raise TypeError(f"{fname}() got multiple values for argument '{name}'")
+        return alias
+    if value is None:
+        raise TypeError(missing)
+    return value
+
+
 def _type_name(a) -> str:
     """The type name torch's argument parser prints (its messages' "not <type>", "got (<types>)"): the facade's
     types under torch's names (``Tensor``, ``torch.dtype``, ``torch.device``, ``torch._C.Generator``), else

@@ -22,7 +22,7 @@ from ._registry import defop
 from .view_ops import _dims_arg, _shape_arg, expand, narrow, permute, reshape, transpose, view
 from .._warn import warn_once
 from .creation import _check_nonneg
-from ._dispatch import _type_name
+from ._dispatch import _type_name, either_arg
 
 
 
@@ -527,12 +527,8 @@ def _split_sizes(sizes, pos):
 
 def split(tensor, split_size_or_sections=None, dim=0, *, split_size=None, _pos=2):
     """(``split_size=``: ``Tensor.split``'s name of the second argument.)"""
-    if split_size is not None:
-        if split_size_or_sections is not None:
-            raise TypeError("split() got multiple values for argument 'split_size'")
-        split_size_or_sections = split_size
-    elif split_size_or_sections is None:
-        raise TypeError("split() missing 1 required positional argument: 'split_size_or_sections'")
+    split_size_or_sections = either_arg(split_size_or_sections, split_size, "split", "split_size",
+                                        "split() missing 1 required positional argument: 'split_size_or_sections'")
     if tensor.dim() == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, tensor.dim())

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 from .. import _promotion, dtypes as D
 from ..backends import SDP_ENABLED as _SDP_ENABLED
 from .._tensor.tensor import Tensor, preserve_format
-from ._registry import defop
+from ._registry import _not_bool, defop
 from .movement import lay_out as _lay_out
 from .nn_ops import _on_device_of, check_linear_dtypes
 from .._promotion import _cname, no_kernel
@@ -155,6 +155,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     """
     from ._dispatch import autocast_args
     from ._registry import OPS
+    if type(is_causal) is not bool or type(enable_gqa) is not bool:
+        _not_bool("scaled_dot_product_attention", ("is_causal", "enable_gqa"), (is_causal, enable_gqa))
     q, k, v, m = autocast_args(OPS["scaled_dot_product_attention"], (query, key, value, attn_mask))
     if not (q.dtype is k.dtype and q.dtype is v.dtype):
         raise RuntimeError("Expected query, key, and value to have the same dtype, but got query.dtype: "

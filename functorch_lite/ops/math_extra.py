@@ -35,7 +35,7 @@ from . import _dispatch
 from . import elementwise as E
 from . import grad_overrides as _go
 from . import reduction as R
-from ._registry import OPS, _out_dtype_mismatch, defop, saves_crossed
+from ._registry import OPS, _not_bool, _out_dtype_mismatch, defop, saves_crossed
 from .._warn import user_stacklevel as _user_stacklevel
 from ._dispatch import _type_name
 
@@ -419,6 +419,8 @@ OPS["nanmedian_dim"].result_type = R.return_types.nanmedian
 def nanmedian(input, dim=None, keepdim=False, *, axis=None, out=None):
     """``nanmedian(input)`` -> the lower median ignoring NaN; ``nanmedian(input, dim)`` ->
     ``torch.return_types.nanmedian(values, indices)``."""
+    if type(keepdim) is not bool:
+        _not_bool("nanmedian", ("keepdim",), (keepdim,))
     dim = R._ax(dim, axis)
     if dim is None:
         return R._call("nanmedian", (input,), (), out)
@@ -767,11 +769,15 @@ OPS["mode"].result_type = R.return_types.mode
 
 def kthvalue(input, k, dim=-1, keepdim=False, *, axis=None, out=None):
     """``torch.return_types.kthvalue(values, indices)``: the ``k``-th smallest element along ``dim``."""
+    if type(keepdim) is not bool:
+        _not_bool("kthvalue", ("keepdim",), (keepdim,))
     return R._call("kthvalue", (input,), (k, dim if axis is None else axis, keepdim), out)
 
 
 def mode(input, dim=-1, keepdim=False, *, axis=None, out=None):
     """``torch.return_types.mode(values, indices)``: the most frequent value along ``dim``."""
+    if type(keepdim) is not bool:
+        _not_bool("mode", ("keepdim",), (keepdim,))
     return R._call("mode", (input,), (dim if axis is None else axis, keepdim), out)
 
 

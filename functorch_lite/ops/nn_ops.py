@@ -11,7 +11,7 @@ import jax.numpy as jnp
 from .. import dtypes as D
 from .._symbolic import sym_float
 from . import _deferred, _rounding
-from ._registry import OPS, defop, saves_crossed
+from ._registry import OPS, _not_bool, defop, saves_crossed
 from .linalg import _add_product, expands_to, folds_into_mm
 from .._promotion import _cname, no_kernel
 from .._tensor import views as _V
@@ -507,6 +507,8 @@ def _dropout_impl(input, p, training, inplace, feature=False, alpha=False):
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """``F.dropout``: identity when not training or ``p == 0``; all zeros when ``p == 1``."""
+    if type(training) is not bool:  # (torch's Python F.dropout reads ``inplace`` by truthiness, ``training`` not)
+        _not_bool("dropout", ("training",), (training,))
     return _dropout_impl(input, p, training, inplace)
 
 

@@ -22,7 +22,7 @@ from .._promotion import _cname, no_kernel
 from .._tensor.tensor import Tensor
 from .._tensor.views import shape_str as _shape_str
 from .._warn import warn_once
-from ._registry import defop
+from ._registry import _not_bool, defop
 from ._dispatch import write_out as _write_out
 from . import _rounding
 from ._rounding import true_div
@@ -390,6 +390,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """``F.embedding``: look up rows of ``weight``. ``max_norm`` renormalises the looked-up rows of
     ``weight`` in place (no gradient), as PyTorch. ``sparse`` gradients are returned dense."""
+    if type(scale_grad_by_freq) is not bool or type(sparse) is not bool:
+        _not_bool("embedding", ("scale_grad_by_freq", "sparse"), (scale_grad_by_freq, sparse))
     n = weight.size(0)
     if padding_idx is not None:
         if padding_idx > 0 and padding_idx >= n:

@@ -32,7 +32,7 @@ from .. import dtypes as D
 from .._tensor.tensor import Tensor, _wrap_dim
 from . import _dispatch, _rounding
 from . import grad_overrides as _go
-from ._registry import OPS, defop
+from ._registry import OPS, _not_bool, defop
 from .._promotion import no_kernel
 from .._warn import user_stacklevel as _user_stacklevel
 from ._dispatch import _type_name
@@ -1010,6 +1010,8 @@ def _minmax(name: str, method: bool):
 
 def median(input: Tensor, dim=None, keepdim: bool = False, *, axis=None, out=None):
     """``median(input)`` -> lower median; ``median(input, dim)`` -> ``torch.return_types.median``."""
+    if type(keepdim) is not bool:
+        _not_bool("median", ("keepdim",), (keepdim,))
     dim = _ax(dim, axis)
     if dim is None:
         if out is not None:  # (the full reduction's overload has no out=: the argument parser's refusal)

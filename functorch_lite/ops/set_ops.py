@@ -35,7 +35,7 @@ from .._promotion import no_kernel
 from .._warn import warn_once
 from .._tensor.tensor import Tensor, _wrap_dim
 from ._dispatch import _type_name, autocast_args, data_dependent_error, dispatch, write_out
-from ._registry import OPS, defop
+from ._registry import OPS, _not_bool, defop
 from ._rounding import true_div
 from .reduction import _invalid_combo
 from .fft_ops import int_arg
@@ -218,6 +218,9 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
            dim=None):
     """The distinct values (always sorted, as PyTorch's CPU kernel), with the inverse indices (input's shape, or the
     size of ``dim``) and the counts when asked; ``dim``: distinct slices along it."""
+    if type(sorted) is not bool or type(return_inverse) is not bool or type(return_counts) is not bool:
+        _not_bool("unique", ("sorted", "return_inverse", "return_counts"),
+                  (sorted, return_inverse, return_counts))
     return _unique_result(dispatch(OPS["unique"], (input,), (dim, False)), return_inverse, return_counts, input,
                           "_unique2" if dim is None else "unique_dim")
 
@@ -560,6 +563,8 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
                  sorter=None, out=None) -> Tensor:
     """Indices where ``input`` would be inserted into the last dim of ``sorted_sequence`` to keep it sorted (right:
     after equal values; ``sorter``: argsort of an unsorted sequence); int64 (``out_int32``: int32)."""
+    if type(out_int32) is not bool or type(right) is not bool:
+        _not_bool("searchsorted", ("out_int32", "right"), (out_int32, right))
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")

@@ -63,3 +63,40 @@ def test_linalg_bool_parameters_as_torch(name, value):
         except TypeError as e:  # (pinv's overload set: torch's "invalid combination" text)
             res.append(("TypeError", str(e).split(" must be bool, not ")[-1] if "must be bool" in str(e) else None))
     assert res[1] == res[0] or res[0] == ("TypeError", None) and res[1][0] == "TypeError"
+
+
+X = [[3., 1., 2.], [0., 5., 4.]]
+WRAPPERS = {  # (hand-written functions: the same check)
+    "unique_sorted": lambda m, v: m.unique(m.tensor(X), sorted=v),
+    "unique_return_inverse": lambda m, v: m.unique(m.tensor(X), return_inverse=v),
+    "median_keepdim": lambda m, v: m.median(m.tensor(X), 0, keepdim=v),
+    "nanmedian_keepdim": lambda m, v: m.tensor(X).nanmedian(0, keepdim=v),
+    "kthvalue_keepdim": lambda m, v: m.kthvalue(m.tensor(X), 1, 0, keepdim=v),
+    "mode_keepdim": lambda m, v: m.mode(m.tensor(X), 0, keepdim=v),
+    "searchsorted_right": lambda m, v: m.searchsorted(m.tensor([1., 2., 3.]), m.tensor(X), right=v),
+    "bucketize_out_int32": lambda m, v: m.bucketize(m.tensor(X), m.tensor([1., 2., 3.]), out_int32=v),
+    "dropout_training": lambda m, v: m.nn.functional.dropout(m.tensor(X), 0.0, training=v),
+    "sdpa_is_causal": lambda m, v: m.nn.functional.scaled_dot_product_attention(
+        m.tensor(X)[None], m.tensor(X)[None], m.tensor(X)[None], is_causal=v),
+    "embedding_sparse": lambda m, v: m.nn.functional.embedding(m.tensor([0]), m.tensor(X), sparse=v),
+}
+
+
+@pytest.mark.parametrize("value", [1, None, np.bool_(True), True], ids=["int", "None", "numpy_bool", "True"])
+@pytest.mark.parametrize("name", sorted(WRAPPERS))
+def test_wrapper_bool_parameters_as_torch(name, value):
+    res = []
+    for m in (torch, ft):
+        try:
+            WRAPPERS[name](m, value)
+            res.append("ok")
+        except TypeError:
+            res.append("TypeError")
+    assert res[1] == res[0]
+
+
+def test_dropout_inplace_read_by_truthiness_as_torch():
+    """torch's Python F.dropout / nn.Dropout read ``inplace`` by truthiness (only ``training`` reaches its parser)."""
+    for m in (torch, ft):
+        assert m.nn.functional.dropout(m.ones(2), 0.0, True, 1).tolist() == [1.0, 1.0]
+        assert m.nn.Dropout(0.0, inplace=1)(m.ones(2)).tolist() == [1.0, 1.0]

@@ -411,15 +411,7 @@ def matrix_power(input: Tensor, n: int, *, out=None) -> Tensor:
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1, out=None) -> Tensor:
     """Cross product of 3-vectors along ``dim`` (batch dims broadcast)."""
-    _cross_0d(input, other, dim)
     return _run("linalg_cross", (input, other), (dim,), out)
-
-
-def _cross_0d(input, other, dim) -> None:
-    """Two 0-d operands: torch wraps ``dim`` without treating a scalar as 1-d (its IndexError), where the
-    dispatcher's dim wrapping would let the length check index the empty shape."""
-    if isinstance(input, Tensor) and isinstance(other, Tensor) and input.ndim == 0 == other.ndim:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
 
 
 def _cross_legacy(input: Tensor, other: Tensor, dim=None, *, out=None) -> Tensor:
@@ -431,7 +423,6 @@ def _cross_legacy(input: Tensor, other: Tensor, dim=None, *, out=None) -> Tensor
         dim = next((i for i, s in enumerate(input.shape) if s == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
-    _cross_0d(input, other, dim)
     return _run("linalg_cross", (input, other), (dim,), out)
 
 

@@ -364,12 +364,8 @@ def _not_bool(fname: str, names: tuple, values: tuple, optional: tuple = (), op=
             pass
     for n, v in zip(names, values):
         if type(v) is not bool and not (v is None and n in optional):
-            raise TypeError(f"{fname}(): argument '{n}' must be bool, not {_type_label(v)}")
-
-
-def _type_label(v) -> str:
-    t = type(v)
-    return t.__name__ if t.__module__ == "builtins" or t.__name__ == "Tensor" else f"{t.__module__}.{t.__name__}"
+            from ._dispatch import _type_name  # (late: _dispatch imports this module)
+            raise TypeError(f"{fname}(): argument '{n}' must be bool, not {_type_name(v)}")
 
 
 def _none_arg(op: OpDef, fname: str, values: tuple, method: bool):

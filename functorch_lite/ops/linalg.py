@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from .. import dtypes as D
 from ._registry import defop, saves_crossed
 from .._promotion import _cname, no_kernel
-from .._tensor.tensor import _wrap_dim
+from .._tensor.tensor import _size_dim, _wrap_dim
 from ._dispatch import _type_name
 
 
@@ -611,7 +611,7 @@ def _cross_prep(targs, sargs):
     a, b = targs
     if len(a._shape) != len(b._shape):
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
-    d = _wrap_dim(sargs[0], len(a._shape))
+    d = _size_dim(sargs[0], len(a._shape))  # (torch wraps it without taking a 0-d input as 1-d: its IndexError)
     if a._shape[d] != 3 or b._shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {sargs[0]} must have length 3. Got {a._shape[d]} and "
                            f"{b._shape[d]}")

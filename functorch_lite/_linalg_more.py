@@ -62,6 +62,8 @@ def _lu_msg(i):
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False, out=None):
     """``torch.return_types.linalg_lu_factor_ex(LU, pivots, info)``: getrf's packed LU, 1-based int32 pivots and
     info > 0 where U has an exactly zero diagonal entry (``check_errors``: raise then)."""
+    if type(pivot) is not bool or type(check_errors) is not bool:
+        _not_bool("linalg_lu_factor_ex", ("pivot", "check_errors"), (pivot, check_errors))
     r = _run("linalg_lu_factor_ex", (A,), (pivot,), out)
     if check_errors:
         _check_plain(r.info, "torch.linalg.lu_factor_ex", _lu_msg)
@@ -70,6 +72,8 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False, o
 
 def lu_factor(A: Tensor, *, pivot: bool = True, out=None):
     """``torch.return_types.linalg_lu_factor(LU, pivots)``; a singular A (a zero in U's diagonal) raises."""
+    if type(pivot) is not bool:
+        _not_bool("linalg_lu_factor", ("pivot",), (pivot,))
     r = dispatch(OPS["linalg_lu_factor_ex"], (A,), (pivot,))
     _check_plain(r.info, "torch.linalg.lu_factor", _lu_msg)
     return _results(r, RT.linalg_lu_factor, out, "linalg_lu_factor_ex", 2)
@@ -77,6 +81,8 @@ def lu_factor(A: Tensor, *, pivot: bool = True, out=None):
 
 def lu(A: Tensor, *, pivot: bool = True, out=None):
     """``torch.return_types.linalg_lu(P, L, U)`` with ``A = P L U`` (P is not differentiable)."""
+    if type(pivot) is not bool:
+        _not_bool("linalg_lu", ("pivot",), (pivot,))
     P, L, U = dispatch(OPS["linalg_lu"], (A,), (pivot,))
     return _results((P.detach(), L, U), RT.linalg_lu, out, "linalg_lu")
 
@@ -91,6 +97,8 @@ _LU_DEPRECATED = (
 def _lu_legacy(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None):
     """``torch.lu`` (deprecated in PyTorch): ``(LU, pivots)``, or ``torch.return_types._lu_with_info`` with the
     info when ``get_infos``; never raises for a singular A."""
+    if type(pivot) is not bool:  # (get_infos: torch's Python wrapper reads it by truthiness)
+        _not_bool("_lu_with_info", ("pivot",), (pivot,))
     _warn_once("lu", _LU_DEPRECATED)
     r = _run("linalg_lu_factor_ex", (A,), (pivot,), out)
     return RT._lu_with_info(*r) if get_infos else (r[0], r[1])
@@ -103,6 +111,8 @@ def _lu_method(self: Tensor, pivot: bool = True, get_infos: bool = False):
 
 def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True, *, out=None):
     """``torch.return_types.lu_unpack(P, L, U)`` from lu_factor's output (empty P / L, U when not unpacked)."""
+    if type(unpack_data) is not bool or type(unpack_pivots) is not bool:
+        _not_bool("lu_unpack", ("unpack_data", "unpack_pivots"), (unpack_data, unpack_pivots))
     P, L, U = dispatch(OPS["lu_unpack"], (LU_data, LU_pivots), (unpack_data, unpack_pivots))
     return _results((P.detach(), L, U), RT.lu_unpack, out, "lu_unpack")
 

@@ -221,8 +221,10 @@ def _no_driver(A, driver):
 
 def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
     """``torch.return_types.linalg_svd(U, S, Vh)``, S descending (on CUDA ``driver`` is accepted and ignored)."""
+    if type(full_matrices) is not bool:
+        _not_bool("linalg_svd", ("full_matrices",), (full_matrices,))
     _no_driver(A, driver)
-    return _run("linalg_svd", (A,), (bool(full_matrices),), out)
+    return _run("linalg_svd", (A,), (full_matrices,), out)
 
 
 def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
@@ -239,6 +241,8 @@ def _mT(t: Tensor) -> Tensor:
 def _svd_legacy(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
     """``torch.svd``: ``(U, S, V)`` with V (not Vh); ``some=False``: full U and V; ``compute_uv=False``: U and V
     are zero-filled (m x m and n x n)."""
+    if type(some) is not bool or type(compute_uv) is not bool:
+        _not_bool("svd", ("some", "compute_uv"), (some, compute_uv))
     if compute_uv:
         U, S, Vh = dispatch(OPS["linalg_svd"], (input,), (not some,))
         r = RT.svd(U, S, _mT(Vh))
@@ -268,6 +272,8 @@ _QR_DEPRECATED = (
 
 def _qr_legacy(input: Tensor, some: bool = True, *, out=None):
     """``torch.qr`` (deprecated, warned once): ``some=False`` is mode='complete'."""
+    if type(some) is not bool:
+        _not_bool("qr", ("some",), (some,))
     _warn_once("qr", _QR_DEPRECATED)
     return RT.qr(*_run("linalg_qr", (input,), ("reduced" if some else "complete",), out))
 
@@ -528,6 +534,8 @@ def matrix_norm(input: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *
     (row sum), 2 / -2 (largest / smallest singular value)."""
     if isinstance(dim, int):
         raise TypeError(_MATRIX_NORM_TYPES)
+    if type(keepdim) is not bool:
+        _not_bool("linalg_matrix_norm", ("keepdim",), (keepdim,))
     if isinstance(ord, str):
         if ord not in ("fro", "nuc"):
             raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")

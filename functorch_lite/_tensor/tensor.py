@@ -476,9 +476,14 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag):
+        if type(flag) is not builtins.bool:
+            raise RuntimeError("requires_grad must be a bool")
         self._set_requires_grad(flag, "only Tensors of floating point and complex dtype can require gradients")
 
     def requires_grad_(self, requires_grad=True):
+        if type(requires_grad) is not builtins.bool:
+            from ..ops._registry import _not_bool
+            _not_bool("requires_grad_", ("requires_grad",), (requires_grad,), pos=1)
         if _gm_state.transform:
             from ..func._core import refuse_inside_transform
             refuse_inside_transform("requires_grad_")

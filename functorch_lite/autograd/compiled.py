@@ -207,6 +207,9 @@ def _build_program(spec, root_spec, target_spec, accumulate):
             cts = tuple(bufs.pop((i, k), None) for k in range(nout))
             if all(c is None for c in cts):
                 continue
+            undef = entries[i].undef  # (torch's formula gives no gradient here: graph.undefined)
+            if undef is not None and undef(tuple(c is not None for c in cts)):
+                continue
             in_cts = appliers[i](node_arrays[i], cts)
             for (j, nr), ct in zip(edges, in_cts):
                 if j >= 0 and ct is not None and ct.dtype != jax.dtypes.float0:

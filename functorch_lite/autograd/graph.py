@@ -147,10 +147,19 @@ class Node:
         entry's cached jitted backward kernel."""
         if self._freed:
             raise RuntimeError(_FREED_MSG)
+        if self._entry.undef is not None and undefined(self, cts):
+            return (None,) * len(self._diff_idx)
         fn = self._entry.bwd_fn(self._diff_idx)
         if self._arrays and any(type(a) is jax.ShapeDtypeStruct for a in self._arrays):
             return jax.eval_shape(fn, self._arrays, tuple(cts))  # (meta tensors: the gradients' shapes only)
         return fn(self._arrays, tuple(cts))
+
+
+def undefined(node, cts) -> bool:
+    """Whether torch's derivative formula gives no gradient at all for this call of the node's op and these output
+    cotangents (``OpDef.undefined_grad``; None = no cotangent): its inputs then get None, as from torch's engine."""
+    u = node._entry.undef
+    return u is not None and u(tuple(c is not None for c in cts))
 
 
 # ---- a composite's graph as torch records it -------------------------------------------------------------

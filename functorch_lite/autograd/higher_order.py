@@ -82,6 +82,9 @@ def apply_differentiable(node, cts):
         if fn is None:
             raise RuntimeError(f"create_graph=True is not supported through {node.name()} in functorch_lite")
         return fn(cts)
+    from .graph import undefined
+    if undefined(node, cts):
+        return [None] * len(node._diff_idx)
     dev = None
     for a in node._inputs:
         if isinstance(a, Tensor):

@@ -12,13 +12,16 @@ class Parameter(Tensor):
         if data is None:
             from .. import empty
             data = empty(0)
+        if type(requires_grad) is not bool:  # (torch's Tensor._make_subclass parser)
+            from ..ops._registry import _not_bool
+            _not_bool("_make_subclass", ("require_grad",), (requires_grad,), pos=3)
         d = data.detach()
         if requires_grad and d._storage.inference and not _gm_state.inference:
             raise RuntimeError(INFERENCE_REQUIRES_GRAD)
         if requires_grad and not (d.is_floating_point() or d.is_complex()):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         p = cls._header(d._storage, d._shape, d.dtype, d._chain, d._strides, d._offset, None, d._cache, d._idx)
-        p._requires_grad = bool(requires_grad)
+        p._requires_grad = requires_grad
         return p
 
     def __init__(self, data: Tensor | None = None, requires_grad: bool = True):

@@ -50,7 +50,7 @@ _FW_ACTIVE = _fwad.ACTIVE  # non-zero only while a forward-AD dual level is ente
 
 class Entry:
     """Everything dispatch needs for one (op, static args, signature): built once."""
-    __slots__ = ("fn", "outs", "body", "bwds", "jvps", "diff_ok", "opmath")
+    __slots__ = ("fn", "outs", "body", "bwds", "jvps", "diff_ok", "opmath", "undef")
 
     def __init__(self, fn, outs, body, diff_ok, op=None, sargs=None, sig=None):
         self.fn = fn          # jitted forward: arrays -> array(s)
@@ -59,6 +59,8 @@ class Entry:
         self.bwds = {}
         self.jvps = {}
         self.diff_ok = diff_ok
+        u = getattr(op, "undefined_grad", None)  # (present -> True where torch's formula gives no gradient)
+        self.undef = None if u is None else functools.partial(u, sargs, sig)
         # a half-precision pullback runs in float32 (``_opmath``): an elementwise op's unless torch's backward starts
         # from the op's half result (tanh, sigmoid, exp, softmax...: its saved output, rounded; float32 would be
         # another value); any op's where its ``half_grad`` says torch's backward sums in float32 (True: expand's

@@ -79,14 +79,15 @@ class OpDef:
                  "differentiable", "nout", "eager", "kernel", "cache", "out", "result_type", "params",
                  "device_check", "saves", "broadcast", "fn", "fn_inplace", "aliased_write_ok", "dynamic", "float8",
                  "conj", "traced", "zeroes", "fn_method", "required", "shown", "layout", "fixed_layout", "half_grad",
-                 "__weakref__")
+                 "undefined_grad", "__weakref__")
 
     def __init__(self, impl, name, *, promote, grad_fn, tensors, method, function, inplace, view, autocast,
                  prep, check, check_dtype, differentiable, nout, eager, kernel, out, result_type,
                  device_check, saves, broadcast, aliased_write_ok=False, dynamic=None, float8=None, conj=None,
-                 traced=(), zeroes=False, required=False, shown=None, half_grad=None):
+                 traced=(), zeroes=False, required=False, shown=None, half_grad=None, undefined_grad=None):
         self.name = name
         self.half_grad = half_grad
+        self.undefined_grad = undefined_grad
         self.layout = "iter" if name in POINTWISE else "self" if name in LIKE_SELF else \
             "format" if name in LIKE_FORMAT else "lapack" if name in LAPACK else "fft" if name in FFT else None
         self.fixed_layout = self.layout in ("lapack", "fft")  # (laid out whatever the operands' strides)
@@ -168,7 +169,7 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
           view=None, autocast=None, prep=None, check=None, check_dtype=None, differentiable=True, nout=1,
           eager=False, kernel=None, out=None, result_type=None, aliases=(),
           device_check="iter", saves=("all",), broadcast=None, aliased_write_ok=False, dynamic=None, float8=None,
-          conj=None, traced=(), zeroes=False, required=False, shown=None, half_grad=None):
+          conj=None, traced=(), zeroes=False, required=False, shown=None, half_grad=None, undefined_grad=None):
     """Declare an op. ``tensors``: how many leading parameters are tensor-like (or ``"list"``).
 
     ``method``/``function``: generate ``Tensor.<name>`` / ``functorch_lite.<name>`` (True) or not;
@@ -214,6 +215,10 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
     float32 whatever the shapes -- a data-movement op whose torch backward sums in float32 (``sum_to_size``,
     ``scatter_add``: expand, repeat, gather). False: in half (torch's kernel adds in half, step by step). A
     function ``(static args, call signature) -> bool`` decides per call (index_select: its index_add kernel).
+    ``undefined_grad``: ``(static args, call signature, present) -> bool``, where torch's derivative formula returns
+    an undefined gradient for every input (``present``: which outputs have a gradient): the node then gives None,
+    as torch's engine (``.grad`` stays None; ``autograd.grad`` calls it unused): vector_norm's ord 0, a real
+    slogdet's sign alone.
     """
     def deco(fn):
         n = name or fn.__name__
@@ -224,7 +229,7 @@ def defop(name=None, *, promote="same", grad_fn=None, tensors=1, method=True, fu
                    result_type=result_type, device_check=device_check,
                    saves=saves, broadcast=broadcast, aliased_write_ok=aliased_write_ok, dynamic=dynamic,
                    float8=float8, conj=conj, traced=traced, zeroes=zeroes, required=required, shown=shown,
-                   half_grad=half_grad)
+                   half_grad=half_grad, undefined_grad=undefined_grad)
         if n in OPS:
             raise ValueError(f"op {n} defined twice")
         OPS[n] = op
@@ -352,9 +357,12 @@ def _required(op: OpDef) -> list:
 _OPTIONAL_BOOL = {"sort": ("stable",)}
 
 
-def _not_bool(fname: str, names: tuple, values: tuple, optional: tuple = (), op=None, targs=(), sargs=()):
+def _not_bool(fname: str, names: tuple, values: tuple, optional: tuple = (), op=None, targs=(), sargs=(),
+              pos: int | None = None):
     """A bool parameter given something else: PyTorch's argument parser's TypeError (an op's own argument check,
-    ``prep``, first where it raises one: sort's overload message for a bool where the dim goes)."""
+    ``prep``, first where it raises one: sort's overload message for a bool where the dim goes; ``pos``: the one
+    parameter's position, where torch's message names it; ``fname`` None: a helper that does not know its caller's
+    name, the message without it)."""
     if op is not None and op.prep is not None:
         try:
             op.prep(targs, sargs)
@@ -365,7 +373,9 @@ def _not_bool(fname: str, names: tuple, values: tuple, optional: tuple = (), op=
     for n, v in zip(names, values):
         if type(v) is not bool and not (v is None and n in optional):
             from ._dispatch import _type_name  # (late: _dispatch imports this module)
-            raise TypeError(f"{fname}(): argument '{n}' must be bool, not {_type_name(v)}")
+            where = f" (position {pos})" if pos else ""
+            raise TypeError(f"{f'{fname}(): ' if fname else ''}argument '{n}'{where} must be bool, not "
+                            f"{_type_name(v)}")
 
 
 def _none_arg(op: OpDef, fname: str, values: tuple, method: bool):

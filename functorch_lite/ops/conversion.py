@@ -15,7 +15,7 @@ from .._tensor.tensor import Tensor, memory_format, preserve_format
 from .._tensor.storage import META_NO_DATA
 from ..autograd import graph as _graph
 from ..autograd import grad_mode as _gm
-from ._registry import defop
+from ._registry import _not_bool, defop
 from .movement import lay_out, suggest_memory_format
 
 
@@ -140,9 +140,10 @@ def _parse_to(args, kwargs):
     dtype = kw.pop("dtype", None)
     device = kw.pop("device", None)
     copy = kw.pop("copy", False)
-    kw.pop("non_blocking", None)
+    non_blocking = kw.pop("non_blocking", False)
     fmt = kw.pop("memory_format", None)
-    if kw or not (fmt is None or isinstance(fmt, memory_format)):
+    if kw or not (fmt is None or isinstance(fmt, memory_format)) or type(copy) is not bool or \
+            type(non_blocking) is not bool:
         raise _to_invalid(args, kwargs)
     # PyTorch's overloads: (device, dtype, non_blocking, copy), (dtype, non_blocking, copy), (other, non_blocking,
     # copy): after the leading arguments, at most two bools (non_blocking, then copy)
@@ -204,6 +205,8 @@ def _caster(dt):
 
 
 def cuda(self, device=None, non_blocking=False, memory_format=preserve_format):
+    if type(non_blocking) is not bool:
+        _not_bool("cuda", ("non_blocking",), (non_blocking,))
     d = "cuda" if device is None else (f"cuda:{device}" if isinstance(device, int) else device)
     return to(self, d, memory_format=memory_format)
 

@@ -30,7 +30,7 @@ from .._promotion import _cname, discards_imag, no_kernel
 from .._warn import user_stacklevel as _user_stacklevel
 from .._warn import user_stacklevel
 from .view_ops import _shape_arg, _tname
-from ._registry import defop
+from ._registry import _not_bool, defop
 from ._dispatch import _type_name
 
 _py_bool, _py_int, _py_float, _py_complex = builtins.bool, builtins.int, builtins.float, builtins.complex
@@ -39,7 +39,10 @@ _NOT_GIVEN = object()  # (an argument not passed)
 
 def _check_requires_grad(dt, requires_grad) -> None:
     """A factory's ``requires_grad=True`` for a dtype that cannot require gradients: torch's factory error (the
-    method ``requires_grad_`` words it otherwise)."""
+    method ``requires_grad_`` words it otherwise); a ``requires_grad`` that is not a bool: torch's parser's TypeError
+    (the factories' schema takes None, as False; ``torch.tensor`` refuses it itself)."""
+    if type(requires_grad) is not _py_bool and requires_grad is not None:
+        _not_bool(None, ("requires_grad",), (requires_grad,))
     if requires_grad and not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
 
@@ -56,6 +59,7 @@ def _finish(arr, dt, device, requires_grad):
 
 
 def _finish_meta(shape, dt, dev, requires_grad):
+    _check_requires_grad(dt, requires_grad)
     t = Tensor._from_array(meta_array(shape, dt.jnp), dt, dev)
     t._requires_grad = _py_bool(requires_grad)
     return t
@@ -266,6 +270,8 @@ COPY_CONSTRUCT_WARNING = ("To copy construct from a tensor, it is recommended to
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False, _called="torch.tensor"):
     """``torch.tensor``: always copies; infers PyTorch's default dtypes (CRE-01..13). (``_called``: the call a
     tensor's copy-construct warning names: ``tensor.new_tensor`` for ``Tensor.new_tensor``.)"""
+    if type(requires_grad) is not _py_bool:  # (its parser's bool, where the other factories' take None)
+        _not_bool(_called.rsplit(".", 1)[-1], ("requires_grad",), (requires_grad,))
     if isinstance(data, Tensor):
         warnings.warn(COPY_CONSTRUCT_WARNING.format(_called), UserWarning, stacklevel=_user_stacklevel())
         src = data.detach()

@@ -117,10 +117,21 @@ def autocast_fp32(x: Tensor) -> Tensor:
     return x.to(D.float32)
 
 
-def int_arg(fname: str, name: str, v) -> int:
+def int_arg(fname: str, name: str, v, pos: int | None = None) -> int:
+    """``v`` as PyTorch's argument parser takes an int (a bool is not one), else its TypeError (``pos``: the
+    argument's position, where torch's message gives it)."""
     if isinstance(v, bool) or not hasattr(v, "__index__"):
-        raise TypeError(f"{fname}(): argument '{name}' must be int, not {_type_name(v)}")
+        where = f" (position {pos})" if pos else ""
+        raise TypeError(f"{fname}(): argument '{name}'{where} must be int, not {_type_name(v)}")
     return operator.index(v)
+
+
+def float_arg(fname: str, name: str, v, pos: int | None = None) -> float:
+    """``v`` as PyTorch's argument parser takes a float (a number or a one-element tensor), else its TypeError."""
+    if isinstance(v, (str, bytes)) or not hasattr(v, "__float__"):
+        where = f" (position {pos})" if pos else ""
+        raise TypeError(f"{fname}(): argument '{name}'{where} must be float, not {_type_name(v)}")
+    return float(v)
 
 
 def ints_arg(fname: str, name: str, v):

@@ -29,7 +29,7 @@ from . import grad_overrides as _go
 from .._tensor.tensor import Tensor, _wrap_dim, with_memory_order
 from ._dispatch import (_I64, _big_int, _type_name, broadcast_shapes, data_dependent_error, dispatch, inplace,
                         stored_half, write_out)
-from ._registry import OPS, defop
+from ._registry import OPS, _not_bool, defop
 from .reduction import _rule_int64_narrow
 from .indexing import (_INT_INDEX, _Tracer, _at_index, _bounds, _dim_size, _host_tensor, _no_overlap, _oob, _out,
                        _rule_cast, _twin, _view, set_at)
@@ -716,6 +716,8 @@ def _coords(input: Tensor) -> Tensor:
 
 def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
     """``torch.nonzero(x)``: int64 (n, ndim); ``as_tuple=True``: one 1-d tensor per dim (0-d acts as 1-d)."""
+    if type(as_tuple) is not bool:
+        _not_bool("nonzero", ("as_tuple",), (as_tuple,))
     if not as_tuple:
         r = _coords(input)
         if out is None:

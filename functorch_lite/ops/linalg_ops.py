@@ -177,7 +177,9 @@ def _det(A):
 
 @defop("linalg_slogdet", promote=_rule("linalg.slogdet", outs=lambda dt: (dt, dt.to_real())),
        grad_fn="LinalgSlogdetBackward0", nout=2, result_type=RT.linalg_slogdet, prep=_square("linalg.slogdet"),
-       method=False, function=False)
+       method=False, function=False,
+       # (torch's slogdet_backward of a real matrix reads the log|det|'s gradient only: without one, none)
+       undefined_grad=lambda s, sig, present: not present[1] and not sig[0][1].is_complex)
 def _slogdet(A):
     """``(sign, log|det|)``; a singular matrix gives (0, -inf)."""
     if not A.shape[-1]:

@@ -12,6 +12,7 @@ from .. import dtypes as D
 from .._symbolic import sym_float
 from . import _deferred, _rounding
 from ._registry import OPS, _not_bool, defop, saves_crossed
+from .fft_ops import int_arg
 from .linalg import _add_product, expands_to, folds_into_mm
 from .._promotion import _cname, no_kernel
 from .._tensor import views as _V
@@ -257,6 +258,7 @@ def _nll_shape_check(x, t, w):
 
 def _nll_prep(targs, sargs):
     sargs = _reduction_prep(targs, sargs)
+    int_arg("nll_loss_nd", "ignore_index", sargs[0], 5)
     _nll_shape_check(targs[0], targs[1], targs[2])
     return sargs
 
@@ -380,7 +382,7 @@ def _ce_prep(targs, sargs):
     no ignore_index >= 0, a 1-D weight of C); else class indices through nll_loss_nd's checks."""
     sargs = _reduction_prep(targs, sargs)
     x, t, w = targs[0], targs[1], targs[2]
-    ignore_index, ls = sargs[0], sargs[1]
+    ignore_index, ls = int_arg("cross_entropy_loss", "ignore_index", sargs[0], 5), sargs[1]
     if _probability_target(x, t):
         if t.dtype.category < D.FLOAT or t.dtype.is_complex:
             raise RuntimeError(f"Expected floating point type for target with class probabilities, got "

@@ -28,7 +28,7 @@ from . import _deferred
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from .._tensor.views import shape_str as _shape_str
-from ._registry import defop
+from ._registry import _not_bool, defop
 from ._rounding import true_div
 from .._warn import user_stacklevel as _user_stacklevel
 
@@ -254,7 +254,9 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, stacklevel=_user_stacklevel())
         align_corners = False
-    return _grid_sampler(input, grid, _MODES[mode], _PADS[padding_mode], bool(align_corners))
+    elif type(align_corners) is not bool:
+        _not_bool("grid_sampler", ("align_corners",), (align_corners,), pos=5)
+    return _grid_sampler(input, grid, _MODES[mode], _PADS[padding_mode], align_corners)
 
 
 # ---- affine_grid_generator ---------------------------------------------------------------------------------------
@@ -312,6 +314,8 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, stacklevel=_user_stacklevel())
         align_corners = False
+    elif type(align_corners) is not bool:
+        _not_bool("affine_grid_generator", ("align_corners",), (align_corners,), pos=3)
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
     shape = tuple(theta.shape)

@@ -24,6 +24,7 @@ from .._tensor.views import shape_str as _shape_str
 from .._warn import warn_once
 from ._registry import _not_bool, defop
 from ._dispatch import write_out as _write_out
+from .fft_ops import float_arg
 from . import _rounding
 from ._rounding import true_div
 from .distance import _vector_norm
@@ -148,6 +149,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     """
     if training:
         _verify_batch_size(input.size())
+    if type(training) is not bool:  # (after F.batch_norm's own batch check, as torch's parser reads it then)
+        _not_bool("batch_norm", ("training",), (training,), pos=6)
     if training and eps <= 0.0:
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if eps < 0.0:
@@ -161,7 +164,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     update = training and running_mean is not None and running_var is not None
     count = num_batches_tracked if update else None
     mom = None if momentum is None else float(momentum)
-    out, nm, nv, nc = _batch_norm(input, weight, bias, running_mean, running_var, count, bool(training), mom,
+    out, nm, nv, nc = _batch_norm(input, weight, bias, running_mean, running_var, count, training, mom,
                                   float(eps))
     if update:
         _write_stat(running_mean, nm._storage.array)
@@ -216,7 +219,8 @@ def _layer_norm(input, weight, bias, normalized_shape, eps):
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """``F.layer_norm``: ``(x - mean) / sqrt(var + eps) * weight + bias`` over the last dims."""
-    return _layer_norm(input, weight, bias, _shape_arg("layer_norm", normalized_shape), float(eps))
+    return _layer_norm(input, weight, bias, _shape_arg("layer_norm", normalized_shape),
+                       float_arg("layer_norm", "eps", eps, 5))
 
 
 def _gn_check(targs, sargs):
@@ -263,7 +267,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
     s = input.size()
     _verify_batch_size([s[0] * s[1] // num_groups, num_groups] + list(s[2:]))
-    return _group_norm(input, weight, bias, int(num_groups), float(eps))
+    return _group_norm(input, weight, bias, int(num_groups), float_arg("group_norm", "eps", eps, 5))
 
 
 def _rms_check(targs, sargs):
@@ -299,7 +303,8 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
     """``F.rms_norm``; ``eps=None`` uses the machine epsilon of the computation dtype (float32 for halves)."""
     if eps is None:
         eps = float(jnp.finfo(jnp.float64 if input.dtype is D.float64 else jnp.float32).eps)
-    return _rms_norm(input, weight, _shape_arg("rms_norm", normalized_shape), float(eps))
+    return _rms_norm(input, weight, _shape_arg("rms_norm", normalized_shape),
+                     float_arg("rms_norm", "eps", eps, 4))
 
 
 # ---- embedding / one_hot ---------------------------------------------------------------------------------

@@ -409,6 +409,8 @@ def _var_prep(name):
         dim = _ax(dim, axis)
         if isinstance(dim, bool):  # var(input, unbiased) overload
             dim, unbiased = None, dim
+        elif unbiased is not None and type(unbiased) is not bool:  # (None: not given, our default)
+            _not_bool(name, ("unbiased",), (unbiased,))
         if unbiased is not None and correction is not None:
             raise TypeError(f"{name}(): pass either unbiased= or correction=, not both")
         c = correction if correction is not None else (0 if unbiased is False else 1)
@@ -535,7 +537,8 @@ def _nuc_check(targs, sargs):
 @defop(saves=SAVES_RESULT, kernel="norm_cpu", promote=_norm_rule, prep=_norm_prep,
        grad_fn=lambda t, s: ("PermuteBackward0" if s[2] else "SumBackward1") if s[0] == "nuc" else
        "LinalgVectorNormBackward0",
-       autocast={"cuda": "fp32"}, check=_nuc_check)
+       autocast={"cuda": "fp32"}, check=_nuc_check,
+       undefined_grad=lambda s, sig, present: s[0] == 0)  # (torch's norm_backward of ord 0: no gradient)
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """Vector p-norm over ``dim`` (2 / 'fro' default, inf, -inf, 0, any p); 'nuc' for two dims."""
     x = _acc(input)
@@ -1000,6 +1003,8 @@ def _minmax(name: str, method: bool):
             if method:
                 raise _invalid_combo(name, f"(dim={tn}, )", _MINMAX_METHOD)
             raise _invalid_combo(name, f"(Tensor, dim={tn})", _MINMAX_FN)
+        if type(keepdim) is not bool:
+            _not_bool(name, ("keepdim",), (keepdim,))
         return _call(name + "_dim", (input,), (dim, keepdim), out)
 
     fn.__name__ = fn.__qualname__ = name

@@ -12,7 +12,7 @@ from jax import lax
 from .. import dtypes as D
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
-from ._registry import defop
+from ._registry import _not_bool, defop
 from .._tensor.views import shape_str as _shape_str
 from .view_ops import NARROW_NEGATIVE_LENGTH
 from .conv import adaptive_avg_pool2d, adaptive_avg_pool3d
@@ -489,6 +489,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                              "linear | bilinear | bicubic | trilinear")
     elif align_corners is None:
         align_corners = False
+    elif type(align_corners) is not bool:  # (torch's upsample kernel's parser)
+        _not_bool(f"upsample_{mode}{input.dim() - 2}d", ("align_corners",), (align_corners,))
     dim = input.dim() - 2
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")

@@ -31,8 +31,6 @@ tensor([0., 1., 2., 3., 4., 5., 6., 7.])
 """
 from __future__ import annotations
 
-import operator
-
 import jax
 import numpy as np
 
@@ -68,12 +66,7 @@ _ONESIDED_COMPLEX = "Cannot have onesided output if window or input is complex"
 
 # ---- argument checks (PyTorch's argument parser) --------------------------------------------------------------
 def _check_int(fname: str, name: str, v, pos: int | None = None, optional: bool = True):
-    if v is None and optional:
-        return None
-    if isinstance(v, bool) or not hasattr(v, "__index__"):
-        where = f" (position {pos})" if pos else ""
-        raise TypeError(f"{fname}(): argument '{name}'{where} must be int, not {_type_name(v)}")
-    return operator.index(v)
+    return None if v is None and optional else _k.int_arg(fname, name, v, pos)
 
 
 def _check_bool(fname: str, name: str, v, optional: bool = False):

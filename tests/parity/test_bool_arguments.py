@@ -1,5 +1,6 @@
 """A bool parameter of an op takes a Python bool only, as PyTorch's argument parser: keepdim=1, descending='x',
-a NumPy bool or a tensor are its TypeError (they were taken by truthiness: upper='x' computed as upper=True)."""
+a NumPy bool or a tensor are its TypeError (they were taken by truthiness: upper='x' computed as upper=True); an int
+or float parameter refuses what torch's parser refuses (ignore_index='x' was compared against the targets)."""
 import numpy as np
 import pytest
 import torch
@@ -79,6 +80,43 @@ WRAPPERS = {  # (hand-written functions: the same check)
     "sdpa_is_causal": lambda m, v: m.nn.functional.scaled_dot_product_attention(
         m.tensor(X)[None], m.tensor(X)[None], m.tensor(X)[None], is_causal=v),
     "embedding_sparse": lambda m, v: m.nn.functional.embedding(m.tensor([0]), m.tensor(X), sparse=v),
+    "max_keepdim": lambda m, v: m.max(m.tensor(X), 0, keepdim=v),
+    "min_method_keepdim": lambda m, v: m.tensor(X).min(0, keepdim=v),
+    "max_positional_keepdim": lambda m, v: m.tensor(X).max(0, v),
+    "linalg_svd_full_matrices": lambda m, v: m.linalg.svd(m.tensor(S), full_matrices=v),
+    "svd_some": lambda m, v: m.svd(m.tensor(S), some=v),
+    "svd_compute_uv": lambda m, v: m.svd(m.tensor(S), compute_uv=v),
+    "matrix_norm_keepdim": lambda m, v: m.linalg.matrix_norm(m.tensor(S), keepdim=v),
+    "lu_factor_pivot": lambda m, v: m.linalg.lu_factor(m.tensor(S), pivot=v),
+    "lu_factor_ex_check_errors": lambda m, v: m.linalg.lu_factor_ex(m.tensor(S), check_errors=v),
+    "linalg_lu_pivot": lambda m, v: m.linalg.lu(m.tensor(S), pivot=v),
+    "lu_unpack_unpack_data": lambda m, v: m.lu_unpack(*m.linalg.lu_factor(m.tensor(S)), unpack_data=v),
+    "batch_norm_training": lambda m, v: m.nn.functional.batch_norm(m.tensor(X), m.zeros(3), m.ones(3), training=v),
+    "requires_grad_": lambda m, v: m.ones(2).requires_grad_(v),
+    "zeros_requires_grad": lambda m, v: m.zeros(2, requires_grad=v),
+    "full_requires_grad": lambda m, v: m.full((2,), 1.0, requires_grad=v),
+    "tensor_requires_grad": lambda m, v: m.tensor([1.0], requires_grad=v),
+    "zeros_like_requires_grad": lambda m, v: m.zeros_like(m.tensor(X), requires_grad=v),
+    "meta_empty_requires_grad": lambda m, v: m.empty(2, device="meta", requires_grad=v),
+    "parameter_requires_grad": lambda m, v: m.nn.Parameter(m.ones(1), v),
+    "nonzero_as_tuple": lambda m, v: m.nonzero(m.tensor(X), as_tuple=v),
+    "to_copy": lambda m, v: m.tensor(X).to(m.float64, copy=v),
+    "to_non_blocking": lambda m, v: m.tensor(X).to("cpu", non_blocking=v),
+}
+# (None is their default meaning "not given" / "the default": taken, as torch takes it)
+OPTIONAL = {
+    "interpolate_align_corners": lambda m, v: m.nn.functional.interpolate(m.tensor(X)[None], scale_factor=2.0,
+                                                                          mode="linear", align_corners=v),
+    "grid_sample_align_corners": lambda m, v: m.nn.functional.grid_sample(m.tensor(X)[None, None],
+                                                                          m.zeros(1, 2, 2, 2), align_corners=v),
+    "affine_grid_align_corners": lambda m, v: m.nn.functional.affine_grid(m.eye(2, 3)[None], [1, 1, 2, 2],
+                                                                          align_corners=v),
+    # (torch refuses unbiased=None; here None is the signature's "not given": left)
+    "var_unbiased": lambda m, v: m.var(m.tensor(X), 0, unbiased=v),
+    "var_positional_unbiased": lambda m, v: m.var(m.tensor(X), 0, v),
+    "std_method_unbiased": lambda m, v: m.tensor(X).std(unbiased=v),
+    "var_mean_unbiased": lambda m, v: m.var_mean(m.tensor(X), 1, unbiased=v),
+    "std_mean_unbiased": lambda m, v: m.std_mean(m.tensor(X), unbiased=v),
 }
 
 
@@ -92,6 +130,56 @@ def test_wrapper_bool_parameters_as_torch(name, value):
             res.append("ok")
         except TypeError:
             res.append("TypeError")
+    assert res[1] == res[0]
+
+
+@pytest.mark.parametrize("value", [1, "x", np.bool_(True), 1.5, True, None],
+                         ids=["int", "str", "numpy_bool", "float", "True", "None"])
+@pytest.mark.parametrize("name", sorted(OPTIONAL))
+def test_optional_bool_parameters_as_torch(name, value):
+    if value is None and name.startswith(("var", "std")):
+        pytest.skip("unbiased=None: torch's TypeError, the default here")
+    res = []
+    for m in (torch, ft):
+        try:
+            OPTIONAL[name](m, value)
+            res.append("ok")
+        except TypeError:
+            res.append("TypeError")
+    assert res[1] == res[0]
+
+
+def test_requires_grad_setter_takes_a_bool_only_as_torch():
+    for m in (torch, ft):
+        t = m.ones(2)
+        with pytest.raises(RuntimeError, match="requires_grad must be a bool"):
+            t.requires_grad = 1
+        t.requires_grad = True
+        assert t.requires_grad is True
+
+
+NUMBERS = {  # (an int / float parameter: torch's parser refuses a str, a bool for an int, None)
+    "nll_loss_ignore_index": lambda m, v: m.nn.functional.nll_loss(m.tensor(X), m.tensor([0, 1]), ignore_index=v),
+    "cross_entropy_ignore_index": lambda m, v: m.nn.functional.cross_entropy(m.tensor(X), m.tensor([0, 1]),
+                                                                            ignore_index=v),
+    "layer_norm_eps": lambda m, v: m.nn.functional.layer_norm(m.tensor(X), (3,), eps=v),
+    "group_norm_eps": lambda m, v: m.nn.functional.group_norm(m.tensor(X)[..., None], 1, eps=v),
+    "rms_norm_eps": lambda m, v: m.nn.functional.rms_norm(m.tensor(X), (3,), eps=v),
+}
+
+
+@pytest.mark.parametrize("value", ["x", None, 1.5, True, 2], ids=["str", "None", "float", "bool", "int"])
+@pytest.mark.parametrize("name", sorted(NUMBERS))
+def test_number_parameters_as_torch(name, value):
+    res = []
+    for m in (torch, ft):
+        try:
+            r = NUMBERS[name](m, value)
+            res.append(("ok", np.round(r.numpy(), 4).tolist()))
+        except TypeError as e:
+            res.append(("TypeError", str(e).split("): ")[-1]))
+    if name == "rms_norm_eps" and value is None:  # (rms_norm's eps is optional: None is the dtype's eps)
+        assert res[0][0] == "ok"
     assert res[1] == res[0]
 
 

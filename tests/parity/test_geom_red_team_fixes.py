@@ -230,7 +230,6 @@ def test_chalf_is_complex32():
 
 
 # ---- not fixed: vector_norm(ord=0)'s undefined gradient needs the dispatcher's backward (ops/_dispatch.py) ------
-@pytest.mark.xfail(strict=True, reason="an undefined (None) gradient for one input needs ops/_dispatch.py support")
 def test_vector_norm_ord0_grad_is_none():
     x = ft.tensor([2.0, 0.0, -1.0], requires_grad=True)
     ft.linalg.vector_norm(x, ord=0).backward()

@@ -145,20 +145,24 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]["params"]
         self._numel_cache = None
 
+    # (a complex parameter is optimised as its view_as_real pairs, as PyTorch's: two entries of the flat vectors)
     def _numel(self) -> int:
         if self._numel_cache is None:
-            self._numel_cache = sum(p.numel() for p in self._params)
+            self._numel_cache = sum(2 * p.numel() if p.is_complex() else p.numel() for p in self._params)
         return self._numel_cache
 
     def _gather_flat_grad(self) -> Tensor:
-        from .. import cat, zeros
+        from .. import cat, view_as_real, zeros
         views = [zeros(p.numel(), dtype=p.dtype, device=p.device) if p.grad is None else p.grad.reshape(-1)
                  for p in self._params]
-        return cat(views, 0)
+        return cat([view_as_real(v).view(-1) if v.is_complex() else v for v in views], 0)
 
     def _add_grad(self, step_size, update: Tensor) -> None:
+        from .. import view_as_real
         offset = 0
         for p in self._params:
+            if p.is_complex():
+                p = view_as_real(p)
             numel = p.numel()
             # (a product, not ``alpha=``: see the module docstring)
             p.add_(update[offset:offset + numel].view_as(p) * step_size)
@@ -184,9 +188,6 @@ class LBFGS(Optimizer):
             from ..ops._dispatch import data_dependent_error
             raise data_dependent_error("optim.LBFGS.step (a closure-driven loop whose iterations and line search "
                                        "depend on the loss and gradient values)")
-        if any(p.is_complex() for p in self._params):
-            raise RuntimeError("functorch_lite.optim.LBFGS: complex parameters are not supported (PyTorch optimizes "
-                               "them as their view_as_real pairs)")
         with no_grad():
             return self._step(closure)
 

@@ -335,3 +335,28 @@ def test_lbfgs_misuse_and_compile_graph_break():
         np.testing.assert_array_equal(a, b)
     with pytest.raises(Exception, match=re.escape("optim.LBFGS.step (a closure-driven loop")):
         ft.compile(step, fullgraph=True)()
+
+
+@pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
+def test_lbfgs_complex_parameters_as_view_as_real_pairs_like_torch(line_search_fn):
+    """A complex parameter is optimised as its view_as_real pairs (torch's _gather_flat_grad / _add_grad), beside a
+    real one: the same losses, parameters and a flat state of 2 entries per complex element (it was refused)."""
+    res = []
+    for lib in (torch, ft):
+        p = lib.tensor([1 + 1j, 2 - 1j], requires_grad=True, dtype=lib.complex128)
+        q = lib.tensor([0.5, -0.25], requires_grad=True, dtype=lib.float64)
+        opt = lib.optim.LBFGS([p, q], max_iter=5, line_search_fn=line_search_fn)
+
+        def closure():
+            opt.zero_grad()
+            loss = ((p - (0.5 - 2j)).abs() ** 2).sum() + (q ** 2 * p.real).sum()
+            loss.backward()
+            return loss
+        losses = [opt.step(closure).item() for _ in range(3)]
+        st = opt.state[p]
+        res.append((losses, lib.view_as_real(p.detach()).flatten().tolist() + q.tolist(), str(st["d"].dtype),
+                    tuple(st["d"].shape), st["n_iter"]))
+    (tl, tp, *tmeta), (fl, fp, *fmeta) = res
+    np.testing.assert_allclose(fl, tl, rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(fp, tp, rtol=1e-6, atol=1e-9)
+    assert fmeta == tmeta

@@ -103,8 +103,9 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                                     _host(g).reshape(-1).real.astype(np.float64))
             analytic = np.stack(cols, axis=1)
             if not np.allclose(analytic, numeric, atol=atol, rtol=rtol):
+                shown = [_tensor(m, dtype=x.dtype.to_real()) for m in (numeric, analytic)]  # (torch prints tensors)
                 return fail(f"Jacobian mismatch for output {oi} with respect to input {i},\n"
-                            f"numerical:{numeric}\nanalytical:{analytic}\n")
+                            f"numerical:{shown[0]}\nanalytical:{shown[1]}\n")
     return True
 
 

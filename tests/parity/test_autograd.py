@@ -620,3 +620,21 @@ def test_no_grad_on_generator_and_inference_requires_grad():  # MODE-10, MODE-19
         (p * 2).sum().backward()
         return seen, mod.is_grad_enabled(), str(ei.value), p.grad.tolist(), p.is_inference()
     assert both(run)[0] == both(run)[1]
+
+
+def test_gradcheck_mismatch_message_prints_tensors_as_torch():
+    msgs = []
+    for m in (torch, ft):
+        class Bad(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 3
+        x = m.tensor([0.5, -1.0, 2.0], dtype=m.float64, requires_grad=True)
+        with pytest.raises(m.autograd.GradcheckError) as e:
+            m.autograd.gradcheck(Bad.apply, (x,))
+        msgs.append(str(e.value))
+    assert msgs[1] == msgs[0]

@@ -44,8 +44,14 @@ def _elu(input, alpha, scale, input_scale, node):
     # (the negative branch of x itself only where it is taken: exp(88.7) is inf in float32, and the unused branch's
     # inf derivative times where's zero would be a nan gradient at large x)
     pos = ~(x <= 0)  # (NaN takes the linear branch: torch's backward tests x <= 0)
-    neg = jnp.asarray(alpha * scale, dt) * jnp.expm1(jnp.where(pos, jnp.zeros_like(x), x) *
-                                                    jnp.asarray(input_scale, dt))
+    neg_x = x < 0
+    coef = jnp.asarray(alpha * scale, dt)
+    xs = x * jnp.asarray(input_scale, dt)
+    neg = coef * jnp.expm1(jnp.where(neg_x, xs, jnp.zeros_like(x)))
+    # at x = 0 itself the negative branch's tangent line, ``coef * x * input_scale``: the same value (+-0) and first
+    # derivative as the exp (torch's elu_backward takes it at x <= 0), and every higher derivative 0, as torch's
+    # elu_double_backward, which masks with x < 0 strictly
+    neg = jnp.where(neg_x, neg, coef * xs)
     return jnp.where(pos, x * jnp.asarray(scale, dt), neg).astype(input.dtype)
 
 

@@ -14,7 +14,9 @@
   is 0 there (sgn(NaN) is 0), hardsigmoid's 0.
 - max() / min() / amax / amin (``pick``): the gradient spread over the elements equal to the result; a NaN
   result: max() / min() give it to the NaNs, amax / amin NaN everywhere (JAX: 0).
-- pow: d/dx is 0 where the exponent is 0 (JAX: NaN at x = 0); d/dy is 0 where x = 0 and y >= 0.
+- pow: d/dx is 0 where the exponent is 0 (JAX: NaN at x = 0); d/dy is 0 where x = 0 and y >= 0. Higher orders
+  follow torch's pow_backward: a Python-number exponent's are NaN-free at 0 (``x ** 0``: 0; ``x ** 1``: 1, 0), a
+  tensor exponent's have torch's own NaN at 0 one order further (``x ** 0``'s 2nd, ``x ** 1``'s 3rd).
 - hypot at (0, 0): PyTorch's ``x / hypot`` gives NaN (JAX: 0). atan2 at (0, 0): PyTorch gives 0.
 - xlogy: d/dx is 0 where x = 0 and y <= 0. copysign: d/dx is 0 at x = 0, d/dy is 0.
 - norm at 0: PyTorch's subgradient is 0; JAX's ``x / ||x||`` gives NaN. A p-norm (``pnorm``): torch's
@@ -206,7 +208,10 @@ def _pow_jvp(primals, tangents):
     r = pow(x, y)
     z = jnp.zeros((), r.dtype)
     one = jnp.ones((), y.dtype)
-    dx = jnp.where(y == 0, z, y * jnp.power(x, y - one))
+    # torch's pow_backward_self, ``where(y == 0, 0, y * x.pow(y - 1))``, its ``x.pow`` this op again: so every higher
+    # order is torch's too (the 2nd derivative of ``x ** 1`` is 0, where JAX's power rule gave 0 * inf = NaN at 0;
+    # torch's own where keeps its NaN one order further, at ``x ** 0``'s 2nd, ``x ** 1``'s 3rd)
+    dx = jnp.where(y == 0, z, y * pow(x, y - one))
     y_nonneg = (jnp.imag(y) == 0) & (jnp.real(y) >= 0) if jnp.iscomplexobj(y) else y >= 0
     dy = jnp.where((x == 0) & y_nonneg, z, r * jnp.log(x))
     return r, _lin(r, (dx, tx), (dy, ty))
@@ -245,7 +250,12 @@ def pow_scalar(x, y):
 def _pow_scalar_jvp(primals, tangents):
     (x, y), (tx, _) = primals, tangents
     r = pow_scalar(x, y)
-    dx = jnp.where(y == 0, jnp.zeros((), x.dtype), y.astype(x.dtype) * pow_scalar(x, y - 1))
+    # torch's pow_backward: zeros for exponent 0, a constant (no graph); the where's other branch is taken at base 1,
+    # so that its derivative at the next order is 0 * finite, not ``0 * (x ** -2 = inf)`` = NaN at x = 0 (the 2nd
+    # derivative of ``x ** 0``, the 3rd of ``x ** 1``: torch's 0)
+    zero = y == 0
+    base = jnp.where(zero, jnp.ones((), x.dtype), x)
+    dx = jnp.where(zero, jnp.zeros((), x.dtype), y.astype(x.dtype) * pow_scalar(base, y - 1))
     return r, _lin(r, (dx, tx))
 
 
@@ -622,7 +632,8 @@ def cpow_scalar(x, y):
 
 @functools.partial(cpow_scalar.defjvp, symbolic_zeros=True)
 def _cpow_scalar_jvp(primals, tangents):
-    return cpow_scalar(*primals), _pow_jvp(primals, tangents)[1]
+    x, y = primals  # (exponent 0: pow_scalar's base 1 in the unselected branch, so x ** 0's 2nd derivative is 0)
+    return cpow_scalar(x, y), _pow_jvp((jnp.where(y == 0, jnp.ones((), x.dtype), x), y), tangents)[1]
 
 
 @jax.custom_jvp

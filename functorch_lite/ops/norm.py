@@ -26,6 +26,7 @@ from ._registry import _not_bool, defop
 from ._dispatch import write_out as _write_out
 from .fft_ops import float_arg
 from . import _rounding
+from . import grad_overrides as _go
 from ._rounding import true_div
 from .distance import _vector_norm
 from .reduction import welford_mean
@@ -635,7 +636,17 @@ def _softplus_body(x, beta, threshold):
     bx = xo * b
     above = bx > threshold
     safe = jnp.where(above, jnp.zeros_like(bx), bx)
-    return jnp.where(above, xo, jnp.log1p(jnp.exp(safe)) / b).astype(x.dtype)
+    r = jnp.log1p(jnp.exp(safe)) / b
+    # at beta * x == threshold itself the tangent line: the value, torch's first derivative there (its
+    # softplus_backward takes the exp branch unless beta * x > threshold), and every higher derivative 0, as its
+    # softplus_double_backward, which masks with beta * x < threshold strictly. ``(x - x) / (z + 1) * z`` is 0, its
+    # reverse-mode derivative torch's ``grad * z / (z + 1)``, rounded as torch's; not where z overflows (there torch's
+    # derivative is inf / inf = NaN, as the exp branch's own)
+    at = bx == threshold
+    z = lax.stop_gradient(jnp.exp(jnp.where(at, bx, jnp.zeros_like(bx))))
+    at = at & (z < jnp.inf)
+    tangent = lax.stop_gradient(r) + (xo - lax.stop_gradient(xo)) / (z + 1) * z
+    return jnp.where(above, xo, jnp.where(at, tangent, r)).astype(x.dtype)
 
 
 def _hardtanh_body(x, lo, hi):
@@ -649,8 +660,15 @@ def _hardtanh_body(x, lo, hi):
 _softplus = _act("_softplus", "SoftplusBackward0", "softplus_cpu", _softplus_body)
 _hardtanh = _act("_hardtanh", "HardtanhBackward0", "clamp_scalar_cpu", _hardtanh_body, _hardtanh_rule,
                  inplace=True)
-_softsign = _act("_softsign", "DivBackward0", "add_stub", lambda x, a, b: x / (jnp.abs(x) + 1).astype(x.dtype),
-                _softsign_rule)
+
+
+def _softsign_body(x, a, b):
+    """torch's composite ``x / (x.abs() + 1)``, with its abs derivative ``sgn(x)`` (0 at 0: the 2nd derivative at 0
+    is -0 and the 3rd 0, where JAX's abs, +-1 at 0, gave -2 and 6)."""
+    return x / (_go.abs(x) + 1).astype(x.dtype)
+
+
+_softsign = _act("_softsign", "DivBackward0", "add_stub", _softsign_body, _softsign_rule)
 _logsigmoid = _act("_logsigmoid", "LogSigmoidBackward0", "log_sigmoid_cpu",
                    lambda x, a, b: D.in_opmath(jax.nn.log_sigmoid)(x))
 

@@ -30,7 +30,7 @@ from ._tensor.tensor import Tensor, _wrap_dim
 from ._warn import WARNED as _WARNED, warn_once as _warn_once  # noqa: F401  (_linalg_more and tests use them)
 from .amp import autocast_mode as _amp
 from .ops._dispatch import _type_name, _OUT_EXACT, autocast_args, data_dependent_error, dispatch, either_arg, \
-    write_out
+    scalar_arg, write_out
 from .ops._registry import OPS, _not_bool
 from .ops.indexing import _host_tensor, _view
 from .ops.linalg import matmul
@@ -405,6 +405,9 @@ def lstsq(input: Tensor, b: Tensor, rcond=None, *, driver=None, out=None):
 # ---- matrix_power / cross / vecdot / multi_dot / diagonal --------------------------------------------------------
 def matrix_power(input: Tensor, n: int, *, out=None) -> Tensor:
     """``A^n`` by repeated squaring; n < 0 inverts A first (a singular A raises linalg.inv's LinAlgError)."""
+    if isinstance(n, Tensor) and not n._shape and n.dtype.category == D.INT and \
+            not isinstance(n._array, jax.core.Tracer):  # (a 0-d integer tensor: torch's parser reads it as an int)
+        n = n.item()
     if not isinstance(n, numbers.Integral) or isinstance(n, bool):
         raise TypeError(f"linalg_matrix_power(): argument 'n' (position 2) must be int, not {_type_name(n)}")
     _need_matrix("linalg.matrix_power", input)
@@ -500,6 +503,7 @@ def vector_norm(input: Tensor = None, ord=2, dim=None, keepdim: bool = False, *,
     takes both names)."""
     input = either_arg(input, x, "linalg_vector_norm", "input",
                        'linalg_vector_norm() missing 1 required positional arguments: "input"')
+    ord = scalar_arg(ord, "linalg_vector_norm", "ord")  # (a 0-d tensor: its number)
     if not isinstance(ord, numbers.Number):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not {_type_name(ord)}")
     if isinstance(ord, complex):
@@ -534,6 +538,7 @@ def matrix_norm(input: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *
     (row sum), 2 / -2 (largest / smallest singular value)."""
     if isinstance(dim, int):
         raise TypeError(_MATRIX_NORM_TYPES)
+    ord = scalar_arg(ord, "linalg_matrix_norm", "ord")  # (a 0-d tensor: its number)
     if type(keepdim) is not bool:
         _not_bool("linalg_matrix_norm", ("keepdim",), (keepdim,))
     if isinstance(ord, str):

@@ -85,6 +85,13 @@ class FunctionCtx:
             out.append(t)
         return tuple(out)
 
+    @property
+    def saved_variables(self):
+        """torch's deprecated spelling of :attr:`saved_tensors` (old custom Functions still read it): the same
+        tuple, with torch's DeprecationWarning."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
+        return self.saved_tensors
+
     def mark_non_differentiable(self, *tensors):
         self._non_diff.update(id(t) for t in tensors)
 
@@ -637,6 +644,15 @@ def _tensor_data(obj):
         return {k: _tensor_data(v) for k, v in obj.items()}
     raise ValueError(f"Auto nesting doesn't know how to process an input object of type {type(obj).__name__}. "
                      "Accepted types: Tensors, or lists/tuples of them")
+
+
+class InplaceFunction(Function):
+    """torch's ``InplaceFunction``, kept only for backward compatibility (use :class:`Function`): a Function whose
+    (deprecated) instance records ``inplace``; its forward decides what that means."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
 
 
 class NestedIOFunction(Function):

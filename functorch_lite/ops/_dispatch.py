@@ -734,6 +734,36 @@ def _type_name(a) -> str:
     return f"{t.__module__}.{t.__name__}"
 
 
+def scalar_arg(v, fname: str, name: str, kind: str = "Number"):
+    """A ``Number`` (Scalar) argument as torch's argument parser reads it (``alpha=``, ``beta=``,
+    ``correction=``): a 0-d tensor that does not require grad is its number (``beta=torch.tensor(0)`` the int 0),
+    anything else passes as given; another tensor is the parser's TypeError. A kernel then branches on a Python
+    number, and the op's cache key holds the value, not the tensor (a later in-place write to it is seen). Under
+    compile / a func transform a traced 0-d tensor stays a tensor (its value is not known: a kernel that branches
+    on it is the documented graph break). ``kind``: the parser's type in the message (allclose's tolerances are
+    ``float``). Called by the ops' argument preparation only, never per element."""
+    if not isinstance(v, Tensor):
+        return v
+    if v._shape or v._requires_grad:
+        raise TypeError(f"{fname}(): argument '{name}' must be {kind}, not Tensor")
+    if isinstance(v._array, jax.core.Tracer):
+        return v
+    return v.item()
+
+
+def scalars_prep(fname: str, *names: str):
+    """An op's ``prep`` (defop's) reading its leading static arguments ``names`` with :func:`scalar_arg` (addmm's
+    ``beta`` / ``alpha``); a call with Python numbers pays one type test per argument."""
+    n = len(names)
+
+    def prep(targs, sargs):
+        for v in sargs[:n]:
+            if isinstance(v, Tensor):
+                return tuple(scalar_arg(a, fname, k) for a, k in zip(sargs, names)) + tuple(sargs[n:])
+        return sargs
+    return prep
+
+
 def _not_a_tensor(op, i: int, a) -> TypeError:
     """PyTorch's argument-parser TypeError for a non-tensor ``a`` at tensor argument ``i`` of ``op``: "<op>():
     argument '<name>' (position <n>) must be Tensor, not <type>", the position only when the caller passed it

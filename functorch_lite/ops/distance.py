@@ -14,6 +14,7 @@ Example::
 from __future__ import annotations
 
 import math
+import numbers
 
 import jax
 import jax.numpy as jnp
@@ -21,7 +22,8 @@ import numpy as np
 
 from .. import _promotion as P
 from .. import dtypes as D
-from .._tensor.tensor import _wrap_dim
+from .._tensor.tensor import Tensor, _wrap_dim
+from ._dispatch import _type_name
 from ._registry import defop, saves_for
 from . import grad_overrides as _go
 from .reduction import _abs
@@ -121,6 +123,8 @@ _CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dis
 
 def _cdist_prep(targs, sargs):
     p, mode = sargs
+    if not isinstance(p, (numbers.Real, Tensor)):  # (torch's parser: a ``float`` p, which a string is not)
+        raise TypeError(f"cdist(): argument 'p' (position 3) must be float, not {_type_name(p)}")
     if mode not in _CDIST_MODES:
         raise ValueError(f"{mode} is not a valid value for compute_mode")
     x1, x2 = targs
@@ -144,7 +148,7 @@ def _cdist_rule(op, sig, sargs):
         raise RuntimeError(f"expected scalar type {a.short} but found {b.short}")
     if a not in (D.float32, D.float64):
         raise P.no_kernel("cdist", a)
-    if sargs[0] < 0:
+    if not sargs[0] >= 0:  # (torch's ``p >= 0``: NaN is refused too)
         raise RuntimeError("cdist only supports non-negative p values")
     return (None, None), (a,)
 

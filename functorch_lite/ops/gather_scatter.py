@@ -28,7 +28,7 @@ from .._warn import user_stacklevel as _user_stacklevel, warn_once
 from . import grad_overrides as _go
 from .._tensor.tensor import Tensor, _wrap_dim, with_memory_order
 from ._dispatch import (_I64, _big_int, _type_name, broadcast_shapes, data_dependent_error, dispatch, inplace,
-                        stored_half, write_out)
+                        scalar_arg, stored_half, write_out)
 from ._registry import OPS, _not_bool, defop
 from .reduction import _rule_int64_narrow
 from .indexing import (_INT_INDEX, _Tracer, _at_index, _bounds, _dim_size, _host_tensor, _no_overlap, _oob, _out,
@@ -65,9 +65,25 @@ def _run(name: str, targs: tuple, sargs: tuple, out=None, in_place: bool = False
                 tuple(targs[k] for k in apart))
 
 
-def _dim(d):
-    """A ``dim`` argument: a one-element integer tensor is its int (torch's ``operator.index``)."""
-    return operator.index(d) if isinstance(d, Tensor) else d
+def _dim(d, fname: str):
+    """A ``dim`` argument of ``fname``: a 0-d integer tensor is its int (torch's parser's ``operator.index``); a
+    tensor with dims is the parser's TypeError (it reads no one-element 1-d tensor as an int)."""
+    if isinstance(d, Tensor):
+        if d._shape:
+            raise TypeError(f"{fname}(): argument 'dim' (position 1) must be int, not Tensor")
+        return operator.index(d)
+    return d
+
+
+def _tensor_arg(fname: str, name: str, pos: int, a, in_place: bool) -> None:
+    """torch's argument-parser TypeError for a non-tensor ``a`` where ``fname``'s Tensor ``name`` goes (a Python
+    number as index_add's source or gather's index; ``scatter_(dim, index, value)`` is scatter's own overload).
+    The in-place form, a method, numbers it at ``pos``; the out-of-place one may be a call or a method (numbered
+    differently), so its message names the argument only."""
+    if not isinstance(a, Tensor):
+        where = f" (position {pos})" if in_place else ""
+        raise TypeError(f"{fname}{'_' if in_place else ''}(): argument '{name}'{where} must be Tensor, not "
+                        f"{_type_name(a)}")
 
 
 def _need(t, allowed, msg, exc=RuntimeError):
@@ -101,7 +117,7 @@ def _scatter_kernel(x, src, reduce, include_self) -> str | None:
 
 def _gather_prep(targs, sargs):
     x, index = targs
-    d = _wrap_dim(_dim(sargs[0]), len(x._shape))
+    d = _wrap_dim(_dim(sargs[0], "gather"), len(x._shape))
     _need(index, _INT_INDEX, "gather(): Expected dtype int32/int64 for index")
     if index.numel() == 0:
         return (d, False)
@@ -131,12 +147,16 @@ def _gather(input, index, dim, sparse_grad):
 
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False, out=None) -> Tensor:
     """``torch.gather(x, 1, idx)``: ``out[i][j] = x[i][idx[i][j]]`` (GatherBackward0; idx int32/int64)."""
+    _tensor_arg("gather", "index", 2, index, False)
     return _run("gather", (input, index), (dim, sparse_grad), out)
+
+
+_SCATTER_NAME = {None: "scatter", "add": "scatter", "multiply": "scatter", "sum": "scatter_add"}  # (by reduce)
 
 
 def _scatter_prep(targs, sargs):
     x, index, src = targs
-    d = _wrap_dim(_dim(sargs[0]), len(x._shape))
+    d = _wrap_dim(_dim(sargs[0], _SCATTER_NAME.get(sargs[1], "scatter_reduce")), len(x._shape))
     _need(index, _INT_INDEX, "scatter(): Expected dtype int32/int64 for index")
     is_t = isinstance(src, Tensor)
     if is_t and src.dtype is not x.dtype:
@@ -350,6 +370,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, value=None, *, red
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor, *, out=None, _in_place: bool = False) -> Tensor:
     """``out[i][idx[i][j]] += src[i][j]`` (ScatterAddBackward0)."""
+    _tensor_arg("scatter_add", "src", 3, src, _in_place)  # (scatter's machinery takes a value: scatter_'s)
     return _run("scatter", (input, index, src), (dim, "sum", True), out, _in_place)
 
 
@@ -359,6 +380,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     if reduce is None:  # (torch's argument parser, naming the in-place form too)
         raise TypeError(f'scatter_reduce{"_" if _in_place else ""}() missing 1 required positional arguments: '
                         '"reduce"')
+    _tensor_arg("scatter_reduce", "src", 3, src, _in_place)
     if reduce not in _REDUCES:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     return _run("scatter_reduce", (input, index, src), (dim, reduce, bool(include_self)), out, _in_place)
@@ -366,7 +388,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
 
 def _index_select_prep(targs, sargs):
     x, index = targs
-    d = _wrap_dim(_dim(sargs[0]), len(x._shape))
+    d = _wrap_dim(_dim(sargs[0], "index_select"), len(x._shape))
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     _need(index, _INT_INDEX, "index_select(): Expected dtype int32 or int64 for index")
@@ -406,7 +428,7 @@ def _src_dim(src, d):
 
 def check_index_source(name, x, index, src, dim) -> int:
     """PyTorch's checks of ``name(self, dim, index, source)`` (index_add_, index_reduce_): the wrapped dim."""
-    d = _wrap_dim(_dim(dim), len(x._shape))
+    d = _wrap_dim(_dim(dim, name.rstrip("_")), len(x._shape))
     _need(index, _INT_INDEX, f"{name}(): Expected dtype int32/int64 for index but got: {index.dtype.short}")
     if index.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
@@ -438,7 +460,7 @@ def _index_fill_prep(targs, sargs):
     x, index, value = targs
     if not isinstance(value, Tensor) and not isinstance(value, complex):
         D.check_fits(value, x.dtype)
-    d = _wrap_dim(_dim(sargs[0]), len(x._shape))
+    d = _wrap_dim(_dim(sargs[0], "index_fill"), len(x._shape))
     _need(index, (D.int64,), "index_fill_(): Expected dtype int64 for index.", IndexError)
     if x.dtype.category < D.COMPLEX and (isinstance(value, complex) or (
             isinstance(value, Tensor) and value.dtype.category == D.COMPLEX)):
@@ -456,7 +478,7 @@ def _index_fill_prep(targs, sargs):
 
 def _index_copy_prep(targs, sargs):
     x, index, src = targs
-    d = _wrap_dim(_dim(sargs[0]), len(x._shape))
+    d = _wrap_dim(_dim(sargs[0], "index_copy"), len(x._shape))
     if index.ndim > 1:
         raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
     _need(index, (D.int64,), f"index_copy_(): Expected a long tensor for index, but got {index.dtype.short}")
@@ -530,11 +552,15 @@ defop("index_fill", kernel="index_fill_cpu", promote=_rule_cast(2), tensors=3, m
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1, out=None,
               _in_place: bool = False) -> Tensor:
     """``x.index_add(0, idx, src)``: ``x[idx[i]] += alpha * src[i]`` along ``dim`` (IndexAddBackward0)."""
+    _tensor_arg("index_add", "source", 3, source, _in_place)
+    if isinstance(alpha, Tensor):  # (a 0-d tensor: its number, which the kernel branches on)
+        alpha = scalar_arg(alpha, "index_add_" if _in_place else "index_add", "alpha")
     return _run("index_add", (input, index, source), (dim, "add", alpha), out, _in_place)
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *, out=None, _in_place: bool = False) -> Tensor:
     """``x.index_copy(0, idx, src)``: ``x[idx[i]] = src[i]`` along ``dim`` (IndexCopyBackward0)."""
+    _tensor_arg("index_copy", "source", 3, source, _in_place)
     return _run("index_copy", (input, index, source), (dim, "copy", 1), out, _in_place)
 
 
@@ -568,8 +594,8 @@ def _take_along_prep(targs, sargs):
             raise no_kernel("gather_expanded_index" if x.dtype in D.FLOAT8 else "scatter_gather_tensor_cpu", x.dtype)
         return sargs
     if not x._shape:
-        raise IndexError(f"Dimension specified as {_dim(sargs[0])} but tensor has no dimensions")
-    d = _wrap_dim(_dim(sargs[0]), len(x._shape))
+        raise IndexError(f"Dimension specified as {_dim(sargs[0], 'take_along_dim')} but tensor has no dimensions")
+    d = _wrap_dim(_dim(sargs[0], "take_along_dim"), len(x._shape))
     if x.ndim != idx.ndim:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, but "
                            f"got {x.ndim} dimensions for input, and {idx.ndim} dimensions for indices")

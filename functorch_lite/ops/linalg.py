@@ -10,7 +10,7 @@ from .. import dtypes as D
 from ._registry import defop, saves_crossed
 from .._promotion import _cname, no_kernel
 from .._tensor.tensor import _size_dim, _wrap_dim
-from ._dispatch import _type_name
+from ._dispatch import _type_name, scalars_prep
 
 
 def _mm_check(targs, sargs):
@@ -310,7 +310,8 @@ def _baddbmm_check(targs, sargs):
 
 
 @defop(required=True, float8=True, promote=_addmm_rule, grad_fn="AddmmBackward0", tensors=3, autocast="lower",
-       device_check=("self", "mat1", "mat2"), saves=saves_crossed(1, 2), check=_addmm_check)
+       device_check=("self", "mat1", "mat2"), saves=saves_crossed(1, 2), check=_addmm_check,
+       prep=scalars_prep("addmm", "beta", "alpha"))  # (a 0-d tensor beta / alpha: its number, as torch's parser)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return _add_product(input, mat1, mat2, beta, alpha)
 
@@ -348,7 +349,7 @@ def _baddbmm_rule(op, sig, sargs):
 
 
 @defop(required=True, promote=_baddbmm_rule, grad_fn="BaddbmmBackward0", tensors=3, autocast="lower", kernel="baddbmm",
-       saves=saves_crossed(1, 2), check=_baddbmm_check)
+       saves=saves_crossed(1, 2), check=_baddbmm_check, prep=scalars_prep("baddbmm", "beta", "alpha"))
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return _add_product(input, batch1, batch2, beta, alpha)
 

@@ -139,10 +139,14 @@ def _dim_prep(targs, sargs):
     return (_dims(dim, len(targs[0]._shape)),) + tuple(sargs[1:-1]) + (None,)
 
 
-def _one_dim(name, dim, nd):
-    """A single int dim (PyTorch's ``int dim`` overloads); tuples raise its TypeError."""
+def _one_dim(name, dim, nd, pos=1):
+    """A single int dim (PyTorch's ``int dim`` overloads, its ``pos``-th argument of the method); tuples, and a
+    tensor with dims (``Tensor.__index__`` takes any one-element tensor; torch's parser only a 0-d one), raise its
+    TypeError."""
     if isinstance(dim, (tuple, list)):
         raise TypeError(f"{name}(): argument 'dim' must be int, not {_type_name(dim)}")
+    if isinstance(dim, Tensor) and dim._shape:
+        raise TypeError(f"{name}(): argument 'dim' (position {pos}) must be int, not Tensor")
     return _wrap_dim(operator.index(dim), nd)
 
 
@@ -214,8 +218,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
 def _prod_prep(targs, sargs):
     dim, keepdim, dtype, axis = sargs
     dim = _ax(dim, axis)
-    if isinstance(dim, (tuple, list)):
-        raise _invalid_combo("prod", f"(dim={type(dim).__name__}, )", (
+    if isinstance(dim, (tuple, list)) or isinstance(dim, Tensor) and dim._shape:  # (a 0-d tensor is an int)
+        raise _invalid_combo("prod", f"(dim={_type_name(dim)}, )", (
             "(*, torch.dtype dtype = None)", "(int dim, bool keepdim = False, *, torch.dtype dtype = None)"))
     nd = len(targs[0]._shape)
     return (None if dim is None else (_wrap_dim(operator.index(dim), nd) if nd else ()), keepdim, dtype, None)
@@ -413,6 +417,8 @@ def _var_prep(name):
             _not_bool(name, ("unbiased",), (unbiased,))
         if unbiased is not None and correction is not None:
             raise TypeError(f"{name}(): pass either unbiased= or correction=, not both")
+        if isinstance(correction, Tensor):  # (a 0-d tensor: its number, which the kernel's divisor is built from)
+            correction = _dispatch.scalar_arg(correction, name, "correction")
         c = correction if correction is not None else (0 if unbiased is False else 1)
         t = targs[0]
         dims = _dims(dim, len(t._shape))
@@ -610,6 +616,11 @@ def _lse_prep(targs, sargs):
     dim, keepdim, axis = sargs
     if dim is None and axis is None:
         raise TypeError('logsumexp() missing 1 required positional arguments: "dim"')
+    nd, d = len(targs[0]._shape), _ax(dim, axis)
+    if not keepdim and nd and isinstance(d, (tuple, list)) and not d:
+        # (torch's logsumexp reduces ``dim=()`` over every dim, keeping them, then squeezes none: its result, of
+        # the input's rank, is refused by the 0-d output it allocated)
+        raise RuntimeError(f"output with shape [] doesn't match the broadcast shape {[1] * nd}")
     return _dim_prep(targs, sargs)
 
 
@@ -861,7 +872,7 @@ def _topk_prep(targs, sargs):
     dim = _ax(dim, axis)
     if dim is None:
         raise TypeError("topk(): argument 'dim' must be int, not NoneType")
-    d = _one_dim("topk", dim, nd)
+    d = _one_dim("topk", dim, nd, 2)
     if t.dtype is D.bool:
         raise RuntimeError("topk does not support bool dtypes on CPU")
     if isinstance(k, bool) or not hasattr(k, "__index__"):  # (PyTorch's parser refuses a bool, a float, ...)
@@ -900,8 +911,8 @@ def _sort_prep(name):
     def prep(targs, sargs):
         dim, descending, stable, axis = sargs
         dim = _ax(dim, axis)
-        if isinstance(dim, (tuple, list)):
-            raise _invalid_combo(name, f"({type(dim).__name__})", _SORT_METHOD)
+        if isinstance(dim, (tuple, list)) or isinstance(dim, Tensor) and dim._shape:  # (a 0-d tensor is an int)
+            raise _invalid_combo(name, f"({_type_name(dim)})", _SORT_METHOD)
         if dim is None:  # (the method's wording: ``x.sort(dim=None)``)
             raise _invalid_combo(name, "(dim=NoneType, )", _SORT_METHOD)
         if type(dim) is builtins.bool:  # (``sort(x, True)``: a bool where the dim goes; the function's wording)
@@ -1071,6 +1082,7 @@ def _need_tensor(fn, other):
 def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> builtins.bool:
     """Whether ``|input - other| <= atol + rtol * |other|`` everywhere (broadcasting; both of one dtype)."""
     _need_tensor("allclose", other)
+    rtol, atol = (_dispatch.scalar_arg(v, "allclose", k, "float") for v, k in ((rtol, "rtol"), (atol, "atol")))
     from .elementwise import isclose  # (its checks: one dtype, tolerances not negative)
     return builtins.bool(isclose(input, other, rtol, atol, equal_nan).all().item())
 

@@ -969,8 +969,8 @@ def tensor_from_numpy(arr: np.ndarray, dtype, device=None) -> "Tensor":
     PyTorch's UserWarning (CRE-59)."""
     from .. import _device as _dev
     if not arr.flags.writeable:
-        # one warning location: Python's default filter shows it once per process, as PyTorch
-        warnings.warn(_READONLY_WARNING, UserWarning, stacklevel=1)
+        from .._warn import user_stacklevel  # (at the user's line, as PyTorch's; Python's filter: once per line)
+        warnings.warn(_READONLY_WARNING, UserWarning, stacklevel=user_stacklevel())
     dev = _dev.canonical(device)
     jdev = _dev.to_jax(dev)
     item = arr.dtype.itemsize

@@ -622,7 +622,20 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
     return r.astype(input.dtype)
 
 
-@defop(promote=_float_kernel_rule("avg_pool2d"), grad_fn="AvgPool2DBackward0", method=False, function=False,
+def _avg_rule(kernel: str, reduced: bool = True):
+    """PyTorch's CPU avg_pool kernels cover the floating types and Long only (Byte / Char / Short / Int raise
+    ``"avg_pool2d" not implemented for 'Byte'``); avg_pool3d's has no half / bfloat16 one either (``reduced``)."""
+    base = _float_kernel_rule(kernel)
+
+    def rule(op, sig, sargs):
+        dt = sig[0][1]
+        if (dt.category < D.FLOAT and dt is not D.int64) or (not reduced and dt in (D.float16, D.bfloat16)):
+            raise no_kernel(kernel, dt)
+        return base(op, sig, sargs)
+    return rule
+
+
+@defop(promote=_avg_rule("avg_pool2d"), grad_fn="AvgPool2DBackward0", method=False, function=False,
        prep=_avgpool_prep_for("avg_pool2d", 2), kernel="avg_pool2d")
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
@@ -630,14 +643,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
-def _avg3d_rule(op, sig, sargs):
-    """PyTorch's CPU avg_pool3d has float, double and integer kernels, no half / bfloat16 one."""
-    if sig[0][1] in (D.float16, D.bfloat16):
-        raise no_kernel("avg_pool3d_out_frame", sig[0][1])
-    return _float_kernel_rule("avg_pool3d_out_frame")(op, sig, sargs)
-
-
-@defop(promote=_avg3d_rule, grad_fn="AvgPool3DBackward0", method=False,
+@defop(promote=_avg_rule("avg_pool3d_out_frame", reduced=False), grad_fn="AvgPool3DBackward0", method=False,
        function=False, prep=_avgpool_prep_for("avg_pool3d", 3), kernel="avg_pool3d_out_frame", autocast={"cpu": "fp32"})
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):

@@ -993,6 +993,10 @@ def _steps(name, start, end, steps, base, kw):
     if steps is None or isinstance(steps, _py_bool) or not _is_int(steps):
         args = (start, end) if steps is None else (start, end, steps)
         raise _invalid_args(name, args, _passed(base=base, **kw))
+    ts = [(w, v) for w, v in (("start", start), ("end", end)) if isinstance(v, Tensor)]
+    if any(v.dim() for _, v in ts):  # (torch's Tensor overloads name each tensor argument, before the steps check)
+        got = " and ".join(f"{w} with {v.dim()} dimension(s)" for w, v in ts)
+        raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got {got}.")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     return _py_int(steps)

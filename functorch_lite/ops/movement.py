@@ -75,6 +75,31 @@ def suggest_memory_format(t):
     return channels_last if len(shape) == 4 else channels_last_3d
 
 
+def int_list_arg(fname: str, arg: str, v, pos: int | None) -> tuple:
+    """``v`` as torch's argument parser reads an ``int[]`` given as one object (``pos``: its position in the
+    message, None: given by keyword): a tuple / list (a ``Size``) of ints -- anything ``operator.index`` takes
+    (a NumPy integer, a one-element integer tensor), a bool only after the first element -- else the parser's
+    TypeError (an int, a Tensor, a float element). ``flip(x, dims)``, ``F.pad(x, pad)``."""
+    where = f" (position {pos})" if pos else ""
+    if not isinstance(v, (tuple, list)):
+        raise TypeError(f"{fname}(): argument '{arg}'{where} must be tuple of ints, not {_type_name(v)}")
+    out = []
+    for i, e in enumerate(v):
+        try:
+            if i == 0 and isinstance(e, bool):
+                raise TypeError
+            out.append(operator.index(e))
+        except TypeError:
+            if i:
+                raise TypeError(f"{fname}(): argument '{arg}' failed to unpack the object at pos {i + 1} with error "
+                                f"\"type must be tuple of ints,but got {_type_name(e)}\"") from None
+            if pos is None:  # (torch's keyword form names the sequence's type)
+                raise TypeError(f"{fname}(): argument '{arg}' must be tuple of ints, not {_type_name(v)}") from None
+            raise TypeError(f"{fname}(): argument '{arg}'{where} must be tuple of ints, but found element of type "
+                            f"{_type_name(e)} at pos 0") from None
+    return tuple(out)
+
+
 def _flip_prep(targs, sargs):
     dims = _dims_arg(sargs[0])
     nd = len(targs[0]._shape)
@@ -87,10 +112,51 @@ def _flip_prep(targs, sargs):
     return (wrapped,)
 
 
-@defop(out=False, kernel="flip_cpu", grad_fn="FlipBackward0", prep=_flip_prep, saves=())
+@defop(out=False, kernel="flip_cpu", grad_fn="FlipBackward0", prep=_flip_prep, saves=(), method=False,
+       function=False)
 def flip(input, *dims):
+    """The op under ``torch.flip`` / ``Tensor.flip`` (which parse ``dims`` as torch's do)."""
     (dims,) = dims
     return jnp.flip(input, dims) if dims and input.ndim else input  # (a 0-d tensor: dim 0 / -1 is itself)
+
+
+_NO_DIMS = object()
+
+
+def _flip_kw(kw: dict, given: bool):
+    """``dims=`` of torch.flip / Tensor.flip (parsed as its keyword form), or _NO_DIMS; torch's parser errors."""
+    for k in kw:
+        if k != "dims":
+            raise TypeError(f"flip() got an unexpected keyword argument '{k}'")
+    if not kw:
+        return _NO_DIMS
+    if given:
+        raise TypeError("flip() got multiple values for argument 'dims'")
+    return int_list_arg("flip", "dims", kw["dims"], None)
+
+
+def _flip_function(input, *args, **kw):
+    """``torch.flip(input, dims)``: ``dims`` a tuple / list of ints; an int is torch's TypeError (the method takes
+    varargs ints: ``x.flip(0, 1)``)."""
+    if len(args) > 1:
+        raise TypeError(f"flip() takes 2 positional arguments but {len(args) + 1} were given")
+    dims = int_list_arg("flip", "dims", args[0], 2) if args else _NO_DIMS
+    kd = _flip_kw(kw, bool(args))
+    if kd is _NO_DIMS and dims is _NO_DIMS:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
+    return flip(input, kd if dims is _NO_DIMS else dims)
+
+
+def _flip_method(self, *dims, **kw):
+    """``Tensor.flip(*dims)``: varargs ints or one tuple / list (``x.flip(0)``, ``x.flip(0, 1)``, ``x.flip((0,))``)."""
+    if not dims and "dims" not in kw:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
+    kd = _flip_kw(kw, bool(dims))
+    if kd is not _NO_DIMS:
+        return flip(self, kd)
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        return flip(self, int_list_arg("flip", "dims", dims[0], 1))
+    return flip(self, _shape_arg(dims, "flip", "dims"))
 
 
 def _dim_no_scalar(d, nd):
@@ -133,11 +199,27 @@ def _int_seq(v, fname: str, name: str, pos: int, single: bool = True) -> tuple:
     return tuple(operator.index(e) for e in v)
 
 
-@defop(out=False, float8=True, grad_fn="RollBackward0", saves=(), prep=_roll_prep)
-def roll(input, shifts, dims=None):
+@defop("roll", out=False, float8=True, grad_fn="RollBackward0", saves=(), prep=_roll_prep, method=False,
+       function=False)
+def _roll(input, shifts, dims=None):
     if dims is None:  # (one shift: the flattened tensor rolled)
         return jnp.roll(input.reshape(-1), shifts[0]).reshape(input.shape)
     return jnp.roll(input, shifts, dims)
+
+
+def roll(input, *args, **kw):
+    """``torch.roll(input, shifts, dims=None)`` / ``Tensor.roll``. torch's CPU roll is a ``cat`` of two narrows per
+    rolled dim, so its result is laid out as that cat's: in the input's suggested memory format (channels-last
+    stays channels-last) when every roll splits its dim into two non-empty parts, else contiguous (a shift that is
+    a multiple of the size, a flattened roll)."""
+    r = _roll(input, *args, **kw)
+    if input._strides is None or (fmt := suggest_memory_format(input)) is contiguous_format or not r.numel():
+        return r
+    shifts, dims = _roll_prep((input,), (args[0] if args else kw["shifts"],
+                                          args[1] if len(args) > 1 else kw.get("dims")))
+    if dims is not None and all(s % input._shape[d] for s, d in zip(shifts, dims)):
+        lay_out(r, input, fmt)  # (in place: the result keeps its identity)
+    return r
 
 
 def _repeats(name, shape, reps) -> tuple:
@@ -402,10 +484,30 @@ def _stack_prep(targs, sargs):
     return (_wrap_dim(sargs[0], len(ts[0]._shape) + 1),)
 
 
-@defop(float8=True, promote="cat", grad_fn="StackBackward0", tensors="list", prep=_stack_prep, method=False,
-       device_check="cat", saves=(), autocast={"cpu": "promote"})
-def stack(tensors, dim=0):
+@defop("stack", float8=True, promote="cat", grad_fn="StackBackward0", tensors="list", prep=_stack_prep,
+       method=False, function=False, device_check="cat", saves=(), autocast={"cpu": "promote"})
+def _stack(tensors, dim=0):
     return jnp.stack(tensors, axis=dim)
+
+
+def stack(tensors, *args, **kw):
+    """``torch.stack(tensors, dim=0, *, out=None)``. torch stacks at a dim below the inputs' rank as ``cat`` along
+    it, then a view splitting that dim in two: a result laid out as that cat's (channels-last inputs, all of one
+    format: channels-last strides with the stacked dim split, ``(120, 3, 1, 30, 6)`` for two (2, 3, 4, 5) ones at
+    dim 1); at the last dim it cats the unsqueezed inputs (contiguous)."""
+    r = _stack(tensors, *args, **kw)
+    if not isinstance(tensors, (list, tuple)) or not tensors or not isinstance(tensors[0], Tensor) or \
+            tensors[0]._strides is None or kw.get("out") is not None:
+        return r
+    fmts = {suggest_memory_format(t) if isinstance(t, Tensor) else None for t in tensors}
+    fmt = fmts.pop() if len(fmts) == 1 else contiguous_format
+    shape = tensors[0]._shape
+    dim = _wrap_dim(args[0] if args else kw.get("dim", 0), len(shape) + 1)
+    if fmt is contiguous_format or dim == len(shape) or not r.numel():
+        return r
+    cs = fmt._strides(shape[:dim] + (len(tensors) * shape[dim],) + shape[dim + 1:])  # (the cat's strides)
+    st = cs[:dim] + (cs[dim] * shape[dim],) + cs[dim:]
+    return with_memory_order(r, V.memory_order(r._shape, st), st)
 
 
 def broadcast_to(input, size):
@@ -1083,8 +1185,10 @@ METHODS = {"contiguous": contiguous, "clone": clone, "flatten": flatten, "ravel"
            "repeat_interleave": _repeat_interleave_method, "broadcast_to": _broadcast_to_method, "diff": diff,
            "fliplr": fliplr, "flipud": flipud, "diagflat": diagflat, "hsplit": hsplit,
            "vsplit": vsplit, "dsplit": dsplit, "split_with_sizes": _split_with_sizes_method,
-           "is_nonzero": is_nonzero, "is_same_size": is_same_size, "is_signed": is_signed, "rot90": _rot90_method}
-FUNCTIONS = {"rot90": rot90, "clone": clone, "flatten": flatten, "ravel": ravel, "unbind": unbind, "split": split, "chunk": chunk,
+           "is_nonzero": is_nonzero, "is_same_size": is_same_size, "is_signed": is_signed, "rot90": _rot90_method,
+           "flip": _flip_method, "roll": roll}
+FUNCTIONS = {"rot90": rot90, "flip": _flip_function, "roll": roll, "stack": stack, "clone": clone, "flatten": flatten,
+             "ravel": ravel, "unbind": unbind, "split": split, "chunk": chunk,
              "tensor_split": tensor_split, "hstack": hstack, "vstack": vstack,
              "broadcast_tensors": broadcast_tensors, "numel": numel, "broadcast_shapes": broadcast_shapes,
              "repeat_interleave": repeat_interleave, "meshgrid": meshgrid, "broadcast_to": broadcast_to,

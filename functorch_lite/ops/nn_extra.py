@@ -888,7 +888,7 @@ def _t_rms_norm(input, normalized_shape, weight=None, eps=None):
 def _t_constant_pad_nd(input, pad, value=0):
     if len(pad) % 2:
         raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
-    from ..nn.functional import pad as _pad
+    from .resample import _pad  # (the op: ``value`` a Scalar, an int wrapping as torch's; F.pad's is a double)
     return _pad(input, pad, "constant", value)
 
 

@@ -13,6 +13,7 @@ from .. import dtypes as D
 from .._promotion import no_kernel
 from .._tensor.tensor import Tensor
 from ._registry import _not_bool, defop
+from .movement import int_list_arg
 from .._tensor.views import shape_str as _shape_str
 from .view_ops import NARROW_NEGATIVE_LENGTH
 from .conv import adaptive_avg_pool2d, adaptive_avg_pool3d
@@ -28,7 +29,7 @@ _PAD_HELP = ("Supported combinations for non-constant padding:\n  - 2D or 3D inp
 def _pad_prep(targs, sargs):
     x = targs[0]
     p, mode, value = sargs
-    p = tuple(int(e) for e in p)
+    p = int_list_arg("pad", "pad", p, 2)
     nd = len(x._shape)
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
@@ -48,6 +49,8 @@ def _pad_prep(targs, sargs):
             for j in range(len(p) // 2):
                 shape[nd - 1 - j] += p[2 * j] + p[2 * j + 1]
             D.check_fill(value, x.dtype, math.prod(shape))
+        else:
+            value = 0  # (nothing is filled: torch never converts the value, uint8 -1 included)
         return (p, mode, value)
     n = len(p) // 2
     if n not in (1, 2, 3) or nd not in (n + 1, n + 2):
@@ -94,7 +97,7 @@ def _fill(value, dt):
     if jnp.issubdtype(dt, jnp.bool_):
         return jnp.asarray(bool(value), dt)
     if jnp.issubdtype(dt, jnp.integer):
-        v = int(value)
+        v = int(value)  # (a float: checked to fit by _pad_prep, truncated toward zero)
         if jnp.issubdtype(dt, jnp.unsignedinteger):  # (a negative int wraps, as torch's fill: uint8 -1 is 255)
             v %= 1 << (8 * jnp.dtype(dt).itemsize)
         return jnp.asarray(v, dt)
@@ -114,10 +117,12 @@ def _pad_autocast(sargs, targs=()):
         else None
 
 
-@defop(out=False, promote=_pad_rule, grad_fn=_pad_name, method=False, function=False, prep=_pad_prep, kernel="pad",
-       autocast=_pad_autocast, float8=True)  # (float8: constant and circular pads copy; _pad_rule refuses the others)
-def pad(input, pad, mode="constant", value=None):
-    """``F.pad``: ``pad`` lists (left, right) pairs starting from the last dimension; negative pads crop."""
+# (float8: constant and circular pads copy; _pad_rule refuses the others)
+@defop("pad", out=False, promote=_pad_rule, grad_fn=_pad_name, method=False, function=False, prep=_pad_prep,
+       kernel="pad", autocast=_pad_autocast, float8=True)
+def _pad(input, pad, mode="constant", value=None):
+    """The pad op: ``pad`` lists (left, right) pairs starting from the last dimension; negative pads crop. ``value``
+    a Scalar, as ``torch.constant_pad_nd`` takes it (an int fills as torch's fill_: uint8 -1 is 255)."""
     n = len(pad) // 2
     nd = input.ndim
     if mode == "constant":
@@ -141,6 +146,16 @@ def pad(input, pad, mode="constant", value=None):
             ip = np.where(ip < 0, -ip, np.where(ip >= size, 2 * (size - 1) - ip, ip))
         x = jnp.take(x, jnp.asarray(np.clip(ip, 0, size - 1)), axis=ax, mode="clip")
     return x
+
+
+def pad(input, pad, mode="constant", value=None):
+    """``F.pad``: the pad op with torch's ``float? value``: a double, checked against the dtype as one (uint8 -1
+    raises where ``constant_pad_nd``'s int Scalar wraps; int64 2**53 + 1 rounds; a complex is the parser's
+    TypeError)."""
+    if value is not None:
+        from .fft_ops import float_arg  # (late: fft_ops imports this module)
+        value = float_arg("pad", "value", value, 4)
+    return _pad(input, pad, mode, value)
 
 
 # ---- interpolation -----------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from .._promotion import _cname, no_kernel
 from .._tensor.tensor import Tensor, _wrap_dim
 from ._dispatch import _type_name, _check_out_grad, dispatch, write_out
 from ._registry import OPS, defop
+from .grad_overrides import aten_no_derivative
 from .creation import _linspace_real
 from .indexing import _Tracer, _host_tensor
 from .reduction import _structseq, return_types as RT
@@ -35,17 +36,32 @@ RT.histogram = _structseq("histogram", ("hist", "bin_edges"))
 RT.histogram._out_type = RT.histogram_out = _structseq("histogram_out", ("hist", "bin_edges"))
 
 
-def _hist_rule(op, sig, sargs):
+def _histdd_rule(op, sig, sargs):
+    """float32/float64; with explicit bin edges also float16/bfloat16 (PyTorch's kernels)."""
     dt = sig[0][1]
-    if dt not in (D.float32, D.float64):
+    if sig[1] is None and dt not in (D.float32, D.float64):
         raise no_kernel("histogramdd", dt)
+    if dt not in (D.float16, D.bfloat16, D.float32, D.float64):
+        raise no_kernel("histogram_cpu", dt)
     return (None, None, None), (dt, dt)
 
 
-@defop("histogram", promote=_hist_rule, tensors=3, nout=2, result_type=RT.histogram, differentiable=False,
-       method=False, function=False, broadcast=False, kernel="histogramdd", out=False)
+_HIST_NO_GRAD = aten_no_derivative("histogram")
+
+
+@defop("histogram", promote=_histdd_rule, tensors=3, nout=2, result_type=RT.histogram, grad_fn="NotImplemented",
+       method=False, function=False, broadcast=False, kernel="histogramdd", out=False, saves=())
 def _histogram(input, edges, weight, bins, lo, hi, density):
-    """(hist, bin_edges): ``edges`` given, or ``bins`` equal-width bins over [lo, hi] (None: the data's range)."""
+    """(hist, bin_edges): ``edges`` given, or ``bins`` equal-width bins over [lo, hi] (None: the data's range).
+    No derivative (torch's): both results depend on every tensor argument through an identity whose backward
+    raises ``derivative for aten::histogram is not implemented``."""
+    deps = tuple(a for a in (input, edges, weight) if a is not None)
+    hist, edges = _histogram_values(input, edges, weight, bins, lo, hi, density)
+    return _HIST_NO_GRAD(hist, *deps), _HIST_NO_GRAD(edges, *deps)
+
+
+def _histogram_values(input, edges, weight, bins, lo, hi, density):
+    """The values of :func:`_histogram` (JAX arrays)."""
     dt = input.dtype
     x = input.reshape(-1)
     if edges is None:
@@ -110,14 +126,38 @@ def _host_edges(input, nb, ranges):
     return np.stack(rows)
 
 
+def _check_bins_dtype(input, bins, d):
+    """torch's histogramdd check of one bins tensor's dtype (before its dimension)."""
+    if bins.dtype is not input.dtype:
+        raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the same dtype, but got "
+                           f"input with dtype {_cname(input.dtype)} and bins for dimension {d} with dtype "
+                           f"{_cname(bins.dtype)}")
+
+
+def _check_weight(input, weight, points):
+    """torch's histogramdd checks of ``weight``: the input's dtype, then one weight per point (``points``: the
+    input's shape as (N, D) points; torch compares the weight's shape to (N,))."""
+    if weight.dtype is not input.dtype:
+        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
+                           f"have the same dtype, but got input({_cname(input.dtype)}), and "
+                           f"weight({_cname(weight.dtype)})")
+    if tuple(weight._shape) != tuple(points[:-1]):
+        raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
+                           f"input tensor excluding its innermost dimension, but got input with shape "
+                           f"{list(points)} and weight with shape {list(weight._shape)}")
+
+
 def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):  # noqa: A002
     """``torch.histogram(x, bins=100, range=None, weight=None, density=False)``: (hist, bin_edges); ``bins`` an int
     (equal-width bins) or a 1-d tensor of increasing edges. ``out=(hist, bin_edges)``: of the input's dtype (torch's
-    histogramdd checks), resized and written (bin_edges first, as torch's), ``return_types.histogram_out``."""
+    histogramdd checks), resized and written (bin_edges first, as torch's), ``return_types.histogram_out``.
+    torch has no derivative for it: when the input, weight or bins require grad, both results do, with a
+    ``NotImplemented`` grad_fn whose backward raises."""
     if isinstance(bins, Tensor):
         edges, nb = bins, None
+        _check_bins_dtype(input, bins, 0)
         if bins.dim() != 1:
-            raise RuntimeError(f"torch.histogramdd(): bins tensor should have one dimension, but got {bins.dim()} "
+            raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but got {bins.dim()} "
                                "dimensions in the bins tensor for dimension 0")
         lo = hi = None
     else:
@@ -129,9 +169,11 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
         lo, hi = (None, None) if range is None else (float(range[0]), float(range[1]))
         if lo is not None:
             _check_ranges(((lo, hi),))
-    if weight is not None and tuple(weight._shape) != tuple(input._shape):
-        raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
-                           "input tensor excluding its innermost dimension")
+        if input.dtype not in (D.float32, D.float64):
+            raise no_kernel("histogramdd", input.dtype)  # (torch's bin edges fail before the weight checks)
+    if weight is not None:
+        weight = weight.reshape(-1)  # (torch's: one weight per element, whatever the shapes)
+        _check_weight(input, weight, (input.numel(), 1))
     pair = isinstance(out, (tuple, list)) and len(out) == 2 and all(isinstance(o, Tensor) for o in out)
     if pair:
         _check_out_grad("aten::histogram", out, ())
@@ -152,16 +194,6 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
 
 
 RT.histogramdd = _structseq("histogramdd", ("hist", "bin_edges"))
-
-
-def _histdd_rule(op, sig, sargs):
-    """float32/float64; with explicit bin edges also float16/bfloat16 (PyTorch's kernels)."""
-    dt = sig[0][1]
-    if sig[1] is None and dt not in (D.float32, D.float64):
-        raise no_kernel("histogramdd", dt)
-    if dt not in (D.float16, D.bfloat16, D.float32, D.float64):
-        raise no_kernel("histogram_cpu", dt)
-    return (None, None, None), (dt, dt)
 
 
 @defop("histogramdd", promote=_histdd_rule, tensors=3, nout=2, differentiable=False, method=False, function=False,
@@ -221,10 +253,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):  # noqa
     edges = None
     if bins and all(isinstance(b, Tensor) for b in bins):
         for d, b in enumerate(bins):
-            if b.dtype is not input.dtype:
-                raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the same dtype, but "
-                                   f"got input with dtype {_cname(input.dtype)} and bins for dimension {d} with dtype "
-                                   f"{_cname(b.dtype)}")
+            _check_bins_dtype(input, b, d)
             if b.dim() != 1:
                 raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but got {b.dim()} "
                                    f"dimensions in the bins tensor for dimension {d}")
@@ -244,14 +273,8 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):  # noqa
                                    f"elements, but got {len(range)}")
             ranges = tuple((float(range[2 * d]), float(range[2 * d + 1])) for d in builtins.range(nd))
             _check_ranges(ranges)
-    if weight is not None and weight.dtype is not input.dtype:
-        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
-                           f"have the same dtype, but got input({_cname(input.dtype)}), and "
-                           f"weight({_cname(weight.dtype)})")
-    if weight is not None and tuple(weight._shape) != tuple(input._shape[:-1]):
-        raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
-                           f"input tensor excluding its innermost dimension, but got input with shape "
-                           f"{list(input._shape)} and weight with shape {list(weight._shape)}")
+    if weight is not None:
+        _check_weight(input, weight, input._shape)
     if edges is None:
         padded = _host_edges(input, nb, ranges)
         if padded is not None:

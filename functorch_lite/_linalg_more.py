@@ -27,7 +27,7 @@ from . import dtypes as D
 from ._tensor.tensor import Tensor
 from .linalg import LinAlgError, _check_info, _cnum, _inv_msg, _mT, _run, _warn_once, _write, matrix_norm, \
     multi_dot, solve, svdvals
-from .ops._dispatch import dispatch, write_out
+from .ops._dispatch import dispatch, scalar_arg, write_out
 from .ops.movement import _tensor_list
 from .ops._registry import OPS, _not_bool
 from .ops import linalg_more as _ops  # (registers the op-table rows)
@@ -218,6 +218,7 @@ def _cond_inv(A: Tensor, ord) -> Tensor:
 def cond(input: Tensor, p=None, *, out=None) -> Tensor:
     """The condition number of A in the norm ``p``: None / 2 / -2 by singular values (any shape); 'fro', 'nuc', 1,
     -1, inf, -inf for square matrices (inf for a singular one). 0 x 0 matrices give 0."""
+    p = scalar_arg(p, "linalg_cond", "p")  # (a 0-d tensor: its number)
     if isinstance(p, str):
         _need_matrix(f"linalg.cond(ord={p})", input)
         if p not in ("fro", "nuc"):

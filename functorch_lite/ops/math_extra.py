@@ -911,6 +911,8 @@ def vdot(input, other):
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """Covariance of the rows (variables) of ``input`` over its columns (observations)."""
     from .creation import tensor as _tensor
+    if isinstance(correction, Tensor):  # (torch's int parameter: a 0-d tensor its number)
+        correction = _dispatch.scalar_arg(correction, "cov", "correction", "int")
     if input.dim() > 2:
         raise RuntimeError("cov(): expected input to have two or fewer dimensions but got an input with "
                            f"{input.dim()} dimensions")
@@ -1042,7 +1044,7 @@ def _addmv_check(targs, sargs):
 
 
 @defop(required=True, kernel="addmv_impl_cpu", promote=E._tensors_only(_addmv_rule), broadcast=False,
-       grad_fn="AddmvBackward0", tensors=3, check=_addmv_check,
+       grad_fn="AddmvBackward0", tensors=3, check=_addmv_check, prep=_dispatch.scalars_prep("addmv", "beta", "alpha"),
        saves=saves_crossed(1, 2))  # (on no autocast list)
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``; the three tensors of one dtype."""
@@ -1076,7 +1078,7 @@ def _addr_check(targs, sargs):
 
 
 @defop(required=True, kernel="addr_cpu", promote=E._tensors_only(_addr_rule), broadcast=False, grad_fn="AddrBackward0",
-       tensors=3, check=_addr_check)
+       tensors=3, check=_addr_check, prep=_dispatch.scalars_prep("addr", "beta", "alpha"))
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """``beta * input + alpha * outer(vec1, vec2)`` (operands promote; bool is logical)."""
     return _affine(input, jnp.outer(vec1, vec2), beta, alpha)
@@ -1109,7 +1111,7 @@ def _addbmm_check(targs, sargs):
 
 
 @defop(required=True, promote=E._tensors_only(_addbmm_rule), broadcast=False, grad_fn="AddbmmBackward0", tensors=3,
-       check=_addbmm_check, float8=True, kernel="addmm_impl_cpu_",
+       check=_addbmm_check, float8=True, kernel="addmm_impl_cpu_", prep=_dispatch.scalars_prep("addbmm", "beta", "alpha"),
        autocast="lower")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``; the three tensors of one dtype."""

@@ -34,6 +34,7 @@ from .losses import _legacy
 from .norm import _float_rule
 from .nn_ops import _no_grad_arg, reduction_name
 from .._warn import user_stacklevel as _user_stacklevel
+from .fft_ops import float_arg
 
 __all__: list = ["pixel_shuffle", "pixel_unshuffle", "unfold", "fold", "threshold", "threshold_", "relu_",
                  "hardtanh_", "softshrink", "hardshrink", "tanhshrink", "softmin", "pdist", "soft_margin_loss",
@@ -358,8 +359,8 @@ def _pdist_prep(targs, sargs):
     xs = targs[0]._shape
     if len(xs) != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {len(xs)}D")
-    p = float(sargs[0])
-    if p < 0:
+    p = float_arg("pdist", "p", sargs[0])
+    if not p >= 0:  # (torch's ``p >= 0``: NaN is refused too)
         raise RuntimeError("pdist only supports non-negative p values")
     return (p,)
 

@@ -245,3 +245,32 @@ def test_tensor_dim(name):
     op = _DIM_OPS[name]
     _same_type(lambda L: op(L.tensor(V), L.tensor([1])))
     _same(lambda L: op(L.tensor(V), L.tensor(1)))
+
+
+_A2 = [[2.0, 0.0], [0.0, 2.0]]
+_X24 = [[1.0, 2.0, 0.5, -1.0], [0.0, 1.0, 3.0, 2.0]]
+LEFTOVERS = {  # (the ops whose definitions live beside the ones above: the same Scalar / p reading)
+    "cond_p_0d": lambda m: m.linalg.cond(m.tensor(_A2), p=m.tensor(2)),
+    "pdist_p_nan": lambda m: m.pdist(m.ones(3, 2), p=float("nan")),
+    "pdist_p_str": lambda m: m.pdist(m.ones(3, 2), p="fro"),
+    "cov_correction_0d": lambda m: m.cov(m.tensor(_X24), correction=m.tensor(0)),
+    "cov_correction_1d": lambda m: m.cov(m.tensor(_X24), correction=m.tensor([1])),
+    "addmv_0d": lambda m: m.addmv(m.ones(2), m.tensor(_A2), m.ones(2), alpha=m.tensor(2.0), beta=m.tensor(0)),
+    "addr_0d": lambda m: m.addr(m.ones(2, 2), m.ones(2), m.ones(2), alpha=m.tensor(3.0)),
+    "addbmm_0d": lambda m: m.addbmm(m.ones(2, 2), m.tensor([_A2]), m.tensor([_A2]), beta=m.tensor(2.0)),
+    "addmv__0d": lambda m: m.ones(2).addmv_(m.tensor(_A2), m.ones(2), alpha=m.tensor(2.0)),
+    "addr_1d": lambda m: m.addr(m.ones(2, 2), m.ones(2), m.ones(2), alpha=m.tensor([3.0])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEFTOVERS))
+def test_scalar_and_p_arguments_of_the_remaining_ops_as_torch(name):
+    res = []
+    for m in (torch, ft):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # (cov's spurious copy-construct warning)
+            try:
+                res.append(("ok", [round(v, 5) for v in LEFTOVERS[name](m).flatten().tolist()]))
+            except (TypeError, RuntimeError) as e:
+                res.append((type(e).__name__,))
+    assert res[1] == res[0]

@@ -60,9 +60,20 @@ def _lin(out, *pairs):
     return jnp.broadcast_to(acc, out.shape).astype(out.dtype)
 
 
+def _max_first(x, lo):
+    """``max(x, lo)`` as torch's CPU kernels give it (``std::max``): ``x`` itself at a tie, so a -0. input stays -0.
+    (``relu(-0.)``; a reciprocal of it is -inf), where XLA's max orders -0 below +0. A NaN of either propagates."""
+    return jnp.where(x == lo, x, jnp.maximum(x, lo))
+
+
+def _min_first(x, hi):
+    """``min(x, hi)`` with ``x`` itself at a tie (``_max_first``'s)."""
+    return jnp.where(x == hi, x, jnp.minimum(x, hi))
+
+
 @jax.custom_jvp
 def relu(x):
-    return jnp.maximum(x, jnp.zeros((), x.dtype))
+    return _max_first(x, jnp.zeros((), x.dtype))
 
 
 @relu.defjvp
@@ -88,8 +99,8 @@ def _abs_jvp(primals, tangents):
 
 @jax.custom_jvp
 def clamp(x, lo, hi):
-    """clamp with both bounds (arrays of x's dtype, broadcastable)."""
-    return jnp.minimum(jnp.maximum(x, lo), hi)
+    """clamp with both bounds (arrays of x's dtype, broadcastable); a +-0 tie keeps x's sign, as torch's."""
+    return _min_first(_max_first(x, lo), hi)
 
 
 @clamp.defjvp
@@ -105,7 +116,7 @@ def _clamp_jvp(primals, tangents):
 
 @jax.custom_jvp
 def clamp_min(x, lo):
-    return jnp.maximum(x, lo)
+    return _max_first(x, lo)
 
 
 @clamp_min.defjvp
@@ -118,7 +129,7 @@ def _clamp_min_jvp(primals, tangents):
 
 @jax.custom_jvp
 def clamp_max(x, hi):
-    return jnp.minimum(x, hi)
+    return _min_first(x, hi)
 
 
 @clamp_max.defjvp

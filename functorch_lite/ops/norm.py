@@ -654,7 +654,7 @@ def _hardtanh_body(x, lo, hi):
         return jnp.clip(x, jnp.asarray(int(lo), x.dtype), jnp.asarray(int(hi), x.dtype))
     # PyTorch's gradient is 0 at and beyond the bounds (and passes at NaN: its test is x <= lo || x >= hi)
     inside = ~((x <= lo) | (x >= hi))
-    return jnp.where(inside, x, lax.stop_gradient(jnp.clip(x, jnp.asarray(lo, x.dtype), jnp.asarray(hi, x.dtype))))
+    return jnp.where(inside, x, lax.stop_gradient(_go.clamp(x, jnp.asarray(lo, x.dtype), jnp.asarray(hi, x.dtype))))
 
 
 _softplus = _act("_softplus", "SoftplusBackward0", "softplus_cpu", _softplus_body)

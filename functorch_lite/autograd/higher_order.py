@@ -8,11 +8,18 @@ second derivatives, Hessian-vector products and so on.
 from __future__ import annotations
 
 import re
+import weakref
 
 from .. import dtypes as D
 
 _VJP_OPS: dict = {}
 _BACKWARD_NUMBER = re.compile(r"Backward\d*$")  # (a node name's numbered suffix)
+# ops whose torch derivative formula reads a tensor through an op whose own backward reads it again, though the
+# value does not depend on it (``_keeps``): how many orders of backward keep the gradient connected. ``relu``'s is
+# ``threshold_backward(grad, result, 0)``, whose backward reaches the result, so relu's node again: every order;
+# ``square`` is torch's ``pow(x, 2)``: ``grad * 2 * x.pow(1)``, then ``x.pow(0)``, whose backward is a constant zero
+_KEEP_ORDERS = {"relu": float("inf"), "square": 2}
+_KEEPS = weakref.WeakKeyDictionary()  # backward op that keeps its inputs -> the orders its own backward keeps
 
 
 def backward_op(impl, name, grad_fn, rule, tensors, nout, saves):
@@ -68,7 +75,20 @@ def _vjp_op(node, present):
     if len(_VJP_OPS) > 4096:
         _VJP_OPS.clear()
     _VJP_OPS[key] = (entry, op)
+    orders = _keeps(node._op)
+    if orders:
+        _KEEPS[op] = orders - 1
     return op
+
+
+def _keeps(op) -> float:
+    """How many orders of backward, from ``op``'s own, keep every input of the backward op as an edge (not only
+    those its value depends on: ``apply_differentiable``), as torch's graph of the derivative formula does:
+    ``_KEEP_ORDERS``, or what the backward op of such an op inherits (one order fewer)."""
+    if op is None:
+        return 0
+    k = _KEEPS.get(op)
+    return k if k is not None else _KEEP_ORDERS.get(op.name, 0)
 
 
 def apply_differentiable(node, cts):
@@ -108,7 +128,7 @@ def apply_differentiable(node, cts):
         full.append(ct)
     op = _vjp_op(node, present)
     args = _inputs_as_recorded(node) + tuple(full)
-    used = _used_inputs(op, args)
+    used = () if op in _KEEPS else _used_inputs(op, args)  # (``_keeps``: every input is an edge)
     if not all(used):  # what the gradient does not depend on is no edge of it: a linear op's gradient of a
         # constant cotangent requires no grad, as PyTorch's (whose derivative formulas read only what they use);
         # nor is it saved: a copy of its value (a later in-place write of it, an optimizer's differentiable step

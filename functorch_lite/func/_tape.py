@@ -13,7 +13,10 @@ last op's (``AddBackward0``); this node is ``VmapBackward0`` / ``GradBackward0``
 ``jacrev``/``jacfwd``'s show torch's ``ViewBackward0``). Only the results that depend differentiably on a tensor
 that requires grad get the node, and only the tensors some such result depends on get an edge (``_reach``: the
 data flow of the pullback's program), as torch's results are connected only through the ops applied to the outer
-tensors (``grad`` of a linear function: a constant, ``requires_grad=False``)."""
+tensors (``grad`` of a linear function: a constant, ``requires_grad=False``). Under ``create_graph=True`` the
+node's backward is itself a recorded call (``TransformBackward.apply_tensors``): second and higher derivatives
+through a transform's results (a PINN's residual of ``vmap(grad(net))``, a gradient penalty's parameter
+gradients)."""
 from __future__ import annotations
 
 import contextlib
@@ -55,10 +58,15 @@ class TransformBackward(Node):
     differentiably on a tensor that requires grad get the node (``_reach``), and only those tensors get an edge,
     as torch's graph connects a transform's outputs only through the ops applied to the outer tensors
     (``grad`` of a linear function is a constant: no grad_fn, ``requires_grad=False``)."""
-    __slots__ = ("_pullback", "_picks", "_live")
+    __slots__ = ("_pullback", "_picks", "_live", "_rerun")
     _prune = False
 
     def apply_custom(self, cts):
+        return self._pull(self._pullback, cts)
+
+    def _pull(self, pullback, cts):
+        """The inputs' gradients (torch's convention: conjugates of JAX's for complex) from ``pullback`` of the
+        outputs' cotangents (arrays; None = zero)."""
         full = []
         for c, (shape, dt) in zip(cts, self._out_meta):
             if not (dt.is_floating_point or dt.is_complex):
@@ -68,12 +76,50 @@ class TransformBackward(Node):
             else:
                 c = c if c.dtype == dt.jnp else c.astype(dt.jnp)
                 full.append(jnp.conj(c) if dt.is_complex else c)
-        gm, gc = self._pullback(full)
+        gm, gc = pullback(full)
         out = []
         for k, i in self._picks:
             g = (gm, gc)[k][i]
             out.append(jnp.conj(g) if jnp.iscomplexobj(g) else g)
         return out
+
+    def apply_tensors(self, cts):
+        """``create_graph=True``: the backward as a recorded transform call over (the inputs, the cotangents). The
+        saved pullback's residuals are constants, so the call runs again under ``jax.vjp`` from the inputs'
+        values at the forward (the same random draws), and its pullback of ``cts`` is recorded as one node
+        (``record``, so third and higher orders go the same way)."""
+        from .._tensor.tensor import Tensor
+        picks = self._picks
+        if not picks:  # (``edgeless``: no gradient to give)
+            return []
+        pure, diff_arrays, cap_arrays, draws = self._rerun
+        n = len(picks)
+        arrays = [(diff_arrays, cap_arrays)[k][i] for k, i in picks]
+        tensors = list(self._inputs)
+        slots = []  # the output positions whose cotangent is an argument of the call
+        for j, c in enumerate(cts):
+            if c is None or not (self._out_meta[j][1].is_floating_point or self._out_meta[j][1].is_complex):
+                continue
+            if not isinstance(c, Tensor):
+                c = Tensor._from_array(c, self._out_meta[j][1], tensors[0]._storage.device)
+            slots.append(j)
+            tensors.append(c)
+            arrays.append(c._array)
+
+        def compute(arrs):
+            d, c = list(diff_arrays), list(cap_arrays)
+            for (k, i), a in zip(picks, arrs[:n]):
+                (d, c)[k][i] = a
+            with keys_as(draws):
+                _, pullback, _ = jax.vjp(pure, d, c, has_aux=True)
+            full = [None] * len(self._out_meta)
+            for j, a in zip(slots, arrs[n:]):
+                full[j] = a
+            return self._pull(pullback, full), []
+        outs, _, node = record(compute, arrays, tensors, [], None, {}, _backward_cls(type(self)), captured=False)
+        res = [Tensor._from_array(a, t.dtype, t._storage.device) for a, t in zip(outs, self._inputs)]
+        attach(node, res)
+        return res
 
 
 class VmapBackward0(TransformBackward):
@@ -114,6 +160,18 @@ class JacfwdBackward0(TransformBackward):
 # torch's jacrev / jacfwd (and hessian) results are views of the one Jacobian they compute: ViewBackward0
 JacrevBackward0.__name__ = JacrevBackward0.__qualname__ = "ViewBackward0"
 JacfwdBackward0.__name__ = JacfwdBackward0.__qualname__ = "ViewBackward0"
+_BACKWARDS: dict = {}
+
+
+def _backward_cls(cls) -> type:
+    """The node class of ``cls``'s backward recorded under ``create_graph=True`` (``VmapBackward0``'s:
+    ``VmapBackwardBackward0``, as ``higher_order`` names a backward op's)."""
+    b = _BACKWARDS.get(cls)
+    if b is None:
+        from ..autograd.higher_order import _BACKWARD_NUMBER
+        name = _BACKWARD_NUMBER.sub("Backward", cls.__name__) + "Backward0"
+        b = _BACKWARDS[cls] = type(name, (TransformBackward,), {"__slots__": (), "_prune": True})
+    return b
 
 
 def recording() -> bool:
@@ -204,9 +262,9 @@ def record(compute, arrays: list, tensors: list, others: list, func, kwargs: dic
             arrs[i] = a
         return _watching(compute, arrs, caps, cap_arrays, holder)
 
-    with keys_as(draws):
-        outs, pullback, aux = jax.vjp(pure, [arrays[i] for i in dmap], [b._storage.array for b, _ in caps],
-                                      has_aux=True)
+    diff_arrays, cap_arrays = [arrays[i] for i in dmap], [b._storage.array for b, _ in caps]
+    with keys_as(draws), keys_drawn(draws):  # (the draws noted: a differentiable backward runs the call again)
+        outs, pullback, aux = jax.vjp(pure, diff_arrays, cap_arrays, has_aux=True)
     if not dmap:
         _note_read(func, any(holder["read"]))
     reach = _reach(pullback, outs, len(dmap) + len(caps), drop() if drop is not None else ()) \
@@ -233,7 +291,7 @@ def record(compute, arrays: list, tensors: list, others: list, func, kwargs: dic
     if not edges:
         return outs, aux, None
     node = cls()
-    node._pullback, node._picks = pullback, tuple(picks)
+    node._pullback, node._picks, node._rerun = pullback, tuple(picks), (pure, diff_arrays, cap_arrays, draws)
     node._live = None if reach is None else tuple(bool(live >> i & 1) for i in range(len(outs)))
     node._edges, node._inputs, node._diff_idx = tuple(edges), tuple(inputs), tuple(range(len(edges)))
     node.next_functions = tuple(edges)

@@ -364,8 +364,28 @@ def _remainder_name(targs, sargs):
 @defop(promote="elementwise", grad_fn=_remainder_name, tensors=2, inplace=True, check=_int_zero_div,
        check_dtype=_no_bool, kernel="remainder_cpu", saves=_MOD_SAVES)
 def remainder(input, other):
-    """Python-style modulo (sign of the divisor, PRO-25)."""
+    """Python-style modulo (sign of the divisor, PRO-25); floating Tensor-Tensor: torch's derivative
+    (``_float_remainder``)."""
+    if isinstance(other, jax.Array) and jnp.issubdtype(other.dtype, jnp.floating):
+        return _float_remainder(input, other)
     return jnp.remainder(input, other)
+
+
+@jax.custom_jvp
+def _float_remainder(a, b):
+    return jnp.remainder(a, b)
+
+
+@_float_remainder.defjvp
+def _float_remainder_jvp(primals, tangents):
+    """torch's RemainderBackward1: ``grad`` for ``a``, ``-grad * a.div(b, rounding_mode='floor')`` for ``b`` (the
+    exact floor division, whose own derivative is zero), where JAX's derivative truncates the true quotient
+    ``a / b`` (one off when it rounds onto an integer: 5 / 0.2 is 25.0, the floor division 24)."""
+    a, b = primals
+    ta, tb = tangents
+    out = jnp.remainder(a, b)
+    q = jax.lax.stop_gradient(_floor_div(a, b))
+    return out, jnp.broadcast_to(ta - tb * q, out.shape).astype(out.dtype)
 
 
 @defop(promote="elementwise", grad_fn=lambda targs, sargs: "FmodBackward1" if isinstance(targs[1], Tensor) else

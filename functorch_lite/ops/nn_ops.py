@@ -13,6 +13,7 @@ from .._symbolic import sym_float
 from . import _deferred, _rounding
 from ._registry import OPS, _not_bool, defop, saves_crossed
 from .fft_ops import int_arg
+from .reduction import _acc
 from .linalg import _add_product, expands_to, folds_into_mm
 from .._promotion import _cname, no_kernel
 from .._tensor import views as _V
@@ -191,10 +192,12 @@ def linear(input, weight, bias=None):
 
 
 def _reduce(x, reduction):
+    """A loss's reduction as torch's ``apply_loss_reduction`` (``Tensor.mean`` / ``sum``): float16 / bfloat16
+    accumulate in float32 and round once (in their own dtype a float16 sum overflows to inf)."""
     if reduction == "mean":
-        return _rounding.mean(x)
+        return _rounding.mean(_acc(x)).astype(x.dtype)
     if reduction == "sum":
-        return jnp.sum(x)
+        return jnp.sum(_acc(x)).astype(x.dtype)
     return x
 
 
@@ -316,9 +319,60 @@ def _nll(logp, target, weight, ignore_index, reduction):
     w = jnp.where(valid, w, jnp.zeros_like(w))
     # (a where, not ``* 0``: torch never reads an ignored row, so its NaN / inf stay out, and its loss is +0.0)
     loss = jnp.where(valid, -picked * w, jnp.zeros_like(picked))
-    if reduction == "mean":
-        return _mean_of_counted(jnp.sum(loss), jnp.sum(w), valid)
+    half = loss.dtype in (jnp.float16, jnp.bfloat16)
+    if reduction != "none" and half and loss.size <= _HALF_CASCADE_MAX:
+        total, den = _nll_half_sums(loss, w, valid, per_row=logp.ndim <= 2 and weight is None)
+        return _mean_of_counted(total, den, valid) if reduction == "mean" else total
+    if reduction == "mean":  # (a larger half loss: its sums in float32, rounded once)
+        return _mean_of_counted(*(jnp.sum(_acc(a)).astype(a.dtype) for a in (loss, w)), valid)
     return _reduce(loss, reduction)
+
+
+# ATen's half nll_loss sums in a cascade of partial sums in the dtype, whose folds depend on which targets are
+# ignored: reproduced exactly by a serial scan over blocks of 16 targets (``_nll_half_sums``), up to this many
+# targets; beyond, a scan of tens of thousands of steps would cost more than the loss (a bfloat16 segmentation
+# map's), and the sums are float32 ones rounded once (within a few half ulps of torch's, more accurate)
+_HALF_CASCADE_MAX = 1 << 16
+
+
+def _nll_half_sums(loss, w, valid, per_row):
+    """The loss and weight totals of ATen's float16 / bfloat16 ``nll_loss`` / ``nll_loss2d`` kernels: a cascade
+    of 8 partial sums in the dtype itself, each add rounded. Targets in order (batch, then spatial); each counted
+    one adds to level 0, and at a (counted) index that is a multiple of 16**(j + 1) level j is added into j + 1
+    and cleared; the total adds the levels 0..7 in order. Without class weights up to 2-D input the weight total
+    is the count itself (rounded to the dtype). A scan over aligned blocks of 16 (only a block's first index can
+    fold), each adding its elements one by one."""
+    dt = loss.dtype
+    flat_l, flat_w, flat_v = loss.reshape(-1), w.reshape(-1), valid.reshape(-1)
+    n = flat_l.shape[0]  # (at most _HALF_CASCADE_MAX: ATen's level_power, max(4, ceil(log2(n)) / 8), is 4)
+    nb = -(-n // 16)
+    pad = nb * 16 - n
+    blocks = [jnp.pad(a, (0, pad)).reshape(nb, 16) for a in (flat_l, flat_w, flat_v)]
+    zeros = jnp.zeros((8,), dt)
+
+    def block(carry, xs):
+        p, q = carry
+        lb, wb, vb, k = xs
+        i = k * 16  # (the block's first index: the only one that may fold)
+        p0 = jnp.where(vb[0], p[0] + lb[0], p[0])  # (``loss`` is already ``-data * weight``)
+        q0 = jnp.where(vb[0], q[0] + wb[0], q[0])
+        p, q = p.at[0].set(p0), q.at[0].set(q0)
+        fold = vb[0]
+        for j in range(7):
+            fold = fold & (i % (16 ** (j + 1)) == 0)
+            p = jnp.where(fold, p.at[j + 1].set(p[j + 1] + p[j]).at[j].set(0), p)
+            q = jnp.where(fold, q.at[j + 1].set(q[j + 1] + q[j]).at[j].set(0), q)
+        p0, q0 = p[0], q[0]
+        for r in range(1, 16):
+            p0 = jnp.where(vb[r], p0 + lb[r], p0)
+            q0 = jnp.where(vb[r], q0 + wb[r], q0)
+        return (p.at[0].set(p0), q.at[0].set(q0)), None
+
+    (p, q), _ = jax.lax.scan(block, (zeros, zeros), (*blocks, jnp.arange(nb, dtype=jnp.int64)))
+    total, wsum = jnp.zeros((), dt), jnp.zeros((), dt)
+    for j in range(8):
+        total, wsum = total + p[j], wsum + q[j]
+    return total, (jnp.sum(flat_v).astype(dt) if per_row else wsum)
 
 
 def _nll_rule(op, sig, sargs):

@@ -117,7 +117,7 @@ def _reflect(c, twice_low, twice_high):
     span = (twice_high - twice_low) / 2
     c = jnp.abs(c - lo)
     extra = jnp.fmod(c, span)
-    flips = jnp.floor(c / span)
+    flips = jnp.floor(true_div(c, jnp.asarray(span, c.dtype)))  # (rounded once, as ATen's: it decides the fold)
     return jnp.where(jnp.fmod(flips, 2) == 0, extra + lo, span - extra + lo)
 
 
@@ -155,8 +155,9 @@ def _as_index(c, size):
     return jnp.clip(c, -2, size + 1).astype(jnp.int32)
 
 
-def _cubic_coeffs(t):
-    """ATen's ``get_cubic_upsample_coefficients`` (cubic convolution, A = -0.75) for the four taps."""
+def _cubic_coeffs(t, half=False):
+    """ATen's ``get_cubic_upsample_coefficients`` (cubic convolution, A = -0.75) for the four taps. ``half``: its
+    float16 / bfloat16 order, each op rounded: the last tap reads ``(1 - t) + 1`` (two roundings), not ``2 - t``."""
     a = -0.75
 
     def conv1(x):
@@ -164,7 +165,17 @@ def _cubic_coeffs(t):
 
     def conv2(x):
         return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-    return (conv2(t + 1), conv1(t), conv1(1 - t), conv2(2 - t))
+    return (conv2(t + 1), conv1(t), conv1(1 - t), conv2((1 - t) + 1 if half else 2 - t))
+
+
+def _half_dot(v, w):
+    """``v[0] * w[0] + v[1] * w[1] + ...`` over axis 0, left to right with each product and sum rounded to the
+    half dtype: ATen's grid samplers accumulating a float16 / bfloat16 output (XLA's reduce would sum in
+    float32)."""
+    acc = v[0] * w[0]
+    for k in range(1, v.shape[0]):
+        acc = acc + v[k] * w[k]
+    return acc
 
 
 @defop("grid_sampler", promote=_gs_rule, tensors=2, method=False, function=False, prep=_gs_prep, autocast="fp32",
@@ -173,7 +184,10 @@ def _cubic_coeffs(t):
 def _grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
     """Sample ``input`` (N, C, [D,] H, W) at ``grid`` (N, *out, 2 or 3; x/y[/z] in [-1, 1]) -> (N, C, *out)."""
     odt = input.dtype
-    cdt = D.opmath(odt)
+    # float16 / bfloat16: ATen's CPU kernels compute in the dtype itself, each op rounded (coordinates, weights,
+    # the sum), not in float32 opmath
+    half = odt in (jnp.float16, jnp.bfloat16)
+    cdt = odt if half else D.opmath(odt)
     x, g = input.astype(cdt), grid.astype(cdt)
     sizes = input.shape[2:]
     nsp = len(sizes)
@@ -185,12 +199,18 @@ def _grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
     if mode == 2:  # bicubic (2-d): taps at integer offsets, the padding mode applied to each tap's coordinate
         src = [_unnormalize(c, s, align) for c, s in zip(coords, sizes)]
         base = [jnp.floor(c) for c in src]
-        wts = [jnp.stack(_cubic_coeffs(c - b)) for c, b in zip(src, base)]  # (4, N, *out) per dim
-        taps = [jnp.stack([_as_index(jnp.trunc(_pad_coord(b - 1 + k, s, pad, align)), s) for k in range(4)])
-                for b, s in zip(base, sizes)]
+        wts = [jnp.stack(_cubic_coeffs(c - b, half)) for c, b in zip(src, base)]  # (4, N, *out) per dim
+        # (the tap coordinates as ATen's: rows ``(y - 1) + i``, columns ``x + (j - 1)``, rounded in a half dtype)
+        taps = [jnp.stack([_as_index(jnp.trunc(_pad_coord(b - 1 + k if d == 0 else b + (k - 1), s, pad, align)), s)
+                           for k in range(4)]) for d, (b, s) in enumerate(zip(base, sizes))]
         rows, cols = (jnp.repeat(taps[0], 4, axis=0), jnp.tile(taps[1], (4,) + (1,) * (taps[1].ndim - 1)))
+        v = _gather(xf, (rows, cols), sizes)
+        if half:  # (ATen's order: each row interpolated along x, then the four rows along y)
+            v = v.reshape((4, 4) + v.shape[1:])
+            r = jnp.stack([_half_dot(v[i], wts[1][:, :, None]) for i in range(4)])
+            return _half_dot(r, wts[0][:, :, None])
         w = (wts[0][:, None] * wts[1][None]).reshape((16,) + wts[0].shape[1:])
-        return jnp.sum(_gather(xf, (rows, cols), sizes) * w[:, :, None], axis=0).astype(odt)
+        return jnp.sum(v * w[:, :, None], axis=0).astype(odt)
     src = [_pad_coord(_unnormalize(c, s, align), s, pad, align) for c, s in zip(coords, sizes)]
     if mode == 1:  # nearest: round half to even (std::nearbyint), no gradient for the grid
         return _gather(xf, [_as_index(jnp.round(c), s)[None] for c, s in zip(src, sizes)], sizes)[0].astype(odt)
@@ -201,12 +221,17 @@ def _grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
     for corner in range(2 ** nsp):
         bits = [(corner >> (nsp - 1 - k)) & 1 for k in range(nsp)]
         w = None
-        for d, (f, fr, b, s) in enumerate(zip(lo, frac, bits, sizes)):
-            idx[d].append(_as_index(f + b, s))
-            wk = fr if b else 1 - fr
+        for d in (reversed(range(nsp)) if half else range(nsp)):
+            f, fr, b, s = lo[d], frac[d], bits[d], sizes[d]
+            idx[d].append(_as_index(f, s) + b)  # (an integer ``+ 1``, as ATen's: 301 is no bfloat16)
+            # (half 3-d: ATen's scalar kernel, ``(ix_bse - ix) * (iy_bse - iy) * (iz_bse - iz)``, the integer
+            # ``ix_bse`` rounded to the dtype first, x first; 2-d: its vectorized kernel, ``1 - (ix - floor(ix))``)
+            wk = fr if b else (f + 1) - src[d] if half and nsp == 3 else 1 - fr
             w = wk if w is None else w * wk
         wl.append(w)
     v = _gather(xf, [jnp.stack(i) for i in idx], sizes)
+    if half:
+        return _half_dot(v, jnp.stack(wl)[:, :, None])
     return jnp.sum(v * jnp.stack(wl)[:, :, None], axis=0).astype(odt)
 
 

@@ -277,6 +277,8 @@ _BINCOUNT_NO_GRAD = _go.aten_no_derivative("bincount")
 def _bincount(input, weights, length):
     """PyTorch's bincount has no derivative: with weights that require grad its output does (``NotImplemented``,
     whose backward raises)."""
+    if input.dtype.itemsize < 4:
+        input = input.astype(jnp.int32)  # (JAX's scatter normalizes indices in their dtype: 128 overflows int8)
     if weights is None:
         return jnp.bincount(input, length=length)
     return _BINCOUNT_NO_GRAD(jnp.bincount(input, weights, length=length), weights)
@@ -307,7 +309,9 @@ def bincount(input: Tensor, weights=None, minlength: int = 0) -> Tensor:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if weights is not None and (weights.dim() != 1 or weights.shape[0] != input.shape[0]):
         raise RuntimeError("weights should be 1-d and have the same length as input")
-    return dispatch(OPS["bincount"], (input, weights), (_stacked_length(np.maximum(h.max(axis=-1) + 1, minlength)),))
+    # (the length in int64: ``max + 1`` in a uint8 / int8 / int16 input's own dtype wraps, 255 + 1 -> 0)
+    n = np.maximum(h.max(axis=-1).astype(np.int64) + 1, minlength)
+    return dispatch(OPS["bincount"], (input, weights), (_stacked_length(n),))
 
 
 def _stacked_length(lengths) -> int:

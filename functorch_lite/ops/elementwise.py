@@ -17,7 +17,7 @@ from .._tensor.tensor import Tensor
 from .._symbolic import SymNumber
 from .._warn import warn_once
 from .reduction import no_wide_unsigned as _no_wide_unsigned
-from ._dispatch import _not_a_tensor, stored_half as _stored_half
+from ._dispatch import _not_a_tensor, scalar_arg, stored_half as _stored_half
 
 
 # ---- checks ---------------------------------------------------------------------------------------
@@ -223,6 +223,9 @@ def _alpha_prep(targs, sargs):
     """``alpha`` takes the result's dtype: it must fit in it (``int8.add(y, alpha=300)`` raises), and may not
     be a float for an integral result."""
     alpha = sargs[0]
+    if isinstance(alpha, Tensor):  # (a 0-d tensor: its number, which the kernel's key then holds, not the tensor)
+        alpha = scalar_arg(alpha, "add", "alpha")
+        sargs = (alpha,) + tuple(sargs[1:])
     if type(alpha) is not int or alpha != 1:  # (the default int 1 passes; a compiled function's dynamic alpha: no
         # branch on its value; a float / bool / complex alpha is checked even when it equals 1)
         r = P.result_type_sig(P._entries(tuple((len(t._shape), t.dtype) if hasattr(t, "_storage") else type(t)
@@ -590,6 +593,7 @@ def _isclose_prep(targs, sargs):
     a, b = targs
     if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype is not b.dtype:
         raise RuntimeError(f"{a.dtype.short} did not match {b.dtype.short}")
+    sargs = tuple(scalar_arg(v, "isclose", k, "float") for v, k in zip(sargs[:2], ("rtol", "atol"))) + sargs[2:]
     for name, v in zip(("rtol", "atol"), sargs[:2]):
         if v < 0:
             raise RuntimeError(f"{name} must be greater than or equal to zero, but got {v:g}")
@@ -1017,6 +1021,8 @@ def _round_rule(op, sig, sargs):
 
 def _round_prep(targs, sargs):
     """A complex input with ``decimals`` names torch's ``round_cpu`` (``round_decimals``), not the VML kernel."""
+    if isinstance(sargs[0], Tensor):  # (a 0-d tensor: its number)
+        sargs = (scalar_arg(sargs[0], "round", "decimals", "int"),) + tuple(sargs[1:])
     t = targs[0]
     if sargs[0] and isinstance(t, Tensor) and t.dtype.is_complex:
         raise no_kernel("round_cpu", t.dtype)
@@ -1116,7 +1122,14 @@ for _n, _f in [("isnan", jnp.isnan), ("isinf", jnp.isinf), ("isfinite", jnp.isfi
     _predicate(_n, _f)
 
 
-@defop(kernel="nan_to_num", grad_fn="NanToNumBackward0", inplace=True)
+def _nan_to_num_prep(targs, sargs):
+    """torch's ``float?`` replacements: a 0-d tensor is its number."""
+    if any(isinstance(v, Tensor) for v in sargs):
+        sargs = tuple(scalar_arg(v, "nan_to_num", k, "float") for v, k in zip(sargs, ("nan", "posinf", "neginf")))
+    return sargs
+
+
+@defop(kernel="nan_to_num", grad_fn="NanToNumBackward0", inplace=True, prep=_nan_to_num_prep)
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     return jnp.nan_to_num(input, nan=nan, posinf=posinf, neginf=neginf)
 

@@ -156,8 +156,10 @@ def _binary_rule(base, tangent, symbolic_zeros=False):
 
 
 def _tie_to_self(cmp):
-    """fmax (cmp=ge) / fmin (cmp=le) with PyTorch's gradient: self's where ``cmp(x, y) or isnan(y)``."""
-    return _binary_rule(jnp.fmax if cmp is jnp.greater_equal else jnp.fmin,
+    """fmax (cmp=ge) / fmin (cmp=le) with PyTorch's gradient: self's where ``cmp(x, y) or isnan(y)``; at a +-0 tie
+    the value is self's too, as torch's kernel (``_max_first``)."""
+    base = jnp.fmax if cmp is jnp.greater_equal else jnp.fmin
+    return _binary_rule(lambda x, y: jnp.where(x == y, x, base(x, y)),
                         lambda x, y, r, tx, ty: jnp.where(cmp(x, y) | jnp.isnan(y), tx, ty))
 
 

@@ -13,6 +13,8 @@ from .._symbolic import sym_float
 from . import _deferred, _rounding
 from ._registry import OPS, _not_bool, defop, saves_crossed
 from .fft_ops import int_arg
+from ._dispatch import scalar_arg
+from .._tensor.tensor import Tensor
 from .reduction import _acc
 from .linalg import _add_product, expands_to, folds_into_mm
 from .._promotion import _cname, no_kernel
@@ -436,7 +438,10 @@ def _ce_prep(targs, sargs):
     no ignore_index >= 0, a 1-D weight of C); else class indices through nll_loss_nd's checks."""
     sargs = _reduction_prep(targs, sargs)
     x, t, w = targs[0], targs[1], targs[2]
-    ignore_index, ls = int_arg("cross_entropy_loss", "ignore_index", sargs[0], 5), sargs[1]
+    ignore_index = int_arg("cross_entropy_loss", "ignore_index", sargs[0], 5)
+    if isinstance(sargs[1], Tensor):  # (a 0-d tensor: its number)
+        sargs = (sargs[0], scalar_arg(sargs[1], "cross_entropy_loss", "label_smoothing", "float")) + tuple(sargs[2:])
+    ls = sargs[1]
     if _probability_target(x, t):
         if t.dtype.category < D.FLOAT or t.dtype.is_complex:
             raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
@@ -552,7 +557,6 @@ def _dropout_impl(input, p, training, inplace, feature=False, alpha=False):
     if p == 1.0:
         return input.mul_(0.0) if inplace else input * 0.0
     from .. import random as _random
-    from .._tensor.tensor import Tensor
     key = jax.random.key_data(_random.default_generator.next_key())
     kt = Tensor._from_array(_on_device_of(key, input._array), D.uint32, input.device)
     if inplace:  # ATen's dropout_ / feature_dropout_ / alpha_dropout_: one in-place op (its grad_fn)

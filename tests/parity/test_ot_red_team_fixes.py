@@ -274,3 +274,34 @@ def test_scalar_and_p_arguments_of_the_remaining_ops_as_torch(name):
             except (TypeError, RuntimeError) as e:
                 res.append((type(e).__name__,))
     assert res[1] == res[0]
+
+
+ELEMENTWISE_SCALARS = {  # (the elementwise ops' Scalar parameters: the same reading)
+    "nan_to_num": lambda m: m.nan_to_num(m.tensor([float("nan"), float("inf")]), nan=m.tensor(2.0),
+                                         posinf=m.tensor(3.0)),
+    "isclose": lambda m: m.isclose(m.tensor([1.0]), m.tensor([1.1]), rtol=m.tensor(0.2)),
+    "round_decimals": lambda m: m.round(m.tensor([1.2345]), decimals=m.tensor(2)),
+    "cross_entropy_label_smoothing": lambda m: m.nn.functional.cross_entropy(
+        m.tensor([[1.0, 2.0]]), m.tensor([0]), label_smoothing=m.tensor(0.1)),
+    "add_alpha_1d": lambda m: m.add(m.ones(2), m.ones(2), alpha=m.tensor([2.0])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ELEMENTWISE_SCALARS))
+def test_elementwise_scalar_arguments_as_torch(name):
+    res = []
+    for m in (torch, ft):
+        try:
+            res.append(("ok", [round(v, 5) for v in ELEMENTWISE_SCALARS[name](m).flatten().tolist()]))
+        except (TypeError, RuntimeError) as e:
+            res.append((type(e).__name__,))
+    assert res[1] == res[0]
+
+
+def test_add_alpha_tensor_written_in_place_is_read_again_as_torch():
+    """A 0-d tensor alpha was kept in the kernel's cache key: after ``t.fill_(5.)`` the next add reused 2."""
+    for m in (torch, ft):
+        x, t = m.ones(2), m.tensor(2.0)
+        assert m.add(x, x, alpha=t).tolist() == [3.0, 3.0]
+        t.fill_(5.0)
+        assert m.add(x, x, alpha=t).tolist() == [6.0, 6.0]

@@ -19,6 +19,10 @@ CASES = {
     "clamp_max_neg": lambda m, a, b: a.clamp_max(0.0),
     "clamp_both": lambda m, a, b: m.clamp(a, 0.0, 1.0),
     "hardtanh": lambda m, a, b: m.nn.functional.hardtanh(a, 0.0, 1.0),
+    "fmax": lambda m, a, b: m.fmax(a, b),
+    "fmax_rev": lambda m, a, b: m.fmax(b, a),
+    "fmin": lambda m, a, b: m.fmin(a, b),
+    "fmin_rev": lambda m, a, b: m.fmin(b, a),
 }
 
 
@@ -37,3 +41,4 @@ def test_nan_still_propagates():
         x = m.tensor([float("nan"), -0.0, 2.0])
         assert [math.isnan(v) for v in m.relu(x).tolist()] == [True, False, False]
         assert [math.isnan(v) for v in x.clamp(0.0, 1.0).tolist()] == [True, False, False]
+        assert m.fmax(x, m.tensor([1.0, 0.0, float("nan")])).tolist() == [1.0, -0.0, 2.0]

@@ -504,6 +504,10 @@ def vector_norm(input: Tensor = None, ord=2, dim=None, keepdim: bool = False, *,
     input = either_arg(input, x, "linalg_vector_norm", "input",
                        'linalg_vector_norm() missing 1 required positional arguments: "input"')
     ord = scalar_arg(ord, "linalg_vector_norm", "ord")  # (a 0-d tensor: its number)
+    if isinstance(ord, Tensor):  # (a traced one, under compile: its value picks the kernel -- eager's, as a break)
+        raise data_dependent_error("linalg.vector_norm's ord given as a tensor", ord._array)
+    if type(keepdim) is not bool:
+        _not_bool("linalg_vector_norm", ("keepdim",), (keepdim,))
     if not isinstance(ord, numbers.Number):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not {_type_name(ord)}")
     if isinstance(ord, complex):

@@ -263,7 +263,9 @@ def _nll_shape_check(x, t, w):
 
 def _nll_prep(targs, sargs):
     sargs = _reduction_prep(targs, sargs)
-    int_arg("nll_loss_nd", "ignore_index", sargs[0], 5)
+    ii = int_arg("nll_loss_nd", "ignore_index", sargs[0], 5)
+    if isinstance(sargs[0], Tensor):  # (a 0-d tensor: its number, which the kernel compares the targets with)
+        sargs = (ii,) + tuple(sargs[1:])
     _nll_shape_check(targs[0], targs[1], targs[2])
     return sargs
 
@@ -439,8 +441,9 @@ def _ce_prep(targs, sargs):
     sargs = _reduction_prep(targs, sargs)
     x, t, w = targs[0], targs[1], targs[2]
     ignore_index = int_arg("cross_entropy_loss", "ignore_index", sargs[0], 5)
-    if isinstance(sargs[1], Tensor):  # (a 0-d tensor: its number)
-        sargs = (sargs[0], scalar_arg(sargs[1], "cross_entropy_loss", "label_smoothing", "float")) + tuple(sargs[2:])
+    if isinstance(sargs[0], Tensor) or isinstance(sargs[1], Tensor):  # (a 0-d tensor: its number)
+        ls = scalar_arg(sargs[1], "cross_entropy_loss", "label_smoothing", "float")
+        sargs = (ignore_index if isinstance(sargs[0], Tensor) else sargs[0], ls) + tuple(sargs[2:])
     ls = sargs[1]
     if _probability_target(x, t):
         if t.dtype.category < D.FLOAT or t.dtype.is_complex:

@@ -276,6 +276,10 @@ def test_scalar_and_p_arguments_of_the_remaining_ops_as_torch(name):
     assert res[1] == res[0]
 
 
+def _x3(m):  # (the same 3 x 3 logits for either library)
+    return m.tensor([[1.0, 2.0, 0.5], [0.3, -1.0, 2.0], [0.0, 0.0, 1.0]])
+
+
 ELEMENTWISE_SCALARS = {  # (the elementwise ops' Scalar parameters: the same reading)
     "nan_to_num": lambda m: m.nan_to_num(m.tensor([float("nan"), float("inf")]), nan=m.tensor(2.0),
                                          posinf=m.tensor(3.0)),
@@ -284,6 +288,13 @@ ELEMENTWISE_SCALARS = {  # (the elementwise ops' Scalar parameters: the same rea
     "cross_entropy_label_smoothing": lambda m: m.nn.functional.cross_entropy(
         m.tensor([[1.0, 2.0]]), m.tensor([0]), label_smoothing=m.tensor(0.1)),
     "add_alpha_1d": lambda m: m.add(m.ones(2), m.ones(2), alpha=m.tensor([2.0])),
+    # (a 0-d tensor ignore_index was checked, then the tensor itself reached the kernel: nothing was ignored)
+    "cross_entropy_ignore_index": lambda m: m.nn.functional.cross_entropy(_x3(m), m.tensor([0, 1, 2]),
+                                                                          ignore_index=m.tensor(1)),
+    "nll_loss_ignore_index": lambda m: m.nn.functional.nll_loss(_x3(m), m.tensor([0, 1, 2]), ignore_index=m.tensor(2)),
+    "CrossEntropyLoss_ignore_index": lambda m: m.nn.CrossEntropyLoss(ignore_index=m.tensor(0))(
+        _x3(m), m.tensor([0, 1, 2])),
+    "vector_norm_int_keepdim": lambda m: m.linalg.vector_norm(m.ones(2, 2), 2, 1, 1),
 }
 
 
@@ -305,3 +316,12 @@ def test_add_alpha_tensor_written_in_place_is_read_again_as_torch():
         assert m.add(x, x, alpha=t).tolist() == [3.0, 3.0]
         t.fill_(5.0)
         assert m.add(x, x, alpha=t).tolist() == [6.0, 6.0]
+
+
+def test_compiled_vector_norm_with_a_tensor_ord_runs_eagerly_as_a_graph_break():
+    """A traced 0-d ord picks the kernel by its value: the call breaks the graph (eager's result, a warning) where
+    it raised TypeError."""
+    f = ft.compile(lambda v, o: ft.linalg.vector_norm(v, ord=o))
+    with pytest.warns(UserWarning):
+        r = f(ft.tensor([3.0, 4.0]), ft.tensor(2.0))
+    assert r.item() == 5.0

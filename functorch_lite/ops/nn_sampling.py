@@ -310,11 +310,15 @@ def _ag_prep(targs, sargs):
 
 
 def _linspace_neg1(n, align, dt):
-    """ATen's ``linspace_from_neg_one``: pixel centres in [-1, 1] (scaled by (n-1)/n without align_corners)."""
+    """ATen's ``linspace_from_neg_one``: pixel centres in [-1, 1], torch's linspace bit for bit (symmetric from
+    both ends: creation._linspace_real), then without align_corners ``range * (n - 1) / n``, two roundings as
+    torch's (one multiply by the rounded ratio is an ulp off: 0.6000000238 for torch's 0.5999999642, which moved a
+    nearest-mode grid_sample to the next pixel)."""
     if n <= 1:
         return jnp.zeros((1,), dt)
-    r = jnp.linspace(-1.0, 1.0, n, dtype=dt)
-    return r if align else r * jnp.asarray((n - 1) / n, dt)
+    from .creation import _linspace_real
+    r = jnp.asarray(_linspace_real(-1.0, 1.0, n, D.from_numpy_dtype(jnp.dtype(dt))))
+    return r if align else r * jnp.asarray(n - 1, dt) / jnp.asarray(n, dt)
 
 
 @defop("affine_grid_generator", promote=_ag_rule, grad_fn="AffineGridGeneratorBackward0", method=False,

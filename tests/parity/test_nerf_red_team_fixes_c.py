@@ -154,3 +154,16 @@ def test_remainder_divisor_grad_uses_floor_division():
     assert res[0][2].tolist() == [-24., -18., -18., 100., -10., -594.]
     for t, f in zip(*res):
         _same(t, f)
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_affine_grid_identity_base_grid_bit_exact_as_torch(align_corners):
+    """ATen's linspace_from_neg_one: torch's symmetric linspace, then ``range * (n - 1) / n`` (two roundings); a
+    multiply by the rounded ratio was an ulp off at some sizes (an identity warp's grid, a nearest-mode grid_sample
+    of it then picks another pixel)."""
+    res = []
+    for m in (torch, ft):
+        t = m.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+        res.append([m.nn.functional.affine_grid(t, (1, 1, n, n + 3), align_corners=align_corners).flatten().tolist()
+                    for n in range(1, 30)])
+    assert res[1] == res[0]

@@ -571,7 +571,7 @@ def _dropout_impl(input, p, training, inplace, feature=False, alpha=False):
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """``F.dropout``: identity when not training or ``p == 0``; all zeros when ``p == 1``."""
     if type(training) is not bool:  # (torch's Python F.dropout reads ``inplace`` by truthiness, ``training`` not)
-        _not_bool("dropout", ("training",), (training,))
+        _not_bool("dropout", ("train",), (training,), pos=3)  # (torch's kernel's parameter: ``train``)
     return _dropout_impl(input, p, training, inplace)
 
 

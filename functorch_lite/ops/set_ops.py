@@ -219,8 +219,8 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
     """The distinct values (always sorted, as PyTorch's CPU kernel), with the inverse indices (input's shape, or the
     size of ``dim``) and the counts when asked; ``dim``: distinct slices along it."""
     if type(sorted) is not bool or type(return_inverse) is not bool or type(return_counts) is not bool:
-        _not_bool("unique", ("sorted", "return_inverse", "return_counts"),
-                  (sorted, return_inverse, return_counts))
+        _not_bool("_unique2" if dim is None else "unique_dim", ("sorted", "return_inverse", "return_counts"),
+                  (sorted, return_inverse, return_counts))  # (torch's kernel names, as its parser's message)
     return _unique_result(dispatch(OPS["unique"], (input,), (dim, False)), return_inverse, return_counts, input,
                           "_unique2" if dim is None else "unique_dim")
 

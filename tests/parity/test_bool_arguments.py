@@ -188,3 +188,16 @@ def test_dropout_inplace_read_by_truthiness_as_torch():
     for m in (torch, ft):
         assert m.nn.functional.dropout(m.ones(2), 0.0, True, 1).tolist() == [1.0, 1.0]
         assert m.nn.Dropout(0.0, inplace=1)(m.ones(2)).tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("name", ["dropout", "unique", "unique_dim"])
+def test_bool_messages_name_torchs_kernel_argument(name):
+    calls = {"dropout": lambda m: m.nn.functional.dropout(m.ones(2), 0.0, training=1),
+             "unique": lambda m: m.unique(m.ones(2), sorted=1),
+             "unique_dim": lambda m: m.unique(m.ones(2, 2), dim=0, sorted=1)}
+    msgs = []
+    for m in (torch, ft):
+        with pytest.raises(TypeError) as e:
+            calls[name](m)
+        msgs.append(str(e.value))
+    assert msgs[1] == msgs[0]

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-import torch
+import torch  # noqa: F401  (real torch is required: _parity.same runs each case under it)
 
 import functorch_lite as ft
 from _parity import same

@@ -665,7 +665,8 @@ _hardtanh = _act("_hardtanh", "HardtanhBackward0", "clamp_scalar_cpu", _hardtanh
 def _softsign_body(x, a, b):
     """torch's composite ``x / (x.abs() + 1)``, with its abs derivative ``sgn(x)`` (0 at 0: the 2nd derivative at 0
     is -0 and the 3rd 0, where JAX's abs, +-1 at 0, gave -2 and 6)."""
-    return x / (_go.abs(x) + 1).astype(x.dtype)
+    a = jnp.abs(x) if jnp.iscomplexobj(x) else _go.abs(x)  # (a complex x: JAX's |x|, whose tangent is real)
+    return x / (a + 1).astype(x.dtype)
 
 
 _softsign = _act("_softsign", "DivBackward0", "add_stub", _softsign_body, _softsign_rule)

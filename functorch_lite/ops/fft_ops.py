@@ -126,6 +126,15 @@ def int_arg(fname: str, name: str, v, pos: int | None = None) -> int:
     return operator.index(v)
 
 
+def tensor_arg(fname: str, name: str, v, pos: int | None = None):
+    """``v`` where PyTorch's argument parser takes a Tensor, else its TypeError (a Python number as index_add's
+    source, gather's index)."""
+    if not isinstance(v, Tensor):
+        where = f" (position {pos})" if pos else ""
+        raise TypeError(f"{fname}(): argument '{name}'{where} must be Tensor, not {_type_name(v)}")
+    return v
+
+
 def float_arg(fname: str, name: str, v, pos: int | None = None) -> float:
     """``v`` as PyTorch's argument parser takes a float (a number or a one-element tensor), else its TypeError."""
     if isinstance(v, (str, bytes)) or not hasattr(v, "__float__"):

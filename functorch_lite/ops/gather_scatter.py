@@ -31,6 +31,7 @@ from ._dispatch import (_I64, _big_int, _type_name, broadcast_shapes, data_depen
                         scalar_arg, stored_half, write_out)
 from ._registry import OPS, _not_bool, defop
 from .reduction import _rule_int64_narrow
+from .fft_ops import tensor_arg
 from .indexing import (_INT_INDEX, _Tracer, _at_index, _bounds, _dim_size, _host_tensor, _no_overlap, _oob, _out,
                        _rule_cast, _twin, _view, set_at)
 
@@ -80,10 +81,7 @@ def _tensor_arg(fname: str, name: str, pos: int, a, in_place: bool) -> None:
     number as index_add's source or gather's index; ``scatter_(dim, index, value)`` is scatter's own overload).
     The in-place form, a method, numbers it at ``pos``; the out-of-place one may be a call or a method (numbered
     differently), so its message names the argument only."""
-    if not isinstance(a, Tensor):
-        where = f" (position {pos})" if in_place else ""
-        raise TypeError(f"{fname}{'_' if in_place else ''}(): argument '{name}'{where} must be Tensor, not "
-                        f"{_type_name(a)}")
+    tensor_arg(fname + "_" if in_place else fname, name, a, pos if in_place else None)
 
 
 def _need(t, allowed, msg, exc=RuntimeError):

@@ -41,7 +41,7 @@ from . import fft_ops as _k
 from .complex_ops import view_as_real
 from .creation import ones, tensor
 from .resample import pad as _pad
-from ._dispatch import _type_name
+from ._registry import _not_bool
 
 _STFT_NO_WINDOW = (
     "A window was not provided. A rectangular window will be applied,which is known to cause spectral leakage. "
@@ -70,16 +70,13 @@ def _check_int(fname: str, name: str, v, pos: int | None = None, optional: bool 
 
 
 def _check_bool(fname: str, name: str, v, optional: bool = False):
-    if (v is None and optional) or isinstance(v, bool):
-        return v
-    raise TypeError(f"{fname}(): argument '{name}' must be bool, not {_type_name(v)}")
+    if type(v) is not bool and not (v is None and optional):
+        _not_bool(fname, (name,), (v,))
+    return v
 
 
 def _check_tensor(fname: str, name: str, v, pos: int | None = None, optional: bool = True):
-    if (v is None and optional) or isinstance(v, Tensor):
-        return v
-    where = f" (position {pos})" if pos else ""
-    raise TypeError(f"{fname}(): argument '{name}'{where} must be Tensor, not {_type_name(v)}")
+    return v if v is None and optional else _k.tensor_arg(fname, name, v, pos)
 
 
 # ---- PyTorch's description of the call in its error messages --------------------------------------------------
